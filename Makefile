@@ -1,0 +1,44 @@
+# Switchboard — two commands on a fresh Debian machine: `make run` and `make test`.
+SHELL := /bin/bash
+export PATH := /opt/swift/usr/bin:$(PATH)
+FUZZ_SECONDS ?= 30
+
+.PHONY: run build release test unit interop fuzz bench setup setup-test clean
+
+setup:
+	@scripts/setup
+
+setup-test:
+	@scripts/setup --test
+
+build: setup
+	swift build
+
+release: setup
+	swift build -c release
+
+run: release
+	.build/release/switchboard serve
+
+unit: setup-test
+	swift build --build-tests
+	swift test --skip-build
+
+interop: setup-test release
+	.venv/bin/python -m pytest -q Tests/interop
+
+test: setup-test
+	swift build --build-tests
+	swift test --skip-build
+	swift build -c release
+	scripts/fuzz $(FUZZ_SECONDS)
+	.venv/bin/python -m pytest -q Tests/interop
+
+fuzz: setup-test
+	scripts/fuzz 300
+
+bench: setup-test release
+	scripts/bench
+
+clean:
+	rm -rf .build .fuzz-build

@@ -1,0 +1,45 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Switchboard",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "switchboard", targets: ["switchboard"]),
+        .executable(name: "switchboard-dropin", targets: ["switchboard-dropin"]),
+    ],
+    dependencies: [],
+    targets: [
+        // C libraries from Debian packages.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        // Macros and GNU-only calls Swift cannot import directly.
+        .target(name: "CShims", dependencies: ["COpenSSL"]),
+
+        // Pure parsers and serializers: no I/O, no clocks.
+        .target(name: "Wire"),
+        // Hashes, HMAC, JWT, RSA/EC keys, DTLS engine, SRTP contexts.
+        .target(name: "Crypto", dependencies: ["Wire", "CShims", "COpenSSL", "CSRTP"]),
+        // Event loops, sockets, timers, TLS, HTTP server/client, WebSocket server/client.
+        .target(name: "Runtime", dependencies: ["Wire", "Crypto", "CShims", "COpenSSL"]),
+        // Embedded SQLite store.
+        .target(name: "Store", dependencies: ["CSQLite"]),
+        // WebRTC media plane.
+        .target(name: "Media", dependencies: ["Wire", "Crypto", "Runtime", "CShims"]),
+        // Domain: accounts, applications, users, conversations, webhooks.
+        .target(name: "Platform", dependencies: ["Wire", "Crypto", "Runtime", "Store"]),
+        // REST routes, realtime gateway, web assets.
+        .target(name: "API", dependencies: ["Platform", "Runtime", "Crypto", "Wire", "Store"]),
+        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store"]),
+        .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
+
+        .testTarget(name: "WireTests", dependencies: ["Wire"], resources: []),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Wire"]),
+        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Wire", "Crypto"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "Wire", "Crypto"]),
+        .testTarget(name: "APITests", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store"]),
+    ]
+)

@@ -1,0 +1,53 @@
+#define _GNU_SOURCE
+#include "CShims.h"
+#include <unistd.h>
+#include <errno.h>
+#include <openssl/bio.h>
+#include <openssl/crypto.h>
+
+int sb_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) { return accept4(fd, addr, len, flags); }
+int sb_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags) { return recvmmsg(fd, msgs, vlen, flags, NULL); }
+int sb_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags) { return sendmmsg(fd, msgs, vlen, flags); }
+
+int sb_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+int sb_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data) {
+    struct epoll_event ev;
+    ev.events = events;
+    ev.data.u64 = data;
+    return epoll_ctl(epfd, op, fd, &ev);
+}
+int sb_epoll_wait(int epfd, uint64_t *datas, uint32_t *events, int max, int timeout_ms) {
+    struct epoll_event evs[256];
+    if (max > 256) max = 256;
+    int n;
+    do { n = epoll_wait(epfd, evs, max, timeout_ms); } while (n < 0 && errno == EINTR);
+    for (int i = 0; i < n; i++) { datas[i] = evs[i].data.u64; events[i] = evs[i].events; }
+    return n;
+}
+int sb_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+int sb_eventfd_signal(int fd) { uint64_t one = 1; return (int)write(fd, &one, sizeof one); }
+int sb_eventfd_drain(int fd) { uint64_t v; return (int)read(fd, &v, sizeof v); }
+
+const uint32_t SB_EPOLLIN = EPOLLIN, SB_EPOLLOUT = EPOLLOUT, SB_EPOLLERR = EPOLLERR,
+    SB_EPOLLHUP = EPOLLHUP, SB_EPOLLRDHUP = EPOLLRDHUP, SB_EPOLLET = EPOLLET;
+const int SB_EPOLL_CTL_ADD = EPOLL_CTL_ADD, SB_EPOLL_CTL_MOD = EPOLL_CTL_MOD, SB_EPOLL_CTL_DEL = EPOLL_CTL_DEL;
+const int SB_SOCK_NONBLOCK = SOCK_NONBLOCK, SB_SOCK_CLOEXEC = SOCK_CLOEXEC,
+    SB_MSG_NOSIGNAL = MSG_NOSIGNAL, SB_MSG_DONTWAIT = MSG_DONTWAIT;
+
+const uint64_t SB_SSL_OP_NO_QUERY_MTU = SSL_OP_NO_QUERY_MTU;
+const uint64_t SB_SSL_OP_NO_TICKET = SSL_OP_NO_TICKET;
+int sb_ssl_ctx_set_min_proto(SSL_CTX *ctx, int version) { return (int)SSL_CTX_set_min_proto_version(ctx, version); }
+int sb_ssl_ctx_set_max_proto(SSL_CTX *ctx, int version) { return (int)SSL_CTX_set_max_proto_version(ctx, version); }
+long sb_bio_pending(BIO *bio) { return (long)BIO_pending(bio); }
+long sb_bio_get_mem_data(BIO *bio, char **out) { return BIO_get_mem_data(bio, out); }
+int sb_dtls_get_timeout_ms(SSL *ssl, long *ms) {
+    struct timeval tv;
+    if (!DTLSv1_get_timeout(ssl, &tv)) return 0;
+    *ms = tv.tv_sec * 1000 + tv.tv_usec / 1000;
+    return 1;
+}
+int sb_dtls_handle_timeout(SSL *ssl) { return (int)DTLSv1_handle_timeout(ssl); }
+int sb_dtls_set_link_mtu(SSL *ssl, long mtu) { return (int)DTLS_set_link_mtu(ssl, mtu); }
+void sb_openssl_free(void *p) { OPENSSL_free(p); }
+int sb_ssl_set_tlsext_host_name(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }
+int sb_ssl_ctx_set_ecdh_auto(SSL_CTX *ctx) { (void)ctx; return 1; }

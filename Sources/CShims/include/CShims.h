@@ -1,0 +1,47 @@
+#ifndef SWITCHBOARD_CSHIMS_H
+#define SWITCHBOARD_CSHIMS_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/ssl.h>
+
+/* Linux calls the prebuilt Glibc module hides behind _GNU_SOURCE. */
+int sb_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
+int sb_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags);
+int sb_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags);
+
+/* epoll / eventfd / timerfd, with constants Swift cannot see as macros. */
+int sb_epoll_create(void);
+int sb_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
+/* Waits; fills fds[i]/events[i]; returns the count or -1. */
+int sb_epoll_wait(int epfd, uint64_t *datas, uint32_t *events, int max, int timeout_ms);
+int sb_eventfd(void);
+int sb_eventfd_signal(int fd);
+int sb_eventfd_drain(int fd);
+
+extern const uint32_t SB_EPOLLIN, SB_EPOLLOUT, SB_EPOLLERR, SB_EPOLLHUP, SB_EPOLLRDHUP, SB_EPOLLET;
+extern const int SB_EPOLL_CTL_ADD, SB_EPOLL_CTL_MOD, SB_EPOLL_CTL_DEL;
+extern const int SB_SOCK_NONBLOCK, SB_SOCK_CLOEXEC, SB_MSG_NOSIGNAL, SB_MSG_DONTWAIT;
+
+/* OpenSSL function-like macros and SSL_OP constants. */
+extern const uint64_t SB_SSL_OP_NO_QUERY_MTU;
+extern const uint64_t SB_SSL_OP_NO_TICKET;
+int sb_ssl_ctx_set_min_proto(SSL_CTX *ctx, int version);
+int sb_ssl_ctx_set_max_proto(SSL_CTX *ctx, int version);
+long sb_bio_pending(BIO *bio);
+long sb_bio_get_mem_data(BIO *bio, char **out);
+int sb_dtls_get_timeout_ms(SSL *ssl, long *ms);
+int sb_dtls_handle_timeout(SSL *ssl);
+int sb_dtls_set_link_mtu(SSL *ssl, long mtu);
+void sb_openssl_free(void *p);
+int sb_ssl_set_tlsext_host_name(SSL *ssl, const char *name);
+int sb_ssl_ctx_set_ecdh_auto(SSL_CTX *ctx);
+
+#endif

@@ -1,0 +1,3 @@
+import COpenSSL
+/// Hashes, HMAC, JWT, keys, DTLS and SRTP.
+public enum CryptoModule {}

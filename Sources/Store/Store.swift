@@ -1,0 +1,2 @@
+import CSQLite
+public enum StoreModule {}

@@ -1,0 +1,2 @@
+/// Pure parsers and serializers for every wire format Switchboard speaks.
+public enum Wire {}

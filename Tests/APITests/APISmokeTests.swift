@@ -1,0 +1,6 @@
+import Testing
+@testable import API
+
+@Suite struct APISmoke {
+    @Test func moduleLoads() { #expect(Bool(true)) }
+}

@@ -1,0 +1,6 @@
+import Testing
+@testable import Crypto
+
+@Suite struct CryptoSmoke {
+    @Test func moduleLoads() { #expect(Bool(true)) }
+}

@@ -1,0 +1,6 @@
+import Testing
+@testable import Store
+
+@Suite struct StoreSmoke {
+    @Test func moduleLoads() { #expect(Bool(true)) }
+}
