@@ -2,6 +2,8 @@
 #include "CShims.h"
 #include <unistd.h>
 #include <errno.h>
+#include <time.h>
+#include <signal.h>
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
 
@@ -29,7 +31,9 @@ int sb_eventfd_signal(int fd) { uint64_t one = 1; return (int)write(fd, &one, si
 int sb_eventfd_drain(int fd) { uint64_t v; return (int)read(fd, &v, sizeof v); }
 
 const uint32_t SB_EPOLLIN = EPOLLIN, SB_EPOLLOUT = EPOLLOUT, SB_EPOLLERR = EPOLLERR,
-    SB_EPOLLHUP = EPOLLHUP, SB_EPOLLRDHUP = EPOLLRDHUP, SB_EPOLLET = EPOLLET;
+    SB_EPOLLHUP = EPOLLHUP, SB_EPOLLRDHUP = EPOLLRDHUP, SB_EPOLLET = EPOLLET, SB_EPOLLEXCLUSIVE = EPOLLEXCLUSIVE;
+uint64_t sb_monotonic_ns(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec; }
+void sb_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
 const int SB_EPOLL_CTL_ADD = EPOLL_CTL_ADD, SB_EPOLL_CTL_MOD = EPOLL_CTL_MOD, SB_EPOLL_CTL_DEL = EPOLL_CTL_DEL;
 const int SB_SOCK_NONBLOCK = SOCK_NONBLOCK, SB_SOCK_CLOEXEC = SOCK_CLOEXEC,
     SB_MSG_NOSIGNAL = MSG_NOSIGNAL, SB_MSG_DONTWAIT = MSG_DONTWAIT;

@@ -26,7 +26,11 @@ int sb_eventfd(void);
 int sb_eventfd_signal(int fd);
 int sb_eventfd_drain(int fd);
 
-extern const uint32_t SB_EPOLLIN, SB_EPOLLOUT, SB_EPOLLERR, SB_EPOLLHUP, SB_EPOLLRDHUP, SB_EPOLLET;
+extern const uint32_t SB_EPOLLIN, SB_EPOLLOUT, SB_EPOLLERR, SB_EPOLLHUP, SB_EPOLLRDHUP, SB_EPOLLET, SB_EPOLLEXCLUSIVE;
+/* Monotonic clock in nanoseconds. */
+uint64_t sb_monotonic_ns(void);
+/* Blocks SIGPIPE for the process; returns a signalfd-free self-pipe style eventfd is not needed. */
+void sb_ignore_sigpipe(void);
 extern const int SB_EPOLL_CTL_ADD, SB_EPOLL_CTL_MOD, SB_EPOLL_CTL_DEL;
 extern const int SB_SOCK_NONBLOCK, SB_SOCK_CLOEXEC, SB_MSG_NOSIGNAL, SB_MSG_DONTWAIT;
 
