@@ -1,0 +1,302 @@
+import Foundation
+import Synchronization
+import Wire
+
+/// One HTTP/1.1 connection: parses requests, runs them one at a time (pipelined requests wait in the
+/// parser buffer and are answered in order), enforces timeouts, and hands over to WebSocket on upgrade.
+///
+/// Confined to its channel's loop; tasks running handlers come back through `loop.execute`.
+final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
+    enum State {
+        case idle
+        case readingBody(HTTPRequestHead)
+        case responding
+        case webSocket
+        case closed
+    }
+
+    unowned let server: HTTPServer
+    let channel: Channel
+    let isSecure: Bool
+    private var parser: HTTPRequestParser
+    private var state: State = .idle
+    private var body: [UInt8] = []
+    private var headerTimer: TimerHandle?
+    private var idleTimer: TimerHandle?
+    private var draining = false
+    var webSocket: WebSocketConnection?
+
+    init(server: HTTPServer, channel: Channel, isSecure: Bool) {
+        self.server = server
+        self.channel = channel
+        self.isSecure = isSecure
+        parser = HTTPRequestParser(limits: server.configuration.parserLimits)
+    }
+
+    var loop: EventLoop { channel.loop }
+
+    func channelActive(_ channel: Channel) {
+        armHeaderTimer()
+    }
+
+    func channelRead(_ channel: Channel, _ bytes: UnsafeRawBufferPointer) {
+        if let ws = webSocket {
+            ws.receive(bytes)
+            return
+        }
+        parser.append(bytes)
+        if case .idle = state, headerTimer == nil { armHeaderTimer() }
+        process()
+    }
+
+    func channelWritable(_ channel: Channel) {
+        webSocket?.writable()
+    }
+
+    func channelInactive(_ channel: Channel) {
+        state = .closed
+        loop.cancel(headerTimer)
+        loop.cancel(idleTimer)
+        webSocket?.closed()
+        server.connectionClosed(self, loop: loop.index)
+    }
+
+    /// Graceful shutdown: close idle connections now, finish the one in flight, close WebSockets with 1001.
+    func beginDrain() {
+        draining = true
+        switch state {
+        case .idle where parser.bufferedByteCount == 0:
+            channel.close()
+        case .webSocket:
+            webSocket?.close(code: 1001, reason: "server shutting down")
+        default:
+            break
+        }
+    }
+
+    private func armHeaderTimer() {
+        loop.cancel(idleTimer)
+        idleTimer = nil
+        guard headerTimer == nil else { return }
+        headerTimer = loop.schedule(after: server.configuration.headerTimeout) { [weak self] in
+            guard let self else { return }
+            self.headerTimer = nil
+            switch self.state {
+            case .idle, .readingBody:
+                if self.parser.bufferedByteCount == 0, case .idle = self.state {
+                    self.channel.close()
+                } else {
+                    self.fail(status: 408, detail: "The request was not received in time.")
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    private func armIdleTimer() {
+        loop.cancel(headerTimer)
+        headerTimer = nil
+        loop.cancel(idleTimer)
+        idleTimer = loop.schedule(after: server.configuration.idleTimeout) { [weak self] in
+            guard let self, case .idle = self.state else { return }
+            self.channel.close()
+        }
+    }
+
+    private func process() {
+        while true {
+            switch state {
+            case .idle, .readingBody: break
+            default: return
+            }
+            let event: HTTPParseEvent?
+            do {
+                event = try parser.next()
+            } catch {
+                fail(status: error.status, detail: error.detail)
+                return
+            }
+            guard let event else { return }
+            switch event {
+            case .head(let head):
+                if idleTimer != nil { armHeaderTimer() }
+                if let limit = server.responder.bodyLimit(for: head) {
+                    parser.setBodyLimit(limit)
+                }
+                if let length = head.headers["content-length"].flatMap(Int.init),
+                   length > (server.responder.bodyLimit(for: head) ?? server.configuration.parserLimits.maxBody) {
+                    fail(status: 413, detail: "The body is larger than \(server.responder.bodyLimit(for: head) ?? server.configuration.parserLimits.maxBody) bytes.")
+                    return
+                }
+                if (head.method == .POST || head.method == .PUT || head.method == .PATCH) && !head.hasBodyFraming {
+                    fail(status: 411, detail: "A Content-Length or chunked Transfer-Encoding is required.")
+                    return
+                }
+                if head.expectsContinue && head.version == .http1_1 {
+                    channel.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+                }
+                body.removeAll(keepingCapacity: true)
+                state = .readingBody(head)
+            case .body(let chunk):
+                body.append(contentsOf: chunk)
+            case .end:
+                guard case .readingBody(let head) = state else { return }
+                loop.cancel(headerTimer)
+                headerTimer = nil
+                dispatch(head)
+            }
+        }
+    }
+
+    private func dispatch(_ head: HTTPRequestHead) {
+        state = .responding
+        channel.setReading(false)
+        var request = HTTPRequest(head: head, body: body, remoteAddress: channel.remote, isSecure: isSecure)
+        body = []
+        if draining { request.head.headers["connection"] = "close" }
+        let responder = server.responder
+        let loop = self.loop
+        Task { [self] in
+            let response = await responder.respond(to: request)
+            loop.execute { [self] in self.send(response, for: head) }
+        }
+    }
+
+    private func send(_ response: HTTPResponse, for request: HTTPRequestHead) {
+        guard channel.isOpen else { return }
+        var keepAlive = request.keepAlive && !draining
+        if case .upgrade(let upgrade) = response.body, response.status == 101 {
+            upgradeToWebSocket(response, upgrade)
+            return
+        }
+        var head = HTTPResponseHead(status: response.status, headers: response.headers)
+        head.headers["Server"] = server.configuration.serverName
+        head.headers["Date"] = HTTPDate.now()
+        if response.headers["connection"]?.lowercased() == "close" { keepAlive = false }
+        head.headers["Connection"] = keepAlive ? (request.version == .http1_0 ? "keep-alive" : nil) : "close"
+        let isHead = request.method == .HEAD
+        let noBody = isHead || response.status == 204 || response.status == 304 || response.status < 200
+        switch response.body {
+        case .bytes(let bytes):
+            if response.status != 204 && response.status != 304 {
+                head.headers["Content-Length"] = String(bytes.count)
+            }
+            var out: [UInt8] = []
+            out.reserveCapacity(256 + (noBody ? 0 : bytes.count))
+            head.serialize(into: &out)
+            if !noBody { out.append(contentsOf: bytes) }
+            channel.write(out)
+            finish(keepAlive: keepAlive)
+        case .upgrade:
+            // A handler returned an upgrade without 101: treat as a plain empty response.
+            head.headers["Content-Length"] = "0"
+            channel.write(head.serialized())
+            finish(keepAlive: keepAlive)
+        case .stream(let produce):
+            if noBody {
+                channel.write(head.serialized())
+                finish(keepAlive: keepAlive)
+                return
+            }
+            head.headers["Transfer-Encoding"] = "chunked"
+            head.headers["Content-Length"] = nil
+            channel.write(head.serialized())
+            let loop = self.loop
+            let channel = self.channel
+            Task { [self] in
+                let writer = ResponseBodyWriter { bytes in
+                    try await loop.submit {
+                        guard channel.isOpen else { throw SocketError.closed }
+                        channel.write(HTTPChunk.encode(bytes))
+                    }
+                }
+                var ok = true
+                do { try await produce(writer) } catch { ok = false }
+                loop.execute { [self] in
+                    guard self.channel.isOpen else { return }
+                    if ok {
+                        self.channel.write(HTTPChunk.terminator)
+                        self.finish(keepAlive: keepAlive)
+                    } else {
+                        // The body is cut short: the client sees a truncated chunked message.
+                        self.channel.close()
+                    }
+                }
+            }
+        }
+    }
+
+    private func finish(keepAlive: Bool) {
+        guard keepAlive else {
+            state = .closed
+            channel.closeWhenFlushed()
+            return
+        }
+        state = .idle
+        armIdleTimer()
+        if parser.bufferedByteCount > 0 { armHeaderTimer() }
+        channel.setReading(true)
+        process()
+    }
+
+    private func fail(status: Int, detail: String) {
+        let error = APIError(status: status, code: HTTPResponseHead.reasonPhrase(for: status).lowercased().replacingOccurrences(of: " ", with: "-"),
+                             title: HTTPResponseHead.reasonPhrase(for: status), detail: detail)
+        var response = HTTPResponse.error(error)
+        response.headers["Connection"] = "close"
+        server.metrics.recordRequest(method: "-", route: "(parse error)", status: status, seconds: 0)
+        var head = HTTPResponseHead(status: status, headers: response.headers)
+        head.headers["Server"] = server.configuration.serverName
+        head.headers["Date"] = HTTPDate.now()
+        head.headers["Content-Length"] = String(response.bodyBytes.count)
+        var out = head.serialized()
+        out.append(contentsOf: response.bodyBytes)
+        state = .closed
+        loop.cancel(headerTimer)
+        channel.write(out)
+        channel.closeWhenFlushed()
+    }
+
+    private func upgradeToWebSocket(_ response: HTTPResponse, _ upgrade: WebSocketUpgrade) {
+        var head = HTTPResponseHead(status: 101, headers: response.headers)
+        head.headers["Upgrade"] = "websocket"
+        head.headers["Connection"] = "Upgrade"
+        channel.write(head.serialized())
+        state = .webSocket
+        loop.cancel(headerTimer)
+        loop.cancel(idleTimer)
+        headerTimer = nil
+        idleTimer = nil
+        let ws = WebSocketConnection(channel: channel, role: .server, upgrade: upgrade,
+                                     maxMessage: upgrade.maxMessageSize ?? server.configuration.webSocketMaxMessage,
+                                     maxQueued: server.configuration.webSocketMaxQueued, metrics: server.metrics)
+        webSocket = ws
+        ws.open()
+        // Bytes the client sent right after its upgrade request are WebSocket frames.
+        let leftover = parser.takeBufferedBytes()
+        channel.setReading(true)
+        if !leftover.isEmpty { leftover.withUnsafeBytes { ws.receive($0) } }
+        if draining { ws.close(code: 1001, reason: "server shutting down") }
+    }
+}
+
+/// The IMF-fixdate for the Date header, formatted at most once per second.
+enum HTTPDate {
+    private static let cache = Mutex<(second: Int, text: String)>((0, ""))
+
+    static func now() -> String {
+        var t = time_t(0)
+        time(&t)
+        let second = Int(t)
+        if let hit = cache.withLock({ $0.second == second ? $0.text : nil }) { return hit }
+        var tmv = tm()
+        gmtime_r(&t, &tmv)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let text = String(format: "%@, %02d %@ %04d %02d:%02d:%02d GMT", days[Int(tmv.tm_wday)], tmv.tm_mday, months[Int(tmv.tm_mon)],
+                          tmv.tm_year + 1900, tmv.tm_hour, tmv.tm_min, tmv.tm_sec)
+        cache.withLock { $0 = (second, text) }
+        return text
+    }
+}

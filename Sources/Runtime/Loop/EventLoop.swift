@@ -1,0 +1,249 @@
+import CShims
+import Glibc
+import Synchronization
+
+/// Something registered with an event loop for readiness events on one file descriptor.
+/// Confined to the loop thread it was registered on.
+public protocol Selectable: AnyObject {
+    func handle(events: UInt32)
+}
+
+/// Monotonic time in nanoseconds, as seen by every loop and engine.
+public struct Instant: Comparable, Hashable, Sendable {
+    public var nanoseconds: UInt64
+    public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
+    public static func now() -> Instant { Instant(nanoseconds: sb_monotonic_ns()) }
+    public static func < (a: Instant, b: Instant) -> Bool { a.nanoseconds < b.nanoseconds }
+    public func adding(_ d: Duration) -> Instant {
+        let (s, a) = d.components
+        let ns = Int64(s) * 1_000_000_000 + a / 1_000_000_000
+        return Instant(nanoseconds: UInt64(max(0, Int64(nanoseconds) + ns)))
+    }
+    public var milliseconds: UInt64 { nanoseconds / 1_000_000 }
+}
+
+/// A handle to a scheduled timer; cancel it on the loop thread.
+public struct TimerHandle: Hashable, Sendable { let id: UInt64 }
+
+/// One epoll loop on its own OS thread: readiness events, timers, and a mailbox other threads post jobs to.
+///
+/// Everything but `mailbox` and `wakeFD` is touched only on the loop's own thread; other threads reach
+/// the loop through `execute`, which is what makes the unchecked Sendable conformance sound.
+public final class EventLoop: @unchecked Sendable {
+    public let index: Int
+    private let epfd: Int32
+    private let wakeFD: Int32
+    private let mailbox = Mutex<[@Sendable () -> Void]>([])
+    private let stopping = Atomic<Bool>(false)
+    private let threadID = Atomic<UInt>(0)
+    private var handlers: [Int32: Selectable] = [:]
+    private var timerHeap: [(deadline: UInt64, id: UInt64)] = []
+    private var timerCallbacks: [UInt64: () -> Void] = [:]
+    private var nextTimerID: UInt64 = 1
+    private static let wakeToken: UInt64 = UInt64.max
+
+    /// Shared scratch buffer for reads on this loop; valid only during a read callback.
+    let readBuffer: UnsafeMutableRawBufferPointer
+
+    public init(index: Int = 0) {
+        self.index = index
+        epfd = sb_epoll_create()
+        wakeFD = sb_eventfd()
+        precondition(epfd >= 0 && wakeFD >= 0, "epoll/eventfd unavailable")
+        _ = sb_epoll_ctl(epfd, SB_EPOLL_CTL_ADD, wakeFD, SB_EPOLLIN, EventLoop.wakeToken)
+        readBuffer = .allocate(byteCount: 65536, alignment: 16)
+    }
+
+    deinit {
+        close(epfd); close(wakeFD)
+        readBuffer.deallocate()
+    }
+
+    /// True when called on this loop's thread.
+    public var inLoop: Bool { threadID.load(ordering: .acquiring) == UInt(bitPattern: Int(bitPattern: pthread_self())) }
+
+    /// Runs `job` on the loop thread soon. Safe from any thread.
+    public func execute(_ job: @escaping @Sendable () -> Void) {
+        let wasEmpty = mailbox.withLock { box in
+            box.append(job)
+            return box.count == 1
+        }
+        if wasEmpty { _ = sb_eventfd_signal(wakeFD) }
+    }
+
+    /// Runs `body` on the loop thread and returns its result to an async caller.
+    public func submit<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { cont in
+            execute { cont.resume(with: Result { try body() }) }
+        }
+    }
+
+    // MARK: Registration (loop thread only)
+
+    public func register(fd: Int32, events: UInt32, handler: Selectable) {
+        handlers[fd] = handler
+        if sb_epoll_ctl(epfd, SB_EPOLL_CTL_ADD, fd, events, UInt64(UInt32(bitPattern: fd))) != 0 {
+            // Already registered elsewhere under this number: modify instead.
+            _ = sb_epoll_ctl(epfd, SB_EPOLL_CTL_MOD, fd, events, UInt64(UInt32(bitPattern: fd)))
+        }
+    }
+
+    public func modify(fd: Int32, events: UInt32) {
+        _ = sb_epoll_ctl(epfd, SB_EPOLL_CTL_MOD, fd, events, UInt64(UInt32(bitPattern: fd)))
+    }
+
+    public func unregister(fd: Int32) {
+        if handlers.removeValue(forKey: fd) != nil {
+            _ = sb_epoll_ctl(epfd, SB_EPOLL_CTL_DEL, fd, 0, 0)
+        }
+    }
+
+    public var registeredCount: Int { handlers.count }
+
+    // MARK: Timers (loop thread only)
+
+    @discardableResult
+    public func schedule(after delay: Duration, _ callback: @escaping () -> Void) -> TimerHandle {
+        schedule(at: Instant.now().adding(delay), callback)
+    }
+
+    @discardableResult
+    public func schedule(at deadline: Instant, _ callback: @escaping () -> Void) -> TimerHandle {
+        let id = nextTimerID
+        nextTimerID += 1
+        timerCallbacks[id] = callback
+        heapPush((deadline.nanoseconds, id))
+        return TimerHandle(id: id)
+    }
+
+    public func cancel(_ timer: TimerHandle?) {
+        guard let timer else { return }
+        timerCallbacks.removeValue(forKey: timer.id)
+    }
+
+    // MARK: Running
+
+    /// Runs the loop on the calling thread until `stop()`.
+    public func run() {
+        threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .releasing)
+        let maxEvents: Int32 = 256
+        let datas = UnsafeMutablePointer<UInt64>.allocate(capacity: Int(maxEvents))
+        let evs = UnsafeMutablePointer<UInt32>.allocate(capacity: Int(maxEvents))
+        defer { datas.deallocate(); evs.deallocate() }
+        while !stopping.load(ordering: .relaxed) {
+            let timeout = nextTimeoutMillis()
+            let n = sb_epoll_wait(epfd, datas, evs, maxEvents, timeout)
+            if n > 0 {
+                for i in 0..<Int(n) {
+                    let token = datas[i]
+                    if token == EventLoop.wakeToken {
+                        _ = sb_eventfd_drain(wakeFD)
+                        continue
+                    }
+                    let fd = Int32(bitPattern: UInt32(truncatingIfNeeded: token))
+                    handlers[fd]?.handle(events: evs[i])
+                }
+            }
+            runMailbox()
+            runTimers()
+        }
+        runMailbox()
+    }
+
+    /// Starts the loop on a new thread.
+    public func startThread(name: String) {
+        let box = Unmanaged.passRetained(self)
+        var attr = pthread_attr_t()
+        pthread_attr_init(&attr)
+        var tid = pthread_t()
+        let rc = pthread_create(&tid, &attr, { raw in
+            let loop = Unmanaged<EventLoop>.fromOpaque(raw!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, box.toOpaque())
+        precondition(rc == 0, "pthread_create failed")
+        pthread_detach(tid)
+        _ = name
+    }
+
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        _ = sb_eventfd_signal(wakeFD)
+    }
+
+    private func runMailbox() {
+        while true {
+            let jobs = mailbox.withLock { box -> [@Sendable () -> Void] in
+                let jobs = box
+                box.removeAll(keepingCapacity: true)
+                return jobs
+            }
+            if jobs.isEmpty { return }
+            for job in jobs { job() }
+        }
+    }
+
+    private func nextTimeoutMillis() -> Int32 {
+        while let top = timerHeap.first, timerCallbacks[top.id] == nil { _ = heapPop() }
+        guard let top = timerHeap.first else { return 1000 }
+        let now = sb_monotonic_ns()
+        if top.deadline <= now { return 0 }
+        return Int32(min(1000, (top.deadline - now + 999_999) / 1_000_000))
+    }
+
+    private func runTimers() {
+        let now = sb_monotonic_ns()
+        while let top = timerHeap.first, top.deadline <= now {
+            _ = heapPop()
+            if let cb = timerCallbacks.removeValue(forKey: top.id) { cb() }
+        }
+    }
+
+    private func heapPush(_ e: (deadline: UInt64, id: UInt64)) {
+        timerHeap.append(e)
+        var i = timerHeap.count - 1
+        while i > 0 {
+            let p = (i - 1) / 2
+            if timerHeap[p].deadline <= timerHeap[i].deadline { break }
+            timerHeap.swapAt(p, i); i = p
+        }
+    }
+
+    private func heapPop() -> (deadline: UInt64, id: UInt64)? {
+        guard !timerHeap.isEmpty else { return nil }
+        let top = timerHeap[0]
+        let last = timerHeap.removeLast()
+        if !timerHeap.isEmpty {
+            timerHeap[0] = last
+            var i = 0
+            let n = timerHeap.count
+            while true {
+                let l = 2 * i + 1, r = l + 1
+                var m = i
+                if l < n && timerHeap[l].deadline < timerHeap[m].deadline { m = l }
+                if r < n && timerHeap[r].deadline < timerHeap[m].deadline { m = r }
+                if m == i { break }
+                timerHeap.swapAt(m, i); i = m
+            }
+        }
+        return top
+    }
+}
+
+/// A fixed set of event loops, one thread each.
+public final class EventLoopGroup: Sendable {
+    public let loops: [EventLoop]
+    private let counter = Atomic<Int>(0)
+
+    public init(threads: Int, name: String = "loop") {
+        loops = (0..<max(1, threads)).map { EventLoop(index: $0) }
+        for loop in loops { loop.startThread(name: "\(name)-\(loop.index)") }
+    }
+
+    public func next() -> EventLoop {
+        let i = counter.wrappingAdd(1, ordering: .relaxed).oldValue
+        return loops[abs(i) % loops.count]
+    }
+
+    public func shutdown() { for loop in loops { loop.stop() } }
+}

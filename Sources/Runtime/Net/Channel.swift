@@ -1,0 +1,173 @@
+import CShims
+import Glibc
+
+/// What a protocol does with a channel's bytes. Called on the channel's loop.
+protocol ChannelHandler: AnyObject {
+    func channelActive(_ channel: Channel)
+    func channelRead(_ channel: Channel, _ bytes: UnsafeRawBufferPointer)
+    /// The outbound buffer drained below the low-water mark.
+    func channelWritable(_ channel: Channel)
+    func channelInactive(_ channel: Channel)
+}
+
+extension ChannelHandler {
+    func channelActive(_ channel: Channel) {}
+    func channelWritable(_ channel: Channel) {}
+}
+
+/// One connected socket on one loop: reads into the loop's scratch buffer, buffers writes, closes once.
+///
+/// Confined to its loop; other threads reach it only through `loop.execute`, which makes the unchecked
+/// Sendable conformance sound.
+final class Channel: Selectable, @unchecked Sendable {
+    unowned let loop: EventLoop
+    let fd: Int32
+    let stream: ByteStream
+    let remote: SocketAddress?
+    var handler: ChannelHandler?
+    private(set) var isOpen = true
+    private var outbound: [UInt8] = []
+    private var outboundOffset = 0
+    private var closeAfterFlush = false
+    private var readingPaused = false
+    private var registeredEvents: UInt32 = 0
+
+    var pendingOutboundBytes: Int { outbound.count - outboundOffset }
+
+    init(loop: EventLoop, fd: Int32, stream: ByteStream, remote: SocketAddress?) {
+        self.loop = loop
+        self.fd = fd
+        self.stream = stream
+        self.remote = remote
+    }
+
+    /// Registers with the loop and tells the handler it is live.
+    func activate(handler: ChannelHandler) {
+        self.handler = handler
+        registeredEvents = SB_EPOLLIN | SB_EPOLLRDHUP
+        loop.register(fd: fd, events: registeredEvents, handler: self)
+        handler.channelActive(self)
+        // TLS client streams need to send their hello before any read event.
+        if stream.wantsWritable { updateInterest() }
+    }
+
+    func handle(events: UInt32) {
+        if events & SB_EPOLLOUT != 0 || stream.wantsWritable { flush() }
+        guard isOpen else { return }
+        if events & (SB_EPOLLIN | SB_EPOLLRDHUP | SB_EPOLLHUP | SB_EPOLLERR) != 0 && !readingPaused {
+            readAvailable()
+        } else if events & (SB_EPOLLHUP | SB_EPOLLERR) != 0 {
+            close()
+        }
+    }
+
+    private func readAvailable() {
+        let buf = loop.readBuffer
+        // Bounded number of reads per wake-up keeps one busy socket from starving the loop.
+        for _ in 0..<16 {
+            guard isOpen, !readingPaused else { return }
+            switch stream.read(into: buf) {
+            case .bytes(let n):
+                handler?.channelRead(self, UnsafeRawBufferPointer(rebasing: buf[0..<n]))
+                if n < buf.count && !(stream is TLSStream) { return }
+            case .wouldBlock:
+                updateInterest()
+                return
+            case .eof, .failed:
+                close()
+                return
+            }
+        }
+    }
+
+    /// Queues bytes and writes as much as the socket takes now.
+    func write(_ bytes: [UInt8]) {
+        guard isOpen, !closeAfterFlush else { return }
+        if outboundOffset == outbound.count {
+            outbound.removeAll(keepingCapacity: outbound.capacity <= 65536)
+            outboundOffset = 0
+        }
+        outbound.append(contentsOf: bytes)
+        flush()
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        guard isOpen, !closeAfterFlush else { return }
+        if outboundOffset == outbound.count {
+            outbound.removeAll(keepingCapacity: outbound.capacity <= 65536)
+            outboundOffset = 0
+        }
+        outbound.append(contentsOf: bytes)
+        flush()
+    }
+
+    func flush() {
+        guard isOpen else { return }
+        while outboundOffset < outbound.count {
+            let r = outbound.withUnsafeBytes { raw in
+                stream.write(UnsafeRawBufferPointer(rebasing: raw[outboundOffset...]))
+            }
+            switch r {
+            case .bytes(let n):
+                outboundOffset += n
+            case .wouldBlock:
+                updateInterest()
+                return
+            case .eof, .failed:
+                close()
+                return
+            }
+        }
+        if outboundOffset > 0 {
+            outbound.removeAll(keepingCapacity: outbound.capacity <= 65536)
+            outboundOffset = 0
+        }
+        if closeAfterFlush {
+            close()
+            return
+        }
+        updateInterest()
+        handler?.channelWritable(self)
+    }
+
+    /// Stops or resumes reading (backpressure while a request is being handled).
+    func setReading(_ on: Bool) {
+        guard isOpen, readingPaused == on else { return }
+        readingPaused = !on
+        updateInterest()
+        if on { readAvailable() }
+    }
+
+    private func updateInterest() {
+        guard isOpen else { return }
+        var want: UInt32 = readingPaused ? 0 : (SB_EPOLLIN | SB_EPOLLRDHUP)
+        if outboundOffset < outbound.count || stream.wantsWritable { want |= SB_EPOLLOUT }
+        if want != registeredEvents {
+            registeredEvents = want
+            loop.modify(fd: fd, events: want)
+        }
+    }
+
+    /// Closes after queued bytes are written.
+    func closeWhenFlushed() {
+        guard isOpen else { return }
+        if outboundOffset == outbound.count {
+            close()
+        } else {
+            closeAfterFlush = true
+            setReading(false)
+        }
+    }
+
+    func close() {
+        guard isOpen else { return }
+        isOpen = false
+        stream.shutdown()
+        loop.unregister(fd: fd)
+        Glibc.close(fd)
+        outbound = []
+        let h = handler
+        handler = nil
+        h?.channelInactive(self)
+    }
+}
