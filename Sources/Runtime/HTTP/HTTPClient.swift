@@ -72,15 +72,17 @@ public struct HTTPClient: Sendable {
         if !request.body.isEmpty || [.POST, .PUT, .PATCH].contains(request.method) {
             head.headers["Content-Length"] = String(request.body.count)
         }
-        var out = head.serialized()
+        var out: [UInt8] = []
+        head.serialize(into: &out)
         out.append(contentsOf: request.body)
+        let requestBytes = out
         let tlsContext = secure ? try (tls ?? TLSContext(clientCAFile: nil)) : nil
         let loop = group.next()
         let maxBytes = maxResponseBytes
         let isHead = request.method == .HEAD
         return try await withCheckedThrowingContinuation { (cont: CheckedContinuation<HTTPClientResponse, Error>) in
             loop.execute {
-                let exchange = ClientExchange(continuation: cont, request: out, maxBytes: maxBytes, isHead: isHead, loop: loop)
+                let exchange = ClientExchange(continuation: cont, request: requestBytes, maxBytes: maxBytes, isHead: isHead, loop: loop)
                 exchange.timer = loop.schedule(after: timeout) { exchange.complete(.failure(HTTPClientError.timeout)) }
                 TCPConnector.connect(to: address, on: loop, timeout: timeout) { result in
                     switch result {
@@ -134,7 +136,8 @@ final class ClientExchange: ChannelHandler, @unchecked Sendable {
         self.request = request
         self.maxBytes = maxBytes
         self.loop = loop
-        parser = HTTPResponseParser(requestMethod: isHead ? .HEAD : .GET)
+        parser = HTTPResponseParser()
+        parser.requestMethod = isHead ? .HEAD : .GET
     }
 
     func channelActive(_ channel: Channel) { channel.write(request) }
@@ -146,8 +149,9 @@ final class ClientExchange: ChannelHandler, @unchecked Sendable {
 
     private func drain(eof: Bool) {
         do {
-            if eof { parser.finish() }
-            while let event = try parser.next() {
+            var pending: HTTPResponseParseEvent? = nil
+            while let event = try (pending ?? parser.next()) ?? (eof ? parser.finish() : nil) {
+                pending = nil
                 switch event {
                 case .head(let h):
                     if h.status >= 100 && h.status < 200 { continue }
@@ -162,8 +166,11 @@ final class ClientExchange: ChannelHandler, @unchecked Sendable {
                 }
             }
             if eof { complete(.failure(HTTPClientError.connectionClosed)) }
-        } catch {
+            _ = pending
+        } catch let error as HTTPParseError {
             complete(.failure(HTTPClientError.malformedResponse(error.detail)))
+        } catch {
+            complete(.failure(error))
         }
     }
 

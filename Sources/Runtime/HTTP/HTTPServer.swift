@@ -87,10 +87,7 @@ public final class HTTPServer: Sendable {
             return all
         }
         for (listener, acceptors) in all {
-            for a in acceptors {
-                let loop = a.loop
-                try? await loop.submit { [a] in a.stop() }
-            }
+            for a in acceptors { await a.stopOnLoop() }
             listener.close()
         }
         for loop in group.loops {

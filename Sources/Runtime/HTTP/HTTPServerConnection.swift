@@ -166,6 +166,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
     private func send(_ response: HTTPResponse, for request: HTTPRequestHead) {
         guard channel.isOpen else { return }
         var keepAlive = request.keepAlive && !draining
+        if response.headers["connection"]?.lowercased() == "close" { keepAlive = false }
         if case .upgrade(let upgrade) = response.body, response.status == 101 {
             upgradeToWebSocket(response, upgrade)
             return
@@ -173,7 +174,6 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         var head = HTTPResponseHead(status: response.status, headers: response.headers)
         head.headers["Server"] = server.configuration.serverName
         head.headers["Date"] = HTTPDate.now()
-        if response.headers["connection"]?.lowercased() == "close" { keepAlive = false }
         head.headers["Connection"] = keepAlive ? (request.version == .http1_0 ? "keep-alive" : nil) : "close"
         let isHead = request.method == .HEAD
         let noBody = isHead || response.status == 204 || response.status == 304 || response.status < 200
@@ -204,6 +204,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             channel.write(head.serialized())
             let loop = self.loop
             let channel = self.channel
+            let keep = keepAlive
             Task { [self] in
                 let writer = ResponseBodyWriter { bytes in
                     try await loop.submit {
@@ -211,13 +212,13 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
                         channel.write(HTTPChunk.encode(bytes))
                     }
                 }
-                var ok = true
-                do { try await produce(writer) } catch { ok = false }
+                let ok: Bool
+                do { try await produce(writer); ok = true } catch { ok = false }
                 loop.execute { [self] in
                     guard self.channel.isOpen else { return }
                     if ok {
-                        self.channel.write(HTTPChunk.terminator)
-                        self.finish(keepAlive: keepAlive)
+                        self.channel.write(HTTPChunk.terminal)
+                        self.finish(keepAlive: keep)
                     } else {
                         // The body is cut short: the client sees a truncated chunked message.
                         self.channel.close()

@@ -4,7 +4,8 @@ import Wire
 
 /// Gives every request an id (the caller's `X-Request-Id` if sane) and echoes it.
 public struct RequestIDMiddleware: HTTPMiddleware {
-    private let counter = Atomic<UInt64>(0)
+    private final class Counter: Sendable { let value = Atomic<UInt64>(0) }
+    private let counter = Counter()
     private let prefix: String
 
     public init() { prefix = String(UInt32.random(in: 0...UInt32.max), radix: 16) }
@@ -14,7 +15,7 @@ public struct RequestIDMiddleware: HTTPMiddleware {
         if let given = request.headers["x-request-id"], given.count <= 128, given.allSatisfy({ $0.isASCII && !$0.isWhitespace }) {
             request.id = given
         } else {
-            request.id = "\(prefix)-\(counter.wrappingAdd(1, ordering: .relaxed).newValue)"
+            request.id = "\(prefix)-\(counter.value.wrappingAdd(1, ordering: .relaxed).newValue)"
         }
         var response = try await next(request)
         response.headers["X-Request-Id"] = request.id

@@ -125,13 +125,13 @@ public struct Application: HTTPResponder {
             final = handler
         case .methodNotAllowed(let allowed):
             request.route = "(405)"
-            final = { _ in
+            final = { request in
                 if request.method == .OPTIONS { return HTTPResponse(status: 204, headers: ["Allow": allowed.joined(separator: ", ")]) }
                 throw APIError.methodNotAllowed(allowed)
             }
         case .notFound:
             request.route = "(404)"
-            final = { _ in throw APIError.notFound("No route for \(request.method) \(request.path).") }
+            final = { request in throw APIError.notFound("No route for \(request.method) \(request.path).") }
         }
         var chain: HTTPHandler = { req in
             do { return try await final(req) } catch { return HTTPResponse.error(error, requestID: req.id) }

@@ -31,7 +31,9 @@ public final class TCPListener: @unchecked Sendable {
 }
 
 /// Accepts connections on one loop and hands each to `onAccept` on that loop.
-final class Acceptor: Selectable {
+///
+/// Confined to its loop; `stopOnLoop` is the one entry from elsewhere and hops to the loop first.
+final class Acceptor: Selectable, @unchecked Sendable {
     let listener: TCPListener
     unowned let loop: EventLoop
     let onAccept: (Int32, SocketAddress?) -> Void
@@ -60,6 +62,10 @@ final class Acceptor: Selectable {
             let peer = withUnsafePointer(to: &storage) { SocketAddress.from($0) }
             onAccept(cfd, peer)
         }
+    }
+
+    func stopOnLoop() async {
+        _ = try? await loop.submit { self.stop() }
     }
 
     func stop() {

@@ -36,7 +36,8 @@ public enum WebSocketClient {
         head.headers["Connection"] = "Upgrade"
         head.headers["Sec-WebSocket-Key"] = key
         head.headers["Sec-WebSocket-Version"] = "13"
-        let request = head.serialized()
+        var request: [UInt8] = []
+        head.serialize(into: &request)
         let expectedAccept = WebSocketHandshake.acceptValue(forKey: key, sha1: { SHA1.hash($0) })
         let tlsContext = secure ? try (tls ?? TLSContext(clientCAFile: nil)) : nil
         let loop = group.next()
@@ -101,7 +102,7 @@ final class ClientHandshake: ChannelHandler, @unchecked Sendable {
             if buffer.count > 16384 { fail(WebSocketClientError.headTooLarge) }
             return
         }
-        var parser = HTTPResponseParser(requestMethod: .GET)
+        var parser = HTTPResponseParser()
         parser.append(contentsOf: buffer[..<end])
         guard case .head(let head)? = try? parser.next() else {
             fail(HTTPClientError.malformedResponse("bad handshake response"))
