@@ -69,6 +69,12 @@ struct HTTPInputBuffer: Sendable {
         return result
     }
 
+    /// Consumes `n` bytes (at most what is buffered).
+    mutating func skip(_ n: Int) {
+        readIndex += min(n, count)
+        scanIndex = max(scanIndex, readIndex)
+    }
+
     /// Consumes an exact CRLF; nil if fewer than two bytes are buffered.
     mutating func takeCRLF() -> Bool? {
         guard count >= 2 else { return nil }
