@@ -1,1 +1,5 @@
-print("switchboard")
+import Foundation
+
+let argv = Array(CommandLine.arguments.dropFirst())
+let code = await Main.run(argv)
+exit(code)

@@ -76,7 +76,7 @@ extension HTTPResponse {
             "code": e.code,
         ]
         if let requestID { body["instance"] = requestID }
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
         var r = HTTPResponse(status: e.status, body: [UInt8](data))
         r.headers["Content-Type"] = "application/json"
         for (k, v) in e.headers { r.headers.add(name: k, value: v) }

@@ -66,7 +66,7 @@ extension HTTPResponse {
     public static func webSocket(_ request: HTTPRequest, maxMessageSize: Int? = nil, callbacks: WebSocketCallbacks) throws -> HTTPResponse {
         let key: String
         do {
-            key = try WebSocketHandshake.validateUpgradeRequest(request.head)
+            key = try WebSocketHandshake.validateUpgradeRequest(request.head).key
         } catch {
             if error.status == 426 {
                 throw APIError(status: 426, code: "upgrade-required", title: "Upgrade Required", detail: error.detail,

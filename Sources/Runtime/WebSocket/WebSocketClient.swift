@@ -29,15 +29,16 @@ public enum WebSocketClient {
         let address = SocketAddress(host: host == "localhost" ? "127.0.0.1" : host, port: port)
         var target = u.percentEncodedPath.isEmpty ? "/" : u.percentEncodedPath
         if let q = u.percentEncodedQuery { target += "?" + q }
-        let key = Base64.encode(SecureRandom.bytes(16))
+        let key = WebSocketHandshake.clientKey(nonce: SecureRandom.bytes(16))
         var head = HTTPRequestHead(method: .GET, target: target, headers: headers)
         head.headers["Host"] = u.port.map { "\(host):\($0)" } ?? host
         head.headers["Upgrade"] = "websocket"
         head.headers["Connection"] = "Upgrade"
         head.headers["Sec-WebSocket-Key"] = key
         head.headers["Sec-WebSocket-Version"] = "13"
-        var request: [UInt8] = []
-        head.serialize(into: &request)
+        var requestBytes: [UInt8] = []
+        head.serialize(into: &requestBytes)
+        let request = requestBytes
         let expectedAccept = WebSocketHandshake.acceptValue(forKey: key, sha1: { SHA1.hash($0) })
         let tlsContext = secure ? try (tls ?? TLSContext(clientCAFile: nil)) : nil
         let loop = group.next()

@@ -3,7 +3,10 @@ import Foundation
 import Wire
 
 /// The RFC 6455 engine for one connection, in either role, on its channel's loop.
-final class WebSocketConnection {
+///
+/// Confined to that loop: the `WebSocket` handle reaches it only from the loop thread, which makes the
+/// unchecked Sendable conformance sound.
+final class WebSocketConnection: @unchecked Sendable {
     enum Role { case server, client }
 
     let channel: Channel
@@ -24,7 +27,7 @@ final class WebSocketConnection {
         callbacks = upgrade.callbacks
         self.maxQueued = maxQueued
         self.metrics = metrics
-        parser = WebSocketFrameParser(role: role == .server ? .server : .client, maxPayloadSize: maxMessage)
+        parser = WebSocketFrameParser(role: role == .server ? .server : .client, maxFrameSize: maxMessage)
         assembler = WebSocketMessageAssembler(maxMessageSize: maxMessage)
         handle = WebSocket(loop: channel.loop, remoteAddress: channel.remote)
     }
@@ -39,12 +42,12 @@ final class WebSocketConnection {
         guard !finished else { return }
         parser.append(bytes)
         while !finished {
-            let event: WebSocketEvent?
+            let event: WebSocketMessage?
             do {
                 guard let frame = try parser.next() else { return }
                 event = try assembler.push(frame)
             } catch {
-                fail(code: error.closeCode, reason: error.reason)
+                fail(code: error.closeCode.rawValue, reason: "\(error.kind)")
                 return
             }
             guard let event else { continue }
@@ -59,7 +62,7 @@ final class WebSocketConnection {
                     writeFrame(WebSocketFrame.close(code: code, reason: ""))
                     closeSent = true
                 }
-                finish(code: code ?? 1005, reason: reason)
+                finish(code: code?.rawValue ?? 1005, reason: reason)
                 channel.closeWhenFlushed()
                 return
             }
@@ -78,14 +81,14 @@ final class WebSocketConnection {
     }
 
     private func writeFrame(_ frame: WebSocketFrame) {
-        let mask: [UInt8]? = role == .client ? SecureRandom.bytes(4) : nil
+        let mask: UInt32? = role == .client ? SecureRandom.bytes(4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) } : nil
         channel.write(frame.serialized(maskingKey: mask))
     }
 
     func close(code: UInt16, reason: String) {
         guard !closeSent, !finished, channel.isOpen else { return }
         closeSent = true
-        writeFrame(WebSocketFrame.close(code: code, reason: reason))
+        writeFrame(WebSocketFrame.close(code: WebSocketCloseCode(code), reason: reason))
         // Wait briefly for the peer's close frame, then drop the connection regardless.
         closeTimer = channel.loop.schedule(after: .seconds(5)) { [weak self] in
             guard let self else { return }
@@ -97,7 +100,7 @@ final class WebSocketConnection {
     private func fail(code: UInt16, reason: String) {
         if !closeSent {
             closeSent = true
-            writeFrame(WebSocketFrame.close(code: code, reason: reason))
+            writeFrame(WebSocketFrame.close(code: WebSocketCloseCode(code), reason: reason))
         }
         finish(code: code, reason: reason)
         channel.closeWhenFlushed()

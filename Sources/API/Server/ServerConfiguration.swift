@@ -1,0 +1,96 @@
+import Foundation
+import Runtime
+
+/// Every setting of `switchboard serve`: a flag, an environment variable, and a key of the optional JSON config file.
+public struct ServerConfiguration: Sendable {
+    public var listen = SocketAddress(host: "127.0.0.1", port: 8080)
+    /// HTTPS listener; with no certificate configured, a development CA + certificate is generated.
+    public var https: SocketAddress? = nil
+    public var dataDirectory = "./.switchboard"
+    public var tlsCertificate: String? = nil
+    public var tlsKey: String? = nil
+    public var webRoot: String? = nil
+    public var logLevel: Logger.Level = .info
+    public var logFormat: Logger.Format = .logfmt
+    public var threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    public var shutdownGrace: Duration = .seconds(10)
+    /// Public base URL (for links in responses); defaults to the HTTP listener.
+    public var publicURL: String? = nil
+
+    public init() {}
+
+    /// One setting: its flag, environment variable and config-file key.
+    public struct Setting: Sendable {
+        public let flag: String
+        public let env: String
+        public let key: String
+        public let help: String
+    }
+
+    public static let settings: [Setting] = [
+        Setting(flag: "--listen", env: "SWITCHBOARD_LISTEN", key: "listen", help: "HTTP address (default 127.0.0.1:8080)"),
+        Setting(flag: "--https", env: "SWITCHBOARD_HTTPS", key: "https", help: "HTTPS address, e.g. 127.0.0.1:8443 (off by default)"),
+        Setting(flag: "--data", env: "SWITCHBOARD_DATA", key: "data", help: "data directory (default ./.switchboard)"),
+        Setting(flag: "--tls-cert", env: "SWITCHBOARD_TLS_CERT", key: "tls_cert", help: "PEM certificate chain for HTTPS"),
+        Setting(flag: "--tls-key", env: "SWITCHBOARD_TLS_KEY", key: "tls_key", help: "PEM private key for HTTPS"),
+        Setting(flag: "--web", env: "SWITCHBOARD_WEB", key: "web", help: "web client directory (default: ./Web)"),
+        Setting(flag: "--log-level", env: "SWITCHBOARD_LOG_LEVEL", key: "log_level", help: "debug|info|warn|error (default info)"),
+        Setting(flag: "--log-format", env: "SWITCHBOARD_LOG_FORMAT", key: "log_format", help: "logfmt|json (default logfmt)"),
+        Setting(flag: "--threads", env: "SWITCHBOARD_THREADS", key: "threads", help: "event-loop threads (default: one per core)"),
+        Setting(flag: "--public-url", env: "SWITCHBOARD_PUBLIC_URL", key: "public_url", help: "base URL clients use to reach the server"),
+    ]
+
+    /// Resolves settings: defaults < config file < environment < flags.
+    public static func resolve(flags: [String: String], environment: [String: String]) throws -> ServerConfiguration {
+        var values: [String: String] = [:]
+        let configPath = flags["--config"] ?? environment["SWITCHBOARD_CONFIG"]
+        if let configPath {
+            guard let data = FileManager.default.contents(atPath: configPath),
+                  let obj = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw ConfigurationError("cannot read config file \(configPath) (a JSON object is expected)")
+            }
+            for s in settings { if let v = obj[s.key] { values[s.key] = "\(v)" } }
+            let known = Set(settings.map(\.key))
+            if let unknown = obj.keys.first(where: { !known.contains($0) }) {
+                throw ConfigurationError("unknown key '\(unknown)' in \(configPath)")
+            }
+        }
+        for s in settings {
+            if let v = environment[s.env], !v.isEmpty { values[s.key] = v }
+            if let v = flags[s.flag] { values[s.key] = v }
+        }
+        var c = ServerConfiguration()
+        if let v = values["listen"] {
+            guard let a = SocketAddress(parsing: v) else { throw ConfigurationError("--listen: expected HOST:PORT, got '\(v)'") }
+            c.listen = a
+        }
+        if let v = values["https"], !v.isEmpty {
+            guard let a = SocketAddress(parsing: v) else { throw ConfigurationError("--https: expected HOST:PORT, got '\(v)'") }
+            c.https = a
+        }
+        if let v = values["data"] { c.dataDirectory = v }
+        c.tlsCertificate = values["tls_cert"]
+        c.tlsKey = values["tls_key"]
+        if (c.tlsCertificate == nil) != (c.tlsKey == nil) { throw ConfigurationError("--tls-cert and --tls-key go together") }
+        c.webRoot = values["web"]
+        if let v = values["log_level"] {
+            guard let l = Logger.Level(name: v) else { throw ConfigurationError("--log-level: expected debug|info|warn|error") }
+            c.logLevel = l
+        }
+        if let v = values["log_format"] {
+            guard let f = Logger.Format(rawValue: v) else { throw ConfigurationError("--log-format: expected logfmt|json") }
+            c.logFormat = f
+        }
+        if let v = values["threads"] {
+            guard let n = Int(v), n > 0, n <= 256 else { throw ConfigurationError("--threads: expected a number 1-256") }
+            c.threads = n
+        }
+        c.publicURL = values["public_url"]
+        return c
+    }
+}
+
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ d: String) { description = d }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Runtime
+import Wire
+
+/// The whole server: loops, listeners, routes. Tests start it in-process on port 0.
+public final class SwitchboardServer: Sendable {
+    public static let version = "0.1.0"
+
+    public let configuration: ServerConfiguration
+    public let group: EventLoopGroup
+    let http: HTTPServer
+    let logger = Logger(label: "server")
+    let started = Mutex<(http: SocketAddress?, https: SocketAddress?, caFile: String?)>((nil, nil, nil))
+
+    public init(configuration: ServerConfiguration) throws {
+        self.configuration = configuration
+        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        group = EventLoopGroup(threads: configuration.threads, name: "http")
+        var router = Router()
+        SystemRoutes(metrics: .shared).register(on: &router)
+        DiagnosticsRoutes().register(on: &router)
+        WebRoutes(root: Self.findWebRoot(configuration.webRoot)).register(on: &router)
+        let app = Application(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware()])
+        http = HTTPServer(group: group, responder: app)
+    }
+
+    /// Binds the listeners; returns the bound addresses.
+    @discardableResult
+    public func start() throws -> (http: SocketAddress, https: SocketAddress?) {
+        let h = try http.listen(configuration.listen)
+        var s: SocketAddress?
+        var caFile: String?
+        if let httpsAddress = configuration.https {
+            let context: TLSContext
+            if let cert = configuration.tlsCertificate, let key = configuration.tlsKey {
+                context = try TLSContext(certificateFile: cert, keyFile: key)
+            } else {
+                var hosts = ["localhost", "127.0.0.1", "::1"]
+                if httpsAddress.host != "0.0.0.0" && httpsAddress.host != "::" && !hosts.contains(httpsAddress.host) {
+                    hosts.append(httpsAddress.host)
+                }
+                if let name = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init), !hosts.contains(name) {
+                    hosts.append(name)
+                }
+                let (dev, created) = try DevelopmentCertificate.ensure(in: configuration.dataDirectory, hosts: hosts)
+                if created { logger.info("generated a development CA for HTTPS", ["ca": dev.caFile]) }
+                caFile = dev.caFile
+                context = try TLSContext(certificateFile: dev.certificateFile, keyFile: dev.keyFile)
+            }
+            s = try http.listen(httpsAddress, tls: context)
+        }
+        started.withLock { $0 = (h, s, caFile) }
+        return (h, s)
+    }
+
+    public var developmentCAFile: String? { started.withLock { $0.caFile } }
+
+    /// Graceful stop: refuse new connections, finish in-flight requests, close WebSockets with 1001.
+    public func shutdown() async {
+        await http.shutdown(gracePeriod: configuration.shutdownGrace)
+        group.shutdown()
+    }
+
+    static func findWebRoot(_ configured: String?) -> String {
+        if let configured { return configured }
+        let fm = FileManager.default
+        if fm.fileExists(atPath: "Web") { return fm.currentDirectoryPath + "/Web" }
+        // .build/<config>/switchboard → repository root/Web
+        let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var dir = exe.deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("Web").path
+            if fm.fileExists(atPath: candidate) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return fm.currentDirectoryPath + "/Web"
+    }
+}
+
+import Synchronization

@@ -1,0 +1,1 @@
+extension Commands { static let extraCommands: [Command] = [] }

@@ -1,0 +1,55 @@
+import API
+import Dispatch
+import Foundation
+import Glibc
+import Runtime
+
+struct ServeCommand {
+    static let command = Command(name: "serve", summary: "run the server", usage: usage) { args in
+        try await run(args)
+    }
+
+    static var usage: String {
+        var s = "Usage: switchboard serve [options]\n\nEach option is also an environment variable and a key of the JSON file given by --config.\n\n"
+        s += "  --config FILE".padding(toLength: 24, withPad: " ", startingAt: 0) + "JSON config file (SWITCHBOARD_CONFIG)\n"
+        for setting in ServerConfiguration.settings {
+            s += "  \(setting.flag) VALUE".padding(toLength: 24, withPad: " ", startingAt: 0) + "\(setting.help) (\(setting.env))\n"
+        }
+        return s
+    }
+
+    static func run(_ argv: [String]) async throws -> Int32 {
+        let args = try Arguments(argv)
+        try args.check(known: Set(ServerConfiguration.settings.map(\.flag) + ["--config"]))
+        let config = try ServerConfiguration.resolve(flags: args.options, environment: ProcessInfo.processInfo.environment)
+        Logger.configure(.init(level: config.logLevel, format: config.logFormat))
+        let server = try SwitchboardServer(configuration: config)
+        let (httpAddress, httpsAddress) = try server.start()
+        let logger = Logger(label: "serve")
+        var lines = ["Switchboard \(SwitchboardServer.version) serving", "  http:  http://\(httpAddress)/"]
+        if let httpsAddress { lines.append("  https: https://\(httpsAddress)/") }
+        if let ca = server.developmentCAFile { lines.append("  development CA: \(ca)") }
+        lines.append("  data:  \(config.dataDirectory)")
+        FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        logger.info("listening", ["http": "\(httpAddress)", "https": httpsAddress.map { "\($0)" } ?? "off"])
+
+        await waitForTerminationSignal()
+        logger.info("shutting down")
+        await server.shutdown()
+        logger.info("stopped")
+        return 0
+    }
+
+    /// Suspends until SIGINT or SIGTERM (the handler only sets an atomic flag).
+    static func waitForTerminationSignal() async {
+        signal(SIGINT) { _ in terminationRequested.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in terminationRequested.store(true, ordering: .relaxed) }
+        while !terminationRequested.load(ordering: .relaxed) {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+}
+
+import Synchronization
+
+let terminationRequested = Atomic<Bool>(false)
