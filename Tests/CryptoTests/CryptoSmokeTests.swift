@@ -1,6 +1,0 @@
-import Testing
-@testable import Crypto
-
-@Suite struct CryptoSmoke {
-    @Test func moduleLoads() { #expect(Bool(true)) }
-}
