@@ -1,0 +1,94 @@
+import Crypto
+import Foundation
+import Store
+
+/// The account that owns applications and numbers: an 8-hex-digit api key and a secret.
+public struct Account: Sendable, Equatable {
+    public var apiKey: String
+    public var apiSecret: String
+    /// The secret before the last rotation, still accepted until `previousSecretExpiresAt`.
+    public var previousSecret: String?
+    public var previousSecretExpiresAt: Date?
+
+    /// Whether `secret` is the current one, or the previous one within its grace period.
+    public func accepts(secret: String, at now: Date) -> Bool {
+        if constantTimeEquals(Array(secret.utf8), Array(apiSecret.utf8)) { return true }
+        if let old = previousSecret, let until = previousSecretExpiresAt, now < until {
+            return constantTimeEquals(Array(secret.utf8), Array(old.utf8))
+        }
+        return false
+    }
+}
+
+/// Creates, loads and rotates the server's account; `<data>/account.json` (mode 0600) mirrors the store.
+public final class Accounts: Sendable {
+    /// How long the previous secret keeps working after a rotation.
+    public static let rotationGrace: TimeInterval = 24 * 3600
+
+    let db: Database
+    let clock: any WallClock
+    let dataDirectory: String
+
+    init(db: Database, clock: any WallClock, dataDirectory: String) {
+        self.db = db
+        self.clock = clock
+        self.dataDirectory = dataDirectory
+    }
+
+    public var accountFile: String { dataDirectory + "/account.json" }
+
+    /// The primary account, created on first use. `created` is true when it was made now.
+    public func ensurePrimary() throws -> (Account, created: Bool) {
+        if let a = try primary() { return (a, false) }
+        let account = Account(apiKey: SecureRandom.hex(4), apiSecret: Self.makeSecret())
+        try db.execute("INSERT INTO accounts (api_key, api_secret, created_at) VALUES (?, ?, ?)",
+                       [.text(account.apiKey), .text(account.apiSecret), .int(clock.now().millis)])
+        try writeFile(account)
+        return (account, true)
+    }
+
+    public func primary() throws -> Account? {
+        try db.queryOne("SELECT * FROM accounts ORDER BY created_at LIMIT 1").map(Self.account)
+    }
+
+    public func find(apiKey: String) throws -> Account? {
+        try db.queryOne("SELECT * FROM accounts WHERE api_key = ?", [.text(apiKey)]).map(Self.account)
+    }
+
+    /// Replaces the secret; the old one stays valid for `rotationGrace`.
+    public func rotateSecret(apiKey: String) throws -> Account {
+        guard var account = try find(apiKey: apiKey) else { throw PlatformError.notFound("account") }
+        account.previousSecret = account.apiSecret
+        account.previousSecretExpiresAt = clock.now().addingTimeInterval(Self.rotationGrace)
+        account.apiSecret = Self.makeSecret()
+        try db.execute("UPDATE accounts SET api_secret = ?, previous_secret = ?, previous_secret_expires_at = ? WHERE api_key = ?",
+                       [.text(account.apiSecret), .text(account.previousSecret!), .int(account.previousSecretExpiresAt!.millis), .text(apiKey)])
+        try writeFile(account)
+        return account
+    }
+
+    /// 16 characters from an unambiguous alphabet, like the secrets people are used to.
+    static func makeSecret() -> String {
+        let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789")
+        return String(SecureRandom.bytes(16).map { alphabet[Int($0) % alphabet.count] })
+    }
+
+    private func writeFile(_ a: Account) throws {
+        var obj: [String: Any] = ["api_key": a.apiKey, "api_secret": a.apiSecret]
+        if let p = a.previousSecret, let e = a.previousSecretExpiresAt {
+            obj["previous_secret"] = p
+            obj["previous_secret_expires_at"] = e.iso8601
+        }
+        let data = try JSONSerialization.data(withJSONObject: obj, options: [.prettyPrinted, .sortedKeys])
+        let tmp = accountFile + ".tmp"
+        FileManager.default.createFile(atPath: tmp, contents: data, attributes: [.posixPermissions: 0o600])
+        _ = try FileManager.default.replaceItemAt(URL(fileURLWithPath: accountFile), withItemAt: URL(fileURLWithPath: tmp))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: accountFile)
+    }
+
+    static func account(_ r: Row) -> Account {
+        Account(apiKey: r.string("api_key") ?? "", apiSecret: r.string("api_secret") ?? "",
+                previousSecret: r.string("previous_secret"),
+                previousSecretExpiresAt: r.int64("previous_secret_expires_at").map(Date.init(millis:)))
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Store
+
+/// An E.164 number the operator owns on a SIP trunk, optionally linked to an application.
+public struct PhoneNumber: Sendable, Equatable {
+    public var msisdn: String
+    public var country: String
+    public var type: String
+    public var features: [String]
+    public var applicationID: String?
+}
+
+/// The account's numbers, in the store.
+public final class Numbers: Sendable {
+    let db: Database
+    let clock: any WallClock
+
+    init(db: Database, clock: any WallClock) {
+        self.db = db
+        self.clock = clock
+    }
+
+    /// Digits only, 6 to 15 of them (E.164 without the plus), a leading + tolerated.
+    public static func normalize(_ msisdn: String) throws -> String {
+        var s = msisdn.trimmingCharacters(in: .whitespaces)
+        if s.hasPrefix("+") { s.removeFirst() }
+        guard (6...15).contains(s.count), s.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw PlatformError.invalid("msisdn must be an E.164 number: 6 to 15 digits.")
+        }
+        return s
+    }
+
+    public func buy(apiKey: String, country: String, msisdn: String) throws -> PhoneNumber {
+        let m = try Self.normalize(msisdn)
+        let c = country.uppercased()
+        guard c.count == 2, c.allSatisfy({ $0.isASCII && $0.isLetter }) else { throw PlatformError.invalid("country must be a two-letter ISO code.") }
+        let n = PhoneNumber(msisdn: m, country: c, type: "landline", features: ["VOICE"], applicationID: nil)
+        do {
+            try db.execute("INSERT INTO numbers (msisdn, api_key, country, type, features, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                           [.text(m), .text(apiKey), .text(c), .text(n.type), .text(n.features.joined(separator: ",")), .int(clock.now().millis)])
+        } catch let e as StoreError where e.isUniqueViolation {
+            throw PlatformError.conflict("The number \(m) is already owned.")
+        }
+        return n
+    }
+
+    public func get(msisdn: String, apiKey: String) throws -> PhoneNumber {
+        let m = try Self.normalize(msisdn)
+        guard let r = try db.queryOne("SELECT * FROM numbers WHERE msisdn = ? AND api_key = ?", [.text(m), .text(apiKey)]) else {
+            throw PlatformError.notFound("number")
+        }
+        return Self.number(r)
+    }
+
+    /// Links the number to an application (nil unlinks).
+    public func link(msisdn: String, apiKey: String, applicationID: String?) throws -> PhoneNumber {
+        var n = try get(msisdn: msisdn, apiKey: apiKey)
+        n.applicationID = applicationID
+        try db.execute("UPDATE numbers SET application_id = ? WHERE msisdn = ?", [SQLValue(applicationID), .text(n.msisdn)])
+        return n
+    }
+
+    public func cancel(msisdn: String, apiKey: String) throws {
+        let n = try get(msisdn: msisdn, apiKey: apiKey)
+        try db.execute("DELETE FROM numbers WHERE msisdn = ?", [.text(n.msisdn)])
+    }
+
+    public func list(apiKey: String, applicationID: String? = nil, pattern: String? = nil) throws -> [PhoneNumber] {
+        var sql = "SELECT * FROM numbers WHERE api_key = ?"
+        var b: [SQLValue] = [.text(apiKey)]
+        if let applicationID { sql += " AND application_id = ?"; b.append(.text(applicationID)) }
+        if let pattern { sql += " AND msisdn LIKE ?"; b.append(.text("%" + pattern.filter(\.isNumber) + "%")) }
+        return try db.query(sql + " ORDER BY msisdn", b).map(Self.number)
+    }
+
+    /// The number a call to `msisdn` is for, across the account (inbound routing).
+    public func owner(of msisdn: String) throws -> PhoneNumber? {
+        guard let m = try? Self.normalize(msisdn) else { return nil }
+        return try db.queryOne("SELECT * FROM numbers WHERE msisdn = ?", [.text(m)]).map(Self.number)
+    }
+
+    static func number(_ r: Row) -> PhoneNumber {
+        PhoneNumber(msisdn: r.string("msisdn") ?? "", country: r.string("country") ?? "", type: r.string("type") ?? "",
+                    features: (r.string("features") ?? "").split(separator: ",").map(String.init), applicationID: r.string("application_id"))
+    }
+}

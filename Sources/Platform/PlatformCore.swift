@@ -1,0 +1,24 @@
+import Foundation
+import Store
+
+/// The domain over one store: accounts, applications, users, numbers.
+public final class PlatformCore: Sendable {
+    public let db: Database
+    public let clock: any WallClock
+    public let accounts: Accounts
+    public let applications: Applications
+    public let users: Users
+    public let numbers: Numbers
+
+    /// Opens (and migrates) `<dataDirectory>/switchboard.db`; `:memory:` data directories are for tests.
+    public init(dataDirectory: String, clock: any WallClock = SystemClock()) throws {
+        let path = dataDirectory == ":memory:" ? ":memory:" : dataDirectory + "/switchboard.db"
+        db = try Database(path: path)
+        _ = try db.migrate(Schema.migrations)
+        self.clock = clock
+        accounts = Accounts(db: db, clock: clock, dataDirectory: dataDirectory)
+        applications = Applications(db: db, clock: clock)
+        users = Users(db: db, clock: clock)
+        numbers = Numbers(db: db, clock: clock)
+    }
+}

@@ -1,0 +1,48 @@
+import Store
+
+/// The versioned schema of the embedded store. Append migrations; never edit a released one.
+enum Schema {
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "accounts, applications, users, numbers", sql: """
+            CREATE TABLE accounts (
+                api_key TEXT PRIMARY KEY,
+                api_secret TEXT NOT NULL,
+                previous_secret TEXT,
+                previous_secret_expires_at INTEGER,
+                created_at INTEGER NOT NULL
+            );
+            CREATE TABLE applications (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE,
+                api_key TEXT NOT NULL REFERENCES accounts(api_key),
+                name TEXT NOT NULL,
+                capabilities TEXT NOT NULL,
+                public_key TEXT NOT NULL,
+                signature_secret TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+            );
+            CREATE TABLE users (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE,
+                application_id TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                display_name TEXT,
+                image_url TEXT,
+                properties TEXT NOT NULL DEFAULT '{}',
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                UNIQUE (application_id, name)
+            );
+            CREATE TABLE numbers (
+                msisdn TEXT PRIMARY KEY,
+                api_key TEXT NOT NULL REFERENCES accounts(api_key),
+                country TEXT NOT NULL,
+                type TEXT NOT NULL,
+                features TEXT NOT NULL,
+                application_id TEXT REFERENCES applications(id) ON DELETE SET NULL,
+                created_at INTEGER NOT NULL
+            );
+            """),
+    ]
+}

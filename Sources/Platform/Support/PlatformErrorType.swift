@@ -1,0 +1,40 @@
+import Runtime
+
+/// Domain failures; each maps to an HTTP status in the one JSON error shape.
+public enum PlatformError: Error, HTTPErrorConvertible, Sendable {
+    case notFound(String)
+    case conflict(String)
+    case invalid(String)
+    case forbidden(String)
+
+    public var status: Int {
+        switch self {
+        case .notFound: 404
+        case .conflict: 409
+        case .invalid: 400
+        case .forbidden: 403
+        }
+    }
+    public var title: String {
+        switch self {
+        case .notFound: "Not Found"
+        case .conflict: "Conflict"
+        case .invalid: "Bad Request"
+        case .forbidden: "Forbidden"
+        }
+    }
+    public var detail: String {
+        switch self {
+        case .notFound(let what): "The \(what) does not exist."
+        case .conflict(let d), .invalid(let d), .forbidden(let d): d
+        }
+    }
+    public var code: String {
+        switch self {
+        case .notFound: "not-found"
+        case .conflict: "conflict"
+        case .invalid: "validation-failed"
+        case .forbidden: "forbidden"
+        }
+    }
+}
