@@ -46,3 +46,9 @@ public struct Row: Sendable {
     public func blob(_ name: String) -> [UInt8]? { self[name] }
     public func isNull(_ name: String) -> Bool { self[name] == SQLValue.null }
 }
+
+extension Row: Equatable {
+    public static func == (lhs: Row, rhs: Row) -> Bool {
+        lhs.values == rhs.values && lhs.columns.names == rhs.columns.names
+    }
+}
