@@ -1,2 +1,0 @@
-import CSQLite
-public enum StoreModule {}
