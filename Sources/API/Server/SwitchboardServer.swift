@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Runtime
 import Wire
 
@@ -8,7 +9,10 @@ public final class SwitchboardServer: Sendable {
 
     public let configuration: ServerConfiguration
     public let group: EventLoopGroup
+    public let core: PlatformCore
     let http: HTTPServer
+    /// The account, and whether it was created by this start (its secret is printed once).
+    public let account: (Account, created: Bool)
     let logger = Logger(label: "server")
     let started = Mutex<(http: SocketAddress?, https: SocketAddress?, caFile: String?)>((nil, nil, nil))
 
@@ -16,12 +20,19 @@ public final class SwitchboardServer: Sendable {
         self.configuration = configuration
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
+        core = try PlatformCore(dataDirectory: configuration.dataDirectory)
+        account = try core.accounts.ensurePrimary()
         group = EventLoopGroup(threads: configuration.threads, name: "http")
+        let authenticator = Authenticator(core: core)
         var router = Router()
         SystemRoutes(metrics: .shared).register(on: &router)
+        ApplicationRoutes(core: core).register(on: &router)
+        UserRoutes(core: core).register(on: &router)
+        NumberRoutes(core: core, authenticator: authenticator).register(on: &router)
         DiagnosticsRoutes().register(on: &router)
         WebRoutes(root: Self.findWebRoot(configuration.webRoot)).register(on: &router)
-        let app = Application(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware()])
+        let app = Application(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware(),
+                                                                 AuthMiddleware(authenticator: authenticator)])
         http = HTTPServer(group: group, responder: app)
     }
 

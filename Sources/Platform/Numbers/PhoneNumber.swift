@@ -38,8 +38,8 @@ public final class Numbers: Sendable {
         do {
             try db.execute("INSERT INTO numbers (msisdn, api_key, country, type, features, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                            [.text(m), .text(apiKey), .text(c), .text(n.type), .text(n.features.joined(separator: ",")), .int(clock.now().millis)])
-        } catch let e as StoreError where e.isUniqueViolation {
-            throw PlatformError.conflict("The number \(m) is already owned.")
+        } catch {
+            throw uniqueViolation(error, as: PlatformError.conflict("The number \(m) is already owned."))
         }
         return n
     }

@@ -38,3 +38,11 @@ public enum PlatformError: Error, HTTPErrorConvertible, Sendable {
         }
     }
 }
+
+import Store
+
+/// A unique-constraint failure becomes `conflict`; anything else is passed on.
+func uniqueViolation(_ error: any Error, as conflict: PlatformError) -> any Error {
+    if let e = error as? StoreError, e.isUniqueViolation { return conflict }
+    return error
+}

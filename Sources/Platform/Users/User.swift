@@ -79,8 +79,8 @@ public final class Users: Sendable {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.text(user.id), .text(applicationID), .text(name), SQLValue(user.displayName), SQLValue(user.imageURL),
                       .text(JSONText.encode(user.properties)), .int(now.millis), .int(now.millis)])
-        } catch let e as StoreError where e.isUniqueViolation {
-            throw PlatformError.conflict("A user named '\(name)' already exists in this application.")
+        } catch {
+            throw uniqueViolation(error, as: PlatformError.conflict("A user named '\(name)' already exists in this application."))
         }
         return user
     }
@@ -126,8 +126,8 @@ public final class Users: Sendable {
             try db.execute("UPDATE users SET name = ?, display_name = ?, image_url = ?, properties = ?, updated_at = ? WHERE id = ?",
                            [.text(user.name), SQLValue(user.displayName), SQLValue(user.imageURL), .text(JSONText.encode(user.properties)),
                             .int(user.updatedAt.millis), .text(user.id)])
-        } catch let e as StoreError where e.isUniqueViolation {
-            throw PlatformError.conflict("A user named '\(user.name)' already exists in this application.")
+        } catch {
+            throw uniqueViolation(error, as: PlatformError.conflict("A user named '\(user.name)' already exists in this application."))
         }
         return user
     }

@@ -30,6 +30,12 @@ struct ServeCommand {
         if let httpsAddress { lines.append("  https: https://\(httpsAddress)/") }
         if let ca = server.developmentCAFile { lines.append("  development CA: \(ca)") }
         lines.append("  data:  \(config.dataDirectory)")
+        let (account, created) = server.account
+        if created {
+            lines.append("Created account \(account.apiKey) with secret \(account.apiSecret) (saved in \(server.core.accounts.accountFile); shown only now)")
+        } else {
+            lines.append("  account: \(account.apiKey) (credentials in \(server.core.accounts.accountFile))")
+        }
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         logger.info("listening", ["http": "\(httpAddress)", "https": httpsAddress.map { "\($0)" } ?? "off"])
 

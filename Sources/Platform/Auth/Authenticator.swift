@@ -1,0 +1,81 @@
+import Crypto
+import Foundation
+import Runtime
+import Wire
+
+/// Turns credentials into a `Principal`: Basic (account), or a Bearer RS256 JWT verified with its
+/// application's public key. Failures never say whether an application or user exists.
+public struct Authenticator: Sendable {
+    public static let maxLifetime: TimeInterval = 24 * 3600
+    public static let leeway: TimeInterval = 60
+
+    let core: PlatformCore
+
+    public init(core: PlatformCore) { self.core = core }
+
+    public enum Failure: Error, Sendable {
+        case missing
+        case invalid(String)
+        case expired
+    }
+
+    /// Reads `Authorization`; nil when there is none.
+    public func authenticate(authorization: String?) throws(Failure) -> Principal? {
+        guard let header = authorization?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2 else { throw .invalid("malformed Authorization header") }
+        switch parts[0].lowercased() {
+        case "basic":
+            guard let raw = Base64.decode(String(parts[1])).map({ String(decoding: $0, as: UTF8.self) }),
+                  let colon = raw.firstIndex(of: ":") else { throw .invalid("malformed Basic credentials") }
+            return try account(key: String(raw[..<colon]), secret: String(raw[raw.index(after: colon)...]))
+        case "bearer":
+            return try token(String(parts[1]).trimmingCharacters(in: .whitespaces))
+        default:
+            throw .invalid("unsupported authorization scheme")
+        }
+    }
+
+    public func account(key: String, secret: String) throws(Failure) -> Principal {
+        guard let account = try? core.accounts.find(apiKey: key), account.accepts(secret: secret, at: core.clock.now()) else {
+            throw .invalid("invalid api key or secret")
+        }
+        return .account(account)
+    }
+
+    /// Verifies an application or user JWT.
+    public func token(_ token: String) throws(Failure) -> Principal {
+        let decoded: JWT.Decoded
+        do { decoded = try JWT.decode(token) } catch { throw .invalid("malformed token") }
+        guard let appID = decoded.claims["application_id"]?.stringValue,
+              let app = try? core.applications.get(id: appID),
+              let key = try? core.applications.publicKey(of: app) else {
+            throw .invalid("invalid token")
+        }
+        do {
+            try JWT.checkSignature(decoded, key: .rs256(key))
+            try JWT.checkClaims(decoded.claims, now: core.clock.now().timeIntervalSince1970, leeway: Self.leeway,
+                                requireExpiration: true, maxLifetime: Self.maxLifetime)
+        } catch .expired {
+            throw .expired
+        } catch {
+            throw .invalid("invalid token")
+        }
+        let acl = Self.acl(decoded.claims["acl"])
+        let exp = decoded.claims["exp"]?.doubleValue.map { Date(timeIntervalSince1970: $0) }
+        if let sub = decoded.claims["sub"]?.stringValue, !sub.isEmpty {
+            guard let user = try? core.users.resolve(sub, applicationID: app.id) else { throw .invalid("invalid token") }
+            return .user(app, user, acl: acl, expiresAt: exp)
+        }
+        return .application(app, acl: acl, expiresAt: exp)
+    }
+
+    static func acl(_ v: JSONValue?) -> ACL? {
+        guard let paths = v?["paths"] else { return nil }
+        switch paths {
+        case .object(let o): return ACL(paths: Array(o.keys))
+        case .array(let a): return ACL(paths: a.compactMap(\.stringValue))
+        default: return ACL(paths: [])
+        }
+    }
+}
