@@ -62,6 +62,7 @@ public final class DTLSEngine {
     /// The peer certificate (DER); set once `.connected`.
     public private(set) var remoteCertificate: [UInt8]?
 
+    /// Held so the shared `SSL_CTX` outlives this engine's `SSL`.
     private let certificate: DTLSCertificate
     private let ssl: OpaquePointer
     private let readBIO: OpaquePointer
@@ -135,7 +136,6 @@ public final class DTLSEngine {
 
     deinit {
         SSL_free(ssl)  // frees both BIOs
-        _ = certificate  // keeps the SSL_CTX alive for as long as the SSL
     }
 
     // MARK: Inputs
@@ -377,7 +377,7 @@ public final class DTLSEngine {
         guard let leaf = X509_STORE_CTX_get_current_cert(store), let der = encode(leaf), engine.acceptsPeer(der: der)
         else {
             engine.fingerprintRejected = true
-            X509_STORE_CTX_set_error(store, X509_V_ERR_APPLICATION_VERIFICATION)
+            X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REJECTED)  // sent as bad_certificate
             return 0
         }
         X509_STORE_CTX_set_error(store, X509_V_OK)

@@ -6,7 +6,8 @@ import CSRTP
 /// `.inbound` keyed with the remote keys (unprotect). Both accept any SSRC, so streams
 /// appear on first use (RFC 3711 §3.2.3 key sharing across SSRCs of one DTLS association).
 /// Confined to the thread of the transport that owns it; packets are processed in place
-/// and nothing is allocated per packet.
+/// and nothing is allocated per packet (libsrtp allocates once per new SSRC, and for
+/// inbound only after that SSRC's first packet authenticates).
 public final class SRTPSession {
     /// Which way the packets flow; decides libsrtp's wildcard SSRC policy.
     public enum Direction: Sendable, Hashable {
