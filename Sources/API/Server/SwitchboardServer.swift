@@ -31,7 +31,7 @@ public final class SwitchboardServer: Sendable {
         NumberRoutes(core: core, authenticator: authenticator).register(on: &router)
         DiagnosticsRoutes().register(on: &router)
         WebRoutes(root: Self.findWebRoot(configuration.webRoot)).register(on: &router)
-        let app = Application(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware(),
+        let app = HTTPApplication(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware(),
                                                                  AuthMiddleware(authenticator: authenticator)])
         http = HTTPServer(group: group, responder: app)
     }

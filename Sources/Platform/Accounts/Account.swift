@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Glibc
 import Store
 
 /// The account that owns applications and numbers: an 8-hex-digit api key and a secret.
@@ -82,8 +83,8 @@ public final class Accounts: Sendable {
         let data = try JSONSerialization.data(withJSONObject: obj, options: [.prettyPrinted, .sortedKeys])
         let tmp = accountFile + ".tmp"
         FileManager.default.createFile(atPath: tmp, contents: data, attributes: [.posixPermissions: 0o600])
-        _ = try FileManager.default.replaceItemAt(URL(fileURLWithPath: accountFile), withItemAt: URL(fileURLWithPath: tmp))
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: accountFile)
+        // rename(2) is atomic: readers see the old file or the new one, never half of it.
+        guard rename(tmp, accountFile) == 0 else { throw PlatformError.invalid("cannot write \(accountFile)") }
     }
 
     static func account(_ r: Row) -> Account {

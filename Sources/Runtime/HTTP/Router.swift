@@ -101,7 +101,7 @@ public protocol HTTPResponder: Sendable {
 }
 
 /// A router plus middleware: the responder the server runs.
-public struct Application: HTTPResponder {
+public struct HTTPApplication: HTTPResponder {
     public var router: Router
     public var middleware: [any HTTPMiddleware]
 
