@@ -9,6 +9,7 @@ public final class PlatformCore: Sendable {
     public let applications: Applications
     public let users: Users
     public let numbers: Numbers
+    public let conversations: Conversations
 
     /// Opens (and migrates) `<dataDirectory>/switchboard.db`; `:memory:` data directories are for tests.
     public init(dataDirectory: String, clock: any WallClock = SystemClock()) throws {
@@ -20,5 +21,6 @@ public final class PlatformCore: Sendable {
         applications = Applications(db: db, clock: clock)
         users = Users(db: db, clock: clock)
         numbers = Numbers(db: db, clock: clock)
+        conversations = Conversations(db: db, clock: clock, users: users, bus: EventBus())
     }
 }

@@ -1,3 +1,4 @@
+import Wire
 import Testing
 @testable import Crypto
 

@@ -16,6 +16,8 @@ public struct ServerConfiguration: Sendable {
     public var shutdownGrace: Duration = .seconds(10)
     /// Public base URL (for links in responses); defaults to the HTTP listener.
     public var publicURL: String? = nil
+    /// How often the realtime gateway pings; two missed pongs end a session.
+    public var realtimePingInterval: Duration = .seconds(15)
 
     public init() {}
 
@@ -37,6 +39,7 @@ public struct ServerConfiguration: Sendable {
         Setting(flag: "--log-level", env: "SWITCHBOARD_LOG_LEVEL", key: "log_level", help: "debug|info|warn|error (default info)"),
         Setting(flag: "--log-format", env: "SWITCHBOARD_LOG_FORMAT", key: "log_format", help: "logfmt|json (default logfmt)"),
         Setting(flag: "--threads", env: "SWITCHBOARD_THREADS", key: "threads", help: "event-loop threads (default: one per core)"),
+        Setting(flag: "--realtime-ping-interval", env: "SWITCHBOARD_REALTIME_PING_INTERVAL", key: "realtime_ping_interval", help: "seconds between realtime pings (default 15)"),
         Setting(flag: "--public-url", env: "SWITCHBOARD_PUBLIC_URL", key: "public_url", help: "base URL clients use to reach the server"),
     ]
 
@@ -86,6 +89,10 @@ public struct ServerConfiguration: Sendable {
             c.threads = n
         }
         c.publicURL = values["public_url"]
+        if let v = values["realtime_ping_interval"] {
+            guard let n = Double(v), n >= 0.1, n <= 3600 else { throw ConfigurationError("--realtime-ping-interval: expected seconds (0.1-3600)") }
+            c.realtimePingInterval = .milliseconds(Int(n * 1000))
+        }
         return c
     }
 }

@@ -11,6 +11,7 @@ public final class SwitchboardServer: Sendable {
     public let group: EventLoopGroup
     public let core: PlatformCore
     let http: HTTPServer
+    public let gateway: RealtimeGateway
     /// The account, and whether it was created by this start (its secret is printed once).
     public let account: (Account, created: Bool)
     let logger = Logger(label: "server")
@@ -29,6 +30,12 @@ public final class SwitchboardServer: Sendable {
         ApplicationRoutes(core: core).register(on: &router)
         UserRoutes(core: core).register(on: &router)
         NumberRoutes(core: core, authenticator: authenticator).register(on: &router)
+        ConversationRoutes(core: core).register(on: &router)
+        var realtimeSettings = RealtimeGateway.Settings()
+        realtimeSettings.pingInterval = configuration.realtimePingInterval
+        gateway = RealtimeGateway(core: core, authenticator: authenticator, settings: realtimeSettings)
+        core.conversations.bus.add(gateway)
+        gateway.register(on: &router)
         DiagnosticsRoutes().register(on: &router)
         WebRoutes(root: Self.findWebRoot(configuration.webRoot)).register(on: &router)
         let app = HTTPApplication(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware(),
@@ -39,6 +46,7 @@ public final class SwitchboardServer: Sendable {
     /// Binds the listeners; returns the bound addresses.
     @discardableResult
     public func start() throws -> (http: SocketAddress, https: SocketAddress?) {
+        gateway.start()
         let h = try http.listen(configuration.listen)
         var s: SocketAddress?
         var caFile: String?
@@ -69,6 +77,7 @@ public final class SwitchboardServer: Sendable {
 
     /// Graceful stop: refuse new connections, finish in-flight requests, close WebSockets with 1001.
     public func shutdown() async {
+        gateway.stop()
         await http.shutdown(gracePeriod: configuration.shutdownGrace)
         group.shutdown()
     }

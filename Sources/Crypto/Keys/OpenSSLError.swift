@@ -1,3 +1,4 @@
+import Wire
 import COpenSSL
 import Foundation
 

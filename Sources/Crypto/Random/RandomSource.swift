@@ -1,3 +1,4 @@
+import Wire
 import COpenSSL
 
 /// Where engines get their randomness, so tests can substitute a deterministic source.

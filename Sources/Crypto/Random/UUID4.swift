@@ -1,3 +1,4 @@
+import Wire
 /// Random UUIDs, RFC 4122 section 4.4 (version 4, variant 10), lower-case like Vonage IDs.
 public enum UUID4 {
     public static func generate(using source: some RandomSource = SystemRandom()) -> String {

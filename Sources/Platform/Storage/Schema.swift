@@ -44,5 +44,48 @@ enum Schema {
                 created_at INTEGER NOT NULL
             );
             """),
+        Migration(version: 2, name: "conversations, members, events", sql: """
+            CREATE TABLE conversations (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE,
+                application_id TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                display_name TEXT,
+                image_url TEXT,
+                properties TEXT NOT NULL DEFAULT '{}',
+                ttl INTEGER,
+                state TEXT NOT NULL DEFAULT 'ACTIVE',
+                last_event_id INTEGER NOT NULL DEFAULT 0,
+                empty_since INTEGER,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                UNIQUE (application_id, name)
+            );
+            CREATE TABLE members (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE,
+                conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL,
+                state TEXT NOT NULL,
+                channel TEXT NOT NULL DEFAULT '{"type":"app"}',
+                media TEXT NOT NULL DEFAULT '{}',
+                initiator TEXT NOT NULL DEFAULT '{}',
+                invited_at INTEGER,
+                joined_at INTEGER,
+                left_at INTEGER
+            );
+            CREATE INDEX members_by_conversation ON members (conversation_id, seq);
+            CREATE INDEX members_by_user ON members (user_id, state);
+            CREATE TABLE events (
+                conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL,
+                type TEXT NOT NULL,
+                from_member TEXT,
+                body TEXT NOT NULL DEFAULT '{}',
+                timestamp INTEGER NOT NULL,
+                deleted_at INTEGER,
+                PRIMARY KEY (conversation_id, seq)
+            ) WITHOUT ROWID;
+            """),
     ]
 }

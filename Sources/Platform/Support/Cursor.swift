@@ -1,3 +1,4 @@
+import Wire
 import Crypto
 import Foundation
 import Runtime

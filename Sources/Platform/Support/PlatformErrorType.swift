@@ -46,3 +46,9 @@ func uniqueViolation(_ error: any Error, as conflict: PlatformError) -> any Erro
     if let e = error as? StoreError, e.isUniqueViolation { return conflict }
     return error
 }
+
+extension MemberStateError: HTTPErrorConvertible {
+    public var status: Int { 400 }
+    public var title: String { "Bad Request" }
+    public var code: String { "invalid-member-state" }
+}

@@ -1,0 +1,346 @@
+import Crypto
+import Foundation
+import Platform
+import Runtime
+import Synchronization
+import Wire
+
+/// The realtime gateway at `GET /v1/realtime`: one WebSocket per client, JSON messages (docs/protocol.md).
+///
+/// After `session:login` the session receives, in order, every event of every conversation its user is in.
+/// Each session keeps the last `replayCapacity` events it was sent; a client that reconnects within
+/// `retention` sends `session:resume` and gets exactly the events after its `last_event_ids`.
+public final class RealtimeGateway: ConversationEventSink, Sendable {
+    public struct Settings: Sendable {
+        public var pingInterval: Duration = .seconds(15)
+        /// Missed pongs after which the session ends with `pingTimeout`.
+        public var missedPongs = 2
+        public var retention: Duration = .seconds(120)
+        public var replayCapacity = 1000
+        public init() {}
+    }
+
+    final class Session: @unchecked Sendable {
+        // Invariant: every field is read and written only while holding the gateway's `state` lock.
+        let id: String
+        let user: User
+        let application: Application
+        var socket: WebSocket?
+        var expiresAt: Date?
+        var outstandingPings = 0
+        var disconnectedAt: ContinuousClock.Instant?
+        var replay: [ConversationEvent] = []
+
+        init(id: String, user: User, application: Application, socket: WebSocket, expiresAt: Date?) {
+            self.id = id
+            self.user = user
+            self.application = application
+            self.socket = socket
+            self.expiresAt = expiresAt
+        }
+    }
+
+    struct State {
+        var sessions: [String: Session] = [:]
+        var byUser: [String: Set<String>] = [:]
+        var bySocket: [WebSocket: String] = [:]
+    }
+
+    let settings: Settings
+    let authenticator: Authenticator
+    let core: PlatformCore
+    let state = Mutex(State())
+    let logger = Logger(label: "realtime")
+    let ticker = Mutex<Task<Void, Never>?>(nil)
+    /// Extra message handlers (media signaling) keyed by message type prefix.
+    let handlers = Mutex<[String: @Sendable (RealtimeContext, JSONValue) async throws -> JSONValue?]>([:])
+
+    public init(core: PlatformCore, authenticator: Authenticator, settings: Settings = Settings()) {
+        self.core = core
+        self.authenticator = authenticator
+        self.settings = settings
+        Metrics.shared.gauge("switchboard_realtime_sessions", help: "Logged-in realtime sessions.") { [weak self] in
+            Double(self?.state.withLock { $0.sessions.values.filter { $0.socket != nil }.count } ?? 0)
+        }
+    }
+
+    public func start() {
+        let task = Task { [weak self, settings] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: settings.pingInterval)
+                self?.tick()
+            }
+        }
+        ticker.withLock { $0 = task }
+    }
+
+    public func stop() { ticker.withLock { $0?.cancel() } }
+
+    /// Registers a handler for client messages whose type starts with `prefix` (e.g. `rtc:`).
+    public func handle(prefix: String, _ handler: @escaping @Sendable (RealtimeContext, JSONValue) async throws -> JSONValue?) {
+        handlers.withLock { $0[prefix] = handler }
+    }
+
+    func register(on router: inout Router) {
+        router.get("/v1/realtime") { [self] req in
+            var callbacks = WebSocketCallbacks()
+            callbacks.onText = { [weak self] ws, text in self?.received(text, on: ws) }
+            callbacks.onPong = { [weak self] ws, _ in self?.pong(ws) }
+            callbacks.onClose = { [weak self] ws, _, _ in self?.closed(ws) }
+            return try .webSocket(req, maxMessageSize: 256 * 1024, callbacks: callbacks)
+        }
+    }
+
+    // MARK: Client messages
+
+    func received(_ text: String, on ws: WebSocket) {
+        guard let msg = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), let type = msg["type"]?.stringValue else {
+            send(ws, type: "error", rid: nil, body: ["code": "invalidMessage", "detail": "Messages are JSON objects with a type."])
+            return
+        }
+        let rid = msg["cid"]
+        let body = msg["body"] ?? .object([:])
+        switch type {
+        case "session:login": login(ws, rid: rid, token: body["token"]?.stringValue)
+        case "session:resume": resume(ws, rid: rid, body: body)
+        case "session:refresh": refresh(ws, rid: rid, token: body["token"]?.stringValue)
+        case "session:ping": send(ws, type: "session:pong", rid: rid, body: .object([:]))
+        case "session:logout":
+            logout(ws)
+            send(ws, type: "session:logout:success", rid: rid, body: .object([:]))
+            ws.close(code: 1000, reason: "logged out")
+        default:
+            guard let session = session(for: ws) else {
+                send(ws, type: "session:error", rid: rid, body: ["code": "notLoggedIn", "detail": "Send session:login first."])
+                return
+            }
+            let handler = handlers.withLock { hs in hs.first { type.hasPrefix($0.key) }?.value }
+            guard let handler else {
+                send(ws, type: "error", rid: rid, body: ["code": "unknownType", "detail": .string("Unknown message type '\(type)'.")])
+                return
+            }
+            let context = RealtimeContext(sessionID: session.id, user: session.user, application: session.application, socket: ws, gateway: self)
+            Task {
+                do {
+                    let reply = try await handler(context, msg)
+                    if let reply { self.send(ws, type: type + ":success", rid: rid, body: reply) }
+                } catch {
+                    let e = (error as? HTTPErrorConvertible)
+                    self.send(ws, type: type + ":error", rid: rid, body: ["code": .string(e?.code ?? "internal-error"),
+                                                                          "detail": .string(e?.detail ?? "The request failed.")])
+                }
+            }
+        }
+    }
+
+    private func login(_ ws: WebSocket, rid: JSONValue?, token: String?) {
+        guard let token else {
+            send(ws, type: "session:error", rid: rid, body: ["code": "invalidToken", "detail": "body.token is required."])
+            return
+        }
+        let principal: Principal
+        do {
+            principal = try authenticator.token(token)
+        } catch .expired {
+            send(ws, type: "session:error", rid: rid, body: ["code": "tokenExpired", "detail": "The token has expired."])
+            return
+        } catch {
+            send(ws, type: "session:error", rid: rid, body: ["code": "invalidToken", "detail": "The token is not valid."])
+            return
+        }
+        guard case .user(let app, let user, let acl, let exp) = principal else {
+            send(ws, type: "session:error", rid: rid, body: ["code": "invalidToken", "detail": "A user token (with sub) is required."])
+            return
+        }
+        if let acl, !acl.allows(path: "/v1/sessions/realtime") {
+            send(ws, type: "session:error", rid: rid, body: ["code": "forbidden", "detail": "The token's ACL does not allow sessions."])
+            return
+        }
+        let session = Session(id: "SES-" + UUID4.generate(), user: user, application: app, socket: ws, expiresAt: exp)
+        state.withLock { s in
+            if let old = s.bySocket[ws] { Self.remove(old, from: &s) }
+            s.sessions[session.id] = session
+            s.byUser[user.id, default: []].insert(session.id)
+            s.bySocket[ws] = session.id
+        }
+        send(ws, type: "session:success", rid: rid, body: [
+            "session_id": .string(session.id),
+            "user": ["id": .string(user.id), "name": .string(user.name), "display_name": user.displayName.map(JSONValue.string) ?? .null],
+        ])
+    }
+
+    private func resume(_ ws: WebSocket, rid: JSONValue?, body: JSONValue) {
+        guard let sid = body["session_id"]?.stringValue else {
+            send(ws, type: "session:error", rid: rid, body: ["code": "invalidSession", "detail": "body.session_id is required."])
+            return
+        }
+        var lastIDs: [String: Int64] = [:]
+        if case .object(let o)? = body["last_event_ids"] {
+            for (k, v) in o { lastIDs[k] = v.int64Value ?? 0 }
+        }
+        let now = ContinuousClock.now
+        let retention = settings.retention
+        let result: (Session, [ConversationEvent])? = state.withLock { s in
+            guard let session = s.sessions[sid] else { return nil }
+            if let since = session.disconnectedAt, now - since > retention { Self.remove(sid, from: &s); return nil }
+            if let old = session.socket { s.bySocket[old] = nil }
+            if let previous = s.bySocket[ws], previous != sid { Self.remove(previous, from: &s) }
+            session.socket = ws
+            session.disconnectedAt = nil
+            session.outstandingPings = 0
+            s.bySocket[ws] = sid
+            let missed = session.replay.filter { e in e.id > (lastIDs[e.conversationID] ?? 0) }
+            return (session, missed)
+        }
+        guard let (session, missed) = result else {
+            send(ws, type: "session:error", rid: rid, body: ["code": "invalidSession", "detail": "The session is unknown or expired; log in again."])
+            return
+        }
+        send(ws, type: "session:success", rid: rid, body: [
+            "session_id": .string(session.id), "resumed": true, "replayed": .number(Double(missed.count)),
+            "user": ["id": .string(session.user.id), "name": .string(session.user.name)],
+        ])
+        for e in missed { ws.send(text: Self.eventText(e)) }
+    }
+
+    private func refresh(_ ws: WebSocket, rid: JSONValue?, token: String?) {
+        guard let session = session(for: ws) else {
+            send(ws, type: "session:error", rid: rid, body: ["code": "notLoggedIn", "detail": "Send session:login first."])
+            return
+        }
+        guard let token, case .user(_, let user, _, let exp)? = try? authenticator.token(token), user.id == session.user.id else {
+            send(ws, type: "session:refresh:error", rid: rid, body: ["code": "invalidToken", "detail": "A valid token for the same user is required."])
+            return
+        }
+        state.withLock { _ in session.expiresAt = exp }
+        send(ws, type: "session:refresh:success", rid: rid, body: .object([:]))
+    }
+
+    private func logout(_ ws: WebSocket) {
+        state.withLock { s in
+            if let sid = s.bySocket[ws] { Self.remove(sid, from: &s) }
+        }
+    }
+
+    func pong(_ ws: WebSocket) {
+        state.withLock { s in
+            if let sid = s.bySocket[ws] { s.sessions[sid]?.outstandingPings = 0 }
+        }
+    }
+
+    func closed(_ ws: WebSocket) {
+        let now = ContinuousClock.now
+        state.withLock { s in
+            guard let sid = s.bySocket.removeValue(forKey: ws), let session = s.sessions[sid] else { return }
+            session.socket = nil
+            session.disconnectedAt = now
+        }
+        for h in closeHandlers.withLock({ $0 }) { h(ws) }
+    }
+
+    let closeHandlers = Mutex<[@Sendable (WebSocket) -> Void]>([])
+
+    /// Called when a socket goes away (media teardown hooks in here).
+    public func onSocketClosed(_ h: @escaping @Sendable (WebSocket) -> Void) { closeHandlers.withLock { $0.append(h) } }
+
+    func session(for ws: WebSocket) -> Session? {
+        state.withLock { s in s.bySocket[ws].flatMap { s.sessions[$0] } }
+    }
+
+    /// Session ids of a user that are connected now.
+    public func connectedSessionCount(userID: String) -> Int {
+        state.withLock { s in (s.byUser[userID] ?? []).filter { s.sessions[$0]?.socket != nil }.count }
+    }
+
+    private static func remove(_ sid: String, from s: inout State) {
+        guard let session = s.sessions.removeValue(forKey: sid) else { return }
+        s.byUser[session.user.id]?.remove(sid)
+        if s.byUser[session.user.id]?.isEmpty == true { s.byUser[session.user.id] = nil }
+        if let ws = session.socket { s.bySocket[ws] = nil }
+    }
+
+    // MARK: Heartbeats and expiry
+
+    func tick() {
+        let now = Date()
+        let clockNow = ContinuousClock.now
+        var toPing: [WebSocket] = []
+        var toEnd: [(WebSocket, String, String)] = []
+        state.withLock { s in
+            for (sid, session) in s.sessions {
+                guard let ws = session.socket else {
+                    if let since = session.disconnectedAt, clockNow - since > settings.retention { Self.remove(sid, from: &s) }
+                    continue
+                }
+                if let exp = session.expiresAt, now >= exp {
+                    toEnd.append((ws, "tokenExpired", "The token expired; send session:refresh before it does."))
+                    Self.remove(sid, from: &s)
+                } else if session.outstandingPings >= settings.missedPongs {
+                    toEnd.append((ws, "pingTimeout", "No pong to \(settings.missedPongs) pings."))
+                    session.socket = nil
+                    session.disconnectedAt = clockNow
+                    s.bySocket[ws] = nil
+                } else {
+                    session.outstandingPings += 1
+                    toPing.append(ws)
+                }
+            }
+        }
+        for ws in toPing { ws.ping() }
+        for (ws, code, detail) in toEnd {
+            send(ws, type: "session:error", rid: nil, body: ["code": .string(code), "detail": .string(detail)])
+            ws.close(code: code == "tokenExpired" ? 4001 : 4002, reason: code)
+        }
+    }
+
+    // MARK: Event delivery
+
+    public func deliver(_ event: ConversationEvent, recipients: [String]) {
+        let text = Self.eventText(event)
+        let capacity = settings.replayCapacity
+        state.withLock { s in
+            for user in recipients {
+                guard let sids = s.byUser[user] else { continue }
+                for sid in sids {
+                    guard let session = s.sessions[sid], session.application.id == event.applicationID else { continue }
+                    session.replay.append(event)
+                    if session.replay.count > capacity { session.replay.removeFirst(session.replay.count - capacity) }
+                    session.socket?.send(text: text)
+                }
+            }
+        }
+    }
+
+    /// Sends a message to every connected session of `userID` (media signaling pushes).
+    public func push(userID: String, type: String, body: JSONValue) {
+        let sockets = state.withLock { s in (s.byUser[userID] ?? []).compactMap { s.sessions[$0]?.socket } }
+        for ws in sockets { send(ws, type: type, rid: nil, body: body) }
+    }
+
+    static func eventText(_ e: ConversationEvent) -> String {
+        guard case .object(var o) = e.json else { return "{}" }
+        o["cid"] = .string(e.conversationID)
+        return encode(.object(o))
+    }
+
+    func send(_ ws: WebSocket, type: String, rid: JSONValue?, body: JSONValue) {
+        var o: [String: JSONValue] = ["type": .string(type), "body": body]
+        if let rid { o["rid"] = rid }
+        ws.send(text: Self.encode(.object(o)))
+    }
+
+    static func encode(_ v: JSONValue) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(v)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
+/// Who sent a message a registered handler is answering.
+public struct RealtimeContext: Sendable {
+    public let sessionID: String
+    public let user: User
+    public let application: Application
+    public let socket: WebSocket
+    public let gateway: RealtimeGateway
+}
