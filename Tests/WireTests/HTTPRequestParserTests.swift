@@ -305,4 +305,11 @@ struct HTTPRequestParserTests {
         guard case .head(let head)? = try parser.next() else { Issue.record("no head"); return }
         #expect(head.path == "/")
     }
+
+    @Test("an overlong line ending in a bare LF gets the same error however it is split")
+    func overlongBareLF() {
+        let limits = HTTPParserLimits(requestLine: 16)
+        let result = Self.parse("GET /aaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\nHost: h\n\n", limits: limits)
+        #expect(result.error?.status == 414)
+    }
 }

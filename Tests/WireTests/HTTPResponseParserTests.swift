@@ -99,4 +99,12 @@ struct HTTPResponseParserTests {
         let result = feedAllWays(head.serialized()) { HTTPResponseParser() }
         #expect(result.events == [.head(HTTPResponseHead(status: 418, reason: "Unknown", headers: head.headers)), .end])
     }
+
+    @Test("a read-until-close body over the limit delivers the limit, then fails, however it is split")
+    func untilCloseLimit() {
+        let limits = HTTPParserLimits(maxBody: 4)
+        let result = feedAllWays(bytes("HTTP/1.0 200 OK\r\n\r\nabcdef")) { HTTPResponseParser(limits: limits) }
+        #expect(result.events.dropFirst() == [.body(bytes("abcd"))])
+        #expect(result.error?.status == 413)
+    }
 }
