@@ -67,8 +67,9 @@ struct HTTPBodyDecoder: Sendable {
                 return .body(chunk)
             case .untilClose:
                 if buffer.isEmpty { return .needMore }
-                guard received + buffer.count <= limit else { throw tooLarge() }
-                let chunk = buffer.take(upTo: buffer.count)
+                // Deliver up to the limit first so the outcome does not depend on read sizes.
+                guard received < limit else { throw tooLarge() }
+                let chunk = buffer.take(upTo: limit - received)
                 received += chunk.count
                 return .body(chunk)
             case .chunkSize:

@@ -46,6 +46,8 @@ struct HTTPInputBuffer: Sendable {
     mutating func readLine(maxLength: Int) throws(HTTPParseError) -> Line {
         let end = bytes.count
         if let lfIndex = bytes[scanIndex..<end].firstIndex(of: HTTPSyntax.lf) {
+            // Same verdict as when the line arrives in pieces and overflows before its LF.
+            if lfIndex - readIndex > maxLength + 1 { return .tooLong }
             guard lfIndex > readIndex, bytes[lfIndex - 1] == HTTPSyntax.cr else {
                 throw .badRequest(.invalidLineEnding, "line ends with a bare LF")
             }
