@@ -12,6 +12,8 @@ public final class SwitchboardServer: Sendable {
     public let core: PlatformCore
     let http: HTTPServer
     public let gateway: RealtimeGateway
+    let webhooks: WebhookDispatcher
+    let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The account, and whether it was created by this start (its secret is printed once).
     public let account: (Account, created: Bool)
     let logger = Logger(label: "server")
@@ -36,6 +38,8 @@ public final class SwitchboardServer: Sendable {
         gateway = RealtimeGateway(core: core, authenticator: authenticator, settings: realtimeSettings)
         core.conversations.bus.add(gateway)
         gateway.register(on: &router)
+        webhooks = WebhookDispatcher(client: HTTPClient(group: group), applications: core.applications)
+        core.conversations.bus.add(webhooks)
         DiagnosticsRoutes().register(on: &router)
         WebRoutes(root: Self.findWebRoot(configuration.webRoot)).register(on: &router)
         let app = HTTPApplication(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware(),
@@ -47,6 +51,15 @@ public final class SwitchboardServer: Sendable {
     @discardableResult
     public func start() throws -> (http: SocketAddress, https: SocketAddress?) {
         gateway.start()
+        webhooks.start()
+        let conversations = core.conversations
+        sweeper.withLock { $0 = Task {
+            // Conversations with a ttl disappear once they have had no member for that long.
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                _ = try? conversations.sweepExpired()
+            }
+        } }
         let h = try http.listen(configuration.listen)
         var s: SocketAddress?
         var caFile: String?
@@ -78,6 +91,8 @@ public final class SwitchboardServer: Sendable {
     /// Graceful stop: refuse new connections, finish in-flight requests, close WebSockets with 1001.
     public func shutdown() async {
         gateway.stop()
+        sweeper.withLock { $0?.cancel() }
+        webhooks.stop()
         await http.shutdown(gracePeriod: configuration.shutdownGrace)
         group.shutdown()
     }
