@@ -24,6 +24,9 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
     private var headerTimer: TimerHandle?
     private var idleTimer: TimerHandle?
     private var draining = false
+    /// True once any byte of the next request has arrived. The parser keeps parsed head lines in its own
+    /// state, so its buffer can be empty in the middle of a request.
+    private var requestStarted = false
     var webSocket: WebSocketConnection?
 
     init(server: HTTPServer, channel: Channel, isSecure: Bool) {
@@ -45,7 +48,10 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             return
         }
         parser.append(bytes)
-        if case .idle = state, headerTimer == nil { armHeaderTimer() }
+        if case .idle = state {
+            requestStarted = true
+            if headerTimer == nil { armHeaderTimer() }
+        }
         process()
     }
 
@@ -65,7 +71,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
     func beginDrain() {
         draining = true
         switch state {
-        case .idle where parser.bufferedByteCount == 0:
+        case .idle where !requestStarted:
             channel.close()
         case .webSocket:
             webSocket?.close(code: 1001, reason: "server shutting down")
@@ -83,7 +89,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             self.headerTimer = nil
             switch self.state {
             case .idle, .readingBody:
-                if self.parser.bufferedByteCount == 0, case .idle = self.state {
+                if !self.requestStarted, case .idle = self.state {
                     self.channel.close()
                 } else {
                     self.fail(status: 408, detail: "The request was not received in time.")
@@ -236,7 +242,8 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         }
         state = .idle
         armIdleTimer()
-        if parser.bufferedByteCount > 0 { armHeaderTimer() }
+        requestStarted = parser.bufferedByteCount > 0
+        if requestStarted { armHeaderTimer() }
         channel.setReading(true)
         process()
     }
