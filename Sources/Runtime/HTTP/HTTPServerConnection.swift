@@ -28,6 +28,10 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
     /// state, so its buffer can be empty in the middle of a request.
     private var requestStarted = false
     var webSocket: WebSocketConnection?
+    /// Streamed-body producers waiting for the outbound queue to drain.
+    private var writableWaiters: [CheckedContinuation<Void, Error>] = []
+    /// Queued bytes above which a streamed body's next write waits for the socket.
+    static let streamHighWater = 256 << 10
 
     init(server: HTTPServer, channel: Channel, isSecure: Bool) {
         self.server = server
@@ -57,6 +61,16 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
 
     func channelWritable(_ channel: Channel) {
         webSocket?.writable()
+        resumeWriters(nil)
+    }
+
+    private func resumeWriters(_ error: Error?) {
+        guard !writableWaiters.isEmpty else { return }
+        let waiters = writableWaiters
+        writableWaiters = []
+        for w in waiters {
+            if let error { w.resume(throwing: error) } else { w.resume() }
+        }
     }
 
     func channelInactive(_ channel: Channel) {
@@ -64,6 +78,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         loop.cancel(headerTimer)
         loop.cancel(idleTimer)
         webSocket?.closed()
+        resumeWriters(SocketError.closed)
         server.connectionClosed(self, loop: loop.index)
     }
 
@@ -213,9 +228,19 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             let keep = keepAlive
             Task { [self] in
                 let writer = ResponseBodyWriter { bytes in
-                    try await loop.submit {
-                        guard channel.isOpen else { throw SocketError.closed }
-                        channel.write(HTTPChunk.encode(bytes))
+                    try await withCheckedThrowingContinuation { (cont: CheckedContinuation<Void, Error>) in
+                        loop.execute { [self] in
+                            guard channel.isOpen else { cont.resume(throwing: SocketError.closed); return }
+                            channel.write(HTTPChunk.encode(bytes))
+                            // A peer that reads slowly slows the producer instead of growing the queue.
+                            if channel.isOpen && channel.pendingOutboundBytes > Self.streamHighWater {
+                                self.writableWaiters.append(cont)
+                            } else if channel.isOpen {
+                                cont.resume()
+                            } else {
+                                cont.resume(throwing: SocketError.closed)
+                            }
+                        }
                     }
                 }
                 let ok: Bool

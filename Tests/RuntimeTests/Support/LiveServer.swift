@@ -71,7 +71,7 @@ struct TestRoutes {
             // Far more than any socket buffer: the producer must be slowed by a peer that does not read.
             HTTPResponse(status: 200) { writer in
                 let block = [UInt8](repeating: 0x61, count: 64 << 10)
-                for _ in 0..<4096 { try await writer.write(block) }
+                for _ in 0..<512 { try await writer.write(block) }
             }
         }
         router.get("/slow") { _ in

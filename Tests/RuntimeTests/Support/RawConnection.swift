@@ -8,7 +8,7 @@ import Wire
 /// cooperative pool the server's handlers run on.
 final class RawConnection {
     let fd: Int32
-    private var responses = HTTPResponseParser()
+    private var responses = HTTPResponseParser(limits: HTTPParserLimits(maxBody: 1 << 30))
     private var frames = WebSocketFrameParser(role: .client)
     /// Bytes read but not yet consumed by `readResponse` or `readFrame`.
     private var pending: [UInt8] = []
