@@ -24,7 +24,14 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
     private var headerTimer: TimerHandle?
     private var idleTimer: TimerHandle?
     private var draining = false
+    /// True once any byte of the next request has arrived. The parser keeps parsed head lines in its own
+    /// state, so its buffer can be empty in the middle of a request.
+    private var requestStarted = false
     var webSocket: WebSocketConnection?
+    /// Streamed-body producers waiting for the outbound queue to drain.
+    private var writableWaiters: [CheckedContinuation<Void, Error>] = []
+    /// Queued bytes above which a streamed body's next write waits for the socket.
+    static let streamHighWater = 256 << 10
 
     init(server: HTTPServer, channel: Channel, isSecure: Bool) {
         self.server = server
@@ -45,12 +52,25 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             return
         }
         parser.append(bytes)
-        if case .idle = state, headerTimer == nil { armHeaderTimer() }
+        if case .idle = state {
+            requestStarted = true
+            if headerTimer == nil { armHeaderTimer() }
+        }
         process()
     }
 
     func channelWritable(_ channel: Channel) {
         webSocket?.writable()
+        resumeWriters(nil)
+    }
+
+    private func resumeWriters(_ error: Error?) {
+        guard !writableWaiters.isEmpty else { return }
+        let waiters = writableWaiters
+        writableWaiters = []
+        for w in waiters {
+            if let error { w.resume(throwing: error) } else { w.resume() }
+        }
     }
 
     func channelInactive(_ channel: Channel) {
@@ -58,6 +78,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         loop.cancel(headerTimer)
         loop.cancel(idleTimer)
         webSocket?.closed()
+        resumeWriters(SocketError.closed)
         server.connectionClosed(self, loop: loop.index)
     }
 
@@ -65,7 +86,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
     func beginDrain() {
         draining = true
         switch state {
-        case .idle where parser.bufferedByteCount == 0:
+        case .idle where !requestStarted:
             channel.close()
         case .webSocket:
             webSocket?.close(code: 1001, reason: "server shutting down")
@@ -83,7 +104,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             self.headerTimer = nil
             switch self.state {
             case .idle, .readingBody:
-                if self.parser.bufferedByteCount == 0, case .idle = self.state {
+                if !self.requestStarted, case .idle = self.state {
                     self.channel.close()
                 } else {
                     self.fail(status: 408, detail: "The request was not received in time.")
@@ -207,9 +228,19 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             let keep = keepAlive
             Task { [self] in
                 let writer = ResponseBodyWriter { bytes in
-                    try await loop.submit {
-                        guard channel.isOpen else { throw SocketError.closed }
-                        channel.write(HTTPChunk.encode(bytes))
+                    try await withCheckedThrowingContinuation { (cont: CheckedContinuation<Void, Error>) in
+                        loop.execute { [self] in
+                            guard channel.isOpen else { cont.resume(throwing: SocketError.closed); return }
+                            channel.write(HTTPChunk.encode(bytes))
+                            // A peer that reads slowly slows the producer instead of growing the queue.
+                            if channel.isOpen && channel.pendingOutboundBytes > Self.streamHighWater {
+                                self.writableWaiters.append(cont)
+                            } else if channel.isOpen {
+                                cont.resume()
+                            } else {
+                                cont.resume(throwing: SocketError.closed)
+                            }
+                        }
                     }
                 }
                 let ok: Bool
@@ -236,7 +267,8 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         }
         state = .idle
         armIdleTimer()
-        if parser.bufferedByteCount > 0 { armHeaderTimer() }
+        requestStarted = parser.bufferedByteCount > 0
+        if requestStarted { armHeaderTimer() }
         channel.setReading(true)
         process()
     }

@@ -1,0 +1,167 @@
+import Foundation
+import Runtime
+import Testing
+import Wire
+
+/// The HTTP/1.1 server over real loopback sockets: framing, keep-alive, pipelining, streaming.
+@Suite("HTTP server, live")
+struct HTTPServerLiveTests {
+    @Test("a keep-alive connection serves several requests in turn")
+    func keepAlive() async throws {
+        let s = try LiveServer()
+        let c = try RawConnection(port: s.port)
+        for _ in 0..<3 {
+            try c.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            let r = try await c.readResponse()
+            #expect(r.status == 200)
+            #expect(r.text == "hello")
+            #expect(r.header("connection") == nil)
+        }
+        #expect(await !c.isClosedByPeer(timeout: .milliseconds(50)))
+        await s.stop()
+    }
+
+    @Test("pipelined requests are answered in the order they were sent, even when the first is slow")
+    func pipelining() async throws {
+        let s = try LiveServer()
+        let c = try RawConnection(port: s.port)
+        try c.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n"
+                   + "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc"
+                   + "GET /json HTTP/1.1\r\nHost: t\r\n\r\n"
+                   + "HEAD /hello HTTP/1.1\r\nHost: t\r\n\r\n"
+                   + "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try await c.readResponse().text == "done")
+        #expect(try await c.readResponse(for: .POST).text == "abc")
+        let json = try await c.readResponse()
+        #expect(json.header("content-type") == "application/json")
+        #expect(json.text == #"{"n":42,"ok":true}"#)
+        let head = try await c.readResponse(for: .HEAD)
+        #expect(head.body.isEmpty)
+        #expect(try await c.readResponse().text == "hello")
+        await s.stop()
+    }
+
+    @Test("a Content-Length body and a chunked body both reach the handler whole")
+    func requestBodies() async throws {
+        let s = try LiveServer()
+        let c = try RawConnection(port: s.port)
+        try c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nhello world")
+        let a = try await c.readResponse(for: .POST)
+        #expect(a.status == 200 && a.text == "hello world" && a.header("content-type") == "text/plain")
+        try c.send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4;ext=1\r\ndefg\r\n0\r\nX-Trailer: y\r\n\r\n")
+        let b = try await c.readResponse(for: .POST)
+        #expect(b.status == 200 && b.text == "abcdefg")
+        // A body dribbled byte by byte is still one body.
+        let request = Array("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\n12345".utf8)
+        for byte in request { try c.send([byte]) }
+        #expect(try await c.readResponse(for: .PUT).text == "12345")
+        await s.stop()
+    }
+
+    @Test("a streamed response arrives chunked and complete, and the connection stays usable")
+    func streamedResponse() async throws {
+        let s = try LiveServer()
+        let c = try RawConnection(port: s.port)
+        try c.send("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+        let r = try await c.readResponse()
+        #expect(r.header("transfer-encoding") == "chunked")
+        #expect(r.header("content-length") == nil)
+        #expect(r.text == "onetwothree")
+        try c.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try await c.readResponse().text == "hello")
+        await s.stop()
+    }
+
+    @Test("HEAD gets the GET headers and no body bytes at all")
+    func head() async throws {
+        let s = try LiveServer()
+        let c = try RawConnection(port: s.port)
+        try c.send("HEAD /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        let r = try await c.readResponse(for: .HEAD)
+        #expect(r.status == 200)
+        #expect(r.header("content-length") == "5")
+        #expect(r.body.isEmpty)
+        // Anything after the head would be read as the start of the next response.
+        try c.send("GET /json HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try await c.readResponse().status == 200)
+        await s.stop()
+    }
+
+    @Test("Expect: 100-continue gets 100 Continue before the body is sent, then the response")
+    func expectContinue() async throws {
+        let s = try LiveServer()
+        let c = try RawConnection(port: s.port)
+        try c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        let interim = try await c.readResponse(for: .POST)
+        #expect(interim.status == 100)
+        try c.send("ping")
+        let r = try await c.readResponse(for: .POST)
+        #expect(r.status == 200 && r.text == "ping")
+        await s.stop()
+    }
+
+    @Test("HTTP/1.0 closes after the response unless it asks for keep-alive")
+    func http10() async throws {
+        let s = try LiveServer()
+        let c = try RawConnection(port: s.port)
+        try c.send("GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        let r = try await c.readResponse()
+        #expect(r.header("connection")?.lowercased() == "keep-alive")
+        try c.send("GET /hello HTTP/1.0\r\n\r\n")
+        #expect(try await c.readResponse().text == "hello")
+        #expect(await c.isClosedByPeer())
+        await s.stop()
+    }
+
+    @Test("Connection: close is honoured after the response")
+    func connectionClose() async throws {
+        let s = try LiveServer()
+        let c = try RawConnection(port: s.port)
+        try c.send("GET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        let r = try await c.readResponse()
+        #expect(r.header("connection") == "close")
+        #expect(await c.isClosedByPeer())
+        await s.stop()
+    }
+
+    @Test("a peer that stops reading a large streamed body slows the producer instead of growing the queue")
+    func streamBackpressure() async throws {
+        let s = try LiveServer()
+        let c = try RawConnection(port: s.port, receiveBuffer: 4096)
+        let before = residentBytes()
+        try c.send("GET /big-stream HTTP/1.1\r\nHost: t\r\n\r\n")
+        try await Task.sleep(for: .milliseconds(500))
+        // Without backpressure the whole 32 MiB body would sit in the outbound queue by now.
+        let grown = residentBytes() - before
+        #expect(grown < 16 << 20, "resident size grew \(grown >> 20) MiB")
+        // Once the peer reads, the rest follows.
+        let r = try await c.readResponse(timeout: .seconds(30))
+        #expect(r.body.count == 32 << 20)
+        await s.stop()
+    }
+
+    @Test("our HTTPClient talks to the server")
+    func client() async throws {
+        let s = try LiveServer()
+        let client = HTTPClient(group: s.group)
+        let r = try await client.execute(HTTPClientRequest(method: .POST, url: s.base + "/echo", body: Array("x=1".utf8)))
+        #expect(r.status == 200 && r.text == "x=1")
+        let j = try await client.send(.GET, s.base + "/json")
+        #expect(j.status == 200 && j.text.contains("42"))
+        let h = try await client.execute(HTTPClientRequest(method: .HEAD, url: s.base + "/hello"))
+        #expect(h.status == 200 && h.body.isEmpty)
+        let st = try await client.send(.GET, s.base + "/stream")
+        #expect(st.text == "onetwothree")
+        await s.stop()
+    }
+}
+
+/// VmRSS of this process from /proc/self/status.
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        let kb = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        return kb * 1024
+    }
+    return 0
+}

@@ -1,0 +1,30 @@
+"""Session fixtures for the live interop suite.
+
+`make test` builds the release binary first; nothing is built here. The session server runs with HTTPS
+and a fresh data directory, and must exit 0 on SIGTERM at the end of the session.
+"""
+import signal
+
+import pytest
+
+from rig import chromium, start_server
+
+
+@pytest.fixture(scope="session")
+def server():
+    s = start_server()
+    try:
+        yield s
+    finally:
+        alive = s.alive()
+        code = s.stop(signal.SIGTERM)
+        log = s.log()
+        s.cleanup()
+        assert alive, f"switchboard died during the session:\n{log[-4000:]}"
+        assert code == 0, f"switchboard exited with {code} on SIGTERM:\n{log[-4000:]}"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with chromium() as b:
+        yield b

@@ -1,0 +1,232 @@
+"""Shared pieces of the live test rig: ports, the switchboard process, headless Chromium, artifacts.
+
+Later suites import these directly (`from rig import start_server, chromium`) or use the fixtures
+in conftest.py.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--use-fake-ui-for-media-stream",
+    "--use-fake-device-for-media-stream",
+]
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now (the kernel picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def free_udp_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def server_binary() -> Path:
+    """The switchboard executable: $SWITCHBOARD_BIN, else the release build, else the debug build.
+
+    Nothing is built here: `make test` builds release before running the interop suite.
+    """
+    if env := os.environ.get("SWITCHBOARD_BIN"):
+        return Path(env)
+    for config in ("release", "debug"):
+        p = REPO / ".build" / config / "switchboard"
+        if p.exists():
+            return p
+    raise RuntimeError("no switchboard build found: run `swift build -c release` first")
+
+
+def wait_until(predicate, timeout: float = 10.0, interval: float = 0.02, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+def is_refused(host: str, port: int) -> bool:
+    """True when a TCP connect is refused (nothing listening)."""
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return False
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+
+
+@dataclass
+class Server:
+    """A running `switchboard serve` process and where to reach it."""
+
+    process: subprocess.Popen
+    host: str
+    http_port: int
+    https_port: int | None
+    data_dir: Path
+    log_path: Path
+    owns_data_dir: bool = True
+    stopped_with: int | None = field(default=None)
+
+    @property
+    def http_url(self) -> str:
+        return f"http://{self.host}:{self.http_port}"
+
+    @property
+    def https_url(self) -> str | None:
+        return f"https://{self.host}:{self.https_port}" if self.https_port else None
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.http_port}"
+
+    @property
+    def wss_url(self) -> str | None:
+        return f"wss://{self.host}:{self.https_port}" if self.https_port else None
+
+    @property
+    def ca_file(self) -> Path:
+        """The development CA the server generated for HTTPS (trust it in clients)."""
+        return self.data_dir / "tls" / "ca.pem"
+
+    def ssl_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.ca_file))
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+        """Sends `sig` and waits for exit; returns the exit status (negative: killed by a signal)."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise AssertionError(f"switchboard did not exit within {timeout}s of signal {sig}\n{self.log()[-4000:]}")
+        self.stopped_with = self.process.returncode
+        return self.process.returncode
+
+    def kill(self) -> int:
+        """kill -9: no chance to clean up (for durability tests)."""
+        return self.stop(signal.SIGKILL)
+
+    def cleanup(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        if self.owns_data_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+
+def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | None = None, env: dict | None = None,
+                 host: str = "127.0.0.1", timeout: float = 20.0) -> Server:
+    """Starts `switchboard serve` on free ports with its own data directory and waits for /health.
+
+    `data_dir` lets a test restart a server over the same data (then the caller owns the directory).
+    """
+    owns = data_dir is None
+    data = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="switchboard-interop-"))
+    data.mkdir(parents=True, exist_ok=True)
+    http_port = free_port(host)
+    https_port = free_port(host) if https else None
+    args = [str(server_binary()), "serve", "--listen", f"{host}:{http_port}", "--data", str(data),
+            "--web", str(REPO / "Web")]
+    if https_port:
+        args += ["--https", f"{host}:{https_port}"]
+    args += list(extra_args)
+    log_path = data / "server.log"
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("SWITCHBOARD_")}
+    full_env.update(env or {})
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=str(REPO), env=full_env)
+    server = Server(process, host, http_port, https_port, data, log_path, owns_data_dir=owns)
+
+    def healthy():
+        if process.poll() is not None:
+            raise RuntimeError(f"switchboard exited with {process.returncode}:\n{server.log()[-4000:]}")
+        try:
+            return requests.get(server.http_url + "/health", timeout=1).status_code == 200
+        except requests.RequestException:
+            return False
+
+    try:
+        wait_until(healthy, timeout=timeout, what="switchboard /health")
+        if https_port:
+            wait_until(lambda: server.ca_file.exists(), timeout=5, what="development CA")
+    except BaseException:
+        server.cleanup()
+        raise
+    return server
+
+
+def artifact_path(name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS / name
+
+
+@contextlib.contextmanager
+def chromium(headless: bool = True, extra_args=()):
+    """Headless Debian Chromium driven by Playwright, with a fake camera and microphone.
+
+    Yields a Browser; pages opened from `new_page(browser)` ignore certificate errors so the development
+    CA need not be installed.
+    """
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=headless,
+                                    args=CHROMIUM_ARGS + list(extra_args))
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def new_page(browser, **context_options):
+    context_options.setdefault("ignore_https_errors", True)
+    context = browser.new_context(**context_options)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    return page
+
+
+def screenshot(page, name: str) -> Path:
+    """Saves a PNG under Tests/interop/artifacts/ and returns its path."""
+    path = artifact_path(name if name.endswith(".png") else name + ".png")
+    page.screenshot(path=str(path), full_page=True)
+    return path
