@@ -22,7 +22,7 @@ final class LiveServer: Sendable {
         try Data("<!doctype html><title>t</title>\n".utf8).write(to: URL(fileURLWithPath: staticRoot + "/index.html"))
         var router = Router()
         TestRoutes(state: state, files: StaticFiles(root: staticRoot)).install(on: &router)
-        server = HTTPServer(group: group, configuration: configuration, responder: Application(router: router), metrics: metrics)
+        server = HTTPServer(group: group, configuration: configuration, responder: HTTPApplication(router: router), metrics: metrics)
         port = try server.listen(SocketAddress(host: "127.0.0.1", port: 0), tls: tls).port
     }
 
