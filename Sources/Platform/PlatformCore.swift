@@ -10,6 +10,7 @@ public final class PlatformCore: Sendable {
     public let users: Users
     public let numbers: Numbers
     public let conversations: Conversations
+    public let videoSessions: VideoSessions
 
     /// Opens (and migrates) `<dataDirectory>/switchboard.db`; `:memory:` data directories are for tests.
     public init(dataDirectory: String, clock: any WallClock = SystemClock()) throws {
@@ -21,6 +22,7 @@ public final class PlatformCore: Sendable {
         applications = Applications(db: db, clock: clock)
         users = Users(db: db, clock: clock)
         numbers = Numbers(db: db, clock: clock)
+        videoSessions = VideoSessions(db: db, clock: clock)
         conversations = Conversations(db: db, clock: clock, users: users, bus: EventBus())
     }
 }

@@ -76,6 +76,19 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     public func stop() { ticker.withLock { $0?.cancel() } }
 
+    /// Handlers for messages that authenticate themselves (video clients present a video token, not a login).
+    let anonymousHandlers = Mutex<[String: @Sendable (WebSocket, JSONValue) async throws -> JSONValue?]>([:])
+
+    public func handleAnonymous(prefix: String, _ handler: @escaping @Sendable (WebSocket, JSONValue) async throws -> JSONValue?) {
+        anonymousHandlers.withLock { $0[prefix] = handler }
+    }
+
+    func sendError(_ ws: WebSocket, type: String, rid: JSONValue?, _ error: any Error) {
+        let e = error as? HTTPErrorConvertible
+        send(ws, type: type + ":error", rid: rid, body: ["code": .string(e?.code ?? "internal-error"),
+                                                         "detail": .string(e?.detail ?? "The request failed.")])
+    }
+
     /// Registers a handler for client messages whose type starts with `prefix` (e.g. `rtc:`).
     public func handle(prefix: String, _ handler: @escaping @Sendable (RealtimeContext, JSONValue) async throws -> JSONValue?) {
         handlers.withLock { $0[prefix] = handler }
@@ -110,6 +123,17 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             send(ws, type: "session:logout:success", rid: rid, body: .object([:]))
             ws.close(code: 1000, reason: "logged out")
         default:
+            if let anonymous = anonymousHandlers.withLock({ hs in hs.first { type.hasPrefix($0.key) }?.value }) {
+                Task {
+                    do {
+                        let reply = try await anonymous(ws, msg)
+                        if let reply { self.send(ws, type: type + ":success", rid: rid, body: reply) }
+                    } catch {
+                        self.sendError(ws, type: type, rid: rid, error)
+                    }
+                }
+                return
+            }
             guard let session = session(for: ws) else {
                 send(ws, type: "session:error", rid: rid, body: ["code": "notLoggedIn", "detail": "Send session:login first."])
                 return
@@ -125,9 +149,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
                     let reply = try await handler(context, msg)
                     if let reply { self.send(ws, type: type + ":success", rid: rid, body: reply) }
                 } catch {
-                    let e = (error as? HTTPErrorConvertible)
-                    self.send(ws, type: type + ":error", rid: rid, body: ["code": .string(e?.code ?? "internal-error"),
-                                                                          "detail": .string(e?.detail ?? "The request failed.")])
+                    self.sendError(ws, type: type, rid: rid, error)
                 }
             }
         }

@@ -87,5 +87,16 @@ enum Schema {
                 PRIMARY KEY (conversation_id, seq)
             ) WITHOUT ROWID;
             """),
+        Migration(version: 3, name: "video sessions", sql: """
+            CREATE TABLE video_sessions (
+                id TEXT PRIMARY KEY,
+                owner TEXT NOT NULL,
+                api_key TEXT NOT NULL,
+                media_mode TEXT NOT NULL,
+                archive_mode TEXT NOT NULL,
+                location TEXT,
+                created_at INTEGER NOT NULL
+            );
+            """),
     ]
 }

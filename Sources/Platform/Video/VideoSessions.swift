@@ -1,0 +1,45 @@
+import Crypto
+import Foundation
+import Store
+import Wire
+
+/// A video session: created through `/session/create`, owned by an api key or an application.
+public struct VideoSession: Sendable, Equatable {
+    public var id: String
+    /// The api key or application id embedded in the id.
+    public var owner: String
+    public var apiKey: String
+    public var mediaMode: String
+    public var archiveMode: String
+    public var location: String?
+    public var createdAt: Date
+}
+
+public final class VideoSessions: Sendable {
+    let db: Database
+    let clock: any WallClock
+
+    init(db: Database, clock: any WallClock) {
+        self.db = db
+        self.clock = clock
+    }
+
+    /// `"1_" + base64url("1~<owner>~<location>~<created ms>~<random>~P~~")`: SDKs decode it and look for the key.
+    public func create(owner: String, apiKey: String, mediaMode: String = "routed", archiveMode: String = "manual", location: String? = nil) throws -> VideoSession {
+        let now = clock.now()
+        let raw = "1~\(owner)~\(location ?? "")~\(now.millis)~\(SecureRandom.hex(12))~P~~"
+        let s = VideoSession(id: "1_" + Base64URL.encode(raw), owner: owner, apiKey: apiKey, mediaMode: mediaMode,
+                             archiveMode: archiveMode, location: location, createdAt: now)
+        try db.execute("INSERT INTO video_sessions (id, owner, api_key, media_mode, archive_mode, location, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       [.text(s.id), .text(owner), .text(apiKey), .text(mediaMode), .text(archiveMode), SQLValue(location), .int(now.millis)])
+        return s
+    }
+
+    public func get(id: String) throws -> VideoSession? {
+        try db.queryOne("SELECT * FROM video_sessions WHERE id = ?", [.text(id)]).map { r in
+            VideoSession(id: r.string("id") ?? "", owner: r.string("owner") ?? "", apiKey: r.string("api_key") ?? "",
+                         mediaMode: r.string("media_mode") ?? "routed", archiveMode: r.string("archive_mode") ?? "manual",
+                         location: r.string("location"), createdAt: Date(millis: r.int64("created_at") ?? 0))
+        }
+    }
+}
