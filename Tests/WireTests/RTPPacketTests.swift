@@ -134,6 +134,7 @@ struct RTPPacketTests {
             RTPView.setPayloadType(96, in: b)
         }
         #expect(bytes[1] == 96)
+        #expect(bytes.withUnsafeBytes { RTPView.markerAndPayloadType(in: $0) } == (false, 96))
     }
 
     @Test("two-byte elements are found in place, padding bytes skipped")

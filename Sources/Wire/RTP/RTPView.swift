@@ -114,6 +114,12 @@ public struct RTPView: Hashable, Sendable {
         return PacketBytes.u32(b, 8)
     }
 
+    /// The marker bit and 7-bit payload type of the second byte.
+    public static func markerAndPayloadType(in b: UnsafeRawBufferPointer) -> (marker: Bool, payloadType: UInt8) {
+        precondition(b.count >= fixedHeaderLength, "not an RTP buffer")
+        return (b[1] & 0x80 != 0, b[1] & 0x7F)
+    }
+
     public static func setSequenceNumber(_ value: UInt16, in b: UnsafeMutableRawBufferPointer) {
         precondition(b.count >= fixedHeaderLength, "not an RTP buffer")
         PacketBytes.put16(b, 2, value)
