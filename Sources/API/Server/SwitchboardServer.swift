@@ -12,6 +12,7 @@ public final class SwitchboardServer: Sendable {
     public let core: PlatformCore
     let http: HTTPServer
     public let gateway: RealtimeGateway
+    public let videoHub = VideoHub()
     let webhooks: WebhookDispatcher
     let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The account, and whether it was created by this start (its secret is printed once).
@@ -38,6 +39,8 @@ public final class SwitchboardServer: Sendable {
         gateway = RealtimeGateway(core: core, authenticator: authenticator, settings: realtimeSettings)
         core.conversations.bus.add(gateway)
         gateway.register(on: &router)
+        VideoSignaling(core: core, hub: videoHub).register(on: gateway)
+        VideoRoutes(core: core, hub: videoHub).register(on: &router)
         webhooks = WebhookDispatcher(client: HTTPClient(group: group), applications: core.applications)
         core.conversations.bus.add(webhooks)
         DiagnosticsRoutes().register(on: &router)
