@@ -1,0 +1,140 @@
+/// One media section: the `m=` line and the lines up to the next one (RFC 8866 §5.14).
+///
+/// ```
+/// m=<media> <port>[/<number of ports>] <proto> <fmt> ...
+/// ```
+///
+/// In unified plan (RFC 8829) each section is one transceiver, identified by `a=mid`.
+public struct MediaDescription: Hashable, Sendable, SDPLineContainer {
+    /// `audio`, `video`, `application`, ...
+    public var kind: String
+    public var port: UInt16
+    public var portCount: Int?
+    /// `UDP/TLS/RTP/SAVPF`, `UDP/DTLS/SCTP`, ...
+    public var proto: String
+    /// Payload types (or `webrtc-datachannel`), in preference order.
+    public var formats: [String]
+    /// Every line after `m=`, in order.
+    public var lines: [SDPLine]
+
+    public init(kind: String, port: UInt16 = 9, portCount: Int? = nil, proto: String = "UDP/TLS/RTP/SAVPF",
+                formats: [String], lines: [SDPLine] = []) {
+        self.kind = kind
+        self.port = port
+        self.portCount = portCount
+        self.proto = proto
+        self.formats = formats
+        self.lines = lines
+    }
+
+    /// Parses the value of an `m=` line.
+    init?(mediaLine value: String) {
+        let f = value.split(separator: " ")
+        guard f.count >= 3 else { return nil }
+        let portPart = f[1].split(separator: "/", omittingEmptySubsequences: false)
+        guard portPart.count <= 2, let port = UInt16(portPart[0]) else { return nil }
+        var count: Int?
+        if portPart.count == 2 {
+            guard let c = Int(portPart[1]), c >= 0, c <= 65535 else { return nil }
+            count = c
+        }
+        self.init(kind: String(f[0]), port: port, portCount: count, proto: String(f[2]),
+                  formats: f.dropFirst(3).map(String.init))
+    }
+
+    /// The value of the `m=` line.
+    public var mediaLine: String {
+        ([kind, String(port) + (portCount.map { "/\($0)" } ?? ""), proto] + formats).joined(separator: " ")
+    }
+
+    // MARK: Typed accessors
+
+    /// `a=mid` (RFC 8843 §9.1).
+    public var mid: String? {
+        get { attributeValue("mid") }
+        set { setAttribute("mid", newValue, present: newValue != nil) }
+    }
+
+    public var msid: SDPMediaStreamID? {
+        get { attributeValue("msid").flatMap(SDPMediaStreamID.init) }
+        set { setAttribute("msid", newValue?.attributeValue, present: newValue != nil) }
+    }
+
+    /// The direction attribute; nil when absent (RFC 8866 §6.7 then implies sendrecv).
+    public var direction: SDPDirection? {
+        get {
+            for line in lines {
+                if let name = line.attribute?.name, line.attribute?.value == nil,
+                   let direction = SDPDirection(rawValue: name) { return direction }
+            }
+            return nil
+        }
+        set {
+            let isDirection = { (line: SDPLine) in line.type == "a" && SDPDirection(rawValue: line.value) != nil }
+            guard let first = lines.firstIndex(where: isDirection) else {
+                if let newValue { lines.append(.attribute(newValue.rawValue)) }
+                return
+            }
+            var kept: [SDPLine] = []
+            for (index, line) in lines.enumerated() {
+                if index == first {
+                    if let newValue { kept.append(.attribute(newValue.rawValue)) }
+                } else if !isDirection(line) {
+                    kept.append(line)
+                }
+            }
+            lines = kept
+        }
+    }
+
+    public var rtcpMux: Bool {
+        get { hasAttribute("rtcp-mux") }
+        set { setFlag("rtcp-mux", newValue) }
+    }
+
+    public var rtcpReducedSize: Bool {
+        get { hasAttribute("rtcp-rsize") }
+        set { setFlag("rtcp-rsize", newValue) }
+    }
+
+    public var rtpMaps: [SDPRTPMap] { attributeValues("rtpmap").compactMap(SDPRTPMap.init) }
+    public var formatParameters: [SDPFormatParameters] { attributeValues("fmtp").compactMap(SDPFormatParameters.init) }
+    public var rtcpFeedback: [SDPRTCPFeedback] { attributeValues("rtcp-fb").compactMap(SDPRTCPFeedback.init) }
+    public var ssrcAttributes: [SDPSSRCAttribute] { attributeValues("ssrc").compactMap(SDPSSRCAttribute.init) }
+    public var ssrcGroups: [SDPSSRCGroup] { attributeValues("ssrc-group").compactMap(SDPSSRCGroup.init) }
+    public var candidates: [ICECandidate] { attributeValues("candidate").compactMap(ICECandidate.init) }
+    public var endOfCandidates: Bool {
+        get { hasAttribute("end-of-candidates") }
+        set { setFlag("end-of-candidates", newValue) }
+    }
+
+    /// Distinct SSRCs declared with `a=ssrc`, in first-seen order.
+    public var ssrcs: [UInt32] {
+        var seen = Set<UInt32>()
+        return ssrcAttributes.compactMap { seen.insert($0.ssrc).inserted ? $0.ssrc : nil }
+    }
+
+    public func rtpMap(payloadType: UInt8) -> SDPRTPMap? { rtpMaps.first { $0.payloadType == payloadType } }
+
+    public func formatParameters(payloadType: UInt8) -> SDPFormatParameters? {
+        formatParameters.first { $0.payloadType == payloadType }
+    }
+
+    /// Feedback for `payloadType`, including wildcard `*` entries.
+    public func rtcpFeedback(payloadType: UInt8) -> [SDPRTCPFeedback] {
+        rtcpFeedback.filter { $0.payloadType == "*" || $0.payloadType == String(payloadType) }
+    }
+
+    /// The RTX payload type whose `apt=` points at `payloadType` (RFC 4588 §8.6).
+    public func retransmissionPayloadType(for payloadType: UInt8) -> UInt8? {
+        for fmtp in formatParameters where rtpMap(payloadType: fmtp.payloadType)?.encodingName.lowercased() == "rtx" {
+            if fmtp["apt"] == String(payloadType) { return fmtp.payloadType }
+        }
+        return nil
+    }
+
+    /// The `c=` line value, e.g. `IN IP4 0.0.0.0`.
+    public var connection: String? {
+        lines.first { $0.type == "c" }?.value
+    }
+}
