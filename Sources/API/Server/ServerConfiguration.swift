@@ -16,6 +16,10 @@ public struct ServerConfiguration: Sendable {
     public var shutdownGrace: Duration = .seconds(10)
     /// Public base URL (for links in responses); defaults to the HTTP listener.
     public var publicURL: String? = nil
+    /// First UDP port of the media workers (worker i uses port + i); 0 picks free ports.
+    public var mediaPort: UInt16 = 10_000
+    /// IP announced in ICE candidates (NAT or container address); default: the loopback/bind address.
+    public var mediaAnnounce: String? = nil
 
     public init() {}
 
@@ -38,6 +42,8 @@ public struct ServerConfiguration: Sendable {
         Setting(flag: "--log-format", env: "SWITCHBOARD_LOG_FORMAT", key: "log_format", help: "logfmt|json (default logfmt)"),
         Setting(flag: "--threads", env: "SWITCHBOARD_THREADS", key: "threads", help: "event-loop threads (default: one per core)"),
         Setting(flag: "--public-url", env: "SWITCHBOARD_PUBLIC_URL", key: "public_url", help: "base URL clients use to reach the server"),
+        Setting(flag: "--media-port", env: "SWITCHBOARD_MEDIA_PORT", key: "media_port", help: "first UDP media port (default 10000; 0 = any)"),
+        Setting(flag: "--media-announce", env: "SWITCHBOARD_MEDIA_ANNOUNCE", key: "media_announce", help: "IP announced in ICE candidates"),
     ]
 
     /// Resolves settings: defaults < config file < environment < flags.
@@ -86,6 +92,11 @@ public struct ServerConfiguration: Sendable {
             c.threads = n
         }
         c.publicURL = values["public_url"]
+        if let v = values["media_port"] {
+            guard let port = UInt16(v) else { throw ConfigurationError("--media-port: expected 0-65535") }
+            c.mediaPort = port
+        }
+        c.mediaAnnounce = values["media_announce"]
         return c
     }
 }

@@ -30,6 +30,9 @@ public final class SwitchboardServer: Sendable {
         UserRoutes(core: core).register(on: &router)
         NumberRoutes(core: core, authenticator: authenticator).register(on: &router)
         DiagnosticsRoutes().register(on: &router)
+        if ProcessInfo.processInfo.environment["SWITCHBOARD_MEDIA_TEST_ROUTES"] == "1" {
+            try MediaTestRoutes(configuration: configuration).register(on: &router)
+        }
         WebRoutes(root: Self.findWebRoot(configuration.webRoot)).register(on: &router)
         let app = HTTPApplication(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware(),
                                                                  AuthMiddleware(authenticator: authenticator)])

@@ -75,7 +75,7 @@ public struct RtpExtensionIDs: Sendable, Hashable {
     }
 
     /// The ids consumers see: fixed, so every consumer m-line agrees.
-    static let consumerSide = RtpExtensionIDs(mid: nil, audioLevel: 1, absSendTime: 3, transportCC: nil)
+    static let consumerSide = RtpExtensionIDs(mid: nil, audioLevel: 1, absSendTime: nil, transportCC: nil)
 }
 
 /// What a producer sends: one track on a publishing transport.
