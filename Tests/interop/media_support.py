@@ -171,3 +171,71 @@ async def collect_audio(track, seconds):
         mono = data.reshape(-1, channels)[:, 0] if data.ndim == 2 and data.shape[0] == 1 else data[0]
         chunks.append(mono.astype(np.float64))
     return np.concatenate(chunks), rate
+
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--use-fake-ui-for-media-stream",
+    "--use-fake-device-for-media-stream",
+    "--allow-loopback-in-peer-connection",
+    "--autoplay-policy=no-user-gesture-required",
+]
+
+# Page-side helpers, evaluated in each page (same origin as the server, so fetch works).
+PAGE_JS = """
+window.sb = {
+  async post(path, body) {
+    const r = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/json'},
+                                 body: body === undefined ? undefined : JSON.stringify(body)});
+    if (!r.ok) throw new Error(path + ' ' + r.status + ' ' + await r.text());
+    return r.status === 204 ? null : r.json();
+  },
+  async publish(room) {
+    const stream = await navigator.mediaDevices.getUserMedia({audio: true, video: {width: 640, height: 360}});
+    const pc = new RTCPeerConnection();
+    for (const t of stream.getTracks()) pc.addTransceiver(t, {direction: 'sendonly', streams: [stream]});
+    await pc.setLocalDescription(await pc.createOffer());
+    const reply = await sb.post('/test/media/rooms/' + room + '/publish', {sdp: pc.localDescription.sdp});
+    await pc.setRemoteDescription({type: 'answer', sdp: reply.sdp});
+    window.pc = pc;
+    return reply.transport;
+  },
+  async subscribe(room) {
+    const pc = new RTCPeerConnection();
+    window.received = [];
+    pc.ontrack = (e) => {
+      window.received.push(e.track.kind);
+      const el = document.createElement(e.track.kind);
+      el.srcObject = new MediaStream([e.track]);
+      el.muted = true;
+      el.autoplay = true;
+      document.body.appendChild(el);
+    };
+    const offer = await sb.post('/test/media/rooms/' + room + '/subscribe');
+    await pc.setRemoteDescription({type: 'offer', sdp: offer.sdp});
+    await pc.setLocalDescription(await pc.createAnswer());
+    await sb.post('/test/media/transports/' + offer.transport + '/answer', {sdp: pc.localDescription.sdp});
+    window.pc = pc;
+    window.subscribedAt = performance.now();
+    return offer.transport;
+  },
+  async inbound() {
+    const out = {audio: null, video: null, state: window.pc.connectionState};
+    (await window.pc.getStats()).forEach((s) => {
+      if (s.type === 'inbound-rtp') out[s.kind] = {
+        packetsReceived: s.packetsReceived, packetsLost: s.packetsLost, nackCount: s.nackCount,
+        framesDecoded: s.framesDecoded, keyFramesDecoded: s.keyFramesDecoded,
+        totalSamplesReceived: s.totalSamplesReceived, pliCount: s.pliCount, firCount: s.firCount,
+        framesReceived: s.framesReceived};
+    });
+    return out;
+  },
+};
+"""
+
+
+async def open_page(browser, server):
+    page = await browser.new_page()
+    await page.goto(server.base + "/health")
+    await page.evaluate(PAGE_JS)
+    return page
