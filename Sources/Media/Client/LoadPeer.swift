@@ -179,35 +179,37 @@ final class LoadPeer: Selectable {
     func sendMedia(now: UInt64) {
         guard connected, let srtpOut else { return }
         for i in streams.indices {
-            var stream = streams[i]
-            let payloadSize = stream.video ? 1100 : 160
-            let p = sendBuffer
-            Bytes.setByte(p, 0, 0x80)
-            Bytes.setByte(p, 1, stream.payloadType)
-            Bytes.put16(p, 2, stream.sequence)
-            Bytes.put32(p, 4, stream.timestamp)
-            Bytes.put32(p, 8, stream.ssrc)
-            let payload = p + 12
-            payload.initializeMemory(as: UInt8.self, repeating: 0x55, count: payloadSize)
-            if stream.video {
-                Bytes.setByte(payload, 0, 0x10)  // S=1, PID=0
-                Bytes.setByte(payload, 1, 0x00)  // P=0: every packet may start a key frame
-                Bytes.put64(payload, 2, now)
-            } else {
-                Bytes.put64(payload, 0, now)
-            }
-            var size = 12 + payloadSize
-            do { try srtpOut.protectRTP(p, length: &size, capacity: 2048) } catch { continue }
-            _ = withUnsafePointer(to: destination.pointee) { address in
-                address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(socket.fd, p, size, Int32(SB_MSG_DONTWAIT), $0,
-                           socklen_t(socket.isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size))
+            for _ in 0..<(streams[i].video ? 2 : 1) {
+                var stream = streams[i]
+                let payloadSize = stream.video ? 1100 : 160
+                let p = sendBuffer
+                Bytes.setByte(p, 0, 0x80)
+                Bytes.setByte(p, 1, stream.payloadType)
+                Bytes.put16(p, 2, stream.sequence)
+                Bytes.put32(p, 4, stream.timestamp)
+                Bytes.put32(p, 8, stream.ssrc)
+                let payload = p + 12
+                payload.initializeMemory(as: UInt8.self, repeating: 0x55, count: payloadSize)
+                if stream.video {
+                    Bytes.setByte(payload, 0, 0x10)  // S=1, PID=0
+                    Bytes.setByte(payload, 1, 0x00)  // P=0: every packet may start a key frame
+                    Bytes.put64(payload, 2, now)
+                } else {
+                    Bytes.put64(payload, 0, now)
                 }
+                var size = 12 + payloadSize
+                do { try srtpOut.protectRTP(p, length: &size, capacity: 2048) } catch { continue }
+                _ = withUnsafePointer(to: destination.pointee) { address in
+                    address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(socket.fd, p, size, Int32(SB_MSG_DONTWAIT), $0,
+                               socklen_t(socket.isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+                if measuring { sent &+= 1 }
+                stream.sequence &+= 1
+                stream.timestamp &+= stream.video ? 1500 : 960
+                streams[i] = stream
             }
-            if measuring { sent &+= 1 }
-            stream.sequence &+= 1
-            stream.timestamp &+= stream.video ? 3000 : 960
-            streams[i] = stream
         }
     }
 
