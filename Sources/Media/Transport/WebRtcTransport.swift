@@ -92,6 +92,17 @@ final class WebRtcTransport {
         setState(.closed)
     }
 
+    /// Keys SRTP directly and selects `address`, skipping ICE and DTLS (benchmarks only).
+    func installForBenchmark(keys: SRTPKeys, profile: SRTPProfile, address: PeerAddress) throws {
+        srtpIn = try SRTPSession.inbound(keys: keys, profile: profile, replayWindowSize: 1024)
+        srtpOut = try SRTPSession.outbound(keys: keys, profile: profile, replayWindowSize: 1024)
+        selected = address
+        address.write(to: destination, ipv6Socket: worker.socket.isIPv6)
+        worker.map(address, to: self)
+        state = .connected
+        for consumer in consumers { consumer.start(now: worker.now) }
+    }
+
     // MARK: ICE
 
     /// A Binding request routed here by its USERNAME.

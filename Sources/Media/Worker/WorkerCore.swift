@@ -74,11 +74,16 @@ final class WorkerCore: Selectable {
     private func process(_ i: Int) {
         let length = Int(receiveBatch.lengths[i])
         guard length > 0 else { return }
+        dispatch(receiveBatch.slot(i), length: length, source: receiveBatch.addresses + i)
+    }
+
+    /// Demultiplexes one datagram (RFC 7983 §7) and hands it to its transport.
+    @inline(__always)
+    func dispatch(_ p: UnsafeMutableRawPointer, length: Int, source storage: UnsafePointer<sockaddr_storage>) {
         datagramsIn &+= 1
-        let p = receiveBatch.slot(i)
         let first = Bytes.byte(p, 0)
         if first >= 128 && first <= 191 {
-            guard length >= 12, let source = PeerAddress(storage: receiveBatch.addresses + i),
+            guard length >= 12, let source = PeerAddress(storage: storage),
                   let transport = byAddress[source] else { unroutable &+= 1; return }
             let second = Bytes.byte(p, 1)
             if second >= 192 && second <= 223 {
@@ -87,15 +92,18 @@ final class WorkerCore: Selectable {
                 transport.handleRTP(p, length: length, now: now, queue: queue)
             }
         } else if first <= 3 {
-            handleSTUN(UnsafeRawBufferPointer(start: p, count: length), source: receiveBatch.addresses + i)
+            handleSTUN(UnsafeRawBufferPointer(start: p, count: length), source: storage)
         } else if first >= 20 && first <= 63 {
-            guard let source = PeerAddress(storage: receiveBatch.addresses + i),
+            guard let source = PeerAddress(storage: storage),
                   let transport = byAddress[source] else { unroutable &+= 1; return }
             transport.handleDTLS(UnsafeRawBufferPointer(start: p, count: length), now: now)
         } else {
             unroutable &+= 1
         }
     }
+
+    /// Sets the batch clock (benchmarks drive the core without the loop).
+    func setNow(_ value: UInt64) { now = value }
 
     /// RFC 8445 §7.3: route by the local half of USERNAME; answer 400/401 for requests we
     /// cannot attribute, stay silent for anything that is not a well-formed request.

@@ -14,6 +14,7 @@ struct LoadCommand {
 
     static let usage = """
         Usage: switchboard load --server http://127.0.0.1:8080 [options]
+               switchboard load --in-process [--consumers 1,10,100] [--packets N] [--payload BYTES]
 
           --rooms N          rooms (default 1)
           --publishers P     publishers per room (default 1)
@@ -26,11 +27,15 @@ struct LoadCommand {
           --json             print the report as JSON
 
         The server must run with SWITCHBOARD_MEDIA_TEST_ROUTES=1.
+
+        --in-process measures the forwarding path alone (no sockets, no peers): one producer
+        to N consumers, SRTP unprotect -> route -> rewrite -> SRTP protect, on this thread.
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv)
-        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid"])
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process"])
+        if args.flag("--in-process") { return try inProcess(args) }
+        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video"])
         let base = try args.require("--server").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         func int(_ name: String, _ fallback: Int) throws -> Int {
             guard let v = args[name] else { return fallback }
@@ -131,6 +136,37 @@ struct LoadCommand {
             for key in result.keys.sorted() { print("\(key.padding(toLength: 34, withPad: " ", startingAt: 0)) \(result[key]!)") }
         }
         return report.subscribersReceived > 0 ? 0 : 1
+    }
+
+    static func inProcess(_ args: Arguments) throws -> Int32 {
+        try args.check(known: ["--consumers", "--packets", "--payload", "--in-process", "--json"])
+        let counts = (args["--consumers"] ?? "1,10,100,1000").split(separator: ",").compactMap { Int($0) }
+        let packets = Int(args["--packets"] ?? "") ?? 20_000
+        let payload = Int(args["--payload"] ?? "") ?? 160
+        var rows: [[String: Any]] = []
+        for consumers in counts {
+            // Keep the output volume similar whatever the fan-out.
+            let inputs = max(200, min(packets, packets * 10 / max(1, consumers)))
+            let r = try FanoutBenchmark.run(consumers: consumers, packets: inputs, payloadSize: payload)
+            rows.append([
+                "consumers": consumers, "input_packets": r.inputPackets, "output_packets": r.outputPackets,
+                "output_packets_per_s": Int(r.outputPacketsPerSecond), "ns_per_output_packet": Int(r.nanosecondsPerOutputPacket),
+                "kib_per_consumer_transport": (r.bytesPerConsumerTransport / 102.4).rounded() / 10,
+            ])
+        }
+        if args.flag("--json") {
+            let data = try JSONSerialization.data(withJSONObject: rows, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print("consumers  output pkt/s  ns/pkt  KiB/consumer+transport")
+            for row in rows {
+                print(String(describing: row["consumers"]!).padding(toLength: 11, withPad: " ", startingAt: 0)
+                      + String(describing: row["output_packets_per_s"]!).padding(toLength: 13, withPad: " ", startingAt: 0)
+                      + String(describing: row["ns_per_output_packet"]!).padding(toLength: 8, withPad: " ", startingAt: 0)
+                      + String(describing: row["kib_per_consumer_transport"]!))
+            }
+        }
+        return 0
     }
 
     static func waitConnected(_ generator: LoadGenerator, expected: Int) async throws {
