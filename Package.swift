@@ -31,15 +31,15 @@ let package = Package(
         // Domain: accounts, applications, users, conversations, webhooks.
         .target(name: "Platform", dependencies: ["Wire", "Crypto", "Runtime", "Store"]),
         // REST routes, realtime gateway, web assets.
-        .target(name: "API", dependencies: ["Platform", "Runtime", "Crypto", "Wire", "Store"]),
-        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store"]),
+        .target(name: "API", dependencies: ["Platform", "Runtime", "Crypto", "Wire", "Store", "Media"]),
+        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "Wire"]),
         .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
 
         .testTarget(name: "WireTests", dependencies: ["Wire"], resources: []),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Wire"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Wire", "Crypto"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "Wire", "Crypto"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "Wire", "Crypto", "Runtime"]),
         .testTarget(name: "APITests", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store"]),
     ]
 )

@@ -2,6 +2,7 @@
 #include "CShims.h"
 #include <unistd.h>
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 #include <signal.h>
 #include <openssl/bio.h>
@@ -55,3 +56,51 @@ int sb_dtls_set_link_mtu(SSL *ssl, long mtu) { return (int)DTLS_set_link_mtu(ssl
 void sb_openssl_free(void *p) { OPENSSL_free(p); }
 int sb_ssl_set_tlsext_host_name(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }
 int sb_ssl_ctx_set_ecdh_auto(SSL_CTX *ctx) { (void)ctx; return 1; }
+
+int sb_udp_recv_batch(int fd, uint8_t *base, size_t stride, uint32_t *lens,
+                      struct sockaddr_storage *addrs, unsigned int vlen) {
+    struct mmsghdr msgs[256];
+    struct iovec iov[256];
+    if (vlen > 256) vlen = 256;
+    for (unsigned int i = 0; i < vlen; i++) {
+        iov[i].iov_base = base + (size_t)i * stride;
+        iov[i].iov_len = stride;
+        memset(&msgs[i].msg_hdr, 0, sizeof msgs[i].msg_hdr);
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+        msgs[i].msg_hdr.msg_name = &addrs[i];
+        msgs[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_storage);
+        msgs[i].msg_len = 0;
+    }
+    int n;
+    do { n = recvmmsg(fd, msgs, vlen, MSG_DONTWAIT, NULL); } while (n < 0 && errno == EINTR);
+    for (int i = 0; i < n; i++) {
+        /* A datagram larger than stride is truncated: report it as empty so it is dropped. */
+        lens[i] = (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ? 0 : msgs[i].msg_len;
+    }
+    return n;
+}
+
+int sb_udp_send_batch(int fd, const uint8_t *base, size_t stride, const uint32_t *lens,
+                      const struct sockaddr_storage *addrs, unsigned int vlen) {
+    struct mmsghdr msgs[256];
+    struct iovec iov[256];
+    if (vlen > 256) vlen = 256;
+    for (unsigned int i = 0; i < vlen; i++) {
+        iov[i].iov_base = (void *)(base + (size_t)i * stride);
+        iov[i].iov_len = lens[i];
+        memset(&msgs[i].msg_hdr, 0, sizeof msgs[i].msg_hdr);
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+        msgs[i].msg_hdr.msg_name = (void *)&addrs[i];
+        msgs[i].msg_hdr.msg_namelen = addrs[i].ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                                     : sizeof(struct sockaddr_in);
+        msgs[i].msg_len = 0;
+    }
+    int n;
+    do { n = sendmmsg(fd, msgs, vlen, MSG_DONTWAIT | MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
+    return n;
+}
+
+int sb_errno(void) { return errno; }
+int sb_is_eagain(int err) { return err == EAGAIN || err == EWOULDBLOCK; }

@@ -3,7 +3,11 @@
 `make test` builds the release binary first; nothing is built here. The session server runs with HTTPS
 and a fresh data directory, and must exit 0 on SIGTERM at the end of the session.
 """
+import os
 import signal
+
+# Every server a test starts picks free UDP media ports, so servers can run side by side.
+os.environ.setdefault("SWITCHBOARD_MEDIA_PORT", "0")
 
 import pytest
 

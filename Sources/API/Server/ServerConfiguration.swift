@@ -18,6 +18,10 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: String? = nil
     /// How often the realtime gateway pings; two missed pongs end a session.
     public var realtimePingInterval: Duration = .seconds(15)
+    /// First UDP port of the media workers (worker i uses port + i); 0 picks free ports.
+    public var mediaPort: UInt16 = 10_000
+    /// IP announced in ICE candidates (NAT or container address); default: the loopback/bind address.
+    public var mediaAnnounce: String? = nil
 
     public init() {}
 
@@ -41,6 +45,8 @@ public struct ServerConfiguration: Sendable {
         Setting(flag: "--threads", env: "SWITCHBOARD_THREADS", key: "threads", help: "event-loop threads (default: one per core)"),
         Setting(flag: "--realtime-ping-interval", env: "SWITCHBOARD_REALTIME_PING_INTERVAL", key: "realtime_ping_interval", help: "seconds between realtime pings (default 15)"),
         Setting(flag: "--public-url", env: "SWITCHBOARD_PUBLIC_URL", key: "public_url", help: "base URL clients use to reach the server"),
+        Setting(flag: "--media-port", env: "SWITCHBOARD_MEDIA_PORT", key: "media_port", help: "first UDP media port (default 10000; 0 = any)"),
+        Setting(flag: "--media-announce", env: "SWITCHBOARD_MEDIA_ANNOUNCE", key: "media_announce", help: "IP announced in ICE candidates"),
     ]
 
     /// Resolves settings: defaults < config file < environment < flags.
@@ -93,6 +99,11 @@ public struct ServerConfiguration: Sendable {
             guard let n = Double(v), n >= 0.1, n <= 3600 else { throw ConfigurationError("--realtime-ping-interval: expected seconds (0.1-3600)") }
             c.realtimePingInterval = .milliseconds(Int(n * 1000))
         }
+        if let v = values["media_port"] {
+            guard let port = UInt16(v) else { throw ConfigurationError("--media-port: expected 0-65535") }
+            c.mediaPort = port
+        }
+        c.mediaAnnounce = values["media_announce"]
         return c
     }
 }
@@ -100,4 +111,19 @@ public struct ServerConfiguration: Sendable {
 public struct ConfigurationError: Error, CustomStringConvertible {
     public let description: String
     public init(_ d: String) { description = d }
+}
+
+import Media
+
+extension ServerConfiguration {
+    /// The media plane's settings: one worker per loop thread (at most 8), bound where HTTP listens.
+    public var mediaConfiguration: MediaConfiguration {
+        var media = MediaConfiguration()
+        media.port = mediaPort
+        media.announcedAddress = mediaAnnounce
+        media.bindHost = listen.host == "0.0.0.0" ? "0.0.0.0" : listen.host
+        media.workers = max(1, min(threads, 8))
+        media.applyTestEnvironment(ProcessInfo.processInfo.environment)
+        return media
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Media
 import Platform
 import Runtime
 import Wire
@@ -13,6 +14,8 @@ public final class SwitchboardServer: Sendable {
     let http: HTTPServer
     public let gateway: RealtimeGateway
     public let videoHub = VideoHub()
+    /// The media plane: UDP workers, routers, transports.
+    public let media: MediaEngine
     let webhooks: WebhookDispatcher
     let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The account, and whether it was created by this start (its secret is printed once).
@@ -44,6 +47,10 @@ public final class SwitchboardServer: Sendable {
         webhooks = WebhookDispatcher(client: HTTPClient(group: group), applications: core.applications)
         core.conversations.bus.add(webhooks)
         DiagnosticsRoutes().register(on: &router)
+        media = try MediaEngine(configuration: configuration.mediaConfiguration)
+        if ProcessInfo.processInfo.environment["SWITCHBOARD_MEDIA_TEST_ROUTES"] == "1" {
+            MediaTestRoutes(engine: media).register(on: &router)
+        }
         WebRoutes(root: Self.findWebRoot(configuration.webRoot)).register(on: &router)
         let app = HTTPApplication(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware(),
                                                                  AuthMiddleware(authenticator: authenticator)])
@@ -98,6 +105,7 @@ public final class SwitchboardServer: Sendable {
         webhooks.stop()
         await http.shutdown(gracePeriod: configuration.shutdownGrace)
         group.shutdown()
+        media.shutdown()
     }
 
     static func findWebRoot(_ configured: String?) -> String {

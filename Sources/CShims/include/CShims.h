@@ -48,4 +48,14 @@ void sb_openssl_free(void *p);
 int sb_ssl_set_tlsext_host_name(SSL *ssl, const char *name);
 int sb_ssl_ctx_set_ecdh_auto(SSL_CTX *ctx);
 
+/* Batched UDP I/O over parallel arrays, so Swift never needs struct mmsghdr (hidden behind
+   _GNU_SOURCE). Datagram i lives at base + i*stride (capacity stride). Up to 256 per call. */
+int sb_udp_recv_batch(int fd, uint8_t *base, size_t stride, uint32_t *lens,
+                      struct sockaddr_storage *addrs, unsigned int vlen);
+int sb_udp_send_batch(int fd, const uint8_t *base, size_t stride, const uint32_t *lens,
+                      const struct sockaddr_storage *addrs, unsigned int vlen);
+/* Last errno of this thread (EAGAIN/EWOULDBLOCK tells an empty socket from a failure). */
+int sb_errno(void);
+int sb_is_eagain(int err);
+
 #endif

@@ -1,1 +1,1 @@
-extension Commands { static let extraCommands: [Command] = [] }
+extension Commands { static let extraCommands: [Command] = [LoadCommand.command] }

@@ -1,0 +1,252 @@
+import CShims
+import Crypto
+import Runtime
+import Synchronization
+import Wire
+
+/// The client role of the media stack, many peers at once, for `switchboard load`.
+///
+/// Peers are spread over a few event loops; each loop ticks every 20 ms, sending one
+/// packet per audio stream and two per video stream of its publishers. Signaling is left
+/// to the caller: this type builds offers/answers and applies the server's.
+public final class LoadGenerator: Sendable {
+    /// A peer, addressed by loop and position.
+    public struct Peer: Sendable, Hashable {
+        let loop: Int
+        let index: Int
+    }
+
+    /// What a measured window produced, summed over all peers.
+    public struct Report: Sendable {
+        public var seconds: Double
+        public var publishersSent: UInt64
+        public var subscribersReceived: UInt64
+        public var expected: Int64
+        public var receivedInSequence: Int64
+        public var latency: LatencyHistogram
+        /// Packets missing from the subscribers' sequence ranges.
+        public var lossFraction: Double {
+            expected > 0 ? Double(max(0, expected - receivedInSequence)) / Double(expected) : 0
+        }
+    }
+
+    private let loops: [EventLoop]
+    private let states: [StateBox]
+    let certificate: DTLSCertificate
+    let bindHost: String
+
+    /// Invariant: `state` is touched only by jobs running on its loop's thread.
+    private struct StateBox: @unchecked Sendable { let state: LoopState }
+
+    final class LoopState {
+        var peers: [LoadPeer] = []
+        var ticking = false
+    }
+
+    public init(threads: Int, bindHost: String = "127.0.0.1") throws {
+        certificate = try DTLSCertificate()
+        self.bindHost = bindHost
+        var loops: [EventLoop] = []
+        var states: [StateBox] = []
+        for i in 0..<max(1, threads) {
+            let loop = EventLoop(index: i)
+            loop.startThread(name: "load-\(i)")
+            loops.append(loop)
+            states.append(StateBox(state: LoopState()))
+        }
+        self.loops = loops
+        self.states = states
+        self.next = Mutex(0)
+    }
+
+    private let next: Mutex<Int>
+
+    public func shutdown() { for loop in loops { loop.stop() } }
+
+    private func on<T: Sendable>(_ loop: Int, _ body: @escaping @Sendable (LoopState, EventLoop) throws -> T) async throws -> T {
+        let box = states[loop]
+        let eventLoop = loops[loop]
+        return try await eventLoop.submit { try body(box.state, eventLoop) }
+    }
+
+    private func add(role: LoadPeer.Role) async throws -> (Peer, IceParameters) {
+        let loopIndex = next.withLock { n -> Int in
+            defer { n += 1 }
+            return n % loops.count
+        }
+        let certificate = certificate
+        let bindHost = bindHost
+        return try await on(loopIndex) { state, loop in
+            let peer = try LoadPeer(role: role, certificate: certificate, bindHost: bindHost)
+            state.peers.append(peer)
+            loop.register(fd: peer.socket.fd, events: SB_EPOLLIN, handler: peer)
+            if !state.ticking {
+                state.ticking = true
+                LoadGenerator.tick(state, loop)
+            }
+            return (Peer(loop: loopIndex, index: state.peers.count - 1), peer.local)
+        }
+    }
+
+    private static func tick(_ state: LoopState, _ loop: EventLoop) {
+        let now = sb_monotonic_ns()
+        for peer in state.peers {
+            peer.tick(now: now)
+            if peer.role == .publisher { peer.sendMedia(now: now) }
+        }
+        loop.schedule(after: .milliseconds(20)) { tick(state, loop) }
+    }
+
+    // MARK: Publishers
+
+    /// A publisher and its SDP offer (Opus, plus VP8 when `video`).
+    public func makePublisher(video: Bool) async throws -> (Peer, offer: String) {
+        let (peer, ice) = try await add(role: .publisher)
+        let random = SystemRandom()
+        var streams = [(kind: MediaKind.audio, ssrc: random.next(UInt32.self) | 1)]
+        if video { streams.append((.video, random.next(UInt32.self) | 1)) }
+        var offer = SessionDescription(origin: SDPOrigin(sessionID: random.next(UInt64.self) >> 1, sessionVersion: 1))
+        offer.lines.append(.attribute("group", "BUNDLE " + streams.indices.map(String.init).joined(separator: " ")))
+        for (i, stream) in streams.enumerated() {
+            let codec: RtpCodec = stream.kind == .audio ? .opus : .vp8
+            var m = MediaDescription(kind: stream.kind.rawValue, formats: [String(codec.payloadType)])
+            m.lines.append(SDPLine("c", "IN IP4 0.0.0.0"))
+            m.iceUfrag = ice.usernameFragment
+            m.icePwd = ice.password
+            m.fingerprint = SDPFingerprint(algorithm: "sha-256", value: certificate.fingerprintSHA256)
+            m.setup = .actpass
+            m.mid = String(i)
+            m.direction = .sendonly
+            m.rtcpMux = true
+            m.addAttribute("rtpmap", "\(codec.payloadType) \(codec.rtpmap)")
+            for fb in codec.feedback { m.addAttribute("rtcp-fb", "\(codec.payloadType) \(fb)") }
+            m.addAttribute("ssrc", "\(stream.ssrc) cname:load")
+            offer.media.append(m)
+        }
+        let list = streams.map { LoadPeer.Stream(ssrc: $0.ssrc, payloadType: $0.kind == .audio ? 111 : 96, video: $0.kind == .video) }
+        try await on(peer.loop) { state, _ in state.peers[peer.index].streams = list }
+        return (peer, offer.serialize())
+    }
+
+    /// Applies the server's answer and starts ICE.
+    public func completePublisher(_ peer: Peer, answer: String) async throws {
+        let remote = try Self.remoteParameters(answer)
+        try await on(peer.loop) { state, _ in
+            try state.peers[peer.index].configure(
+                remote: remote.ice, server: remote.address, fingerprint: remote.fingerprint,
+                dtlsRole: remote.setup == .active ? .server : .client)
+        }
+    }
+
+    // MARK: Subscribers
+
+    /// A subscriber answering the server's offer; returns the answer to post.
+    public func makeSubscriber(offer text: String) async throws -> (Peer, answer: String) {
+        let (peer, ice) = try await add(role: .subscriber)
+        let remote = try Self.remoteParameters(text)
+        let offer: SessionDescription
+        do { offer = try SessionDescription.parse(text) } catch { throw MediaError.invalid("offer: \(error)") }
+        var answer = SessionDescription(origin: SDPOrigin(sessionID: 1, sessionVersion: 1))
+        answer.lines.append(.attribute("group", "BUNDLE " + offer.media.compactMap(\.mid).joined(separator: " ")))
+        for section in offer.media {
+            var m = MediaDescription(kind: section.kind, formats: Array(section.formats.prefix(1)))
+            m.lines.append(SDPLine("c", "IN IP4 0.0.0.0"))
+            m.iceUfrag = ice.usernameFragment
+            m.icePwd = ice.password
+            m.fingerprint = SDPFingerprint(algorithm: "sha-256", value: certificate.fingerprintSHA256)
+            m.setup = remote.setup == .active ? .passive : .active
+            m.mid = section.mid
+            m.direction = .recvonly
+            m.rtcpMux = true
+            for map in section.rtpMaps.prefix(1) { m.addAttribute("rtpmap", map.attributeValue) }
+            answer.media.append(m)
+        }
+        try await on(peer.loop) { state, _ in
+            try state.peers[peer.index].configure(
+                remote: remote.ice, server: remote.address, fingerprint: remote.fingerprint,
+                dtlsRole: remote.setup == .active ? .server : .client)
+        }
+        return (peer, answer.serialize())
+    }
+
+    // MARK: Running
+
+    /// Counts of connected and failed peers.
+    public func connectionCounts() async -> (connected: Int, failed: Int, total: Int) {
+        var connected = 0
+        var failed = 0
+        var total = 0
+        for i in loops.indices {
+            let counts = (try? await on(i) { state, _ in
+                (state.peers.filter(\.connected).count, state.peers.filter(\.failed).count, state.peers.count)
+            }) ?? (0, 0, 0)
+            connected += counts.0
+            failed += counts.1
+            total += counts.2
+        }
+        return (connected, failed, total)
+    }
+
+    /// Starts a measured window (clears statistics).
+    public func startMeasuring() async {
+        for i in loops.indices {
+            _ = try? await on(i) { state, _ in
+                for peer in state.peers {
+                    peer.resetStatistics()
+                    peer.measuring = true
+                }
+            }
+        }
+    }
+
+    /// Ends the window and sums every peer's statistics.
+    public func stopMeasuring(seconds: Double) async -> Report {
+        var report = Report(seconds: seconds, publishersSent: 0, subscribersReceived: 0, expected: 0, receivedInSequence: 0, latency: LatencyHistogram())
+        for i in loops.indices {
+            let part = try? await on(i) { state, _ -> Report in
+                var r = Report(seconds: seconds, publishersSent: 0, subscribersReceived: 0, expected: 0, receivedInSequence: 0, latency: LatencyHistogram())
+                for peer in state.peers {
+                    peer.measuring = false
+                    r.publishersSent += peer.sent
+                    r.subscribersReceived += peer.received
+                    let (expected, received) = peer.expectedAndReceived
+                    r.expected += expected
+                    r.receivedInSequence += received
+                    r.latency.merge(peer.histogram)
+                }
+                return r
+            }
+            guard let part else { continue }
+            report.publishersSent += part.publishersSent
+            report.subscribersReceived += part.subscribersReceived
+            report.expected += part.expected
+            report.receivedInSequence += part.receivedInSequence
+            report.latency.merge(part.latency)
+        }
+        return report
+    }
+
+    // MARK: SDP
+
+    struct RemoteParameters {
+        var ice: IceParameters
+        var address: PeerAddress
+        var fingerprint: DTLSFingerprintValue
+        var setup: SDPSetupRole
+    }
+
+    static func remoteParameters(_ text: String) throws -> RemoteParameters {
+        let sdp: SessionDescription
+        do { sdp = try SessionDescription.parse(text) } catch { throw MediaError.invalid("SDP: \(error)") }
+        guard let first = sdp.media.first, let ufrag = first.iceUfrag ?? sdp.iceUfrag, let pwd = first.icePwd ?? sdp.icePwd,
+              let fingerprint = first.fingerprint ?? sdp.fingerprint,
+              let candidate = first.candidates.first(where: { $0.transport.lowercased() == "udp" }),
+              let address = PeerAddress(host: candidate.address, port: candidate.port) else {
+            throw MediaError.invalid("SDP lacks ICE credentials, a UDP candidate or a fingerprint")
+        }
+        return RemoteParameters(
+            ice: IceParameters(usernameFragment: ufrag, password: pwd, iceLite: sdp.iceLite), address: address,
+            fingerprint: DTLSFingerprintValue(algorithm: fingerprint.algorithm, value: fingerprint.value),
+            setup: first.setup ?? sdp.setup ?? .actpass)
+    }
+}

@@ -1,0 +1,233 @@
+import CShims
+import Crypto
+import Glibc
+import Runtime
+import Wire
+
+/// One synthetic WebRTC endpoint of the load generator: the client side of our own stack
+/// (ICE controlling with USE-CANDIDATE, DTLS in whichever role the SDP gave it, SRTP),
+/// on its own UDP socket so the server sees a distinct 5-tuple per peer.
+///
+/// A publisher sends Opus-sized (or video-sized) RTP whose payload starts with its send
+/// time; a subscriber unprotects what arrives and records loss and one-way latency (the
+/// generator and server share the host clock). Confined to its loop thread.
+final class LoadPeer: Selectable {
+    enum Role { case publisher, subscriber }
+
+    struct Stream {
+        var ssrc: UInt32
+        var payloadType: UInt8
+        var video: Bool
+        var sequence: UInt16 = 0
+        var timestamp: UInt32 = 0
+    }
+
+    let role: Role
+    let socket: UDPSocket
+    let local: IceParameters
+    private var remote = IceParameters(usernameFragment: "", password: "")
+    private let destination: UnsafeMutablePointer<sockaddr_storage>
+    private var dtls: DTLSEngine?
+    private var srtpIn: SRTPSession?
+    private var srtpOut: SRTPSession?
+    private let batch = DatagramBatch(capacity: 32, stride: 2048)
+    private let sendBuffer = UnsafeMutableRawPointer.allocate(byteCount: 2048, alignment: 16)
+    private let tieBreaker = SystemRandom().next(UInt64.self)
+    private var iceConnected = false
+    private var lastCheck: UInt64 = 0
+    private(set) var connected = false
+    private(set) var failed = false
+    var streams: [Stream] = []
+
+    // Subscriber statistics, reset at the start of the measured window.
+    private(set) var histogram = LatencyHistogram()
+    private(set) var received: UInt64 = 0
+    private(set) var sent: UInt64 = 0
+    private var highest: [UInt32: (first: Int64, last: Int64, unwrapper: SequenceNumberUnwrapper, count: Int64)] = [:]
+    var measuring = false
+
+    init(role: Role, certificate: DTLSCertificate, bindHost: String) throws(SocketError) {
+        self.role = role
+        socket = try UDPSocket(host: bindHost, port: 0)
+        local = IceParameters.random(iceLite: false)
+        destination = .allocate(capacity: 1)
+        destination.initialize(to: sockaddr_storage())
+        self.certificate = certificate
+    }
+
+    private let certificate: DTLSCertificate
+
+    deinit {
+        destination.deallocate()
+        sendBuffer.deallocate()
+    }
+
+    /// Points the peer at the server's candidate and sets up DTLS.
+    func configure(remote: IceParameters, server: PeerAddress, fingerprint: DTLSFingerprintValue, dtlsRole: DTLSRole) throws {
+        self.remote = remote
+        server.write(to: destination, ipv6Socket: socket.isIPv6)
+        dtls = try DTLSEngine(
+            role: dtlsRole == .client ? .client : .server, certificate: certificate,
+            expectedRemoteFingerprint: (fingerprint.algorithm, fingerprint.value))
+    }
+
+    // MARK: ICE (controlling side, RFC 8445 §7.2.4)
+
+    private func sendCheck(now: UInt64) {
+        lastCheck = now
+        let request = STUNMessage(
+            type: .bindingRequest, transactionID: STUNTransactionID(word0: UInt32(truncatingIfNeeded: now), word1: 7, word2: 9),
+            attributes: [
+                .username("\(remote.usernameFragment):\(local.usernameFragment)"), .priority(1_853_824_767),
+                .iceControlling(tieBreaker: tieBreaker), .useCandidate,
+            ])
+        guard let bytes = try? request.serialize(
+            integrityKey: Array(remote.password.utf8), hmacSHA1: { HMAC.sha1(key: $0, data: $1) }, fingerprint: true) else { return }
+        send(bytes)
+    }
+
+    private func send(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { raw in
+            _ = withUnsafePointer(to: destination.pointee) { address in
+                address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(socket.fd, raw.baseAddress, raw.count, Int32(SB_MSG_DONTWAIT),
+                           $0, socklen_t(socket.isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+    }
+
+    // MARK: Receive
+
+    func handle(events: UInt32) {
+        while true {
+            let n = batch.receive(from: socket)
+            if n <= 0 { return }
+            let now = sb_monotonic_ns()
+            for i in 0..<n { process(batch.slot(i), length: Int(batch.lengths[i]), now: now) }
+            if n < batch.capacity { return }
+        }
+    }
+
+    private func process(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64) {
+        guard length > 0 else { return }
+        let first = Bytes.byte(p, 0)
+        if first <= 3 {
+            guard let message = try? STUNMessage.parse(UnsafeRawBufferPointer(start: p, count: length)) else { return }
+            if message.type == .bindingSuccess, !iceConnected {
+                iceConnected = true
+                if let dtls, dtls.role == .client { for d in dtls.start(now: now) { send(d) } }
+            }
+        } else if first >= 20 && first <= 63 {
+            guard let dtls else { return }
+            let output = dtls.receive(UnsafeRawBufferPointer(start: p, count: length), now: now)
+            for d in output.datagrams { send(d) }
+            if let change = output.stateChange { apply(change) }
+        } else if first >= 128 && first <= 191, length >= 12 {
+            let second = Bytes.byte(p, 1)
+            if second >= 192 && second <= 223 { return }  // RTCP: nothing to do for load
+            guard let srtpIn else { return }
+            var size = length
+            do { try srtpIn.unprotectRTP(p, length: &size) } catch { return }
+            guard measuring, size >= 12 + 16 else { return }
+            let view = try? RTPView(UnsafeRawBufferPointer(start: p, count: size))
+            guard let view else { return }
+            let payload = p + view.payloadOffset
+            let isVideo = Bytes.byte(p, 1) & 0x7F == 96
+            let sentAt = Bytes.u64(payload, isVideo ? 2 : 0)
+            received &+= 1
+            if sentAt > 0, now > sentAt { histogram.record(now - sentAt) }
+            let ssrc = Bytes.u32(p, 8)
+            var entry = highest[ssrc] ?? (0, 0, SequenceNumberUnwrapper(), 0)
+            let extended = entry.unwrapper.unwrap(Bytes.u16(p, 2))
+            if entry.count == 0 { entry.first = extended; entry.last = extended }
+            entry.last = max(entry.last, extended)
+            entry.count += 1
+            highest[ssrc] = entry
+        }
+    }
+
+    private func apply(_ state: DTLSState) {
+        switch state {
+        case .connected:
+            guard let dtls, let keys = dtls.srtpKeys, let profile = dtls.srtpProfile else { failed = true; return }
+            srtpIn = try? SRTPSession.inbound(keys: keys, profile: profile, replayWindowSize: 1024)
+            srtpOut = try? SRTPSession.outbound(keys: keys, profile: profile)
+            connected = srtpIn != nil && srtpOut != nil
+        case .failed, .closed:
+            failed = true
+        default:
+            break
+        }
+    }
+
+    // MARK: Timers
+
+    /// ICE checks until connected, consent every 5 s after; DTLS retransmissions.
+    func tick(now: UInt64) {
+        let interval: UInt64 = iceConnected ? 5_000_000_000 : 100_000_000
+        if now &- lastCheck >= interval { sendCheck(now: now) }
+        if let dtls, let deadline = dtls.nextTimeout(), now >= deadline {
+            let output = dtls.handleTimeout(now: now)
+            for d in output.datagrams { send(d) }
+            if let change = output.stateChange { apply(change) }
+        }
+    }
+
+    /// Sends one packet on every stream: 160-byte payload (Opus at 64 kb/s) or a 1100-byte
+    /// video packet starting a VP8 key frame, each carrying the send time.
+    func sendMedia(now: UInt64) {
+        guard connected, let srtpOut else { return }
+        for i in streams.indices {
+            for _ in 0..<(streams[i].video ? 2 : 1) {
+                var stream = streams[i]
+                let payloadSize = stream.video ? 1100 : 160
+                let p = sendBuffer
+                Bytes.setByte(p, 0, 0x80)
+                Bytes.setByte(p, 1, stream.payloadType)
+                Bytes.put16(p, 2, stream.sequence)
+                Bytes.put32(p, 4, stream.timestamp)
+                Bytes.put32(p, 8, stream.ssrc)
+                let payload = p + 12
+                payload.initializeMemory(as: UInt8.self, repeating: 0x55, count: payloadSize)
+                if stream.video {
+                    Bytes.setByte(payload, 0, 0x10)  // S=1, PID=0
+                    Bytes.setByte(payload, 1, 0x00)  // P=0: every packet may start a key frame
+                    Bytes.put64(payload, 2, now)
+                } else {
+                    Bytes.put64(payload, 0, now)
+                }
+                var size = 12 + payloadSize
+                do { try srtpOut.protectRTP(p, length: &size, capacity: 2048) } catch { continue }
+                _ = withUnsafePointer(to: destination.pointee) { address in
+                    address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(socket.fd, p, size, Int32(SB_MSG_DONTWAIT), $0,
+                               socklen_t(socket.isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+                if measuring { sent &+= 1 }
+                stream.sequence &+= 1
+                stream.timestamp &+= stream.video ? 1500 : 960
+                streams[i] = stream
+            }
+        }
+    }
+
+    /// Expected packets (from sequence ranges) and received ones, for loss.
+    var expectedAndReceived: (expected: Int64, received: Int64) {
+        var expected: Int64 = 0
+        var got: Int64 = 0
+        for entry in highest.values {
+            expected += entry.last - entry.first + 1
+            got += entry.count
+        }
+        return (expected, got)
+    }
+
+    func resetStatistics() {
+        histogram = LatencyHistogram()
+        received = 0
+        sent = 0
+        highest.removeAll()
+    }
+}

@@ -1,0 +1,124 @@
+import CShims
+import Crypto
+import Glibc
+import Runtime
+
+/// In-process measurement of the forwarding path, without sockets or peers: one producer
+/// to N consumers (each on its own transport, as in an audio room), starting from SRTP
+/// packets in a receive buffer and ending in protected datagrams queued for `sendmmsg`.
+///
+/// Covers: demultiplexing, 5-tuple lookup, SRTP unprotect, producer bookkeeping (stats,
+/// NACK tracking, retransmission buffer copy), per-consumer copy + rewrite + SRTP protect.
+/// Not covered: the `recvmmsg`/`sendmmsg` system calls (see the UDP load benchmark).
+public enum FanoutBenchmark {
+    public struct Result: Sendable {
+        public var consumers: Int
+        public var inputPackets: Int
+        public var outputPackets: UInt64
+        public var seconds: Double
+        public var outputPacketsPerSecond: Double { Double(outputPackets) / seconds }
+        public var nanosecondsPerOutputPacket: Double { seconds * 1e9 / Double(outputPackets) }
+        /// Resident memory added per consumer (with its own transport, SRTP contexts and a
+        /// DTLS engine), from /proc/self/status.
+        public var bytesPerConsumerTransport: Double
+    }
+
+    /// Runs `packets` input packets of `payloadSize` bytes through one producer fanned out
+    /// to `consumers` consumers, with `profile` SRTP.
+    public static func run(
+        consumers: Int, packets: Int = 20_000, payloadSize: Int = 160, profile: SRTPProfile = .aes128CMSHA1_80
+    ) throws -> Result {
+        var configuration = MediaConfiguration()
+        configuration.bindHost = "127.0.0.1"
+        configuration.port = 0
+        let certificate = try DTLSCertificate()
+        let socket = try UDPSocket(host: "127.0.0.1", port: 0)
+        let loop = EventLoop(index: 99)
+        let core = WorkerCore(index: 0, loop: loop, socket: socket, certificate: certificate, configuration: configuration) { _ in }
+        core.queue.discard = true
+        let keys = SRTPKeys(
+            localKey: [UInt8](repeating: 1, count: profile.keyLength), localSalt: [UInt8](repeating: 2, count: profile.saltLength),
+            remoteKey: [UInt8](repeating: 1, count: profile.keyLength), remoteSalt: [UInt8](repeating: 2, count: profile.saltLength))
+        let router = RouterID(rawValue: "bench")
+        core.createRouter(router)
+
+        let publisherAddress = PeerAddress(ipv4: 0x7F00_0001, port: 40_000)
+        let publisher = TransportID(rawValue: "pub")
+        _ = try core.createTransport(router: router, transportID: publisher)
+        let producer = ProducerID(rawValue: "producer")
+        try core.produce(publisher, producerID: producer, parameters: ProducerParameters(
+            kind: .audio, mid: "0", codec: .opus, ssrc: 0x1234_5678))
+        try core.transports[publisher]!.installForBenchmark(keys: keys, profile: profile, address: publisherAddress)
+
+        let rssBefore = residentBytes()
+        for i in 0..<consumers {
+            let id = TransportID(rawValue: "sub\(i)")
+            _ = try core.createTransport(router: router, transportID: id)
+            try core.connect(id, parameters: DTLSParameters(role: .server, fingerprint: DTLSFingerprintValue(
+                algorithm: "sha-256", value: certificate.fingerprintSHA256)), remoteUsernameFragment: nil)
+            _ = try core.consume(id, consumerID: ConsumerID(rawValue: "c\(i)"), producer: producer)
+            try core.transports[id]!.installForBenchmark(
+                keys: keys, profile: profile, address: PeerAddress(ipv4: 0x7F00_0001, port: UInt16(41_000 + i % 20_000)))
+        }
+        let rssAfter = residentBytes()
+
+        // What the publisher would send: protected with the same keys.
+        let sender = try SRTPSession.outbound(keys: keys, profile: profile)
+        let stride = 256 + payloadSize
+        let input = UnsafeMutableRawPointer.allocate(byteCount: packets * stride, alignment: 16)
+        defer { input.deallocate() }
+        var lengths = [Int](repeating: 0, count: packets)
+        for i in 0..<packets {
+            let p = input + i * stride
+            p.initializeMemory(as: UInt8.self, repeating: 0x42, count: stride)
+            Bytes.setByte(p, 0, 0x80)
+            Bytes.setByte(p, 1, RtpCodec.opus.payloadType)
+            Bytes.put16(p, 2, UInt16(truncatingIfNeeded: i))
+            Bytes.put32(p, 4, UInt32(truncatingIfNeeded: i * 960))
+            Bytes.put32(p, 8, 0x1234_5678)
+            var length = 12 + payloadSize
+            try sender.protectRTP(p, length: &length, capacity: stride)
+            lengths[i] = length
+        }
+        var source = sockaddr_storage()
+        publisherAddress.write(to: &source, ipv6Socket: false)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 2048, alignment: 16)
+        defer { buffer.deallocate() }
+
+        let sentBefore = core.queue.sent
+        let start = sb_monotonic_ns()
+        for i in 0..<packets {
+            buffer.copyMemory(from: input + i * stride, byteCount: lengths[i])
+            if i & 63 == 0 { core.setNow(sb_monotonic_ns()) }
+            core.dispatch(buffer, length: lengths[i], source: &source)
+            if i & 31 == 31 { core.queue.flush() }
+        }
+        core.queue.flush()
+        let seconds = Double(sb_monotonic_ns() - start) / 1e9
+        let output = core.queue.sent - sentBefore
+        core.closeRouter(router)
+        return Result(
+            consumers: consumers, inputPackets: packets, outputPackets: output, seconds: seconds,
+            bytesPerConsumerTransport: consumers > 0 ? Double(max(0, rssAfter - rssBefore)) / Double(consumers) : 0)
+    }
+
+    static func residentBytes() -> Int {
+        guard let file = fopen("/proc/self/statm", "r") else { return 0 }
+        defer { fclose(file) }
+        var size = 0
+        var resident = 0
+        guard fscanf_statm(file, &size, &resident) else { return 0 }
+        return resident * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    private static func fscanf_statm(_ file: UnsafeMutablePointer<FILE>, _ size: inout Int, _ resident: inout Int) -> Bool {
+        var line = [CChar](repeating: 0, count: 256)
+        guard fgets(&line, 256, file) != nil else { return false }
+        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let fields = text.split(separator: " ")
+        guard fields.count >= 2, let s = Int(fields[0]), let r = Int(fields[1]) else { return false }
+        size = s
+        resident = r
+        return true
+    }
+}

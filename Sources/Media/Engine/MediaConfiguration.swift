@@ -1,0 +1,29 @@
+/// Settings of the media plane.
+public struct MediaConfiguration: Sendable {
+    /// Address the worker sockets bind to (`0.0.0.0`, `::` for dual stack, or a literal).
+    public var bindHost = "0.0.0.0"
+    /// First UDP port; worker i binds `port + i`. 0 lets the kernel pick (tests).
+    public var port: UInt16 = 10_000
+    /// The IP put in candidates (NAT or container address); defaults to the bind host,
+    /// or 127.0.0.1 when binding to a wildcard.
+    public var announcedAddress: String?
+    public var workers = 1
+    /// Drops this fraction of forwarded video packets (first transmissions only) so loss
+    /// recovery can be tested: `SWITCHBOARD_MEDIA_TEST_DROP=0.1`. Never set in production.
+    public var testDropRate: Double = 0
+
+    public init() {}
+
+    /// The address written into `a=candidate` lines.
+    public var candidateAddress: String {
+        if let announcedAddress, !announcedAddress.isEmpty { return announcedAddress }
+        return bindHost == "0.0.0.0" || bindHost == "::" ? "127.0.0.1" : bindHost
+    }
+
+    /// Reads the test hooks from the environment.
+    public mutating func applyTestEnvironment(_ environment: [String: String]) {
+        if let drop = environment["SWITCHBOARD_MEDIA_TEST_DROP"], let rate = Double(drop), rate >= 0, rate < 1 {
+            testDropRate = rate
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import Crypto
+import Synchronization
+
+/// The media plane as the rest of the server sees it: signaling-agnostic calls to create
+/// rooms (routers) and transports, connect them, and produce and consume tracks.
+///
+/// Each router is pinned to one worker (round-robin); its transports, producers and
+/// consumers live there too, so a room's fan-out never crosses threads. Calls are async
+/// and hop to the worker through its mailbox; errors are `MediaError`.
+public final class MediaEngine: Sendable {
+    public let configuration: MediaConfiguration
+    public let certificate: DTLSCertificate
+    public let workers: [MediaWorker]
+    private let placement = Mutex<Placement>(Placement())
+
+    private struct Placement {
+        var next = 0
+        var routers: [RouterID: Int] = [:]
+        var transports: [TransportID: Int] = [:]
+        var producers: [ProducerID: Int] = [:]
+        var consumers: [ConsumerID: Int] = [:]
+    }
+
+    /// Binds one UDP socket per worker and starts the worker threads.
+    public init(configuration: MediaConfiguration, certificate: DTLSCertificate? = nil) throws {
+        self.configuration = configuration
+        let certificate = try certificate ?? DTLSCertificate()
+        self.certificate = certificate
+        let handler = EventSink()
+        var workers: [MediaWorker] = []
+        for index in 0..<max(1, configuration.workers) {
+            workers.append(try MediaWorker(index: index, configuration: configuration, certificate: certificate) { event in
+                handler.deliver(event)
+            })
+        }
+        self.workers = workers
+        self.sink = handler
+    }
+
+    private let sink: EventSink
+
+    /// Holds the control plane's event handler; workers read it per event (rare).
+    private final class EventSink: Sendable {
+        let handler = Mutex<(@Sendable (MediaEvent) -> Void)?>(nil)
+        func deliver(_ event: MediaEvent) { handler.withLock { $0 }?(event) }
+    }
+
+    /// Receives transport state changes and active-speaker changes, on worker threads.
+    public func onEvent(_ handler: @escaping @Sendable (MediaEvent) -> Void) {
+        sink.handler.withLock { $0 = handler }
+    }
+
+    /// UDP ports of the workers, in worker order.
+    public var ports: [UInt16] { workers.map(\.port) }
+
+    public func shutdown() {
+        for worker in workers { worker.stop() }
+    }
+
+    // MARK: Placement
+
+    private func worker(router id: RouterID) throws(MediaError) -> MediaWorker {
+        guard let i = placement.withLock({ $0.routers[id] }) else { throw .notFound("router \(id)") }
+        return workers[i]
+    }
+
+    private func worker(transport id: TransportID) throws(MediaError) -> MediaWorker {
+        guard let i = placement.withLock({ $0.transports[id] }) else { throw .notFound("transport \(id)") }
+        return workers[i]
+    }
+
+    private func worker(producer id: ProducerID) throws(MediaError) -> MediaWorker {
+        guard let i = placement.withLock({ $0.producers[id] }) else { throw .notFound("producer \(id)") }
+        return workers[i]
+    }
+
+    private func worker(consumer id: ConsumerID) throws(MediaError) -> MediaWorker {
+        guard let i = placement.withLock({ $0.consumers[id] }) else { throw .notFound("consumer \(id)") }
+        return workers[i]
+    }
+
+    // MARK: Routers
+
+    /// Creates a room on the next worker.
+    public func createRouter() async throws(MediaError) -> RouterID {
+        let id = RouterID.random()
+        let index = placement.withLock { p -> Int in
+            let i = p.next % workers.count
+            p.next += 1
+            p.routers[id] = i
+            return i
+        }
+        try await workers[index].run { core throws(MediaError) in core.createRouter(id) }
+        return id
+    }
+
+    public func closeRouter(_ id: RouterID) async throws(MediaError) {
+        let worker = try worker(router: id)
+        try await worker.run { core throws(MediaError) in core.closeRouter(id) }
+        placement.withLock { $0.routers.removeValue(forKey: id) }
+    }
+
+    /// Producers currently in a room (for a late subscriber).
+    public func producers(in router: RouterID) async throws(MediaError) -> [(id: ProducerID, kind: MediaKind)] {
+        let worker = try worker(router: router)
+        let list = try await worker.run { core throws(MediaError) in core.producerList(router).map { ProducerEntry(id: $0.0, kind: $0.1) } }
+        return list.map { ($0.id, $0.kind) }
+    }
+
+    private struct ProducerEntry: Sendable { var id: ProducerID; var kind: MediaKind }
+
+    // MARK: Transports
+
+    /// A WebRTC transport in `router`: ICE-lite credentials, our candidate and fingerprint.
+    public func createWebRtcTransport(router: RouterID) async throws(MediaError) -> TransportInfo {
+        let worker = try worker(router: router)
+        let id = TransportID.random()
+        let info = try await worker.run { core throws(MediaError) in try core.createTransport(router: router, transportID: id) }
+        placement.withLock { $0.transports[id] = worker.index }
+        return info
+    }
+
+    /// Gives the transport the remote DTLS fingerprint and our role; `remoteUsernameFragment`
+    /// (from the remote description) restricts which checks are accepted.
+    public func connect(transport id: TransportID, dtls: DTLSParameters, remoteUsernameFragment: String?) async throws(MediaError) {
+        let worker = try worker(transport: id)
+        try await worker.run { core throws(MediaError) in
+            try core.connect(id, parameters: dtls, remoteUsernameFragment: remoteUsernameFragment)
+        }
+    }
+
+    public func closeTransport(_ id: TransportID) async throws(MediaError) {
+        let worker = try worker(transport: id)
+        try await worker.run { core throws(MediaError) in core.closeTransport(id) }
+        placement.withLock { $0.transports.removeValue(forKey: id) }
+    }
+
+    public func stats(transport id: TransportID) async throws(MediaError) -> TransportStats {
+        let worker = try worker(transport: id)
+        return try await worker.run { core throws(MediaError) in try core.stats(id) }
+    }
+
+    public func workerStats() async -> [WorkerStats] {
+        var out: [WorkerStats] = []
+        for worker in workers {
+            if let s = try? await worker.run({ core throws(MediaError) in core.workerStats() }) { out.append(s) }
+        }
+        return out
+    }
+
+    // MARK: Producers and consumers
+
+    /// Starts receiving a track on `transport`.
+    public func produce(transport id: TransportID, parameters: ProducerParameters) async throws(MediaError) -> ProducerID {
+        let worker = try worker(transport: id)
+        let producerID = ProducerID.random()
+        try await worker.run { core throws(MediaError) in try core.produce(id, producerID: producerID, parameters: parameters) }
+        placement.withLock { $0.producers[producerID] = worker.index }
+        return producerID
+    }
+
+    /// Starts sending `producer` to `transport` (both in the same router).
+    public func consume(transport id: TransportID, producer: ProducerID) async throws(MediaError) -> ConsumerParameters {
+        let worker = try worker(transport: id)
+        let consumerID = ConsumerID.random()
+        let parameters = try await worker.run { core throws(MediaError) in
+            try core.consume(id, consumerID: consumerID, producer: producer)
+        }
+        placement.withLock { $0.consumers[consumerID] = worker.index }
+        return parameters
+    }
+
+    public func pause(consumer id: ConsumerID) async throws(MediaError) {
+        try await worker(consumer: id).run { core throws(MediaError) in try core.setPaused(consumer: id, true) }
+    }
+
+    /// Resumes a consumer; video restarts at a key frame, requested now.
+    public func resume(consumer id: ConsumerID) async throws(MediaError) {
+        try await worker(consumer: id).run { core throws(MediaError) in try core.setPaused(consumer: id, false) }
+    }
+
+    public func pause(producer id: ProducerID) async throws(MediaError) {
+        try await worker(producer: id).run { core throws(MediaError) in try core.setPaused(producer: id, true) }
+    }
+
+    public func resume(producer id: ProducerID) async throws(MediaError) {
+        try await worker(producer: id).run { core throws(MediaError) in try core.setPaused(producer: id, false) }
+    }
+
+    public func closeProducer(_ id: ProducerID) async throws(MediaError) {
+        try await worker(producer: id).run { core throws(MediaError) in core.closeProducer(id) }
+        placement.withLock { $0.producers.removeValue(forKey: id) }
+    }
+
+    public func closeConsumer(_ id: ConsumerID) async throws(MediaError) {
+        try await worker(consumer: id).run { core throws(MediaError) in core.closeConsumer(id) }
+        placement.withLock { $0.consumers.removeValue(forKey: id) }
+    }
+}

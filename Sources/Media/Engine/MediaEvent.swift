@@ -1,0 +1,51 @@
+/// Connection state of a WebRTC transport as the control plane sees it.
+public enum TransportState: String, Sendable, Hashable, Codable {
+    case new
+    /// ICE selected a path; DTLS is running.
+    case connecting
+    /// DTLS done, SRTP keyed: media flows.
+    case connected
+    /// ICE consent expired or DTLS failed.
+    case failed
+    case closed
+}
+
+/// Something a worker tells the control plane; delivered on the worker thread, so the
+/// handler must only hand it on (to an actor, a channel), never block.
+public enum MediaEvent: Sendable, Hashable {
+    case transportState(TransportID, TransportState)
+    /// The loudest producer of a room changed (nil: silence), from RFC 6464 levels.
+    case activeSpeaker(RouterID, ProducerID?)
+}
+
+/// Counters of one RTP stream (`getStats`-like, RFC 3550 §6.4 semantics).
+public struct StreamStats: Sendable, Hashable, Codable {
+    public var ssrc: UInt32
+    public var kind: MediaKind
+    public var packets: UInt64 = 0
+    public var bytes: UInt64 = 0
+    /// Packets lost (receive side: gaps seen; send side: as the subscriber reports).
+    public var packetsLost: Int64 = 0
+    /// Interarrival jitter in seconds.
+    public var jitter: Double = 0
+    /// Round-trip time in seconds from RTCP (0 until measured).
+    public var roundTripTime: Double = 0
+    public var nacks: UInt64 = 0
+    public var retransmitted: UInt64 = 0
+    public var keyframeRequests: UInt64 = 0
+    public var paused = false
+
+    public init(ssrc: UInt32, kind: MediaKind) {
+        self.ssrc = ssrc
+        self.kind = kind
+    }
+}
+
+/// Snapshot of one transport.
+public struct TransportStats: Sendable, Hashable, Codable {
+    public var id: TransportID
+    public var state: TransportState
+    public var selectedAddress: String?
+    public var producers: [String: StreamStats]
+    public var consumers: [String: StreamStats]
+}

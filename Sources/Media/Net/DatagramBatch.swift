@@ -1,0 +1,120 @@
+import CShims
+import Glibc
+
+/// Preallocated memory for a batch of datagrams: `count` slots of `stride` bytes, each with
+/// a length and a socket address. Filled by `recvmmsg` or queued for `sendmmsg`.
+final class DatagramBatch {
+    let capacity: Int
+    let stride: Int
+    let storage: UnsafeMutableRawPointer
+    let lengths: UnsafeMutablePointer<UInt32>
+    let addresses: UnsafeMutablePointer<sockaddr_storage>
+    var count = 0
+
+    init(capacity: Int, stride: Int) {
+        self.capacity = capacity
+        self.stride = stride
+        storage = .allocate(byteCount: capacity * stride, alignment: 16)
+        lengths = .allocate(capacity: capacity)
+        lengths.initialize(repeating: 0, count: capacity)
+        addresses = .allocate(capacity: capacity)
+        addresses.initialize(repeating: sockaddr_storage(), count: capacity)
+    }
+
+    deinit {
+        storage.deallocate()
+        lengths.deallocate()
+        addresses.deallocate()
+    }
+
+    @inline(__always)
+    func slot(_ i: Int) -> UnsafeMutableRawPointer { storage + i * stride }
+
+    /// Reads up to `capacity` datagrams without blocking; returns how many arrived.
+    func receive(from socket: UDPSocket) -> Int {
+        let n = sb_udp_recv_batch(
+            socket.fd, storage.assumingMemoryBound(to: UInt8.self), stride, lengths, addresses, UInt32(capacity))
+        count = max(0, Int(n))
+        return count
+    }
+}
+
+/// Outgoing datagrams collected during one loop turn and sent with `sendmmsg`.
+///
+/// The packet path reserves a slot, writes (and SRTP-protects) the packet straight into
+/// it, and commits it with the destination; nothing is copied again before the kernel.
+final class SendQueue {
+    let batch: DatagramBatch
+    let socket: UDPSocket
+    /// Datagrams the kernel refused (full socket buffer) or that did not fit.
+    private(set) var dropped: UInt64 = 0
+    private(set) var sent: UInt64 = 0
+    private(set) var sentBytes: UInt64 = 0
+    /// Benchmark mode: `flush` counts the datagrams and drops them instead of calling the kernel.
+    var discard = false
+
+    init(socket: UDPSocket, capacity: Int = 256, stride: Int = 2048) {
+        self.socket = socket
+        batch = DatagramBatch(capacity: capacity, stride: stride)
+    }
+
+    var slotCapacity: Int { batch.stride }
+
+    /// The next free slot; flushes first when the batch is full.
+    @inline(__always)
+    func reserve() -> UnsafeMutableRawPointer {
+        if batch.count == batch.capacity { flush() }
+        return batch.slot(batch.count)
+    }
+
+    /// Queues the reserved slot for `destination` (a prepared socket address).
+    @inline(__always)
+    func commit(length: Int, to destination: UnsafePointer<sockaddr_storage>) {
+        let i = batch.count
+        batch.lengths[i] = UInt32(length)
+        (batch.addresses + i).update(from: destination, count: 1)
+        batch.count = i + 1
+    }
+
+    /// Queues a copy of `bytes` (control packets: STUN, DTLS, RTCP).
+    func enqueue(_ bytes: UnsafeRawBufferPointer, to destination: UnsafePointer<sockaddr_storage>) {
+        guard let base = bytes.baseAddress, bytes.count <= batch.stride else {
+            dropped += 1
+            return
+        }
+        let slot = reserve()
+        slot.copyMemory(from: base, byteCount: bytes.count)
+        commit(length: bytes.count, to: destination)
+    }
+
+    /// Sends everything queued; what the kernel will not take now is dropped and counted.
+    func flush() {
+        if discard {
+            for i in 0..<batch.count { sentBytes += UInt64(batch.lengths[i]) }
+            sent += UInt64(batch.count)
+            batch.count = 0
+            return
+        }
+        var offset = 0
+        let total = batch.count
+        while offset < total {
+            let n = sb_udp_send_batch(
+                socket.fd, batch.storage.assumingMemoryBound(to: UInt8.self) + offset * batch.stride, batch.stride,
+                batch.lengths + offset, batch.addresses + offset, UInt32(total - offset))
+            if n <= 0 {
+                // EAGAIN: the socket buffer is full; other errors (ICMP unreachable) skip one.
+                if n < 0 && sb_is_eagain(sb_errno()) != 0 {
+                    dropped += UInt64(total - offset)
+                    break
+                }
+                dropped += 1
+                offset += 1
+                continue
+            }
+            for i in offset..<(offset + Int(n)) { sentBytes += UInt64(batch.lengths[i]) }
+            sent += UInt64(n)
+            offset += Int(n)
+        }
+        batch.count = 0
+    }
+}

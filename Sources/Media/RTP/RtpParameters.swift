@@ -1,0 +1,127 @@
+/// Audio or video (`m=` media type, RFC 8866 §5.14).
+public enum MediaKind: String, Sendable, Hashable, Codable {
+    case audio
+    case video
+}
+
+/// A codec this SFU forwards, with the payload type used on its consumer side.
+///
+/// Producers may use any payload type their offer chose; the router rewrites it to the
+/// canonical one so every consumer of a room can share one BUNDLE numbering.
+public struct RtpCodec: Sendable, Hashable {
+    public var kind: MediaKind
+    /// Encoding name as in `a=rtpmap` (`opus`, `VP8`, `H264`).
+    public var name: String
+    public var payloadType: UInt8
+    public var clockRate: UInt32
+    public var channels: Int
+    /// `a=fmtp` parameters, verbatim.
+    public var formatParameters: String
+    /// `a=rtcp-fb` values (`nack`, `nack pli`, `ccm fir`, ...).
+    public var feedback: [String]
+
+    public init(
+        kind: MediaKind, name: String, payloadType: UInt8, clockRate: UInt32, channels: Int = 1,
+        formatParameters: String = "", feedback: [String] = []
+    ) {
+        self.kind = kind
+        self.name = name
+        self.payloadType = payloadType
+        self.clockRate = clockRate
+        self.channels = channels
+        self.formatParameters = formatParameters
+        self.feedback = feedback
+    }
+
+    /// The value of `a=rtpmap:<pt> ...`.
+    public var rtpmap: String {
+        channels > 1 ? "\(name)/\(clockRate)/\(channels)" : "\(name)/\(clockRate)"
+    }
+
+    var isVideo: Bool { kind == .video }
+
+    static let opus = RtpCodec(
+        kind: .audio, name: "opus", payloadType: 111, clockRate: 48_000, channels: 2,
+        formatParameters: "minptime=10;useinbandfec=1", feedback: [])
+    static let vp8 = RtpCodec(
+        kind: .video, name: "VP8", payloadType: 96, clockRate: 90_000,
+        feedback: ["nack", "nack pli", "ccm fir", "goog-remb"])
+    static let h264 = RtpCodec(
+        kind: .video, name: "H264", payloadType: 102, clockRate: 90_000,
+        formatParameters: "level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f",
+        feedback: ["nack", "nack pli", "ccm fir", "goog-remb"])
+}
+
+/// RTP header extension URIs we understand (RFC 8285 `a=extmap`).
+public enum RtpExtensionURI {
+    public static let mid = "urn:ietf:params:rtp-hdrext:sdes:mid"
+    public static let audioLevel = "urn:ietf:params:rtp-hdrext:ssrc-audio-level"
+    public static let absSendTime = "http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time"
+    public static let transportCC = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+}
+
+/// Header extension ids one side negotiated (nil: not negotiated).
+public struct RtpExtensionIDs: Sendable, Hashable {
+    public var mid: UInt8?
+    public var audioLevel: UInt8?
+    public var absSendTime: UInt8?
+    public var transportCC: UInt8?
+
+    public init(mid: UInt8? = nil, audioLevel: UInt8? = nil, absSendTime: UInt8? = nil, transportCC: UInt8? = nil) {
+        self.mid = mid
+        self.audioLevel = audioLevel
+        self.absSendTime = absSendTime
+        self.transportCC = transportCC
+    }
+
+    /// The ids consumers see: fixed, so every consumer m-line agrees.
+    static let consumerSide = RtpExtensionIDs(mid: nil, audioLevel: 1, absSendTime: nil, transportCC: nil)
+}
+
+/// What a producer sends: one track on a publishing transport.
+public struct ProducerParameters: Sendable, Hashable {
+    public var kind: MediaKind
+    /// The m-line's `a=mid`.
+    public var mid: String
+    /// The codec as the publisher negotiated it (its own payload type).
+    public var codec: RtpCodec
+    /// Primary SSRC from `a=ssrc`; nil means learn it from the MID header extension.
+    public var ssrc: UInt32?
+    /// RTX (RFC 4588) SSRC from `a=ssrc-group:FID` and its payload type.
+    public var rtxSSRC: UInt32?
+    public var rtxPayloadType: UInt8?
+    public var extensions: RtpExtensionIDs
+    /// `a=msid` stream and track ids, if any.
+    public var streamID: String?
+    public var trackID: String?
+
+    public init(
+        kind: MediaKind, mid: String, codec: RtpCodec, ssrc: UInt32?, rtxSSRC: UInt32? = nil,
+        rtxPayloadType: UInt8? = nil, extensions: RtpExtensionIDs = RtpExtensionIDs(),
+        streamID: String? = nil, trackID: String? = nil
+    ) {
+        self.kind = kind
+        self.mid = mid
+        self.codec = codec
+        self.ssrc = ssrc
+        self.rtxSSRC = rtxSSRC
+        self.rtxPayloadType = rtxPayloadType
+        self.extensions = extensions
+        self.streamID = streamID
+        self.trackID = trackID
+    }
+}
+
+/// What a consumer sends to its subscriber: enough to write its `m=` section.
+public struct ConsumerParameters: Sendable, Hashable {
+    public var id: ConsumerID
+    public var producerID: ProducerID
+    public var kind: MediaKind
+    /// The codec with its canonical payload type.
+    public var codec: RtpCodec
+    public var ssrc: UInt32
+    public var cname: String
+    public var streamID: String
+    public var trackID: String
+    public var extensions: RtpExtensionIDs
+}

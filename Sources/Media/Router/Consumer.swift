@@ -1,0 +1,154 @@
+import Wire
+
+/// An outgoing copy of a producer on a subscribing transport (mediasoup's Consumer +
+/// RtpStreamSend).
+///
+/// Holds only what differs per receiver: its SSRC, the sequence/timestamp mapping, pause
+/// state and send counters. Retransmissions come from the producer's buffer through the
+/// mapping, so a consumer costs a few hundred bytes, not a packet history.
+final class Consumer {
+    let id: ConsumerID
+    let kind: MediaKind
+    let codec: RtpCodec
+    let ssrc: UInt32
+    let cname: String
+    let streamID: String
+    let trackID: String
+    unowned let transport: WebRtcTransport
+    private(set) var producer: Producer
+    var rewriter: RtpRewriter
+    private(set) var paused = false
+    private(set) var waitingForKeyframe: Bool
+    private var lastKeyframeRequest: UInt64 = 0
+    private var random: FastRandom
+    let dropRate: Double
+
+    // Send statistics (RFC 3550 §6.4.1 sender info) and what the subscriber reports back.
+    private(set) var packetsSent: UInt64 = 0
+    private(set) var bytesSent: UInt64 = 0
+    private(set) var retransmitted: UInt64 = 0
+    private(set) var nacksReceived: UInt64 = 0
+    private(set) var keyframeRequestsReceived: UInt64 = 0
+    private(set) var testDropped: UInt64 = 0
+    var reportedLost: Int64 = 0
+    var reportedJitter: UInt32 = 0
+    var roundTripTime: UInt64 = 0
+
+    init(
+        id: ConsumerID, producer: Producer, transport: WebRtcTransport, ssrc: UInt32, cname: String,
+        initialSequence: UInt16, initialTimestamp: UInt32, dropRate: Double, seed: UInt64
+    ) {
+        self.id = id
+        self.producer = producer
+        self.transport = transport
+        self.kind = producer.parameters.kind
+        self.codec = producer.codec
+        self.ssrc = ssrc
+        self.cname = cname
+        streamID = producer.parameters.streamID ?? producer.id.rawValue
+        trackID = producer.id.rawValue
+        rewriter = RtpRewriter(clockRate: producer.codec.clockRate, initialSequence: initialSequence, initialTimestamp: initialTimestamp)
+        waitingForKeyframe = producer.isVideo
+        self.dropRate = dropRate
+        random = FastRandom(seed: seed)
+    }
+
+    var parameters: ConsumerParameters {
+        ConsumerParameters(
+            id: id, producerID: producer.id, kind: kind, codec: codec, ssrc: ssrc, cname: cname,
+            streamID: streamID, trackID: trackID, extensions: .consumerSide)
+    }
+
+    /// Sends one canonical producer packet to the subscriber (rewritten, then protected).
+    @inline(__always)
+    func forward(
+        _ p: UnsafeRawPointer, length: Int, sequence: UInt16, timestamp: UInt32, keyframe: Bool, now: UInt64,
+        queue: SendQueue
+    ) {
+        guard !paused, transport.canSendMedia else { return }
+        if waitingForKeyframe {
+            guard keyframe else {
+                if now &- lastKeyframeRequest > 1_000_000_000 { requestKeyframe(now: now) }
+                return
+            }
+            waitingForKeyframe = false
+        }
+        guard let out = rewriter.rewrite(sequence: sequence, timestamp: timestamp, now: now) else { return }
+        packetsSent &+= 1
+        bytesSent &+= UInt64(length)
+        if dropRate > 0, kind == .video, random.unit() < dropRate {
+            testDropped &+= 1
+            return
+        }
+        transport.sendRTP(p, length: length, ssrc: ssrc, sequence: out.sequence, timestamp: out.timestamp, queue: queue)
+    }
+
+    /// Answers a Generic NACK from the subscriber out of the producer's buffer.
+    func retransmit(_ outputSequence: UInt16, now: UInt64, queue: SendQueue) {
+        nacksReceived &+= 1
+        guard let input = rewriter.inputSequence(for: outputSequence),
+              let packet = producer.buffer.packet(input, now: now), let base = packet.baseAddress else { return }
+        let timestamp = rewriter.outputTimestamp(for: Bytes.u32(base, 4))
+        retransmitted &+= 1
+        transport.sendRTP(base, length: packet.count, ssrc: ssrc, sequence: outputSequence, timestamp: timestamp, queue: queue)
+    }
+
+    /// The subscriber asked for a key frame (PLI/FIR).
+    func keyframeRequested(now: UInt64) {
+        keyframeRequestsReceived &+= 1
+        producer.requestKeyframe(now: now)
+    }
+
+    func requestKeyframe(now: UInt64) {
+        lastKeyframeRequest = now
+        producer.requestKeyframe(now: now)
+    }
+
+    /// Starts (or restarts) sending: video waits for a key frame, which is requested now.
+    func start(now: UInt64) {
+        rewriter.resync()
+        if kind == .video {
+            waitingForKeyframe = true
+            requestKeyframe(now: now)
+        }
+    }
+
+    func pause() { paused = true }
+
+    func resume(now: UInt64) {
+        guard paused else { return }
+        paused = false
+        start(now: now)
+    }
+
+    /// Switches to another producer of the same kind; the subscriber sees one continuous stream.
+    func switchProducer(to other: Producer, now: UInt64) {
+        guard other.parameters.kind == kind, other !== producer else { return }
+        producer.consumers.removeAll { $0 === self }
+        producer = other
+        other.consumers.append(self)
+        start(now: now)
+    }
+
+    /// Sender report for this stream (RFC 3550 §6.4.1).
+    func senderReport(ntp: NTPTime, now: UInt64) -> SenderReport? {
+        guard rewriter.hasSent else { return nil }
+        return SenderReport(
+            ssrc: ssrc, ntpTimestamp: ntp.ntp(at: now), rtpTimestamp: rewriter.timestamp(at: now),
+            packetCount: UInt32(truncatingIfNeeded: packetsSent), octetCount: UInt32(truncatingIfNeeded: bytesSent))
+    }
+
+    func stats() -> StreamStats {
+        var s = StreamStats(ssrc: ssrc, kind: kind)
+        s.packets = packetsSent
+        s.bytes = bytesSent
+        s.packetsLost = reportedLost
+        s.jitter = Double(reportedJitter) / Double(codec.clockRate)
+        s.roundTripTime = Double(roundTripTime) / 1e9
+        s.nacks = nacksReceived
+        s.retransmitted = retransmitted
+        s.keyframeRequests = keyframeRequestsReceived
+        s.paused = paused
+        return s
+    }
+}

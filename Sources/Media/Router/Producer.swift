@@ -1,0 +1,200 @@
+import Wire
+
+/// An incoming track on a publishing transport (mediasoup's Producer + RtpStreamRecv).
+///
+/// Owns what is per source, not per receiver: the retransmission buffer (consumers map
+/// their NACKs back to it), reception statistics, the NACK generator toward the sender,
+/// the key frame request throttle and the audio level used for active speaker.
+/// Confined to its worker thread.
+final class Producer {
+    let id: ProducerID
+    let parameters: ProducerParameters
+    /// The codec with the canonical payload type consumers see.
+    let codec: RtpCodec
+    unowned let transport: WebRtcTransport
+    unowned let router: Router
+    private(set) var ssrc: UInt32?
+    private(set) var rtxSSRC: UInt32?
+    var consumers: [Consumer] = []
+    var paused = false
+
+    var statistics: ReceiveStatistics
+    var nack = NackGenerator()
+    var keyframeThrottle = KeyframeRequestThrottle()
+    let buffer: RetransmissionBuffer
+    /// Extension id on the publisher's side → id on the consumer side (0: strip).
+    private let extensionMap: UnsafeMutablePointer<UInt8>
+    let sendsNACKs: Bool
+    private(set) var keyframeRequests: UInt64 = 0
+    private(set) var retransmissionsReceived: UInt64 = 0
+    private(set) var lastKeyframeAt: UInt64 = 0
+
+    // Audio level over the current active-speaker interval (RFC 6464: 0 loud ... 127 silent).
+    private(set) var loudnessSum: UInt64 = 0
+    private(set) var loudnessCount: UInt64 = 0
+
+    init(id: ProducerID, parameters: ProducerParameters, codec: RtpCodec, transport: WebRtcTransport, router: Router) {
+        self.id = id
+        self.parameters = parameters
+        self.codec = codec
+        self.transport = transport
+        self.router = router
+        ssrc = parameters.ssrc
+        rtxSSRC = parameters.rtxSSRC
+        statistics = ReceiveStatistics(clockRate: codec.clockRate)
+        let video = parameters.kind == .video
+        buffer = RetransmissionBuffer(slots: video ? 1024 : 64, maxAge: video ? 2_000_000_000 : 1_000_000_000)
+        sendsNACKs = parameters.codec.feedback.contains("nack") && video
+        extensionMap = .allocate(capacity: 256)
+        extensionMap.initialize(repeating: 0, count: 256)
+        let own = parameters.extensions
+        let theirs = RtpExtensionIDs.consumerSide
+        if let from = own.audioLevel, let to = theirs.audioLevel, parameters.kind == .audio { extensionMap[Int(from)] = to }
+        if let from = own.absSendTime, let to = theirs.absSendTime { extensionMap[Int(from)] = to }
+    }
+
+    deinit { extensionMap.deallocate() }
+
+    func bind(ssrc: UInt32) { self.ssrc = ssrc }
+    func bind(rtxSSRC: UInt32) { self.rtxSSRC = rtxSSRC }
+
+    var isVideo: Bool { parameters.kind == .video }
+
+    /// Handles one unprotected RTP packet from the publisher, in place in the receive buffer.
+    /// `isRTX` packets are unwrapped first (RFC 4588 §4).
+    @inline(__always)
+    func receive(_ p: UnsafeMutableRawPointer, length: Int, isRTX: Bool, now: UInt64, queue: SendQueue) {
+        guard let view = try? RTPView(UnsafeRawBufferPointer(start: p, count: length)) else { return }
+        var length = length
+        var payloadLength = view.payloadLength
+        if isRTX {
+            // OSN in the first two payload bytes; shift the payload down over it.
+            guard payloadLength >= 2, let primary = ssrc else { return }
+            let osn = Bytes.u16(p, view.payloadOffset)
+            let tail = length - view.payloadOffset - 2
+            (p + view.payloadOffset).copyMemory(from: p + view.payloadOffset + 2, byteCount: tail)
+            length -= 2
+            payloadLength -= 2
+            Bytes.put16(p, 2, osn)
+            Bytes.put32(p, 8, primary)
+            Bytes.setByte(p, 1, Bytes.byte(p, 1) & 0x80 | parameters.codec.payloadType)
+            retransmissionsReceived += 1
+            if payloadLength == 0 { return }
+        } else if Bytes.byte(p, 1) & 0x7F != parameters.codec.payloadType {
+            return  // a payload type we did not negotiate (or RED/FEC we do not carry)
+        }
+        let sequence = Bytes.u16(p, 2)
+        let timestamp = Bytes.u32(p, 4)
+        if buffer.contains(sequence, now: now) { return }  // duplicate (answered twice)
+        statistics.received(sequence: sequence, timestamp: timestamp, length: length, now: now)
+        if sendsNACKs, nack.received(sequence, now: now) == .gapTooLarge {
+            requestKeyframe(now: now)
+        }
+        if parameters.kind == .audio, let id = parameters.extensions.audioLevel,
+           let level = view.audioLevel(id: id, in: UnsafeRawBufferPointer(start: p, count: length)) {
+            loudnessSum &+= UInt64(127 - level.level)
+            loudnessCount &+= 1
+        }
+        canonicalize(p, view: view)
+        var keyframe = false
+        if isVideo {
+            let payload = p + view.payloadOffset
+            keyframe = codec.name == "VP8"
+                ? KeyframeDetector.isVP8Keyframe(payload, length: payloadLength)
+                : KeyframeDetector.isH264Keyframe(payload, length: payloadLength)
+            if keyframe {
+                lastKeyframeAt = now
+                keyframeThrottle.keyframeReceived()
+            }
+        }
+        buffer.store(p, length: length, sequenceNumber: sequence, now: now)
+        if paused { return }
+        for consumer in consumers {
+            consumer.forward(p, length: length, sequence: sequence, timestamp: timestamp, keyframe: keyframe, now: now, queue: queue)
+        }
+    }
+
+    /// Rewrites payload type and header extension ids to the consumer-side numbering.
+    @inline(__always)
+    private func canonicalize(_ p: UnsafeMutableRawPointer, view: RTPView) {
+        Bytes.setByte(p, 1, Bytes.byte(p, 1) & 0x80 | codec.payloadType)
+        guard view.extensionProfile != nil else { return }
+        let end = view.extensionOffset + view.extensionLength
+        var o = view.extensionOffset
+        if view.hasOneByteExtensions {
+            while o < end {
+                let b = Bytes.byte(p, o)
+                let id = b >> 4
+                if id == 0 { o += 1; continue }
+                if id == 15 { return }
+                let size = Int(b & 0x0F) + 1
+                guard o + 1 + size <= end else { return }
+                let mapped = extensionMap[Int(id)]
+                if mapped == 0 {
+                    (p + o).initializeMemory(as: UInt8.self, repeating: 0, count: 1 + size)
+                } else {
+                    Bytes.setByte(p, o, mapped << 4 | b & 0x0F)
+                }
+                o += 1 + size
+            }
+        } else if view.hasTwoByteExtensions {
+            while o < end {
+                let id = Bytes.byte(p, o)
+                if id == 0 { o += 1; continue }
+                guard o + 2 <= end else { return }
+                let size = Int(Bytes.byte(p, o + 1))
+                guard o + 2 + size <= end else { return }
+                let mapped = extensionMap[Int(id)]
+                if mapped == 0 {
+                    (p + o).initializeMemory(as: UInt8.self, repeating: 0, count: 2 + size)
+                } else {
+                    Bytes.setByte(p, o, mapped)
+                }
+                o += 2 + size
+            }
+        }
+    }
+
+    /// Asks the publisher for a key frame, at most once per 500 ms (later requests wait).
+    func requestKeyframe(now: UInt64) {
+        guard isVideo else { return }
+        if keyframeThrottle.request(now: now) { sendPLI() }
+    }
+
+    /// Periodic work: deferred key frame requests and NACKs toward the publisher.
+    func tick(now: UInt64) {
+        if keyframeThrottle.due(now: now) { sendPLI() }
+        if sendsNACKs, let ssrc {
+            let lost = nack.due(now: now, rtt: transport.roundTripTime)
+            if !lost.isEmpty {
+                let packet = RTCPPacket.nack(GenericNACK(senderSSRC: transport.rtcpSSRC, mediaSSRC: ssrc, lost: lost))
+                transport.sendRTCP([packet])
+            }
+        }
+    }
+
+    private func sendPLI() {
+        guard let ssrc else { return }
+        keyframeRequests += 1
+        transport.sendRTCP([.pictureLossIndication(PictureLossIndication(senderSSRC: transport.rtcpSSRC, mediaSSRC: ssrc))])
+    }
+
+    /// Loudness over the interval since the last call (0 silent ... 127 loudest), and reset.
+    func takeLoudness() -> Int {
+        defer { loudnessSum = 0; loudnessCount = 0 }
+        return loudnessCount == 0 ? 0 : Int(loudnessSum / loudnessCount)
+    }
+
+    func stats() -> StreamStats {
+        var s = StreamStats(ssrc: ssrc ?? 0, kind: parameters.kind)
+        s.packets = statistics.packets
+        s.bytes = statistics.bytes
+        s.packetsLost = statistics.cumulativeLost
+        s.jitter = Double(statistics.jitter) / Double(codec.clockRate)
+        s.roundTripTime = Double(transport.roundTripTime) / 1e9
+        s.retransmitted = retransmissionsReceived
+        s.keyframeRequests = keyframeRequests
+        s.paused = paused
+        return s
+    }
+}

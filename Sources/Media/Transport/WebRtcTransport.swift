@@ -1,0 +1,380 @@
+import Crypto
+import Glibc
+import Wire
+
+/// One peer connection's worth of transport (mediasoup's WebRtcTransport): ICE-lite on the
+/// worker's socket, DTLS, SRTP, and the producers and consumers that ride on it.
+///
+/// Confined to its worker thread. Everything on the RTP path works in place on batch
+/// buffers; DTLS and RTCP reports allocate, at handshake or report rate only.
+final class WebRtcTransport {
+    let id: TransportID
+    unowned let router: Router
+    unowned let worker: WorkerCore
+    let ice: IceServer
+    private(set) var dtls: DTLSEngine?
+    private(set) var dtlsRole: DTLSEngine.Role = .server
+    private(set) var srtpIn: SRTPSession?
+    private(set) var srtpOut: SRTPSession?
+    private(set) var state: TransportState = .new
+    /// Where media goes: the ICE-selected address, prepared for `sendmmsg`.
+    private let destination: UnsafeMutablePointer<sockaddr_storage>
+    private(set) var selected: PeerAddress?
+    /// Our SSRC for RTCP RR and feedback (RFC 3550 §6.4.2 sender SSRC).
+    let rtcpSSRC: UInt32
+    let cname: String
+    var roundTripTime: UInt64 = 0
+
+    private(set) var producers: [Producer] = []
+    private(set) var consumers: [Consumer] = []
+    /// SSRC → producer, RTX flag: a short array beats hashing for a handful of streams.
+    private var inbound: [(ssrc: UInt32, producer: Producer, rtx: Bool)] = []
+    var midExtensionID: UInt8?
+    private var lastReport: UInt64 = 0
+    private(set) var rtpPacketsIn: UInt64 = 0
+    private(set) var rtcpPacketsIn: UInt64 = 0
+    private(set) var srtpFailures: UInt64 = 0
+
+    init(id: TransportID, router: Router, worker: WorkerCore, ice: IceParameters, rtcpSSRC: UInt32, cname: String) {
+        self.id = id
+        self.router = router
+        self.worker = worker
+        self.ice = IceServer(local: ice)
+        self.rtcpSSRC = rtcpSSRC
+        self.cname = cname
+        destination = .allocate(capacity: 1)
+        destination.initialize(to: sockaddr_storage())
+    }
+
+    deinit { destination.deallocate() }
+
+    var canSendMedia: Bool { srtpOut != nil && selected != nil }
+
+    // MARK: Control
+
+    /// Sets the DTLS parameters from the remote description.
+    func connect(role: DTLSEngine.Role, remoteFingerprint: (algorithm: String, value: String), remoteUsernameFragment: String?, now: UInt64) throws {
+        guard dtls == nil else { return }
+        ice.remoteUsernameFragment = remoteUsernameFragment
+        dtlsRole = role
+        dtls = try DTLSEngine(
+            role: role, certificate: worker.certificate, expectedRemoteFingerprint: remoteFingerprint,
+            srtpProfiles: [.aeadAES128GCM, .aes128CMSHA1_80])
+        if role == .client, selected != nil { startClientHandshake(now: now) }
+    }
+
+    func add(_ producer: Producer) {
+        producers.append(producer)
+        if let ssrc = producer.ssrc { inbound.append((ssrc, producer, false)) }
+        if let rtx = producer.rtxSSRC { inbound.append((rtx, producer, true)) }
+    }
+
+    func remove(_ producer: Producer) {
+        producers.removeAll { $0 === producer }
+        inbound.removeAll { $0.producer === producer }
+    }
+
+    func add(_ consumer: Consumer) {
+        consumers.append(consumer)
+        if state == .connected { consumer.start(now: worker.now) }
+    }
+
+    func remove(_ consumer: Consumer) { consumers.removeAll { $0 === consumer } }
+
+    private func setState(_ new: TransportState) {
+        guard new != state else { return }
+        state = new
+        worker.emit(.transportState(id, new))
+    }
+
+    func close() {
+        if let dtls { for datagram in dtls.close() { sendControl(datagram) } }
+        setState(.closed)
+    }
+
+    /// Keys SRTP directly and selects `address`, skipping ICE and DTLS (benchmarks only).
+    func installForBenchmark(keys: SRTPKeys, profile: SRTPProfile, address: PeerAddress) throws {
+        srtpIn = try SRTPSession.inbound(keys: keys, profile: profile, replayWindowSize: 1024)
+        srtpOut = try SRTPSession.outbound(keys: keys, profile: profile, replayWindowSize: 1024)
+        selected = address
+        address.write(to: destination, ipv6Socket: worker.socket.isIPv6)
+        worker.map(address, to: self)
+        state = .connected
+        for consumer in consumers { consumer.start(now: worker.now) }
+    }
+
+    // MARK: ICE
+
+    /// A Binding request routed here by its USERNAME.
+    func handleSTUN(_ message: STUNMessage, bytes: UnsafeRawBufferPointer, from source: PeerAddress, now: UInt64) {
+        let outcome = ice.handleRequest(message, bytes: bytes, from: source, now: now)
+        if outcome.valid { worker.map(source, to: self) }
+        if let response = outcome.response {
+            var storage = sockaddr_storage()
+            source.write(to: &storage, ipv6Socket: worker.socket.isIPv6)
+            response.withUnsafeBytes { worker.queue.enqueue($0, to: &storage) }
+        }
+        if let address = outcome.selected {
+            selected = address
+            address.write(to: destination, ipv6Socket: worker.socket.isIPv6)
+            if state == .new { setState(.connecting) }
+            if dtlsRole == .client, dtls?.state == .new { startClientHandshake(now: now) }
+        }
+    }
+
+    private func startClientHandshake(now: UInt64) {
+        guard let dtls else { return }
+        for datagram in dtls.start(now: now) { sendControl(datagram) }
+    }
+
+    // MARK: DTLS
+
+    func handleDTLS(_ bytes: UnsafeRawBufferPointer, now: UInt64) {
+        guard let dtls else { return }
+        let output = dtls.receive(bytes, now: now)
+        apply(output, now: now)
+    }
+
+    private func apply(_ output: DTLSOutput, now: UInt64) {
+        for datagram in output.datagrams { sendControl(datagram) }
+        guard let change = output.stateChange else { return }
+        switch change {
+        case .connected:
+            guard let dtls, let keys = dtls.srtpKeys, let profile = dtls.srtpProfile else {
+                setState(.failed)
+                return
+            }
+            do {
+                srtpIn = try SRTPSession.inbound(keys: keys, profile: profile, replayWindowSize: 1024)
+                srtpOut = try SRTPSession.outbound(keys: keys, profile: profile, replayWindowSize: 1024)
+            } catch {
+                setState(.failed)
+                return
+            }
+            setState(.connected)
+            for consumer in consumers { consumer.start(now: now) }
+            for producer in producers { producer.requestKeyframe(now: now) }
+        case .failed:
+            setState(.failed)
+        case .closed:
+            setState(.closed)
+        case .new, .connecting:
+            break
+        }
+    }
+
+    // MARK: RTP / RTCP in
+
+    @inline(__always)
+    func handleRTP(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64, queue: SendQueue) {
+        guard let srtpIn else { return }
+        var length = length
+        do { try srtpIn.unprotectRTP(p, length: &length) } catch {
+            srtpFailures &+= 1
+            return
+        }
+        guard length >= 12 else { return }
+        rtpPacketsIn &+= 1
+        let ssrc = Bytes.u32(p, 8)
+        for entry in inbound where entry.ssrc == ssrc {
+            entry.producer.receive(p, length: length, isRTX: entry.rtx, now: now, queue: queue)
+            return
+        }
+        learnSSRC(ssrc, p, length: length, now: now, queue: queue)
+    }
+
+    /// An SSRC the SDP did not list: bind it through the MID header extension (RFC 8843 §15).
+    private func learnSSRC(_ ssrc: UInt32, _ p: UnsafeMutableRawPointer, length: Int, now: UInt64, queue: SendQueue) {
+        guard let midID = midExtensionID, inbound.count < 32,
+              let view = try? RTPView(UnsafeRawBufferPointer(start: p, count: length)),
+              let mid = view.mid(id: midID, in: UnsafeRawBufferPointer(start: p, count: length)),
+              let producer = producers.first(where: { $0.parameters.mid == mid }) else { return }
+        let pt = Bytes.byte(p, 1) & 0x7F
+        let rtx: Bool
+        if pt == producer.parameters.rtxPayloadType, producer.rtxSSRC == nil {
+            producer.bind(rtxSSRC: ssrc)
+            rtx = true
+        } else if pt == producer.parameters.codec.payloadType, producer.ssrc == nil {
+            producer.bind(ssrc: ssrc)
+            rtx = false
+        } else {
+            return
+        }
+        inbound.append((ssrc, producer, rtx))
+        producer.receive(p, length: length, isRTX: rtx, now: now, queue: queue)
+    }
+
+    func handleRTCP(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64, queue: SendQueue) {
+        guard let srtpIn else { return }
+        var length = length
+        do { try srtpIn.unprotectRTCP(p, length: &length) } catch {
+            srtpFailures &+= 1
+            return
+        }
+        rtcpPacketsIn &+= 1
+        let bytes = UnsafeRawBufferPointer(start: p, count: length)
+        var iterator = RTCPCompoundIterator(bytes)
+        while let item = try? iterator.next() {
+            let base = p + item.range.lowerBound
+            let size = item.range.count
+            switch (item.header.packetType, item.header.count) {
+            case (.senderReport, let blocks):
+                guard size >= 28 else { continue }
+                let sender = Bytes.u32(base, 4)
+                if let entry = inbound.first(where: { $0.ssrc == sender && !$0.rtx }) {
+                    let compact = UInt32(truncatingIfNeeded: Bytes.u64(base, 8) >> 16)
+                    entry.producer.statistics.senderReportReceived(compactNTP: compact, now: now)
+                }
+                handleReportBlocks(base + 28, count: Int(blocks), available: size - 28, now: now)
+            case (.receiverReport, let blocks):
+                guard size >= 8 else { continue }
+                handleReportBlocks(base + 8, count: Int(blocks), available: size - 8, now: now)
+            case (.transportLayerFeedback, 1):
+                guard size >= 12, let consumer = consumer(ssrc: Bytes.u32(base, 8)) else { continue }
+                var o = 12
+                while o + 4 <= size {
+                    let pid = Bytes.u16(base, o)
+                    let blp = Bytes.u16(base, o + 2)
+                    consumer.retransmit(pid, now: now, queue: queue)
+                    if blp != 0 {
+                        for bit in 0..<16 where blp & (1 << UInt16(bit)) != 0 {
+                            consumer.retransmit(pid &+ UInt16(bit + 1), now: now, queue: queue)
+                        }
+                    }
+                    o += 4
+                }
+            case (.payloadSpecificFeedback, 1):
+                guard size >= 12, let consumer = consumer(ssrc: Bytes.u32(base, 8)) else { continue }
+                consumer.keyframeRequested(now: now)
+            case (.payloadSpecificFeedback, 4):
+                var o = 12
+                while o + 8 <= size {
+                    consumer(ssrc: Bytes.u32(base, o))?.keyframeRequested(now: now)
+                    o += 8
+                }
+            default:
+                continue
+            }
+        }
+    }
+
+    private func consumer(ssrc: UInt32) -> Consumer? {
+        for consumer in consumers where consumer.ssrc == ssrc { return consumer }
+        return nil
+    }
+
+    /// Report blocks about our consumers' streams: loss, jitter and RTT (RFC 3550 §6.4.1).
+    private func handleReportBlocks(_ p: UnsafeRawPointer, count: Int, available: Int, now: UInt64) {
+        var o = 0
+        for _ in 0..<count {
+            guard o + 24 <= available else { return }
+            if let consumer = consumer(ssrc: Bytes.u32(p, o)) {
+                let lost = Int64(Int32(bitPattern: Bytes.u32(p, o + 4) << 8) >> 8)
+                consumer.reportedLost = lost
+                consumer.reportedJitter = Bytes.u32(p, o + 12)
+                let lsr = Bytes.u32(p, o + 16)
+                let dlsr = Bytes.u32(p, o + 20)
+                if lsr != 0 {
+                    let nowCompact = worker.ntp.compact(at: now)
+                    let rtt = nowCompact &- lsr &- dlsr
+                    if rtt < 0x0010_0000 {  // under 16 s: otherwise clocks are nonsense
+                        consumer.roundTripTime = NTPTime.compactToNanoseconds(rtt)
+                        roundTripTime = consumer.roundTripTime
+                    }
+                }
+            }
+            o += 24
+        }
+    }
+
+    // MARK: Out
+
+    /// Copies an unprotected RTP packet into a send slot with this consumer's header
+    /// fields, protects it there, and queues it.
+    @inline(__always)
+    func sendRTP(_ p: UnsafeRawPointer, length: Int, ssrc: UInt32, sequence: UInt16, timestamp: UInt32, queue: SendQueue) {
+        guard let srtpOut else { return }
+        let slot = queue.reserve()
+        slot.copyMemory(from: p, byteCount: length)
+        Bytes.put16(slot, 2, sequence)
+        Bytes.put32(slot, 4, timestamp)
+        Bytes.put32(slot, 8, ssrc)
+        var size = length
+        do { try srtpOut.protectRTP(slot, length: &size, capacity: queue.slotCapacity) } catch { return }
+        queue.commit(length: size, to: destination)
+    }
+
+    /// Protects and queues an RTCP compound.
+    func sendRTCP(_ packets: [RTCPPacket]) {
+        guard let srtpOut, selected != nil, let bytes = try? RTCPPacket.serializeCompound(packets),
+              bytes.count + 32 <= worker.queue.slotCapacity else { return }
+        let queue = worker.queue
+        let slot = queue.reserve()
+        bytes.withUnsafeBytes { slot.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        var size = bytes.count
+        do { try srtpOut.protectRTCP(slot, length: &size, capacity: queue.slotCapacity) } catch { return }
+        queue.commit(length: size, to: destination)
+    }
+
+    /// Queues a DTLS datagram to the selected address.
+    private func sendControl(_ datagram: [UInt8]) {
+        guard selected != nil else { return }
+        datagram.withUnsafeBytes { worker.queue.enqueue($0, to: destination) }
+    }
+
+    // MARK: Timers
+
+    func tick(now: UInt64) {
+        if let dtls, let deadline = dtls.nextTimeout(), now >= deadline {
+            apply(dtls.handleTimeout(now: now), now: now)
+        }
+        if ice.tick(now: now) == .failed { setState(.failed) }
+        guard state == .connected else { return }
+        for producer in producers { producer.tick(now: now) }
+        if now &- lastReport >= 1_000_000_000 {
+            lastReport = now
+            sendReports(now: now)
+        }
+    }
+
+    /// SR per consumer stream that has sent, RR about every producer stream, SDES CNAME.
+    private func sendReports(now: UInt64) {
+        var packets: [RTCPPacket] = []
+        var chunks: [SourceDescription.Chunk] = []
+        for consumer in consumers {
+            if let sr = consumer.senderReport(ntp: worker.ntp, now: now) {
+                packets.append(.senderReport(sr))
+                chunks.append(SourceDescription.Chunk(source: consumer.ssrc, items: [.init(type: .cname, text: consumer.cname)]))
+            }
+            if packets.count >= 16 {
+                packets.append(.sourceDescription(SourceDescription(chunks: chunks)))
+                sendRTCP(packets)
+                packets.removeAll()
+                chunks.removeAll()
+            }
+        }
+        var blocks: [ReportBlock] = []
+        for producer in producers {
+            guard let ssrc = producer.ssrc, producer.statistics.packets > 0 else { continue }
+            blocks.append(producer.statistics.reportBlock(ssrc: ssrc, now: now))
+        }
+        if !blocks.isEmpty || packets.isEmpty {
+            for start in stride(from: 0, to: max(1, blocks.count), by: 31) {
+                let slice = Array(blocks[start..<min(blocks.count, start + 31)])
+                packets.append(.receiverReport(ReceiverReport(ssrc: rtcpSSRC, reports: slice)))
+            }
+            chunks.append(SourceDescription.Chunk(source: rtcpSSRC, items: [.init(type: .cname, text: cname)]))
+        }
+        packets.append(.sourceDescription(SourceDescription(chunks: chunks)))
+        sendRTCP(packets)
+    }
+
+    func stats() -> TransportStats {
+        var producerStats: [String: StreamStats] = [:]
+        for producer in producers { producerStats[producer.id.rawValue] = producer.stats() }
+        var consumerStats: [String: StreamStats] = [:]
+        for consumer in consumers { consumerStats[consumer.id.rawValue] = consumer.stats() }
+        return TransportStats(
+            id: id, state: state, selectedAddress: selected?.description, producers: producerStats, consumers: consumerStats)
+    }
+}

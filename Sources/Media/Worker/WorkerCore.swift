@@ -1,0 +1,282 @@
+import CShims
+import Crypto
+import Glibc
+import Runtime
+import Wire
+
+/// Everything one media worker owns, touched only on its loop thread: the UDP socket, the
+/// batch buffers, the routing maps, routers, transports, producers and consumers.
+///
+/// The receive path per batch: `recvmmsg` into preallocated slots, demultiplex each
+/// datagram by its first byte (RFC 7983), route STUN by USERNAME and everything else by
+/// source address, and flush whatever the batch produced with `sendmmsg`.
+final class WorkerCore: Selectable {
+    let index: Int
+    let loop: EventLoop
+    let socket: UDPSocket
+    let queue: SendQueue
+    let certificate: DTLSCertificate
+    let configuration: MediaConfiguration
+    let ntp: NTPTime
+    let events: @Sendable (MediaEvent) -> Void
+    private let receiveBatch = DatagramBatch(capacity: 64, stride: 2048)
+    /// Monotonic time of the batch being processed.
+    private(set) var now: UInt64
+
+    private var byUsernameFragment: [String: WebRtcTransport] = [:]
+    private var byAddress: [PeerAddress: WebRtcTransport] = [:]
+    var routers: [RouterID: Router] = [:]
+    var transports: [TransportID: WebRtcTransport] = [:]
+    var producers: [ProducerID: Producer] = [:]
+    var consumers: [ConsumerID: Consumer] = [:]
+    private var seed: UInt64
+
+    // Counters for stats and the benchmark.
+    private(set) var datagramsIn: UInt64 = 0
+    private(set) var unroutable: UInt64 = 0
+
+    init(index: Int, loop: EventLoop, socket: UDPSocket, certificate: DTLSCertificate, configuration: MediaConfiguration,
+         events: @escaping @Sendable (MediaEvent) -> Void) {
+        self.index = index
+        self.loop = loop
+        self.socket = socket
+        self.certificate = certificate
+        self.configuration = configuration
+        self.events = events
+        queue = SendQueue(socket: socket)
+        now = sb_monotonic_ns()
+        ntp = NTPTime(monotonicNow: now)
+        seed = SystemRandom().next(UInt64.self)
+    }
+
+    func emit(_ event: MediaEvent) { events(event) }
+
+    func nextSeed() -> UInt64 {
+        seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return seed
+    }
+
+    // MARK: Receive path
+
+    func handle(events: UInt32) {
+        // Bounded so timers and the mailbox get a turn under sustained load.
+        for _ in 0..<16 {
+            let n = receiveBatch.receive(from: socket)
+            if n <= 0 { break }
+            now = sb_monotonic_ns()
+            for i in 0..<n { process(i) }
+            queue.flush()
+            if n < receiveBatch.capacity { break }
+        }
+    }
+
+    @inline(__always)
+    private func process(_ i: Int) {
+        let length = Int(receiveBatch.lengths[i])
+        guard length > 0 else { return }
+        dispatch(receiveBatch.slot(i), length: length, source: receiveBatch.addresses + i)
+    }
+
+    /// Demultiplexes one datagram (RFC 7983 §7) and hands it to its transport.
+    @inline(__always)
+    func dispatch(_ p: UnsafeMutableRawPointer, length: Int, source storage: UnsafePointer<sockaddr_storage>) {
+        datagramsIn &+= 1
+        let first = Bytes.byte(p, 0)
+        if first >= 128 && first <= 191 {
+            guard length >= 12, let source = PeerAddress(storage: storage),
+                  let transport = byAddress[source] else { unroutable &+= 1; return }
+            let second = Bytes.byte(p, 1)
+            if second >= 192 && second <= 223 {
+                transport.handleRTCP(p, length: length, now: now, queue: queue)
+            } else {
+                transport.handleRTP(p, length: length, now: now, queue: queue)
+            }
+        } else if first <= 3 {
+            handleSTUN(UnsafeRawBufferPointer(start: p, count: length), source: storage)
+        } else if first >= 20 && first <= 63 {
+            guard let source = PeerAddress(storage: storage),
+                  let transport = byAddress[source] else { unroutable &+= 1; return }
+            transport.handleDTLS(UnsafeRawBufferPointer(start: p, count: length), now: now)
+        } else {
+            unroutable &+= 1
+        }
+    }
+
+    /// Sets the batch clock (benchmarks drive the core without the loop).
+    func setNow(_ value: UInt64) { now = value }
+
+    /// RFC 8445 §7.3: route by the local half of USERNAME; answer 400/401 for requests we
+    /// cannot attribute, stay silent for anything that is not a well-formed request.
+    private func handleSTUN(_ bytes: UnsafeRawBufferPointer, source storage: UnsafePointer<sockaddr_storage>) {
+        guard let source = PeerAddress(storage: storage),
+              let message = try? STUNMessage.parse(bytes), message.type == .bindingRequest else { return }
+        guard message.fingerprintOffset != nil else {
+            reply(.errorResponse(to: message, error: .badRequest), to: storage)
+            return
+        }
+        guard message.verifyFingerprint(in: bytes) else { return }
+        guard let username = message.username, let colon = username.firstIndex(of: ":") else {
+            reply(.errorResponse(to: message, error: .badRequest), to: storage)
+            return
+        }
+        guard let transport = byUsernameFragment[String(username[..<colon])] else {
+            reply(.errorResponse(to: message, error: .unauthorized), to: storage)
+            return
+        }
+        transport.handleSTUN(message, bytes: bytes, from: source, now: now)
+    }
+
+    private func reply(_ message: STUNMessage, to storage: UnsafePointer<sockaddr_storage>) {
+        guard let bytes = try? message.serialize(integrityKey: nil, fingerprint: true) else { return }
+        bytes.withUnsafeBytes { queue.enqueue($0, to: storage) }
+    }
+
+    /// Routes media and DTLS from `address` to `transport` (a validated ICE 5-tuple).
+    func map(_ address: PeerAddress, to transport: WebRtcTransport) {
+        if byAddress[address] !== transport { byAddress[address] = transport }
+    }
+
+    // MARK: Timers
+
+    func startTicking() {
+        loop.schedule(after: .milliseconds(20)) { [weak self] in
+            guard let self else { return }
+            self.tick()
+            self.startTicking()
+        }
+    }
+
+    private func tick() {
+        now = sb_monotonic_ns()
+        for transport in transports.values { transport.tick(now: now) }
+        for router in routers.values {
+            if let change = router.updateActiveSpeaker(now: now) { emit(.activeSpeaker(router.id, change)) }
+        }
+        queue.flush()
+    }
+
+    // MARK: Commands (run on the loop thread through the mailbox)
+
+    func createRouter(_ id: RouterID) {
+        if routers[id] == nil { routers[id] = Router(id: id) }
+    }
+
+    func createTransport(router id: RouterID, transportID: TransportID) throws(MediaError) -> TransportInfo {
+        guard let router = routers[id] else { throw .notFound("router \(id)") }
+        let ice = IceParameters.random(iceLite: true)
+        let transport = WebRtcTransport(
+            id: transportID, router: router, worker: self, ice: ice, rtcpSSRC: SystemRandom().next(UInt32.self) | 1,
+            cname: "sb-" + SystemRandom().hex(6))
+        transports[transportID] = transport
+        byUsernameFragment[ice.usernameFragment] = transport
+        router.transports.append(transport)
+        return TransportInfo(
+            id: transportID, router: id, iceParameters: ice,
+            candidates: [IceCandidate(ip: configuration.candidateAddress, port: socket.localPort)],
+            fingerprint: DTLSFingerprintValue(algorithm: "sha-256", value: certificate.fingerprintSHA256))
+    }
+
+    func connect(_ id: TransportID, parameters: DTLSParameters, remoteUsernameFragment: String?) throws(MediaError) {
+        guard let transport = transports[id] else { throw .notFound("transport \(id)") }
+        do {
+            try transport.connect(
+                role: parameters.role == .client ? .client : .server,
+                remoteFingerprint: (parameters.fingerprint.algorithm, parameters.fingerprint.value),
+                remoteUsernameFragment: remoteUsernameFragment, now: sb_monotonic_ns())
+        } catch {
+            throw .invalid("DTLS setup: \(error)")
+        }
+    }
+
+    func produce(_ id: TransportID, producerID: ProducerID, parameters: ProducerParameters) throws(MediaError) {
+        guard let transport = transports[id] else { throw .notFound("transport \(id)") }
+        guard let canonical = CodecCatalog.canonical(for: parameters.codec) else {
+            throw .unsupported("codec \(parameters.codec.name)")
+        }
+        if let ssrc = parameters.ssrc, transport.producers.contains(where: { $0.ssrc == ssrc }) {
+            throw .invalid("SSRC \(ssrc) already produced on this transport")
+        }
+        let producer = Producer(id: producerID, parameters: parameters, codec: canonical, transport: transport, router: transport.router)
+        if let mid = parameters.extensions.mid { transport.midExtensionID = mid }
+        transport.add(producer)
+        transport.router.add(producer)
+        producers[producerID] = producer
+    }
+
+    func consume(_ id: TransportID, consumerID: ConsumerID, producer producerID: ProducerID) throws(MediaError) -> ConsumerParameters {
+        guard let transport = transports[id] else { throw .notFound("transport \(id)") }
+        guard let producer = producers[producerID], producer.router === transport.router else {
+            throw .notFound("producer \(producerID) in this router")
+        }
+        let random = SystemRandom()
+        let consumer = Consumer(
+            id: consumerID, producer: producer, transport: transport, ssrc: random.next(UInt32.self) | 1,
+            cname: transport.cname, initialSequence: random.next(UInt16.self) & 0x7FFF,
+            initialTimestamp: random.next(UInt32.self), dropRate: configuration.testDropRate, seed: nextSeed())
+        producer.consumers.append(consumer)
+        transport.add(consumer)
+        consumers[consumerID] = consumer
+        return consumer.parameters
+    }
+
+    func setPaused(consumer id: ConsumerID, _ paused: Bool) throws(MediaError) {
+        guard let consumer = consumers[id] else { throw .notFound("consumer \(id)") }
+        if paused { consumer.pause() } else { consumer.resume(now: sb_monotonic_ns()) }
+    }
+
+    func setPaused(producer id: ProducerID, _ paused: Bool) throws(MediaError) {
+        guard let producer = producers[id] else { throw .notFound("producer \(id)") }
+        guard producer.paused != paused else { return }
+        producer.paused = paused
+        if !paused {
+            let now = sb_monotonic_ns()
+            for consumer in producer.consumers { consumer.start(now: now) }
+        }
+    }
+
+    func closeProducer(_ id: ProducerID) {
+        guard let producer = producers.removeValue(forKey: id) else { return }
+        for consumer in producer.consumers { closeConsumer(consumer.id) }
+        producer.transport.remove(producer)
+        producer.router.remove(producer)
+    }
+
+    func closeConsumer(_ id: ConsumerID) {
+        guard let consumer = consumers.removeValue(forKey: id) else { return }
+        consumer.producer.consumers.removeAll { $0 === consumer }
+        consumer.transport.remove(consumer)
+    }
+
+    func closeTransport(_ id: TransportID) {
+        guard let transport = transports.removeValue(forKey: id) else { return }
+        for producer in transport.producers { closeProducer(producer.id) }
+        for consumer in transport.consumers { closeConsumer(consumer.id) }
+        transport.close()
+        byUsernameFragment.removeValue(forKey: transport.ice.local.usernameFragment)
+        for address in transport.ice.addresses where byAddress[address] === transport { byAddress.removeValue(forKey: address) }
+        transport.router.transports.removeAll { $0 === transport }
+        queue.flush()
+    }
+
+    func closeRouter(_ id: RouterID) {
+        guard let router = routers[id] else { return }
+        for transport in router.transports { closeTransport(transport.id) }
+        routers.removeValue(forKey: id)
+    }
+
+    func stats(_ id: TransportID) throws(MediaError) -> TransportStats {
+        guard let transport = transports[id] else { throw .notFound("transport \(id)") }
+        return transport.stats()
+    }
+
+    func producerList(_ id: RouterID) -> [(ProducerID, MediaKind)] {
+        routers[id]?.producers.map { ($0.id, $0.parameters.kind) } ?? []
+    }
+
+    func workerStats() -> WorkerStats {
+        WorkerStats(
+            index: index, port: socket.localPort, datagramsIn: datagramsIn, datagramsOut: queue.sent,
+            bytesOut: queue.sentBytes, sendDrops: queue.dropped, unroutable: unroutable,
+            routers: routers.count, transports: transports.count, producers: producers.count, consumers: consumers.count)
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Media
+import Runtime
+import Wire
+
+/// `switchboard load`: P publishers and S subscribers per room against a server started with
+/// `SWITCHBOARD_MEDIA_TEST_ROUTES=1`, using our own stack in the client role. Reports
+/// forwarded packets/s, loss, added one-way latency, and (with `--server-pid`) the server's
+/// CPU from /proc.
+struct LoadCommand {
+    static let command = Command(name: "load", summary: "media load generator (SFU benchmark)", usage: usage) { args in
+        try await run(args)
+    }
+
+    static let usage = """
+        Usage: switchboard load --server http://127.0.0.1:8080 [options]
+               switchboard load --in-process [--consumers 1,10,100] [--packets N] [--payload BYTES]
+
+          --rooms N          rooms (default 1)
+          --publishers P     publishers per room (default 1)
+          --subscribers S    subscribers per room (default 10)
+          --duration SEC     measured seconds (default 10)
+          --warmup SEC       seconds after connecting before measuring (default 2)
+          --threads T        client event loops (default 1)
+          --video            publishers also send 100 video-sized packets/s
+          --server-pid PID   report the server's CPU and RSS from /proc
+          --json             print the report as JSON
+
+        The server must run with SWITCHBOARD_MEDIA_TEST_ROUTES=1.
+
+        --in-process measures the forwarding path alone (no sockets, no peers): one producer
+        to N consumers, SRTP unprotect -> route -> rewrite -> SRTP protect, on this thread.
+        """
+
+    static func run(_ argv: [String]) async throws -> Int32 {
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process"])
+        if args.flag("--in-process") { return try inProcess(args) }
+        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video"])
+        let base = try args.require("--server").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        func int(_ name: String, _ fallback: Int) throws -> Int {
+            guard let v = args[name] else { return fallback }
+            guard let n = Int(v), n >= 0 else { throw CLIError("\(name): expected a number") }
+            return n
+        }
+        let rooms = try int("--rooms", 1)
+        let publishers = try int("--publishers", 1)
+        let subscribers = try int("--subscribers", 10)
+        let duration = try int("--duration", 10)
+        let warmup = try int("--warmup", 2)
+        let threads = max(1, try int("--threads", 1))
+        let serverPID = args["--server-pid"].flatMap { Int32($0) }
+        let video = args.flag("--video")
+
+        let group = EventLoopGroup(threads: 1, name: "load-http")
+        defer { group.shutdown() }
+        let http = HTTPClient(group: group)
+        func post(_ path: String, _ sdp: String?) async throws -> [String: Any] {
+            let body = try sdp.map { try JSONSerialization.data(withJSONObject: ["sdp": $0]) } ?? Data()
+            let response = try await http.execute(HTTPClientRequest(
+                method: .POST, url: base + path, headers: ["content-type": "application/json"], body: Array(body)))
+            guard (200..<300).contains(response.status) else { throw CLIError("\(path): HTTP \(response.status) \(response.text)") }
+            if response.body.isEmpty { return [:] }
+            return (try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]) ?? [:]
+        }
+        func serverDatagramsOut() async -> UInt64 {
+            guard let r = try? await http.execute(HTTPClientRequest(url: base + "/test/media/stats")),
+                  let list = try? JSONSerialization.jsonObject(with: Data(r.body)) as? [[String: Any]] else { return 0 }
+            return list.reduce(0) { $0 + (($1["datagramsOut"] as? NSNumber)?.uint64Value ?? 0) }
+        }
+
+        let generator = try LoadGenerator(threads: threads)
+        defer { generator.shutdown() }
+        let runID = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        let rssBefore = serverPID.flatMap(residentKiB)
+        for room in 0..<rooms {
+            for _ in 0..<publishers {
+                let (peer, offer) = try await generator.makePublisher(video: video)
+                let reply = try await post("/test/media/rooms/load-\(runID)-\(room)/publish", offer)
+                guard let answer = reply["sdp"] as? String else { throw CLIError("publish: no SDP in reply") }
+                try await generator.completePublisher(peer, answer: answer)
+            }
+        }
+        try await waitConnected(generator, expected: rooms * publishers)
+        let rssPublishers = serverPID.flatMap(residentKiB)
+        for room in 0..<rooms {
+            for _ in 0..<subscribers {
+                let offer = try await post("/test/media/rooms/load-\(runID)-\(room)/subscribe", nil)
+                guard let sdp = offer["sdp"] as? String, let transport = offer["transport"] as? String else {
+                    throw CLIError("subscribe: no SDP in reply")
+                }
+                let (_, answer) = try await generator.makeSubscriber(offer: sdp)
+                _ = try await post("/test/media/transports/\(transport)/answer", answer)
+            }
+        }
+        try await waitConnected(generator, expected: rooms * (publishers + subscribers))
+        try await Task.sleep(for: .seconds(warmup))
+
+        let cpuBefore = serverPID.flatMap(cpuSeconds)
+        let outBefore = await serverDatagramsOut()
+        let started = Date()
+        await generator.startMeasuring()
+        try await Task.sleep(for: .seconds(duration))
+        let elapsed = Date().timeIntervalSince(started)
+        let report = await generator.stopMeasuring(seconds: elapsed)
+        let outAfter = await serverDatagramsOut()
+        let cpuAfter = serverPID.flatMap(cpuSeconds)
+        let rssAfter = serverPID.flatMap(residentKiB)
+
+        let consumers = rooms * publishers * subscribers * (video ? 2 : 1)
+        var result: [String: Any] = [
+            "rooms": rooms, "publishers_per_room": publishers, "subscribers_per_room": subscribers, "video": video,
+            "consumers": consumers, "seconds": (elapsed * 100).rounded() / 100,
+            "sent_packets_per_s": Int(Double(report.publishersSent) / elapsed),
+            "received_packets_per_s": Int(Double(report.subscribersReceived) / elapsed),
+            "server_datagrams_out_per_s": Int(Double(outAfter &- outBefore) / elapsed),
+            "loss_percent": (report.lossFraction * 10_000).rounded() / 100,
+            "latency_ms_p50": report.latency.percentile(0.50), "latency_ms_p99": report.latency.percentile(0.99),
+            "latency_ms_p999": report.latency.percentile(0.999),
+        ]
+        if let a = cpuBefore, let b = cpuAfter {
+            let cores = (b - a) / elapsed
+            result["server_cpu_cores"] = (cores * 1000).rounded() / 1000
+            if cores > 0 {
+                result["forwarded_packets_per_s_per_core"] = Int(Double(outAfter &- outBefore) / elapsed / cores)
+            }
+        }
+        if let before = rssBefore, let after = rssAfter, let mid = rssPublishers, consumers > 0 {
+            result["server_rss_kib"] = after
+            result["server_kib_per_consumer"] = (Double(after - mid) / Double(consumers) * 10).rounded() / 10
+            _ = before
+        }
+        if args.flag("--json") {
+            let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            for key in result.keys.sorted() { print("\(key.padding(toLength: 34, withPad: " ", startingAt: 0)) \(result[key]!)") }
+        }
+        return report.subscribersReceived > 0 ? 0 : 1
+    }
+
+    static func inProcess(_ args: Arguments) throws -> Int32 {
+        try args.check(known: ["--consumers", "--packets", "--payload", "--in-process", "--json"])
+        let counts = (args["--consumers"] ?? "1,10,100,1000").split(separator: ",").compactMap { Int($0) }
+        let packets = Int(args["--packets"] ?? "") ?? 20_000
+        let payload = Int(args["--payload"] ?? "") ?? 160
+        var rows: [[String: Any]] = []
+        for consumers in counts {
+            // Keep the output volume similar whatever the fan-out.
+            let inputs = max(200, min(packets, packets * 10 / max(1, consumers)))
+            let r = try FanoutBenchmark.run(consumers: consumers, packets: inputs, payloadSize: payload)
+            rows.append([
+                "consumers": consumers, "input_packets": r.inputPackets, "output_packets": r.outputPackets,
+                "output_packets_per_s": Int(r.outputPacketsPerSecond), "ns_per_output_packet": Int(r.nanosecondsPerOutputPacket),
+                "kib_per_consumer_transport": (r.bytesPerConsumerTransport / 102.4).rounded() / 10,
+            ])
+        }
+        if args.flag("--json") {
+            let data = try JSONSerialization.data(withJSONObject: rows, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print("consumers  output pkt/s  ns/pkt  KiB/consumer+transport")
+            for row in rows {
+                print(String(describing: row["consumers"]!).padding(toLength: 11, withPad: " ", startingAt: 0)
+                      + String(describing: row["output_packets_per_s"]!).padding(toLength: 13, withPad: " ", startingAt: 0)
+                      + String(describing: row["ns_per_output_packet"]!).padding(toLength: 8, withPad: " ", startingAt: 0)
+                      + String(describing: row["kib_per_consumer_transport"]!))
+            }
+        }
+        return 0
+    }
+
+    static func waitConnected(_ generator: LoadGenerator, expected: Int) async throws {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let counts = await generator.connectionCounts()
+            if counts.failed > 0 { throw CLIError("\(counts.failed) peers failed to connect") }
+            if counts.connected >= expected { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let counts = await generator.connectionCounts()
+        throw CLIError("only \(counts.connected) of \(expected) peers connected within 30 s")
+    }
+
+    /// utime + stime of a process in seconds (/proc/PID/stat fields 14 and 15).
+    static func cpuSeconds(_ pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    static func residentKiB(_ pid: Int32) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ").dropFirst().first ?? "")
+        }
+        return nil
+    }
+}

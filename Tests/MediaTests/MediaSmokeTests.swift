@@ -1,6 +1,0 @@
-import Testing
-@testable import Media
-
-@Suite struct MediaSmoke {
-    @Test func moduleLoads() { #expect(Bool(true)) }
-}

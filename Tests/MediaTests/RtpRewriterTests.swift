@@ -1,0 +1,70 @@
+import Testing
+@testable import Media
+
+@Suite("Consumer sequence and timestamp rewriting")
+struct RtpRewriterTests {
+    @Test("output stays contiguous across the 16-bit wrap", arguments: [UInt16(0), 32_767, 32_768, 65_535, 65_530])
+    func wrap(start: UInt16) {
+        var rewriter = RtpRewriter(clockRate: 48_000, initialSequence: start, initialTimestamp: 4_294_967_000)
+        var input: UInt16 = 12_345
+        var inTimestamp: UInt32 = 1_000
+        var expected = start
+        for i in 0..<20 {
+            let out = rewriter.rewrite(sequence: input, timestamp: inTimestamp, now: ms(UInt64(20 * i)))
+            #expect(out?.sequence == expected)
+            input &+= 1
+            inTimestamp &+= 960
+            expected &+= 1
+        }
+    }
+
+    @Test("input wrapping at 65535 maps onto a continuous output", arguments: [UInt16(65_530), 32_760])
+    func inputWrap(first: UInt16) {
+        var rewriter = RtpRewriter(clockRate: 90_000, initialSequence: 100, initialTimestamp: 0)
+        var previous: UInt16?
+        var s = first
+        for _ in 0..<12 {
+            let out = rewriter.rewrite(sequence: s, timestamp: 0, now: 0)!.sequence
+            if let previous { #expect(out == previous &+ 1) }
+            previous = out
+            s &+= 1
+        }
+    }
+
+    @Test("after a pause the stream continues at last + 1 with the timestamp advanced by wall time")
+    func resumeContinuity() {
+        var rewriter = RtpRewriter(clockRate: 48_000, initialSequence: 500, initialTimestamp: 10_000)
+        _ = rewriter.rewrite(sequence: 1, timestamp: 0, now: ms(0))
+        let last = rewriter.rewrite(sequence: 2, timestamp: 960, now: ms(20))!
+        rewriter.resync()
+        // The producer moved on by 3000 packets meanwhile (or this is another producer).
+        let resumed = rewriter.rewrite(sequence: 3_002, timestamp: 7_777_777, now: ms(1_020))!
+        #expect(resumed.sequence == last.sequence &+ 1)
+        #expect(resumed.timestamp == last.timestamp &+ 48_000)
+        let next = rewriter.rewrite(sequence: 3_003, timestamp: 7_777_777 &+ 960, now: ms(1_040))!
+        #expect(next.sequence == resumed.sequence &+ 1)
+        #expect(next.timestamp == resumed.timestamp &+ 960)
+    }
+
+    @Test("packets older than the epoch start are dropped, reordered later ones are mapped")
+    func epochBoundary() {
+        var rewriter = RtpRewriter(clockRate: 90_000, initialSequence: 0, initialTimestamp: 0)
+        let first = rewriter.rewrite(sequence: 1_000, timestamp: 0, now: 0)!
+        let old = rewriter.rewrite(sequence: 999, timestamp: 0, now: 0)
+        #expect(old == nil)
+        _ = rewriter.rewrite(sequence: 1_002, timestamp: 0, now: 0)
+        let reordered = rewriter.rewrite(sequence: 1_001, timestamp: 0, now: 0)
+        #expect(reordered?.sequence == first.sequence &+ 1)
+    }
+
+    @Test("NACKed output numbers map back to producer numbers only inside the current epoch")
+    func mapBack() {
+        var rewriter = RtpRewriter(clockRate: 90_000, initialSequence: 65_534, initialTimestamp: 0)
+        for s in UInt16(10)...20 { _ = rewriter.rewrite(sequence: s, timestamp: 0, now: 0) }
+        #expect(rewriter.inputSequence(for: 65_534) == 10)
+        #expect(rewriter.inputSequence(for: 2) == 14)
+        #expect(rewriter.inputSequence(for: 8) == 20)
+        #expect(rewriter.inputSequence(for: 9) == nil, "not sent yet")
+        #expect(rewriter.inputSequence(for: 65_533) == nil, "before the epoch")
+    }
+}

@@ -1,0 +1,109 @@
+import Testing
+import Wire
+@testable import Media
+
+@Suite("SDP answers and offers")
+struct SdpNegotiatorTests {
+    let transport = TransportInfo(
+        id: TransportID(rawValue: "tp-1"), router: RouterID(rawValue: "rt-1"),
+        iceParameters: IceParameters(usernameFragment: "ufragufragufrag1", password: "passwordpasswordpasswordpassword", iceLite: true),
+        candidates: [IceCandidate(ip: "127.0.0.1", port: 10_000)],
+        fingerprint: DTLSFingerprintValue(algorithm: "sha-256", value: "AB:CD"))
+
+    @Test("a captured Chromium offer gets an ice-lite recvonly answer with Opus and VP8+RTX")
+    func chromium() throws {
+        let plan = try SdpNegotiator.answer(offer: try mediaFixture("media/chromium-publish-offer.sdp"), transport: transport)
+        let answer = try SessionDescription.parse(plan.answer)
+        #expect(answer.iceLite)
+        #expect(answer.bundleMids == ["0", "1"])
+        #expect(answer.media.count == 2)
+        for m in answer.media {
+            #expect(m.direction == .recvonly)
+            #expect(m.setup == .passive)
+            #expect(m.iceUfrag == "ufragufragufrag1")
+            #expect(m.rtcpMux)
+            #expect(m.candidates.first?.port == 10_000)
+        }
+        #expect(answer.media[0].formats == ["111"])
+        #expect(answer.media[1].formats == ["96", "97"])
+        #expect(answer.media[1].rtcpFeedback(payloadType: 96).contains { $0.type == "nack" && $0.parameter == "pli" })
+        #expect(plan.producers.map(\.kind) == [.audio, .video])
+        #expect(plan.producers[0].ssrc == 3_057_279_153)
+        #expect(plan.producers[0].extensions.audioLevel == 1)
+        #expect(plan.producers[1].ssrc == 2_519_125_558 && plan.producers[1].rtxSSRC == 2_768_273_998)
+        #expect(plan.producers[1].rtxPayloadType == 97)
+        #expect(plan.dtls.role == .server)
+    }
+
+    @Test("a captured aiortc offer gets Opus 96 and VP8 97 with RTX 98")
+    func aiortc() throws {
+        let plan = try SdpNegotiator.answer(offer: try mediaFixture("media/aiortc-publish-offer.sdp"), transport: transport)
+        let answer = try SessionDescription.parse(plan.answer)
+        #expect(answer.media.map(\.formats) == [["96"], ["97", "98"]])
+        #expect(plan.producers[0].codec.name == "opus" && plan.producers[0].codec.payloadType == 96)
+        #expect(plan.producers[1].ssrc != nil && plan.producers[1].rtxSSRC != nil)
+        #expect(plan.remoteUsernameFragment != nil)
+    }
+
+    @Test("m-lines we cannot carry are answered with port 0 and left out of BUNDLE")
+    func rejects() throws {
+        var offer = try SessionDescription.parse(try mediaFixture("media/chromium-publish-offer.sdp"))
+        var data = MediaDescription(kind: "application", port: 9, proto: "UDP/DTLS/SCTP", formats: ["webrtc-datachannel"])
+        data.mid = "2"
+        offer.media.append(data)
+        var recvonly = offer.media[0]
+        recvonly.mid = "3"
+        recvonly.direction = .recvonly
+        offer.media.append(recvonly)
+        let plan = try SdpNegotiator.answer(offer: offer.serialize(), transport: transport)
+        let answer = try SessionDescription.parse(plan.answer)
+        #expect(answer.media.map(\.port) == [9, 9, 0, 0])
+        #expect(answer.media[2].mid == "2" && answer.media[3].mid == "3")
+        #expect(answer.bundleMids == ["0", "1"])
+        #expect(plan.producers.count == 2)
+    }
+
+    @Test("H.264-only video picks packetization-mode 1 with the constrained baseline profile")
+    func h264() throws {
+        var offer = try SessionDescription.parse(try mediaFixture("media/aiortc-publish-offer.sdp"))
+        offer.media[1].formats.removeAll { $0 == "97" || $0 == "98" }
+        offer.media[1].lines.removeAll { $0.value.hasPrefix("rtpmap:97 ") || $0.value.hasPrefix("rtpmap:98 ") }
+        let plan = try SdpNegotiator.answer(offer: offer.serialize(), transport: transport)
+        #expect(plan.producers[1].codec.name == "H264")
+        #expect(plan.producers[1].codec.payloadType == 101)
+        #expect(plan.producers[1].rtxPayloadType == 102)
+    }
+
+    @Test("an offer without a fingerprint is refused")
+    func noFingerprint() throws {
+        let text = try mediaFixture("media/aiortc-publish-offer.sdp").split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("a=fingerprint") }.joined(separator: "\r\n")
+        #expect(throws: MediaError.self) { try SdpNegotiator.answer(offer: text, transport: transport) }
+    }
+
+    @Test("a subscribe offer lists each consumer sendonly with its SSRC, msid and setup:active")
+    func subscribeOffer() throws {
+        let consumer = ConsumerParameters(
+            id: ConsumerID(rawValue: "cn-1"), producerID: ProducerID(rawValue: "pr-1"), kind: .video, codec: .vp8,
+            ssrc: 1234, cname: "cname", streamID: "stream", trackID: "track", extensions: .consumerSide)
+        let audio = ConsumerParameters(
+            id: ConsumerID(rawValue: "cn-2"), producerID: ProducerID(rawValue: "pr-2"), kind: .audio, codec: .opus,
+            ssrc: 5678, cname: "cname", streamID: "stream", trackID: "track2", extensions: .consumerSide)
+        let offer = try SessionDescription.parse(SdpNegotiator.subscribeOffer(transport: transport, consumers: [consumer, audio]))
+        #expect(offer.iceLite)
+        #expect(offer.bundleMids == ["0", "1"])
+        #expect(offer.media[0].direction == .sendonly)
+        #expect(offer.media[0].setup == .active)
+        #expect(offer.media[0].ssrcs == [1234])
+        #expect(offer.media[0].msid == SDPMediaStreamID(stream: "stream", track: "track"))
+        #expect(offer.media[1].formats == ["111"])
+        #expect(offer.media[1].extMaps.first?.uri == RtpExtensionURI.audioLevel)
+    }
+
+    @Test("the subscriber's setup decides our DTLS role")
+    func answerRole() throws {
+        let base = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:0\r\na=ice-ufrag:abcd\r\na=fingerprint:sha-256 AA:BB\r\n"
+        #expect(try SdpNegotiator.parseSubscribeAnswer(base + "a=setup:passive\r\n").dtls.role == .client)
+        #expect(try SdpNegotiator.parseSubscribeAnswer(base + "a=setup:active\r\n").dtls.role == .server)
+        #expect(try SdpNegotiator.parseSubscribeAnswer(base).remoteUsernameFragment == "abcd")
+    }
+}

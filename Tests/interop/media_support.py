@@ -1,0 +1,241 @@
+"""Helpers for live media interop tests: start a server with the test media routes, and
+aiortc peers that publish and subscribe through it on loopback."""
+
+import asyncio
+import fractions
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def server_binary():
+    """SWITCHBOARD_BIN, else the release build (as `make interop` builds it), else debug."""
+    env = os.environ.get("SWITCHBOARD_BIN")
+    if env:
+        return env
+    for config in ("release", "debug"):
+        path = os.path.join(ROOT, ".build", config, "switchboard")
+        if os.path.exists(path):
+            return path
+    raise RuntimeError("build switchboard first (swift build -c release)")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class MediaServer:
+    """`switchboard serve` with SWITCHBOARD_MEDIA_TEST_ROUTES=1 on a free port."""
+
+    def __init__(self, extra_env=None):
+        self.port = free_port()
+        self.data = tempfile.mkdtemp(prefix="sb-media-")
+        env = dict(os.environ)
+        env["SWITCHBOARD_MEDIA_TEST_ROUTES"] = "1"
+        env.update(extra_env or {})
+        self.log = open(os.path.join(self.data, "server.log"), "w")
+        self.proc = subprocess.Popen(
+            [server_binary(), "serve", "--listen", f"127.0.0.1:{self.port}", "--data", self.data,
+             "--media-port", "0", "--threads", "1", "--log-level", "warn"],
+            env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.base = f"http://127.0.0.1:{self.port}"
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen(self.base + "/health", timeout=1).read()
+                return
+            except Exception:
+                if self.proc.poll() is not None:
+                    raise RuntimeError("server exited: " + open(self.log.name).read())
+                time.sleep(0.1)
+        raise RuntimeError("server did not start")
+
+    def request(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            text = r.read()
+            return json.loads(text) if text else None
+
+    async def arequest(self, method, path, body=None):
+        return await asyncio.get_running_loop().run_in_executor(None, self.request, method, path, body)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+def loopback_ice():
+    """aioice skips 127.0.0.1 when gathering; tests force it (see TEST-PEERS.md)."""
+    import aioice.ice
+    aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: ["127.0.0.1"]
+
+
+def sine_track(frequency, sample_rate=48000, amplitude=0.3):
+    """An aiortc audio track producing a sine wave in 20 ms frames."""
+    from aiortc.mediastreams import AudioStreamTrack, MediaStreamError
+    from av import AudioFrame
+
+    class SineTrack(AudioStreamTrack):
+        def __init__(self):
+            super().__init__()
+            self.phase = 0
+
+        async def recv(self):
+            if self.readyState != "live":
+                raise MediaStreamError
+            samples = sample_rate // 50
+            if hasattr(self, "_timestamp"):
+                self._timestamp += samples
+                wait = self._start + (self._timestamp / sample_rate) - time.time()
+                await asyncio.sleep(wait)
+            else:
+                self._start = time.time()
+                self._timestamp = 0
+            t = (np.arange(samples) + self.phase) / sample_rate
+            self.phase += samples
+            pcm = (np.sin(2 * np.pi * frequency * t) * amplitude * 32767).astype(np.int16)
+            frame = AudioFrame(format="s16", layout="mono", samples=samples)
+            frame.planes[0].update(pcm.tobytes())
+            frame.pts = self._timestamp
+            frame.sample_rate = sample_rate
+            frame.time_base = fractions.Fraction(1, sample_rate)
+            return frame
+
+    return SineTrack()
+
+
+def dominant_frequency(samples, sample_rate):
+    window = samples * np.hanning(len(samples))
+    spectrum = np.abs(np.fft.rfft(window))
+    spectrum[:5] = 0  # ignore DC
+    return np.fft.rfftfreq(len(samples), 1 / sample_rate)[int(np.argmax(spectrum))]
+
+
+async def publish(server, room, tracks):
+    """An aiortc peer that sends `tracks` to the room; returns the peer connection."""
+    from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
+    pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+    for track in tracks:
+        pc.addTransceiver(track, direction="sendonly")
+    await pc.setLocalDescription(await pc.createOffer())
+    reply = await server.arequest("POST", f"/test/media/rooms/{room}/publish", {"sdp": pc.localDescription.sdp})
+    await pc.setRemoteDescription(RTCSessionDescription(sdp=reply["sdp"], type="answer"))
+    pc.transport_id = reply["transport"]
+    return pc
+
+
+async def subscribe(server, room):
+    """An aiortc peer receiving everything in the room; returns (pc, received tracks future list)."""
+    from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
+    pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+    tracks = []
+
+    @pc.on("track")
+    def on_track(track):
+        tracks.append(track)
+
+    offer = await server.arequest("POST", f"/test/media/rooms/{room}/subscribe")
+    await pc.setRemoteDescription(RTCSessionDescription(sdp=offer["sdp"], type="offer"))
+    await pc.setLocalDescription(await pc.createAnswer())
+    await server.arequest("POST", f"/test/media/transports/{offer['transport']}/answer", {"sdp": pc.localDescription.sdp})
+    pc.transport_id = offer["transport"]
+    return pc, tracks
+
+
+async def collect_audio(track, seconds):
+    """Decoded samples (mono float) and the sample rate from an aiortc remote audio track."""
+    chunks = []
+    rate = 48000
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        frame = await asyncio.wait_for(track.recv(), timeout=5)
+        rate = frame.sample_rate
+        data = frame.to_ndarray()
+        channels = len(frame.layout.channels)
+        mono = data.reshape(-1, channels)[:, 0] if data.ndim == 2 and data.shape[0] == 1 else data[0]
+        chunks.append(mono.astype(np.float64))
+    return np.concatenate(chunks), rate
+
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--use-fake-ui-for-media-stream",
+    "--use-fake-device-for-media-stream",
+    "--allow-loopback-in-peer-connection",
+    "--autoplay-policy=no-user-gesture-required",
+]
+
+# Page-side helpers, evaluated in each page (same origin as the server, so fetch works).
+PAGE_JS = """
+window.sb = {
+  async post(path, body) {
+    const r = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/json'},
+                                 body: body === undefined ? undefined : JSON.stringify(body)});
+    if (!r.ok) throw new Error(path + ' ' + r.status + ' ' + await r.text());
+    return r.status === 204 ? null : r.json();
+  },
+  async publish(room) {
+    const stream = await navigator.mediaDevices.getUserMedia({audio: true, video: {width: 640, height: 360}});
+    const pc = new RTCPeerConnection();
+    for (const t of stream.getTracks()) pc.addTransceiver(t, {direction: 'sendonly', streams: [stream]});
+    await pc.setLocalDescription(await pc.createOffer());
+    const reply = await sb.post('/test/media/rooms/' + room + '/publish', {sdp: pc.localDescription.sdp});
+    await pc.setRemoteDescription({type: 'answer', sdp: reply.sdp});
+    window.pc = pc;
+    return reply.transport;
+  },
+  async subscribe(room) {
+    const pc = new RTCPeerConnection();
+    window.received = [];
+    pc.ontrack = (e) => {
+      window.received.push(e.track.kind);
+      const el = document.createElement(e.track.kind);
+      el.srcObject = new MediaStream([e.track]);
+      el.muted = true;
+      el.autoplay = true;
+      document.body.appendChild(el);
+    };
+    const offer = await sb.post('/test/media/rooms/' + room + '/subscribe');
+    await pc.setRemoteDescription({type: 'offer', sdp: offer.sdp});
+    await pc.setLocalDescription(await pc.createAnswer());
+    await sb.post('/test/media/transports/' + offer.transport + '/answer', {sdp: pc.localDescription.sdp});
+    window.pc = pc;
+    window.subscribedAt = performance.now();
+    return offer.transport;
+  },
+  async inbound() {
+    const out = {audio: null, video: null, state: window.pc.connectionState};
+    (await window.pc.getStats()).forEach((s) => {
+      if (s.type === 'inbound-rtp') out[s.kind] = {
+        packetsReceived: s.packetsReceived, packetsLost: s.packetsLost, nackCount: s.nackCount,
+        framesDecoded: s.framesDecoded, keyFramesDecoded: s.keyFramesDecoded,
+        totalSamplesReceived: s.totalSamplesReceived, pliCount: s.pliCount, firCount: s.firCount,
+        framesReceived: s.framesReceived};
+    });
+    return out;
+  },
+};
+"""
+
+
+async def open_page(browser, server):
+    page = await browser.new_page()
+    await page.goto(server.base + "/health")
+    await page.evaluate(PAGE_JS)
+    return page
