@@ -16,6 +16,7 @@ public final class SwitchboardServer: Sendable {
     public let videoHub = VideoHub()
     /// The media plane: UDP workers, routers, transports.
     public let media: MediaEngine
+    public let mediaEvents: MediaEventHub
     let webhooks: WebhookDispatcher
     let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The account, and whether it was created by this start (its secret is printed once).
@@ -48,6 +49,7 @@ public final class SwitchboardServer: Sendable {
         core.conversations.bus.add(webhooks)
         DiagnosticsRoutes().register(on: &router)
         media = try MediaEngine(configuration: configuration.mediaConfiguration)
+        mediaEvents = MediaEventHub(engine: media)
         if ProcessInfo.processInfo.environment["SWITCHBOARD_MEDIA_TEST_ROUTES"] == "1" {
             MediaTestRoutes(engine: media).register(on: &router)
         }
