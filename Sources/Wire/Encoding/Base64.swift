@@ -1,4 +1,3 @@
-import Wire
 /// Standard base64 with padding (RFC 4648 section 4), as used by HTTP Basic auth and PEM.
 public enum Base64 {
     public static func encode(_ bytes: some Collection<UInt8>) -> String {

@@ -1,4 +1,3 @@
-import Wire
 /// The RFC 4648 base64 core shared by the standard and URL-safe alphabets.
 enum Base64Codec {
     static let standard = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)

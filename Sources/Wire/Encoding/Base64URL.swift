@@ -1,4 +1,3 @@
-import Wire
 /// URL-safe base64 without padding (RFC 4648 section 5), as JWS compact serialization
 /// requires (RFC 7515 section 2).
 public enum Base64URL {

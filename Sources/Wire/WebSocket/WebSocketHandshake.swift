@@ -1,4 +1,3 @@
-import Wire
 /// The HTTP Upgrade handshake of RFC 6455 section 4, minus the SHA-1, which callers
 /// inject because Wire has no crypto.
 public enum WebSocketHandshake {
