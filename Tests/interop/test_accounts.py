@@ -215,14 +215,14 @@ def documented_matrix() -> dict[str, dict[str, int]]:
 def credentials(server: Server, app, column: str) -> str | None:
     app_id, key, _ = app
     return {
-        "none": None,
-        "bad Basic": server.basic(secret="wrong-secret"),
-        "unknown key": server.basic(key="0badc0de", secret="whatever"),
-        "account": server.basic(),
-        "app JWT": bearer(token(app_id, key)),
-        "user JWT": bearer(token(app_id, key, sub="alice", acl=CLIENT_ACL)),
-        "expired JWT": bearer(token(app_id, key, iat_offset=-7800, ttl=600)),
-    }[column]
+        "none": lambda: None,
+        "bad Basic": lambda: server.basic(secret="wrong-secret"),
+        "unknown key": lambda: server.basic(key="0badc0de", secret="whatever"),
+        "account": lambda: server.basic(),
+        "app JWT": lambda: bearer(token(app_id, key)),
+        "user JWT": lambda: bearer(token(app_id, key, sub="alice", acl=CLIENT_ACL)),
+        "expired JWT": lambda: bearer(token(app_id, key, iat_offset=-7800, ttl=600)),
+    }[column]()
 
 
 def fresh_number(server: Server) -> str:
