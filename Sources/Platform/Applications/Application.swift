@@ -206,7 +206,8 @@ enum JSONText {
     }
 
     static func decode(_ s: String?) -> JSONValue {
-        guard let s, let v = try? JSONDecoder().decode(JSONValue.self, from: Data(s.utf8)) else { return .object([:]) }
+        // Read on every authenticated request (the application row): JSONParser is several times faster than JSONDecoder.
+        guard let s, let v = try? JSONParser.parse(s) else { return .object([:]) }
         return v
     }
 }
