@@ -24,7 +24,7 @@ def binary() -> str:
     """SWITCHBOARD_BIN, else the release build, else the debug build."""
     given = os.environ.get("SWITCHBOARD_BIN")
     if given:
-        return given
+        return str(Path(given).resolve())
     for config in ("release", "debug"):
         path = ROOT / ".build" / config / "switchboard"
         if path.exists():
