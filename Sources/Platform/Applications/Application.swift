@@ -14,7 +14,8 @@ public struct Webhook: Sendable, Equatable {
         guard let v, let address = v["address"]?.stringValue else { return nil }
         self.address = address
         httpMethod = v["http_method"]?.stringValue ?? "POST"
-        connectionTimeout = v["connection_timeout"]?.intValue
+        // The API documents `connection_timeout`; the official Python SDK sends `connect_timeout`.
+        connectionTimeout = v["connection_timeout"]?.intValue ?? v["connect_timeout"]?.intValue
         socketTimeout = v["socket_timeout"]?.intValue
     }
 }
@@ -176,7 +177,7 @@ public final class Applications: Sendable {
                             throw PlatformError.invalid("\(path).http_method must be GET or POST.")
                         }
                     }
-                    for t in ["connection_timeout", "socket_timeout"] {
+                    for t in ["connection_timeout", "connect_timeout", "socket_timeout"] {
                         if let v = hook[t], v.intValue == nil || v.intValue! < 0 || v.intValue! > 60000 {
                             throw PlatformError.invalid("\(path).\(t) must be milliseconds between 0 and 60000.")
                         }
@@ -205,7 +206,8 @@ enum JSONText {
     }
 
     static func decode(_ s: String?) -> JSONValue {
-        guard let s, let v = try? JSONDecoder().decode(JSONValue.self, from: Data(s.utf8)) else { return .object([:]) }
+        // Read on every authenticated request (the application row): JSONParser is several times faster than JSONDecoder.
+        guard let s, let v = try? JSONParser.parse(s) else { return .object([:]) }
         return v
     }
 }

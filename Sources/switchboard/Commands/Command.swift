@@ -20,7 +20,7 @@ enum Commands {
         Commands:
 
         """
-        for c in all { s += "  " + c.name.padding(toLength: 12, withPad: " ", startingAt: 0) + c.summary + "\n" }
+        for c in all where !c.summary.isEmpty { s += "  " + c.name.padding(toLength: 12, withPad: " ", startingAt: 0) + c.summary + "\n" }
         s += "  help        show help for a command\n\nRun 'switchboard help <command>' for its options.\n"
         return s
     }

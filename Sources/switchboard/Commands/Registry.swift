@@ -1,1 +1,10 @@
-extension Commands { static let extraCommands: [Command] = [LoadCommand.command] }
+import API
+import Foundation
+
+extension Commands {
+    /// Client commands; a command with an empty summary is left out of `switchboard help`.
+    static let extraCommands: [Command] = [
+        AccountCommand.command, AppsCommand.command, NumbersCommand.command, UsersCommand.command, JWTCommand.command,
+        LoadCommand.command, JWTBenchCommand.command,
+    ]
+}
