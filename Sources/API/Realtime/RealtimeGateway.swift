@@ -29,10 +29,11 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         var expiresAt: Date?
         var outstandingPings = 0
         var disconnectedAt: ContinuousClock.Instant?
-        var replay: [ConversationEvent] = []
+        var replay: ReplayBuffer
 
-        init(id: String, user: User, application: Application, socket: WebSocket, expiresAt: Date?) {
+        init(id: String, user: User, application: Application, socket: WebSocket, expiresAt: Date?, replayCapacity: Int) {
             self.id = id
+            replay = ReplayBuffer(capacity: replayCapacity)
             self.user = user
             self.application = application
             self.socket = socket
@@ -65,10 +66,17 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     }
 
     public func start() {
+        // Token expiry is checked more often than pings are sent so `tokenExpired` arrives within a fraction
+        // of a second of `exp`, whatever the ping interval.
+        let step = min(settings.pingInterval, .milliseconds(250))
         let task = Task { [weak self, settings] in
+            var sincePing = Duration.zero
             while !Task.isCancelled {
-                try? await Task.sleep(for: settings.pingInterval)
-                self?.tick()
+                try? await Task.sleep(for: step)
+                sincePing += step
+                let ping = sincePing >= settings.pingInterval
+                if ping { sincePing = .zero }
+                self?.tick(ping: ping)
             }
         }
         ticker.withLock { $0 = task }
@@ -98,7 +106,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             send(ws, type: "error", rid: nil, body: ["code": "invalidMessage", "detail": "Messages are JSON objects with a type."])
             return
         }
-        let rid = msg["cid"]
+        // Requests carry a `tid` that the answer echoes as `rid`; `cid` is accepted from older clients.
+        let rid = msg["tid"] ?? msg["cid"]
         let body = msg["body"] ?? .object([:])
         switch type {
         case "session:login": login(ws, rid: rid, token: body["token"]?.stringValue)
@@ -156,7 +165,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             send(ws, type: "session:error", rid: rid, body: ["code": "forbidden", "detail": "The token's ACL does not allow sessions."])
             return
         }
-        let session = Session(id: "SES-" + UUID4.generate(), user: user, application: app, socket: ws, expiresAt: exp)
+        let session = Session(id: "SES-" + UUID4.generate(), user: user, application: app, socket: ws, expiresAt: exp,
+                              replayCapacity: settings.replayCapacity)
         state.withLock { s in
             if let old = s.bySocket[ws] { Self.remove(old, from: &s) }
             s.sessions[session.id] = session
@@ -180,7 +190,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         }
         let now = ContinuousClock.now
         let retention = settings.retention
-        let result: (Session, [ConversationEvent])? = state.withLock { s in
+        let result: (Session, [ReplayBuffer.Entry], [String])? = state.withLock { s in
             guard let session = s.sessions[sid] else { return nil }
             if let since = session.disconnectedAt, now - since > retention { Self.remove(sid, from: &s); return nil }
             if let old = session.socket { s.bySocket[old] = nil }
@@ -189,18 +199,20 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             session.disconnectedAt = nil
             session.outstandingPings = 0
             s.bySocket[ws] = sid
-            let missed = session.replay.filter { e in e.id > (lastIDs[e.conversationID] ?? 0) }
-            return (session, missed)
+            let (missed, incomplete) = session.replay.missed(after: lastIDs)
+            return (session, missed, incomplete)
         }
-        guard let (session, missed) = result else {
+        guard let (session, missed, incomplete) = result else {
             send(ws, type: "session:error", rid: rid, body: ["code": "invalidSession", "detail": "The session is unknown or expired; log in again."])
             return
         }
         send(ws, type: "session:success", rid: rid, body: [
             "session_id": .string(session.id), "resumed": true, "replayed": .number(Double(missed.count)),
+            "incomplete": .array(incomplete.map(JSONValue.string)),
             "user": ["id": .string(session.user.id), "name": .string(session.user.name)],
         ])
-        for e in missed { ws.send(text: Self.eventText(e)) }
+        // Runs on the socket's loop, so these go out before any event delivered from another thread meanwhile.
+        for e in missed { ws.send(text: e.text) }
     }
 
     private func refresh(_ ws: WebSocket, rid: JSONValue?, token: String?) {
@@ -261,7 +273,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     // MARK: Heartbeats and expiry
 
-    func tick() {
+    func tick(ping: Bool = true) {
         let now = Date()
         let clockNow = ContinuousClock.now
         var toPing: [WebSocket] = []
@@ -275,6 +287,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
                 if let exp = session.expiresAt, now >= exp {
                     toEnd.append((ws, "tokenExpired", "The token expired; send session:refresh before it does."))
                     Self.remove(sid, from: &s)
+                } else if !ping {
+                    continue
                 } else if session.outstandingPings >= settings.missedPongs {
                     toEnd.append((ws, "pingTimeout", "No pong to \(settings.missedPongs) pings."))
                     session.socket = nil
@@ -297,14 +311,13 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     public func deliver(_ event: ConversationEvent, recipients: [String]) {
         let text = Self.eventText(event)
-        let capacity = settings.replayCapacity
+        let entry = ReplayBuffer.Entry(conversationID: event.conversationID, id: event.id, text: text)
         state.withLock { s in
             for user in recipients {
                 guard let sids = s.byUser[user] else { continue }
                 for sid in sids {
                     guard let session = s.sessions[sid], session.application.id == event.applicationID else { continue }
-                    session.replay.append(event)
-                    if session.replay.count > capacity { session.replay.removeFirst(session.replay.count - capacity) }
+                    session.replay.append(entry)
                     session.socket?.send(text: text)
                 }
             }
