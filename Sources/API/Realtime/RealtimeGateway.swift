@@ -70,12 +70,13 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         // of a second of `exp`, whatever the ping interval.
         let step = min(settings.pingInterval, .milliseconds(250))
         let task = Task { [weak self, settings] in
-            var sincePing = Duration.zero
+            // Deadlines rather than summed sleeps, so pings stay exactly one interval apart.
+            let clock = ContinuousClock()
+            var nextPing = clock.now + settings.pingInterval
             while !Task.isCancelled {
-                try? await Task.sleep(for: step)
-                sincePing += step
-                let ping = sincePing >= settings.pingInterval
-                if ping { sincePing = .zero }
+                try? await Task.sleep(until: min(nextPing, clock.now + step), clock: clock)
+                let ping = clock.now >= nextPing
+                if ping { nextPing += settings.pingInterval }
                 self?.tick(ping: ping)
             }
         }
@@ -167,6 +168,9 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         }
         let session = Session(id: "SES-" + UUID4.generate(), user: user, application: app, socket: ws, expiresAt: exp,
                               replayCapacity: settings.replayCapacity)
+        // A first ping right away counts as the first of the two a silent client may miss, so a client that
+        // never answers is gone within two intervals of logging in (any pong clears the count).
+        session.outstandingPings = 1
         state.withLock { s in
             if let old = s.bySocket[ws] { Self.remove(old, from: &s) }
             s.sessions[session.id] = session
@@ -177,6 +181,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             "session_id": .string(session.id),
             "user": ["id": .string(user.id), "name": .string(user.name), "display_name": user.displayName.map(JSONValue.string) ?? .null],
         ])
+        ws.ping()
     }
 
     private func resume(_ ws: WebSocket, rid: JSONValue?, body: JSONValue) {
