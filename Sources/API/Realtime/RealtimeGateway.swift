@@ -30,6 +30,9 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         var outstandingPings = 0
         var disconnectedAt: ContinuousClock.Instant?
         var replay: ReplayBuffer
+        /// Events waiting for the socket's loop; one drain per batch keeps a busy fan-out to one write per socket.
+        var outbox: [String] = []
+        var drainScheduled = false
 
         init(id: String, user: User, application: Application, socket: WebSocket, expiresAt: Date?, replayCapacity: Int) {
             self.id = id
@@ -203,6 +206,9 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             session.socket = ws
             session.disconnectedAt = nil
             session.outstandingPings = 0
+            // Anything still waiting for the old socket is in the ring, so the replay below covers it.
+            session.outbox = []
+            session.drainScheduled = false
             s.bySocket[ws] = sid
             let (missed, incomplete) = session.replay.missed(after: lastIDs)
             return (session, missed, incomplete)
@@ -317,22 +323,55 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     public func deliver(_ event: ConversationEvent, recipients: [String]) {
         let text = Self.eventText(event)
         let entry = ReplayBuffer.Entry(conversationID: event.conversationID, id: event.id, text: text)
-        state.withLock { s in
+        let drains = state.withLock { s in
+            var drains: [(WebSocket, Session)] = []
             for user in recipients {
                 guard let sids = s.byUser[user] else { continue }
                 for sid in sids {
                     guard let session = s.sessions[sid], session.application.id == event.applicationID else { continue }
                     session.replay.append(entry)
-                    session.socket?.send(text: text)
+                    if let ws = session.socket, enqueue(text, for: session) { drains.append((ws, session)) }
                 }
+            }
+            return drains
+        }
+        // Outside the lock: on the socket's own loop the drain runs inline and takes the lock itself.
+        for (ws, session) in drains { scheduleDrain(ws, session) }
+    }
+
+    /// Queues a message for a session's socket; true when a drain has to be scheduled. Caller holds `state`.
+    private func enqueue(_ text: String, for session: Session) -> Bool {
+        session.outbox.append(text)
+        if session.drainScheduled { return false }
+        session.drainScheduled = true
+        return true
+    }
+
+    private func scheduleDrain(_ ws: WebSocket, _ session: Session) {
+        ws.sendTexts { [weak self] in
+            guard let self else { return [] }
+            return self.state.withLock { _ in
+                // A socket replaced by a resume has nothing left to send; the new one drains on its own.
+                guard session.socket == ws else { return [] }
+                let out = session.outbox
+                session.outbox = []
+                session.drainScheduled = false
+                return out
             }
         }
     }
 
-    /// Sends a message to every connected session of `userID` (media signaling pushes).
+    /// Sends a message to every connected session of `userID` (media signaling pushes), after any events
+    /// already queued for those sessions.
     public func push(userID: String, type: String, body: JSONValue) {
-        let sockets = state.withLock { s in (s.byUser[userID] ?? []).compactMap { s.sessions[$0]?.socket } }
-        for ws in sockets { send(ws, type: type, rid: nil, body: body) }
+        let text = Self.encode(.object(["type": .string(type), "body": body]))
+        let drains = state.withLock { s in
+            (s.byUser[userID] ?? []).compactMap { sid -> (WebSocket, Session)? in
+                guard let session = s.sessions[sid], let ws = session.socket, enqueue(text, for: session) else { return nil }
+                return (ws, session)
+            }
+        }
+        for (ws, session) in drains { scheduleDrain(ws, session) }
     }
 
     static func eventText(_ e: ConversationEvent) -> String {
