@@ -29,10 +29,14 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         var expiresAt: Date?
         var outstandingPings = 0
         var disconnectedAt: ContinuousClock.Instant?
-        var replay: [ConversationEvent] = []
+        var replay: ReplayBuffer
+        /// Events waiting for the socket's loop; one drain per batch keeps a busy fan-out to one write per socket.
+        var outbox: [String] = []
+        var drainScheduled = false
 
-        init(id: String, user: User, application: Application, socket: WebSocket, expiresAt: Date?) {
+        init(id: String, user: User, application: Application, socket: WebSocket, expiresAt: Date?, replayCapacity: Int) {
             self.id = id
+            replay = ReplayBuffer(capacity: replayCapacity)
             self.user = user
             self.application = application
             self.socket = socket
@@ -65,10 +69,18 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     }
 
     public func start() {
+        // Token expiry is checked more often than pings are sent so `tokenExpired` arrives within a fraction
+        // of a second of `exp`, whatever the ping interval.
+        let step = min(settings.pingInterval, .milliseconds(250))
         let task = Task { [weak self, settings] in
+            // Deadlines rather than summed sleeps, so pings stay exactly one interval apart.
+            let clock = ContinuousClock()
+            var nextPing = clock.now + settings.pingInterval
             while !Task.isCancelled {
-                try? await Task.sleep(for: settings.pingInterval)
-                self?.tick()
+                try? await Task.sleep(until: min(nextPing, clock.now + step), clock: clock)
+                let ping = clock.now >= nextPing
+                if ping { nextPing += settings.pingInterval }
+                self?.tick(ping: ping)
             }
         }
         ticker.withLock { $0 = task }
@@ -111,7 +123,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             send(ws, type: "error", rid: nil, body: ["code": "invalidMessage", "detail": "Messages are JSON objects with a type."])
             return
         }
-        let rid = msg["cid"]
+        // Requests carry a `tid` that the answer echoes as `rid`; `cid` is accepted from older clients.
+        let rid = msg["tid"] ?? msg["cid"]
         let body = msg["body"] ?? .object([:])
         switch type {
         case "session:login": login(ws, rid: rid, token: body["token"]?.stringValue)
@@ -178,7 +191,11 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             send(ws, type: "session:error", rid: rid, body: ["code": "forbidden", "detail": "The token's ACL does not allow sessions."])
             return
         }
-        let session = Session(id: "SES-" + UUID4.generate(), user: user, application: app, socket: ws, expiresAt: exp)
+        let session = Session(id: "SES-" + UUID4.generate(), user: user, application: app, socket: ws, expiresAt: exp,
+                              replayCapacity: settings.replayCapacity)
+        // A first ping right away counts as the first of the two a silent client may miss, so a client that
+        // never answers is gone within two intervals of logging in (any pong clears the count).
+        session.outstandingPings = 1
         state.withLock { s in
             if let old = s.bySocket[ws] { Self.remove(old, from: &s) }
             s.sessions[session.id] = session
@@ -189,6 +206,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             "session_id": .string(session.id),
             "user": ["id": .string(user.id), "name": .string(user.name), "display_name": user.displayName.map(JSONValue.string) ?? .null],
         ])
+        ws.ping()
     }
 
     private func resume(_ ws: WebSocket, rid: JSONValue?, body: JSONValue) {
@@ -202,7 +220,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         }
         let now = ContinuousClock.now
         let retention = settings.retention
-        let result: (Session, [ConversationEvent])? = state.withLock { s in
+        let result: (Session, [ReplayBuffer.Entry], [String])? = state.withLock { s in
             guard let session = s.sessions[sid] else { return nil }
             if let since = session.disconnectedAt, now - since > retention { Self.remove(sid, from: &s); return nil }
             if let old = session.socket { s.bySocket[old] = nil }
@@ -210,19 +228,24 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             session.socket = ws
             session.disconnectedAt = nil
             session.outstandingPings = 0
+            // Anything still waiting for the old socket is in the ring, so the replay below covers it.
+            session.outbox = []
+            session.drainScheduled = false
             s.bySocket[ws] = sid
-            let missed = session.replay.filter { e in e.id > (lastIDs[e.conversationID] ?? 0) }
-            return (session, missed)
+            let (missed, incomplete) = session.replay.missed(after: lastIDs)
+            return (session, missed, incomplete)
         }
-        guard let (session, missed) = result else {
+        guard let (session, missed, incomplete) = result else {
             send(ws, type: "session:error", rid: rid, body: ["code": "invalidSession", "detail": "The session is unknown or expired; log in again."])
             return
         }
         send(ws, type: "session:success", rid: rid, body: [
             "session_id": .string(session.id), "resumed": true, "replayed": .number(Double(missed.count)),
+            "incomplete": .array(incomplete.map(JSONValue.string)),
             "user": ["id": .string(session.user.id), "name": .string(session.user.name)],
         ])
-        for e in missed { ws.send(text: Self.eventText(e)) }
+        // Runs on the socket's loop, so these go out before any event delivered from another thread meanwhile.
+        for e in missed { ws.send(text: e.text) }
     }
 
     private func refresh(_ ws: WebSocket, rid: JSONValue?, token: String?) {
@@ -283,7 +306,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     // MARK: Heartbeats and expiry
 
-    func tick() {
+    func tick(ping: Bool = true) {
         let now = Date()
         let clockNow = ContinuousClock.now
         var toPing: [WebSocket] = []
@@ -297,6 +320,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
                 if let exp = session.expiresAt, now >= exp {
                     toEnd.append((ws, "tokenExpired", "The token expired; send session:refresh before it does."))
                     Self.remove(sid, from: &s)
+                } else if !ping {
+                    continue
                 } else if session.outstandingPings >= settings.missedPongs {
                     toEnd.append((ws, "pingTimeout", "No pong to \(settings.missedPongs) pings."))
                     session.socket = nil
@@ -319,24 +344,56 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     public func deliver(_ event: ConversationEvent, recipients: [String]) {
         let text = Self.eventText(event)
-        let capacity = settings.replayCapacity
-        state.withLock { s in
+        let entry = ReplayBuffer.Entry(conversationID: event.conversationID, id: event.id, text: text)
+        let drains = state.withLock { s in
+            var drains: [(WebSocket, Session)] = []
             for user in recipients {
                 guard let sids = s.byUser[user] else { continue }
                 for sid in sids {
                     guard let session = s.sessions[sid], session.application.id == event.applicationID else { continue }
-                    session.replay.append(event)
-                    if session.replay.count > capacity { session.replay.removeFirst(session.replay.count - capacity) }
-                    session.socket?.send(text: text)
+                    session.replay.append(entry)
+                    if let ws = session.socket, enqueue(text, for: session) { drains.append((ws, session)) }
                 }
+            }
+            return drains
+        }
+        // Outside the lock: on the socket's own loop the drain runs inline and takes the lock itself.
+        for (ws, session) in drains { scheduleDrain(ws, session) }
+    }
+
+    /// Queues a message for a session's socket; true when a drain has to be scheduled. Caller holds `state`.
+    private func enqueue(_ text: String, for session: Session) -> Bool {
+        session.outbox.append(text)
+        if session.drainScheduled { return false }
+        session.drainScheduled = true
+        return true
+    }
+
+    private func scheduleDrain(_ ws: WebSocket, _ session: Session) {
+        ws.sendTexts { [weak self] in
+            guard let self else { return [] }
+            return self.state.withLock { _ in
+                // A socket replaced by a resume has nothing left to send; the new one drains on its own.
+                guard session.socket == ws else { return [] }
+                let out = session.outbox
+                session.outbox = []
+                session.drainScheduled = false
+                return out
             }
         }
     }
 
-    /// Sends a message to every connected session of `userID` (media signaling pushes).
+    /// Sends a message to every connected session of `userID` (media signaling pushes), after any events
+    /// already queued for those sessions.
     public func push(userID: String, type: String, body: JSONValue) {
-        let sockets = state.withLock { s in (s.byUser[userID] ?? []).compactMap { s.sessions[$0]?.socket } }
-        for ws in sockets { send(ws, type: type, rid: nil, body: body) }
+        let text = Self.encode(.object(["type": .string(type), "body": body]))
+        let drains = state.withLock { s in
+            (s.byUser[userID] ?? []).compactMap { sid -> (WebSocket, Session)? in
+                guard let session = s.sessions[sid], let ws = session.socket, enqueue(text, for: session) else { return nil }
+                return (ws, session)
+            }
+        }
+        for (ws, session) in drains { scheduleDrain(ws, session) }
     }
 
     static func eventText(_ e: ConversationEvent) -> String {

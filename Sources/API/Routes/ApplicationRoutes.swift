@@ -59,6 +59,9 @@ struct ApplicationRoutes {
         return [
             "id": app.id, "name": app.name, "keys": keys,
             "capabilities": JSONBridge.object(app.capabilities),
+            // Vonage shows the per-application secret only in its dashboard; here the account owner reads it
+            // from the API so webhook receivers can verify signed callbacks.
+            "signature_secret": app.signatureSecret,
             "privacy": ["improve_ai": false],
             "_links": ["self": ["href": "/v2/applications/\(app.id)"]],
         ]

@@ -5,6 +5,9 @@ import Wire
 
 /// Delivers every conversation event to its application's `rtc.event_url`, asynchronously, from a bounded
 /// queue, with retries and exponential backoff. Overflow and exhausted retries are counted in /metrics.
+///
+/// Events are spread over `concurrency` lanes by conversation; each lane delivers one request at a time,
+/// so a receiver sees a conversation's events in id order (a retrying event holds back the ones after it).
 public final class WebhookDispatcher: ConversationEventSink, Sendable {
     public struct Settings: Sendable {
         public var capacity = 10_000
@@ -20,44 +23,42 @@ public final class WebhookDispatcher: ConversationEventSink, Sendable {
     let applications: Applications
     let metrics: Metrics
     let logger = Logger(label: "webhooks")
-    private let queue: AsyncStream<ConversationEvent>
-    private let input: AsyncStream<ConversationEvent>.Continuation
-    private let worker = Mutex<Task<Void, Never>?>(nil)
+    private let lanes: [(queue: AsyncStream<ConversationEvent>, input: AsyncStream<ConversationEvent>.Continuation)]
+    private let workers = Mutex<[Task<Void, Never>]>([])
 
     public init(client: HTTPClient, applications: Applications, settings: Settings = Settings(), metrics: Metrics = .shared) {
         self.client = client
         self.applications = applications
         self.settings = settings
         self.metrics = metrics
-        (queue, input) = AsyncStream.makeStream(of: ConversationEvent.self, bufferingPolicy: .bufferingOldest(settings.capacity))
+        let n = max(1, settings.concurrency)
+        lanes = (0..<n).map { _ in
+            let (queue, input) = AsyncStream.makeStream(of: ConversationEvent.self,
+                                                        bufferingPolicy: .bufferingOldest(max(1, settings.capacity / n)))
+            return (queue, input)
+        }
         metrics.increment("switchboard_webhook_dropped_total", by: 0, help: "Webhook deliveries dropped because the queue was full.")
         metrics.increment("switchboard_webhook_failed_total", by: 0, help: "Webhook deliveries abandoned after every retry failed.")
         metrics.increment("switchboard_webhook_delivered_total", by: 0, help: "Webhook deliveries answered with 2xx.")
     }
 
     public func start() {
-        let task = Task { [self] in
-            await withTaskGroup(of: Void.self) { group in
-                var running = 0
-                for await event in queue {
-                    if running >= settings.concurrency {
-                        await group.next()
-                        running -= 1
-                    }
-                    running += 1
-                    group.addTask { await self.deliverWithRetry(event) }
-                }
+        let tasks = lanes.map { lane in
+            Task { [self] in
+                for await event in lane.queue { await deliverWithRetry(event) }
             }
         }
-        worker.withLock { $0 = task }
+        workers.withLock { $0 = tasks }
     }
 
     public func stop() {
-        input.finish()
+        for lane in lanes { lane.input.finish() }
     }
 
     public func deliver(_ event: ConversationEvent, recipients: [String]) {
-        if case .dropped = input.yield(event) {
+        var h: UInt32 = 2_166_136_261
+        for b in event.conversationID.utf8 { h = (h ^ UInt32(b)) &* 16_777_619 }
+        if case .dropped = lanes[Int(h % UInt32(lanes.count))].input.yield(event) {
             metrics.increment("switchboard_webhook_dropped_total")
         }
     }

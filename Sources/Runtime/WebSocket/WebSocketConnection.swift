@@ -72,6 +72,18 @@ final class WebSocketConnection: @unchecked Sendable {
     func send(opcode: WebSocketOpcode, payload: [UInt8]) {
         guard !closeSent, !finished, channel.isOpen else { return }
         writeFrame(WebSocketFrame(fin: true, opcode: opcode, payload: payload))
+        dropIfBacklogged()
+    }
+
+    func send(texts: [String]) {
+        guard !texts.isEmpty, !closeSent, !finished, channel.isOpen else { return }
+        var bytes: [UInt8] = []
+        for t in texts { bytes += WebSocketFrame(fin: true, opcode: .text, payload: Array(t.utf8)).serialized(maskingKey: maskingKey()) }
+        channel.write(bytes)
+        dropIfBacklogged()
+    }
+
+    private func dropIfBacklogged() {
         if channel.pendingOutboundBytes > maxQueued {
             // A consumer that stops reading is dropped rather than buffered forever.
             metrics.increment("switchboard_websocket_slow_consumers_total", help: "WebSockets closed because the peer stopped reading.")
@@ -80,9 +92,12 @@ final class WebSocketConnection: @unchecked Sendable {
         }
     }
 
+    private func maskingKey() -> UInt32? {
+        role == .client ? SecureRandom.bytes(4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) } : nil
+    }
+
     private func writeFrame(_ frame: WebSocketFrame) {
-        let mask: UInt32? = role == .client ? SecureRandom.bytes(4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) } : nil
-        channel.write(frame.serialized(maskingKey: mask))
+        channel.write(frame.serialized(maskingKey: maskingKey()))
     }
 
     func close(code: UInt16, reason: String) {
