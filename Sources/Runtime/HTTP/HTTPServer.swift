@@ -12,6 +12,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// Bytes queued toward a WebSocket peer before it is disconnected as a slow consumer.
     public var webSocketMaxQueued = 4 << 20
     public var serverName = "switchboard"
+    /// Run request handlers as tasks preferring the connection's event loop (no thread hop per request).
+    /// A handler that blocks its thread for long (heavy CPU, slow synchronous I/O) then stalls every
+    /// connection on that loop: such handlers should move the work off the loop, or set this to false to run
+    /// all handlers on the global concurrent executor.
+    public var handlersRunOnEventLoop = true
     public init() {}
 }
 

@@ -68,7 +68,8 @@ public final class EventLoop: @unchecked Sendable {
             box.append(job)
             return box.count == 1
         }
-        if wasEmpty { _ = sb_eventfd_signal(wakeFD) }
+        // On the loop thread the mailbox runs before the next wait, so no wake-up is needed.
+        if wasEmpty && !inLoop { _ = sb_eventfd_signal(wakeFD) }
     }
 
     /// Runs `body` on the loop thread and returns its result to an async caller.
@@ -144,8 +145,10 @@ public final class EventLoop: @unchecked Sendable {
                     handlers[fd]?.handle(events: evs[i])
                 }
             }
-            runMailbox()
+            // Timers first: a timer callback may post jobs from the loop thread, which sends no wake-up,
+            // so the mailbox must be drained after it and before the next wait.
             runTimers()
+            runMailbox()
         }
         runMailbox()
     }
@@ -227,6 +230,16 @@ public final class EventLoop: @unchecked Sendable {
             }
         }
         return top
+    }
+}
+
+/// Tasks can prefer a loop as their executor (SE-0417): a request handler started with
+/// `Task(executorPreference: loop)` runs on the connection's own thread, so a handler that does not
+/// suspend answers without any thread hop.
+extension EventLoop: TaskExecutor {
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
 
