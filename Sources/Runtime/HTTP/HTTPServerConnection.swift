@@ -169,13 +169,15 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             guard let event else { return }
             switch event {
             case .head(let head):
-                if let limit = server.responder.bodyLimit(for: head) {
-                    parser.setBodyLimit(limit)
-                }
-                if let length = head.headers["content-length"].flatMap(Int.init),
-                   length > (server.responder.bodyLimit(for: head) ?? server.configuration.parserLimits.maxBody) {
-                    fail(status: 413, detail: "The body is larger than \(server.responder.bodyLimit(for: head) ?? server.configuration.parserLimits.maxBody) bytes.")
-                    return
+                if head.hasBodyFraming {
+                    // One route lookup, and none at all for the common request without a body.
+                    let routeLimit = server.responder.bodyLimit(for: head)
+                    if let routeLimit { parser.setBodyLimit(routeLimit) }
+                    let limit = routeLimit ?? server.configuration.parserLimits.maxBody
+                    if let length = head.headers["content-length"].flatMap(Int.init), length > limit {
+                        fail(status: 413, detail: "The body is larger than \(limit) bytes.")
+                        return
+                    }
                 }
                 if (head.method == .POST || head.method == .PUT || head.method == .PATCH) && !head.hasBodyFraming {
                     fail(status: 411, detail: "A Content-Length or chunked Transfer-Encoding is required.")
