@@ -37,6 +37,7 @@ public final class EventLoop: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let threadID = Atomic<UInt>(0)
     private var handlers: [Int32: Selectable] = [:]
+    private var spareJobs: [@Sendable () -> Void] = []
     private var timerHeap: [(deadline: UInt64, id: UInt64)] = []
     private var timerCallbacks: [UInt64: () -> Void] = [:]
     private var nextTimerID: UInt64 = 1
@@ -176,13 +177,17 @@ public final class EventLoop: @unchecked Sendable {
 
     private func runMailbox() {
         while true {
-            let jobs = mailbox.withLock { box -> [@Sendable () -> Void] in
-                let jobs = box
-                box.removeAll(keepingCapacity: true)
-                return jobs
+            // Swap buffers instead of copying: no allocation per wake-up once both have grown.
+            var jobs = spareJobs
+            spareJobs = []
+            mailbox.withLock { swap(&$0, &jobs) }
+            if jobs.isEmpty {
+                spareJobs = jobs
+                return
             }
-            if jobs.isEmpty { return }
             for job in jobs { job() }
+            jobs.removeAll(keepingCapacity: true)
+            spareJobs = jobs
         }
     }
 
