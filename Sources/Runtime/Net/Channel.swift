@@ -93,17 +93,31 @@ final class Channel: Selectable, @unchecked Sendable {
 
     /// Queues bytes and writes as much as the socket takes now.
     func write(_ bytes: [UInt8]) {
-        guard isOpen, !closeAfterFlush else { return }
-        if outboundOffset == outbound.count {
-            outbound.removeAll(keepingCapacity: outbound.capacity <= 65536)
-            outboundOffset = 0
-        }
-        outbound.append(contentsOf: bytes)
-        flush()
+        bytes.withUnsafeBytes { write($0) }
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) {
         guard isOpen, !closeAfterFlush else { return }
+        if outboundOffset == outbound.count && !bytes.isEmpty {
+            // Nothing queued: send straight from the caller's bytes and queue only what the socket refused.
+            switch stream.write(bytes) {
+            case .bytes(let n) where n == bytes.count:
+                updateInterest()
+                handler?.channelWritable(self)
+                return
+            case .bytes(let n):
+                outbound.removeAll(keepingCapacity: outbound.capacity <= 65536)
+                outboundOffset = 0
+                outbound.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[n...]))
+                updateInterest()
+                return
+            case .wouldBlock:
+                break
+            case .eof, .failed:
+                close()
+                return
+            }
+        }
         if outboundOffset == outbound.count {
             outbound.removeAll(keepingCapacity: outbound.capacity <= 65536)
             outboundOffset = 0
