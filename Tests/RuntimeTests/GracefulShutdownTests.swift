@@ -13,15 +13,17 @@ struct GracefulShutdownTests {
                                               callbacks: WebSocketLiveTests.collecting(inbox))
         let idle = try RawConnection(port: s.port)
         let busy = try RawConnection(port: s.port)
-        try busy.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n")
-        #expect(await eventually { s.state.slowStarted.load(ordering: .relaxed) == 1 })
+        try busy.send("GET /gated HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(await eventually { s.state.gatedStarted.load(ordering: .relaxed) == 1 })
 
         let server = s.server
         let finished = Task { await server.shutdown(gracePeriod: .seconds(5)) }
         #expect(await eventually { RawConnection.isRefused(port: s.port) })
         #expect(try await inbox.first(where: WebSocketLiveTests.isClose) == .close(1001))
         #expect(await idle.isClosedByPeer())
+        #expect(s.server.connectionCount == 1)
 
+        s.state.gateOpen.store(true, ordering: .relaxed)
         let r = try await busy.readResponse()
         #expect(r.status == 200 && r.text == "done")
         #expect(r.header("connection") == "close")

@@ -27,6 +27,20 @@ struct TLSLiveTests {
         await s.stop()
     }
 
+    @Test("a large HTTPS response arrives whole although the socket keeps refusing writes")
+    func largeResponse() async throws {
+        let (cert, dir) = try Self.devCertificate()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let s = try LiveServer(tls: TLSContext(certificateFile: cert.certificateFile, keyFile: cert.keyFile))
+        var client = HTTPClient(group: s.group, tls: try TLSContext(clientCAFile: cert.caFile))
+        client.maxResponseBytes = 64 << 20
+        let r = try await client.execute(HTTPClientRequest(url: "https://127.0.0.1:\(s.port)/big-stream"), timeout: .seconds(60))
+        #expect(r.status == 200)
+        #expect(r.body.count == 32 << 20)
+        #expect(r.body.allSatisfy { $0 == 0x61 })
+        await s.stop()
+    }
+
     @Test("a client that does not trust the CA refuses the connection")
     func untrusted() async throws {
         let (cert, dir) = try Self.devCertificate()

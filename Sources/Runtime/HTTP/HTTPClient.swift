@@ -136,7 +136,8 @@ final class ClientExchange: ChannelHandler, @unchecked Sendable {
         self.request = request
         self.maxBytes = maxBytes
         self.loop = loop
-        parser = HTTPResponseParser()
+        // The parser's own body limit (1 MiB by default) must not undercut maxResponseBytes.
+        parser = HTTPResponseParser(limits: HTTPParserLimits(maxBody: maxBytes))
         parser.requestMethod = isHead ? .HEAD : .GET
     }
 

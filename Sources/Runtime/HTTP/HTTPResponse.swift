@@ -27,12 +27,18 @@ public struct HTTPResponse: Sendable {
         self.body = .stream(stream)
     }
 
-    /// A JSON response from an Encodable value.
+    /// A JSON response from an Encodable value (keys sorted, slashes unescaped).
     public static func json<T: Encodable>(_ value: T, status: Int = 200) -> HTTPResponse {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(value)) ?? Data("null".utf8)
-        var r = HTTPResponse(status: status, body: [UInt8](data))
+        let body: [UInt8]
+        if let flat = value as? [String: String] {
+            // Small string maps (health, ids, errors) are common; JSONEncoder costs more than the request.
+            body = JSONText.object(flat)
+        } else {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            body = (try? encoder.encode(value)).map { [UInt8]($0) } ?? Array("null".utf8)
+        }
+        var r = HTTPResponse(status: status, body: body)
         r.headers["Content-Type"] = "application/json"
         return r
     }
@@ -64,4 +70,44 @@ public struct ResponseBodyWriter: Sendable {
     let sink: @Sendable ([UInt8]) async throws -> Void
     public func write(_ bytes: [UInt8]) async throws { if !bytes.isEmpty { try await sink(bytes) } }
     public func write(_ text: String) async throws { try await write(Array(text.utf8)) }
+}
+
+/// Writes JSON text the way `JSONEncoder` with `.sortedKeys` and `.withoutEscapingSlashes` does (RFC 8259).
+enum JSONText {
+    static func object(_ fields: [String: String]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(2 + fields.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 })
+        out.append(UInt8(ascii: "{"))
+        var first = true
+        for key in fields.keys.sorted() {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            appendString(key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            appendString(fields[key] ?? "", to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// A JSON string literal: quote, backslash and control characters escaped (RFC 8259 section 7).
+    static func appendString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x08: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(b >> 4)], hex[Int(b & 0xF)]])
+            default: out.append(b)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
 }

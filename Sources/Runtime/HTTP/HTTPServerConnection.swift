@@ -21,8 +21,19 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
     private var parser: HTTPRequestParser
     private var state: State = .idle
     private var body: [UInt8] = []
-    private var headerTimer: TimerHandle?
-    private var idleTimer: TimerHandle?
+    /// What the one connection timer is watching for, with its deadline in monotonic nanoseconds.
+    private enum Watch {
+        case none
+        /// A request (or the first one) must arrive whole by then: 408 or a silent close.
+        case header(UInt64)
+        /// Keep-alive with nothing sent since the last response: close by then.
+        case idle(UInt64)
+    }
+    private var watch = Watch.none
+    /// One timer per connection, re-armed lazily: moving a deadline later costs nothing per request,
+    /// the timer re-schedules itself when it fires early.
+    private var timer: TimerHandle?
+    private var timerFiresAt: UInt64 = 0
     private var draining = false
     /// True once any byte of the next request has arrived. The parser keeps parsed head lines in its own
     /// state, so its buffer can be empty in the middle of a request.
@@ -43,7 +54,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
     var loop: EventLoop { channel.loop }
 
     func channelActive(_ channel: Channel) {
-        armHeaderTimer()
+        watchHeader()
     }
 
     func channelRead(_ channel: Channel, _ bytes: UnsafeRawBufferPointer) {
@@ -54,7 +65,8 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         parser.append(bytes)
         if case .idle = state {
             requestStarted = true
-            if headerTimer == nil { armHeaderTimer() }
+            // Dribbling bytes must not extend the deadline (slowloris), so only a new request starts it.
+            if case .header = watch {} else { watchHeader() }
         }
         process()
     }
@@ -75,8 +87,9 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
 
     func channelInactive(_ channel: Channel) {
         state = .closed
-        loop.cancel(headerTimer)
-        loop.cancel(idleTimer)
+        watch = .none
+        loop.cancel(timer)
+        timer = nil
         webSocket?.closed()
         resumeWriters(SocketError.closed)
         server.connectionClosed(self, loop: loop.index)
@@ -95,33 +108,48 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         }
     }
 
-    private func armHeaderTimer() {
-        loop.cancel(idleTimer)
-        idleTimer = nil
-        guard headerTimer == nil else { return }
-        headerTimer = loop.schedule(after: server.configuration.headerTimeout) { [weak self] in
-            guard let self else { return }
-            self.headerTimer = nil
-            switch self.state {
+    private func watchHeader() {
+        setWatch(.header(Instant.now().adding(server.configuration.headerTimeout).nanoseconds))
+    }
+
+    private func watchIdle() {
+        setWatch(.idle(Instant.now().adding(server.configuration.idleTimeout).nanoseconds))
+    }
+
+    private func setWatch(_ w: Watch) {
+        watch = w
+        let deadline: UInt64
+        switch w {
+        case .none: return
+        case .header(let d), .idle(let d): deadline = d
+        }
+        if timer != nil && timerFiresAt <= deadline { return }
+        loop.cancel(timer)
+        timerFiresAt = deadline
+        timer = loop.schedule(at: Instant(nanoseconds: deadline)) { [weak self] in self?.timerFired() }
+    }
+
+    private func timerFired() {
+        timer = nil
+        let now = Instant.now().nanoseconds
+        switch watch {
+        case .none:
+            return
+        case .header(let d) where d > now, .idle(let d) where d > now:
+            setWatch(watch)
+        case .header:
+            watch = .none
+            switch state {
+            case .idle where !requestStarted:
+                channel.close()
             case .idle, .readingBody:
-                if !self.requestStarted, case .idle = self.state {
-                    self.channel.close()
-                } else {
-                    self.fail(status: 408, detail: "The request was not received in time.")
-                }
+                fail(status: 408, detail: "The request was not received in time.")
             default:
                 break
             }
-        }
-    }
-
-    private func armIdleTimer() {
-        loop.cancel(headerTimer)
-        headerTimer = nil
-        loop.cancel(idleTimer)
-        idleTimer = loop.schedule(after: server.configuration.idleTimeout) { [weak self] in
-            guard let self, case .idle = self.state else { return }
-            self.channel.close()
+        case .idle:
+            watch = .none
+            if case .idle = state { channel.close() }
         }
     }
 
@@ -141,14 +169,15 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             guard let event else { return }
             switch event {
             case .head(let head):
-                if idleTimer != nil { armHeaderTimer() }
-                if let limit = server.responder.bodyLimit(for: head) {
-                    parser.setBodyLimit(limit)
-                }
-                if let length = head.headers["content-length"].flatMap(Int.init),
-                   length > (server.responder.bodyLimit(for: head) ?? server.configuration.parserLimits.maxBody) {
-                    fail(status: 413, detail: "The body is larger than \(server.responder.bodyLimit(for: head) ?? server.configuration.parserLimits.maxBody) bytes.")
-                    return
+                if head.hasBodyFraming {
+                    // One route lookup, and none at all for the common request without a body.
+                    let routeLimit = server.responder.bodyLimit(for: head)
+                    if let routeLimit { parser.setBodyLimit(routeLimit) }
+                    let limit = routeLimit ?? server.configuration.parserLimits.maxBody
+                    if let length = head.headers["content-length"].flatMap(Int.init), length > limit {
+                        fail(status: 413, detail: "The body is larger than \(limit) bytes.")
+                        return
+                    }
                 }
                 if (head.method == .POST || head.method == .PUT || head.method == .PATCH) && !head.hasBodyFraming {
                     fail(status: 411, detail: "A Content-Length or chunked Transfer-Encoding is required.")
@@ -163,8 +192,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
                 body.append(contentsOf: chunk)
             case .end:
                 guard case .readingBody(let head) = state else { return }
-                loop.cancel(headerTimer)
-                headerTimer = nil
+                watch = .none
                 dispatch(head)
             }
         }
@@ -178,9 +206,20 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         if draining { request.head.headers["connection"] = "close" }
         let responder = server.responder
         let loop = self.loop
-        Task { [self] in
-            let response = await responder.respond(to: request)
-            loop.execute { [self] in self.send(response, for: head) }
+        if server.configuration.handlersRunOnEventLoop {
+            Task(executorPreference: loop) { [self] in
+                let response = await responder.respond(to: request)
+                if loop.inLoop {
+                    self.send(response, for: head)
+                } else {
+                    loop.execute { [self] in self.send(response, for: head) }
+                }
+            }
+        } else {
+            Task { [self] in
+                let response = await responder.respond(to: request)
+                loop.execute { [self] in self.send(response, for: head) }
+            }
         }
     }
 
@@ -226,10 +265,10 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             let loop = self.loop
             let channel = self.channel
             let keep = keepAlive
-            Task { [self] in
+            Task(executorPreference: loop) { [self] in
                 let writer = ResponseBodyWriter { bytes in
                     try await withCheckedThrowingContinuation { (cont: CheckedContinuation<Void, Error>) in
-                        loop.execute { [self] in
+                        let work: @Sendable () -> Void = { [self] in
                             guard channel.isOpen else { cont.resume(throwing: SocketError.closed); return }
                             channel.write(HTTPChunk.encode(bytes))
                             // A peer that reads slowly slows the producer instead of growing the queue.
@@ -241,6 +280,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
                                 cont.resume(throwing: SocketError.closed)
                             }
                         }
+                        if loop.inLoop { work() } else { loop.execute(work) }
                     }
                 }
                 let ok: Bool
@@ -266,9 +306,8 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             return
         }
         state = .idle
-        armIdleTimer()
         requestStarted = parser.bufferedByteCount > 0
-        if requestStarted { armHeaderTimer() }
+        if requestStarted { watchHeader() } else { watchIdle() }
         channel.setReading(true)
         process()
     }
@@ -286,7 +325,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         var out = head.serialized()
         out.append(contentsOf: response.bodyBytes)
         state = .closed
-        loop.cancel(headerTimer)
+        watch = .none
         channel.write(out)
         channel.closeWhenFlushed()
     }
@@ -297,10 +336,9 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         head.headers["Connection"] = "Upgrade"
         channel.write(head.serialized())
         state = .webSocket
-        loop.cancel(headerTimer)
-        loop.cancel(idleTimer)
-        headerTimer = nil
-        idleTimer = nil
+        watch = .none
+        loop.cancel(timer)
+        timer = nil
         let ws = WebSocketConnection(channel: channel, role: .server, upgrade: upgrade,
                                      maxMessage: upgrade.maxMessageSize ?? server.configuration.webSocketMaxMessage,
                                      maxQueued: server.configuration.webSocketMaxQueued, metrics: server.metrics)

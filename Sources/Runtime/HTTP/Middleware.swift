@@ -38,8 +38,10 @@ public struct AccessLogMiddleware: HTTPMiddleware {
         let route = request.route.isEmpty ? "(unrouted)" : request.route
         metrics.recordRequest(method: request.method.rawValue, route: route, status: response.status, seconds: seconds)
         let level: Logger.Level = response.status >= 500 ? .warning : .debug
-        logger.log(level, "request", ["method": request.method.rawValue, "path": request.path, "status": response.status,
-                                      "ms": String(format: "%.2f", seconds * 1000), "id": request.id])
+        if logger.isEnabled(level) {
+            logger.log(level, "request", ["method": request.method.rawValue, "path": request.path, "status": response.status,
+                                          "ms": String(format: "%.2f", seconds * 1000), "id": request.id])
+        }
         return response
     }
 }

@@ -37,6 +37,7 @@ public final class EventLoop: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let threadID = Atomic<UInt>(0)
     private var handlers: [Int32: Selectable] = [:]
+    private var spareJobs: [@Sendable () -> Void] = []
     private var timerHeap: [(deadline: UInt64, id: UInt64)] = []
     private var timerCallbacks: [UInt64: () -> Void] = [:]
     private var nextTimerID: UInt64 = 1
@@ -68,7 +69,8 @@ public final class EventLoop: @unchecked Sendable {
             box.append(job)
             return box.count == 1
         }
-        if wasEmpty { _ = sb_eventfd_signal(wakeFD) }
+        // On the loop thread the mailbox runs before the next wait, so no wake-up is needed.
+        if wasEmpty && !inLoop { _ = sb_eventfd_signal(wakeFD) }
     }
 
     /// Runs `body` on the loop thread and returns its result to an async caller.
@@ -144,8 +146,10 @@ public final class EventLoop: @unchecked Sendable {
                     handlers[fd]?.handle(events: evs[i])
                 }
             }
-            runMailbox()
+            // Timers first: a timer callback may post jobs from the loop thread, which sends no wake-up,
+            // so the mailbox must be drained after it and before the next wait.
             runTimers()
+            runMailbox()
         }
         runMailbox()
     }
@@ -173,13 +177,17 @@ public final class EventLoop: @unchecked Sendable {
 
     private func runMailbox() {
         while true {
-            let jobs = mailbox.withLock { box -> [@Sendable () -> Void] in
-                let jobs = box
-                box.removeAll(keepingCapacity: true)
-                return jobs
+            // Swap buffers instead of copying: no allocation per wake-up once both have grown.
+            var jobs = spareJobs
+            spareJobs = []
+            mailbox.withLock { swap(&$0, &jobs) }
+            if jobs.isEmpty {
+                spareJobs = jobs
+                return
             }
-            if jobs.isEmpty { return }
             for job in jobs { job() }
+            jobs.removeAll(keepingCapacity: true)
+            spareJobs = jobs
         }
     }
 
@@ -227,6 +235,16 @@ public final class EventLoop: @unchecked Sendable {
             }
         }
         return top
+    }
+}
+
+/// Tasks can prefer a loop as their executor (SE-0417): a request handler started with
+/// `Task(executorPreference: loop)` runs on the connection's own thread, so a handler that does not
+/// suspend answers without any thread hop.
+extension EventLoop: TaskExecutor {
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
 

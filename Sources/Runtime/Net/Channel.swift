@@ -30,6 +30,10 @@ final class Channel: Selectable, @unchecked Sendable {
     private var outboundOffset = 0
     private var closeAfterFlush = false
     private var readingPaused = false
+    /// Input arrived while reading was paused, so EPOLLIN is off until reading resumes. Pausing itself
+    /// changes nothing in epoll: most requests are answered before more input arrives, and this saves
+    /// two epoll_ctl calls per request.
+    private var inputSuppressed = false
     private var registeredEvents: UInt32 = 0
 
     var pendingOutboundBytes: Int { outbound.count - outboundOffset }
@@ -58,6 +62,9 @@ final class Channel: Selectable, @unchecked Sendable {
             readAvailable()
         } else if events & (SB_EPOLLHUP | SB_EPOLLERR) != 0 {
             close()
+        } else if readingPaused && events & (SB_EPOLLIN | SB_EPOLLRDHUP) != 0 {
+            inputSuppressed = true
+            updateInterest()
         }
     }
 
@@ -73,7 +80,11 @@ final class Channel: Selectable, @unchecked Sendable {
             case .wouldBlock:
                 updateInterest()
                 return
-            case .eof, .failed:
+            case .eof:
+                // A peer that half-closes after its request still gets the response already queued.
+                if pendingOutboundBytes > 0 { closeWhenFlushed() } else { close() }
+                return
+            case .failed:
                 close()
                 return
             }
@@ -82,17 +93,31 @@ final class Channel: Selectable, @unchecked Sendable {
 
     /// Queues bytes and writes as much as the socket takes now.
     func write(_ bytes: [UInt8]) {
-        guard isOpen, !closeAfterFlush else { return }
-        if outboundOffset == outbound.count {
-            outbound.removeAll(keepingCapacity: outbound.capacity <= 65536)
-            outboundOffset = 0
-        }
-        outbound.append(contentsOf: bytes)
-        flush()
+        bytes.withUnsafeBytes { write($0) }
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) {
         guard isOpen, !closeAfterFlush else { return }
+        if outboundOffset == outbound.count && !bytes.isEmpty {
+            // Nothing queued: send straight from the caller's bytes and queue only what the socket refused.
+            switch stream.write(bytes) {
+            case .bytes(let n) where n == bytes.count:
+                updateInterest()
+                handler?.channelWritable(self)
+                return
+            case .bytes(let n):
+                outbound.removeAll(keepingCapacity: outbound.capacity <= 65536)
+                outboundOffset = 0
+                outbound.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[n...]))
+                updateInterest()
+                return
+            case .wouldBlock:
+                break
+            case .eof, .failed:
+                close()
+                return
+            }
+        }
         if outboundOffset == outbound.count {
             outbound.removeAll(keepingCapacity: outbound.capacity <= 65536)
             outboundOffset = 0
@@ -134,13 +159,16 @@ final class Channel: Selectable, @unchecked Sendable {
     func setReading(_ on: Bool) {
         guard isOpen, readingPaused == on else { return }
         readingPaused = !on
+        guard on else { return }
+        inputSuppressed = false
         updateInterest()
-        if on { readAvailable() }
+        // OpenSSL may hold decrypted bytes that epoll cannot see; plain sockets are reported again by epoll.
+        if stream is TLSStream { readAvailable() }
     }
 
     private func updateInterest() {
         guard isOpen else { return }
-        var want: UInt32 = readingPaused ? 0 : (SB_EPOLLIN | SB_EPOLLRDHUP)
+        var want: UInt32 = readingPaused && inputSuppressed ? 0 : (SB_EPOLLIN | SB_EPOLLRDHUP)
         if outboundOffset < outbound.count || stream.wantsWritable { want |= SB_EPOLLOUT }
         if want != registeredEvents {
             registeredEvents = want

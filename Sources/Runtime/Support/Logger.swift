@@ -32,6 +32,9 @@ public struct Logger: Sendable {
 
     public static func configure(_ c: Configuration) { shared.withLock { $0 = c } }
 
+    /// True when a message at `level` would be written; check it before building costly fields.
+    public func isEnabled(_ level: Level) -> Bool { level >= Self.shared.withLock { $0.level } }
+
     public func debug(_ msg: @autoclosure () -> String, _ fields: KeyValuePairs<String, Any> = [:]) { log(.debug, msg(), fields) }
     public func info(_ msg: @autoclosure () -> String, _ fields: KeyValuePairs<String, Any> = [:]) { log(.info, msg(), fields) }
     public func warning(_ msg: @autoclosure () -> String, _ fields: KeyValuePairs<String, Any> = [:]) { log(.warning, msg(), fields) }

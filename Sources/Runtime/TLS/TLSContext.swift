@@ -30,6 +30,7 @@ public final class TLSContext: @unchecked Sendable {
         guard let ctx = SSL_CTX_new(TLS_server_method()) else { throw TLSError("SSL_CTX_new") }
         self.ctx = ctx
         isServer = true
+        Self.setModes(ctx)
         _ = sb_ssl_ctx_set_min_proto(ctx, TLS1_2_VERSION)
         guard SSL_CTX_use_certificate_chain_file(ctx, certificateFile) == 1 else { throw TLSError("certificate \(certificateFile)") }
         guard SSL_CTX_use_PrivateKey_file(ctx, keyFile, SSL_FILETYPE_PEM) == 1 else { throw TLSError("private key \(keyFile)") }
@@ -43,6 +44,7 @@ public final class TLSContext: @unchecked Sendable {
         guard let ctx = SSL_CTX_new(TLS_client_method()) else { throw TLSError("SSL_CTX_new") }
         self.ctx = ctx
         isServer = false
+        Self.setModes(ctx)
         _ = sb_ssl_ctx_set_min_proto(ctx, TLS1_2_VERSION)
         if verify {
             SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nil)
@@ -57,6 +59,14 @@ public final class TLSContext: @unchecked Sendable {
     }
 
     deinit { SSL_CTX_free(ctx) }
+
+    /// Partial writes and a moving write buffer match how channels queue bytes: after WANT_WRITE the retry
+    /// comes from the outbound queue, not the caller's buffer (without this OpenSSL fails with "bad write
+    /// retry"). Released buffers keep idle TLS connections small.
+    static func setModes(_ ctx: OpaquePointer) {
+        let modes = SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS
+        _ = SSL_CTX_ctrl(ctx, SSL_CTRL_MODE, Int(modes), nil)
+    }
 }
 
 /// TLS over a non-blocking socket; the handshake runs inside the first reads and writes.

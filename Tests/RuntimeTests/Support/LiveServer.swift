@@ -38,6 +38,11 @@ final class LiveServer: Sendable {
 /// What the test routes share with the tests: requests seen in flight, WebSocket closes seen by the server.
 final class TestRouteState: Sendable {
     let slowStarted = Atomic<Int>(0)
+    let gatedStarted = Atomic<Int>(0)
+    /// Blocks `/big-stream` has handed to its writer so far.
+    let streamBlocks = Atomic<Int>(0)
+    /// `/gated` answers only once a test opens this.
+    let gateOpen = Atomic<Bool>(false)
     let serverCloses = Mutex<[UInt16]>([])
     let floodStopped = Atomic<Bool>(false)
 }
@@ -71,12 +76,23 @@ struct TestRoutes {
             // Far more than any socket buffer: the producer must be slowed by a peer that does not read.
             HTTPResponse(status: 200) { writer in
                 let block = [UInt8](repeating: 0x61, count: 64 << 10)
-                for _ in 0..<512 { try await writer.write(block) }
+                for _ in 0..<512 {
+                    try await writer.write(block)
+                    state.streamBlocks.wrappingAdd(1, ordering: .relaxed)
+                }
             }
         }
         router.get("/slow") { _ in
             state.slowStarted.wrappingAdd(1, ordering: .relaxed)
             try await Task.sleep(for: .milliseconds(400))
+            return .text("done")
+        }
+        router.get("/gated") { _ in
+            state.gatedStarted.wrappingAdd(1, ordering: .relaxed)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !state.gateOpen.load(ordering: .relaxed) && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
             return .text("done")
         }
         router.get("/boom") { _ in throw CancellationError() }
