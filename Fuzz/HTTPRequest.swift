@@ -1,30 +1,8 @@
-// fuzz-sources: Sources/Wire
 // Feeds arbitrary bytes to HTTPRequestParser and HTTPResponseParser, whole and in
 // pieces whose sizes come from the input; both runs must agree, and every parsed head
 // must survive serialize -> parse unchanged.
 
-struct SplitSource {
-    var state: UInt64
-    mutating func next(_ bound: Int) -> Int {
-        state = state &* 6364136223846793005 &+ 1442695040888963407
-        return Int((state >> 33) % UInt64(max(bound, 1)))
-    }
-}
-
-func pieces(_ input: ArraySlice<UInt8>, seed: UInt8) -> [ArraySlice<UInt8>] {
-    var source = SplitSource(state: UInt64(seed) &+ 1)
-    var result: [ArraySlice<UInt8>] = []
-    var index = input.startIndex
-    let maxPiece = seed & 0x80 != 0 ? 4 : 64
-    while index < input.endIndex {
-        let size = min(1 + source.next(maxPiece), input.endIndex - index)
-        result.append(input[index..<(index + size)])
-        index += size
-    }
-    return result
-}
-
-func merged<E>(_ events: [E], body: (E) -> [UInt8]?, make: ([UInt8]) -> E) -> [E] {
+fileprivate func merged<E>(_ events: [E], body: (E) -> [UInt8]?, make: ([UInt8]) -> E) -> [E] {
     var out: [E] = []
     var pending: [UInt8]?
     for event in events {
@@ -40,7 +18,7 @@ func merged<E>(_ events: [E], body: (E) -> [UInt8]?, make: ([UInt8]) -> E) -> [E
     return out
 }
 
-func runRequests(_ chunks: [ArraySlice<UInt8>], limits: HTTPParserLimits) -> ([HTTPParseEvent], HTTPParseError?) {
+fileprivate func runRequests(_ chunks: [ArraySlice<UInt8>], limits: HTTPParserLimits) -> ([HTTPParseEvent], HTTPParseError?) {
     var parser = HTTPRequestParser(limits: limits)
     var events: [HTTPParseEvent] = []
     for chunk in chunks {
@@ -59,7 +37,7 @@ func runRequests(_ chunks: [ArraySlice<UInt8>], limits: HTTPParserLimits) -> ([H
     return (events, nil)
 }
 
-func runResponses(_ chunks: [ArraySlice<UInt8>], limits: HTTPParserLimits, method: HTTPMethod)
+fileprivate func runResponses(_ chunks: [ArraySlice<UInt8>], limits: HTTPParserLimits, method: HTTPMethod)
     -> ([HTTPResponseParseEvent], HTTPParseError?)
 {
     var parser = HTTPResponseParser(limits: limits)
@@ -81,8 +59,8 @@ func runResponses(_ chunks: [ArraySlice<UInt8>], limits: HTTPParserLimits, metho
     return (events, nil)
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// One fuzz input for the HTTPRequest target.
+func fuzzHTTPRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size >= 2 else { return 0 }
     let all = Array(UnsafeBufferPointer(start: data, count: size))
     let seed = all[0]
@@ -95,7 +73,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
     if knobs & 2 == 0 {
         let whole = runRequests([input], limits: limits)
-        let split = runRequests(pieces(input, seed: seed), limits: limits)
+        let split = runRequests(pieces(input, seed: seed, maxPiece: seed & 0x80 != 0 ? 4 : 64), limits: limits)
         let body: (HTTPParseEvent) -> [UInt8]? = { if case .body(let b) = $0 { b } else { nil } }
         let wholeEvents = merged(whole.0, body: body, make: HTTPParseEvent.body)
         precondition(wholeEvents == merged(split.0, body: body, make: HTTPParseEvent.body), "split changed events")
@@ -111,7 +89,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     } else {
         let method: HTTPMethod = knobs & 4 == 0 ? .GET : .HEAD
         let whole = runResponses([input], limits: limits, method: method)
-        let split = runResponses(pieces(input, seed: seed), limits: limits, method: method)
+        let split = runResponses(pieces(input, seed: seed, maxPiece: seed & 0x80 != 0 ? 4 : 64), limits: limits, method: method)
         let body: (HTTPResponseParseEvent) -> [UInt8]? = { if case .body(let b) = $0 { b } else { nil } }
         precondition(
             merged(whole.0, body: body, make: HTTPResponseParseEvent.body)

@@ -1,8 +1,7 @@
-// fuzz-sources: Sources/Wire
 // RTCP: compound parse → serialize → parse is stable; nothing crashes.
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// One fuzz input for the RTCP target.
+func fuzzRTCP(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     var iterator = RTCPCompoundIterator(bytes)
     while let next = try? iterator.next() {

@@ -1,8 +1,7 @@
-// fuzz-sources: Sources/Wire
 // RTP: parse → serialize → parse is stable; in-place accessors stay in bounds.
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// One fuzz input for the RTP target.
+func fuzzRTP(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     guard let view = try? RTPView(bytes) else {
         _ = try? RTPPacket.parse(bytes)

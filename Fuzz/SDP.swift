@@ -1,8 +1,7 @@
-// fuzz-sources: Sources/Wire
 // SDP: parse → serialize → parse is stable, typed attributes re-encode to themselves.
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// One fuzz input for the SDP target.
+func fuzzSDP(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     if let candidate = ICECandidate(text) {
         precondition(ICECandidate(candidate.attributeValue) == candidate, "candidate round trip changed it")

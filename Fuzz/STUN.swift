@@ -1,4 +1,3 @@
-// fuzz-sources: Sources/Wire
 // STUN: parse → serialize → parse is stable; re-signing verifies; nothing crashes.
 
 /// Deterministic stand-in for HMAC-SHA1 so integrity paths run without crypto.
@@ -7,8 +6,8 @@ private func fakeHMAC(_ key: [UInt8], _ data: [UInt8]) -> [UInt8] {
     return (0..<20).map { UInt8(truncatingIfNeeded: seed >> UInt32(($0 % 4) * 8)) ^ UInt8($0) }
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// One fuzz input for the STUN target.
+func fuzzSTUN(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     _ = PacketDemux.classify(bytes)
     _ = STUNMessage.isSTUN(bytes)

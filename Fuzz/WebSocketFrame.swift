@@ -1,36 +1,14 @@
-// fuzz-sources: Sources/Wire
 // Feeds arbitrary bytes to WebSocketFrameParser whole and in input-derived pieces (the
 // runs must agree), round-trips every frame through serialize -> parse, and pushes the
 // frames through WebSocketMessageAssembler.
 
-struct SplitSource {
-    var state: UInt64
-    mutating func next(_ bound: Int) -> Int {
-        state = state &* 6364136223846793005 &+ 1442695040888963407
-        return Int((state >> 33) % UInt64(max(bound, 1)))
-    }
-}
-
-func pieces(_ input: ArraySlice<UInt8>, seed: UInt8) -> [ArraySlice<UInt8>] {
-    var source = SplitSource(state: UInt64(seed) &+ 1)
-    var result: [ArraySlice<UInt8>] = []
-    var index = input.startIndex
-    let maxPiece = seed & 0x80 != 0 ? 3 : 40
-    while index < input.endIndex {
-        let size = min(1 + source.next(maxPiece), input.endIndex - index)
-        result.append(input[index..<(index + size)])
-        index += size
-    }
-    return result
-}
-
-func makeParser(_ knobs: UInt8) -> WebSocketFrameParser {
+fileprivate func makeParser(_ knobs: UInt8) -> WebSocketFrameParser {
     var parser = WebSocketFrameParser(role: knobs & 1 == 0 ? .server : .client, maxFrameSize: 1 << Int(knobs >> 4))
     parser.allowedReservedBits = knobs & 2 == 0 ? 0 : 0x70
     return parser
 }
 
-func run(_ chunks: [ArraySlice<UInt8>], knobs: UInt8) -> ([WebSocketFrame], WebSocketError?) {
+fileprivate func run(_ chunks: [ArraySlice<UInt8>], knobs: UInt8) -> ([WebSocketFrame], WebSocketError?) {
     var parser = makeParser(knobs)
     var frames: [WebSocketFrame] = []
     for chunk in chunks {
@@ -44,8 +22,8 @@ func run(_ chunks: [ArraySlice<UInt8>], knobs: UInt8) -> ([WebSocketFrame], WebS
     return (frames, nil)
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// One fuzz input for the WebSocketFrame target.
+func fuzzWebSocketFrame(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size >= 2 else { return 0 }
     let all = Array(UnsafeBufferPointer(start: data, count: size))
     let seed = all[0]
@@ -53,7 +31,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = all[2...]
 
     let whole = run([input], knobs: knobs)
-    let split = run(pieces(input, seed: seed), knobs: knobs)
+    let split = run(pieces(input, seed: seed, maxPiece: seed & 0x80 != 0 ? 3 : 40), knobs: knobs)
     precondition(whole.0 == split.0, "split changed frames")
     precondition(whole.1 == split.1, "split changed the error")
 

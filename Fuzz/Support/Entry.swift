@@ -1,0 +1,18 @@
+/// The one libFuzzer entry point for every target in Fuzz/; `SWITCHBOARD_FUZZ_TARGET` names the target.
+/// One binary for all targets keeps the instrumented build of Wire to a single compile.
+import Foundation
+
+let fuzzTarget = ProcessInfo.processInfo.environment["SWITCHBOARD_FUZZ_TARGET"] ?? ""
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    switch fuzzTarget {
+    case "HTTPRequest": return fuzzHTTPRequest(data, size)
+    case "RTCP": return fuzzRTCP(data, size)
+    case "RTP": return fuzzRTP(data, size)
+    case "SDP": return fuzzSDP(data, size)
+    case "STUN": return fuzzSTUN(data, size)
+    case "WebSocketFrame": return fuzzWebSocketFrame(data, size)
+    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, RTCP, RTP, SDP, STUN, WebSocketFrame")
+    }
+}
