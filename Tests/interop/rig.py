@@ -230,3 +230,16 @@ def screenshot(page, name: str) -> Path:
     path = artifact_path(name if name.endswith(".png") else name + ".png")
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def run_async(coro, timeout: float):
+    """Runs a coroutine to completion on a fresh event loop in its own thread.
+
+    The session's Playwright browser keeps an asyncio loop on the main thread, where asyncio.run()
+    refuses to start; a worker thread has no loop, so aiortc and websockets scenarios run there.
+    """
+    import asyncio
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, asyncio.wait_for(coro, timeout)).result()

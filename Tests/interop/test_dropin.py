@@ -14,6 +14,7 @@ import pytest
 import requests
 
 from conv_support import App, RealtimeClient, Server, binary, free_port, wait_until
+from rig import run_async
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +101,7 @@ def test_reference_ios_client_flow(stack):
         assert ev["body"]["member_id"] == member_id
         await rt.close()
 
-    asyncio.run(asyncio.wait_for(client(), 30))
+    run_async(client(), 30)
 
 
 def test_switchboard_down_is_a_json_502(stack):

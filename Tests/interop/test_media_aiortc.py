@@ -6,6 +6,7 @@ import pytest
 
 from media_support import (MediaServer, collect_audio, dominant_frequency, loopback_ice, publish, sine_track,
                            subscribe)
+from rig import run_async
 
 
 @pytest.fixture
@@ -35,7 +36,7 @@ def test_subscriber_hears_the_publishers_sine(server):
         await publisher.close()
         return samples, rate, stats
 
-    samples, rate, stats = asyncio.run(asyncio.wait_for(scenario(), 60))
+    samples, rate, stats = run_async(scenario(), 60)
     assert any(p["packets"] > 50 for p in stats["producers"].values()), stats
     assert abs(samples).max() > 1000, "silence received"
     frequency = dominant_frequency(samples, rate)

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from media_support import CHROMIUM_ARGS, MediaServer, open_page
+from rig import run_async
 
 playwright_api = pytest.importorskip("playwright.async_api")
 
@@ -47,7 +48,7 @@ def test_chromium_subscriber_decodes_chromium_publisher(server):
             await browser.close()
             return first, second
 
-    first, second = asyncio.run(asyncio.wait_for(scenario(), 90))
+    first, second = run_async(scenario(), 90)
     print("first", first, "\nsecond", second)
     assert second["video"]["framesDecoded"] > first["video"]["framesDecoded"] + 20
     assert second["audio"]["totalSamplesReceived"] > first["audio"]["totalSamplesReceived"] + 48000

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from media_support import CHROMIUM_ARGS, MediaServer, open_page
+from rig import run_async
 
 playwright_api = pytest.importorskip("playwright.async_api")
 
@@ -36,7 +37,7 @@ def test_video_survives_ten_percent_loss_through_nack():
             return first, second, sfu
 
     try:
-        first, second, sfu = asyncio.run(asyncio.wait_for(scenario(), 90))
+        first, second, sfu = run_async(scenario(), 90)
     finally:
         server.stop()
     print("first", first, "\nsecond", second, "\nsfu", sfu)
@@ -77,7 +78,7 @@ def test_late_subscriber_gets_a_keyframe_within_a_second():
             return elapsed
 
     try:
-        elapsed = asyncio.run(asyncio.wait_for(scenario(), 60))
+        elapsed = run_async(scenario(), 60)
     finally:
         server.stop()
     print("first decoded frame", elapsed)

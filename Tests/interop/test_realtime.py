@@ -7,10 +7,11 @@ import uuid
 import pytest
 
 from conv_support import App, RawWebSocket, RealtimeClient, Server, server, app  # noqa: F401 (fixtures)
+from rig import run_async
 
 
 def run(coro):
-    return asyncio.run(asyncio.wait_for(coro, 120))
+    return run_async(coro, 120)
 
 
 def unique(*prefixes):
