@@ -152,18 +152,20 @@ struct LoadCommand {
                 "consumers": consumers, "input_packets": r.inputPackets, "output_packets": r.outputPackets,
                 "output_packets_per_s": Int(r.outputPacketsPerSecond), "ns_per_output_packet": Int(r.nanosecondsPerOutputPacket),
                 "kib_per_consumer_transport": (r.bytesPerConsumerTransport / 102.4).rounded() / 10,
+                "kib_per_consumer_shared": (r.bytesPerConsumer / 102.4).rounded() / 10,
             ])
         }
         if args.flag("--json") {
             let data = try JSONSerialization.data(withJSONObject: rows, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
         } else {
-            print("consumers  output pkt/s  ns/pkt  KiB/consumer+transport")
+            print("consumers  output pkt/s  ns/pkt  KiB/consumer+transport  KiB/consumer(shared transport)")
             for row in rows {
                 print(String(describing: row["consumers"]!).padding(toLength: 11, withPad: " ", startingAt: 0)
                       + String(describing: row["output_packets_per_s"]!).padding(toLength: 13, withPad: " ", startingAt: 0)
                       + String(describing: row["ns_per_output_packet"]!).padding(toLength: 8, withPad: " ", startingAt: 0)
-                      + String(describing: row["kib_per_consumer_transport"]!))
+                      + String(describing: row["kib_per_consumer_transport"]!).padding(toLength: 24, withPad: " ", startingAt: 0)
+                      + String(describing: row["kib_per_consumer_shared"]!))
             }
         }
         return 0
