@@ -37,6 +37,9 @@ final class LoadPeer: Selectable {
     private var lastCheck: UInt64 = 0
     private(set) var connected = false
     private(set) var failed = false
+    private(set) var failure: String?
+    /// Publishers send on their own 20 ms phase, so a room's packets do not leave in one burst.
+    var nextSend: UInt64 = 0
     var streams: [Stream] = []
 
     // Subscriber statistics, reset at the start of the measured window.
@@ -150,12 +153,20 @@ final class LoadPeer: Selectable {
     private func apply(_ state: DTLSState) {
         switch state {
         case .connected:
-            guard let dtls, let keys = dtls.srtpKeys else { failed = true; return }
+            guard let dtls, let keys = dtls.srtpKeys else {
+                failed = true
+                failure = "no SRTP keys"
+                return
+            }
             srtpIn = try? SRTPTransform(masterKey: keys.remoteKey, masterSalt: keys.remoteSalt, direction: .inbound)
             srtpOut = try? SRTPTransform(masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
             connected = srtpIn != nil && srtpOut != nil
-        case .failed, .closed:
+        case .failed(let reason):
             failed = true
+            failure = "DTLS \(reason)"
+        case .closed:
+            failed = true
+            failure = "DTLS closed"
         default:
             break
         }

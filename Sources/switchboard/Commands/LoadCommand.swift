@@ -62,10 +62,13 @@ struct LoadCommand {
             if response.body.isEmpty { return [:] }
             return (try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]) ?? [:]
         }
-        func serverDatagramsOut() async -> UInt64 {
+        func serverStats() async -> [[String: Any]] {
             guard let r = try? await http.execute(HTTPClientRequest(url: base + "/test/media/stats")),
-                  let list = try? JSONSerialization.jsonObject(with: Data(r.body)) as? [[String: Any]] else { return 0 }
-            return list.reduce(0) { $0 + (($1["datagramsOut"] as? NSNumber)?.uint64Value ?? 0) }
+                  let list = try? JSONSerialization.jsonObject(with: Data(r.body)) as? [[String: Any]] else { return [] }
+            return list
+        }
+        func serverDatagramsOut() async -> UInt64 {
+            await serverStats().reduce(0) { $0 + (($1["datagramsOut"] as? NSNumber)?.uint64Value ?? 0) }
         }
 
         let generator = try LoadGenerator(threads: threads)
@@ -117,6 +120,10 @@ struct LoadCommand {
             "latency_ms_p50": report.latency.percentile(0.50), "latency_ms_p99": report.latency.percentile(0.99),
             "latency_ms_p999": report.latency.percentile(0.999),
         ]
+        if let worker = await serverStats().first {
+            result["server_forwarding_us_p50"] = worker["forwardingMicrosecondsP50"]
+            result["server_forwarding_us_p99"] = worker["forwardingMicrosecondsP99"]
+        }
         if let a = cpuBefore, let b = cpuAfter {
             let cores = (b - a) / elapsed
             result["server_cpu_cores"] = (cores * 1000).rounded() / 1000
@@ -175,7 +182,7 @@ struct LoadCommand {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let counts = await generator.connectionCounts()
-            if counts.failed > 0 { throw CLIError("\(counts.failed) peers failed to connect") }
+            if counts.failed > 0 { throw CLIError("\(counts.failed) peers failed to connect: \(counts.failure ?? "?")") }
             if counts.connected >= expected { return }
             try await Task.sleep(for: .milliseconds(50))
         }
