@@ -240,6 +240,17 @@ final class WorkerCore: Selectable {
         }
     }
 
+    /// Points a consumer at another producer of the same kind; its subscriber keeps one
+    /// continuous stream (same SSRC, sequence + 1, timestamp advanced by wall time).
+    func switchConsumer(_ id: ConsumerID, to producerID: ProducerID) throws(MediaError) {
+        guard let consumer = consumers[id] else { throw .notFound("consumer \(id)") }
+        guard let producer = producers[producerID], producer.router === consumer.transport.router,
+              producer.parameters.kind == consumer.kind, producer.codec.name == consumer.codec.name else {
+            throw .invalid("producer \(producerID) is not a compatible track in this router")
+        }
+        consumer.switchProducer(to: producer, now: sb_monotonic_ns())
+    }
+
     func closeProducer(_ id: ProducerID) {
         guard let producer = producers.removeValue(forKey: id) else { return }
         for consumer in producer.consumers { closeConsumer(consumer.id) }
