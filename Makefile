@@ -2,6 +2,8 @@
 SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:$(PATH)
 FUZZ_SECONDS ?= 30
+# One optimized build serves the Swift tests (built with testability) and the live interop suite.
+TESTABLE := -c release -Xswiftc -enable-testing
 
 .PHONY: run build release test unit interop fuzz bench setup setup-test clean
 
@@ -21,17 +23,17 @@ run: release
 	.build/release/switchboard serve
 
 unit: setup-test
-	swift build --build-tests
-	swift test --skip-build
+	swift build $(TESTABLE) --build-tests
+	swift test $(TESTABLE) --skip-build
 
 interop: setup-test release
 	.venv/bin/python -m pytest -q Tests/interop
 
 test: setup-test
-	swift build --build-tests
-	swift test --skip-build
-	swift build -c release
-	scripts/fuzz $(FUZZ_SECONDS)
+	swift build $(TESTABLE) --build-tests
+	swift test $(TESTABLE) --skip-build
+	scripts/fuzz $(FUZZ_SECONDS) HTTPRequest WebSocketFrame
+	scripts/fuzz 10 STUN RTP RTCP SDP
 	.venv/bin/python -m pytest -q Tests/interop
 
 fuzz: setup-test
