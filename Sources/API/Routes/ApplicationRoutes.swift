@@ -10,8 +10,10 @@ struct ApplicationRoutes {
     func register(on router: inout Router) {
         router.post("/v2/applications") { [core] req in
             let account = try req.requireAccount()
-            let (app, privateKey) = try core.applications.create(apiKey: account.apiKey, input: ApplicationInput(json: try req.json()))
-            return .jsonObject(Self.render(app, privateKey: privateKey), status: 201)
+            let input = try ApplicationInput(json: try req.json())
+            // RSA key generation takes tens of milliseconds: keep it off the connection's event loop.
+            let created = try await Task.detached { try core.applications.create(apiKey: account.apiKey, input: input) }.value
+            return .jsonObject(Self.render(created.0, privateKey: created.privateKey), status: 201)
         }
         router.get("/v2/applications") { [core] req in
             let account = try req.requireAccount()

@@ -19,44 +19,17 @@ public final class Conversations: Sendable {
 
     // MARK: Conversations
 
-    public struct Input: Sendable {
-        public var name: String?
-        public var displayName: String??
-        public var imageURL: String??
-        public var properties: JSONValue?
+    public typealias Input = ResourceInput
 
-        public init(name: String? = nil, displayName: String?? = nil, imageURL: String?? = nil, properties: JSONValue? = nil) {
-            self.name = name
-            self.displayName = displayName
-            self.imageURL = imageURL
-            self.properties = properties
-        }
-
-        public init(json: JSONValue) throws {
-            guard case .object(let o) = json else { throw PlatformError.invalid("The body must be a JSON object.") }
-            func optionalString(_ key: String) throws -> String?? {
-                guard let v = o[key] else { return nil }
-                if v.isNull { return .some(nil) }
-                guard let s = v.stringValue else { throw PlatformError.invalid("\(key) must be a string.") }
-                return .some(s)
-            }
-            if let n = o["name"] {
-                guard let s = n.stringValue else { throw PlatformError.invalid("name must be a string.") }
-                name = s
-            }
-            displayName = try optionalString("display_name")
-            imageURL = try optionalString("image_url")
-            if let p = o["properties"] {
-                guard case .object = p else { throw PlatformError.invalid("properties must be an object.") }
-                if let ttl = p["ttl"], ttl.intValue == nil || ttl.intValue! < 1 {
-                    throw PlatformError.invalid("properties.ttl must be a positive number of seconds.")
-                }
-                properties = p
-            }
+    /// `properties.ttl`, when given, is a positive number of seconds.
+    static func validateTTL(_ properties: JSONValue?) throws {
+        if let ttl = properties?["ttl"], ttl.intValue == nil || ttl.intValue! < 1 {
+            throw PlatformError.invalid("properties.ttl must be a positive number of seconds.")
         }
     }
 
     public func create(applicationID: String, input: Input) throws -> Conversation {
+        try Self.validateTTL(input.properties)
         let name = input.name ?? "CON-" + UUID4.generate()
         guard !name.isEmpty, name.count <= 200 else { throw PlatformError.invalid("name must be 1 to 200 characters.") }
         let now = clock.now()
@@ -100,6 +73,7 @@ public final class Conversations: Sendable {
     }
 
     public func update(id: String, applicationID: String, input: Input) throws -> Conversation {
+        try Self.validateTTL(input.properties)
         var c = try get(id: id, applicationID: applicationID)
         if let n = input.name { c.name = n }
         if let d = input.displayName { c.displayName = d }
