@@ -32,9 +32,9 @@ def opentok_client(server):
     return opentok.Client(acc["api_key"], acc["api_secret"], api_url=server.http_url)
 
 
-def join(page, server, session_id: str, token: str, name: str, publish: bool = True):
+def join(page, server, session_id: str, token: str, name: str, publish: bool = True, query: str = ""):
     """Opens the playground, pastes the session id and token, and joins."""
-    page.goto(server.http_url + "/video")
+    page.goto(server.http_url + "/video" + query)
     page.fill("#session-id", session_id)
     page.fill("#token", token)
     page.fill("#name", name)

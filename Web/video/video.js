@@ -183,7 +183,10 @@ async function publish() {
     return;
   }
   const pc = new RTCPeerConnection();
-  for (const track of local.getTracks()) pc.addTransceiver(track, { direction: "sendonly", streams: [local] });
+  for (const track of local.getTracks()) {
+    const tr = pc.addTransceiver(track, { direction: "sendonly", streams: [local] });
+    if (track.kind === "video" && preferredCodec) preferCodec(tr, preferredCodec);
+  }
   try {
     await pc.setLocalDescription(await pc.createOffer());
     const { body } = await state.rt.request("video:publish", {
@@ -234,6 +237,16 @@ function setTrack(kind, enabled, tell = true) {
     const prop = kind === "audio" ? "hasAudio" : "hasVideo";
     state.rt.request("video:streamProperty", { streamId: p.streamId, [prop]: enabled }).catch((e) => log(describe(e), "err"));
   }
+}
+
+/** `?codec=H264` (or VP8) offers only that codec (plus RTX): the SFU takes VP8 whenever it is offered. */
+const preferredCodec = new URLSearchParams(location.search).get("codec");
+
+function preferCodec(transceiver, name) {
+  const caps = RTCRtpSender.getCapabilities("video")?.codecs || [];
+  const wanted = caps.filter((c) => c.mimeType.toLowerCase() === `video/${name.toLowerCase()}`);
+  if (!wanted.length) { log(`codec ${name} not available in this browser`, "err"); return; }
+  transceiver.setCodecPreferences([...wanted, ...caps.filter((c) => c.mimeType.toLowerCase() === "video/rtx")]);
 }
 
 function trackEnabled(kind) {
@@ -360,11 +373,13 @@ async function stats() {
   const out = {};
   for (const [streamId, sub] of state.subscribers) {
     const entry = { state: sub.pc.connectionState, name: sub.stream.name, audio: null, video: null };
-    (await sub.pc.getStats()).forEach((s) => {
+    const report = await sub.pc.getStats();
+    report.forEach((s) => {
       if (s.type !== "inbound-rtp") return;
       entry[s.kind] = {
         packetsReceived: s.packetsReceived, packetsLost: s.packetsLost, nackCount: s.nackCount,
-        framesDecoded: s.framesDecoded, frameWidth: s.frameWidth, frameHeight: s.frameHeight, codec: s.codecId,
+        framesDecoded: s.framesDecoded, frameWidth: s.frameWidth, frameHeight: s.frameHeight,
+        codec: report.get(s.codecId)?.mimeType,
         keyFramesDecoded: s.keyFramesDecoded, totalSamplesReceived: s.totalSamplesReceived,
       };
     });
