@@ -64,3 +64,56 @@ def wait_for_log(page, fragment: str, timeout: float = 5.0) -> float:
     start = time.monotonic()
     wait_until(lambda: any(fragment in line for line in log_lines(page)), timeout=timeout, what=f"log '{fragment}'")
     return time.monotonic() - start
+
+
+class VideoPeer:
+    """A signaling-only client of the `video:*` protocol over the realtime gateway WebSocket."""
+
+    def __init__(self, server, session_id: str, token: str):
+        from websockets.sync.client import connect
+        self.ws = connect(server.ws_url + "/v1/realtime")
+        self.pushes: list[dict] = []
+        self.next_cid = 1
+        reply = self.request("video:connect", {"sessionId": session_id, "token": token})
+        self.connection_id = reply["connectionId"]
+        self.connect_reply = reply
+
+    def request(self, type_: str, body: dict) -> dict:
+        """Sends a request; returns the `:success` body or raises VideoRequestError with the code."""
+        cid = str(self.next_cid)
+        self.next_cid += 1
+        self.ws.send(json.dumps({"type": type_, "cid": cid, "body": body}))
+        while True:
+            msg = json.loads(self.ws.recv(timeout=10))
+            if msg.get("rid") == cid:
+                if msg["type"].endswith(":error"):
+                    raise VideoRequestError(msg["body"].get("code"), msg["body"].get("detail"))
+                return msg["body"]
+            self.pushes.append(msg)
+
+    def wait_push(self, type_: str, timeout: float = 5.0, where=lambda body: True) -> dict:
+        """The first push of `type_` (kept or arriving within `timeout`) that satisfies `where`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for i, msg in enumerate(self.pushes):
+                if msg["type"] == type_ and where(msg["body"]):
+                    return self.pushes.pop(i)["body"]
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no {type_} push; got {[m['type'] for m in self.pushes]}")
+            try:
+                self.pushes.append(json.loads(self.ws.recv(timeout=left)))
+            except TimeoutError:
+                pass
+
+    def publish(self, name: str) -> str:
+        return self.request("video:publish", {"name": name, "hasAudio": True, "hasVideo": True})["streamId"]
+
+    def close(self):
+        self.ws.close()
+
+
+class VideoRequestError(Exception):
+    def __init__(self, code, detail):
+        super().__init__(f"{code}: {detail}")
+        self.code = code

@@ -194,6 +194,7 @@ async function publish() {
     }, 15000);
     await pc.setRemoteDescription({ type: "answer", sdp: body.answer });
     state.publisher = { pc, local, streamId: body.streamId };
+    if (body.stream?.hasAudio === false) { setTrack("audio", false, false); log("published muted: the session is under mute-all"); }
     $("own-video").srcObject = local;
     $("own-name").textContent = $("name").value || "you";
     $("own-tile").hidden = false;

@@ -63,6 +63,8 @@ public final class VideoHub: Sendable {
 
     struct State {
         var sessions: [String: Live] = [:]
+        /// Sessions under "mute all": streams published while it is on start with audio off.
+        var forceMuted: Set<String> = []
         var bySocket: [WebSocket: (session: String, connection: String)] = [:]
     }
 
@@ -93,13 +95,19 @@ public final class VideoHub: Sendable {
     }
 
     func publish(from c: Connection, id: String = UUID4.generate(), name: String, hasAudio: Bool, hasVideo: Bool, videoType: String) -> Stream {
-        let stream = Stream(id: id, connectionID: c.id, name: name, hasAudio: hasAudio, hasVideo: hasVideo,
+        var stream = Stream(id: id, connectionID: c.id, name: name, hasAudio: hasAudio, hasVideo: hasVideo,
                             videoType: videoType == "screen" ? "screen" : "camera", createdAt: Date())
-        let others = state.withLock { s -> [Connection] in
+        let (others, muted) = state.withLock { s -> ([Connection], Bool) in
+            let muted = s.forceMuted.contains(c.sessionID)
+            if muted { stream.hasAudio = false }
             s.sessions[c.sessionID]?.streams[stream.id] = stream
-            return (s.sessions[c.sessionID]?.connections.values).map { $0.filter { $0.id != c.id } } ?? []
+            return ((s.sessions[c.sessionID]?.connections.values).map { $0.filter { $0.id != c.id } } ?? [], muted)
         }
         for o in others { Self.push(o.socket, "video:streamCreated", ["stream": stream.json]) }
+        if muted, let bridge {
+            let sid = c.sessionID
+            Task { await bridge.setAudioMuted(sessionID: sid, streamID: id, muted: true) }
+        }
         return stream
     }
 
@@ -200,6 +208,15 @@ public final class VideoHub: Sendable {
         }
         if property == "hasAudio", let bridge { Task { await bridge.setAudioMuted(sessionID: sessionID, streamID: streamID, muted: !value) } }
         return true
+    }
+
+    /// Mutes every stream but `excluded`; while `active`, streams published later start muted too.
+    func muteAll(sessionID: String, excluded: Set<String>, active: Bool) {
+        state.withLock { s in
+            if active { s.forceMuted.insert(sessionID) } else { s.forceMuted.remove(sessionID) }
+        }
+        guard active else { return }
+        for st in streams(sessionID: sessionID) where !excluded.contains(st.id) { _ = mute(sessionID: sessionID, streamID: st.id) }
     }
 
     static func push(_ ws: WebSocket, _ type: String, _ body: JSONValue) {
