@@ -1,1 +1,1 @@
-extension Commands { static let extraCommands: [Command] = [LoadCommand.command] }
+extension Commands { static let extraCommands: [Command] = [LoadCommand.command, VideoCommand.command] }
