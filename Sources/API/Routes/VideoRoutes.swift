@@ -78,10 +78,12 @@ struct VideoRoutes {
         router.post("/v2/project/:pid/session/:sid/mute") { req in
             let s = try Self.session(req, core: core)
             var excluded: Set<String> = []
+            var active = true
             if !req.body.isEmpty, case .object(let o) = try req.json() {
                 excluded = Set(o["excludedStreamIds"]?.arrayValue?.compactMap(\.stringValue) ?? o["excludedStreams"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+                active = o["active"]?.boolValue ?? true
             }
-            for st in hub.streams(sessionID: s.id) where !excluded.contains(st.id) { _ = hub.mute(sessionID: s.id, streamID: st.id) }
+            hub.muteAll(sessionID: s.id, excluded: excluded, active: active)
             return .jsonObject(["applicationId": req.parameter("pid"), "status": "ACTIVE", "name": "", "environment": "standard",
                                 "createdAt": Int(s.createdAt.timeIntervalSince1970 * 1000)])
         }

@@ -45,11 +45,13 @@ public final class SwitchboardServer: Sendable {
         gateway.register(on: &router)
         VideoSignaling(core: core, hub: videoHub).register(on: gateway)
         VideoRoutes(core: core, hub: videoHub).register(on: &router)
+        VideoPlaygroundRoutes(core: core, account: account.0).register(on: &router)
         webhooks = WebhookDispatcher(client: HTTPClient(group: group), applications: core.applications)
         core.conversations.bus.add(webhooks)
         DiagnosticsRoutes().register(on: &router)
         media = try MediaEngine(configuration: configuration.mediaConfiguration)
         mediaEvents = MediaEventHub(engine: media)
+        videoHub.setMedia(EngineVideoMediaBridge(engine: media))
         if ProcessInfo.processInfo.environment["SWITCHBOARD_MEDIA_TEST_ROUTES"] == "1" {
             MediaTestRoutes(engine: media).register(on: &router)
         }

@@ -14,6 +14,12 @@ public protocol VideoMediaBridge: Sendable {
     func unpublish(sessionID: String, streamID: String) async
     func unsubscribe(sessionID: String, streamID: String, subscriberID: String) async
     func setAudioMuted(sessionID: String, streamID: String, muted: Bool) async
+    /// A connection left: drop everything it subscribed to.
+    func connectionClosed(sessionID: String, connectionID: String) async
+}
+
+extension VideoMediaBridge {
+    public func connectionClosed(sessionID: String, connectionID: String) async {}
 }
 
 /// Live state of video sessions: connections, streams, and the pushes that tell clients about them.
@@ -57,6 +63,8 @@ public final class VideoHub: Sendable {
 
     struct State {
         var sessions: [String: Live] = [:]
+        /// Sessions under "mute all": streams published while it is on start with audio off.
+        var forceMuted: Set<String> = []
         var bySocket: [WebSocket: (session: String, connection: String)] = [:]
     }
 
@@ -86,14 +94,20 @@ public final class VideoHub: Sendable {
         state.withLock { s in s.bySocket[socket].flatMap { s.sessions[$0.session]?.connections[$0.connection] } }
     }
 
-    func publish(from c: Connection, name: String, hasAudio: Bool, hasVideo: Bool, videoType: String) -> Stream {
-        let stream = Stream(id: UUID4.generate(), connectionID: c.id, name: name, hasAudio: hasAudio, hasVideo: hasVideo,
+    func publish(from c: Connection, id: String = UUID4.generate(), name: String, hasAudio: Bool, hasVideo: Bool, videoType: String) -> Stream {
+        var stream = Stream(id: id, connectionID: c.id, name: name, hasAudio: hasAudio, hasVideo: hasVideo,
                             videoType: videoType == "screen" ? "screen" : "camera", createdAt: Date())
-        let others = state.withLock { s -> [Connection] in
+        let (others, muted) = state.withLock { s -> ([Connection], Bool) in
+            let muted = s.forceMuted.contains(c.sessionID)
+            if muted { stream.hasAudio = false }
             s.sessions[c.sessionID]?.streams[stream.id] = stream
-            return (s.sessions[c.sessionID]?.connections.values).map { $0.filter { $0.id != c.id } } ?? []
+            return ((s.sessions[c.sessionID]?.connections.values).map { $0.filter { $0.id != c.id } } ?? [], muted)
         }
         for o in others { Self.push(o.socket, "video:streamCreated", ["stream": stream.json]) }
+        if muted, let bridge {
+            let sid = c.sessionID
+            Task { await bridge.setAudioMuted(sessionID: sid, streamID: id, muted: true) }
+        }
         return stream
     }
 
@@ -140,6 +154,7 @@ public final class VideoHub: Sendable {
             return (r, others)
         }
         guard let removed else { return false }
+        if let bridge { Task { await bridge.connectionClosed(sessionID: sessionID, connectionID: connectionID) } }
         for o in others { Self.push(o.socket, "video:connectionDestroyed", ["connection": removed.json, "reason": .string(reason)]) }
         if reason == "forceDisconnected" {
             Self.push(removed.socket, "video:sessionDisconnected", ["reason": .string(reason)])
@@ -177,6 +192,31 @@ public final class VideoHub: Sendable {
         }
         if let bridge { Task { await bridge.setAudioMuted(sessionID: sessionID, streamID: streamID, muted: true) } }
         return true
+    }
+
+    /// The publisher turned its audio or video on or off; everyone else sees the property change.
+    func setProperty(sessionID: String, streamID: String, property: String, value: Bool) -> Bool {
+        let (stream, others) = state.withLock { s -> (Stream?, [Connection]) in
+            guard var st = s.sessions[sessionID]?.streams[streamID] else { return (nil, []) }
+            if property == "hasAudio" { st.hasAudio = value } else { st.hasVideo = value }
+            s.sessions[sessionID]?.streams[streamID] = st
+            return (st, s.sessions[sessionID]?.connections.values.filter { $0.id != st.connectionID } ?? [])
+        }
+        guard let stream else { return false }
+        for c in others {
+            Self.push(c.socket, "video:streamPropertyChanged", ["stream": stream.json, "property": .string(property), "newValue": .bool(value)])
+        }
+        if property == "hasAudio", let bridge { Task { await bridge.setAudioMuted(sessionID: sessionID, streamID: streamID, muted: !value) } }
+        return true
+    }
+
+    /// Mutes every stream but `excluded`; while `active`, streams published later start muted too.
+    func muteAll(sessionID: String, excluded: Set<String>, active: Bool) {
+        state.withLock { s in
+            if active { s.forceMuted.insert(sessionID) } else { s.forceMuted.remove(sessionID) }
+        }
+        guard active else { return }
+        for st in streams(sessionID: sessionID) where !excluded.contains(st.id) { _ = mute(sessionID: sessionID, streamID: st.id) }
     }
 
     static func push(_ ws: WebSocket, _ type: String, _ body: JSONValue) {

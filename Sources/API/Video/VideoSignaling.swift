@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Platform
 import Runtime
@@ -47,17 +48,24 @@ struct VideoSignaling {
             guard me.grant.role.canPublish else {
                 throw VideoError(code: "notAllowedToPublish", detail: "The token's role (\(me.grant.role.rawValue)) does not allow publishing.")
             }
-            let stream = hub.publish(from: me, name: body["name"]?.stringValue ?? "", hasAudio: body["hasAudio"]?.boolValue ?? true,
-                                     hasVideo: body["hasVideo"]?.boolValue ?? true, videoType: body["videoType"]?.stringValue ?? "camera")
-            var reply: [String: JSONValue] = ["streamId": .string(stream.id), "stream": stream.json]
+            // Media first, so that subscribers reacting to streamCreated find the producers in place.
+            let streamID = UUID4.generate()
+            var answer: String?
             if let offer = body["offer"]?.stringValue, let bridge = hub.bridge {
                 do {
-                    reply["answer"] = .string(try await bridge.publish(sessionID: me.sessionID, streamID: stream.id, offer: offer))
+                    answer = try await bridge.publish(sessionID: me.sessionID, streamID: streamID, offer: offer)
                 } catch {
-                    hub.unpublish(sessionID: me.sessionID, streamID: stream.id, reason: "mediaStopped")
                     throw VideoError(code: "publishFailed", detail: "The media server refused the offer: \(error)")
                 }
             }
+            guard hub.connection(for: ws)?.id == me.id else {
+                if let bridge = hub.bridge { await bridge.unpublish(sessionID: me.sessionID, streamID: streamID) }
+                throw VideoError.notConnected
+            }
+            let stream = hub.publish(from: me, id: streamID, name: body["name"]?.stringValue ?? "", hasAudio: body["hasAudio"]?.boolValue ?? true,
+                                     hasVideo: body["hasVideo"]?.boolValue ?? true, videoType: body["videoType"]?.stringValue ?? "camera")
+            var reply: [String: JSONValue] = ["streamId": .string(stream.id), "stream": stream.json]
+            if let answer { reply["answer"] = .string(answer) }
             return .object(reply)
         case "video:unpublish":
             guard let sid = body["streamId"]?.stringValue, let st = hub.stream(sessionID: me.sessionID, streamID: sid), st.connectionID == me.id else {
@@ -86,6 +94,15 @@ struct VideoSignaling {
         case "video:unsubscribe":
             if let sid = body["streamId"]?.stringValue, let bridge = hub.bridge {
                 await bridge.unsubscribe(sessionID: me.sessionID, streamID: sid, subscriberID: me.id)
+            }
+            return .object([:])
+        case "video:streamProperty":
+            // The publisher's own audio/video switch: {streamId, hasAudio?, hasVideo?}.
+            guard let sid = body["streamId"]?.stringValue, let st = hub.stream(sessionID: me.sessionID, streamID: sid), st.connectionID == me.id else {
+                throw VideoError(code: "notFound", detail: "No such stream of this connection.")
+            }
+            for property in ["hasAudio", "hasVideo"] {
+                if let value = body[property]?.boolValue { _ = hub.setProperty(sessionID: me.sessionID, streamID: sid, property: property, value: value) }
             }
             return .object([:])
         case "video:signal":

@@ -110,7 +110,8 @@ public final class LoadGenerator: Sendable {
     // MARK: Publishers
 
     /// A publisher and its SDP offer (Opus, plus VP8 when `video`).
-    public func makePublisher(video: Bool) async throws -> (Peer, offer: String) {
+    /// `videoKbps` sets the synthetic video bitrate (1100-byte payloads; default 880 kb/s).
+    public func makePublisher(video: Bool, videoKbps: Int = 880) async throws -> (Peer, offer: String) {
         let (peer, ice) = try await add(role: .publisher)
         let random = SystemRandom()
         var streams = [(kind: MediaKind.audio, ssrc: random.next(UInt32.self) | 1)]
@@ -133,7 +134,9 @@ public final class LoadGenerator: Sendable {
             m.addAttribute("ssrc", "\(stream.ssrc) cname:load")
             offer.media.append(m)
         }
-        let list = streams.map { LoadPeer.Stream(ssrc: $0.ssrc, payloadType: $0.kind == .audio ? 111 : 96, video: $0.kind == .video) }
+        // kb/s → hundredths of a 1100-byte packet per 20 ms tick.
+        let rate = max(1, videoKbps * 1000 / 8 / 50 * 100 / 1100)
+        let list = streams.map { LoadPeer.Stream(ssrc: $0.ssrc, payloadType: $0.kind == .audio ? 111 : 96, video: $0.kind == .video, videoRate: rate) }
         try await on(peer.loop) { state, _ in state.peers[peer.index].streams = list }
         return (peer, offer.serialize())
     }

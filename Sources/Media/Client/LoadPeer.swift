@@ -20,6 +20,9 @@ final class LoadPeer: Selectable {
         var video: Bool
         var sequence: UInt16 = 0
         var timestamp: UInt32 = 0
+        /// Video packets per 20 ms tick, in hundredths (200 = 2 packets: 880 kb/s of 1100-byte payloads).
+        var videoRate = 200
+        var credit = 0
     }
 
     let role: Role
@@ -190,7 +193,13 @@ final class LoadPeer: Selectable {
     func sendMedia(now: UInt64) {
         guard connected, let srtpOut else { return }
         for i in streams.indices {
-            for _ in 0..<(streams[i].video ? 2 : 1) {
+            var count = 1
+            if streams[i].video {
+                streams[i].credit += streams[i].videoRate
+                count = streams[i].credit / 100
+                streams[i].credit -= count * 100
+            }
+            for _ in 0..<count {
                 var stream = streams[i]
                 let payloadSize = stream.video ? 1100 : 160
                 let p = sendBuffer

@@ -43,3 +43,12 @@ public final class VideoSessions: Sendable {
         }
     }
 }
+
+extension VideoSessions {
+    /// The api key or application id inside a session id, or nil when it is not in the `1_…` shape.
+    public static func owner(ofSessionID id: String) -> String? {
+        guard id.hasPrefix("1_"), let raw = Base64URL.decode(String(id.dropFirst(2))) else { return nil }
+        let fields = String(decoding: raw, as: UTF8.self).split(separator: "~", omittingEmptySubsequences: false)
+        return fields.count > 1 && !fields[1].isEmpty ? String(fields[1]) : nil
+    }
+}

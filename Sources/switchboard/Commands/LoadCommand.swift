@@ -23,6 +23,7 @@ struct LoadCommand {
           --warmup SEC       seconds after connecting before measuring (default 2)
           --threads T        client event loops (default 1)
           --video            publishers also send 100 video-sized packets/s
+          --video-kbps K     ... at K kb/s instead (1100-byte payloads; implies --video)
           --server-pid PID   report the server's CPU and RSS from /proc
           --json             print the report as JSON
 
@@ -35,7 +36,7 @@ struct LoadCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process"])
         if args.flag("--in-process") { return try inProcess(args) }
-        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video"])
+        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps"])
         let base = try args.require("--server").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         func int(_ name: String, _ fallback: Int) throws -> Int {
             guard let v = args[name] else { return fallback }
@@ -49,7 +50,8 @@ struct LoadCommand {
         let warmup = try int("--warmup", 2)
         let threads = max(1, try int("--threads", 1))
         let serverPID = args["--server-pid"].flatMap { Int32($0) }
-        let video = args.flag("--video")
+        let videoKbps = try int("--video-kbps", 880)
+        let video = args.flag("--video") || args["--video-kbps"] != nil
 
         let group = EventLoopGroup(threads: 1, name: "load-http")
         defer { group.shutdown() }
@@ -77,7 +79,7 @@ struct LoadCommand {
         let rssBefore = serverPID.flatMap(residentKiB)
         for room in 0..<rooms {
             for _ in 0..<publishers {
-                let (peer, offer) = try await generator.makePublisher(video: video)
+                let (peer, offer) = try await generator.makePublisher(video: video, videoKbps: videoKbps)
                 let reply = try await post("/test/media/rooms/load-\(runID)-\(room)/publish", offer)
                 guard let answer = reply["sdp"] as? String else { throw CLIError("publish: no SDP in reply") }
                 try await generator.completePublisher(peer, answer: answer)

@@ -1,0 +1,181 @@
+import Media
+import Synchronization
+
+/// Video sessions on the SFU: one router per session (so a session's media stays on one worker),
+/// one publishing transport per stream, one subscribing transport per (stream, subscriber).
+///
+/// Codec pass-through, NACK/RTX and the key frame request on subscribe are the engine's; this
+/// type only maps the hub's session/stream/connection ids onto routers, transports and producers.
+public final class EngineVideoMediaBridge: VideoMediaBridge {
+    let engine: MediaEngine
+    let state = Mutex(State())
+
+    struct SubscriptionKey: Hashable {
+        var stream: String
+        var subscriber: String
+    }
+
+    struct Published {
+        var transport: TransportID
+        var producers: [(id: ProducerID, kind: MediaKind)]
+    }
+
+    struct Room {
+        var router: RouterID
+        var streams: [String: Published] = [:]
+        var subscriptions: [SubscriptionKey: MediaEngine.Subscription] = [:]
+        var isEmpty: Bool { streams.isEmpty && subscriptions.isEmpty }
+    }
+
+    struct State {
+        var rooms: [String: Room] = [:]
+    }
+
+    public init(engine: MediaEngine) {
+        self.engine = engine
+    }
+
+    /// The session's router, created on first use; two racing first calls keep one router.
+    func router(for sessionID: String) async throws -> RouterID {
+        if let id = state.withLock({ $0.rooms[sessionID]?.router }) { return id }
+        let id = try await engine.createRouter()
+        let winner = state.withLock { s -> RouterID in
+            if let existing = s.rooms[sessionID] { return existing.router }
+            s.rooms[sessionID] = Room(router: id)
+            return id
+        }
+        if winner != id { try? await engine.closeRouter(id) }
+        return winner
+    }
+
+    public func publish(sessionID: String, streamID: String, offer: String) async throws -> String {
+        let router = try await router(for: sessionID)
+        let publication: MediaEngine.Publication
+        do {
+            publication = try await engine.publish(router: router, offer: offer)
+        } catch {
+            await closeRoomIfEmpty(sessionID)
+            throw error
+        }
+        let published = Published(transport: publication.transport, producers: publication.producers.map { ($0.id, $0.parameters.kind) })
+        let (kept, stale) = state.withLock { s -> (Bool, Published?) in
+            // The room may have been closed (last stream gone) while the transport was being made.
+            guard s.rooms[sessionID]?.router == router else { return (false, nil) }
+            let old = s.rooms[sessionID]?.streams[streamID]
+            s.rooms[sessionID]?.streams[streamID] = published
+            return (true, old)
+        }
+        if let stale { await close(stale) }
+        guard kept else {
+            await close(published)
+            throw MediaError.notFound("session \(sessionID) media closed during publish")
+        }
+        return publication.answer
+    }
+
+    public func subscribe(sessionID: String, streamID: String, subscriberID: String) async throws -> String {
+        let key = SubscriptionKey(stream: streamID, subscriber: subscriberID)
+        guard let (router, published, previous) = state.withLock({ s -> (RouterID, Published, MediaEngine.Subscription?)? in
+            guard let room = s.rooms[sessionID], let published = room.streams[streamID] else { return nil }
+            return (room.router, published, s.rooms[sessionID]?.subscriptions.removeValue(forKey: key))
+        }) else {
+            throw MediaError.notFound("stream \(streamID) has no media yet")
+        }
+        if let previous { await close(previous) }
+        let subscription = try await engine.subscribe(router: router, producers: published.producers.map(\.id))
+        let kept = state.withLock { s -> Bool in
+            // The stream may have gone while the transport was being made.
+            guard s.rooms[sessionID]?.streams[streamID] != nil else { return false }
+            s.rooms[sessionID]?.subscriptions[key] = subscription
+            return true
+        }
+        guard kept else {
+            await close(subscription)
+            throw MediaError.notFound("stream \(streamID) ended")
+        }
+        return subscription.offer
+    }
+
+    public func completeSubscription(sessionID: String, streamID: String, subscriberID: String, answer: String) async throws {
+        let key = SubscriptionKey(stream: streamID, subscriber: subscriberID)
+        guard let subscription = state.withLock({ $0.rooms[sessionID]?.subscriptions[key] }) else {
+            throw MediaError.notFound("no subscription to \(streamID) waits for an answer")
+        }
+        try await engine.completeSubscription(subscription, answer: answer)
+    }
+
+    public func unpublish(sessionID: String, streamID: String) async {
+        let (published, subscriptions) = state.withLock { s -> (Published?, [MediaEngine.Subscription]) in
+            let published = s.rooms[sessionID]?.streams.removeValue(forKey: streamID)
+            var gone: [MediaEngine.Subscription] = []
+            for (key, sub) in s.rooms[sessionID]?.subscriptions ?? [:] where key.stream == streamID {
+                gone.append(sub)
+                s.rooms[sessionID]?.subscriptions[key] = nil
+            }
+            return (published, gone)
+        }
+        for sub in subscriptions { await close(sub) }
+        if let published { await close(published) }
+        await closeRoomIfEmpty(sessionID)
+    }
+
+    public func unsubscribe(sessionID: String, streamID: String, subscriberID: String) async {
+        let key = SubscriptionKey(stream: streamID, subscriber: subscriberID)
+        if let sub = state.withLock({ $0.rooms[sessionID]?.subscriptions.removeValue(forKey: key) }) { await close(sub) }
+        await closeRoomIfEmpty(sessionID)
+    }
+
+    public func connectionClosed(sessionID: String, connectionID: String) async {
+        let subscriptions = state.withLock { s -> [MediaEngine.Subscription] in
+            var gone: [MediaEngine.Subscription] = []
+            for (key, sub) in s.rooms[sessionID]?.subscriptions ?? [:] where key.subscriber == connectionID {
+                gone.append(sub)
+                s.rooms[sessionID]?.subscriptions[key] = nil
+            }
+            return gone
+        }
+        for sub in subscriptions { await close(sub) }
+        await closeRoomIfEmpty(sessionID)
+    }
+
+    /// Pauses the audio producers, so no subscriber gets the muted publisher's audio.
+    public func setAudioMuted(sessionID: String, streamID: String, muted: Bool) async {
+        let audio = state.withLock { $0.rooms[sessionID]?.streams[streamID]?.producers.filter { $0.kind == .audio }.map(\.id) } ?? []
+        for id in audio {
+            if muted { try? await engine.pause(producer: id) } else { try? await engine.resume(producer: id) }
+        }
+    }
+
+    /// Transport ids of a stream's publisher and subscribers (for stats and tests).
+    public func transports(sessionID: String, streamID: String) -> (publisher: TransportID?, subscribers: [String: TransportID]) {
+        state.withLock { s in
+            let room = s.rooms[sessionID]
+            var subs: [String: TransportID] = [:]
+            for (key, sub) in room?.subscriptions ?? [:] where key.stream == streamID { subs[key.subscriber] = sub.transport }
+            return (room?.streams[streamID]?.transport, subs)
+        }
+    }
+
+    /// Number of sessions holding a router (a session with no media holds none).
+    public var activeRouters: Int { state.withLock { $0.rooms.count } }
+
+    func close(_ published: Published) async {
+        // Closing producers first also drops the engine's placement entries for them.
+        for producer in published.producers { try? await engine.closeProducer(producer.id) }
+        try? await engine.closeTransport(published.transport)
+    }
+
+    func close(_ subscription: MediaEngine.Subscription) async {
+        for consumer in subscription.consumers { try? await engine.closeConsumer(consumer.id) }
+        try? await engine.closeTransport(subscription.transport)
+    }
+
+    func closeRoomIfEmpty(_ sessionID: String) async {
+        let router = state.withLock { s -> RouterID? in
+            guard let room = s.rooms[sessionID], room.isEmpty else { return nil }
+            s.rooms[sessionID] = nil
+            return room.router
+        }
+        if let router { try? await engine.closeRouter(router) }
+    }
+}

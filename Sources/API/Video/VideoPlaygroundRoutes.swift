@@ -1,0 +1,59 @@
+import Foundation
+import Platform
+import Runtime
+import Wire
+
+/// Server-side helpers for the video playground (`/video`): it needs a session and tokens, which
+/// normally an app server makes with the account secret. These routes make them with the
+/// primary account so the secret never reaches the browser.
+///
+/// - `POST /video/api/session` → `{sessionId, apiKey}`
+/// - `POST /video/api/token` `{sessionId, role, data, ttl}` → `{token, role, expiresAt}` (a T1 token)
+///
+/// Allowed for Basic account credentials, or without credentials from a loopback client (the
+/// playground opened on the machine that runs the server). Anyone else gets 401.
+struct VideoPlaygroundRoutes {
+    let core: PlatformCore
+    let account: Account
+
+    func register(on router: inout Router) {
+        let core = self.core
+        let primary = account
+        router.post("/video/api/session") { req in
+            let account = try Self.account(req, primary: primary, core: core)
+            let s = try core.videoSessions.create(owner: account.apiKey, apiKey: account.apiKey, mediaMode: "routed", archiveMode: "manual", location: nil)
+            return .jsonObject(["sessionId": s.id, "apiKey": account.apiKey])
+        }
+        router.post("/video/api/token") { req in
+            let account = try Self.account(req, primary: primary, core: core)
+            let body = try req.json()
+            guard let sid = body["sessionId"]?.stringValue, let session = try core.videoSessions.get(id: sid), session.apiKey == account.apiKey else {
+                throw APIError.notFound("No such session for this account.")
+            }
+            let roleName = body["role"]?.stringValue ?? "publisher"
+            guard let role = VideoGrant.Role(rawValue: roleName) else {
+                throw APIError.badRequest("role must be one of \(VideoGrant.Role.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            let ttl = body["ttl"]?.doubleValue ?? 3600
+            guard ttl > 0, ttl <= VideoTokenVerifier.maxLifetime else { throw APIError.badRequest("ttl is 1 s to 30 days.") }
+            let data = body["data"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+            guard (data?.utf8.count ?? 0) <= 1000 else { throw APIError.badRequest("data is at most 1000 bytes.") }
+            let token = VideoTokenVerifier.makeT1(apiKey: account.apiKey, apiSecret: account.apiSecret, sessionID: sid, role: role, data: data, ttl: ttl)
+            return .jsonObject(["token": token, "role": role.rawValue, "expiresAt": Int(Date().timeIntervalSince1970 + ttl)])
+        }
+    }
+
+    static func account(_ req: HTTPRequest, primary: Account, core: PlatformCore) throws -> Account {
+        if case .account(let a)? = req.caller { return a }
+        if req.caller == nil, let host = req.remoteAddress?.host, isLoopback(host) {
+            // Read it again: the secret may have been rotated since start.
+            return try core.accounts.find(apiKey: primary.apiKey) ?? primary
+        }
+        throw APIError.unauthorized("The playground API needs account credentials unless used from this machine.",
+                                    challenge: "Basic realm=\"switchboard\"")
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host.hasPrefix("127.") || host == "::1" || host.hasPrefix("::ffff:127.")
+    }
+}

@@ -1,0 +1,169 @@
+import Crypto
+import Foundation
+import Platform
+import Runtime
+import Wire
+
+/// `switchboard video`: create Video API sessions on a running server and make client tokens,
+/// the two things an app server does with the account or application credentials.
+struct VideoCommand {
+    static let command = Command(name: "video", summary: "video sessions and client tokens", usage: usage) { args in
+        try await run(args)
+    }
+
+    static let usage = """
+        Usage: switchboard video session create [--server URL] [--json] [--location IP] [--relayed]
+               switchboard video token SESSION_ID [--role ROLE] [--data DATA] [--ttl 1h] [--json]
+
+          --server URL       the running server (default $SWITCHBOARD_URL, else http://$SWITCHBOARD_LISTEN,
+                             else http://127.0.0.1:8080)
+          --data-dir DIR     where account.json lives (default $SWITCHBOARD_DATA, else ./.switchboard)
+          --app-id ID        act as this application instead of the account ...
+          --key-file FILE    ... signing with its private key (PEM): RS256 tokens and server auth
+          --role ROLE        subscriber | publisher (default) | publisheronly | moderator
+          --data DATA        connection data the other clients see, e.g. name=alice
+          --ttl DURATION     token lifetime: 90s, 30m, 1h, 7d (default 24h; at most 30 days)
+          --json             print JSON
+
+        Without --app-id the session is created with X-OPENTOK-AUTH and the token is an OpenTok
+        T1 token, both from the account's api key and secret in DIR/account.json.
+        """
+
+    static func run(_ argv: [String]) async throws -> Int32 {
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--relayed"])
+        if args.flag("--help") || args.flag("-h") || args.positionals.isEmpty {
+            print(usage)
+            return args.positionals.isEmpty && !(args.flag("--help") || args.flag("-h")) ? 2 : 0
+        }
+        switch (args.positionals.first, args.positionals.dropFirst().first) {
+        case ("session", "create"):
+            try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--json", "--location", "--relayed"])
+            return try await createSession(args)
+        case ("token", let sessionID?):
+            try args.check(known: ["--data-dir", "--app-id", "--key-file", "--role", "--data", "--ttl", "--json"])
+            return try makeToken(sessionID: sessionID, args)
+        default:
+            throw CLIError("expected 'video session create' or 'video token SESSION_ID' (see switchboard help video)")
+        }
+    }
+
+    enum Credentials {
+        case account(key: String, secret: String)
+        case application(id: String, key: RSAPrivateKey)
+    }
+
+    static func credentials(_ args: Arguments) throws -> Credentials {
+        if let appID = args["--app-id"] {
+            guard let path = args["--key-file"] else { throw CLIError("--app-id needs --key-file") }
+            guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else { throw CLIError("cannot read \(path)") }
+            do { return .application(id: appID, key: try RSAPrivateKey(pem: pem)) } catch {
+                throw CLIError("\(path): not an RSA private key (\(error))")
+            }
+        }
+        let env = ProcessInfo.processInfo.environment
+        let dir = args["--data-dir"] ?? env["SWITCHBOARD_DATA"].flatMap { $0.isEmpty ? nil : $0 } ?? "./.switchboard"
+        let file = dir + "/account.json"
+        guard let data = FileManager.default.contents(atPath: file),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let key = object["api_key"] as? String, let secret = object["api_secret"] as? String else {
+            throw CLIError("no account in \(file): start the server once with --data \(dir), or pass --data-dir")
+        }
+        return .account(key: key, secret: secret)
+    }
+
+    static func createSession(_ args: Arguments) async throws -> Int32 {
+        let creds = try credentials(args)
+        let env = ProcessInfo.processInfo.environment
+        let server = (args["--server"] ?? env["SWITCHBOARD_URL"] ?? env["SWITCHBOARD_LISTEN"].map { "http://" + $0 } ?? "http://127.0.0.1:8080")
+            .trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        guard server.hasPrefix("http://") else { throw CLIError("--server: only http:// URLs are supported here") }
+        let now = Int(Date().timeIntervalSince1970)
+        var headers = HTTPHeaders()
+        headers["content-type"] = "application/x-www-form-urlencoded"
+        headers["accept"] = "application/json"
+        switch creds {
+        case .account(let key, let secret):
+            let claims: [String: JSONValue] = ["iss": .string(key), "ist": "project", "iat": .number(Double(now)),
+                                               "exp": .number(Double(now + 180)), "jti": .string(UUID4.generate())]
+            headers["x-opentok-auth"] = try JWT.sign(claims: claims, key: .hs256(Array(secret.utf8)))
+        case .application(let id, let privateKey):
+            let claims: [String: JSONValue] = ["application_id": .string(id), "iat": .number(Double(now)),
+                                               "exp": .number(Double(now + 300)), "jti": .string(UUID4.generate())]
+            headers["authorization"] = "Bearer " + (try JWT.sign(claims: claims, key: .rs256(privateKey)))
+        }
+        var form = "p2p.preference=" + (args.flag("--relayed") ? "enabled" : "disabled")
+        if let location = args["--location"] { form += "&location=" + (location.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") }
+
+        let group = EventLoopGroup(threads: 1, name: "video-cli")
+        defer { group.shutdown() }
+        let response: HTTPClientResponse
+        do {
+            response = try await HTTPClient(group: group).execute(
+                HTTPClientRequest(method: .POST, url: server + "/session/create", headers: headers, body: Array(form.utf8)))
+        } catch {
+            throw CLIError("cannot reach \(server): \(error)")
+        }
+        guard response.status == 200, let list = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [[String: Any]],
+              let first = list.first, let sessionID = first["session_id"] as? String else {
+            throw CLIError("session create failed: HTTP \(response.status) \(response.text)")
+        }
+        if args.flag("--json") {
+            let out: [String: Any] = ["session_id": sessionID, "project_id": first["project_id"] ?? "", "create_dt": first["create_dt"] ?? ""]
+            print(String(decoding: try JSONSerialization.data(withJSONObject: out, options: [.sortedKeys]), as: UTF8.self))
+        } else {
+            print(sessionID)
+        }
+        return 0
+    }
+
+    static func makeToken(sessionID: String, _ args: Arguments) throws -> Int32 {
+        let roleName = args["--role"] ?? "publisher"
+        guard let role = VideoGrant.Role(rawValue: roleName) else {
+            throw CLIError("--role: expected one of \(VideoGrant.Role.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let ttl = try parseDuration(args["--ttl"] ?? "24h")
+        guard ttl >= 1, ttl <= VideoTokenVerifier.maxLifetime else { throw CLIError("--ttl: 1 s to 30 days") }
+        let data = args["--data"]
+        if let data, data.utf8.count > 1000 { throw CLIError("--data: at most 1000 bytes") }
+        let now = Date()
+        let token: String
+        switch try credentials(args) {
+        case .account(let key, let secret):
+            if let embedded = VideoSessions.owner(ofSessionID: sessionID), embedded != key {
+                throw CLIError("the session belongs to project \(embedded), not to this account (\(key))")
+            }
+            token = VideoTokenVerifier.makeT1(apiKey: key, apiSecret: secret, sessionID: sessionID, role: role, data: data, ttl: ttl, now: now)
+        case .application(let id, let privateKey):
+            let iat = Int(now.timeIntervalSince1970)
+            var claims: [String: JSONValue] = [
+                "application_id": .string(id), "iat": .number(Double(iat)), "exp": .number(Double(iat + Int(ttl))),
+                "jti": .string(UUID4.generate()), "session_id": .string(sessionID), "role": .string(role.rawValue),
+                "scope": "session.connect", "sub": "video", "initial_layout_class_list": .array([]),
+                "acl": ["paths": ["/session/**": .object([:])]],
+            ]
+            if let data { claims["connection_data"] = .string(data) }
+            token = try JWT.sign(claims: claims, key: .rs256(privateKey))
+        }
+        if args.flag("--json") {
+            let out: [String: Any] = ["token": token, "session_id": sessionID, "role": role.rawValue,
+                                      "expires_at": Int(now.timeIntervalSince1970 + ttl)]
+            print(String(decoding: try JSONSerialization.data(withJSONObject: out, options: [.sortedKeys]), as: UTF8.self))
+        } else {
+            print(token)
+        }
+        return 0
+    }
+
+    /// `90`, `90s`, `30m`, `1h`, `7d` → seconds.
+    static func parseDuration(_ text: String) throws -> TimeInterval {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        var number = Substring(text)
+        var scale = 1.0
+        if let last = text.last, let u = units[last] {
+            number = number.dropLast()
+            scale = u
+        }
+        guard let value = Double(number), value > 0 else { throw CLIError("--ttl: expected a duration like 90s, 30m, 1h or 7d") }
+        return value * scale
+    }
+}

@@ -1,0 +1,67 @@
+"""`switchboard video session create` and `switchboard video token`: the tokens they print let
+clients join, with the account (T1) or an application key (RS256)."""
+import json
+import subprocess
+
+import pytest
+import requests
+
+from rig import server_binary
+from video_support import VideoPeer, VideoRequestError, account, start_video_server
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = start_video_server()
+    yield s
+    s.stop()
+    s.cleanup()
+
+
+def cli(server, *args):
+    out = subprocess.run([str(server_binary()), "video", *args, "--data-dir", str(server.data_dir)],
+                         capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_account_session_and_t1_tokens(server):
+    sid = cli(server, "session", "create", "--server", server.http_url)
+    assert sid.startswith("1_")
+    made = json.loads(cli(server, "session", "create", "--server", server.http_url, "--json"))
+    assert made["session_id"].startswith("1_") and made["project_id"] == account(server)["api_key"]
+
+    token = cli(server, "token", sid, "--role", "publisher", "--data", "name=alice", "--ttl", "1h")
+    assert token.startswith("T1==")
+    alice = VideoPeer(server, sid, token)
+    assert alice.connect_reply["connection"]["data"] == "name=alice"
+    viewer = json.loads(cli(server, "token", sid, "--role", "subscriber", "--ttl", "90s", "--json"))
+    assert viewer["role"] == "subscriber"
+    bob = VideoPeer(server, sid, viewer["token"])
+    with pytest.raises(VideoRequestError) as e:
+        bob.publish("bob")
+    assert e.value.code == "notAllowedToPublish"
+    alice.close()
+    bob.close()
+
+
+def test_application_session_and_rs256_tokens(server, tmp_path):
+    acc = account(server)
+    app = requests.post(server.http_url + "/v2/applications", auth=(acc["api_key"], acc["api_secret"]),
+                        json={"name": "cli video"}, timeout=10).json()
+    key_file = tmp_path / "app.key"
+    key_file.write_text(app["keys"]["private_key"])
+    creds = ["--app-id", app["id"], "--key-file", str(key_file)]
+    sid = cli(server, "session", "create", "--server", server.http_url, *creds)
+    token = cli(server, "token", sid, "--role", "moderator", "--data", "name=mod", *creds)
+    assert token.count(".") == 2
+    mod = VideoPeer(server, sid, token)
+    assert mod.connect_reply["capabilities"]["forceMute"] is True
+    mod.close()
+
+
+def test_token_refuses_a_session_of_another_project(server):
+    foreign = "1_" + "MX5vdGhlcmtleX5-MTcwMDAwMDAwMDAwMH5hYmN-UH5-"  # 1~otherkey~~1700000000000~abc~P~~
+    out = subprocess.run([str(server_binary()), "video", "token", foreign, "--data-dir", str(server.data_dir)],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode != 0 and "otherkey" in out.stderr

@@ -1,0 +1,182 @@
+"""Video end to end: two Chromium pages with fake camera and microphone join one session through
+the playground with tokens from the official `opentok` SDK, see and decode each other, signal,
+and leave; a subscriber-role token cannot publish and the page says why."""
+import time
+
+import pytest
+
+from rig import chromium, new_page, screenshot, wait_until
+from video_support import (CHROMIUM_ARGS, decoding, join, log_lines, opentok_client, start_video_server,
+                           wait_for_log)
+
+opentok = pytest.importorskip("opentok")
+pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = start_video_server()
+    yield s
+    code = s.stop()
+    log = s.log()
+    s.cleanup()
+    assert code == 0, log[-4000:]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium(extra_args=CHROMIUM_ARGS[3:]) as b:
+        yield b
+
+
+def inbound(page, stream_id):
+    return page.evaluate("window.playground.stats()")[stream_id]
+
+
+def test_two_pages_see_decode_signal_and_leave(server, browser):
+    ot = opentok_client(server)
+    session = ot.create_session(media_mode=opentok.MediaModes.routed)
+    sid = session.session_id
+    # One JWT token and one legacy T1 token, both from the SDK.
+    alice_token = ot.generate_token(sid, role=opentok.Roles.publisher, data="name=alice")
+    bob_token = ot.generate_token(sid, role=opentok.Roles.publisher, data="name=bob", use_jwt=False)
+    assert bob_token.startswith("T1==") and not alice_token.startswith("T1==")
+
+    alice, bob = new_page(browser), new_page(browser)
+    join(alice, server, sid, alice_token, "alice", publish=False)
+    join(bob, server, sid, bob_token, "bob", publish=False)
+    wait_for_log(alice, "connectionCreated bob")
+
+    # Both publish; each must see the other's stream within 2 s.
+    alice.click("#publish")
+    bob.click("#publish")
+    assert wait_for_log(bob, "streamCreated alice", timeout=2.0) <= 2.0
+    assert wait_for_log(alice, "streamCreated bob", timeout=2.0) <= 2.0
+
+    # Each decodes the other: frames and audio samples keep coming.
+    first_a = wait_until(decoding(alice), timeout=15, what="alice decodes bob")
+    first_b = wait_until(decoding(bob), timeout=15, what="bob decodes alice")
+    time.sleep(1.5)
+    for page, first in ((alice, first_a), (bob, first_b)):
+        (stream_id, before), = first.items()
+        after = inbound(page, stream_id)
+        assert after["video"]["frameWidth"] > 0 and after["video"]["frameHeight"] > 0
+        assert after["video"]["framesDecoded"] > before["video"]["framesDecoded"] + 10, (before, after)
+        assert after["audio"]["totalSamplesReceived"] > before["audio"]["totalSamplesReceived"] + 24000, (before, after)
+
+    # The REST API sees both streams, by the names the pages published.
+    streams = ot.list_streams(sid)
+    assert sorted(s.name for s in streams.items) == ["alice", "bob"]
+
+    # Two live tiles: alice's own preview and bob.
+    wait_until(lambda: alice.evaluate(
+        "[...document.querySelectorAll('.tile:not([hidden]) video')].every(v => v.videoWidth > 0 && !v.paused)"
+        " && document.querySelectorAll('.tile:not([hidden])').length === 2"), timeout=10, what="two playing tiles")
+    screenshot(alice, "video-playground-two-tiles.png")
+
+    # A signal to everyone, typed into alice's page, arrives at bob.
+    alice.fill("#signal-type", "chat")
+    alice.fill("#signal-text", "hello from alice")
+    alice.click("#signal-send")
+    wait_until(lambda: "hello from alice" in bob.inner_text("#signals"), timeout=5, what="bob gets the signal")
+    assert "alice" in bob.inner_text("#signals")
+    # And one sent by bob to alice's connection only.
+    alice_cid = alice.evaluate("window.playground.connectionId()")
+    bob.select_option("#signal-to", alice_cid)
+    bob.fill("#signal-text", "just for alice")
+    bob.click("#signal-send")
+    wait_until(lambda: "just for alice" in alice.inner_text("#signals"), timeout=5, what="alice gets the direct signal")
+    assert "just for alice" not in bob.inner_text("#signals")
+
+    # A moderator mute (REST) pauses alice's audio at the SFU: bob's audio packets stop.
+    (alice_stream,) = [s.id for s in streams.items if s.name == "alice"]
+    ot.mute_stream(sid, alice_stream)
+    wait_for_log(bob, "hasAudio=false")
+    wait_for_log(alice, "muteForced")
+    time.sleep(0.5)
+    p0 = inbound(bob, alice_stream)["audio"]["packetsReceived"]
+    time.sleep(1.0)
+    assert inbound(bob, alice_stream)["audio"]["packetsReceived"] - p0 <= 2
+    # Alice turns her audio back on: packets flow again.
+    alice.click("#mute-audio")
+    wait_for_log(bob, "hasAudio=true")
+    p1 = inbound(bob, alice_stream)["audio"]["packetsReceived"]
+    time.sleep(1.0)
+    assert inbound(bob, alice_stream)["audio"]["packetsReceived"] - p1 > 20
+
+    # Bob leaves: alice gets streamDestroyed and his tile goes.
+    bob.click("#leave")
+    wait_for_log(alice, "streamDestroyed bob (clientDisconnected)")
+    wait_for_log(alice, "connectionDestroyed bob")
+    wait_until(lambda: alice.evaluate("window.playground.streamIds().length") == 0, timeout=5, what="bob's tile removed")
+    assert ot.list_streams(sid).count == 1
+    alice.click("#leave")
+    wait_until(lambda: ot.list_streams(sid).count == 0, timeout=5, what="no streams left")
+    alice.context.close()
+    bob.context.close()
+
+
+def test_subscriber_role_cannot_publish_and_page_says_why(server, browser):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    pub = new_page(browser)
+    join(pub, server, sid, ot.generate_token(sid, role=opentok.Roles.publisher, data="name=dave"), "dave")
+    wait_for_log(pub, "publishing stream")
+
+    carol = new_page(browser)
+    join(carol, server, sid, ot.generate_token(sid, role=opentok.Roles.subscriber, data="name=carol"), "carol")
+    alert = carol.locator("#alert")
+    alert.wait_for(state="visible", timeout=10_000)
+    text = alert.inner_text()
+    assert "Not allowed to publish" in text and "subscriber" in text, text
+    assert not any("publishing stream" in line for line in log_lines(carol))
+    # She still watches the publisher.
+    wait_until(decoding(carol), timeout=15, what="carol decodes dave")
+    assert ot.list_streams(sid).count == 1
+    screenshot(carol, "video-playground-subscriber-refused.png")
+    pub.context.close()
+    carol.context.close()
+
+
+def test_playground_creates_session_and_token(server, browser):
+    page = new_page(browser)
+    page.goto(server.http_url + "/video")
+    page.click("#create-session")
+    wait_until(lambda: page.input_value("#session-id").startswith("1_"), timeout=5, what="session id")
+    page.select_option("#role", "moderator")
+    page.fill("#token-data", "name=erin")
+    page.click("#make-token")
+    wait_until(lambda: page.input_value("#token").startswith("T1=="), timeout=5, what="token")
+    page.fill("#name", "erin")
+    page.fill("#token-data", "name=erin")
+    page.uncheck("#auto-publish")
+    page.click("#join")
+    wait_for_log(page, "connected as")
+    assert "erin" in " ".join(log_lines(page))
+    page.click("#leave")
+    wait_for_log(page, "left the session")
+    page.context.close()
+
+
+@pytest.mark.parametrize("codec", ["VP8", "H264"])
+def test_video_codec_passes_through(server, browser, codec):
+    """The publisher's preferred codec reaches the subscriber unchanged (no transcoding)."""
+    page = new_page(browser)
+    page.goto(server.http_url + "/video")
+    available = page.evaluate("RTCRtpSender.getCapabilities('video').codecs.map(c => c.mimeType)")
+    if f"video/{codec}" not in available:
+        pytest.skip(f"this Chromium cannot send {codec}")
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    join(page, server, sid, ot.generate_token(sid, data="name=sender"), "sender", query=f"?codec={codec}")
+    wait_for_log(page, "publishing stream")
+    viewer = new_page(browser)
+    join(viewer, server, sid, ot.generate_token(sid, role=opentok.Roles.subscriber, data="name=viewer"), "viewer",
+         publish=False)
+    stats = wait_until(decoding(viewer), timeout=15, what=f"viewer decodes {codec}")
+    (entry,) = stats.values()
+    assert entry["video"]["codec"] == f"video/{codec}", entry
+    # The first decoded frame was a key frame requested for the new subscriber.
+    assert entry["video"]["keyFramesDecoded"] >= 1
+    page.context.close()
+    viewer.context.close()

@@ -1,0 +1,198 @@
+"""The Video API driven by the official server SDKs: `opentok` (key + secret, plain HTTP) and
+`vonage` (application id + private key, HTTPS with the development CA). Clients on the other end
+are signaling-only peers of the `video:*` protocol."""
+import base64
+import time
+
+import pytest
+
+from video_support import VideoPeer, VideoRequestError, account, opentok_client, start_video_server
+
+opentok = pytest.importorskip("opentok")
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = start_video_server(https=True)
+    yield s
+    code = s.stop()
+    log = s.log()
+    s.cleanup()
+    assert code == 0, log[-4000:]
+
+
+def no_push(peer, type_, seconds=0.4):
+    with pytest.raises(TimeoutError):
+        peer.wait_push(type_, timeout=seconds)
+
+
+def test_opentok_sdk_session_tokens_streams_signals_moderation(server):
+    ot = opentok_client(server)
+    session = ot.create_session(media_mode=opentok.MediaModes.routed)
+    sid = session.session_id
+    assert sid.startswith("1_")
+    jwt_token = ot.generate_token(sid, role=opentok.Roles.publisher, data="name=alice")
+    t1_token = ot.generate_token(sid, role=opentok.Roles.moderator, data="name=bob", use_jwt=False)
+    assert t1_token.startswith("T1==")
+
+    alice = VideoPeer(server, sid, jwt_token)
+    bob = VideoPeer(server, sid, t1_token)
+    assert alice.wait_push("video:connectionCreated")["connection"]["data"] == "name=bob"
+    assert bob.connect_reply["connections"][0]["connectionId"] == alice.connection_id
+    assert bob.connect_reply["capabilities"]["forceDisconnect"] is True
+
+    stream_id = alice.publish("alice cam")
+    created = bob.wait_push("video:streamCreated")["stream"]
+    assert (created["streamId"], created["name"], created["connectionId"]) == (stream_id, "alice cam", alice.connection_id)
+
+    streams = ot.list_streams(sid)
+    assert streams.count == 1 and streams.items[0].id == stream_id and streams.items[0].name == "alice cam"
+    one = ot.get_stream(sid, stream_id)
+    assert one.videoType == "camera" and one.name == "alice cam"
+
+    # Signals: to everyone, then to bob's connection only.
+    ot.send_signal(sid, {"type": "chat", "data": "hello all"})
+    for peer in (alice, bob):
+        body = peer.wait_push("video:signal")
+        assert (body["type"], body["data"]) == ("chat", "hello all") and "from" not in body
+    ot.send_signal(sid, {"type": "dm", "data": "only bob"}, bob.connection_id)
+    assert bob.wait_push("video:signal")["data"] == "only bob"
+    no_push(alice, "video:signal")
+
+    # Moderation: mute one stream.
+    ot.mute_stream(sid, stream_id)
+    assert alice.wait_push("video:muteForced")["streamId"] == stream_id
+    changed = bob.wait_push("video:streamPropertyChanged")
+    assert (changed["property"], changed["newValue"]) == ("hasAudio", False)
+
+    # Mute all: later streams start muted until it is turned off.
+    ot.mute_all(sid, [])
+    muted = bob.request("video:publish", {"name": "bob cam"})
+    assert muted["stream"]["hasAudio"] is False
+    ot.disable_force_mute(sid)
+    loud = bob.request("video:publish", {"name": "bob screen", "videoType": "screen"})
+    assert loud["stream"]["hasAudio"] is True and loud["stream"]["videoType"] == "screen"
+    assert ot.list_streams(sid).count == 3
+
+    # Force disconnect: alice is told, bob sees her stream and connection go.
+    ot.force_disconnect(sid, alice.connection_id)
+    assert alice.wait_push("video:sessionDisconnected")["reason"] == "forceDisconnected"
+    gone = bob.wait_push("video:streamDestroyed", where=lambda b: b["stream"]["streamId"] == stream_id)
+    assert gone["reason"] == "forceDisconnected"
+    assert bob.wait_push("video:connectionDestroyed")["connection"]["connectionId"] == alice.connection_id
+    assert ot.list_streams(sid).count == 2
+    # A client-side moderator may do the same over the protocol.
+    carol = VideoPeer(server, sid, ot.generate_token(sid, data="name=carol"))
+    bob.request("video:forceDisconnect", {"connectionId": carol.connection_id})
+    assert carol.wait_push("video:sessionDisconnected")["reason"] == "forceDisconnected"
+    # Unknown connection: 404 from the SDK.
+    with pytest.raises(opentok.exceptions.OpenTokException):
+        ot.force_disconnect(sid, "no-such-connection")
+    for peer in (alice, bob, carol):
+        peer.close()
+
+
+def test_protocol_errors_have_codes(server):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    viewer = VideoPeer(server, sid, ot.generate_token(sid, role=opentok.Roles.subscriber))
+    with pytest.raises(VideoRequestError) as e:
+        viewer.publish("nope")
+    assert e.value.code == "notAllowedToPublish"
+    with pytest.raises(VideoRequestError) as e:
+        viewer.request("video:forceDisconnect", {"connectionId": viewer.connection_id})
+    assert e.value.code == "notAllowed"
+    viewer.close()
+
+    with pytest.raises(VideoRequestError) as e:
+        VideoPeer(server, sid, "T1==garbage")
+    assert e.value.code == "invalidToken"
+    # A well-formed session id of this project that was never created.
+    key = account(server)["api_key"]
+    ghost = "1_" + base64.urlsafe_b64encode(f"1~{key}~~{int(time.time() * 1000)}~ghost~P~~".encode()).decode().rstrip("=")
+    with pytest.raises(VideoRequestError) as e:
+        VideoPeer(server, ghost, ot.generate_token(ghost))
+    assert e.value.code == "sessionNotFound"
+    # A token for another session.
+    other = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    with pytest.raises(VideoRequestError) as e:
+        VideoPeer(server, sid, ot.generate_token(other))
+    assert e.value.code == "invalidToken"
+    # Expired (a T1 token signed like the SDK does, with an expiry in the past).
+    import hashlib
+    import hmac
+    from urllib.parse import urlencode
+    now = int(time.time())
+    data = urlencode({"session_id": sid, "create_time": now - 100, "expire_time": now - 10, "role": "publisher",
+                      "nonce": 1, "initial_layout_class_list": ""})
+    sig = hmac.new(account(server)["api_secret"].encode(), data.encode(), hashlib.sha1).hexdigest()
+    expired = "T1==" + base64.b64encode(f"partner_id={key}&sig={sig}:{data}".encode()).decode()
+    with pytest.raises(VideoRequestError) as e:
+        VideoPeer(server, sid, expired)
+    assert e.value.code == "tokenExpired"
+
+
+@pytest.fixture(scope="module")
+def vonage_app(server):
+    """A Vonage application made with the account credentials through the SDK (HTTPS)."""
+    vonage = pytest.importorskip("vonage")
+    from vonage_application import ApplicationConfig
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REQUESTS_CA_BUNDLE", str(server.ca_file))
+    host = f"127.0.0.1:{server.https_port}"
+    acc = account(server)
+    client = vonage.Vonage(vonage.Auth(api_key=acc["api_key"], api_secret=acc["api_secret"]),
+                           vonage.HttpClientOptions(api_host=host, rest_host=host, video_host=host))
+    app = client.application.create_application(ApplicationConfig(name="video sdk test"))
+    yield app.id, app.keys.private_key, host
+    mp.undo()
+
+
+def test_vonage_sdk_video_over_https(server, vonage_app):
+    vonage = pytest.importorskip("vonage")
+    from vonage_video import SessionOptions, SignalData, TokenOptions
+    from vonage_video.models.enums import MediaMode, TokenRole
+    app_id, private_key, host = vonage_app
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REQUESTS_CA_BUNDLE", str(server.ca_file))
+    try:
+        client = vonage.Vonage(vonage.Auth(application_id=app_id, private_key=private_key),
+                               vonage.HttpClientOptions(api_host=host, video_host=host))
+        video = client.video
+        session = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED))
+        sid = session.session_id
+        assert sid.startswith("1_")
+        token = video.generate_client_token(TokenOptions(session_id=sid, role=TokenRole.PUBLISHER, connection_data="name=ann"))
+        token = token.decode() if isinstance(token, bytes) else token
+        mod_token = video.generate_client_token(TokenOptions(session_id=sid, role=TokenRole.MODERATOR))
+        mod_token = mod_token.decode() if isinstance(mod_token, bytes) else mod_token
+
+        ann = VideoPeer(server, sid, token)
+        mod = VideoPeer(server, sid, mod_token)
+        stream_id = ann.publish("ann cam")
+        assert mod.wait_push("video:streamCreated")["stream"]["streamId"] == stream_id
+
+        streams = video.list_streams(sid)
+        assert [(s.id, s.name, s.video_type) for s in streams] == [(stream_id, "ann cam", "camera")]
+        assert video.get_stream(sid, stream_id).name == "ann cam"
+
+        video.send_signal(sid, SignalData(type="chat", data="hi all"))
+        assert ann.wait_push("video:signal")["data"] == "hi all"
+        assert mod.wait_push("video:signal")["data"] == "hi all"
+        video.send_signal(sid, SignalData(type="chat", data="hi ann"), connection_id=ann.connection_id)
+        assert ann.wait_push("video:signal")["data"] == "hi ann"
+        no_push(mod, "video:signal")
+
+        video.mute_stream(sid, stream_id)
+        assert ann.wait_push("video:muteForced")["streamId"] == stream_id
+        video.mute_all_streams(sid, excluded_stream_ids=[stream_id])
+        video.disable_mute_all_streams(sid)
+
+        video.disconnect_client(sid, ann.connection_id)
+        assert ann.wait_push("video:sessionDisconnected")["reason"] == "forceDisconnected"
+        assert mod.wait_push("video:streamDestroyed")["reason"] == "forceDisconnected"
+        assert video.list_streams(sid) == []
+        ann.close()
+        mod.close()
+    finally:
+        mp.undo()

@@ -1,0 +1,119 @@
+"""Helpers for the video tests: a server with free media ports, the official `opentok` client
+pointed at it, and the playground driven in Chromium."""
+from __future__ import annotations
+
+import json
+import time
+
+from rig import start_server, wait_until
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--use-fake-ui-for-media-stream",
+    "--use-fake-device-for-media-stream",
+    "--allow-loopback-in-peer-connection",
+    "--autoplay-policy=no-user-gesture-required",
+]
+
+
+def start_video_server(https: bool = False):
+    """`switchboard serve` on free TCP and UDP ports (media port 0: the kernel picks)."""
+    return start_server(["--media-port", "0", "--log-level", "warn"], https=https)
+
+
+def account(server) -> dict:
+    """The primary account (api_key, api_secret) the server wrote into its data directory."""
+    return json.loads((server.data_dir / "account.json").read_text())
+
+
+def opentok_client(server):
+    import opentok
+    acc = account(server)
+    return opentok.Client(acc["api_key"], acc["api_secret"], api_url=server.http_url)
+
+
+def join(page, server, session_id: str, token: str, name: str, publish: bool = True, query: str = ""):
+    """Opens the playground, pastes the session id and token, and joins."""
+    page.goto(server.http_url + "/video" + query)
+    page.fill("#session-id", session_id)
+    page.fill("#token", token)
+    page.fill("#name", name)
+    if not publish:
+        page.uncheck("#auto-publish")
+    page.click("#join")
+    wait_until(lambda: page.evaluate("window.playground.connectionId()"), timeout=10, what=f"{name} connected")
+
+
+def decoding(page, stream_count: int = 1):
+    """Stats of every subscribed stream once `stream_count` streams decode video and audio."""
+    def ready():
+        stats = page.evaluate("window.playground.stats()")
+        live = [s for s in stats.values()
+                if s["video"] and s["audio"] and (s["video"]["framesDecoded"] or 0) > 0
+                and (s["video"]["frameWidth"] or 0) > 0 and (s["audio"]["totalSamplesReceived"] or 0) > 0]
+        return stats if len(live) >= stream_count else None
+    return ready
+
+
+def log_lines(page) -> list[str]:
+    return page.eval_on_selector_all("#log li b", "els => els.map(e => e.textContent)")
+
+
+def wait_for_log(page, fragment: str, timeout: float = 5.0) -> float:
+    """Waits until a log line contains `fragment`; returns how long it took."""
+    start = time.monotonic()
+    wait_until(lambda: any(fragment in line for line in log_lines(page)), timeout=timeout, what=f"log '{fragment}'")
+    return time.monotonic() - start
+
+
+class VideoPeer:
+    """A signaling-only client of the `video:*` protocol over the realtime gateway WebSocket."""
+
+    def __init__(self, server, session_id: str, token: str):
+        from websockets.sync.client import connect
+        self.ws = connect(server.ws_url + "/v1/realtime")
+        self.pushes: list[dict] = []
+        self.next_cid = 1
+        reply = self.request("video:connect", {"sessionId": session_id, "token": token})
+        self.connection_id = reply["connectionId"]
+        self.connect_reply = reply
+
+    def request(self, type_: str, body: dict) -> dict:
+        """Sends a request; returns the `:success` body or raises VideoRequestError with the code."""
+        cid = str(self.next_cid)
+        self.next_cid += 1
+        self.ws.send(json.dumps({"type": type_, "cid": cid, "body": body}))
+        while True:
+            msg = json.loads(self.ws.recv(timeout=10))
+            if msg.get("rid") == cid:
+                if msg["type"].endswith(":error"):
+                    raise VideoRequestError(msg["body"].get("code"), msg["body"].get("detail"))
+                return msg["body"]
+            self.pushes.append(msg)
+
+    def wait_push(self, type_: str, timeout: float = 5.0, where=lambda body: True) -> dict:
+        """The first push of `type_` (kept or arriving within `timeout`) that satisfies `where`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for i, msg in enumerate(self.pushes):
+                if msg["type"] == type_ and where(msg["body"]):
+                    return self.pushes.pop(i)["body"]
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no {type_} push; got {[m['type'] for m in self.pushes]}")
+            try:
+                self.pushes.append(json.loads(self.ws.recv(timeout=left)))
+            except TimeoutError:
+                pass
+
+    def publish(self, name: str) -> str:
+        return self.request("video:publish", {"name": name, "hasAudio": True, "hasVideo": True})["streamId"]
+
+    def close(self):
+        self.ws.close()
+
+
+class VideoRequestError(Exception):
+    def __init__(self, code, detail):
+        super().__init__(f"{code}: {detail}")
+        self.code = code

@@ -1,0 +1,413 @@
+// Video playground: session and token from the server, then the video:* protocol on the realtime
+// gateway (docs/protocol-video.md). One publishing RTCPeerConnection, one per subscribed stream.
+import { Realtime, api } from "/web/lib/realtime.js";
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  rt: null,
+  sessionId: null,
+  me: null, // our connection id
+  capabilities: {},
+  connections: new Map(), // connectionId -> connection
+  publisher: null, // { pc, local, streamId }
+  subscribers: new Map(), // streamId -> { pc, tile, stream, media }
+};
+
+// ---------- UI helpers ----------
+
+function log(text, kind = "") {
+  const li = document.createElement("li");
+  if (kind) li.className = kind;
+  const time = new Date().toLocaleTimeString([], { hour12: false });
+  li.innerHTML = `<span>${time}</span> `;
+  const b = document.createElement("b");
+  b.textContent = text;
+  li.appendChild(b);
+  $("log").prepend(li);
+}
+
+function showError(message) {
+  $("alert-text").textContent = message;
+  $("alert").hidden = false;
+  log(message, "err");
+}
+
+function clearError() { $("alert").hidden = true; }
+
+function setStatus(text, live = false) {
+  $("status").textContent = text;
+  $("status").classList.toggle("live", live);
+}
+
+function nameOf(connection) {
+  const data = connection?.data || "";
+  const m = /(?:^|&)name=([^&]*)/.exec(data);
+  if (m) return decodeURIComponent(m[1].replace(/\+/g, " "));
+  return data || (connection?.connectionId || "").slice(0, 8);
+}
+
+function refreshControls() {
+  const joined = !!state.me;
+  const publishing = !!state.publisher;
+  $("join").disabled = joined;
+  $("leave").disabled = !joined;
+  $("publish").disabled = !joined;
+  $("publish").textContent = publishing ? "Unpublish" : "Publish";
+  $("mute-audio").disabled = !publishing;
+  $("mute-video").disabled = !publishing;
+  $("signal-send").disabled = !joined;
+  $("empty").hidden = joined;
+  const select = $("signal-to");
+  const current = select.value;
+  select.innerHTML = '<option value="">everyone</option>';
+  for (const c of state.connections.values()) {
+    const o = document.createElement("option");
+    o.value = c.connectionId;
+    o.textContent = nameOf(c);
+    select.appendChild(o);
+  }
+  select.value = [...select.options].some((o) => o.value === current) ? current : "";
+}
+
+function describe(err) {
+  switch (err.code) {
+    case "notAllowedToPublish": return `Not allowed to publish: ${err.message}`;
+    case "notAllowedToSubscribe": return `Not allowed to subscribe: ${err.message}`;
+    case "invalidToken": return `Invalid token: ${err.message}`;
+    case "tokenExpired": return "The token has expired: make a new one.";
+    case "sessionNotFound": return "No such session: create one first.";
+    default: return err.message || String(err);
+  }
+}
+
+// ---------- session and token ----------
+
+async function createSession() {
+  clearError();
+  try {
+    const s = await api("POST", "/video/api/session");
+    $("session-id").value = s.sessionId;
+    log(`session created ${s.sessionId.slice(0, 24)}…`);
+  } catch (e) {
+    showError(`Could not create a session: ${e.message}`);
+  }
+}
+
+async function makeToken() {
+  clearError();
+  const sessionId = $("session-id").value.trim();
+  if (!sessionId) { showError("Create or paste a session id first."); return; }
+  try {
+    const t = await api("POST", "/video/api/token", { body: { sessionId, role: $("role").value, data: $("token-data").value } });
+    $("token").value = t.token;
+    log(`token made (role ${t.role})`);
+  } catch (e) {
+    showError(`Could not make a token: ${e.message}`);
+  }
+}
+
+// ---------- joining ----------
+
+async function join() {
+  clearError();
+  const sessionId = $("session-id").value.trim();
+  const token = $("token").value.trim();
+  if (!sessionId || !token) { showError("A session id and a token are needed to join."); return; }
+  const rt = new Realtime();
+  state.rt = rt;
+  try {
+    setStatus("connecting…");
+    await rt.connect();
+    wire(rt);
+    const { body } = await rt.request("video:connect", { sessionId, token });
+    state.sessionId = sessionId;
+    state.me = body.connectionId;
+    state.capabilities = body.capabilities || {};
+    for (const c of body.connections || []) state.connections.set(c.connectionId, c);
+    setStatus(`connected · ${body.connectionId.slice(0, 8)}`, true);
+    log(`connected as ${body.connectionId.slice(0, 8)} (${nameOf(body.connection)}), ${state.connections.size} other connection(s)`);
+    refreshControls();
+    for (const s of body.streams || []) streamCreated(s);
+    if ($("auto-publish").checked) await publish();
+  } catch (e) {
+    showError(describe(e));
+    if (!state.me) teardown("failed");
+  }
+}
+
+function wire(rt) {
+  rt.on("video:connectionCreated", ({ body }) => {
+    state.connections.set(body.connection.connectionId, body.connection);
+    log(`connectionCreated ${nameOf(body.connection)}`);
+    refreshControls();
+  });
+  rt.on("video:connectionDestroyed", ({ body }) => {
+    state.connections.delete(body.connection.connectionId);
+    log(`connectionDestroyed ${nameOf(body.connection)} (${body.reason})`);
+    refreshControls();
+  });
+  rt.on("video:streamCreated", ({ body }) => streamCreated(body.stream));
+  rt.on("video:streamDestroyed", ({ body }) => streamDestroyed(body.stream, body.reason));
+  rt.on("video:signal", ({ body }) => signalReceived(body));
+  rt.on("video:streamPropertyChanged", ({ body }) => {
+    const sub = state.subscribers.get(body.stream.streamId);
+    if (sub) { sub.stream = body.stream; decorate(sub); }
+    log(`streamPropertyChanged ${body.stream.name || body.stream.streamId.slice(0, 8)} ${body.property}=${body.newValue}`);
+  });
+  rt.on("video:muteForced", () => {
+    if (state.publisher) setTrack("audio", false, false);
+    log("muteForced: a moderator muted your audio");
+  });
+  rt.on("video:sessionDisconnected", ({ body }) => {
+    showError(`Disconnected from the session (${body.reason}).`);
+    teardown(body.reason);
+  });
+  rt.on("state", ({ body }) => {
+    if (body.state === "reconnecting" && state.me) {
+      showError("Lost the connection to the server; join again.");
+      teardown("networkDisconnected");
+    }
+  });
+}
+
+// ---------- publishing ----------
+
+async function publish() {
+  if (state.publisher) return;
+  let local;
+  try {
+    local = await navigator.mediaDevices.getUserMedia({ audio: true, video: { width: 640, height: 360 } });
+  } catch (e) {
+    showError(`Camera or microphone unavailable: ${e.message}`);
+    return;
+  }
+  const pc = new RTCPeerConnection();
+  for (const track of local.getTracks()) {
+    const tr = pc.addTransceiver(track, { direction: "sendonly", streams: [local] });
+    if (track.kind === "video" && preferredCodec) preferCodec(tr, preferredCodec);
+  }
+  try {
+    await pc.setLocalDescription(await pc.createOffer());
+    const { body } = await state.rt.request("video:publish", {
+      name: $("name").value || "guest", hasAudio: true, hasVideo: true, videoType: "camera", offer: pc.localDescription.sdp,
+    }, 15000);
+    await pc.setRemoteDescription({ type: "answer", sdp: body.answer });
+    state.publisher = { pc, local, streamId: body.streamId };
+    if (body.stream?.hasAudio === false) { setTrack("audio", false, false); log("published muted: the session is under mute-all"); }
+    $("own-video").srcObject = local;
+    $("own-name").textContent = $("name").value || "you";
+    $("own-tile").hidden = false;
+    pc.onconnectionstatechange = () => log(`publisher ${pc.connectionState}`);
+    log(`publishing stream ${body.streamId.slice(0, 8)}`);
+  } catch (e) {
+    pc.close();
+    for (const t of local.getTracks()) t.stop();
+    showError(describe(e));
+  }
+  refreshControls();
+}
+
+async function unpublish() {
+  const p = state.publisher;
+  if (!p) return;
+  state.publisher = null;
+  try { await state.rt.request("video:unpublish", { streamId: p.streamId }); } catch (e) { log(describe(e), "err"); }
+  stopPublisher(p);
+  log("unpublished");
+  refreshControls();
+}
+
+function stopPublisher(p) {
+  p.pc.close();
+  for (const t of p.local.getTracks()) t.stop();
+  $("own-video").srcObject = null;
+  $("own-tile").hidden = true;
+  $("mute-audio").textContent = "Mute audio";
+  $("mute-video").textContent = "Stop video";
+}
+
+/** Turns our audio or video on or off: the track stops sending, and others see the property. */
+function setTrack(kind, enabled, tell = true) {
+  const p = state.publisher;
+  if (!p) return;
+  for (const t of p.local.getTracks()) if (t.kind === kind) t.enabled = enabled;
+  if (kind === "audio") $("mute-audio").textContent = enabled ? "Mute audio" : "Unmute audio";
+  else { $("mute-video").textContent = enabled ? "Stop video" : "Start video"; $("own-tile").classList.toggle("video-off", !enabled); }
+  if (tell) {
+    const prop = kind === "audio" ? "hasAudio" : "hasVideo";
+    state.rt.request("video:streamProperty", { streamId: p.streamId, [prop]: enabled }).catch((e) => log(describe(e), "err"));
+  }
+}
+
+/** `?codec=H264` (or VP8) offers only that codec (plus RTX): the SFU takes VP8 whenever it is offered. */
+const preferredCodec = new URLSearchParams(location.search).get("codec");
+
+function preferCodec(transceiver, name) {
+  const caps = RTCRtpSender.getCapabilities("video")?.codecs || [];
+  const wanted = caps.filter((c) => c.mimeType.toLowerCase() === `video/${name.toLowerCase()}`);
+  if (!wanted.length) { log(`codec ${name} not available in this browser`, "err"); return; }
+  transceiver.setCodecPreferences([...wanted, ...caps.filter((c) => c.mimeType.toLowerCase() === "video/rtx")]);
+}
+
+function trackEnabled(kind) {
+  return state.publisher?.local.getTracks().some((t) => t.kind === kind && t.enabled);
+}
+
+// ---------- subscribing ----------
+
+function streamCreated(stream) {
+  log(`streamCreated ${stream.name || "(unnamed)"} from ${nameOf(state.connections.get(stream.connectionId))}`);
+  if (stream.connectionId === state.me || state.subscribers.has(stream.streamId)) return;
+  if (state.capabilities.subscribe === false) return;
+  subscribe(stream).catch((e) => showError(`Could not subscribe to ${stream.name}: ${describe(e)}`));
+}
+
+async function subscribe(stream) {
+  const tile = document.createElement("figure");
+  tile.className = "tile";
+  tile.dataset.streamId = stream.streamId;
+  const video = document.createElement("video");
+  video.autoplay = true;
+  video.playsInline = true;
+  const caption = document.createElement("figcaption");
+  tile.append(video, caption);
+  $("tiles").appendChild(tile);
+  const media = new MediaStream();
+  video.srcObject = media;
+  const pc = new RTCPeerConnection();
+  const sub = { pc, tile, stream, media };
+  state.subscribers.set(stream.streamId, sub);
+  decorate(sub);
+  pc.ontrack = (e) => { media.addTrack(e.track); video.play().catch(() => {}); };
+  pc.onconnectionstatechange = () => log(`subscriber ${stream.name || stream.streamId.slice(0, 8)} ${pc.connectionState}`);
+  const { body } = await state.rt.request("video:subscribe", { streamId: stream.streamId }, 15000);
+  if (state.subscribers.get(stream.streamId) !== sub) return;
+  await pc.setRemoteDescription({ type: "offer", sdp: body.offer });
+  await pc.setLocalDescription(await pc.createAnswer());
+  await state.rt.request("video:subscribe:answer", { streamId: stream.streamId, answer: pc.localDescription.sdp });
+  log(`subscribed to ${stream.name || stream.streamId.slice(0, 8)}`);
+}
+
+function decorate(sub) {
+  const s = sub.stream;
+  const caption = sub.tile.querySelector("figcaption");
+  caption.textContent = s.name || nameOf(state.connections.get(s.connectionId));
+  if (!s.hasAudio) {
+    const tag = document.createElement("span");
+    tag.className = "tag muted-flag";
+    tag.textContent = " muted";
+    caption.appendChild(tag);
+  }
+  sub.tile.classList.toggle("video-off", !s.hasVideo);
+}
+
+function streamDestroyed(stream, reason) {
+  log(`streamDestroyed ${stream.name || stream.streamId.slice(0, 8)} (${reason})`);
+  const sub = state.subscribers.get(stream.streamId);
+  if (sub) {
+    state.subscribers.delete(stream.streamId);
+    sub.pc.close();
+    sub.tile.remove();
+  }
+  if (state.publisher?.streamId === stream.streamId) {
+    const p = state.publisher;
+    state.publisher = null;
+    stopPublisher(p);
+    refreshControls();
+  }
+}
+
+// ---------- signals ----------
+
+function signalReceived(body) {
+  const li = document.createElement("li");
+  const from = document.createElement("span");
+  from.className = "from";
+  from.textContent = body.from ? (body.from === state.me ? "me" : nameOf(state.connections.get(body.from))) : "server";
+  const type = document.createElement("span");
+  type.className = "type";
+  type.textContent = body.type || "";
+  li.append(from, type, document.createTextNode(body.data));
+  $("signals").prepend(li);
+  log(`signal ${body.type || "(no type)"} from ${from.textContent}`);
+}
+
+async function sendSignal(ev) {
+  ev.preventDefault();
+  const data = $("signal-text").value;
+  if (!state.me || !data) return;
+  const msg = { type: $("signal-type").value, data };
+  if ($("signal-to").value) msg.to = $("signal-to").value;
+  try {
+    await state.rt.request("video:signal", msg);
+    $("signal-text").value = "";
+  } catch (e) {
+    showError(`Signal not sent: ${describe(e)}`);
+  }
+}
+
+// ---------- leaving ----------
+
+async function leave() {
+  if (state.rt && state.me) {
+    try { await state.rt.request("video:disconnect", {}, 3000); } catch { /* closing anyway */ }
+  }
+  teardown("clientDisconnected");
+  log("left the session");
+}
+
+function teardown(reason) {
+  if (state.publisher) { stopPublisher(state.publisher); state.publisher = null; }
+  for (const sub of state.subscribers.values()) { sub.pc.close(); sub.tile.remove(); }
+  state.subscribers.clear();
+  state.connections.clear();
+  state.me = null;
+  if (state.rt) { const rt = state.rt; state.rt = null; rt.close(); }
+  setStatus(reason === "clientDisconnected" ? "left" : "not connected");
+  refreshControls();
+}
+
+// ---------- stats (shown nowhere; tests and curious users read them from the console) ----------
+
+async function stats() {
+  const out = {};
+  for (const [streamId, sub] of state.subscribers) {
+    const entry = { state: sub.pc.connectionState, name: sub.stream.name, audio: null, video: null };
+    const report = await sub.pc.getStats();
+    report.forEach((s) => {
+      if (s.type !== "inbound-rtp") return;
+      entry[s.kind] = {
+        packetsReceived: s.packetsReceived, packetsLost: s.packetsLost, nackCount: s.nackCount,
+        framesDecoded: s.framesDecoded, frameWidth: s.frameWidth, frameHeight: s.frameHeight,
+        codec: report.get(s.codecId)?.mimeType,
+        keyFramesDecoded: s.keyFramesDecoded, totalSamplesReceived: s.totalSamplesReceived,
+      };
+    });
+    out[streamId] = entry;
+  }
+  return out;
+}
+
+window.playground = {
+  state, stats, join, leave, publish, unpublish,
+  connectionId: () => state.me,
+  streamIds: () => [...state.subscribers.keys()],
+};
+
+// ---------- wiring ----------
+
+$("create-session").onclick = createSession;
+$("make-token").onclick = makeToken;
+$("join").onclick = join;
+$("leave").onclick = leave;
+$("publish").onclick = () => (state.publisher ? unpublish() : publish());
+$("mute-audio").onclick = () => setTrack("audio", !trackEnabled("audio"));
+$("mute-video").onclick = () => setTrack("video", !trackEnabled("video"));
+$("signal-form").onsubmit = sendSignal;
+$("alert-close").onclick = clearError;
+$("name").oninput = () => { $("token-data").value = `name=${$("name").value}`; };
+const params = new URLSearchParams(location.search);
+if (params.get("session")) $("session-id").value = params.get("session");
+if (params.get("token")) $("token").value = params.get("token");
+refreshControls();
