@@ -21,6 +21,8 @@ import jwt
 import pytest
 import requests
 
+from rig import free_port, wait_until  # noqa: F401 (re-exported for the tests)
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CLIENT_ACL = {"paths": {p: {} for p in [
@@ -37,23 +39,6 @@ def binary(name, env=None):
     if not existing:
         pytest.skip(f"{name} is not built (swift build)")
     return str(max(existing, key=lambda p: p.stat().st_mtime))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_until(predicate, timeout=5.0, interval=0.05, what="condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(interval)
 
 
 class Server:
