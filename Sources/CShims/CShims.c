@@ -9,8 +9,6 @@
 #include <openssl/crypto.h>
 
 int sb_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) { return accept4(fd, addr, len, flags); }
-int sb_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags) { return recvmmsg(fd, msgs, vlen, flags, NULL); }
-int sb_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags) { return sendmmsg(fd, msgs, vlen, flags); }
 
 int sb_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 int sb_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data) {

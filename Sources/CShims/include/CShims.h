@@ -12,10 +12,8 @@
 #include <netinet/tcp.h>
 #include <openssl/ssl.h>
 
-/* Linux calls the prebuilt Glibc module hides behind _GNU_SOURCE. */
+/* Linux calls the prebuilt Glibc module hides behind _GNU_SOURCE (recvmmsg/sendmmsg: see the batch calls below). */
 int sb_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
-int sb_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags);
-int sb_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags);
 
 /* epoll / eventfd / timerfd, with constants Swift cannot see as macros. */
 int sb_epoll_create(void);
