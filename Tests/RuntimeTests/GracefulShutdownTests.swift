@@ -58,7 +58,8 @@ struct GracefulShutdownTests {
         try await Task.sleep(for: .milliseconds(50))
         let start = ContinuousClock.now
         await s.server.shutdown(gracePeriod: .milliseconds(300))
-        #expect(ContinuousClock.now - start < .seconds(3))
+        // Far below an unbounded wait for the body that never comes, with room for a loaded machine.
+        #expect(ContinuousClock.now - start < .seconds(10))
         #expect(await c.isClosedByPeer())
         s.group.shutdown()
     }

@@ -146,7 +146,7 @@ final class Inbox<Event: Sendable>: Sendable {
     var all: [Event] { events.withLock { $0 } }
 
     /// Waits until an event matches, returning it.
-    func first(within timeout: Duration = .seconds(5), where match: (Event) -> Bool) async throws -> Event {
+    func first(within timeout: Duration = .seconds(30), where match: (Event) -> Bool) async throws -> Event {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let e = events.withLock({ $0.first(where: match) }) { return e }
@@ -157,7 +157,7 @@ final class Inbox<Event: Sendable>: Sendable {
 }
 
 /// Polls `condition` until it holds or `timeout` passes.
-func eventually(within timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+func eventually(within timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }

@@ -70,7 +70,7 @@ final class RawConnection {
 
     /// Reads whatever arrives next (at least one byte), or returns false on EOF or timeout.
     @discardableResult
-    func fill(timeout: Duration = .seconds(5)) async -> Bool {
+    func fill(timeout: Duration = .seconds(30)) async -> Bool {
         if sawEOF { return false }
         let deadline = ContinuousClock.now + timeout
         var buf = [UInt8](repeating: 0, count: 65536)
@@ -90,7 +90,7 @@ final class RawConnection {
     }
 
     /// Reads everything until the peer closes; returns the bytes not yet consumed.
-    func readToEOF(timeout: Duration = .seconds(5)) async -> [UInt8] {
+    func readToEOF(timeout: Duration = .seconds(30)) async -> [UInt8] {
         let deadline = ContinuousClock.now + timeout
         while !sawEOF && ContinuousClock.now < deadline { await fill(timeout: deadline - ContinuousClock.now) }
         defer { pending = [] }
@@ -98,7 +98,7 @@ final class RawConnection {
     }
 
     /// Reads until `count` bytes are pending or the peer closes; returns and consumes them.
-    func read(exactly count: Int, timeout: Duration = .seconds(5)) async -> [UInt8] {
+    func read(exactly count: Int, timeout: Duration = .seconds(30)) async -> [UInt8] {
         let deadline = ContinuousClock.now + timeout
         while pending.count < count && ContinuousClock.now < deadline {
             if !(await fill(timeout: deadline - ContinuousClock.now)) { break }
@@ -109,14 +109,14 @@ final class RawConnection {
     }
 
     /// True once the peer has closed its side (checked within `timeout`).
-    func isClosedByPeer(timeout: Duration = .seconds(5)) async -> Bool {
+    func isClosedByPeer(timeout: Duration = .seconds(30)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while !sawEOF && ContinuousClock.now < deadline { await fill(timeout: deadline - ContinuousClock.now) }
         return sawEOF
     }
 
     /// Reads one complete response (1xx heads are returned on their own) for a request of `method`.
-    func readResponse(for method: HTTPMethod = .GET, timeout: Duration = .seconds(5)) async throws -> LiveResponse {
+    func readResponse(for method: HTTPMethod = .GET, timeout: Duration = .seconds(30)) async throws -> LiveResponse {
         responses.requestMethod = method
         let deadline = ContinuousClock.now + timeout
         var head: HTTPResponseHead?
@@ -160,7 +160,7 @@ final class RawConnection {
     }
 
     /// Reads the next frame the server sends, or nil when the connection ends first.
-    func readFrame(timeout: Duration = .seconds(5)) async throws -> WebSocketFrame? {
+    func readFrame(timeout: Duration = .seconds(30)) async throws -> WebSocketFrame? {
         let deadline = ContinuousClock.now + timeout
         while true {
             if !pending.isEmpty {
