@@ -167,8 +167,7 @@ class AudioMember:
         from aiortc import RTCSessionDescription
         async with self.lock:
             self.offers += 1
-            for t in tracks:
-                self.track_info[t["mid"]] = t
+            self.track_info = {t["mid"]: t for t in tracks}
             await self.sub.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
             await self.sub.setLocalDescription(await self.sub.createAnswer())
             await self.rt.request("rtc:answer", {"conversation_id": self.cid, "answer": self.sub.localDescription.sdp})
