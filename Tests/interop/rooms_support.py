@@ -167,10 +167,34 @@ class AudioMember:
         from aiortc import RTCSessionDescription
         async with self.lock:
             self.offers += 1
+            self.last_offer = offer
             self.track_info = {t["mid"]: t for t in tracks}
             await self.sub.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
             await self.sub.setLocalDescription(await self.sub.createAnswer())
             await self.rt.request("rtc:answer", {"conversation_id": self.cid, "answer": self.sub.localDescription.sdp})
+
+    def ssrc_to_member(self):
+        """From the latest offer: each live m-line's SSRC → the member it carries."""
+        out = {}
+        for section in getattr(self, "last_offer", "").split("\r\nm=")[1:]:
+            mid = ssrc = None
+            for line in section.split("\r\n"):
+                if line.startswith("a=mid:"):
+                    mid = line[6:]
+                elif line.startswith("a=ssrc:") and ssrc is None:
+                    ssrc = int(line[7:].split(" ")[0])
+            if mid in self.track_info and ssrc is not None:
+                out[ssrc] = self.track_info[mid]["member_id"]
+        return out
+
+    async def packets_by_member(self):
+        """Packets received so far per sending member (aiortc getStats)."""
+        owners = self.ssrc_to_member()
+        out = {}
+        for s in (await self.sub.getStats()).values():
+            if s.type == "inbound-rtp" and s.ssrc in owners:
+                out[owners[s.ssrc]] = s.packetsReceived
+        return out
 
     def track_of(self, member_id):
         for mid, info in self.track_info.items():
