@@ -104,3 +104,48 @@ int sb_udp_send_batch(int fd, const uint8_t *base, size_t stride, const uint32_t
 
 int sb_errno(void) { return errno; }
 int sb_is_eagain(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
+
+#include <openssl/evp.h>
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#include <openssl/sha.h>
+
+void *sb_aes128_ctr_new(const uint8_t *key) {
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    if (!ctx) return NULL;
+    if (EVP_EncryptInit_ex(ctx, EVP_aes_128_ctr(), NULL, key, NULL) != 1) { EVP_CIPHER_CTX_free(ctx); return NULL; }
+    return ctx;
+}
+void sb_aes128_ctr_free(void *ctx) { EVP_CIPHER_CTX_free((EVP_CIPHER_CTX *)ctx); }
+int sb_aes128_ctr_apply(void *ctx, const uint8_t *iv, uint8_t *data, size_t len) {
+    int out = 0;
+    if (EVP_EncryptInit_ex((EVP_CIPHER_CTX *)ctx, NULL, NULL, NULL, iv) != 1) return 0;
+    if (len == 0) return 1;
+    return EVP_EncryptUpdate((EVP_CIPHER_CTX *)ctx, data, &out, data, (int)len) == 1;
+}
+
+typedef struct { SHA_CTX inner, outer; } sb_hmac_sha1_state;
+size_t sb_hmac_sha1_state_size(void) { return sizeof(sb_hmac_sha1_state); }
+void sb_hmac_sha1_init(void *state, const uint8_t *key, size_t keylen) {
+    sb_hmac_sha1_state *s = (sb_hmac_sha1_state *)state;
+    uint8_t block[64], hashed[20];
+    if (keylen > 64) { SHA1(key, keylen, hashed); key = hashed; keylen = 20; }
+    memset(block, 0x36, 64);
+    for (size_t i = 0; i < keylen; i++) block[i] ^= key[i];
+    SHA1_Init(&s->inner); SHA1_Update(&s->inner, block, 64);
+    memset(block, 0x5c, 64);
+    for (size_t i = 0; i < keylen; i++) block[i] ^= key[i];
+    SHA1_Init(&s->outer); SHA1_Update(&s->outer, block, 64);
+}
+void sb_hmac_sha1(const void *state, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen, uint8_t *out) {
+    const sb_hmac_sha1_state *s = (const sb_hmac_sha1_state *)state;
+    SHA_CTX ctx = s->inner;
+    uint8_t inner[20];
+    SHA1_Update(&ctx, a, alen);
+    if (blen) SHA1_Update(&ctx, b, blen);
+    SHA1_Final(inner, &ctx);
+    ctx = s->outer;
+    SHA1_Update(&ctx, inner, 20);
+    SHA1_Final(out, &ctx);
+}
+#pragma GCC diagnostic pop

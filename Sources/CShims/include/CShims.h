@@ -58,4 +58,15 @@ int sb_udp_send_batch(int fd, const uint8_t *base, size_t stride, const uint32_t
 int sb_errno(void);
 int sb_is_eagain(int err);
 
+/* SRTP packet-path primitives over OpenSSL without per-call allocation (RFC 3711 §4.1.1,
+   §4.2.1). The AES-CTR context is keyed once; HMAC-SHA1 keeps the padded key states. */
+void *sb_aes128_ctr_new(const uint8_t *key);
+void sb_aes128_ctr_free(void *ctx);
+/* XORs the AES-CTR keystream starting at counter block iv (16 bytes) into data in place. */
+int sb_aes128_ctr_apply(void *ctx, const uint8_t *iv, uint8_t *data, size_t len);
+size_t sb_hmac_sha1_state_size(void);
+void sb_hmac_sha1_init(void *state, const uint8_t *key, size_t keylen);
+/* HMAC-SHA1 over a then b (b may be empty), 20 bytes into out. */
+void sb_hmac_sha1(const void *state, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen, uint8_t *out);
+
 #endif

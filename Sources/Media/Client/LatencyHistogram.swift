@@ -1,22 +1,24 @@
-/// Latency samples in 10 µs buckets up to 200 ms (beyond goes to the last bucket), so
-/// recording is a counter increment and percentiles need no sorting.
+/// Latency samples in fixed buckets (default 10 µs up to 200 ms; beyond goes to the last
+/// bucket), so recording is a counter increment and percentiles need no sorting.
 public struct LatencyHistogram: Sendable {
-    public static let bucketNanoseconds: UInt64 = 10_000
-    static let bucketCount = 20_000
+    public let bucketNanoseconds: UInt64
     private(set) var buckets: [UInt64]
     public private(set) var count: UInt64 = 0
 
-    public init() { buckets = [UInt64](repeating: 0, count: LatencyHistogram.bucketCount) }
+    public init(bucketNanoseconds: UInt64 = 10_000, buckets: Int = 20_000) {
+        self.bucketNanoseconds = bucketNanoseconds
+        self.buckets = [UInt64](repeating: 0, count: buckets)
+    }
 
     @inline(__always)
-    mutating func record(_ nanoseconds: UInt64) {
-        let i = min(Int(nanoseconds / LatencyHistogram.bucketNanoseconds), LatencyHistogram.bucketCount - 1)
-        buckets[i] &+= 1
-        count &+= 1
+    mutating func record(_ nanoseconds: UInt64, weight: UInt64 = 1) {
+        let i = min(Int(nanoseconds / bucketNanoseconds), buckets.count - 1)
+        buckets[i] &+= weight
+        count &+= weight
     }
 
     public mutating func merge(_ other: LatencyHistogram) {
-        for i in 0..<buckets.count { buckets[i] &+= other.buckets[i] }
+        for i in 0..<min(buckets.count, other.buckets.count) { buckets[i] &+= other.buckets[i] }
         count &+= other.count
     }
 
@@ -27,8 +29,8 @@ public struct LatencyHistogram: Sendable {
         var seen: UInt64 = 0
         for (i, n) in buckets.enumerated() {
             seen &+= n
-            if seen >= max(1, target) { return Double(UInt64(i + 1) * LatencyHistogram.bucketNanoseconds) / 1e6 }
+            if seen >= max(1, target) { return Double(UInt64(i + 1) * bucketNanoseconds) / 1e6 }
         }
-        return Double(UInt64(buckets.count) * LatencyHistogram.bucketNanoseconds) / 1e6
+        return Double(UInt64(buckets.count) * bucketNanoseconds) / 1e6
     }
 }

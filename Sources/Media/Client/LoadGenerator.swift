@@ -40,7 +40,9 @@ public final class LoadGenerator: Sendable {
 
     final class LoopState {
         var peers: [LoadPeer] = []
+        var publishers: [LoadPeer] = []
         var ticking = false
+        var ticks = 0
     }
 
     public init(threads: Int, bindHost: String = "127.0.0.1") throws {
@@ -79,6 +81,7 @@ public final class LoadGenerator: Sendable {
         return try await on(loopIndex) { state, loop in
             let peer = try LoadPeer(role: role, certificate: certificate, bindHost: bindHost)
             state.peers.append(peer)
+            if role == .publisher { state.publishers.append(peer) }
             loop.register(fd: peer.socket.fd, events: SB_EPOLLIN, handler: peer)
             if !state.ticking {
                 state.ticking = true
@@ -90,11 +93,18 @@ public final class LoadGenerator: Sendable {
 
     private static func tick(_ state: LoopState, _ loop: EventLoop) {
         let now = sb_monotonic_ns()
-        for peer in state.peers {
-            peer.tick(now: now)
-            if peer.role == .publisher { peer.sendMedia(now: now) }
+        state.ticks &+= 1
+        let housekeeping = state.ticks % 10 == 0
+        if housekeeping { for peer in state.peers { peer.tick(now: now) } }
+        for peer in state.publishers {
+            if peer.nextSend == 0 { peer.nextSend = now + UInt64.random(in: 0..<20_000_000) }
+            if now >= peer.nextSend {
+                peer.sendMedia(now: now)
+                peer.nextSend += 20_000_000
+                if peer.nextSend < now { peer.nextSend = now + 20_000_000 }
+            }
         }
-        loop.schedule(after: .milliseconds(20)) { tick(state, loop) }
+        loop.schedule(after: .milliseconds(2)) { tick(state, loop) }
     }
 
     // MARK: Publishers
@@ -172,19 +182,22 @@ public final class LoadGenerator: Sendable {
     // MARK: Running
 
     /// Counts of connected and failed peers.
-    public func connectionCounts() async -> (connected: Int, failed: Int, total: Int) {
+    public func connectionCounts() async -> (connected: Int, failed: Int, total: Int, failure: String?) {
         var connected = 0
         var failed = 0
         var total = 0
+        var failure: String?
         for i in loops.indices {
             let counts = (try? await on(i) { state, _ in
-                (state.peers.filter(\.connected).count, state.peers.filter(\.failed).count, state.peers.count)
-            }) ?? (0, 0, 0)
+                (state.peers.filter(\.connected).count, state.peers.filter(\.failed).count, state.peers.count,
+                 state.peers.compactMap(\.failure).first)
+            }) ?? (0, 0, 0, nil)
             connected += counts.0
             failed += counts.1
             total += counts.2
+            failure = failure ?? counts.3
         }
-        return (connected, failed, total)
+        return (connected, failed, total, failure)
     }
 
     /// Starts a measured window (clears statistics).

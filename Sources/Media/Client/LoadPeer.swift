@@ -28,8 +28,8 @@ final class LoadPeer: Selectable {
     private var remote = IceParameters(usernameFragment: "", password: "")
     private let destination: UnsafeMutablePointer<sockaddr_storage>
     private var dtls: DTLSEngine?
-    private var srtpIn: SRTPSession?
-    private var srtpOut: SRTPSession?
+    private var srtpIn: SRTPTransform?
+    private var srtpOut: SRTPTransform?
     private let batch = DatagramBatch(capacity: 32, stride: 2048)
     private let sendBuffer = UnsafeMutableRawPointer.allocate(byteCount: 2048, alignment: 16)
     private let tieBreaker = SystemRandom().next(UInt64.self)
@@ -37,6 +37,9 @@ final class LoadPeer: Selectable {
     private var lastCheck: UInt64 = 0
     private(set) var connected = false
     private(set) var failed = false
+    private(set) var failure: String?
+    /// Publishers send on their own 20 ms phase, so a room's packets do not leave in one burst.
+    var nextSend: UInt64 = 0
     var streams: [Stream] = []
 
     // Subscriber statistics, reset at the start of the measured window.
@@ -68,7 +71,7 @@ final class LoadPeer: Selectable {
         server.write(to: destination, ipv6Socket: socket.isIPv6)
         dtls = try DTLSEngine(
             role: dtlsRole == .client ? .client : .server, certificate: certificate,
-            expectedRemoteFingerprint: (fingerprint.algorithm, fingerprint.value))
+            expectedRemoteFingerprint: (fingerprint.algorithm, fingerprint.value), srtpProfiles: [.aes128CMSHA1_80])
     }
 
     // MARK: ICE (controlling side, RFC 8445 §7.2.4)
@@ -128,7 +131,7 @@ final class LoadPeer: Selectable {
             if second >= 192 && second <= 223 { return }  // RTCP: nothing to do for load
             guard let srtpIn else { return }
             var size = length
-            do { try srtpIn.unprotectRTP(p, length: &size) } catch { return }
+            guard srtpIn.unprotectRTP(p, length: &size) else { return }
             guard measuring, size >= 12 + 16 else { return }
             let view = try? RTPView(UnsafeRawBufferPointer(start: p, count: size))
             guard let view else { return }
@@ -150,12 +153,20 @@ final class LoadPeer: Selectable {
     private func apply(_ state: DTLSState) {
         switch state {
         case .connected:
-            guard let dtls, let keys = dtls.srtpKeys, let profile = dtls.srtpProfile else { failed = true; return }
-            srtpIn = try? SRTPSession.inbound(keys: keys, profile: profile, replayWindowSize: 1024)
-            srtpOut = try? SRTPSession.outbound(keys: keys, profile: profile)
+            guard let dtls, let keys = dtls.srtpKeys else {
+                failed = true
+                failure = "no SRTP keys"
+                return
+            }
+            srtpIn = try? SRTPTransform(masterKey: keys.remoteKey, masterSalt: keys.remoteSalt, direction: .inbound)
+            srtpOut = try? SRTPTransform(masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
             connected = srtpIn != nil && srtpOut != nil
-        case .failed, .closed:
+        case .failed(let reason):
             failed = true
+            failure = "DTLS \(reason)"
+        case .closed:
+            failed = true
+            failure = "DTLS closed"
         default:
             break
         }
@@ -198,7 +209,7 @@ final class LoadPeer: Selectable {
                     Bytes.put64(payload, 0, now)
                 }
                 var size = 12 + payloadSize
-                do { try srtpOut.protectRTP(p, length: &size, capacity: 2048) } catch { continue }
+                guard srtpOut.protectRTP(p, length: &size, capacity: 2048) else { continue }
                 _ = withUnsafePointer(to: destination.pointee) { address in
                     address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                         sendto(socket.fd, p, size, Int32(SB_MSG_DONTWAIT), $0,

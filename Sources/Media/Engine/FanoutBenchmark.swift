@@ -18,16 +18,19 @@ public enum FanoutBenchmark {
         public var seconds: Double
         public var outputPacketsPerSecond: Double { Double(outputPackets) / seconds }
         public var nanosecondsPerOutputPacket: Double { seconds * 1e9 / Double(outputPackets) }
-        /// Resident memory added per consumer (with its own transport, SRTP contexts and a
-        /// DTLS engine), from /proc/self/status.
+        /// Resident memory added per consumer with its own transport (SRTP contexts, ICE
+        /// state), in steady state (DTLS state released), from /proc/self/statm.
         public var bytesPerConsumerTransport: Double
+        /// Resident memory added per extra consumer on an existing transport.
+        public var bytesPerConsumer: Double
     }
 
     /// Runs `packets` input packets of `payloadSize` bytes through one producer fanned out
-    /// to `consumers` consumers, with `profile` SRTP.
+    /// to `consumers` consumers (SRTP_AES128_CM_HMAC_SHA1_80).
     public static func run(
-        consumers: Int, packets: Int = 20_000, payloadSize: Int = 160, profile: SRTPProfile = .aes128CMSHA1_80
+        consumers: Int, packets: Int = 20_000, payloadSize: Int = 160
     ) throws -> Result {
+        let profile = SRTPProfile.aes128CMSHA1_80
         var configuration = MediaConfiguration()
         configuration.bindHost = "127.0.0.1"
         configuration.port = 0
@@ -48,7 +51,7 @@ public enum FanoutBenchmark {
         let producer = ProducerID(rawValue: "producer")
         try core.produce(publisher, producerID: producer, parameters: ProducerParameters(
             kind: .audio, mid: "0", codec: .opus, ssrc: 0x1234_5678))
-        try core.transports[publisher]!.installForBenchmark(keys: keys, profile: profile, address: publisherAddress)
+        try core.transports[publisher]!.installForBenchmark(keys: keys, address: publisherAddress)
 
         let rssBefore = residentBytes()
         for i in 0..<consumers {
@@ -58,12 +61,21 @@ public enum FanoutBenchmark {
                 algorithm: "sha-256", value: certificate.fingerprintSHA256)), remoteUsernameFragment: nil)
             _ = try core.consume(id, consumerID: ConsumerID(rawValue: "c\(i)"), producer: producer)
             try core.transports[id]!.installForBenchmark(
-                keys: keys, profile: profile, address: PeerAddress(ipv4: 0x7F00_0001, port: UInt16(41_000 + i % 20_000)))
+                keys: keys, address: PeerAddress(ipv4: 0x7F00_0001, port: UInt16(41_000 + i % 20_000)))
         }
         let rssAfter = residentBytes()
+        // Consumers sharing one subscriber transport (a participant receiving many tracks).
+        let shared = TransportID(rawValue: "shared")
+        _ = try core.createTransport(router: router, transportID: shared)
+        try core.transports[shared]!.installForBenchmark(keys: keys, address: PeerAddress(ipv4: 0x7F00_0002, port: 1))
+        let extra = max(consumers, 1000)
+        let rssShared = residentBytes()
+        for i in 0..<extra { _ = try core.consume(shared, consumerID: ConsumerID(rawValue: "s\(i)"), producer: producer) }
+        let rssSharedAfter = residentBytes()
+        for i in 0..<extra { core.closeConsumer(ConsumerID(rawValue: "s\(i)")) }
 
         // What the publisher would send: protected with the same keys.
-        let sender = try SRTPSession.outbound(keys: keys, profile: profile)
+        let sender = try SRTPTransform(masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
         let stride = 256 + payloadSize
         let input = UnsafeMutableRawPointer.allocate(byteCount: packets * stride, alignment: 16)
         defer { input.deallocate() }
@@ -77,7 +89,7 @@ public enum FanoutBenchmark {
             Bytes.put32(p, 4, UInt32(truncatingIfNeeded: i * 960))
             Bytes.put32(p, 8, 0x1234_5678)
             var length = 12 + payloadSize
-            try sender.protectRTP(p, length: &length, capacity: stride)
+            _ = sender.protectRTP(p, length: &length, capacity: stride)
             lengths[i] = length
         }
         var source = sockaddr_storage()
@@ -99,7 +111,8 @@ public enum FanoutBenchmark {
         core.closeRouter(router)
         return Result(
             consumers: consumers, inputPackets: packets, outputPackets: output, seconds: seconds,
-            bytesPerConsumerTransport: consumers > 0 ? Double(max(0, rssAfter - rssBefore)) / Double(consumers) : 0)
+            bytesPerConsumerTransport: consumers > 0 ? Double(max(0, rssAfter - rssBefore)) / Double(consumers) : 0,
+            bytesPerConsumer: Double(max(0, rssSharedAfter - rssShared)) / Double(extra))
     }
 
     static func residentBytes() -> Int {

@@ -188,6 +188,11 @@ public final class MediaEngine: Sendable {
         try await worker(consumer: id).run { core throws(MediaError) in try core.setPaused(consumer: id, false) }
     }
 
+    /// Feeds a consumer from another producer (same kind and codec) without renegotiation.
+    public func switchConsumer(_ id: ConsumerID, to producer: ProducerID) async throws(MediaError) {
+        try await worker(consumer: id).run { core throws(MediaError) in try core.switchConsumer(id, to: producer) }
+    }
+
     public func pause(producer id: ProducerID) async throws(MediaError) {
         try await worker(producer: id).run { core throws(MediaError) in try core.setPaused(producer: id, true) }
     }

@@ -63,4 +63,7 @@ public struct WorkerStats: Sendable, Hashable, Codable {
     public var transports: Int
     public var producers: Int
     public var consumers: Int
+    /// SFU-added latency (receive batch to send), microseconds, since the worker started.
+    public var forwardingMicrosecondsP50: Double
+    public var forwardingMicrosecondsP99: Double
 }

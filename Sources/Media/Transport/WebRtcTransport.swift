@@ -14,8 +14,8 @@ final class WebRtcTransport {
     let ice: IceServer
     private(set) var dtls: DTLSEngine?
     private(set) var dtlsRole: DTLSEngine.Role = .server
-    private(set) var srtpIn: SRTPSession?
-    private(set) var srtpOut: SRTPSession?
+    private(set) var srtpIn: SRTPTransform?
+    private(set) var srtpOut: SRTPTransform?
     private(set) var state: TransportState = .new
     /// Where media goes: the ICE-selected address, prepared for `sendmmsg`.
     private let destination: UnsafeMutablePointer<sockaddr_storage>
@@ -31,6 +31,11 @@ final class WebRtcTransport {
     private var inbound: [(ssrc: UInt32, producer: Producer, rtx: Bool)] = []
     var midExtensionID: UInt8?
     private var lastReport: UInt64 = 0
+    private var connectedAt: UInt64 = 0
+    /// After this long connected, the DTLS engine (an OpenSSL SSL object and its buffers,
+    /// most of a transport's memory) is released: the peer's final-flight retransmissions
+    /// are long over, and consent freshness detects a peer that went away.
+    static let dtlsRetention: UInt64 = 10_000_000_000
     private(set) var rtpPacketsIn: UInt64 = 0
     private(set) var rtcpPacketsIn: UInt64 = 0
     private(set) var srtpFailures: UInt64 = 0
@@ -59,7 +64,7 @@ final class WebRtcTransport {
         dtlsRole = role
         dtls = try DTLSEngine(
             role: role, certificate: worker.certificate, expectedRemoteFingerprint: remoteFingerprint,
-            srtpProfiles: [.aeadAES128GCM, .aes128CMSHA1_80])
+            srtpProfiles: [.aes128CMSHA1_80])
         if role == .client, selected != nil { startClientHandshake(now: now) }
     }
 
@@ -93,13 +98,14 @@ final class WebRtcTransport {
     }
 
     /// Keys SRTP directly and selects `address`, skipping ICE and DTLS (benchmarks only).
-    func installForBenchmark(keys: SRTPKeys, profile: SRTPProfile, address: PeerAddress) throws {
-        srtpIn = try SRTPSession.inbound(keys: keys, profile: profile, replayWindowSize: 1024)
-        srtpOut = try SRTPSession.outbound(keys: keys, profile: profile, replayWindowSize: 1024)
+    func installForBenchmark(keys: SRTPKeys, address: PeerAddress) throws {
+        srtpIn = try SRTPTransform(masterKey: keys.remoteKey, masterSalt: keys.remoteSalt, direction: .inbound)
+        srtpOut = try SRTPTransform(masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
         selected = address
         address.write(to: destination, ipv6Socket: worker.socket.isIPv6)
         worker.map(address, to: self)
         state = .connected
+        dtls = nil  // as in steady state, `dtlsRetention` after the handshake
         for consumer in consumers { consumer.start(now: worker.now) }
     }
 
@@ -140,18 +146,19 @@ final class WebRtcTransport {
         guard let change = output.stateChange else { return }
         switch change {
         case .connected:
-            guard let dtls, let keys = dtls.srtpKeys, let profile = dtls.srtpProfile else {
+            guard let dtls, let keys = dtls.srtpKeys, dtls.srtpProfile == .aes128CMSHA1_80 else {
                 setState(.failed)
                 return
             }
             do {
-                srtpIn = try SRTPSession.inbound(keys: keys, profile: profile, replayWindowSize: 1024)
-                srtpOut = try SRTPSession.outbound(keys: keys, profile: profile, replayWindowSize: 1024)
+                srtpIn = try SRTPTransform(masterKey: keys.remoteKey, masterSalt: keys.remoteSalt, direction: .inbound)
+                srtpOut = try SRTPTransform(masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
             } catch {
                 setState(.failed)
                 return
             }
             setState(.connected)
+            connectedAt = now
             for consumer in consumers { consumer.start(now: now) }
             for producer in producers { producer.requestKeyframe(now: now) }
         case .failed:
@@ -169,11 +176,10 @@ final class WebRtcTransport {
     func handleRTP(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64, queue: SendQueue) {
         guard let srtpIn else { return }
         var length = length
-        do { try srtpIn.unprotectRTP(p, length: &length) } catch {
+        guard srtpIn.unprotectRTP(p, length: &length) else {
             srtpFailures &+= 1
             return
         }
-        guard length >= 12 else { return }
         rtpPacketsIn &+= 1
         let ssrc = Bytes.u32(p, 8)
         for entry in inbound where entry.ssrc == ssrc {
@@ -207,7 +213,7 @@ final class WebRtcTransport {
     func handleRTCP(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64, queue: SendQueue) {
         guard let srtpIn else { return }
         var length = length
-        do { try srtpIn.unprotectRTCP(p, length: &length) } catch {
+        guard srtpIn.unprotectRTCP(p, length: &length) else {
             srtpFailures &+= 1
             return
         }
@@ -300,7 +306,7 @@ final class WebRtcTransport {
         Bytes.put32(slot, 4, timestamp)
         Bytes.put32(slot, 8, ssrc)
         var size = length
-        do { try srtpOut.protectRTP(slot, length: &size, capacity: queue.slotCapacity) } catch { return }
+        guard srtpOut.protectRTP(slot, length: &size, capacity: queue.slotCapacity) else { return }
         queue.commit(length: size, to: destination)
     }
 
@@ -312,7 +318,7 @@ final class WebRtcTransport {
         let slot = queue.reserve()
         bytes.withUnsafeBytes { slot.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
         var size = bytes.count
-        do { try srtpOut.protectRTCP(slot, length: &size, capacity: queue.slotCapacity) } catch { return }
+        guard srtpOut.protectRTCP(slot, length: &size, capacity: queue.slotCapacity) else { return }
         queue.commit(length: size, to: destination)
     }
 
@@ -330,6 +336,7 @@ final class WebRtcTransport {
         }
         if ice.tick(now: now) == .failed { setState(.failed) }
         guard state == .connected else { return }
+        if dtls != nil, now &- connectedAt > WebRtcTransport.dtlsRetention { dtls = nil }
         for producer in producers { producer.tick(now: now) }
         if now &- lastReport >= 1_000_000_000 {
             lastReport = now

@@ -34,6 +34,9 @@ final class WorkerCore: Selectable {
     // Counters for stats and the benchmark.
     private(set) var datagramsIn: UInt64 = 0
     private(set) var unroutable: UInt64 = 0
+    /// Time from a batch leaving `recvmmsg` to its output leaving `sendmmsg`, weighted by the
+    /// datagrams sent: the latency the SFU itself adds (1 µs buckets up to 20 ms).
+    private(set) var forwardingLatency = LatencyHistogram(bucketNanoseconds: 1_000, buckets: 20_000)
 
     init(index: Int, loop: EventLoop, socket: UDPSocket, certificate: DTLSCertificate, configuration: MediaConfiguration,
          events: @escaping @Sendable (MediaEvent) -> Void) {
@@ -64,8 +67,11 @@ final class WorkerCore: Selectable {
             let n = receiveBatch.receive(from: socket)
             if n <= 0 { break }
             now = sb_monotonic_ns()
+            let sentBefore = queue.sent
             for i in 0..<n { process(i) }
             queue.flush()
+            let sent = queue.sent &- sentBefore
+            if sent > 0 { forwardingLatency.record(sb_monotonic_ns() &- now, weight: sent) }
             if n < receiveBatch.capacity { break }
         }
     }
@@ -235,6 +241,17 @@ final class WorkerCore: Selectable {
         }
     }
 
+    /// Points a consumer at another producer of the same kind; its subscriber keeps one
+    /// continuous stream (same SSRC, sequence + 1, timestamp advanced by wall time).
+    func switchConsumer(_ id: ConsumerID, to producerID: ProducerID) throws(MediaError) {
+        guard let consumer = consumers[id] else { throw .notFound("consumer \(id)") }
+        guard let producer = producers[producerID], producer.router === consumer.transport.router,
+              producer.parameters.kind == consumer.kind, producer.codec.name == consumer.codec.name else {
+            throw .invalid("producer \(producerID) is not a compatible track in this router")
+        }
+        consumer.switchProducer(to: producer, now: sb_monotonic_ns())
+    }
+
     func closeProducer(_ id: ProducerID) {
         guard let producer = producers.removeValue(forKey: id) else { return }
         for consumer in producer.consumers { closeConsumer(consumer.id) }
@@ -278,6 +295,8 @@ final class WorkerCore: Selectable {
         WorkerStats(
             index: index, port: socket.localPort, datagramsIn: datagramsIn, datagramsOut: queue.sent,
             bytesOut: queue.sentBytes, sendDrops: queue.dropped, unroutable: unroutable,
-            routers: routers.count, transports: transports.count, producers: producers.count, consumers: consumers.count)
+            routers: routers.count, transports: transports.count, producers: producers.count, consumers: consumers.count,
+            forwardingMicrosecondsP50: forwardingLatency.percentile(0.5) * 1000,
+            forwardingMicrosecondsP99: forwardingLatency.percentile(0.99) * 1000)
     }
 }

@@ -62,10 +62,13 @@ struct LoadCommand {
             if response.body.isEmpty { return [:] }
             return (try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]) ?? [:]
         }
-        func serverDatagramsOut() async -> UInt64 {
+        func serverStats() async -> [[String: Any]] {
             guard let r = try? await http.execute(HTTPClientRequest(url: base + "/test/media/stats")),
-                  let list = try? JSONSerialization.jsonObject(with: Data(r.body)) as? [[String: Any]] else { return 0 }
-            return list.reduce(0) { $0 + (($1["datagramsOut"] as? NSNumber)?.uint64Value ?? 0) }
+                  let list = try? JSONSerialization.jsonObject(with: Data(r.body)) as? [[String: Any]] else { return [] }
+            return list
+        }
+        func serverDatagramsOut() async -> UInt64 {
+            await serverStats().reduce(0) { $0 + (($1["datagramsOut"] as? NSNumber)?.uint64Value ?? 0) }
         }
 
         let generator = try LoadGenerator(threads: threads)
@@ -117,6 +120,10 @@ struct LoadCommand {
             "latency_ms_p50": report.latency.percentile(0.50), "latency_ms_p99": report.latency.percentile(0.99),
             "latency_ms_p999": report.latency.percentile(0.999),
         ]
+        if let worker = await serverStats().first {
+            result["server_forwarding_us_p50"] = worker["forwardingMicrosecondsP50"]
+            result["server_forwarding_us_p99"] = worker["forwardingMicrosecondsP99"]
+        }
         if let a = cpuBefore, let b = cpuAfter {
             let cores = (b - a) / elapsed
             result["server_cpu_cores"] = (cores * 1000).rounded() / 1000
@@ -152,18 +159,20 @@ struct LoadCommand {
                 "consumers": consumers, "input_packets": r.inputPackets, "output_packets": r.outputPackets,
                 "output_packets_per_s": Int(r.outputPacketsPerSecond), "ns_per_output_packet": Int(r.nanosecondsPerOutputPacket),
                 "kib_per_consumer_transport": (r.bytesPerConsumerTransport / 102.4).rounded() / 10,
+                "kib_per_consumer_shared": (r.bytesPerConsumer / 102.4).rounded() / 10,
             ])
         }
         if args.flag("--json") {
             let data = try JSONSerialization.data(withJSONObject: rows, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
         } else {
-            print("consumers  output pkt/s  ns/pkt  KiB/consumer+transport")
+            print("consumers  output pkt/s  ns/pkt  KiB/consumer+transport  KiB/consumer(shared transport)")
             for row in rows {
                 print(String(describing: row["consumers"]!).padding(toLength: 11, withPad: " ", startingAt: 0)
                       + String(describing: row["output_packets_per_s"]!).padding(toLength: 13, withPad: " ", startingAt: 0)
                       + String(describing: row["ns_per_output_packet"]!).padding(toLength: 8, withPad: " ", startingAt: 0)
-                      + String(describing: row["kib_per_consumer_transport"]!))
+                      + String(describing: row["kib_per_consumer_transport"]!).padding(toLength: 24, withPad: " ", startingAt: 0)
+                      + String(describing: row["kib_per_consumer_shared"]!))
             }
         }
         return 0
@@ -173,7 +182,7 @@ struct LoadCommand {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let counts = await generator.connectionCounts()
-            if counts.failed > 0 { throw CLIError("\(counts.failed) peers failed to connect") }
+            if counts.failed > 0 { throw CLIError("\(counts.failed) peers failed to connect: \(counts.failure ?? "?")") }
             if counts.connected >= expected { return }
             try await Task.sleep(for: .milliseconds(50))
         }

@@ -1,0 +1,344 @@
+import CShims
+
+/// SRTP and SRTCP with AES_CM_128_HMAC_SHA1_80 (RFC 3711), one direction of a transport,
+/// on OpenSSL's AES and SHA-1 with keys scheduled once.
+///
+/// The packet path uses this instead of libsrtp because Debian's libsrtp2 is built on NSS,
+/// which allocates and locks per packet (most of the per-packet cost in the fan-out
+/// benchmark). Only the profile every WebRTC endpoint must support is implemented; DTLS
+/// offers exactly that one.
+///
+/// ```
+///  RTP:   | header (clear, authenticated) | payload (AES-CM) | auth tag (10) |
+///  RTCP:  | first 8 bytes (clear) | rest (AES-CM) |E| SRTCP index (31) | auth tag (10) |
+///  IV  =  (k_s * 2^16) XOR (SSRC * 2^64) XOR (index * 2^16)          (§4.1.1)
+///  tag =  HMAC-SHA1(k_a, authenticated portion || ROC)[0..<10]        (§4.2.1)
+/// ```
+///
+/// Confined to its transport's thread; nothing is allocated per packet (a stream record
+/// per new SSRC, bounded).
+final class SRTPTransform {
+    enum Direction { case inbound, outbound }
+
+    static let masterKeyLength = 16
+    static let masterSaltLength = 14
+    static let tagLength = 10
+    static let rtcpTrailerLength = 14
+    /// Replay window in packets (RFC 3711 §3.3.2); wide enough for NACK-driven reordering.
+    static let replayWindow = 1024
+    static let maxStreams = 64
+
+    struct Stream {
+        var ssrc: UInt32
+        var rollover: UInt32 = 0
+        var lastSequence: UInt16 = 0
+        var highest: UInt64 = 0
+        var started = false
+        /// Inbound RTCP: highest SRTCP index seen and a 64-entry window below it.
+        var rtcpHighest: UInt32 = 0
+        var rtcpWindow: UInt64 = 0
+        var rtcpStarted = false
+    }
+
+    let direction: Direction
+    private let rtpCipher: UnsafeMutableRawPointer
+    private let rtcpCipher: UnsafeMutableRawPointer
+    private let rtpAuth: UnsafeMutableRawPointer
+    private let rtcpAuth: UnsafeMutableRawPointer
+    /// rtp salt (14) | rtcp salt (14) | iv scratch (16) | mac scratch (20) | roc scratch (4)
+    private let scratch: UnsafeMutablePointer<UInt8>
+    private var streams: [Stream] = []
+    /// 16 words (1024 bits) per stream, indexed like `streams`.
+    private var windows: [UInt64] = []
+    private var lastHit = 0
+    private var rtcpIndex: UInt32 = 0
+
+    enum SetupError: Error { case badKey, openSSL }
+
+    init(masterKey: [UInt8], masterSalt: [UInt8], direction: Direction) throws(SetupError) {
+        guard masterKey.count == Self.masterKeyLength, masterSalt.count == Self.masterSaltLength else { throw .badKey }
+        self.direction = direction
+        let rtpKey = Self.derive(masterKey, masterSalt, label: 0, length: 16)
+        let rtpAuthKey = Self.derive(masterKey, masterSalt, label: 1, length: 20)
+        let rtpSalt = Self.derive(masterKey, masterSalt, label: 2, length: 14)
+        let rtcpKey = Self.derive(masterKey, masterSalt, label: 3, length: 16)
+        let rtcpAuthKey = Self.derive(masterKey, masterSalt, label: 4, length: 20)
+        let rtcpSalt = Self.derive(masterKey, masterSalt, label: 5, length: 14)
+        guard let a = rtpKey.withUnsafeBufferPointer({ sb_aes128_ctr_new($0.baseAddress) }) else { throw .openSSL }
+        guard let b = rtcpKey.withUnsafeBufferPointer({ sb_aes128_ctr_new($0.baseAddress) }) else {
+            sb_aes128_ctr_free(a)
+            throw .openSSL
+        }
+        rtpCipher = a
+        rtcpCipher = b
+        let stateSize = sb_hmac_sha1_state_size()
+        let rtpState = UnsafeMutableRawPointer.allocate(byteCount: stateSize, alignment: 16)
+        let rtcpState = UnsafeMutableRawPointer.allocate(byteCount: stateSize, alignment: 16)
+        rtpAuthKey.withUnsafeBufferPointer { sb_hmac_sha1_init(rtpState, $0.baseAddress, 20) }
+        rtcpAuthKey.withUnsafeBufferPointer { sb_hmac_sha1_init(rtcpState, $0.baseAddress, 20) }
+        rtpAuth = rtpState
+        rtcpAuth = rtcpState
+        scratch = .allocate(capacity: 68)
+        scratch.initialize(repeating: 0, count: 68)
+        for i in 0..<14 {
+            scratch[i] = rtpSalt[i]
+            scratch[14 + i] = rtcpSalt[i]
+        }
+        streams.reserveCapacity(4)
+    }
+
+    deinit {
+        sb_aes128_ctr_free(rtpCipher)
+        sb_aes128_ctr_free(rtcpCipher)
+        rtpAuth.deallocate()
+        rtcpAuth.deallocate()
+        scratch.deallocate()
+    }
+
+    /// The AES-CM key derivation PRF with key derivation rate 0 (§4.3.1, §4.3.3).
+    static func derive(_ masterKey: [UInt8], _ masterSalt: [UInt8], label: UInt8, length: Int) -> [UInt8] {
+        var iv = masterSalt + [0, 0]
+        iv[7] ^= label
+        var out = [UInt8](repeating: 0, count: length)
+        guard let ctx = masterKey.withUnsafeBufferPointer({ sb_aes128_ctr_new($0.baseAddress) }) else { return out }
+        defer { sb_aes128_ctr_free(ctx) }
+        iv.withUnsafeBufferPointer { ivp in
+            out.withUnsafeMutableBufferPointer { _ = sb_aes128_ctr_apply(ctx, ivp.baseAddress, $0.baseAddress, length) }
+        }
+        return out
+    }
+
+    // MARK: Helpers
+
+    private var ivScratch: UnsafeMutablePointer<UInt8> { scratch + 28 }
+    private var macScratch: UnsafeMutablePointer<UInt8> { scratch + 44 }
+    private var rocScratch: UnsafeMutablePointer<UInt8> { scratch + 64 }
+
+    /// IV = salt XOR SSRC at bytes 4-7 XOR 48-bit index at bytes 8-13.
+    @inline(__always)
+    private func makeIV(salt: UnsafeMutablePointer<UInt8>, ssrc: UInt32, index: UInt64) {
+        let iv = ivScratch
+        for i in 0..<14 { iv[i] = salt[i] }
+        iv[14] = 0
+        iv[15] = 0
+        iv[4] ^= UInt8(truncatingIfNeeded: ssrc >> 24)
+        iv[5] ^= UInt8(truncatingIfNeeded: ssrc >> 16)
+        iv[6] ^= UInt8(truncatingIfNeeded: ssrc >> 8)
+        iv[7] ^= UInt8(truncatingIfNeeded: ssrc)
+        for i in 0..<6 { iv[8 + i] ^= UInt8(truncatingIfNeeded: index >> UInt64(40 - 8 * i)) }
+    }
+
+    @inline(__always)
+    private func findStream(_ ssrc: UInt32) -> Int? {
+        if lastHit < streams.count, streams[lastHit].ssrc == ssrc { return lastHit }
+        for i in streams.indices where streams[i].ssrc == ssrc {
+            lastHit = i
+            return i
+        }
+        return nil
+    }
+
+    private func addStream(_ ssrc: UInt32) -> Int? {
+        guard streams.count < Self.maxStreams else { return nil }
+        streams.append(Stream(ssrc: ssrc))
+        if direction == .inbound { windows.append(contentsOf: repeatElement(0, count: Self.replayWindow / 64)) }
+        lastHit = streams.count - 1
+        return lastHit
+    }
+
+    /// Length of the RTP header (fixed part, CSRCs, extension), or nil if it overruns.
+    @inline(__always)
+    private static func headerLength(_ p: UnsafeMutableRawPointer, available: Int) -> Int? {
+        guard available >= 12, Bytes.byte(p, 0) >> 6 == 2 else { return nil }
+        var length = 12 + 4 * Int(Bytes.byte(p, 0) & 0x0F)
+        if Bytes.byte(p, 0) & 0x10 != 0 {
+            guard available >= length + 4 else { return nil }
+            length += 4 + 4 * Int(Bytes.u16(p, length + 2))
+        }
+        return length <= available ? length : nil
+    }
+
+    @inline(__always)
+    private func tagMatches(_ p: UnsafeMutableRawPointer, at offset: Int) -> Bool {
+        var difference: UInt8 = 0
+        for i in 0..<Self.tagLength { difference |= macScratch[i] ^ Bytes.byte(p, offset + i) }
+        return difference == 0
+    }
+
+    @inline(__always)
+    private func storeROC(_ roc: UInt32) {
+        rocScratch[0] = UInt8(truncatingIfNeeded: roc >> 24)
+        rocScratch[1] = UInt8(truncatingIfNeeded: roc >> 16)
+        rocScratch[2] = UInt8(truncatingIfNeeded: roc >> 8)
+        rocScratch[3] = UInt8(truncatingIfNeeded: roc)
+    }
+
+    // MARK: RTP
+
+    /// Encrypts and authenticates in place, appending the 10-byte tag (§3.3).
+    @inline(__always)
+    func protectRTP(_ p: UnsafeMutableRawPointer, length: inout Int, capacity: Int) -> Bool {
+        guard length + Self.tagLength <= capacity, let header = Self.headerLength(p, available: length) else { return false }
+        let ssrc = Bytes.u32(p, 8)
+        let sequence = Bytes.u16(p, 2)
+        guard let s = findStream(ssrc) ?? addStream(ssrc) else { return false }
+        var stream = streams[s]
+        var roc = stream.rollover
+        if !stream.started {
+            stream.started = true
+            stream.lastSequence = sequence
+        } else {
+            let delta = Int16(bitPattern: sequence &- stream.lastSequence)
+            if delta > 0 {
+                if sequence < stream.lastSequence { stream.rollover &+= 1 }
+                stream.lastSequence = sequence
+                roc = stream.rollover
+            } else if sequence > stream.lastSequence && roc > 0 {
+                roc -= 1  // a retransmission from before the last wrap
+            }
+        }
+        streams[s] = stream
+        let index = UInt64(roc) << 16 | UInt64(sequence)
+        makeIV(salt: scratch, ssrc: ssrc, index: index)
+        let bytes = p.assumingMemoryBound(to: UInt8.self)
+        guard sb_aes128_ctr_apply(rtpCipher, ivScratch, bytes + header, length - header) == 1 else { return false }
+        storeROC(roc)
+        sb_hmac_sha1(rtpAuth, bytes, length, rocScratch, 4, macScratch)
+        (p + length).copyMemory(from: macScratch, byteCount: Self.tagLength)
+        length += Self.tagLength
+        return true
+    }
+
+    /// Authenticates, checks replay and decrypts in place, removing the tag (§3.3, appendix A).
+    @inline(__always)
+    func unprotectRTP(_ p: UnsafeMutableRawPointer, length: inout Int) -> Bool {
+        let authenticated = length - Self.tagLength
+        guard authenticated >= 12, let header = Self.headerLength(p, available: authenticated) else { return false }
+        let ssrc = Bytes.u32(p, 8)
+        let sequence = Bytes.u16(p, 2)
+        let existing = findStream(ssrc)
+        var stream = existing.map { streams[$0] } ?? Stream(ssrc: ssrc)
+        // Appendix A: guess the ROC the sender used from the highest sequence seen.
+        var guess = stream.rollover
+        if stream.started {
+            let last = stream.lastSequence
+            if last < 32_768 {
+                if Int(sequence) - Int(last) > 32_768, guess > 0 { guess -= 1 }
+            } else if Int(last) - 32_768 > Int(sequence) {
+                guess &+= 1
+            }
+        }
+        let index = UInt64(guess) << 16 | UInt64(sequence)
+        var windowBit = -1
+        if stream.started, let s = existing {
+            if index <= stream.highest {
+                let back = Int(stream.highest - index)
+                guard back < Self.replayWindow else { return false }
+                let word = windows[s * 16 + back / 64]
+                guard word & (1 << UInt64(back % 64)) == 0 else { return false }
+                windowBit = back
+            }
+        }
+        let bytes = p.assumingMemoryBound(to: UInt8.self)
+        storeROC(guess)
+        sb_hmac_sha1(rtpAuth, bytes, authenticated, rocScratch, 4, macScratch)
+        guard tagMatches(p, at: authenticated) else { return false }
+        makeIV(salt: scratch, ssrc: ssrc, index: index)
+        guard sb_aes128_ctr_apply(rtpCipher, ivScratch, bytes + header, authenticated - header) == 1 else { return false }
+        // Authentic: record it.
+        guard let s = existing ?? addStream(ssrc) else { return false }
+        let base = s * 16
+        if !stream.started || index > stream.highest {
+            let shift = stream.started ? Int(index - stream.highest) : Self.replayWindow
+            shiftWindow(base: base, by: shift)
+            stream.highest = index
+            stream.rollover = guess
+            stream.lastSequence = sequence
+            stream.started = true
+            windows[base] |= 1
+        } else if windowBit >= 0 {
+            windows[base + windowBit / 64] |= 1 << UInt64(windowBit % 64)
+        }
+        streams[s] = stream
+        length = authenticated
+        return true
+    }
+
+    /// Moves the 1024-bit window toward newer packets: bit i means `highest - i` was seen.
+    private func shiftWindow(base: Int, by shift: Int) {
+        let words = Self.replayWindow / 64
+        if shift >= Self.replayWindow {
+            for i in 0..<words { windows[base + i] = 0 }
+            return
+        }
+        let wordShift = shift / 64
+        let bitShift = UInt64(shift % 64)
+        var i = words - 1
+        while i >= 0 {
+            let from = i - wordShift
+            var value: UInt64 = 0
+            if from >= 0 {
+                value = windows[base + from] << bitShift
+                if bitShift > 0, from - 1 >= 0 { value |= windows[base + from - 1] >> (64 - bitShift) }
+            }
+            windows[base + i] = value
+            i -= 1
+        }
+    }
+
+    // MARK: RTCP
+
+    /// Encrypts (E=1) and authenticates a compound in place, appending E|index and the tag (§3.4).
+    func protectRTCP(_ p: UnsafeMutableRawPointer, length: inout Int, capacity: Int) -> Bool {
+        guard length >= 8, length + Self.rtcpTrailerLength <= capacity else { return false }
+        let index = rtcpIndex
+        rtcpIndex = (rtcpIndex &+ 1) & 0x7FFF_FFFF
+        let ssrc = Bytes.u32(p, 4)
+        makeIV(salt: scratch + 14, ssrc: ssrc, index: UInt64(index))
+        let bytes = p.assumingMemoryBound(to: UInt8.self)
+        guard sb_aes128_ctr_apply(rtcpCipher, ivScratch, bytes + 8, length - 8) == 1 else { return false }
+        Bytes.put32(p, length, 0x8000_0000 | index)
+        sb_hmac_sha1(rtcpAuth, bytes, length + 4, bytes, 0, macScratch)
+        (p + length + 4).copyMemory(from: macScratch, byteCount: Self.tagLength)
+        length += Self.rtcpTrailerLength
+        return true
+    }
+
+    /// Authenticates, checks replay and decrypts an SRTCP packet in place.
+    func unprotectRTCP(_ p: UnsafeMutableRawPointer, length: inout Int) -> Bool {
+        guard length >= 8 + Self.rtcpTrailerLength else { return false }
+        let authenticated = length - Self.tagLength
+        let bytes = p.assumingMemoryBound(to: UInt8.self)
+        sb_hmac_sha1(rtcpAuth, bytes, authenticated, bytes, 0, macScratch)
+        guard tagMatches(p, at: authenticated) else { return false }
+        let word = Bytes.u32(p, authenticated - 4)
+        let index = word & 0x7FFF_FFFF
+        let ssrc = Bytes.u32(p, 4)
+        if let s = findStream(ssrc) ?? addStream(ssrc) {
+            var stream = streams[s]
+            if stream.rtcpStarted {
+                if index > stream.rtcpHighest {
+                    let shift = index - stream.rtcpHighest
+                    stream.rtcpWindow = shift >= 64 ? 1 : (stream.rtcpWindow << UInt64(shift)) | 1
+                    stream.rtcpHighest = index
+                } else {
+                    let back = stream.rtcpHighest - index
+                    guard back < 64, stream.rtcpWindow & (1 << UInt64(back)) == 0 else { return false }
+                    stream.rtcpWindow |= 1 << UInt64(back)
+                }
+            } else {
+                stream.rtcpStarted = true
+                stream.rtcpHighest = index
+                stream.rtcpWindow = 1
+            }
+            streams[s] = stream
+        }
+        let end = authenticated - 4
+        if word & 0x8000_0000 != 0 {
+            makeIV(salt: scratch + 14, ssrc: ssrc, index: UInt64(index))
+            guard sb_aes128_ctr_apply(rtcpCipher, ivScratch, bytes + 8, end - 8) == 1 else { return false }
+        }
+        length = end
+        return true
+    }
+}

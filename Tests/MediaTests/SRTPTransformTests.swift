@@ -1,0 +1,126 @@
+import Crypto
+import Testing
+@testable import Media
+
+@Suite("SRTP transform (AES-CM + HMAC-SHA1-80)")
+struct SRTPTransformTests {
+    static func hex(_ s: String) -> [UInt8] {
+        var out: [UInt8] = []
+        var i = s.startIndex
+        while i < s.endIndex {
+            let j = s.index(i, offsetBy: 2)
+            out.append(UInt8(s[i..<j], radix: 16)!)
+            i = j
+        }
+        return out
+    }
+
+    let key = (0..<16).map { UInt8($0 &* 7 &+ 1) }
+    let salt = (0..<14).map { UInt8($0 &* 3 &+ 5) }
+
+    func rtp(sequence: UInt16, ssrc: UInt32 = 0xCAFE_BABE, payload: Int = 160, extensionWords: Int = 0) -> [UInt8] {
+        var p: [UInt8] = [extensionWords > 0 ? 0x90 : 0x80, 111, UInt8(sequence >> 8), UInt8(truncatingIfNeeded: sequence),
+                          0, 0, 0x12, 0x34, UInt8(ssrc >> 24), UInt8(truncatingIfNeeded: ssrc >> 16),
+                          UInt8(truncatingIfNeeded: ssrc >> 8), UInt8(truncatingIfNeeded: ssrc)]
+        if extensionWords > 0 {
+            p += [0xBE, 0xDE, 0, UInt8(extensionWords)] + [UInt8](repeating: 0, count: 4 * extensionWords)
+        }
+        p += (0..<payload).map { UInt8(truncatingIfNeeded: $0 &+ Int(sequence)) }
+        return p
+    }
+
+    func protect(_ t: SRTPTransform, _ packet: [UInt8]) -> [UInt8] {
+        var buffer = packet + [UInt8](repeating: 0, count: 16)
+        var length = packet.count
+        let ok = buffer.withUnsafeMutableBytes { t.protectRTP($0.baseAddress!, length: &length, capacity: $0.count) }
+        #expect(ok)
+        return Array(buffer[0..<length])
+    }
+
+    func unprotect(_ t: SRTPTransform, _ packet: [UInt8]) -> [UInt8]? {
+        var buffer = packet
+        var length = packet.count
+        let ok = buffer.withUnsafeMutableBytes { t.unprotectRTP($0.baseAddress!, length: &length) }
+        return ok ? Array(buffer[0..<length]) : nil
+    }
+
+    @Test("session keys follow the RFC 3711 appendix B.3 key derivation vectors")
+    func keyDerivation() {
+        let masterKey = Self.hex("E1F97A0D3E018BE0D64FA32C06DE4139")
+        let masterSalt = Self.hex("0EC675AD498AFEEBB6960B3AABE6")
+        #expect(SRTPTransform.derive(masterKey, masterSalt, label: 0, length: 16) == Self.hex("C61E7A93744F39EE10734AFE3FF7A087"))
+        #expect(SRTPTransform.derive(masterKey, masterSalt, label: 2, length: 14) == Self.hex("30CBBC08863D8C85D49DB34A9AE1"))
+        #expect(SRTPTransform.derive(masterKey, masterSalt, label: 1, length: 20) == Self.hex("CEBE321F6FF7716B6FD4AB49AF256A156D38BAA4"))
+    }
+
+    @Test("libsrtp decrypts what we protect, across the sequence wrap", arguments: [UInt16(0), 65_500])
+    func toLibsrtp(start: UInt16) throws {
+        let ours = try SRTPTransform(masterKey: key, masterSalt: salt, direction: .outbound)
+        let theirs = try SRTPSession(profile: .aes128CMSHA1_80, key: key, salt: salt, direction: .inbound, replayWindowSize: 1024)
+        var s = start
+        for i in 0..<100 {
+            let plain = rtp(sequence: s, extensionWords: i % 2)
+            var wire = protect(ours, plain)
+            #expect(wire.count == plain.count + 10)
+            try theirs.unprotectRTP(&wire)
+            #expect(wire == plain)
+            s &+= 1
+        }
+    }
+
+    @Test("we decrypt what libsrtp protects, and reject replays and tampering", arguments: [UInt16(1), 65_530])
+    func fromLibsrtp(start: UInt16) throws {
+        let theirs = try SRTPSession(profile: .aes128CMSHA1_80, key: key, salt: salt, direction: .outbound)
+        let ours = try SRTPTransform(masterKey: key, masterSalt: salt, direction: .inbound)
+        var s = start
+        var sent: [[UInt8]] = []
+        for _ in 0..<40 {
+            var wire = rtp(sequence: s)
+            let plain = wire
+            try theirs.protectRTP(&wire)
+            sent.append(wire)
+            #expect(unprotect(ours, wire) == plain)
+            s &+= 1
+        }
+        #expect(unprotect(ours, sent[5]) == nil, "replay")
+        var tampered = sent[39]
+        tampered[20] ^= 1
+        #expect(unprotect(ours, tampered) == nil)
+    }
+
+    @Test("late packets inside the replay window are accepted once")
+    func reordering() throws {
+        let sender = try SRTPTransform(masterKey: key, masterSalt: salt, direction: .outbound)
+        let receiver = try SRTPTransform(masterKey: key, masterSalt: salt, direction: .inbound)
+        let packets = (0..<300).map { protect(sender, rtp(sequence: UInt16((65_400 + $0) % 65_536))) }
+        for (i, p) in packets.enumerated() where i % 3 != 0 { #expect(unprotect(receiver, p) != nil) }
+        for (i, p) in packets.enumerated() where i % 3 == 0 { #expect(unprotect(receiver, p) != nil, "late \(i)") }
+        #expect(unprotect(receiver, packets[3]) == nil)
+    }
+
+    @Test("SRTCP round-trips with libsrtp in both directions")
+    func rtcp() throws {
+        let report: [UInt8] = [0x81, 201, 0, 7, 0, 0, 0, 1] + [UInt8](repeating: 9, count: 24)
+        let ours = try SRTPTransform(masterKey: key, masterSalt: salt, direction: .outbound)
+        let libIn = try SRTPSession(profile: .aes128CMSHA1_80, key: key, salt: salt, direction: .inbound)
+        var buffer = report + [UInt8](repeating: 0, count: 20)
+        var length = report.count
+        #expect(buffer.withUnsafeMutableBytes { ours.protectRTCP($0.baseAddress!, length: &length, capacity: $0.count) })
+        var wire = Array(buffer[0..<length])
+        try libIn.unprotectRTCP(&wire)
+        #expect(wire == report)
+
+        let libOut = try SRTPSession(profile: .aes128CMSHA1_80, key: key, salt: salt, direction: .outbound)
+        let oursIn = try SRTPTransform(masterKey: key, masterSalt: salt, direction: .inbound)
+        var protected = report
+        try libOut.protectRTCP(&protected)
+        func open(_ bytes: [UInt8]) -> [UInt8]? {
+            var copy = bytes
+            var size = copy.count
+            let ok = copy.withUnsafeMutableBytes { oursIn.unprotectRTCP($0.baseAddress!, length: &size) }
+            return ok ? Array(copy[0..<size]) : nil
+        }
+        #expect(open(protected) == report)
+        #expect(open(protected) == nil, "replayed SRTCP index")
+    }
+}
