@@ -60,3 +60,31 @@ def test_killed_tab_is_marked_left_and_freed(server, browser):
     assert metric(server.http_url, "switchboard_room_media_peers") == 1
     screenshot(alice, "rooms-alice-after-crash")
     alice.context.close()
+
+
+def test_network_blip_resumes_and_renegotiates(server, browser):
+    alice = log_in(browser, server, "alice2")
+    bob = log_in(browser, server, "bob2")
+    alice.click("#create")
+    alice.fill("#room-name", "Blip test")
+    alice.click("#confirm-create")
+    alice.wait_for_selector("#room-view:not([hidden])")
+    bob.click("#refresh")
+    bob.click('#rooms button:has-text("Blip test")')
+    wait(lambda: names_on(alice) == ["alice2", "bob2"], 5, "both in the room")
+
+    def packets_from_bob():
+        return alice.evaluate("rooms.inbound()").get("bob2", {}).get("packetsReceived", 0)
+
+    wait(lambda: packets_from_bob() > 0, 10, "alice hears bob")
+    # Cut bob's realtime socket (not a leave): the client resumes, rejoins and publishes again.
+    bob.evaluate("rooms.rt.ws.close()")
+    wait(lambda: bob.evaluate("rooms.rt.state") == "reconnecting" or bob.evaluate("rooms.rt.state") == "connected", 2, "bob reconnects")
+    wait(lambda: bob.evaluate("rooms.rt.state") == "connected", 10, "bob reconnected")
+    start = packets_from_bob()
+    wait(lambda: packets_from_bob() > start + 25, 10, "alice hears bob again after the blip")
+    assert names_on(alice) == ["alice2", "bob2"]
+    assert bob.is_hidden("#net")
+    screenshot(bob, "rooms-bob-after-blip")
+    for page in (alice, bob):
+        page.context.close()

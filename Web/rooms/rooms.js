@@ -373,12 +373,15 @@ app.inbound = async () => {
   for (const t of app.sub.getTransceivers()) {
     const info = app.tracks.get(t.mid);
     if (!info) continue;
+    // A reused m-line may have had earlier streams (SSRCs): add them up.
+    const sum = { packetsReceived: 0, audioLevel: 0, totalAudioEnergy: 0, mid: t.mid };
     (await t.receiver.getStats()).forEach((s) => {
-      if (s.type === "inbound-rtp") {
-        out[info.name] = { packetsReceived: s.packetsReceived, audioLevel: s.audioLevel || 0,
-                           totalAudioEnergy: s.totalAudioEnergy || 0, mid: t.mid };
-      }
+      if (s.type !== "inbound-rtp") return;
+      sum.packetsReceived += s.packetsReceived || 0;
+      sum.totalAudioEnergy += s.totalAudioEnergy || 0;
+      sum.audioLevel = Math.max(sum.audioLevel, s.audioLevel || 0);
     });
+    out[info.name] = sum;
   }
   return out;
 };
