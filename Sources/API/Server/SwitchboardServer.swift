@@ -17,6 +17,8 @@ public final class SwitchboardServer: Sendable {
     /// The media plane: UDP workers, routers, transports.
     public let media: MediaEngine
     public let mediaEvents: MediaEventHub
+    /// Audio in conversations (`rtc:*` on the realtime gateway).
+    let roomMedia: RoomMediaSignaling
     let webhooks: WebhookDispatcher
     let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The account, and whether it was created by this start (its secret is printed once).
@@ -55,6 +57,9 @@ public final class SwitchboardServer: Sendable {
         if ProcessInfo.processInfo.environment["SWITCHBOARD_MEDIA_TEST_ROUTES"] == "1" {
             MediaTestRoutes(engine: media).register(on: &router)
         }
+        roomMedia = RoomMediaSignaling(engine: media, events: mediaEvents, gateway: gateway, core: core,
+                                       settings: RoomMediaSettings(environment: ProcessInfo.processInfo.environment))
+        RoomMediaDemoApp(core: core, apiKey: account.0.apiKey, dataDirectory: configuration.dataDirectory).register(on: &router)
         WebRoutes(root: Self.findWebRoot(configuration.webRoot)).register(on: &router)
         let app = HTTPApplication(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware(),
                                                                  AuthMiddleware(authenticator: authenticator)])

@@ -11,7 +11,17 @@ extension MediaEngine {
     public struct Subscription: Sendable {
         public var transport: TransportID
         public var offer: String
+        /// One per m-line, in m-line order; an index in `inactive` no longer carries its consumer.
         public var consumers: [ConsumerParameters]
+        /// What the offers are built from (ICE and DTLS stay the same across renegotiations).
+        public var info: TransportInfo? = nil
+        /// m-lines whose consumer is gone: offered `inactive` until a new consumer reuses them.
+        public var inactive: Set<Int> = []
+        /// `o=` session id and version (RFC 8829 §5.2.2: the version grows with every offer).
+        public var sessionID: UInt64 = 0
+        public var version: UInt64 = 2
+        /// True once an answer has connected the transport.
+        public var answered = false
     }
 
     /// Creates a transport for a client's publish offer, produces every accepted track and
@@ -42,7 +52,10 @@ extension MediaEngine {
         do {
             var consumers: [ConsumerParameters] = []
             for producer in list { consumers.append(try await consume(transport: info.id, producer: producer)) }
-            return Subscription(transport: info.id, offer: SdpNegotiator.subscribeOffer(transport: info, consumers: consumers), consumers: consumers)
+            let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
+            return Subscription(
+                transport: info.id, offer: SdpNegotiator.subscribeOffer(transport: info, consumers: consumers, sessionID: sessionID, version: 2),
+                consumers: consumers, info: info, sessionID: sessionID)
         } catch {
             try? await closeTransport(info.id)
             throw error

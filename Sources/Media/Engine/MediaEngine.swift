@@ -4,7 +4,7 @@ import Synchronization
 /// The media plane as the rest of the server sees it: signaling-agnostic calls to create
 /// rooms (routers) and transports, connect them, and produce and consume tracks.
 ///
-/// Each router is pinned to one worker (round-robin); its transports, producers and
+/// Each router is pinned to one worker (the least loaded); its transports, producers and
 /// consumers live there too, so a room's fan-out never crosses threads. Calls are async
 /// and hop to the worker through its mailbox; errors are `MediaError`.
 public final class MediaEngine: Sendable {
@@ -81,11 +81,20 @@ public final class MediaEngine: Sendable {
 
     // MARK: Routers
 
-    /// Creates a room on the next worker.
+    /// Creates a room on the least loaded worker (fewest transports, then fewest routers;
+    /// round-robin among equals).
     public func createRouter() async throws(MediaError) -> RouterID {
         let id = RouterID.random()
         let index = placement.withLock { p -> Int in
-            let i = p.next % workers.count
+            var load = [(transports: Int, routers: Int)](repeating: (0, 0), count: workers.count)
+            for i in p.transports.values { load[i].transports += 1 }
+            for i in p.routers.values { load[i].routers += 1 }
+            let start = p.next % workers.count
+            var i = start
+            for step in 0..<workers.count {
+                let j = (start + step) % workers.count
+                if load[j].transports < load[i].transports || (load[j].transports == load[i].transports && load[j].routers < load[i].routers) { i = j }
+            }
             p.next += 1
             p.routers[id] = i
             return i

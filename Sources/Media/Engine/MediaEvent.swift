@@ -16,6 +16,24 @@ public enum MediaEvent: Sendable, Hashable {
     case transportState(TransportID, TransportState)
     /// The loudest producer of a room changed (nil: silence), from RFC 6464 levels.
     case activeSpeaker(RouterID, ProducerID?)
+    /// Every audio producer's loudness over the last interval (about 300 ms), for
+    /// per-member speaking indicators and loudest-N forwarding.
+    case audioLevels(RouterID, [AudioLevel])
+}
+
+/// One audio producer's loudness over an interval, from its RFC 6464 levels
+/// (0 silent ... 127 loudest, i.e. 127 + dBov).
+public struct AudioLevel: Sendable, Hashable {
+    public var producer: ProducerID
+    /// Mean over the interval's packets.
+    public var mean: Int
+    /// The loudest packet of the interval (short sounds between silences still show).
+    public var peak: Int
+    public init(producer: ProducerID, mean: Int, peak: Int) {
+        self.producer = producer
+        self.mean = mean
+        self.peak = peak
+    }
 }
 
 /// Counters of one RTP stream (`getStats`-like, RFC 3550 §6.4 semantics).

@@ -32,6 +32,7 @@ final class Producer {
     // Audio level over the current active-speaker interval (RFC 6464: 0 loud ... 127 silent).
     private(set) var loudnessSum: UInt64 = 0
     private(set) var loudnessCount: UInt64 = 0
+    private(set) var loudnessPeak = 0
 
     init(id: ProducerID, parameters: ProducerParameters, codec: RtpCodec, transport: WebRtcTransport, router: Router) {
         self.id = id
@@ -92,8 +93,10 @@ final class Producer {
         }
         if parameters.kind == .audio, let id = parameters.extensions.audioLevel,
            let level = view.audioLevel(id: id, in: UnsafeRawBufferPointer(start: p, count: length)) {
-            loudnessSum &+= UInt64(127 - level.level)
+            let loudness = 127 - Int(level.level)
+            loudnessSum &+= UInt64(loudness)
             loudnessCount &+= 1
+            if loudness > loudnessPeak { loudnessPeak = loudness }
         }
         canonicalize(p, view: view)
         var keyframe = false
@@ -180,9 +183,12 @@ final class Producer {
     }
 
     /// Loudness over the interval since the last call (0 silent ... 127 loudest), and reset.
-    func takeLoudness() -> Int {
-        defer { loudnessSum = 0; loudnessCount = 0 }
-        return loudnessCount == 0 ? 0 : Int(loudnessSum / loudnessCount)
+    func takeLoudness() -> Int { takeLevel().mean }
+
+    /// Mean and peak loudness since the last call, and reset.
+    func takeLevel() -> (mean: Int, peak: Int) {
+        defer { loudnessSum = 0; loudnessCount = 0; loudnessPeak = 0 }
+        return (loudnessCount == 0 ? 0 : Int(loudnessSum / loudnessCount), loudnessPeak)
     }
 
     func stats() -> StreamStats {

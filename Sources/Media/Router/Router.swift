@@ -8,6 +8,13 @@ final class Router {
     var transports: [WebRtcTransport] = []
     private(set) var activeSpeaker: ProducerID?
     private var lastSpeakerCheck: UInt64 = 0
+    /// Levels of the interval that just ended, until the worker emits them.
+    private var pendingLevels: [AudioLevel]?
+
+    func takeLevels() -> [AudioLevel]? {
+        defer { pendingLevels = nil }
+        return pendingLevels
+    }
 
     /// Loudness (127 - dBov) a producer must exceed to count as speaking.
     static let speakingThreshold = 40
@@ -30,10 +37,14 @@ final class Router {
         guard now &- lastSpeakerCheck >= Router.speakerInterval else { return nil }
         lastSpeakerCheck = now
         var best: (Producer, Int)?
+        var levels: [AudioLevel] = []
         for producer in producers where producer.parameters.kind == .audio {
-            let loudness = producer.takeLoudness()
+            let level = producer.takeLevel()
+            let loudness = level.mean
+            levels.append(AudioLevel(producer: producer.id, mean: level.mean, peak: level.peak))
             if loudness > Router.speakingThreshold, best == nil || loudness > best!.1 { best = (producer, loudness) }
         }
+        pendingLevels = levels.isEmpty ? nil : levels
         let speaker = best?.0.id
         guard speaker != activeSpeaker else { return nil }
         activeSpeaker = speaker

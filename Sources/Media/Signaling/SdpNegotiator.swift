@@ -82,12 +82,33 @@ public enum SdpNegotiator {
 
     /// Our offer to a subscribing client: one `sendonly` m-line per consumer.
     public static func subscribeOffer(transport: TransportInfo, consumers: [ConsumerParameters]) -> String {
+        subscribeOffer(transport: transport, consumers: consumers, sessionID: nil, version: 2)
+    }
+
+    /// A (re-)offer keeping m-line order: `inactive` indexes are offered without a stream
+    /// (still bundled, so the transport never changes); the session id stays and `version`
+    /// grows with each offer (RFC 8829 §5.2.2).
+    public static func subscribeOffer(
+        transport: TransportInfo, consumers: [ConsumerParameters], inactive: Set<Int> = [], sessionID: UInt64?, version: UInt64
+    ) -> String {
         var offer = sessionHeader()
+        if let sessionID { offer.origin = SDPOrigin(sessionID: sessionID, sessionVersion: version) }
         var mids: [String] = []
         for (index, consumer) in consumers.enumerated() {
             let mid = String(index)
             mids.append(mid)
             var m = MediaDescription(kind: consumer.kind.rawValue, port: 9, formats: [String(consumer.codec.payloadType)])
+            if inactive.contains(index) {
+                m.lines.append(SDPLine("c", "IN IP4 0.0.0.0"))
+                addTransportAttributes(&m, transport: transport, setup: .active)
+                m.mid = mid
+                m.direction = .inactive
+                m.rtcpMux = true
+                m.rtcpReducedSize = true
+                addCodec(&m, consumer.codec, rtx: nil)
+                offer.media.append(m)
+                continue
+            }
             m.lines.append(SDPLine("c", "IN IP4 0.0.0.0"))
             addTransportAttributes(&m, transport: transport, setup: .active)
             m.mid = mid

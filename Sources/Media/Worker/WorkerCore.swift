@@ -157,6 +157,7 @@ final class WorkerCore: Selectable {
         for transport in transports.values { transport.tick(now: now) }
         for router in routers.values {
             if let change = router.updateActiveSpeaker(now: now) { emit(.activeSpeaker(router.id, change)) }
+            if let levels = router.takeLevels() { emit(.audioLevels(router.id, levels)) }
         }
         queue.flush()
     }

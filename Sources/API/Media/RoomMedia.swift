@@ -1,0 +1,527 @@
+import Foundation
+import Media
+import Platform
+import Runtime
+import Synchronization
+import Wire
+
+/// Audio in conversations: each conversation with media has one router; each member's
+/// realtime socket publishes its microphone on one transport and receives every other
+/// member's audio on one subscribe transport that is renegotiated as members come and go
+/// (the server always offers, so there is no glare). Signaling is `rtc:*` on the realtime
+/// gateway (docs/protocol.md, "Media (rtc:*)"); this type holds the state and talks to the engine.
+///
+/// Work on a room is serialized by a per-room lock (engine calls suspend, and two
+/// renegotiations of one subscriber must not interleave); rooms proceed independently.
+actor RoomMedia {
+    let engine: MediaEngine
+    let conversations: Conversations
+    let settings: RoomMediaSettings
+    let logger = Logger(label: "rooms")
+    /// Sends a message on a socket (the gateway's framing); injected so tests need no gateway.
+    let send: @Sendable (WebSocket, String, JSONValue) -> Void
+    /// Whether a user still has a connected realtime session (decides leave-after-grace).
+    let isConnected: @Sendable (String) -> Bool
+    /// Peers and transports, readable without the actor (metrics, tests).
+    nonisolated let counts = Mutex<(peers: Int, transports: Int)>((0, 0))
+
+    /// One member's media over one socket.
+    final class Peer {
+        let conversationID: String
+        let memberID: String
+        let userID: String
+        let userName: String
+        let socket: WebSocket
+        var publication: (transport: TransportID, producer: ProducerID)?
+        var subscription: MediaEngine.Subscription?
+        /// The client asked to receive (`rtc:subscribe`).
+        var subscribing = false
+        var awaitingAnswer = false
+        /// Something changed while an offer was out: offer again after the answer.
+        var dirty = false
+        var muted = false
+        var earmuffed = false
+        var paused: [ConsumerID: Bool] = [:]
+        var speaking = false
+        var lastLoud: ContinuousClock.Instant?
+        /// Smoothed loudness, for choosing the loudest speakers.
+        var score: Double = 0
+
+        init(conversationID: String, memberID: String, userID: String, userName: String, socket: WebSocket) {
+            self.conversationID = conversationID
+            self.memberID = memberID
+            self.userID = userID
+            self.userName = userName
+            self.socket = socket
+        }
+    }
+
+    final class Room {
+        let conversationID: String
+        let applicationID: String
+        var router: RouterID?
+        var peers: [WebSocket: Peer] = [:]
+        /// With `forwardAllBelow` or more peers: the producers every listener receives.
+        var forwarded: Set<ProducerID> = []
+        var busy = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+
+        init(conversationID: String, applicationID: String) {
+            self.conversationID = conversationID
+            self.applicationID = applicationID
+        }
+
+        func peer(producer: ProducerID) -> Peer? { peers.values.first { $0.publication?.producer == producer } }
+    }
+
+    var rooms: [String: Room] = [:]
+    var roomsByRouter: [RouterID: String] = [:]
+
+    init(engine: MediaEngine, conversations: Conversations, settings: RoomMediaSettings,
+         send: @escaping @Sendable (WebSocket, String, JSONValue) -> Void, isConnected: @escaping @Sendable (String) -> Bool) {
+        self.engine = engine
+        self.conversations = conversations
+        self.settings = settings
+        self.send = send
+        self.isConnected = isConnected
+    }
+
+    // MARK: Room lock
+
+    private func room(_ conversationID: String, applicationID: String) -> Room {
+        if let room = rooms[conversationID] { return room }
+        let room = Room(conversationID: conversationID, applicationID: applicationID)
+        rooms[conversationID] = room
+        return room
+    }
+
+    private func lock(_ room: Room) async {
+        if room.busy {
+            await withCheckedContinuation { room.waiters.append($0) }
+        } else {
+            room.busy = true
+        }
+    }
+
+    /// Hands the lock to the next waiter, or frees the room (and forgets it when empty).
+    private func unlock(_ room: Room) {
+        if !room.waiters.isEmpty {
+            room.waiters.removeFirst().resume()
+            return
+        }
+        room.busy = false
+        if room.peers.isEmpty, room.router == nil, rooms[room.conversationID] === room {
+            rooms.removeValue(forKey: room.conversationID)
+        }
+    }
+
+    private func updateCounts() {
+        var peers = 0
+        var transports = 0
+        for room in rooms.values {
+            for peer in room.peers.values {
+                peers += 1
+                if peer.publication != nil { transports += 1 }
+                if peer.subscription != nil { transports += 1 }
+            }
+        }
+        counts.withLock { $0 = (peers, transports) }
+    }
+
+    // MARK: Membership
+
+    /// The caller's joined member of the conversation (which must be in its application).
+    private func joinedMember(_ user: User, _ conversationID: String, applicationID: String) throws -> Member {
+        _ = try conversations.get(id: conversationID, applicationID: applicationID)
+        guard let member = try conversations.member(ofUser: user.id, conversationID: conversationID), member.state == .joined else {
+            throw APIError(status: 403, code: "not-joined", title: "Forbidden", detail: "Join the conversation before sending or receiving media.")
+        }
+        return member
+    }
+
+    private func roomFull() -> APIError {
+        APIError(status: 409, code: "room-full", title: "Conflict",
+                 detail: "This room is full: it holds at most \(settings.capacity) members.")
+    }
+
+    /// `rtc:join`: joins the conversation unless it already has `capacity` joined members.
+    func join(user: User, applicationID: String, conversationID: String) async throws -> Member {
+        _ = try conversations.get(id: conversationID, applicationID: applicationID)
+        if let existing = try conversations.member(ofUser: user.id, conversationID: conversationID), existing.state == .joined {
+            return existing
+        }
+        let room = room(conversationID, applicationID: applicationID)
+        await lock(room)
+        defer { unlock(room) }
+        var joined = 0
+        var page = PageRequest(pageSize: 100)
+        while true {
+            let result = try conversations.members(conversationID: conversationID, applicationID: applicationID, page: page)
+            joined += result.items.filter { $0.state == .joined }.count
+            guard joined < settings.capacity, let next = result.next else { break }
+            page = try PageRequest.parse(["cursor": next, "page_size": "100"])
+        }
+        if joined >= settings.capacity { throw roomFull() }
+        return try conversations.addMember(conversationID: conversationID, applicationID: applicationID, user: user, state: .joined,
+                                           initiator: ["joined": ["user_id": .string(user.id), "is_system": false]])
+    }
+
+    /// The peer for this socket, created if the room has space.
+    private func peer(in room: Room, member: Member, user: User, socket: WebSocket) throws -> Peer {
+        if let peer = room.peers[socket] { return peer }
+        // The same member on another socket (a reload): that one is stale.
+        guard room.peers.count < settings.capacity else { throw roomFull() }
+        let peer = Peer(conversationID: room.conversationID, memberID: member.id, userID: user.id, userName: user.name, socket: socket)
+        room.peers[socket] = peer
+        return peer
+    }
+
+    private func ensureRouter(_ room: Room) async throws -> RouterID {
+        if let router = room.router { return router }
+        let router = try await engine.createRouter()
+        room.router = router
+        roomsByRouter[router] = room.conversationID
+        return router
+    }
+
+    // MARK: Publishing
+
+    /// `rtc:publish`: the member's microphone. Replaces an earlier publication of this socket.
+    func publish(user: User, applicationID: String, socket: WebSocket, conversationID: String, offer: String) async throws -> JSONValue {
+        let member = try joinedMember(user, conversationID, applicationID: applicationID)
+        let room = room(conversationID, applicationID: applicationID)
+        await lock(room)
+        defer { unlock(room) }
+        let peer = try peer(in: room, member: member, user: user, socket: socket)
+        // Same member on an older socket (page reload before the old socket closed): drop it.
+        for other in room.peers.values where other !== peer && other.memberID == member.id {
+            await removePeer(other, from: room)
+        }
+        if let old = peer.publication {
+            peer.publication = nil
+            try? await engine.closeTransport(old.transport)
+        }
+        let router = try await ensureRouter(room)
+        let publication: MediaEngine.Publication
+        do {
+            publication = try await engine.publish(router: router, offer: offer)
+        } catch {
+            if peer.subscription == nil && peer.publication == nil && !peer.subscribing { room.peers[socket] = nil }
+            throw Self.apiError(error)
+        }
+        guard let audio = publication.producers.first(where: { $0.parameters.kind == .audio }) else {
+            try? await engine.closeTransport(publication.transport)
+            throw APIError.unprocessable("The offer has no audio track.", code: "no-audio")
+        }
+        peer.publication = (publication.transport, audio.id)
+        peer.muted = false
+        updateCounts()
+        _ = try? conversations.setMedia(memberID: member.id, conversationID: conversationID, applicationID: applicationID,
+                                        media: MemberMedia(enabled: true, muted: false, earmuffed: peer.earmuffed))
+        await renegotiateOthers(of: peer, in: room)
+        return ["answer": .string(publication.answer), "producer_id": .string(audio.id.rawValue), "member_id": .string(member.id)]
+    }
+
+    /// `rtc:mute`: stops (or restarts) forwarding the member's microphone.
+    func mute(user: User, applicationID: String, socket: WebSocket, conversationID: String, muted: Bool) async throws -> JSONValue {
+        let member = try joinedMember(user, conversationID, applicationID: applicationID)
+        guard let room = rooms[conversationID] else { throw notPublishing() }
+        await lock(room)
+        defer { unlock(room) }
+        guard let peer = room.peers[socket], let publication = peer.publication else { throw notPublishing() }
+        if peer.muted != muted {
+            peer.muted = muted
+            do {
+                if muted { try await engine.pause(producer: publication.producer) } else { try await engine.resume(producer: publication.producer) }
+            } catch { throw Self.apiError(error) }
+            _ = try? conversations.setMedia(memberID: member.id, conversationID: conversationID, applicationID: applicationID,
+                                            media: MemberMedia(enabled: true, muted: muted, earmuffed: peer.earmuffed))
+            _ = try? conversations.postEvent(conversationID: conversationID, applicationID: applicationID,
+                                             type: muted ? "audio:mute:on" : "audio:mute:off", from: member.id, body: [:])
+            if muted { setSpeaking(peer, false, room: room) }
+            await updateForwarding(room)
+        }
+        return ["muted": .bool(muted)]
+    }
+
+    /// `rtc:earmuff`: stops (or restarts) everything the member receives.
+    func earmuff(user: User, applicationID: String, socket: WebSocket, conversationID: String, earmuffed: Bool) async throws -> JSONValue {
+        let member = try joinedMember(user, conversationID, applicationID: applicationID)
+        let room = room(conversationID, applicationID: applicationID)
+        await lock(room)
+        defer { unlock(room) }
+        let peer = try peer(in: room, member: member, user: user, socket: socket)
+        if peer.earmuffed != earmuffed {
+            peer.earmuffed = earmuffed
+            await applyForwarding(peer, room: room)
+            _ = try? conversations.setMedia(memberID: member.id, conversationID: conversationID, applicationID: applicationID,
+                                            media: MemberMedia(enabled: member.media.enabled, muted: member.media.muted, earmuffed: earmuffed))
+            _ = try? conversations.postEvent(conversationID: conversationID, applicationID: applicationID,
+                                             type: earmuffed ? "audio:earmuff:on" : "audio:earmuff:off", from: member.id, body: [:])
+        }
+        return ["earmuffed": .bool(earmuffed)]
+    }
+
+    /// `rtc:unpublish`: media off for this socket (both transports), `member:media` disabled.
+    func unpublish(user: User, applicationID: String, socket: WebSocket, conversationID: String) async throws -> JSONValue {
+        let member = try joinedMember(user, conversationID, applicationID: applicationID)
+        guard let room = rooms[conversationID] else { return [:] }
+        await lock(room)
+        defer { unlock(room) }
+        if let peer = room.peers[socket] { await removePeer(peer, from: room) }
+        _ = try? conversations.setMedia(memberID: member.id, conversationID: conversationID, applicationID: applicationID,
+                                        media: MemberMedia(enabled: false))
+        return [:]
+    }
+
+    private func notPublishing() -> APIError {
+        APIError(status: 409, code: "not-publishing", title: "Conflict", detail: "Send rtc:publish first.")
+    }
+
+    // MARK: Subscribing
+
+    /// `rtc:subscribe`: the first offer (null while nobody else publishes; it is pushed as
+    /// `rtc:offer` when someone does). A second call restarts the subscription.
+    func subscribe(user: User, applicationID: String, socket: WebSocket, conversationID: String) async throws -> JSONValue {
+        let member = try joinedMember(user, conversationID, applicationID: applicationID)
+        let room = room(conversationID, applicationID: applicationID)
+        await lock(room)
+        defer { unlock(room) }
+        let peer = try peer(in: room, member: member, user: user, socket: socket)
+        if let old = peer.subscription {
+            peer.subscription = nil
+            peer.paused = [:]
+            try? await engine.closeTransport(old.transport)
+        }
+        peer.subscribing = true
+        peer.awaitingAnswer = false
+        peer.dirty = false
+        let offer = try await renegotiate(peer, in: room, push: false)
+        updateCounts()
+        return ["offer": offer.map(JSONValue.string) ?? .null, "tracks": tracks(peer, room: room)]
+    }
+
+    /// `rtc:answer`: the client's answer to our latest offer.
+    func answer(socket: WebSocket, conversationID: String, answer: String) async throws -> JSONValue {
+        guard let room = rooms[conversationID] else { throw noOffer() }
+        await lock(room)
+        defer { unlock(room) }
+        guard let peer = room.peers[socket], let subscription = peer.subscription, peer.awaitingAnswer else { throw noOffer() }
+        do {
+            peer.subscription = try await engine.answerSubscription(subscription, answer: answer)
+        } catch { throw Self.apiError(error) }
+        peer.awaitingAnswer = false
+        await applyForwarding(peer, room: room)
+        if peer.dirty {
+            peer.dirty = false
+            _ = try? await renegotiate(peer, in: room, push: true)
+        }
+        return [:]
+    }
+
+    private func noOffer() -> APIError {
+        APIError(status: 409, code: "no-offer", title: "Conflict", detail: "No offer is waiting for an answer.")
+    }
+
+    /// Brings the peer's subscription to every other publisher in the room; returns the new
+    /// offer (also pushed as `rtc:offer` when `push`), nil when nothing changed or an offer is
+    /// already out (then it is redone after the answer).
+    @discardableResult
+    private func renegotiate(_ peer: Peer, in room: Room, push: Bool) async throws -> String? {
+        guard peer.subscribing else { return nil }
+        if peer.awaitingAnswer {
+            peer.dirty = true
+            return nil
+        }
+        let wanted = room.peers.values.filter { $0 !== peer }.compactMap { $0.publication?.producer }.sorted { $0.rawValue < $1.rawValue }
+        var subscription = peer.subscription
+        if subscription == nil {
+            if wanted.isEmpty { return nil }
+            let router = try await ensureRouter(room)
+            do { subscription = try await engine.openSubscription(router: router) } catch { throw Self.apiError(error) }
+            peer.subscription = subscription
+            updateCounts()
+        }
+        guard let current = subscription else { return nil }
+        let updated: MediaEngine.Subscription
+        do { updated = try await engine.updateSubscription(current, producers: wanted) } catch { throw Self.apiError(error) }
+        peer.subscription = updated
+        guard updated.version != current.version else { return nil }
+        peer.awaitingAnswer = true
+        // New consumers start forwarding at once; pause the ones policy says to.
+        let live = Set(engine.activeConsumers(updated).values)
+        peer.paused = peer.paused.filter { live.contains($0.key) }
+        await applyForwarding(peer, room: room)
+        if push {
+            send(peer.socket, "rtc:offer", [
+                "conversation_id": .string(room.conversationID), "offer": .string(updated.offer), "tracks": tracks(peer, room: room),
+            ])
+        }
+        return updated.offer
+    }
+
+    private func renegotiateOthers(of peer: Peer, in room: Room) async {
+        for other in room.peers.values where other !== peer {
+            do { try await renegotiate(other, in: room, push: true) } catch {
+                logger.warning("renegotiation failed", ["conversation": room.conversationID, "member": other.memberID, "error": "\(error)"])
+            }
+        }
+        await updateForwarding(room)
+    }
+
+    /// Which m-line carries whom: `[{mid, member_id, user_id, name, producer_id}]`.
+    private func tracks(_ peer: Peer, room: Room) -> JSONValue {
+        guard let subscription = peer.subscription else { return [] }
+        var out: [JSONValue] = []
+        for (index, consumer) in subscription.consumers.enumerated() where !subscription.inactive.contains(index) {
+            guard let owner = room.peer(producer: consumer.producerID) else { continue }
+            out.append([
+                "mid": .string(String(index)), "member_id": .string(owner.memberID), "user_id": .string(owner.userID),
+                "name": .string(owner.userName), "producer_id": .string(consumer.producerID.rawValue),
+            ])
+        }
+        return .array(out)
+    }
+
+    // MARK: Forwarding policy
+
+    private func forwards(_ producer: ProducerID, in room: Room) -> Bool {
+        room.peers.count < settings.forwardAllBelow || room.forwarded.contains(producer)
+    }
+
+    /// Recomputes the loudest speakers of a large room and applies any change to every listener.
+    private func updateForwarding(_ room: Room) async {
+        var chosen: Set<ProducerID> = []
+        if room.peers.count >= settings.forwardAllBelow {
+            let ranked = room.peers.values.filter { $0.publication != nil && !$0.muted }.sorted { $0.score > $1.score }
+            chosen = Set(ranked.prefix(settings.loudest).compactMap { $0.publication?.producer })
+        }
+        guard chosen != room.forwarded else { return }
+        room.forwarded = chosen
+        for peer in room.peers.values { await applyForwarding(peer, room: room) }
+    }
+
+    /// Pauses or resumes each consumer of the peer per earmuff and the loudest-N choice.
+    private func applyForwarding(_ peer: Peer, room: Room) async {
+        guard let subscription = peer.subscription else { return }
+        for (producer, consumer) in engine.activeConsumers(subscription) {
+            let pause = peer.earmuffed || !forwards(producer, in: room)
+            // A consumer nobody paused yet is forwarding.
+            if (peer.paused[consumer] ?? false) == pause {
+                peer.paused[consumer] = pause
+                continue
+            }
+            do {
+                if pause { try await engine.pause(consumer: consumer) } else { try await engine.resume(consumer: consumer) }
+                peer.paused[consumer] = pause
+            } catch {
+                peer.paused[consumer] = nil
+            }
+        }
+    }
+
+    // MARK: Speakers
+
+    /// Audio levels of a room's producers (every ~300 ms): speaking indicators and loudest-N.
+    func levels(router: RouterID, _ levels: [AudioLevel]) async {
+        guard let conversationID = roomsByRouter[router], let room = rooms[conversationID] else { return }
+        await lock(room)
+        defer { unlock(room) }
+        let now = ContinuousClock.now
+        for level in levels {
+            guard let peer = room.peer(producer: level.producer) else { continue }
+            let mean = peer.muted ? 0 : Double(level.mean)
+            peer.score = peer.score * 0.6 + mean * 0.4
+            if !peer.muted && level.peak >= settings.speakingLoudness {
+                peer.lastLoud = now
+                setSpeaking(peer, true, room: room)
+            } else if peer.speaking, let last = peer.lastLoud, now - last >= settings.speakingHold {
+                setSpeaking(peer, false, room: room)
+            }
+        }
+        await updateForwarding(room)
+    }
+
+    private func setSpeaking(_ peer: Peer, _ speaking: Bool, room: Room) {
+        guard peer.speaking != speaking else { return }
+        peer.speaking = speaking
+        _ = try? conversations.postEvent(conversationID: room.conversationID, applicationID: room.applicationID,
+                                         type: speaking ? "audio:speaking:on" : "audio:speaking:off", from: peer.memberID, body: [:])
+    }
+
+    // MARK: Teardown
+
+    /// Frees the peer's transports and tells the others (renegotiation drops its m-line).
+    private func removePeer(_ peer: Peer, from room: Room) async {
+        guard room.peers[peer.socket] === peer else { return }
+        room.peers[peer.socket] = nil
+        setSpeaking(peer, false, room: room)
+        let published = peer.publication != nil
+        if let publication = peer.publication { try? await engine.closeTransport(publication.transport) }
+        if let subscription = peer.subscription { try? await engine.closeTransport(subscription.transport) }
+        peer.publication = nil
+        peer.subscription = nil
+        peer.subscribing = false
+        if published { await renegotiateOthers(of: peer, in: room) }
+        if room.peers.isEmpty, let router = room.router {
+            room.router = nil
+            roomsByRouter[router] = nil
+            try? await engine.closeRouter(router)
+        }
+        updateCounts()
+    }
+
+    /// A realtime socket closed: its media goes now; its members are marked left after the
+    /// grace period unless the user is connected again by then.
+    func socketClosed(_ socket: WebSocket) async {
+        var gone: [(conversationID: String, applicationID: String, memberID: String, userID: String)] = []
+        for room in Array(rooms.values) where room.peers[socket] != nil {
+            await lock(room)
+            if let peer = room.peers[socket] {
+                gone.append((room.conversationID, room.applicationID, peer.memberID, peer.userID))
+                await removePeer(peer, from: room)
+            }
+            unlock(room)
+        }
+        guard !gone.isEmpty else { return }
+        let grace = settings.leaveGrace
+        Task { [weak self] in
+            try? await Task.sleep(for: grace)
+            await self?.leaveIfGone(gone)
+        }
+    }
+
+    private func leaveIfGone(_ gone: [(conversationID: String, applicationID: String, memberID: String, userID: String)]) {
+        for entry in gone {
+            if isConnected(entry.userID) { continue }
+            if let room = rooms[entry.conversationID], room.peers.values.contains(where: { $0.memberID == entry.memberID }) { continue }
+            do {
+                _ = try conversations.leave(memberID: entry.memberID, conversationID: entry.conversationID,
+                                            applicationID: entry.applicationID, reason: "disconnected")
+                logger.info("member left after its connection closed", ["conversation": entry.conversationID, "member": entry.memberID])
+            } catch {
+                // Already left (or the conversation is gone): nothing to do.
+            }
+        }
+    }
+
+    /// A member left (REST, app server, or the grace timer) or had media disabled elsewhere.
+    func memberGone(conversationID: String, memberID: String) async {
+        guard let room = rooms[conversationID] else { return }
+        await lock(room)
+        defer { unlock(room) }
+        for peer in Array(room.peers.values) where peer.memberID == memberID { await removePeer(peer, from: room) }
+    }
+
+    // MARK: Errors
+
+    static func apiError(_ error: any Error) -> any Error {
+        guard let media = error as? MediaError else { return error }
+        switch media {
+        case .notFound(let d): return APIError.notFound(d, code: "media-not-found")
+        case .invalid(let d): return APIError.unprocessable(d, code: "invalid-sdp")
+        case .unsupported(let d): return APIError.unprocessable(d, code: "unsupported-media")
+        case .socket(let d): return APIError(status: 503, code: "media-unavailable", title: "Service Unavailable", detail: d)
+        }
+    }
+}

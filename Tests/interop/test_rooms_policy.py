@@ -1,0 +1,121 @@
+"""Room policies with aiortc members: a large room forwards only the loudest speakers, speaking
+events follow the audio levels, and a full room refuses one more member without changing anything."""
+import asyncio
+
+import pytest
+
+from rig import start_server
+from rooms_support import (AudioMember, Realtime, RequestError, auth, create_room, join_rest, loopback_ice, sine_track,
+                           wait_for)
+
+
+def start(env):
+    return start_server(["--media-port", "0", "--threads", "2"], https=False, env=env)
+
+
+async def member(server, room, name, join=True):
+    api = server.http_url + "/rooms/api"
+    token = auth(api, name)["jwt"]
+    rt = await Realtime(server.ws_url).connect()
+    await rt.login(token)
+    if join:
+        await rt.request("rtc:join", {"conversation_id": room})
+    return rt, AudioMember(rt, room), token
+
+
+def test_large_room_forwards_only_the_three_loudest():
+    server = start({})
+    try:
+        loopback_ice()
+        room = create_room(server.http_url + "/rooms/api", "Town hall")
+        amplitudes = {"loud-1": 0.5, "loud-2": 0.3, "loud-3": 0.15, "whisper": 0.0005}
+
+        async def scenario():
+            people = {}
+            for name, amplitude in amplitudes.items():
+                rt, m, _ = await member(server, room, name)
+                reply = await m.publish(sine_track(300 + 100 * len(people), amplitude=amplitude))
+                people[name] = (rt, m, reply["member_id"])
+            listeners = []
+            for i in range(6):  # 4 speakers + 6 listeners = 10 members with media
+                rt, m, _ = await member(server, room, f"listener-{i}")
+                await m.subscribe()
+                listeners.append((rt, m))
+            ids = {name: p[2] for name, p in people.items()}
+            names = {v: k for k, v in ids.items()}
+            await wait_for(lambda: all(len(m.track_info) == 4 for _, m in listeners), 15, what="4 tracks per listener")
+            await asyncio.sleep(3)  # levels accumulate; the whisper's consumers are paused
+            before = [await m.packets_by_member() for _, m in listeners]
+            await asyncio.sleep(2)
+            after = [await m.packets_by_member() for _, m in listeners]
+            gained = [{names[k]: a[k] - b.get(k, 0) for k in a} for a, b in zip(after, before)]
+            speaking = {e["from"] for e in listeners[0][0].seen("audio:speaking:on")}
+            for rt, m in listeners + [(p[0], p[1]) for p in people.values()]:
+                await m.close()
+                await rt.close()
+            return gained, speaking, ids
+
+        gained, speaking, ids = asyncio.run(asyncio.wait_for(scenario(), 120))
+        print("gained", gained, "speaking", speaking)
+        for g in gained:
+            for name in ("loud-1", "loud-2", "loud-3"):
+                assert g[name] > 20, g
+            assert g.get("whisper", 0) == 0, g  # (no inbound stats at all: never a packet)
+        assert {ids["loud-1"], ids["loud-2"], ids["loud-3"]} <= speaking
+        assert ids["whisper"] not in speaking
+    finally:
+        server.stop()
+        server.cleanup()
+
+
+def test_full_room_refuses_one_more_and_nothing_changes():
+    server = start({"SWITCHBOARD_ROOM_CAPACITY": "2"})
+    try:
+        loopback_ice()
+        room = create_room(server.http_url + "/rooms/api", "Small room")
+
+        async def scenario():
+            alice_rt, alice, _ = await member(server, room, "alice")
+            await alice.publish(sine_track(440))
+            await alice.subscribe()
+            bob_rt, bob, _ = await member(server, room, "bob")
+            await bob.subscribe()
+            await wait_for(lambda: bob.track_info, 10, what="bob hears alice")
+            await asyncio.sleep(0.5)
+            seen_before = len(alice_rt.events)
+            offers_before = (alice.offers, bob.offers)
+
+            carol_rt, carol, carol_token = await member(server, room, "carol", join=False)
+            with pytest.raises(RequestError) as full:
+                await carol_rt.request("rtc:join", {"conversation_id": room})
+            # Joined some other way (REST), carol still cannot bring media into the full room.
+            await asyncio.sleep(0.5)
+            assert len(alice_rt.events) == seen_before, "the refused join changed the room"
+            join_rest(server.http_url, carol_token, room)
+            await wait_for(lambda: len(alice_rt.events) > seen_before, 5, what="carol's member:joined")
+            await asyncio.sleep(0.3)
+            seen_after_rest_join = len(alice_rt.events)
+            with pytest.raises(RequestError) as full_media:
+                await carol.publish(sine_track(880))
+            with pytest.raises(RequestError) as full_listen:
+                await carol.subscribe()
+            await asyncio.sleep(1)
+            result = (full.value, full_media.value, full_listen.value, seen_before, seen_after_rest_join, len(alice_rt.events),
+                      offers_before, (alice.offers, bob.offers))
+            for rt, m in ((alice_rt, alice), (bob_rt, bob), (carol_rt, carol)):
+                await m.close()
+                await rt.close()
+            return result
+
+        join_err, publish_err, subscribe_err, before, after_rest, after, offers_before, offers_after = \
+            asyncio.run(asyncio.wait_for(scenario(), 60))
+        print(join_err, publish_err, before, after_rest, after)
+        for err in (join_err, publish_err, subscribe_err):
+            assert err.code == "room-full", err
+            assert "full" in err.body["detail"]
+        assert after_rest == before + 1  # only the REST join's member:joined
+        assert after == after_rest, "the refused media changed the room"
+        assert offers_after == offers_before
+    finally:
+        server.stop()
+        server.cleanup()

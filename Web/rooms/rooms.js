@@ -1,0 +1,397 @@
+// Drop-in audio rooms: log in by name, pick or create a room, talk.
+//
+// The app server (login, room list, create) is Switchboard's built-in one at /rooms/api, or
+// switchboard-dropin when the page is opened with ?app=http://host:3000. Everything live goes
+// over the realtime gateway: conversation events and rtc:* media signaling
+// (docs/protocol.md, "Media (rtc:*)"). No framework, no build step.
+import { Realtime, api } from "/web/lib/realtime.js";
+
+const params = new URLSearchParams(location.search);
+const APP = (params.get("app") || "/rooms/api").replace(/\/$/, "");
+const $ = (id) => document.getElementById(id);
+
+const app = {
+  user: null,          // {name, jwt}
+  rt: null,
+  room: null,          // {id, title, memberID}
+  members: new Map(),  // member_id -> {id, name, muted, speaking}
+  pub: null,           // publishing RTCPeerConnection
+  sub: null,           // subscribing RTCPeerConnection
+  mic: null,           // MediaStream
+  muted: false,
+  tracks: new Map(),   // mid -> {member_id, name}
+  audio: new Map(),    // mid -> <audio>
+  negotiation: Promise.resolve(),
+  starting: null,
+};
+window.rooms = app;  // for tests and debugging
+
+// MARK: Screens
+
+function show(view) {
+  for (const v of ["login-view", "list-view", "room-view"]) $(v).hidden = v !== view;
+  $("logout").hidden = view === "login-view";
+  $("who").textContent = app.user ? app.user.name : "";
+}
+
+function error(message) {
+  $("error").textContent = message || "";
+  $("error").hidden = !message;
+}
+
+async function guarded(fn) {
+  try { error(""); await fn(); } catch (e) { console.error(e); error(e.message || String(e)); }
+}
+
+// MARK: Login
+
+$("login-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  guarded(async () => {
+    const name = $("name").value.trim();
+    if (!name) return;
+    $("login").disabled = true;
+    try {
+      const reply = await api("POST", `${APP}/auth`, { body: { name } });
+      await logIn({ name: reply.name, jwt: reply.jwt });
+    } finally {
+      $("login").disabled = false;
+    }
+  });
+});
+
+async function logIn(user) {
+  app.user = user;
+  sessionStorage.setItem("rooms.user", JSON.stringify(user));
+  if (app.rt) app.rt.close();
+  const rt = new Realtime();
+  app.rt = rt;
+  rt.on("state", (m) => setNetwork(m.body.state));
+  rt.on("reconnected", () => reconnected());
+  for (const type of ["member:joined", "member:left", "member:media", "audio:speaking:on", "audio:speaking:off",
+                      "audio:mute:on", "audio:mute:off"]) {
+    rt.on(type, (msg) => conversationEvent(msg));
+  }
+  rt.on("rtc:offer", (msg) => {
+    if (app.room && msg.body.conversation_id === app.room.id) negotiate(msg.body.offer, msg.body.tracks);
+  });
+  await rt.connect();
+  await rt.login(user.jwt);
+  show("list-view");
+  await loadRooms();
+}
+
+$("logout").addEventListener("click", () => guarded(async () => {
+  if (app.room) await leaveRoom();
+  sessionStorage.removeItem("rooms.user");
+  if (app.rt) app.rt.close();
+  app.rt = null;
+  app.user = null;
+  show("login-view");
+}));
+
+function setNetwork(state) {
+  const net = $("net");
+  net.hidden = state === "connected";
+  net.textContent = state === "reconnecting" ? "Reconnecting…" : state;
+}
+
+// MARK: Room list
+
+async function loadRooms() {
+  const list = await api("GET", `${APP}/rooms`);
+  const ul = $("rooms");
+  ul.replaceChildren();
+  for (const room of list) {
+    const li = document.createElement("li");
+    const b = document.createElement("button");
+    b.textContent = room.display_name || room.id;
+    b.dataset.id = room.id;
+    b.addEventListener("click", () => guarded(() => enterRoom(room.id, room.display_name)));
+    li.append(b);
+    ul.append(li);
+  }
+  $("no-rooms").hidden = list.length > 0;
+}
+
+$("refresh").addEventListener("click", () => guarded(loadRooms));
+
+$("create").addEventListener("click", () => {
+  $("modal").hidden = false;
+  $("room-name").value = "";
+  $("room-name").focus();
+});
+$("cancel-create").addEventListener("click", () => { $("modal").hidden = true; });
+$("modal").addEventListener("click", (ev) => { if (ev.target === $("modal")) $("modal").hidden = true; });
+document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") $("modal").hidden = true; });
+$("create-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  guarded(async () => {
+    const name = $("room-name").value.trim();
+    if (!name) return;
+    const { id } = await api("POST", `${APP}/rooms`, { body: { display_name: name } });
+    $("modal").hidden = true;
+    await loadRooms();
+    await enterRoom(id, name);
+  });
+});
+
+// MARK: Room
+
+async function enterRoom(id, title) {
+  const joined = await app.rt.request("rtc:join", { conversation_id: id });
+  app.room = { id, title: title || id, memberID: joined.body.member_id };
+  app.members.clear();
+  app.muted = false;
+  $("room-title").textContent = app.room.title;
+  $("mic-message").hidden = true;
+  $("mute").textContent = "Mute";
+  show("room-view");
+  await loadMembers();
+  await startMedia();
+}
+
+async function loadMembers() {
+  const page = await api("GET", `/v1/conversations/${app.room.id}/members?page_size=100`, { token: app.user.jwt });
+  for (const m of page._embedded.members) {
+    if (m.state !== "JOINED") continue;
+    const known = app.members.get(m.id);
+    app.members.set(m.id, {
+      id: m.id, name: m._embedded.user.name,
+      muted: m.media?.audio_settings?.muted || false, speaking: known?.speaking || false,
+    });
+  }
+  render();
+}
+
+function conversationEvent(msg) {
+  if (!app.room || msg.cid !== app.room.id) return;
+  const b = msg.body || {};
+  const id = msg.from || b.member_id;
+  const m = app.members.get(id);
+  switch (msg.type) {
+    case "member:joined":
+      app.members.set(b.member_id, { id: b.member_id, name: b.user?.name || "?", muted: false, speaking: false });
+      break;
+    case "member:left":
+      app.members.delete(b.member_id);
+      if (b.member_id === app.room.memberID) { closeMedia(); app.room = null; show("list-view"); loadRooms(); return; }
+      break;
+    case "member:media": if (m) m.muted = !!b.media?.audio_settings?.muted; break;
+    case "audio:mute:on": if (m) { m.muted = true; m.speaking = false; } break;
+    case "audio:mute:off": if (m) m.muted = false; break;
+    case "audio:speaking:on": if (m) m.speaking = true; break;
+    case "audio:speaking:off": if (m) m.speaking = false; break;
+  }
+  render();
+}
+
+const MIC_OFF = '<svg viewBox="0 0 24 24" width="14" height="14" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2.4" stroke-linecap="round"><path d="M9 5a3 3 0 0 1 6 0v6M15 13.5A3 3 0 0 1 9 11V9"/><path d="M5 11a7 7 0 0 0 11.5 5.3M19 11a7 7 0 0 1-.6 2.8M12 18v3"/><path d="M3 3l18 18"/></svg>';
+
+function colorFor(name) {
+  let h = 0;
+  for (const c of name) h = (h * 31 + c.codePointAt(0)) % 360;
+  return `hsl(${h} 70% 65%)`;
+}
+
+function render() {
+  const ul = $("members");
+  ul.replaceChildren();
+  const list = [...app.members.values()].sort((a, b) => a.name.localeCompare(b.name));
+  for (const m of list) {
+    const li = document.createElement("li");
+    li.className = "member";
+    li.dataset.memberId = m.id;
+    li.dataset.name = m.name;
+    li.classList.toggle("me", m.id === app.room?.memberID);
+    li.classList.toggle("is-speaking", m.speaking);
+    li.classList.toggle("is-muted", m.muted);
+    const avatar = document.createElement("div");
+    avatar.className = "avatar";
+    avatar.style.background = colorFor(m.name);
+    avatar.textContent = m.name.slice(0, 1).toUpperCase();
+    const mark = document.createElement("span");
+    mark.className = "muted-mark";
+    mark.title = "muted";
+    mark.innerHTML = MIC_OFF;
+    avatar.append(mark);
+    const name = document.createElement("span");
+    name.className = "name";
+    name.textContent = m.name;
+    li.append(avatar, name);
+    ul.append(li);
+  }
+  $("room-status").textContent = `${list.length} here`;
+}
+
+// MARK: Media
+
+/** Asks for the microphone, publishes it and subscribes to everyone else. */
+async function startMedia() {
+  if (app.starting) return app.starting;
+  app.starting = (async () => {
+    try {
+      closeMedia(false);
+      if (!app.mic) {
+        try {
+          app.mic = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true } });
+        } catch (e) {
+          $("mic-message").textContent = e.name === "NotAllowedError"
+            ? "Microphone access was refused, so others cannot hear you. Allow the microphone for this site (the icon in the address bar) and rejoin the room. You can still listen."
+            : `No microphone could be opened (${e.message || e.name}). You can still listen.`;
+          $("mic-message").hidden = false;
+        }
+      }
+      if (app.mic) await publish();
+      await subscribe();
+    } finally {
+      app.starting = null;
+    }
+  })();
+  return app.starting;
+}
+
+async function publish() {
+  const pc = new RTCPeerConnection();
+  app.pub = pc;
+  const track = app.mic.getAudioTracks()[0];
+  track.enabled = !app.muted;
+  pc.addTransceiver(track, { direction: "sendonly", streams: [app.mic] });
+  pc.onconnectionstatechange = () => { if (pc.connectionState === "failed" && app.pub === pc) restartMedia(); };
+  await pc.setLocalDescription(await pc.createOffer());
+  const reply = await app.rt.request("rtc:publish", { conversation_id: app.room.id, offer: pc.localDescription.sdp });
+  await pc.setRemoteDescription({ type: "answer", sdp: reply.body.answer });
+  $("mute").disabled = false;
+  if (app.muted) await app.rt.request("rtc:mute", { conversation_id: app.room.id, muted: true });
+}
+
+async function subscribe() {
+  const pc = new RTCPeerConnection();
+  app.sub = pc;
+  app.tracks.clear();
+  app.negotiation = Promise.resolve();
+  pc.ontrack = (ev) => attach(ev.transceiver);
+  pc.onconnectionstatechange = () => { if (pc.connectionState === "failed" && app.sub === pc) restartMedia(); };
+  const reply = await app.rt.request("rtc:subscribe", { conversation_id: app.room.id });
+  if (reply.body.offer) await negotiate(reply.body.offer, reply.body.tracks);
+}
+
+/** Applies a server offer and answers it; offers are handled one at a time, in order. */
+function negotiate(offer, tracks) {
+  const pc = app.sub;
+  app.negotiation = app.negotiation.then(async () => {
+    if (!pc || pc !== app.sub) return;
+    for (const t of tracks || []) app.tracks.set(t.mid, t);
+    await pc.setRemoteDescription({ type: "offer", sdp: offer });
+    await pc.setLocalDescription(await pc.createAnswer());
+    await app.rt.request("rtc:answer", { conversation_id: app.room.id, answer: pc.localDescription.sdp });
+    const live = new Set((tracks || []).map((t) => t.mid));
+    for (const t of pc.getTransceivers()) {
+      if (live.has(t.mid)) attach(t);
+      else detach(t.mid);
+    }
+  }).catch((e) => console.error("renegotiation failed", e));
+  return app.negotiation;
+}
+
+function attach(transceiver) {
+  const mid = transceiver.mid;
+  if (mid == null) return;
+  let el = app.audio.get(mid);
+  if (!el) {
+    el = document.createElement("audio");
+    el.autoplay = true;
+    document.body.append(el);
+    app.audio.set(mid, el);
+  }
+  if (el.srcObject?.getTracks()[0] !== transceiver.receiver.track) {
+    el.srcObject = new MediaStream([transceiver.receiver.track]);
+    el.play().catch(() => {});
+  }
+}
+
+function detach(mid) {
+  const el = app.audio.get(mid);
+  if (el) { el.srcObject = null; el.remove(); app.audio.delete(mid); }
+  app.tracks.delete(mid);
+}
+
+function closeMedia(stopMic = true) {
+  for (const pc of [app.pub, app.sub]) if (pc) pc.close();
+  app.pub = null;
+  app.sub = null;
+  for (const mid of [...app.audio.keys()]) detach(mid);
+  if (stopMic && app.mic) { for (const t of app.mic.getTracks()) t.stop(); app.mic = null; }
+  $("mute").disabled = true;
+}
+
+let restartTimer = null;
+function restartMedia() {
+  clearTimeout(restartTimer);
+  restartTimer = setTimeout(() => { if (app.room) guarded(startMedia); }, 500);
+}
+
+/** The realtime socket came back: the server dropped our media with the old socket. */
+async function reconnected() {
+  if (!app.room) return;
+  await guarded(async () => {
+    await app.rt.request("rtc:join", { conversation_id: app.room.id });
+    await loadMembers();
+    await startMedia();
+  });
+}
+
+$("mute").addEventListener("click", () => guarded(async () => {
+  const muted = !app.muted;
+  await app.rt.request("rtc:mute", { conversation_id: app.room.id, muted });
+  app.muted = muted;
+  const track = app.mic?.getAudioTracks()[0];
+  if (track) track.enabled = !muted;
+  $("mute").textContent = muted ? "Unmute" : "Mute";
+  const me = app.members.get(app.room.memberID);
+  if (me) { me.muted = muted; if (muted) me.speaking = false; render(); }
+}));
+
+async function leaveRoom() {
+  const room = app.room;
+  app.room = null;
+  closeMedia();
+  try { await app.rt.request("rtc:unpublish", { conversation_id: room.id }); } catch {}
+  await api("PATCH", `/v1/conversations/${room.id}/members/me`, { token: app.user.jwt, body: { state: "left" } });
+}
+
+$("leave").addEventListener("click", () => guarded(async () => {
+  if (app.room) await leaveRoom();
+  show("list-view");
+  await loadRooms();
+}));
+
+/** Per-member inbound audio from getStats, keyed by name (for tests and debugging). */
+app.inbound = async () => {
+  const out = {};
+  if (!app.sub) return out;
+  for (const t of app.sub.getTransceivers()) {
+    const info = app.tracks.get(t.mid);
+    if (!info) continue;
+    // A reused m-line may have had earlier streams (SSRCs): add them up.
+    const sum = { packetsReceived: 0, audioLevel: 0, totalAudioEnergy: 0, mid: t.mid };
+    (await t.receiver.getStats()).forEach((s) => {
+      if (s.type !== "inbound-rtp") return;
+      sum.packetsReceived += s.packetsReceived || 0;
+      sum.totalAudioEnergy += s.totalAudioEnergy || 0;
+      sum.audioLevel = Math.max(sum.audioLevel, s.audioLevel || 0);
+    });
+    out[info.name] = sum;
+  }
+  return out;
+};
+
+// MARK: Start
+
+(async () => {
+  const saved = sessionStorage.getItem("rooms.user");
+  if (saved) {
+    try { await logIn(JSON.parse(saved)); return; } catch { sessionStorage.removeItem("rooms.user"); }
+  }
+  show("login-view");
+})();
