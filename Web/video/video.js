@@ -1,5 +1,5 @@
 // Video playground: session and token from the server, then the video:* protocol on the realtime
-// gateway (docs/protocol-video.md). One publishing RTCPeerConnection, one per subscribed stream.
+// gateway (docs/protocol.md, "Video sessions"). One publishing RTCPeerConnection, one per subscribed stream.
 import { Realtime, api } from "/web/lib/realtime.js";
 
 const $ = (id) => document.getElementById(id);
