@@ -39,8 +39,13 @@ test: setup-test
 fuzz: setup-test
 	scripts/fuzz 300
 
+# Every benchmark; scripts/bench rewrites its own section of docs/benchmarks.md, the others print the
+# tables their sections record (one at a time: BENCH=video make bench runs scripts/bench-video only).
+BENCH ?= all
 bench: setup-test release
-	scripts/bench
+	@if [ "$(BENCH)" = all ]; then \
+	  scripts/bench && scripts/bench-jwt && scripts/bench-realtime && scripts/bench-media && scripts/bench-rooms && scripts/bench-video; \
+	else scripts/bench-$(BENCH); fi
 
 clean:
 	rm -rf .build .fuzz-build
