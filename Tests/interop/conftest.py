@@ -28,7 +28,9 @@ def server():
         assert code == 0, f"switchboard exited with {code} on SIGTERM:\n{log[-4000:]}"
 
 
-@pytest.fixture(scope="session")
+# Module scope: sync Playwright keeps an event loop on the main thread while it is open, which other
+# modules' own Playwright sessions and asyncio.run() would trip over; it closes when its module is done.
+@pytest.fixture(scope="module")
 def browser():
     with chromium() as b:
         yield b
