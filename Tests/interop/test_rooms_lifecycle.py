@@ -2,30 +2,10 @@
 45 s and its transports are freed; the page that stays sees it go."""
 import time
 
-import pytest
-import requests
 
-from media_support import CHROMIUM_ARGS
-from rig import CHROMIUM, screenshot, start_server
+from rig import screenshot
 from rooms_support import media_stats, metric
-from test_rooms_browser import log_in, names_on, wait
-
-
-@pytest.fixture(scope="module")
-def server():
-    s = start_server(["--media-port", "0"], https=False, env={"SWITCHBOARD_MEDIA_TEST_ROUTES": "1"})
-    yield s
-    s.stop()
-    s.cleanup()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+from test_rooms_browser import browser, log_in, names_on, server, wait  # noqa: F401 (module fixtures)
 
 
 def transports(server):
