@@ -2,7 +2,6 @@
 45 s and its transports are freed; the page that stays sees it go."""
 import time
 
-
 from rig import screenshot
 from rooms_support import media_stats, metric
 from test_rooms_browser import browser, log_in, names_on, server, wait  # noqa: F401 (module fixtures)
