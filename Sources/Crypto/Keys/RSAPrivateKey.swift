@@ -49,16 +49,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
     }
 
     private convenience init(checking pkey: OpaquePointer) throws(RSAKeyError) {
-        guard EVP_PKEY_get_base_id(pkey) == EVP_PKEY_RSA else {
-            EVP_PKEY_free(pkey)
-            throw .notRSA
-        }
-        let bits = Int(EVP_PKEY_get_bits(pkey))
-        guard bits >= Self.minimumBits else {
-            EVP_PKEY_free(pkey)
-            throw .keyTooSmall(bits: bits)
-        }
-        self.init(owning: pkey)
+        self.init(owning: try RSAKeyError.checkedRSA(pkey))
     }
 
     public var bits: Int { Int(EVP_PKEY_get_bits(pkey)) }
