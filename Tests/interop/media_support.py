@@ -5,7 +5,6 @@ import asyncio
 import fractions
 import json
 import os
-import socket
 import subprocess
 import tempfile
 import time
@@ -13,25 +12,8 @@ import urllib.request
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from rig import free_port, server_binary
 
-
-def server_binary():
-    """SWITCHBOARD_BIN, else the release build (as `make interop` builds it), else debug."""
-    env = os.environ.get("SWITCHBOARD_BIN")
-    if env:
-        return env
-    for config in ("release", "debug"):
-        path = os.path.join(ROOT, ".build", config, "switchboard")
-        if os.path.exists(path):
-            return path
-    raise RuntimeError("build switchboard first (swift build -c release)")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class MediaServer:
@@ -45,7 +27,7 @@ class MediaServer:
         env.update(extra_env or {})
         self.log = open(os.path.join(self.data, "server.log"), "w")
         self.proc = subprocess.Popen(
-            [server_binary(), "serve", "--listen", f"127.0.0.1:{self.port}", "--data", self.data,
+            [str(server_binary()), "serve", "--listen", f"127.0.0.1:{self.port}", "--data", self.data,
              "--media-port", "0", "--threads", "1", "--log-level", "warn"],
             env=env, stdout=self.log, stderr=subprocess.STDOUT)
         self.base = f"http://127.0.0.1:{self.port}"
