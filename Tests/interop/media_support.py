@@ -15,7 +15,6 @@ import numpy as np
 from rig import free_port, server_binary
 
 
-
 class MediaServer:
     """`switchboard serve` with SWITCHBOARD_MEDIA_TEST_ROUTES=1 on a free port."""
 
