@@ -405,7 +405,14 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     func send(_ ws: WebSocket, type: String, rid: JSONValue?, body: JSONValue) {
         var o: [String: JSONValue] = ["type": .string(type), "body": body]
         if let rid { o["rid"] = rid }
-        ws.send(text: Self.encode(.object(o)))
+        let text = Self.encode(.object(o))
+        // Behind any events still queued for this socket, so a reply never overtakes an earlier event.
+        let queued = state.withLock { s in
+            guard let sid = s.bySocket[ws], let session = s.sessions[sid], session.socket == ws, session.drainScheduled else { return false }
+            session.outbox.append(text)
+            return true
+        }
+        if !queued { ws.send(text: text) }
     }
 
     static func encode(_ v: JSONValue) -> String {

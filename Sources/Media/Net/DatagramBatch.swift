@@ -39,10 +39,12 @@ final class DatagramBatch {
     }
 }
 
-/// Outgoing datagrams collected during one loop turn and sent with `sendmmsg`.
+/// Outgoing datagrams collected while a receive batch is processed and sent with `sendmmsg`.
 ///
 /// The packet path reserves a slot, writes (and SRTP-protects) the packet straight into
 /// it, and commits it with the destination; nothing is copied again before the kernel.
+/// The queue holds at most `capacity` datagrams: a large fan-out leaves in chunks as it is
+/// produced, so the first subscribers do not wait for the last one's encryption.
 final class SendQueue {
     let batch: DatagramBatch
     let socket: UDPSocket
@@ -52,8 +54,13 @@ final class SendQueue {
     private(set) var sentBytes: UInt64 = 0
     /// Benchmark mode: `flush` counts the datagrams and drops them instead of calling the kernel.
     var discard = false
+    /// When the datagrams being queued were received (monotonic ns), or 0 for timer output.
+    var receivedAt: UInt64 = 0
+    /// Time from `recvmmsg` returning to each datagram's `sendmmsg` returning: the latency the
+    /// SFU itself adds (1 µs buckets up to 20 ms).
+    private(set) var forwardingLatency = LatencyHistogram(bucketNanoseconds: 1_000, buckets: 20_000)
 
-    init(socket: UDPSocket, capacity: Int = 256, stride: Int = 2048) {
+    init(socket: UDPSocket, capacity: Int = 32, stride: Int = 2048) {
         self.socket = socket
         batch = DatagramBatch(capacity: capacity, stride: stride)
     }
@@ -113,6 +120,7 @@ final class SendQueue {
             }
             for i in offset..<(offset + Int(n)) { sentBytes += UInt64(batch.lengths[i]) }
             sent += UInt64(n)
+            if receivedAt != 0 { forwardingLatency.record(sb_monotonic_ns() &- receivedAt, weight: UInt64(n)) }
             offset += Int(n)
         }
         batch.count = 0

@@ -14,7 +14,9 @@ final class Consumer {
     let cname: String
     let streamID: String
     let trackID: String
-    unowned let transport: WebRtcTransport
+    /// The worker closes a transport's consumers before the transport, so this never dangles;
+    /// `unowned(unsafe)` keeps reference counting off the per-packet path.
+    unowned(unsafe) let transport: WebRtcTransport
     private(set) var producer: Producer
     var rewriter: RtpRewriter
     private(set) var paused = false

@@ -11,8 +11,10 @@ final class Producer {
     let parameters: ProducerParameters
     /// The codec with the canonical payload type consumers see.
     let codec: RtpCodec
-    unowned let transport: WebRtcTransport
-    unowned let router: Router
+    /// Closed before its transport and router (see `WorkerCore.closeTransport`), so these never
+    /// dangle; `unowned(unsafe)` keeps reference counting off the per-packet path.
+    unowned(unsafe) let transport: WebRtcTransport
+    unowned(unsafe) let router: Router
     private(set) var ssrc: UInt32?
     private(set) var rtxSSRC: UInt32?
     var consumers: [Consumer] = []

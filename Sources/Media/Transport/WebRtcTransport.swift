@@ -9,8 +9,10 @@ import Wire
 /// buffers; DTLS and RTCP reports allocate, at handshake or report rate only.
 final class WebRtcTransport {
     let id: TransportID
-    unowned let router: Router
-    unowned let worker: WorkerCore
+    /// The worker closes transports before their router and outlives them all; `unowned(unsafe)`
+    /// keeps reference counting off the per-packet path.
+    unowned(unsafe) let router: Router
+    unowned(unsafe) let worker: WorkerCore
     let ice: IceServer
     private(set) var dtls: DTLSEngine?
     private(set) var dtlsRole: DTLSEngine.Role = .server

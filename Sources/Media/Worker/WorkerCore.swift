@@ -34,9 +34,6 @@ final class WorkerCore: Selectable {
     // Counters for stats and the benchmark.
     private(set) var datagramsIn: UInt64 = 0
     private(set) var unroutable: UInt64 = 0
-    /// Time from a batch leaving `recvmmsg` to its output leaving `sendmmsg`, weighted by the
-    /// datagrams sent: the latency the SFU itself adds (1 µs buckets up to 20 ms).
-    private(set) var forwardingLatency = LatencyHistogram(bucketNanoseconds: 1_000, buckets: 20_000)
 
     init(index: Int, loop: EventLoop, socket: UDPSocket, certificate: DTLSCertificate, configuration: MediaConfiguration,
          events: @escaping @Sendable (MediaEvent) -> Void) {
@@ -67,11 +64,10 @@ final class WorkerCore: Selectable {
             let n = receiveBatch.receive(from: socket)
             if n <= 0 { break }
             now = sb_monotonic_ns()
-            let sentBefore = queue.sent
+            queue.receivedAt = now
             for i in 0..<n { process(i) }
             queue.flush()
-            let sent = queue.sent &- sentBefore
-            if sent > 0 { forwardingLatency.record(sb_monotonic_ns() &- now, weight: sent) }
+            queue.receivedAt = 0
             if n < receiveBatch.capacity { break }
         }
     }
@@ -296,7 +292,7 @@ final class WorkerCore: Selectable {
             index: index, port: socket.localPort, datagramsIn: datagramsIn, datagramsOut: queue.sent,
             bytesOut: queue.sentBytes, sendDrops: queue.dropped, unroutable: unroutable,
             routers: routers.count, transports: transports.count, producers: producers.count, consumers: consumers.count,
-            forwardingMicrosecondsP50: forwardingLatency.percentile(0.5) * 1000,
-            forwardingMicrosecondsP99: forwardingLatency.percentile(0.99) * 1000)
+            forwardingMicrosecondsP50: queue.forwardingLatency.percentile(0.5) * 1000,
+            forwardingMicrosecondsP99: queue.forwardingLatency.percentile(0.99) * 1000)
     }
 }

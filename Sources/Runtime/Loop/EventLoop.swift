@@ -38,6 +38,9 @@ public final class EventLoop: @unchecked Sendable {
     private let threadID = Atomic<UInt>(0)
     private var handlers: [Int32: Selectable] = [:]
     private var spareJobs: [@Sendable () -> Void] = []
+    /// Jobs for the end of the current pass (see `executeBeforeWait`); loop thread only.
+    private var beforeWaitJobs: [@Sendable () -> Void] = []
+    private var spareBeforeWaitJobs: [@Sendable () -> Void] = []
     private var timerHeap: [(deadline: UInt64, id: UInt64)] = []
     private var timerCallbacks: [UInt64: () -> Void] = [:]
     private var nextTimerID: UInt64 = 1
@@ -71,6 +74,18 @@ public final class EventLoop: @unchecked Sendable {
         }
         // On the loop thread the mailbox runs before the next wait, so no wake-up is needed.
         if wasEmpty && !inLoop { _ = sb_eventfd_signal(wakeFD) }
+    }
+
+    /// Runs `job` on the loop thread once the work that is ready now (I/O, timers, mailbox, and whatever
+    /// that work posts) is done, just before the loop waits again. Writes that many handlers queue in one
+    /// pass (a burst of pipelined requests fanning out to the same sockets) leave in one system call per
+    /// socket; when the loop is idle the job runs as soon as the current job returns. Safe from any thread.
+    public func executeBeforeWait(_ job: @escaping @Sendable () -> Void) {
+        if inLoop {
+            beforeWaitJobs.append(job)
+        } else {
+            execute { [self] in beforeWaitJobs.append(job) }
+        }
     }
 
     /// Runs `body` on the loop thread and returns its result to an async caller.
@@ -150,8 +165,23 @@ public final class EventLoop: @unchecked Sendable {
             // so the mailbox must be drained after it and before the next wait.
             runTimers()
             runMailbox()
+            runBeforeWaitJobs()
         }
         runMailbox()
+        runBeforeWaitJobs()
+    }
+
+    private func runBeforeWaitJobs() {
+        while !beforeWaitJobs.isEmpty {
+            var jobs = spareBeforeWaitJobs
+            spareBeforeWaitJobs = []
+            swap(&beforeWaitJobs, &jobs)
+            for job in jobs { job() }
+            jobs.removeAll(keepingCapacity: true)
+            spareBeforeWaitJobs = jobs
+            // A flush may resume tasks (a writer waiting for room); they run before the loop sleeps.
+            runMailbox()
+        }
     }
 
     /// Starts the loop on a new thread.

@@ -54,9 +54,14 @@ public final class WebSocket: Sendable, Hashable {
 
     public func send(text: String) { onLoop { $0.send(opcode: .text, payload: Array(text.utf8)) } }
     public func send(binary: [UInt8]) { onLoop { $0.send(opcode: .binary, payload: binary) } }
-    /// Sends the text messages `next` returns once the socket's loop runs it, all in one write: a fan-out
-    /// that has queued several messages for one socket pays one system call instead of one each.
-    public func sendTexts(_ next: @escaping @Sendable () -> [String]) { onLoop { $0.send(texts: next()) } }
+    /// Sends the text messages `next` returns, all in one write, when the socket's loop has finished the
+    /// work that is ready now (`EventLoop.executeBeforeWait`): a fan-out that queued several messages for
+    /// one socket in that pass pays one system call instead of one each.
+    public func sendTexts(_ next: @escaping @Sendable () -> [String]) {
+        loop.executeBeforeWait { [self] in
+            if let c = connection.withLock({ $0 }) { c.send(texts: next()) }
+        }
+    }
     public func ping(_ payload: [UInt8] = []) { onLoop { $0.send(opcode: .ping, payload: payload) } }
     public func close(code: UInt16 = 1000, reason: String = "") { onLoop { $0.close(code: code, reason: reason) } }
 
