@@ -39,15 +39,21 @@ public final class MediaEngine: Sendable {
 
     private let sink: EventSink
 
-    /// Holds the control plane's event handler; workers read it per event (rare).
-    private final class EventSink: Sendable {
-        let handler = Mutex<(@Sendable (MediaEvent) -> Void)?>(nil)
-        func deliver(_ event: MediaEvent) { handler.withLock { $0 }?(event) }
+    /// Holds the control plane's event handler; workers read it per event.
+    final class EventSink: Sendable {
+        /// The closure sits inside a struct: a bare function value in generic storage is re-abstracted
+        /// on every `inout` access, and each `withLock` would wrap it in two more thunks, so the call
+        /// chain (and the stack it needs) would grow with every event delivered.
+        private struct Handler { let call: @Sendable (MediaEvent) -> Void }
+        private let handler = Mutex<Handler?>(nil)
+
+        func set(_ call: @escaping @Sendable (MediaEvent) -> Void) { handler.withLock { $0 = Handler(call: call) } }
+        func deliver(_ event: MediaEvent) { handler.withLock { $0 }?.call(event) }
     }
 
     /// Receives transport state changes and active-speaker changes, on worker threads.
     public func onEvent(_ handler: @escaping @Sendable (MediaEvent) -> Void) {
-        sink.handler.withLock { $0 = handler }
+        sink.set(handler)
     }
 
     /// UDP ports of the workers, in worker order.
