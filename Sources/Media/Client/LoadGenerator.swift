@@ -45,15 +45,13 @@ public final class LoadGenerator: Sendable {
         var ticks = 0
     }
 
-    /// `busyPoll`: the client loops spin instead of sleeping (see `EventLoop.init(busyPoll:)`), so
-    /// the server under test is not charged for waking them on loopback.
-    public init(threads: Int, bindHost: String = "127.0.0.1", busyPoll: Bool = false) throws {
+    public init(threads: Int, bindHost: String = "127.0.0.1") throws {
         certificate = try DTLSCertificate()
         self.bindHost = bindHost
         var loops: [EventLoop] = []
         var states: [StateBox] = []
         for i in 0..<max(1, threads) {
-            let loop = EventLoop(index: i, busyPoll: busyPoll)
+            let loop = EventLoop(index: i)
             loop.startThread(name: "load-\(i)")
             loops.append(loop)
             states.append(StateBox(state: LoopState()))

@@ -49,13 +49,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Shared scratch buffer for reads on this loop; valid only during a read callback.
     let readBuffer: UnsafeMutableRawBufferPointer
 
-    /// Never block in `epoll_wait` (poll with a zero timeout): the thread spins on its CPU, and
-    /// senders to its sockets never pay for waking it. For load generators on a dedicated CPU.
-    private let busyPoll: Bool
-
-    public init(index: Int = 0, busyPoll: Bool = false) {
+    public init(index: Int = 0) {
         self.index = index
-        self.busyPoll = busyPoll
         epfd = sb_epoll_create()
         wakeFD = sb_eventfd()
         precondition(epfd >= 0 && wakeFD >= 0, "epoll/eventfd unavailable")
@@ -153,7 +148,7 @@ public final class EventLoop: @unchecked Sendable {
         let evs = UnsafeMutablePointer<UInt32>.allocate(capacity: Int(maxEvents))
         defer { datas.deallocate(); evs.deallocate() }
         while !stopping.load(ordering: .relaxed) {
-            let timeout = busyPoll ? 0 : nextTimeoutMillis()
+            let timeout = nextTimeoutMillis()
             let n = sb_epoll_wait(epfd, datas, evs, maxEvents, timeout)
             if n > 0 {
                 for i in 0..<Int(n) {

@@ -22,9 +22,6 @@ struct LoadCommand {
           --duration SEC     measured seconds (default 10)
           --warmup SEC       seconds after connecting before measuring (default 2)
           --threads T        client event loops (default 1)
-          --busy-poll        client loops spin instead of sleeping (give them their own CPUs):
-                             on loopback the server then pays nothing for waking the client,
-                             as with a real network between them
           --video            publishers also send 100 video-sized packets/s
           --video-kbps K     ... at K kb/s instead (1100-byte payloads; implies --video)
           --server-pid PID   report the server's CPU and RSS from /proc
@@ -37,9 +34,9 @@ struct LoadCommand {
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process", "--busy-poll"])
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process"])
         if args.flag("--in-process") { return try inProcess(args) }
-        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps", "--busy-poll"])
+        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps"])
         let base = try args.require("--server").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         func int(_ name: String, _ fallback: Int) throws -> Int {
             guard let v = args[name] else { return fallback }
@@ -76,7 +73,7 @@ struct LoadCommand {
             await serverStats().reduce(0) { $0 + (($1["datagramsOut"] as? NSNumber)?.uint64Value ?? 0) }
         }
 
-        let generator = try LoadGenerator(threads: threads, busyPoll: args.flag("--busy-poll"))
+        let generator = try LoadGenerator(threads: threads)
         defer { generator.shutdown() }
         let runID = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let rssBefore = serverPID.flatMap(residentKiB)
