@@ -27,7 +27,10 @@ let package = Package(
         // Embedded SQLite store.
         .target(name: "Store", dependencies: ["CSQLite"]),
         // WebRTC media plane.
-        .target(name: "Media", dependencies: ["Wire", "Crypto", "Runtime", "CShims"]),
+        // Everything in a media worker is confined to its thread, so the packet path skips the dynamic
+        // exclusivity checks (a thread-local access set per class property access).
+        .target(name: "Media", dependencies: ["Wire", "Crypto", "Runtime", "CShims"],
+                swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
         // Domain: accounts, applications, users, conversations, webhooks.
         .target(name: "Platform", dependencies: ["Wire", "Crypto", "Runtime", "Store"]),
         // REST routes, realtime gateway, web assets.

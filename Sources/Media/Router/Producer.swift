@@ -114,8 +114,14 @@ final class Producer {
         }
         buffer.store(p, length: length, sequenceNumber: sequence, now: now)
         if paused { return }
-        for consumer in consumers {
-            consumer.forward(p, length: length, sequence: sequence, timestamp: timestamp, keyframe: keyframe, now: now, queue: queue)
+        // `consumers` holds every consumer for the whole loop (forwarding never adds or removes one), so
+        // each is borrowed rather than retained and released per packet.
+        consumers.withUnsafeBufferPointer { list in
+            for consumer in list {
+                Unmanaged.passUnretained(consumer)._withUnsafeGuaranteedRef {
+                    $0.forward(p, length: length, sequence: sequence, timestamp: timestamp, keyframe: keyframe, now: now, queue: queue)
+                }
+            }
         }
     }
 
