@@ -65,10 +65,19 @@ public struct APIError: HTTPErrorConvertible, Sendable, CustomStringConvertible 
     }
 }
 
+private let unhandledErrors = Logger(label: "http")
+
 extension HTTPResponse {
-    /// Renders any error in the JSON error shape; unknown errors become a 500 without internals.
+    /// Renders any error in the JSON error shape; unknown errors become a 500 without internals, and
+    /// the operator's log gets what actually failed (with the request id the client was given).
     public static func error(_ error: any Error, requestID: String? = nil) -> HTTPResponse {
-        let e: HTTPErrorConvertible = (error as? HTTPErrorConvertible) ?? APIError.internalError()
+        let e: HTTPErrorConvertible
+        if let known = error as? HTTPErrorConvertible {
+            e = known
+        } else {
+            unhandledErrors.error("unhandled error", ["request_id": requestID ?? "-", "error": String(describing: error)])
+            e = APIError.internalError()
+        }
         var body: [String: String] = [
             "type": "urn:switchboard:error:\(e.code)",
             "title": e.title,
