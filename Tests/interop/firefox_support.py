@@ -1,0 +1,103 @@
+"""Debian's Firefox ESR, headless, driven over Marionette (Firefox's own remote protocol, so no
+geckodriver is needed): fake camera and microphone, loopback ICE candidates allowed, autoplay on."""
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from rig import artifact_path, free_port
+
+FIREFOX = shutil.which("firefox-esr") or shutil.which("firefox") or "/usr/bin/firefox-esr"
+
+PREFS = {
+    # Media without devices or prompts: Firefox's fake sources (a sine tone, a test pattern).
+    "media.navigator.streams.fake": True,
+    "media.navigator.permission.disabled": True,
+    "media.autoplay.default": 0,
+    "media.autoplay.blocking_policy": 0,
+    # The server's candidate is 127.0.0.1: gather on loopback too, and show real host addresses.
+    "media.peerconnection.ice.loopback": True,
+    "media.peerconnection.ice.force_interface": "lo",
+    "media.peerconnection.ice.obfuscate_host_addresses": False,
+    # A quiet profile: no first-run pages, updates, telemetry or network chatter.
+    "browser.shell.checkDefaultBrowser": False,
+    "browser.startup.homepage_override.mstone": "ignore",
+    "browser.startup.page": 0,
+    "app.update.disabledForTesting": True,
+    "datareporting.policy.dataSubmissionEnabled": False,
+    "toolkit.telemetry.reportingpolicy.firstRun": False,
+    "network.captive-portal-service.enabled": False,
+    "network.connectivity-service.enabled": False,
+    "browser.safebrowsing.update.enabled": False,
+    "extensions.update.enabled": False,
+    "remote.prefs.recommended": True,
+}
+
+
+class Firefox:
+    """One headless Firefox with one Marionette session; scripts run in the page's own scope."""
+
+    def __init__(self, width: int = 420, height: int = 820):
+        from marionette_driver.marionette import Marionette
+
+        self.profile = Path(tempfile.mkdtemp(prefix="sb-firefox-"))
+        self.port = free_port()
+        prefs = dict(PREFS, **{"marionette.port": self.port})
+        (self.profile / "user.js").write_text(
+            "".join(f"user_pref({json.dumps(k)}, {json.dumps(v)});\n" for k, v in prefs.items()))
+        self.proc = subprocess.Popen(
+            [FIREFOX, "--headless", "--marionette", "--no-remote", "--profile", str(self.profile),
+             "--width", str(width), "--height", str(height)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.client = Marionette(host="127.0.0.1", port=self.port)
+        try:
+            self.client.start_session(timeout=60)
+        except Exception:
+            self.close()
+            raise
+
+    def goto(self, url: str):
+        self.client.navigate(url)
+
+    def js(self, script: str, *args):
+        """Evaluates `script` (a function body: use `return`) in the page, with `arguments`."""
+        return self.client.execute_script(script, script_args=list(args), sandbox=None)
+
+    def wait_for(self, selector: str, timeout: float = 15.0):
+        deadline = time.monotonic() + timeout
+        while not self.js("return document.querySelector(arguments[0]) !== null", selector):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"Firefox: {selector} did not appear within {timeout}s")
+            time.sleep(0.05)
+
+    def click(self, selector: str):
+        if not self.js("const e = document.querySelector(arguments[0]); if (!e) return false; e.click(); return true",
+                       selector):
+            raise AssertionError(f"Firefox: nothing to click at {selector}")
+
+    def fill(self, selector: str, value: str):
+        self.js("const e = document.querySelector(arguments[0]); e.value = arguments[1];"
+                "e.dispatchEvent(new Event('input', {bubbles: true}))", selector, value)
+
+    def screenshot(self, name: str) -> Path:
+        path = artifact_path(name if name.endswith(".png") else name + ".png")
+        path.write_bytes(base64.b64decode(self.client.screenshot(full=True)))
+        return path
+
+    def close(self):
+        try:
+            self.client.delete_session()
+        except Exception:
+            pass
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.profile, ignore_errors=True)

@@ -1,0 +1,94 @@
+"""The rooms web app in Firefox (Debian's Firefox ESR over Marionette) beside a Chromium page:
+erin creates a room in Chromium, dana logs in, finds it in the list and drops in from Firefox;
+each grid shows the other within 2 s; dana leaves from Firefox and erin's grid drops her.
+
+Media is not asserted here: Firefox ESR on this machine gathers ICE candidates only on
+non-loopback interfaces (it ignores `media.peerconnection.ice.loopback` and `force_interface`),
+and the test network is loopback only, so its peer connections cannot reach the server's
+127.0.0.1 candidate. The media path is covered by the Chromium and aiortc suites."""
+import shutil
+import time
+
+import pytest
+
+from firefox_support import FIREFOX
+from media_support import CHROMIUM_ARGS
+from rig import CHROMIUM, screenshot, start_server
+
+ROOM = "Cross-browser"
+
+pytestmark = pytest.mark.skipif(not shutil.which(FIREFOX), reason="Firefox ESR is not installed (scripts/setup --test)")
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = start_server(["--media-port", "0"], https=False)
+    yield s
+    s.stop()
+    s.cleanup()
+
+
+def wait(predicate, timeout, what, interval=0.1):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout}s: {what}")
+        time.sleep(interval)
+
+
+NAMES = "return Array.from(document.querySelectorAll('#members .member')).map(e => e.dataset.name).sort()"
+
+
+def test_firefox_and_chromium_share_a_room(server):
+    from playwright.sync_api import sync_playwright
+
+    from firefox_support import Firefox
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        firefox = Firefox()
+        try:
+            erin = chromium.new_context(viewport={"width": 420, "height": 820}).new_page()
+            erin.set_default_timeout(15_000)
+            erin.goto(server.http_url + "/rooms/")
+            erin.fill("#name", "erin")
+            erin.click("#login")
+            erin.wait_for_selector("#list-view:not([hidden])")
+            erin.click("#create")
+            erin.fill("#room-name", ROOM)
+            erin.click("#confirm-create")
+            erin.wait_for_selector("#room-view:not([hidden])")
+
+            firefox.goto(server.http_url + "/rooms/")
+            firefox.wait_for("#login-view:not([hidden])")
+            firefox.fill("#name", "dana")
+            firefox.click("#login")
+            firefox.wait_for("#list-view:not([hidden])")
+            firefox.click("#refresh")
+            wait(lambda: firefox.js(
+                "return Array.from(document.querySelectorAll('#rooms button')).some(b => b.textContent.includes(arguments[0]))",
+                ROOM), 5, "the room in Firefox's list")
+            firefox.js("Array.from(document.querySelectorAll('#rooms button'))"
+                       ".find(b => b.textContent.includes(arguments[0])).click()", ROOM)
+            firefox.wait_for("#room-view:not([hidden])")
+            joined_at = time.monotonic()
+
+            wait(lambda: firefox.js(NAMES) == ["dana", "erin"], 2.0, "Firefox shows both members")
+            wait(lambda: sorted(erin.eval_on_selector_all("#members .member", "els => els.map(e => e.dataset.name)"))
+                 == ["dana", "erin"], 2.0, "Chromium shows dana")
+            assert time.monotonic() - joined_at < 3.0
+
+            firefox.screenshot("rooms-firefox-dana")
+            screenshot(erin, "rooms-chromium-erin-with-firefox")
+
+            # dana leaves from Firefox: erin's grid drops her within 2 s.
+            firefox.click("#leave")
+            wait(lambda: sorted(erin.eval_on_selector_all("#members .member", "els => els.map(e => e.dataset.name)"))
+                 == ["erin"], 2.0, "dana gone from Chromium's grid")
+            firefox.wait_for("#list-view:not([hidden])")
+        finally:
+            firefox.close()
+            chromium.close()
