@@ -1,0 +1,67 @@
+import Foundation
+import Runtime
+import Synchronization
+import Testing
+
+@Suite("Event loop passes")
+struct EventLoopTests {
+    final class Log: Sendable {
+        let entries = Mutex<[String]>([])
+        func add(_ s: String) { entries.withLock { $0.append(s) } }
+        var all: [String] { entries.withLock { $0 } }
+
+        /// Waits (up to 5 s) until `count` entries are in.
+        func wait(for count: Int) async throws -> [String] {
+            for _ in 0..<500 {
+                let now = all
+                if now.count >= count { return now }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return all
+        }
+    }
+
+    @Test("before-wait jobs run after the mailbox empties, even jobs the mailbox posts later")
+    func beforeWaitAfterMailbox() async throws {
+        let loop = EventLoop()
+        loop.startThread(name: "test")
+        defer { loop.stop() }
+        let log = Log()
+        loop.execute {
+            log.add("A")
+            loop.executeBeforeWait { log.add("flush") }
+            loop.execute {
+                log.add("B")
+                loop.execute { log.add("C") }
+            }
+        }
+        #expect(try await log.wait(for: 4) == ["A", "B", "C", "flush"])
+    }
+
+    @Test("work a before-wait job posts runs before the loop sleeps, in order")
+    func beforeWaitPostsMore() async throws {
+        let loop = EventLoop()
+        loop.startThread(name: "test")
+        defer { loop.stop() }
+        let log = Log()
+        loop.execute {
+            loop.executeBeforeWait {
+                log.add("flush 1")
+                loop.execute { log.add("job") }
+                loop.executeBeforeWait { log.add("flush 2") }
+            }
+        }
+        #expect(try await log.wait(for: 3) == ["flush 1", "job", "flush 2"])
+    }
+
+    @Test("a before-wait job posted from another thread wakes the loop and runs on it")
+    func fromAnotherThread() async throws {
+        let loop = EventLoop()
+        loop.startThread(name: "test")
+        defer { loop.stop() }
+        let log = Log()
+        try await Task.sleep(for: .milliseconds(20))  // the loop is asleep in epoll_wait
+        loop.executeBeforeWait { log.add(loop.inLoop ? "on loop" : "elsewhere") }
+        #expect(try await log.wait(for: 1) == ["on loop"])
+    }
+}
