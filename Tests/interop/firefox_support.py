@@ -68,6 +68,15 @@ class Firefox:
         """Evaluates `script` (a function body: use `return`) in the page, with `arguments`."""
         return self.client.execute_script(script, script_args=list(args), sandbox=None)
 
+    def js_async(self, expression: str, *args):
+        """Awaits a promise-valued expression in the page and returns its value."""
+        body = ("const done = arguments[arguments.length - 1];"
+                f"Promise.resolve({expression}).then(done, e => done({{__error: String(e)}}));")
+        value = self.client.execute_async_script(body, script_args=list(args), sandbox=None, script_timeout=15_000)
+        if isinstance(value, dict) and "__error" in value:
+            raise AssertionError("page script failed: " + value["__error"])
+        return value
+
     def wait_for(self, selector: str, timeout: float = 15.0):
         deadline = time.monotonic() + timeout
         while not self.js("return document.querySelector(arguments[0]) !== null", selector):

@@ -1,13 +1,19 @@
-"""The rooms web app in Firefox (Debian's Firefox ESR over Marionette) beside a Chromium page:
-erin creates a room in Chromium, dana logs in, finds it in the list and drops in from Firefox;
-each grid shows the other within 2 s; dana leaves from Firefox and erin's grid drops her.
+"""The rooms web app in Firefox (Debian's Firefox ESR over Marionette) beside a Chromium page.
 
-Media is not asserted here: Firefox ESR on this machine gathers ICE candidates only on
-non-loopback interfaces (it ignores `media.peerconnection.ice.loopback` and `force_interface`),
-and the test network is loopback only, so its peer connections cannot reach the server's
-127.0.0.1 candidate. The media path is covered by the Chromium and aiortc suites."""
+1. On loopback: erin creates a room in Chromium, dana logs in, finds it in the list and drops in from
+   Firefox; each grid shows the other within 2 s; dana leaves and erin's grid drops her.
+2. Media: Firefox gathers ICE candidates only on non-loopback interfaces (it ignores
+   `media.peerconnection.ice.loopback`), so this part runs in a network namespace the test creates,
+   holding a veth pair whose two ends are both inside it (no route leaves the namespace): server,
+   Chromium and Firefox run there (`firefox_netns_peer.py`) and each browser must hear the other's
+   fake microphone through the SFU."""
+import json
+import os
 import shutil
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +98,36 @@ def test_firefox_and_chromium_share_a_room(server):
         finally:
             firefox.close()
             chromium.close()
+
+
+NAMESPACE_SETUP = [
+    ["ip", "link", "set", "lo", "up"],
+    ["ip", "link", "add", "sba", "type", "veth", "peer", "name", "sbb"],
+    ["ip", "addr", "add", "10.203.0.1/24", "dev", "sba"],
+    ["ip", "addr", "add", "10.203.0.2/24", "dev", "sbb"],
+    ["ip", "link", "set", "sba", "up"],
+    ["ip", "link", "set", "sbb", "up"],
+    # Firefox offers host candidates only on the interface of the default route.
+    ["ip", "route", "add", "default", "via", "10.203.0.2", "dev", "sba"],
+]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip"), reason="network namespaces need root and iproute2")
+def test_firefox_and_chromium_hear_each_other_through_the_sfu():
+    namespace = f"sb-firefox-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", namespace], check=True)
+    try:
+        for command in NAMESPACE_SETUP:
+            subprocess.run(["ip", "netns", "exec", namespace] + command, check=True)
+        here = Path(__file__).resolve().parent
+        run = subprocess.run(["ip", "netns", "exec", namespace, sys.executable, str(here / "firefox_netns_peer.py")],
+                             cwd=here, capture_output=True, text=True, timeout=240)
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
+        result = json.loads(run.stdout.strip().splitlines()[-1])
+        print(result)
+        assert result["firefox_packets"] > 50, result
+        assert result["chromium_packets"] > 50, result
+        assert result["firefox_peak"] > 0 or result["firefox_energy"] > 0, result
+        assert result["chromium_peak"] > 0, result
+    finally:
+        subprocess.run(["ip", "netns", "del", namespace])

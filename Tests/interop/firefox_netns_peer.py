@@ -1,0 +1,90 @@
+"""Runs inside the network namespace `test_rooms_firefox.py` creates (loopback plus a veth pair whose
+two ends, 10.203.0.1 and 10.203.0.2, are both in the namespace: no route leaves it): a server whose
+media candidate is 10.203.0.1, erin in Chromium and dana in Firefox in one room. Firefox gathers ICE
+candidates only on non-loopback interfaces, which here means the veth ends. Prints one JSON line:
+what each browser received from the other."""
+import json
+import sys
+import time
+
+from firefox_support import Firefox
+from media_support import CHROMIUM_ARGS
+from rig import CHROMIUM, start_server
+
+ADDRESS = "10.203.0.1"
+ROOM = "Across browsers"
+
+
+def wait(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout}s: {what}")
+        time.sleep(0.1)
+    return value
+
+
+def main():
+    from playwright.sync_api import sync_playwright
+
+    server = start_server(["--media-port", "0", "--media-announce", ADDRESS], https=False, host="0.0.0.0")
+    url = f"http://127.0.0.1:{server.http_port}/rooms/"
+    try:
+        with sync_playwright() as p:
+            chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            firefox = Firefox()
+            try:
+                erin = chromium.new_context(viewport={"width": 420, "height": 820}).new_page()
+                erin.set_default_timeout(15_000)
+                erin.goto(url)
+                erin.fill("#name", "erin")
+                erin.click("#login")
+                erin.wait_for_selector("#list-view:not([hidden])")
+                erin.click("#create")
+                erin.fill("#room-name", ROOM)
+                erin.click("#confirm-create")
+                erin.wait_for_selector("#room-view:not([hidden])")
+
+                firefox.goto(url)
+                firefox.wait_for("#login-view:not([hidden])")
+                firefox.fill("#name", "dana")
+                firefox.click("#login")
+                firefox.wait_for("#list-view:not([hidden])")
+                firefox.click("#refresh")
+                wait(lambda: firefox.js("return Array.from(document.querySelectorAll('#rooms button'))"
+                                        ".some(b => b.textContent.includes(arguments[0]))", ROOM), 5, "room listed")
+                firefox.js("Array.from(document.querySelectorAll('#rooms button'))"
+                           ".find(b => b.textContent.includes(arguments[0])).click()", ROOM)
+                firefox.wait_for("#room-view:not([hidden])")
+
+                def ff():
+                    return firefox.js_async("rooms.inbound()").get("erin", {})
+
+                def cr():
+                    return erin.evaluate("rooms.inbound()").get("dana", {})
+
+                wait(lambda: ff().get("packetsReceived", 0) > 0, 15, "Firefox receives erin")
+                wait(lambda: cr().get("packetsReceived", 0) > 0, 15, "Chromium receives dana")
+                ff0, cr0 = ff(), cr()
+                ff_peak = cr_peak = 0.0
+                end = time.monotonic() + 2.0
+                while time.monotonic() < end:
+                    ff1, cr1 = ff(), cr()
+                    ff_peak, cr_peak = max(ff_peak, ff1["audioLevel"]), max(cr_peak, cr1["audioLevel"])
+                    time.sleep(0.1)
+                firefox.screenshot("rooms-firefox-media")
+                print(json.dumps({
+                    "firefox_packets": ff1["packetsReceived"] - ff0["packetsReceived"], "firefox_peak": ff_peak,
+                    "firefox_energy": ff1["totalAudioEnergy"] - ff0["totalAudioEnergy"],
+                    "chromium_packets": cr1["packetsReceived"] - cr0["packetsReceived"], "chromium_peak": cr_peak,
+                }), flush=True)
+            finally:
+                firefox.close()
+                chromium.close()
+    finally:
+        server.stop()
+        server.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
