@@ -1,5 +1,6 @@
 import Crypto
 import Glibc
+import Runtime
 import Wire
 
 /// One peer connection's worth of transport (mediasoup's WebRtcTransport): ICE-lite on the
@@ -8,6 +9,7 @@ import Wire
 /// Confined to its worker thread. Everything on the RTP path works in place on batch
 /// buffers; DTLS and RTCP reports allocate, at handshake or report rate only.
 final class WebRtcTransport {
+    static let log = Logger(label: "media")
     let id: TransportID
     /// The worker closes transports before their router and outlives them all; `unowned(unsafe)`
     /// keeps reference counting off the per-packet path.
@@ -163,7 +165,9 @@ final class WebRtcTransport {
             connectedAt = now
             for consumer in consumers { consumer.start(now: now) }
             for producer in producers { producer.requestKeyframe(now: now) }
-        case .failed:
+        case .failed(let failure):
+            // Rare and worth an operator's eye: the peer's stack, its certificate or the path.
+            WebRtcTransport.log.warning("DTLS failed", ["transport": id.rawValue, "role": "\(dtlsRole)", "reason": "\(failure)"])
             setState(.failed)
         case .closed:
             setState(.closed)
