@@ -9,19 +9,10 @@ import time
 
 from firefox_support import Firefox
 from media_support import CHROMIUM_ARGS
-from rig import CHROMIUM, start_server
+from rig import CHROMIUM, start_server, wait_until
 
 ADDRESS = "10.203.0.1"
 ROOM = "Across browsers"
-
-
-def wait(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout}s: {what}")
-        time.sleep(0.1)
-    return value
 
 
 def main():
@@ -51,10 +42,7 @@ def main():
                 firefox.click("#login")
                 firefox.wait_for("#list-view:not([hidden])")
                 firefox.click("#refresh")
-                wait(lambda: firefox.js("return Array.from(document.querySelectorAll('#rooms button'))"
-                                        ".some(b => b.textContent.includes(arguments[0]))", ROOM), 5, "room listed")
-                firefox.js("Array.from(document.querySelectorAll('#rooms button'))"
-                           ".find(b => b.textContent.includes(arguments[0])).click()", ROOM)
+                wait_until(lambda: firefox.click_text("#rooms button", ROOM), 5, what="the room in Firefox's list")
                 firefox.wait_for("#room-view:not([hidden])")
 
                 def ff():
@@ -63,8 +51,8 @@ def main():
                 def cr():
                     return erin.evaluate("rooms.inbound()").get("dana", {})
 
-                wait(lambda: ff().get("packetsReceived", 0) > 0, 15, "Firefox receives erin")
-                wait(lambda: cr().get("packetsReceived", 0) > 0, 15, "Chromium receives dana")
+                wait_until(lambda: ff().get("packetsReceived", 0) > 0, 15, what="Firefox receives erin")
+                wait_until(lambda: cr().get("packetsReceived", 0) > 0, 15, what="Chromium receives dana")
                 ff0, cr0 = ff(), cr()
                 ff_peak = cr_peak = 0.0
                 end = time.monotonic() + 2.0

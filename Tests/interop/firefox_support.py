@@ -89,6 +89,11 @@ class Firefox:
                        selector):
             raise AssertionError(f"Firefox: nothing to click at {selector}")
 
+    def click_text(self, selector: str, text: str) -> bool:
+        """Clicks the first `selector` match whose text contains `text`; False if there is none yet."""
+        return self.js("const e = Array.from(document.querySelectorAll(arguments[0]))"
+                       ".find(e => e.textContent.includes(arguments[1])); if (e) e.click(); return !!e", selector, text)
+
     def fill(self, selector: str, value: str):
         self.js("const e = document.querySelector(arguments[0]); e.value = arguments[1];"
                 "e.dispatchEvent(new Event('input', {bubbles: true}))", selector, value)

@@ -19,7 +19,7 @@ import pytest
 
 from firefox_support import FIREFOX
 from media_support import CHROMIUM_ARGS
-from rig import CHROMIUM, screenshot, start_server
+from rig import CHROMIUM, screenshot, start_server, wait_until
 
 ROOM = "Cross-browser"
 
@@ -34,18 +34,12 @@ def server():
     s.cleanup()
 
 
-def wait(predicate, timeout, what, interval=0.1):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout}s: {what}")
-        time.sleep(interval)
-
 
 NAMES = "return Array.from(document.querySelectorAll('#members .member')).map(e => e.dataset.name).sort()"
+
+
+def chromium_names(page):
+    return sorted(page.eval_on_selector_all("#members .member", "els => els.map(e => e.dataset.name)"))
 
 
 def test_firefox_and_chromium_share_a_room(server):
@@ -74,17 +68,12 @@ def test_firefox_and_chromium_share_a_room(server):
             firefox.click("#login")
             firefox.wait_for("#list-view:not([hidden])")
             firefox.click("#refresh")
-            wait(lambda: firefox.js(
-                "return Array.from(document.querySelectorAll('#rooms button')).some(b => b.textContent.includes(arguments[0]))",
-                ROOM), 5, "the room in Firefox's list")
-            firefox.js("Array.from(document.querySelectorAll('#rooms button'))"
-                       ".find(b => b.textContent.includes(arguments[0])).click()", ROOM)
+            wait_until(lambda: firefox.click_text("#rooms button", ROOM), 5, what="the room in Firefox's list")
             firefox.wait_for("#room-view:not([hidden])")
             joined_at = time.monotonic()
 
-            wait(lambda: firefox.js(NAMES) == ["dana", "erin"], 2.0, "Firefox shows both members")
-            wait(lambda: sorted(erin.eval_on_selector_all("#members .member", "els => els.map(e => e.dataset.name)"))
-                 == ["dana", "erin"], 2.0, "Chromium shows dana")
+            wait_until(lambda: firefox.js(NAMES) == ["dana", "erin"], 2.0, what="Firefox shows both members")
+            wait_until(lambda: chromium_names(erin) == ["dana", "erin"], 2.0, what="Chromium shows dana")
             assert time.monotonic() - joined_at < 3.0
 
             firefox.screenshot("rooms-firefox-dana")
@@ -92,8 +81,7 @@ def test_firefox_and_chromium_share_a_room(server):
 
             # dana leaves from Firefox: erin's grid drops her within 2 s.
             firefox.click("#leave")
-            wait(lambda: sorted(erin.eval_on_selector_all("#members .member", "els => els.map(e => e.dataset.name)"))
-                 == ["erin"], 2.0, "dana gone from Chromium's grid")
+            wait_until(lambda: chromium_names(erin) == ["erin"], 2.0, what="dana gone from Chromium's grid")
             firefox.wait_for("#list-view:not([hidden])")
         finally:
             firefox.close()
