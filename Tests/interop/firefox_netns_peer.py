@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from firefox_support import Firefox
+from firefox_support import Firefox, create_room_in_chromium, drop_in_with_firefox
 from media_support import CHROMIUM_ARGS
 from rig import CHROMIUM, start_server, wait_until
 
@@ -25,25 +25,8 @@ def main():
             chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             firefox = Firefox()
             try:
-                erin = chromium.new_context(viewport={"width": 420, "height": 820}).new_page()
-                erin.set_default_timeout(15_000)
-                erin.goto(url)
-                erin.fill("#name", "erin")
-                erin.click("#login")
-                erin.wait_for_selector("#list-view:not([hidden])")
-                erin.click("#create")
-                erin.fill("#room-name", ROOM)
-                erin.click("#confirm-create")
-                erin.wait_for_selector("#room-view:not([hidden])")
-
-                firefox.goto(url)
-                firefox.wait_for("#login-view:not([hidden])")
-                firefox.fill("#name", "dana")
-                firefox.click("#login")
-                firefox.wait_for("#list-view:not([hidden])")
-                firefox.click("#refresh")
-                wait_until(lambda: firefox.click_text("#rooms button", ROOM), 5, what="the room in Firefox's list")
-                firefox.wait_for("#room-view:not([hidden])")
+                erin = create_room_in_chromium(chromium, url, "erin", ROOM)
+                drop_in_with_firefox(firefox, url, "dana", ROOM)
 
                 def ff():
                     return firefox.js_async("rooms.inbound()").get("erin", {})

@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rig import artifact_path, free_port
+from rig import artifact_path, free_port, wait_until
 
 FIREFOX = shutil.which("firefox-esr") or shutil.which("firefox") or "/usr/bin/firefox-esr"
 
@@ -115,3 +115,30 @@ class Firefox:
             self.proc.kill()
             self.proc.wait()
         shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def create_room_in_chromium(browser, url: str, name: str, room: str):
+    """A phone-sized Chromium page that logs in to the rooms app at `url` and creates `room`."""
+    page = browser.new_context(viewport={"width": 420, "height": 820}).new_page()
+    page.set_default_timeout(15_000)
+    page.goto(url)
+    page.fill("#name", name)
+    page.click("#login")
+    page.wait_for_selector("#list-view:not([hidden])")
+    page.click("#create")
+    page.fill("#room-name", room)
+    page.click("#confirm-create")
+    page.wait_for_selector("#room-view:not([hidden])")
+    return page
+
+
+def drop_in_with_firefox(firefox: Firefox, url: str, name: str, room: str):
+    """Logs in to the rooms app in Firefox, refreshes the list and drops in to `room`."""
+    firefox.goto(url)
+    firefox.wait_for("#login-view:not([hidden])")
+    firefox.fill("#name", name)
+    firefox.click("#login")
+    firefox.wait_for("#list-view:not([hidden])")
+    firefox.click("#refresh")
+    wait_until(lambda: firefox.click_text("#rooms button", room), 5, what="the room in Firefox's list")
+    firefox.wait_for("#room-view:not([hidden])")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from firefox_support import FIREFOX
+from firefox_support import FIREFOX, Firefox, create_room_in_chromium, drop_in_with_firefox
 from media_support import CHROMIUM_ARGS
 from rig import CHROMIUM, screenshot, start_server, wait_until
 
@@ -45,31 +45,13 @@ def chromium_names(page):
 def test_firefox_and_chromium_share_a_room(server):
     from playwright.sync_api import sync_playwright
 
-    from firefox_support import Firefox
-
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         firefox = Firefox()
         try:
-            erin = chromium.new_context(viewport={"width": 420, "height": 820}).new_page()
-            erin.set_default_timeout(15_000)
-            erin.goto(server.http_url + "/rooms/")
-            erin.fill("#name", "erin")
-            erin.click("#login")
-            erin.wait_for_selector("#list-view:not([hidden])")
-            erin.click("#create")
-            erin.fill("#room-name", ROOM)
-            erin.click("#confirm-create")
-            erin.wait_for_selector("#room-view:not([hidden])")
-
-            firefox.goto(server.http_url + "/rooms/")
-            firefox.wait_for("#login-view:not([hidden])")
-            firefox.fill("#name", "dana")
-            firefox.click("#login")
-            firefox.wait_for("#list-view:not([hidden])")
-            firefox.click("#refresh")
-            wait_until(lambda: firefox.click_text("#rooms button", ROOM), 5, what="the room in Firefox's list")
-            firefox.wait_for("#room-view:not([hidden])")
+            url = server.http_url + "/rooms/"
+            erin = create_room_in_chromium(chromium, url, "erin", ROOM)
+            drop_in_with_firefox(firefox, url, "dana", ROOM)
             joined_at = time.monotonic()
 
             wait_until(lambda: firefox.js(NAMES) == ["dana", "erin"], 2.0, what="Firefox shows both members")
