@@ -6,8 +6,8 @@ import Wire
 
 /// The client role of the media stack, many peers at once, for `switchboard load`.
 ///
-/// Peers are spread over a few event loops; each loop ticks every 20 ms, sending one
-/// packet per audio stream and two per video stream of its publishers. Signaling is left
+/// Peers are spread over a few event loops; each loop ticks every 2 ms; every 20 ms a publisher sends
+/// one packet per audio stream and its share of video (synthetic, or a capture's due frames). Signaling is left
 /// to the caller: this type builds offers/answers and applies the server's.
 public final class LoadGenerator: Sendable {
     /// A peer, addressed by loop and position.
@@ -97,6 +97,7 @@ public final class LoadGenerator: Sendable {
         let housekeeping = state.ticks % 10 == 0
         if housekeeping { for peer in state.peers { peer.tick(now: now) } }
         for peer in state.publishers {
+            peer.replayCaptures(now: now)
             if peer.nextSend == 0 { peer.nextSend = now + UInt64.random(in: 0..<20_000_000) }
             if now >= peer.nextSend {
                 peer.sendMedia(now: now)
@@ -110,8 +111,9 @@ public final class LoadGenerator: Sendable {
     // MARK: Publishers
 
     /// A publisher and its SDP offer (Opus, plus VP8 when `video`).
-    /// `videoKbps` sets the synthetic video bitrate (1100-byte payloads; default 880 kb/s).
-    public func makePublisher(video: Bool, videoKbps: Int = 880) async throws -> (Peer, offer: String) {
+    /// `videoKbps` sets the synthetic video bitrate (1100-byte payloads; default 880 kb/s);
+    /// with a `capture`, the video is that recording replayed in real time instead.
+    public func makePublisher(video: Bool, videoKbps: Int = 880, capture: VideoCapture? = nil) async throws -> (Peer, offer: String) {
         let (peer, ice) = try await add(role: .publisher)
         let random = SystemRandom()
         var streams = [(kind: MediaKind.audio, ssrc: random.next(UInt32.self) | 1)]
@@ -136,7 +138,11 @@ public final class LoadGenerator: Sendable {
         }
         // kb/s → hundredths of a 1100-byte packet per 20 ms tick.
         let rate = max(1, videoKbps * 1000 / 8 / 50 * 100 / 1100)
-        let list = streams.map { LoadPeer.Stream(ssrc: $0.ssrc, payloadType: $0.kind == .audio ? 111 : 96, video: $0.kind == .video, videoRate: rate) }
+        let list = streams.map {
+            LoadPeer.Stream(
+                ssrc: $0.ssrc, payloadType: $0.kind == .audio ? 111 : 96, video: $0.kind == .video, videoRate: rate,
+                capture: $0.kind == .video ? capture : nil)
+        }
         try await on(peer.loop) { state, _ in state.peers[peer.index].streams = list }
         return (peer, offer.serialize())
     }
@@ -184,23 +190,22 @@ public final class LoadGenerator: Sendable {
 
     // MARK: Running
 
-    /// Counts of connected and failed peers.
-    public func connectionCounts() async -> (connected: Int, failed: Int, total: Int, failure: String?) {
-        var connected = 0
-        var failed = 0
-        var total = 0
-        var failure: String?
+    /// Counts of connected and failed peers, the first failure, and where the first peer
+    /// that is neither connected nor failed stands.
+    public func connectionCounts() async -> (connected: Int, failed: Int, total: Int, failure: String?, stuck: String?) {
+        var result: (connected: Int, failed: Int, total: Int, failure: String?, stuck: String?) = (0, 0, 0, nil, nil)
         for i in loops.indices {
-            let counts = (try? await on(i) { state, _ in
+            guard let part = try? await on(i, { state, _ in
                 (state.peers.filter(\.connected).count, state.peers.filter(\.failed).count, state.peers.count,
-                 state.peers.compactMap(\.failure).first)
-            }) ?? (0, 0, 0, nil)
-            connected += counts.0
-            failed += counts.1
-            total += counts.2
-            failure = failure ?? counts.3
+                 state.peers.compactMap(\.failure).first, state.peers.first { !$0.connected && !$0.failed }?.progress)
+            }) else { continue }
+            result.connected += part.0
+            result.failed += part.1
+            result.total += part.2
+            result.failure = result.failure ?? part.3
+            result.stuck = result.stuck ?? part.4
         }
-        return (connected, failed, total, failure)
+        return result
     }
 
     /// Starts a measured window (clears statistics).

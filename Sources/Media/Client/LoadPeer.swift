@@ -23,7 +23,24 @@ final class LoadPeer: Selectable {
         /// Video packets per 20 ms tick, in hundredths (200 = 2 packets: 880 kb/s of 1100-byte payloads).
         var videoRate = 200
         var credit = 0
+        /// Replayed VP8 frames instead of synthetic video packets.
+        var capture: VideoCapture?
+        var replay = Replay()
     }
+
+    /// Where a stream is in its capture: the next frame, when the current loop started,
+    /// and the media clock (RTP timestamps follow the frames' times across loops).
+    struct Replay {
+        var frame = 0
+        var loopStart: UInt64 = 0
+        var origin: UInt64 = 0
+        var pictureID: UInt16 = 0
+        /// Set by a PLI/FIR: start again from the capture's key frame.
+        var keyframeRequested = false
+    }
+
+    /// Bytes of RTP padding that carry the send time (8 bytes, then the padding count).
+    static let trailerLength = 9
 
     let role: Role
     let socket: UDPSocket
@@ -131,18 +148,20 @@ final class LoadPeer: Selectable {
             if let change = output.stateChange { apply(change) }
         } else if first >= 128 && first <= 191, length >= 12 {
             let second = Bytes.byte(p, 1)
-            if second >= 192 && second <= 223 { return }  // RTCP: nothing to do for load
+            if second >= 192 && second <= 223 {
+                if role == .publisher { receiveRTCP(p, length: length) }
+                return
+            }
             guard let srtpIn else { return }
             var size = length
             guard srtpIn.unprotectRTP(p, length: &size) else { return }
             guard measuring, size >= 12 + 16 else { return }
-            let view = try? RTPView(UnsafeRawBufferPointer(start: p, count: size))
-            guard let view else { return }
-            let payload = p + view.payloadOffset
-            let isVideo = Bytes.byte(p, 1) & 0x7F == 96
-            let sentAt = Bytes.u64(payload, isVideo ? 2 : 0)
             received &+= 1
-            if sentAt > 0, now > sentAt { histogram.record(now - sentAt) }
+            // The send time rides in the padding, which receivers discard (RFC 3550 §5.1).
+            if Bytes.byte(p, 0) & 0x20 != 0, Bytes.byte(p, size - 1) == UInt8(LoadPeer.trailerLength) {
+                let sentAt = Bytes.u64(p, size - LoadPeer.trailerLength)
+                if sentAt > 0, now > sentAt { histogram.record(now - sentAt) }
+            }
             let ssrc = Bytes.u32(p, 8)
             var entry = highest[ssrc] ?? (0, 0, SequenceNumberUnwrapper(), 0)
             let extended = entry.unwrapper.unwrap(Bytes.u16(p, 2))
@@ -150,6 +169,26 @@ final class LoadPeer: Selectable {
             entry.last = max(entry.last, extended)
             entry.count += 1
             highest[ssrc] = entry
+        }
+    }
+
+    /// A publisher honours PLI and FIR (RFC 4585 §6.3.1, RFC 5104 §4.3.1) on replayed video by
+    /// going back to the capture's key frame, as an encoder would make a new one.
+    private func receiveRTCP(_ p: UnsafeMutableRawPointer, length: Int) {
+        guard let srtpIn else { return }
+        var size = length
+        guard srtpIn.unprotectRTCP(p, length: &size),
+              let packets = try? RTCPPacket.parseCompound(UnsafeRawBufferPointer(start: p, count: size)) else { return }
+        for packet in packets {
+            let media: UInt32
+            switch packet {
+            case .pictureLossIndication(let pli): media = pli.mediaSSRC
+            case .fullIntraRequest(let fir): media = fir.entries.first?.ssrc ?? 0
+            default: continue
+            }
+            for i in streams.indices where streams[i].ssrc == media && streams[i].capture != nil {
+                streams[i].replay.keyframeRequested = true
+            }
         }
     }
 
@@ -188,11 +227,12 @@ final class LoadPeer: Selectable {
         }
     }
 
-    /// Sends one packet on every stream: 160-byte payload (Opus at 64 kb/s) or a 1100-byte
-    /// video packet starting a VP8 key frame, each carrying the send time.
+    /// Sends one 20 ms tick of media on every synthetic stream: a 160-byte payload (Opus at
+    /// 64 kb/s) or the tick's share of 1100-byte video packets (each may start a VP8 key
+    /// frame). Every packet carries its send time.
     func sendMedia(now: UInt64) {
-        guard connected, let srtpOut else { return }
-        for i in streams.indices {
+        guard connected else { return }
+        for i in streams.indices where streams[i].capture == nil {
             var count = 1
             if streams[i].video {
                 streams[i].credit += streams[i].videoRate
@@ -200,37 +240,89 @@ final class LoadPeer: Selectable {
                 streams[i].credit -= count * 100
             }
             for _ in 0..<count {
-                var stream = streams[i]
-                let payloadSize = stream.video ? 1100 : 160
-                let p = sendBuffer
-                Bytes.setByte(p, 0, 0x80)
-                Bytes.setByte(p, 1, stream.payloadType)
-                Bytes.put16(p, 2, stream.sequence)
-                Bytes.put32(p, 4, stream.timestamp)
-                Bytes.put32(p, 8, stream.ssrc)
-                let payload = p + 12
-                payload.initializeMemory(as: UInt8.self, repeating: 0x55, count: payloadSize)
-                if stream.video {
+                let video = streams[i].video
+                let size = video ? 1100 : 160
+                let payload = sendBuffer + RTPView.fixedHeaderLength
+                payload.initializeMemory(as: UInt8.self, repeating: 0x55, count: size)
+                if video {
                     Bytes.setByte(payload, 0, 0x10)  // S=1, PID=0
                     Bytes.setByte(payload, 1, 0x00)  // P=0: every packet may start a key frame
-                    Bytes.put64(payload, 2, now)
-                } else {
-                    Bytes.put64(payload, 0, now)
                 }
-                var size = 12 + payloadSize
-                guard srtpOut.protectRTP(p, length: &size, capacity: 2048) else { continue }
-                _ = withUnsafePointer(to: destination.pointee) { address in
-                    address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(socket.fd, p, size, Int32(SB_MSG_DONTWAIT), $0,
-                               socklen_t(socket.isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size))
-                    }
-                }
-                if measuring { sent &+= 1 }
-                stream.sequence &+= 1
-                stream.timestamp &+= stream.video ? 1500 : 960
-                streams[i] = stream
+                sendPacket(&streams[i], payloadLength: size - LoadPeer.trailerLength, marker: video, now: now)
+                streams[i].timestamp &+= video ? 1500 : 960
             }
         }
+    }
+
+    /// Sends the frames of replayed captures that are due (called every loop tick, so frames
+    /// leave on their own times rather than on the 20 ms audio tick).
+    func replayCaptures(now: UInt64) {
+        guard connected else { return }
+        for i in streams.indices {
+            if let capture = streams[i].capture { replay(capture, stream: &streams[i], now: now) }
+        }
+    }
+
+    /// Sends one capture's frames that are due, restarting at its key frame when asked.
+    private func replay(_ capture: VideoCapture, stream: inout Stream, now: UInt64) {
+        if stream.replay.origin == 0 { stream.replay.origin = now; stream.replay.loopStart = now }
+        if stream.replay.keyframeRequested {
+            stream.replay.keyframeRequested = false
+            stream.replay.frame = 0
+            stream.replay.loopStart = now
+        }
+        while true {
+            let frame = capture.frames[stream.replay.frame]
+            let due = stream.replay.loopStart &+ frame.time
+            guard now >= due else { return }
+            // Fallen far behind (a stalled loop): carry on from here rather than burst.
+            if now - due > 200_000_000 { stream.replay.loopStart = now &- frame.time }
+            // 90 kHz media clock: 9 ticks per 100 µs.
+            stream.timestamp = UInt32(truncatingIfNeeded: (stream.replay.loopStart &+ frame.time &- stream.replay.origin) / 100_000 * 9)
+            for k in 0..<frame.packetCount {
+                let packet = capture.packets[frame.firstPacket + k]
+                let payload = sendBuffer + RTPView.fixedHeaderLength
+                capture.payloads.withUnsafeBytes { payload.copyMemory(from: $0.baseAddress! + packet.offset, byteCount: packet.length) }
+                VP8Packetizer.stampPictureID(stream.replay.pictureID, in: payload)
+                sendPacket(&stream, payloadLength: packet.length, marker: k == frame.packetCount - 1, now: now)
+            }
+            stream.replay.pictureID = (stream.replay.pictureID &+ 1) & 0x7FFF
+            stream.replay.frame += 1
+            if stream.replay.frame == capture.frames.count {
+                stream.replay.frame = 0
+                stream.replay.loopStart &+= capture.duration
+            }
+        }
+    }
+
+    /// Writes the RTP header in front of the payload already in `sendBuffer`, appends the
+    /// send-time padding, protects and sends; advances the stream's sequence number.
+    private func sendPacket(_ stream: inout Stream, payloadLength: Int, marker: Bool, now: UInt64) {
+        guard let srtpOut else { return }
+        let p = sendBuffer
+        Bytes.setByte(p, 0, 0xA0)  // V=2, P=1
+        Bytes.setByte(p, 1, (marker ? 0x80 : 0) | stream.payloadType)
+        Bytes.put16(p, 2, stream.sequence)
+        Bytes.put32(p, 4, stream.timestamp)
+        Bytes.put32(p, 8, stream.ssrc)
+        let end = RTPView.fixedHeaderLength + payloadLength
+        Bytes.put64(p, end, now)
+        Bytes.setByte(p, end + 8, UInt8(LoadPeer.trailerLength))
+        var size = end + LoadPeer.trailerLength
+        guard srtpOut.protectRTP(p, length: &size, capacity: 2048) else { return }
+        _ = withUnsafePointer(to: destination.pointee) { address in
+            address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(socket.fd, p, size, Int32(SB_MSG_DONTWAIT), $0,
+                       socklen_t(socket.isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        if measuring { sent &+= 1 }
+        stream.sequence &+= 1
+    }
+
+    /// Where a peer that is not connected got stuck, for the generator's error message.
+    var progress: String {
+        "\(role) on port \(socket.localPort): ICE \(iceConnected ? "connected" : "checking"), DTLS \(dtls.map { "\($0.role) \($0.state)" } ?? "not configured")"
     }
 
     /// Expected packets (from sequence ranges) and received ones, for loss.

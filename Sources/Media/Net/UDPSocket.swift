@@ -25,9 +25,9 @@ final class UDPSocket {
         let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_DGRAM.rawValue) | SB_SOCK_NONBLOCK | SB_SOCK_CLOEXEC, 0)
         guard fd >= 0 else { throw SocketError(operation: "socket", code: errno) }
         var off: Int32 = 0
-        var on: Int32 = 1
         if v6 { _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size)) }
-        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        // No SO_REUSEADDR: UDP has no TIME_WAIT to skip, and on Linux two sockets that both set it
+        // may share a port, even one picked for port 0, and then split each other's datagrams.
         // Bursts of fan-out output and video keyframes overrun the default 208 KiB.
         var size: Int32 = 4 << 20
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))

@@ -1,40 +1,14 @@
+import Wire
+
 /// Tells whether an RTP payload starts a key frame, without decoding.
 ///
 /// A consumer that starts or resumes mid-stream drops video until the next key frame,
 /// since delta frames before it cannot be decoded.
 enum KeyframeDetector {
-    /// VP8 (RFC 7741 §4.2-4.3): the payload descriptor, then on the first packet of a
-    /// partition (S=1, PID=0) the frame header's P bit, 0 for a key frame.
-    ///
-    /// ```
-    ///   0 1 2 3 4 5 6 7
-    ///  +-+-+-+-+-+-+-+-+
-    ///  |X|R|N|S|R| PID | (REQUIRED)
-    ///  +-+-+-+-+-+-+-+-+
-    ///  |I|L|T|K| RSV   | (OPTIONAL, X=1)
-    ///  |M| PictureID   | (OPTIONAL, I=1; M=1 adds a byte)
-    ///  |   TL0PICIDX   | (OPTIONAL, L=1)
-    ///  |TID|Y| KEYIDX  | (OPTIONAL, T=1 or K=1)
-    ///  +-+-+-+-+-+-+-+-+
-    /// ```
+    /// VP8 (RFC 7741 §4.2-4.3): S=1, PID=0 and the frame header's P bit clear.
+    @inline(__always)
     static func isVP8Keyframe(_ p: UnsafeRawPointer, length: Int) -> Bool {
-        guard length >= 1 else { return false }
-        let b0 = Bytes.byte(p, 0)
-        guard b0 & 0x10 != 0, b0 & 0x07 == 0 else { return false }  // S=1, PID=0
-        var o = 1
-        if b0 & 0x80 != 0 {
-            guard length > o else { return false }
-            let x = Bytes.byte(p, o)
-            o += 1
-            if x & 0x80 != 0 {
-                guard length > o else { return false }
-                o += Bytes.byte(p, o) & 0x80 != 0 ? 2 : 1
-            }
-            if x & 0x40 != 0 { o += 1 }
-            if x & 0x30 != 0 { o += 1 }
-        }
-        guard length > o else { return false }
-        return Bytes.byte(p, o) & 0x01 == 0
+        VP8PayloadDescriptor.startsKeyframe(p, length: length)
     }
 
     /// H.264 (RFC 6184 §5.6-5.8): an IDR slice (5) or SPS (7) as a single NAL unit, inside

@@ -24,6 +24,9 @@ struct LoadCommand {
           --threads T        client event loops (default 1)
           --video            publishers also send 100 video-sized packets/s
           --video-kbps K     ... at K kb/s instead (1100-byte payloads; implies --video)
+          --video-capture F  publishers replay the VP8 frames of IVF file F in real time
+                             (scripts/make-video-capture makes one; implies --video)
+          --room NAME        room name prefix (default: load-RANDOM); rooms are NAME-0, NAME-1, ...
           --server-pid PID   report the server's CPU and RSS from /proc
           --json             print the report as JSON
 
@@ -36,7 +39,7 @@ struct LoadCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process"])
         if args.flag("--in-process") { return try inProcess(args) }
-        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps"])
+        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps", "--video-capture", "--room"])
         let base = try args.require("--server").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         func int(_ name: String, _ fallback: Int) throws -> Int {
             guard let v = args[name] else { return fallback }
@@ -51,7 +54,12 @@ struct LoadCommand {
         let threads = max(1, try int("--threads", 1))
         let serverPID = args["--server-pid"].flatMap { Int32($0) }
         let videoKbps = try int("--video-kbps", 880)
-        let video = args.flag("--video") || args["--video-kbps"] != nil
+        var capture: VideoCapture?
+        if let path = args["--video-capture"] {
+            guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("--video-capture: cannot read \(path)") }
+            do { capture = try VideoCapture(ivf: Array(data)) } catch { throw CLIError("--video-capture: \(path): \(error)") }
+        }
+        let video = args.flag("--video") || args["--video-kbps"] != nil || capture != nil
 
         let group = EventLoopGroup(threads: 1, name: "load-http")
         defer { group.shutdown() }
@@ -75,12 +83,12 @@ struct LoadCommand {
 
         let generator = try LoadGenerator(threads: threads)
         defer { generator.shutdown() }
-        let runID = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        let roomPrefix = args["--room"] ?? "load-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let rssBefore = serverPID.flatMap(residentKiB)
         for room in 0..<rooms {
             for _ in 0..<publishers {
-                let (peer, offer) = try await generator.makePublisher(video: video, videoKbps: videoKbps)
-                let reply = try await post("/test/media/rooms/load-\(runID)-\(room)/publish", offer)
+                let (peer, offer) = try await generator.makePublisher(video: video, videoKbps: videoKbps, capture: capture)
+                let reply = try await post("/test/media/rooms/\(roomPrefix)-\(room)/publish", offer)
                 guard let answer = reply["sdp"] as? String else { throw CLIError("publish: no SDP in reply") }
                 try await generator.completePublisher(peer, answer: answer)
             }
@@ -89,7 +97,7 @@ struct LoadCommand {
         let rssPublishers = serverPID.flatMap(residentKiB)
         for room in 0..<rooms {
             for _ in 0..<subscribers {
-                let offer = try await post("/test/media/rooms/load-\(runID)-\(room)/subscribe", nil)
+                let offer = try await post("/test/media/rooms/\(roomPrefix)-\(room)/subscribe", nil)
                 guard let sdp = offer["sdp"] as? String, let transport = offer["transport"] as? String else {
                     throw CLIError("subscribe: no SDP in reply")
                 }
@@ -122,6 +130,12 @@ struct LoadCommand {
             "latency_ms_p50": report.latency.percentile(0.50), "latency_ms_p99": report.latency.percentile(0.99),
             "latency_ms_p999": report.latency.percentile(0.999),
         ]
+        if let capture {
+            result["capture_width"] = capture.width
+            result["capture_height"] = capture.height
+            result["capture_kbps"] = Int(capture.kilobitsPerSecond)
+            result["capture_packets_per_s"] = (capture.packetsPerSecond * 10).rounded() / 10
+        }
         if let worker = await serverStats().first {
             result["server_forwarding_us_p50"] = worker["forwardingMicrosecondsP50"]
             result["server_forwarding_us_p99"] = worker["forwardingMicrosecondsP99"]
@@ -189,7 +203,7 @@ struct LoadCommand {
             try await Task.sleep(for: .milliseconds(50))
         }
         let counts = await generator.connectionCounts()
-        throw CLIError("only \(counts.connected) of \(expected) peers connected within 30 s")
+        throw CLIError("only \(counts.connected) of \(expected) peers connected within 30 s (\(counts.stuck ?? "?"))")
     }
 
     /// utime + stime of a process in seconds (/proc/PID/stat fields 14 and 15).

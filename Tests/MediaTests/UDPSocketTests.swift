@@ -1,0 +1,31 @@
+import Glibc
+import Testing
+@testable import Media
+
+@Suite("UDP sockets")
+struct UDPSocketTests {
+    /// With SO_REUSEADDR, Linux hands the same ephemeral port to several sockets, which then
+    /// receive each other's datagrams: load peers sharing a port mixed their ICE and DTLS.
+    @Test("sockets bound to port 0 never share a port")
+    func ephemeralPortsAreDistinct() throws {
+        // Room for 1,500 descriptors (about 80 shared ports were expected before the fix).
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur < 4096 {
+            limit.rlim_cur = min(limit.rlim_max, 4096)
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        let count = min(1500, Int(limit.rlim_cur) - 500)
+        var sockets: [UDPSocket] = []
+        for _ in 0..<count { sockets.append(try UDPSocket(host: "127.0.0.1", port: 0)) }
+        let ports = Set(sockets.map(\.localPort))
+        #expect(ports.count == sockets.count)
+    }
+
+    @Test("a media port already in use is refused, not silently shared")
+    func busyPortIsRefused() throws {
+        let first = try UDPSocket(host: "127.0.0.1", port: 0)
+        #expect(throws: SocketError.self) { try UDPSocket(host: "127.0.0.1", port: first.localPort) }
+        #expect(throws: SocketError.self) { try UDPSocket(host: "0.0.0.0", port: first.localPort) }
+    }
+}
