@@ -146,4 +146,41 @@ void sb_hmac_sha1(const void *state, const uint8_t *a, size_t alen, const uint8_
     SHA1_Update(&ctx, inner, 20);
     SHA1_Final(out, &ctx);
 }
+
+void *sb_aes128_gcm_new(const uint8_t *key) {
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    if (!ctx) return NULL;
+    if (EVP_CipherInit_ex(ctx, EVP_aes_128_gcm(), NULL, key, NULL, 1) != 1) { EVP_CIPHER_CTX_free(ctx); return NULL; }
+    return ctx;
+}
+void sb_aes128_gcm_free(void *ctx) { EVP_CIPHER_CTX_free((EVP_CIPHER_CTX *)ctx); }
+
+static int sb_gcm_begin(EVP_CIPHER_CTX *c, int enc, const uint8_t *iv, const uint8_t *a1, size_t a1len,
+                        const uint8_t *a2, size_t a2len) {
+    int out = 0;
+    if (EVP_CipherInit_ex(c, NULL, NULL, NULL, iv, enc) != 1) return 0;
+    if (a1len && EVP_CipherUpdate(c, NULL, &out, a1, (int)a1len) != 1) return 0;
+    if (a2len && EVP_CipherUpdate(c, NULL, &out, a2, (int)a2len) != 1) return 0;
+    return 1;
+}
+
+int sb_aes128_gcm_seal(void *ctx, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len,
+                       uint8_t *data, size_t len, uint8_t *tag) {
+    EVP_CIPHER_CTX *c = (EVP_CIPHER_CTX *)ctx;
+    int out = 0;
+    if (!sb_gcm_begin(c, 1, iv, a1, a1len, a2, a2len)) return 0;
+    if (len && EVP_CipherUpdate(c, data, &out, data, (int)len) != 1) return 0;
+    if (EVP_CipherFinal_ex(c, data + out, &out) != 1) return 0;
+    return EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
+}
+
+int sb_aes128_gcm_open(void *ctx, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len,
+                       uint8_t *data, size_t len, const uint8_t *tag) {
+    EVP_CIPHER_CTX *c = (EVP_CIPHER_CTX *)ctx;
+    int out = 0;
+    if (!sb_gcm_begin(c, 0, iv, a1, a1len, a2, a2len)) return 0;
+    if (len && EVP_CipherUpdate(c, data, &out, data, (int)len) != 1) return 0;
+    if (EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, 16, (void *)tag) != 1) return 0;
+    return EVP_CipherFinal_ex(c, data + out, &out) == 1;
+}
 #pragma GCC diagnostic pop

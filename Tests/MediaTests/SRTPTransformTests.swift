@@ -2,7 +2,7 @@ import Crypto
 import Testing
 @testable import Media
 
-@Suite("SRTP transform (AES-CM + HMAC-SHA1-80)")
+@Suite("SRTP transform (AES-CM + HMAC-SHA1-80, AES-GCM)")
 struct SRTPTransformTests {
     static func hex(_ s: String) -> [UInt8] {
         var out: [UInt8] = []
@@ -15,8 +15,17 @@ struct SRTPTransformTests {
         return out
     }
 
+    static let profiles: [SRTPProfile] = [.aes128CMSHA1_80, .aeadAES128GCM]
     let key = (0..<16).map { UInt8($0 &* 7 &+ 1) }
-    let salt = (0..<14).map { UInt8($0 &* 3 &+ 5) }
+    func salt(_ profile: SRTPProfile) -> [UInt8] { (0..<profile.saltLength).map { UInt8($0 &* 3 &+ 5) } }
+
+    func transform(_ profile: SRTPProfile, _ direction: SRTPTransform.Direction) throws -> SRTPTransform {
+        try SRTPTransform(profile: profile, masterKey: key, masterSalt: salt(profile), direction: direction)
+    }
+
+    func libsrtp(_ profile: SRTPProfile, _ direction: SRTPSession.Direction) throws -> SRTPSession {
+        try SRTPSession(profile: profile, key: key, salt: salt(profile), direction: direction, replayWindowSize: 1024)
+    }
 
     func rtp(sequence: UInt16, ssrc: UInt32 = 0xCAFE_BABE, payload: Int = 160, extensionWords: Int = 0) -> [UInt8] {
         var p: [UInt8] = [extensionWords > 0 ? 0x90 : 0x80, 111, UInt8(sequence >> 8), UInt8(truncatingIfNeeded: sequence),
@@ -53,25 +62,25 @@ struct SRTPTransformTests {
         #expect(SRTPTransform.derive(masterKey, masterSalt, label: 1, length: 20) == Self.hex("CEBE321F6FF7716B6FD4AB49AF256A156D38BAA4"))
     }
 
-    @Test("libsrtp decrypts what we protect, across the sequence wrap", arguments: [UInt16(0), 65_500])
-    func toLibsrtp(start: UInt16) throws {
-        let ours = try SRTPTransform(masterKey: key, masterSalt: salt, direction: .outbound)
-        let theirs = try SRTPSession(profile: .aes128CMSHA1_80, key: key, salt: salt, direction: .inbound, replayWindowSize: 1024)
+    @Test("libsrtp decrypts what we protect, across the sequence wrap", arguments: profiles, [UInt16(0), 65_500])
+    func toLibsrtp(profile: SRTPProfile, start: UInt16) throws {
+        let ours = try transform(profile, .outbound)
+        let theirs = try libsrtp(profile, .inbound)
         var s = start
         for i in 0..<100 {
             let plain = rtp(sequence: s, extensionWords: i % 2)
             var wire = protect(ours, plain)
-            #expect(wire.count == plain.count + 10)
+            #expect(wire.count == plain.count + profile.rtpTrailerLength)
             try theirs.unprotectRTP(&wire)
             #expect(wire == plain)
             s &+= 1
         }
     }
 
-    @Test("we decrypt what libsrtp protects, and reject replays and tampering", arguments: [UInt16(1), 65_530])
-    func fromLibsrtp(start: UInt16) throws {
-        let theirs = try SRTPSession(profile: .aes128CMSHA1_80, key: key, salt: salt, direction: .outbound)
-        let ours = try SRTPTransform(masterKey: key, masterSalt: salt, direction: .inbound)
+    @Test("we decrypt what libsrtp protects, and reject replays and tampering", arguments: profiles, [UInt16(1), 65_530])
+    func fromLibsrtp(profile: SRTPProfile, start: UInt16) throws {
+        let theirs = try libsrtp(profile, .outbound)
+        let ours = try transform(profile, .inbound)
         var s = start
         var sent: [[UInt8]] = []
         for _ in 0..<40 {
@@ -86,23 +95,26 @@ struct SRTPTransformTests {
         var tampered = sent[39]
         tampered[20] ^= 1
         #expect(unprotect(ours, tampered) == nil)
+        var header = sent[38]
+        header[1] ^= 0x80  // the marker bit is authenticated too
+        #expect(unprotect(ours, header) == nil)
     }
 
-    @Test("late packets inside the replay window are accepted once")
-    func reordering() throws {
-        let sender = try SRTPTransform(masterKey: key, masterSalt: salt, direction: .outbound)
-        let receiver = try SRTPTransform(masterKey: key, masterSalt: salt, direction: .inbound)
+    @Test("late packets inside the replay window are accepted once", arguments: profiles)
+    func reordering(profile: SRTPProfile) throws {
+        let sender = try transform(profile, .outbound)
+        let receiver = try transform(profile, .inbound)
         let packets = (0..<300).map { protect(sender, rtp(sequence: UInt16((65_400 + $0) % 65_536))) }
         for (i, p) in packets.enumerated() where i % 3 != 0 { #expect(unprotect(receiver, p) != nil) }
         for (i, p) in packets.enumerated() where i % 3 == 0 { #expect(unprotect(receiver, p) != nil, "late \(i)") }
         #expect(unprotect(receiver, packets[3]) == nil)
     }
 
-    @Test("SRTCP round-trips with libsrtp in both directions")
-    func rtcp() throws {
+    @Test("SRTCP round-trips with libsrtp in both directions", arguments: profiles)
+    func rtcp(profile: SRTPProfile) throws {
         let report: [UInt8] = [0x81, 201, 0, 7, 0, 0, 0, 1] + [UInt8](repeating: 9, count: 24)
-        let ours = try SRTPTransform(masterKey: key, masterSalt: salt, direction: .outbound)
-        let libIn = try SRTPSession(profile: .aes128CMSHA1_80, key: key, salt: salt, direction: .inbound)
+        let ours = try transform(profile, .outbound)
+        let libIn = try libsrtp(profile, .inbound)
         var buffer = report + [UInt8](repeating: 0, count: 20)
         var length = report.count
         #expect(buffer.withUnsafeMutableBytes { ours.protectRTCP($0.baseAddress!, length: &length, capacity: $0.count) })
@@ -110,8 +122,10 @@ struct SRTPTransformTests {
         try libIn.unprotectRTCP(&wire)
         #expect(wire == report)
 
-        let libOut = try SRTPSession(profile: .aes128CMSHA1_80, key: key, salt: salt, direction: .outbound)
-        let oursIn = try SRTPTransform(masterKey: key, masterSalt: salt, direction: .inbound)
+        #expect(length == report.count + profile.rtcpTrailerLength)
+
+        let libOut = try libsrtp(profile, .outbound)
+        let oursIn = try transform(profile, .inbound)
         var protected = report
         try libOut.protectRTCP(&protected)
         func open(_ bytes: [UInt8]) -> [UInt8]? {
@@ -120,6 +134,9 @@ struct SRTPTransformTests {
             let ok = copy.withUnsafeMutableBytes { oursIn.unprotectRTCP($0.baseAddress!, length: &size) }
             return ok ? Array(copy[0..<size]) : nil
         }
+        var tampered = protected
+        tampered[10] ^= 1
+        #expect(open(tampered) == nil)
         #expect(open(protected) == report)
         #expect(open(protected) == nil, "replayed SRTCP index")
     }

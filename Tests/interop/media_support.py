@@ -208,6 +208,7 @@ window.sb = {
         framesDecoded: s.framesDecoded, keyFramesDecoded: s.keyFramesDecoded,
         totalSamplesReceived: s.totalSamplesReceived, pliCount: s.pliCount, firCount: s.firCount,
         framesReceived: s.framesReceived};
+      if (s.type === 'transport') out.srtpCipher = s.srtpCipher;
     });
     return out;
   },

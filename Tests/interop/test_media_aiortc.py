@@ -38,6 +38,8 @@ def test_subscriber_hears_the_publishers_sine(server):
 
     samples, rate, stats = run_async(scenario(), 60)
     assert any(p["packets"] > 50 for p in stats["producers"].values()), stats
+    # aiortc offers AES-256-GCM, AES-128-GCM and AES-CM; the server's first choice is AES-128-GCM.
+    assert stats["srtpProfile"] == "SRTP_AEAD_AES_128_GCM", stats
     assert abs(samples).max() > 1000, "silence received"
     frequency = dominant_frequency(samples, rate)
     print("dominant", frequency, "peak", abs(samples).max(), stats)

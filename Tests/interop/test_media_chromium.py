@@ -35,20 +35,31 @@ def test_chromium_subscriber_decodes_chromium_publisher(server):
         async with playwright_api.async_playwright() as p:
             browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             publisher = await open_page(browser, server)
-            await publisher.evaluate("sb.publish('cam')")
+            transport = await publisher.evaluate("sb.publish('cam')")
             await asyncio.sleep(1.5)
             subscriber = await open_page(browser, server)
-            await subscriber.evaluate("sb.subscribe('cam')")
+            subscribed = await subscriber.evaluate("sb.subscribe('cam')")
             first = await wait_for(
                 subscriber,
                 lambda s: s["video"] and s["audio"] and s["video"]["framesDecoded"] > 0
                 and s["audio"]["totalSamplesReceived"] > 0, 15)
             await asyncio.sleep(2)
             second = await subscriber.evaluate("sb.inbound()")
+            published = await server.arequest("GET", f"/test/media/transports/{transport}/stats")
+            received = await server.arequest("GET", f"/test/media/transports/{subscribed}/stats")
+            publisher_side = await publisher.evaluate("sb.inbound()")
             await browser.close()
-            return first, second
+            return first, second, (published, received, publisher_side)
 
-    first, second = run_async(scenario(), 90)
+    first, second, (published, received, publisher_side) = run_async(scenario(), 90)
     print("first", first, "\nsecond", second)
+    # Each DTLS server picks the SRTP profile by its own preference: ours is AES-GCM (RFC 7714),
+    # so the publishing page (DTLS client) gets it; Chromium's is AES-CM, so the subscribing page
+    # (DTLS server, as our offer says setup:active) keeps that. Both decode, so both profiles
+    # interoperate with libwebrtc, and both ends agree on what was negotiated.
+    assert published["srtpProfile"] == "SRTP_AEAD_AES_128_GCM", published
+    assert publisher_side["srtpCipher"] == "SRTP_AEAD_AES_128_GCM", publisher_side
+    assert received["srtpProfile"] == "SRTP_AES128_CM_SHA1_80", received
+    assert "CM_HMAC_SHA1_80" in second["srtpCipher"], second
     assert second["video"]["framesDecoded"] > first["video"]["framesDecoded"] + 20
     assert second["audio"]["totalSamplesReceived"] > first["audio"]["totalSamplesReceived"] + 48000

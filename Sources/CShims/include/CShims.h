@@ -66,5 +66,14 @@ size_t sb_hmac_sha1_state_size(void);
 void sb_hmac_sha1_init(void *state, const uint8_t *key, size_t keylen);
 /* HMAC-SHA1 over a then b (b may be empty), 20 bytes into out. */
 void sb_hmac_sha1(const void *state, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen, uint8_t *out);
+/* AES-128-GCM for SRTP AEAD (RFC 7714): keyed once, a 12-byte IV per call, the AAD in up
+   to two pieces (a2 may be empty), data transformed in place, a 16-byte tag. */
+void *sb_aes128_gcm_new(const uint8_t *key);
+void sb_aes128_gcm_free(void *ctx);
+int sb_aes128_gcm_seal(void *ctx, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len,
+                       uint8_t *data, size_t len, uint8_t *tag);
+/* Returns 1 only when the tag is authentic; data is then the plaintext. */
+int sb_aes128_gcm_open(void *ctx, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len,
+                       uint8_t *data, size_t len, const uint8_t *tag);
 
 #endif

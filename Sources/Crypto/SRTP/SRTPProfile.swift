@@ -26,7 +26,7 @@ public enum SRTPProfile: Sendable, Hashable, CaseIterable {
     }
 
     /// The name OpenSSL uses in `SSL_set_tlsext_use_srtp`.
-    var openSSLName: String {
+    public var openSSLName: String {
         switch self {
         case .aes128CMSHA1_80: "SRTP_AES128_CM_SHA1_80"
         case .aeadAES128GCM: "SRTP_AEAD_AES_128_GCM"

@@ -34,6 +34,8 @@ public final class LoadGenerator: Sendable {
     private let states: [StateBox]
     let certificate: DTLSCertificate
     let bindHost: String
+    /// SRTP profiles every peer offers or accepts, in its order of preference.
+    let srtpProfiles: [SRTPProfile]
 
     /// Invariant: `state` is touched only by jobs running on its loop's thread.
     private struct StateBox: @unchecked Sendable { let state: LoopState }
@@ -45,9 +47,10 @@ public final class LoadGenerator: Sendable {
         var ticks = 0
     }
 
-    public init(threads: Int, bindHost: String = "127.0.0.1") throws {
+    public init(threads: Int, bindHost: String = "127.0.0.1", srtpProfiles: [SRTPProfile] = [.aeadAES128GCM, .aes128CMSHA1_80]) throws {
         certificate = try DTLSCertificate()
         self.bindHost = bindHost
+        self.srtpProfiles = srtpProfiles
         var loops: [EventLoop] = []
         var states: [StateBox] = []
         for i in 0..<max(1, threads) {
@@ -78,8 +81,9 @@ public final class LoadGenerator: Sendable {
         }
         let certificate = certificate
         let bindHost = bindHost
+        let profiles = srtpProfiles
         return try await on(loopIndex) { state, loop in
-            let peer = try LoadPeer(role: role, certificate: certificate, bindHost: bindHost)
+            let peer = try LoadPeer(role: role, certificate: certificate, bindHost: bindHost, srtpProfiles: profiles)
             state.peers.append(peer)
             if role == .publisher { state.publishers.append(peer) }
             loop.register(fd: peer.socket.fd, events: SB_EPOLLIN, handler: peer)

@@ -69,8 +69,9 @@ final class LoadPeer: Selectable {
     private var highest: [UInt32: (first: Int64, last: Int64, unwrapper: SequenceNumberUnwrapper, count: Int64)] = [:]
     var measuring = false
 
-    init(role: Role, certificate: DTLSCertificate, bindHost: String) throws(SocketError) {
+    init(role: Role, certificate: DTLSCertificate, bindHost: String, srtpProfiles: [SRTPProfile]) throws(SocketError) {
         self.role = role
+        self.srtpProfiles = srtpProfiles
         socket = try UDPSocket(host: bindHost, port: 0)
         local = IceParameters.random(iceLite: false)
         destination = .allocate(capacity: 1)
@@ -79,6 +80,7 @@ final class LoadPeer: Selectable {
     }
 
     private let certificate: DTLSCertificate
+    private let srtpProfiles: [SRTPProfile]
 
     deinit {
         destination.deallocate()
@@ -91,7 +93,7 @@ final class LoadPeer: Selectable {
         server.write(to: destination, ipv6Socket: socket.isIPv6)
         dtls = try DTLSEngine(
             role: dtlsRole == .client ? .client : .server, certificate: certificate,
-            expectedRemoteFingerprint: (fingerprint.algorithm, fingerprint.value), srtpProfiles: [.aes128CMSHA1_80])
+            expectedRemoteFingerprint: (fingerprint.algorithm, fingerprint.value), srtpProfiles: srtpProfiles)
     }
 
     // MARK: ICE (controlling side, RFC 8445 §7.2.4)
@@ -195,13 +197,13 @@ final class LoadPeer: Selectable {
     private func apply(_ state: DTLSState) {
         switch state {
         case .connected:
-            guard let dtls, let keys = dtls.srtpKeys else {
+            guard let dtls, let keys = dtls.srtpKeys, let profile = dtls.srtpProfile else {
                 failed = true
                 failure = "no SRTP keys"
                 return
             }
-            srtpIn = try? SRTPTransform(masterKey: keys.remoteKey, masterSalt: keys.remoteSalt, direction: .inbound)
-            srtpOut = try? SRTPTransform(masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
+            srtpIn = try? SRTPTransform(profile: profile, masterKey: keys.remoteKey, masterSalt: keys.remoteSalt, direction: .inbound)
+            srtpOut = try? SRTPTransform(profile: profile, masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
             connected = srtpIn != nil && srtpOut != nil
         case .failed(let reason):
             failed = true

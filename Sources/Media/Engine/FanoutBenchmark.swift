@@ -26,11 +26,10 @@ public enum FanoutBenchmark {
     }
 
     /// Runs `packets` input packets of `payloadSize` bytes through one producer fanned out
-    /// to `consumers` consumers (SRTP_AES128_CM_HMAC_SHA1_80).
+    /// to `consumers` consumers, protected with `profile`.
     public static func run(
-        consumers: Int, packets: Int = 20_000, payloadSize: Int = 160
+        consumers: Int, packets: Int = 20_000, payloadSize: Int = 160, profile: SRTPProfile = .aes128CMSHA1_80
     ) throws -> Result {
-        let profile = SRTPProfile.aes128CMSHA1_80
         var configuration = MediaConfiguration()
         configuration.bindHost = "127.0.0.1"
         configuration.port = 0
@@ -51,7 +50,7 @@ public enum FanoutBenchmark {
         let producer = ProducerID(rawValue: "producer")
         try core.produce(publisher, producerID: producer, parameters: ProducerParameters(
             kind: .audio, mid: "0", codec: .opus, ssrc: 0x1234_5678))
-        try core.transports[publisher]!.installForBenchmark(keys: keys, address: publisherAddress)
+        try core.transports[publisher]!.installForBenchmark(profile: profile, keys: keys, address: publisherAddress)
 
         let rssBefore = residentBytes()
         for i in 0..<consumers {
@@ -61,13 +60,13 @@ public enum FanoutBenchmark {
                 algorithm: "sha-256", value: certificate.fingerprintSHA256)), remoteUsernameFragment: nil)
             _ = try core.consume(id, consumerID: ConsumerID(rawValue: "c\(i)"), producer: producer)
             try core.transports[id]!.installForBenchmark(
-                keys: keys, address: PeerAddress(ipv4: 0x7F00_0001, port: UInt16(41_000 + i % 20_000)))
+                profile: profile, keys: keys, address: PeerAddress(ipv4: 0x7F00_0001, port: UInt16(41_000 + i % 20_000)))
         }
         let rssAfter = residentBytes()
         // Consumers sharing one subscriber transport (a participant receiving many tracks).
         let shared = TransportID(rawValue: "shared")
         _ = try core.createTransport(router: router, transportID: shared)
-        try core.transports[shared]!.installForBenchmark(keys: keys, address: PeerAddress(ipv4: 0x7F00_0002, port: 1))
+        try core.transports[shared]!.installForBenchmark(profile: profile, keys: keys, address: PeerAddress(ipv4: 0x7F00_0002, port: 1))
         let extra = max(consumers, 1000)
         let rssShared = residentBytes()
         for i in 0..<extra { _ = try core.consume(shared, consumerID: ConsumerID(rawValue: "s\(i)"), producer: producer) }
@@ -75,7 +74,7 @@ public enum FanoutBenchmark {
         for i in 0..<extra { core.closeConsumer(ConsumerID(rawValue: "s\(i)")) }
 
         // What the publisher would send: protected with the same keys.
-        let sender = try SRTPTransform(masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
+        let sender = try SRTPTransform(profile: profile, masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
         let stride = 256 + payloadSize
         let input = UnsafeMutableRawPointer.allocate(byteCount: packets * stride, alignment: 16)
         defer { input.deallocate() }

@@ -64,6 +64,8 @@ public struct TransportStats: Sendable, Hashable, Codable {
     public var id: TransportID
     public var state: TransportState
     public var selectedAddress: String?
+    /// The SRTP protection profile DTLS negotiated (RFC 5764 §4.1.2 name), once connected.
+    public var srtpProfile: String?
     public var producers: [String: StreamStats]
     public var consumers: [String: StreamStats]
 }

@@ -1,18 +1,25 @@
 import CShims
+import Crypto
 
-/// SRTP and SRTCP with AES_CM_128_HMAC_SHA1_80 (RFC 3711), one direction of a transport,
-/// on OpenSSL's AES and SHA-1 with keys scheduled once.
+/// SRTP and SRTCP, one direction of a transport, on OpenSSL's AES and SHA-1 with keys
+/// scheduled once: AES_CM_128_HMAC_SHA1_80 (RFC 3711), which every WebRTC endpoint
+/// supports, and AEAD_AES_128_GCM (RFC 7714), which browsers prefer when offered.
 ///
 /// The packet path uses this instead of libsrtp because Debian's libsrtp2 is built on NSS,
 /// which allocates and locks per packet (most of the per-packet cost in the fan-out
-/// benchmark). Only the profile every WebRTC endpoint must support is implemented; DTLS
-/// offers exactly that one.
+/// benchmark).
 ///
 /// ```
+///  AES-CM:
 ///  RTP:   | header (clear, authenticated) | payload (AES-CM) | auth tag (10) |
 ///  RTCP:  | first 8 bytes (clear) | rest (AES-CM) |E| SRTCP index (31) | auth tag (10) |
-///  IV  =  (k_s * 2^16) XOR (SSRC * 2^64) XOR (index * 2^16)          (§4.1.1)
-///  tag =  HMAC-SHA1(k_a, authenticated portion || ROC)[0..<10]        (§4.2.1)
+///  IV  =  (k_s * 2^16) XOR (SSRC * 2^64) XOR (index * 2^16)          (RFC 3711 §4.1.1)
+///  tag =  HMAC-SHA1(k_a, authenticated portion || ROC)[0..<10]        (RFC 3711 §4.2.1)
+///  AES-GCM:
+///  RTP:   | header (AAD) | payload (AES-GCM) | tag (16) |
+///  RTCP:  | first 8 bytes (AAD) | rest (AES-GCM) | tag (16) |E| SRTCP index (31) (AAD) |
+///  IV  =  (00 00 | SSRC | ROC | SEQ) XOR salt                         (RFC 7714 §8.1)
+///  IV  =  (00 00 | SSRC | 00 00 | index) XOR salt  for SRTCP          (RFC 7714 §9.1)
 /// ```
 ///
 /// Confined to its transport's thread; nothing is allocated per packet (a stream record
@@ -21,9 +28,8 @@ final class SRTPTransform {
     enum Direction { case inbound, outbound }
 
     static let masterKeyLength = 16
-    static let masterSaltLength = 14
-    static let tagLength = 10
-    static let rtcpTrailerLength = 14
+    /// What DTLS offers or accepts, in preference order (a DTLS server picks by its own order).
+    static let supportedProfiles: [SRTPProfile] = [.aeadAES128GCM, .aes128CMSHA1_80]
     /// Replay window in packets (RFC 3711 §3.3.2); wide enough for NACK-driven reordering.
     static let replayWindow = 1024
     static let maxStreams = 64
@@ -41,6 +47,13 @@ final class SRTPTransform {
     }
 
     let direction: Direction
+    let profile: SRTPProfile
+    /// AES-GCM (RFC 7714) rather than AES-CM + HMAC-SHA1.
+    private let aead: Bool
+    /// Bytes after an RTP payload: the HMAC-SHA1-80 tag or the GCM tag.
+    let tagLength: Int
+    /// Bytes after an RTCP compound: tag and E|index.
+    var rtcpTrailerLength: Int { tagLength + 4 }
     private let rtpCipher: UnsafeMutableRawPointer
     private let rtcpCipher: UnsafeMutableRawPointer
     private let rtpAuth: UnsafeMutableRawPointer
@@ -53,20 +66,31 @@ final class SRTPTransform {
     private var lastHit = 0
     private var rtcpIndex: UInt32 = 0
 
-    enum SetupError: Error { case badKey, openSSL }
+    enum SetupError: Error { case badKey, unsupportedProfile, openSSL }
 
-    init(masterKey: [UInt8], masterSalt: [UInt8], direction: Direction) throws(SetupError) {
-        guard masterKey.count == Self.masterKeyLength, masterSalt.count == Self.masterSaltLength else { throw .badKey }
+    init(profile: SRTPProfile = .aes128CMSHA1_80, masterKey: [UInt8], masterSalt: [UInt8], direction: Direction) throws(SetupError) {
+        guard profile == .aes128CMSHA1_80 || profile == .aeadAES128GCM else { throw .unsupportedProfile }
+        guard masterKey.count == Self.masterKeyLength, masterSalt.count == profile.saltLength else { throw .badKey }
         self.direction = direction
-        let rtpKey = Self.derive(masterKey, masterSalt, label: 0, length: 16)
-        let rtpAuthKey = Self.derive(masterKey, masterSalt, label: 1, length: 20)
-        let rtpSalt = Self.derive(masterKey, masterSalt, label: 2, length: 14)
-        let rtcpKey = Self.derive(masterKey, masterSalt, label: 3, length: 16)
-        let rtcpAuthKey = Self.derive(masterKey, masterSalt, label: 4, length: 20)
-        let rtcpSalt = Self.derive(masterKey, masterSalt, label: 5, length: 14)
-        guard let a = rtpKey.withUnsafeBufferPointer({ sb_aes128_ctr_new($0.baseAddress) }) else { throw .openSSL }
-        guard let b = rtcpKey.withUnsafeBufferPointer({ sb_aes128_ctr_new($0.baseAddress) }) else {
-            sb_aes128_ctr_free(a)
+        self.profile = profile
+        aead = profile == .aeadAES128GCM
+        tagLength = aead ? 16 : 10
+        // RFC 7714 §11: the AES-CM PRF derives GCM keys too, the 12-byte salt padded to 14.
+        let salt = masterSalt + [UInt8](repeating: 0, count: 14 - masterSalt.count)
+        let saltLength = aead ? 12 : 14
+        let rtpKey = Self.derive(masterKey, salt, label: 0, length: 16)
+        let rtpAuthKey = aead ? [] : Self.derive(masterKey, salt, label: 1, length: 20)
+        let rtpSalt = Self.derive(masterKey, salt, label: 2, length: saltLength)
+        let rtcpKey = Self.derive(masterKey, salt, label: 3, length: 16)
+        let rtcpAuthKey = aead ? [] : Self.derive(masterKey, salt, label: 4, length: 20)
+        let rtcpSalt = Self.derive(masterKey, salt, label: 5, length: saltLength)
+        let gcm = aead
+        func cipher(_ key: [UInt8]) -> UnsafeMutableRawPointer? {
+            key.withUnsafeBufferPointer { gcm ? sb_aes128_gcm_new($0.baseAddress) : sb_aes128_ctr_new($0.baseAddress) }
+        }
+        guard let a = cipher(rtpKey) else { throw .openSSL }
+        guard let b = cipher(rtcpKey) else {
+            if gcm { sb_aes128_gcm_free(a) } else { sb_aes128_ctr_free(a) }
             throw .openSSL
         }
         rtpCipher = a
@@ -74,13 +98,13 @@ final class SRTPTransform {
         let stateSize = sb_hmac_sha1_state_size()
         let rtpState = UnsafeMutableRawPointer.allocate(byteCount: stateSize, alignment: 16)
         let rtcpState = UnsafeMutableRawPointer.allocate(byteCount: stateSize, alignment: 16)
-        rtpAuthKey.withUnsafeBufferPointer { sb_hmac_sha1_init(rtpState, $0.baseAddress, 20) }
-        rtcpAuthKey.withUnsafeBufferPointer { sb_hmac_sha1_init(rtcpState, $0.baseAddress, 20) }
+        rtpAuthKey.withUnsafeBufferPointer { sb_hmac_sha1_init(rtpState, $0.baseAddress, $0.count) }
+        rtcpAuthKey.withUnsafeBufferPointer { sb_hmac_sha1_init(rtcpState, $0.baseAddress, $0.count) }
         rtpAuth = rtpState
         rtcpAuth = rtcpState
         scratch = .allocate(capacity: 68)
         scratch.initialize(repeating: 0, count: 68)
-        for i in 0..<14 {
+        for i in 0..<saltLength {
             scratch[i] = rtpSalt[i]
             scratch[14 + i] = rtcpSalt[i]
         }
@@ -88,8 +112,13 @@ final class SRTPTransform {
     }
 
     deinit {
-        sb_aes128_ctr_free(rtpCipher)
-        sb_aes128_ctr_free(rtcpCipher)
+        if aead {
+            sb_aes128_gcm_free(rtpCipher)
+            sb_aes128_gcm_free(rtcpCipher)
+        } else {
+            sb_aes128_ctr_free(rtpCipher)
+            sb_aes128_ctr_free(rtcpCipher)
+        }
         rtpAuth.deallocate()
         rtcpAuth.deallocate()
         scratch.deallocate()
@@ -128,6 +157,20 @@ final class SRTPTransform {
         for i in 0..<6 { iv[8 + i] ^= UInt8(truncatingIfNeeded: index >> UInt64(40 - 8 * i)) }
     }
 
+    /// RFC 7714 §8.1 / §9.1: (00 00 | SSRC | middle | low) XOR the 12-byte salt, where
+    /// middle|low is ROC|SEQ for SRTP and 00 00|index for SRTCP.
+    @inline(__always)
+    private func makeGCMIV(salt: UnsafeMutablePointer<UInt8>, ssrc: UInt32, middle: UInt32, low: UInt16) {
+        let iv = ivScratch
+        for i in 0..<12 { iv[i] = salt[i] }
+        for i in 0..<4 {
+            iv[2 + i] ^= UInt8(truncatingIfNeeded: ssrc >> UInt32(24 - 8 * i))
+            iv[6 + i] ^= UInt8(truncatingIfNeeded: middle >> UInt32(24 - 8 * i))
+        }
+        iv[10] ^= UInt8(truncatingIfNeeded: low >> 8)
+        iv[11] ^= UInt8(truncatingIfNeeded: low)
+    }
+
     @inline(__always)
     private func findStream(_ ssrc: UInt32) -> Int? {
         if lastHit < streams.count, streams[lastHit].ssrc == ssrc { return lastHit }
@@ -161,7 +204,7 @@ final class SRTPTransform {
     @inline(__always)
     private func tagMatches(_ p: UnsafeMutableRawPointer, at offset: Int) -> Bool {
         var difference: UInt8 = 0
-        for i in 0..<Self.tagLength { difference |= macScratch[i] ^ Bytes.byte(p, offset + i) }
+        for i in 0..<tagLength { difference |= macScratch[i] ^ Bytes.byte(p, offset + i) }
         return difference == 0
     }
 
@@ -175,10 +218,10 @@ final class SRTPTransform {
 
     // MARK: RTP
 
-    /// Encrypts and authenticates in place, appending the 10-byte tag (§3.3).
+    /// Encrypts and authenticates in place, appending the tag (RFC 3711 §3.3, RFC 7714 §8).
     @inline(__always)
     func protectRTP(_ p: UnsafeMutableRawPointer, length: inout Int, capacity: Int) -> Bool {
-        guard length + Self.tagLength <= capacity, let header = Self.headerLength(p, available: length) else { return false }
+        guard length + tagLength <= capacity, let header = Self.headerLength(p, available: length) else { return false }
         let ssrc = Bytes.u32(p, 8)
         let sequence = Bytes.u16(p, 2)
         guard let s = findStream(ssrc) ?? addStream(ssrc) else { return false }
@@ -198,21 +241,28 @@ final class SRTPTransform {
             }
         }
         streams[s] = stream
-        let index = UInt64(roc) << 16 | UInt64(sequence)
-        makeIV(salt: scratch, ssrc: ssrc, index: index)
         let bytes = p.assumingMemoryBound(to: UInt8.self)
-        guard sb_aes128_ctr_apply(rtpCipher, ivScratch, bytes + header, length - header) == 1 else { return false }
-        storeROC(roc)
-        sb_hmac_sha1(rtpAuth, bytes, length, rocScratch, 4, macScratch)
-        (p + length).copyMemory(from: macScratch, byteCount: Self.tagLength)
-        length += Self.tagLength
+        if aead {
+            makeGCMIV(salt: scratch, ssrc: ssrc, middle: roc, low: sequence)
+            guard sb_aes128_gcm_seal(rtpCipher, ivScratch, bytes, header, nil, 0, bytes + header, length - header, bytes + length) == 1 else {
+                return false
+            }
+        } else {
+            makeIV(salt: scratch, ssrc: ssrc, index: UInt64(roc) << 16 | UInt64(sequence))
+            guard sb_aes128_ctr_apply(rtpCipher, ivScratch, bytes + header, length - header) == 1 else { return false }
+            storeROC(roc)
+            sb_hmac_sha1(rtpAuth, bytes, length, rocScratch, 4, macScratch)
+            (p + length).copyMemory(from: macScratch, byteCount: tagLength)
+        }
+        length += tagLength
         return true
     }
 
-    /// Authenticates, checks replay and decrypts in place, removing the tag (§3.3, appendix A).
+    /// Authenticates, checks replay and decrypts in place, removing the tag (RFC 3711 §3.3 and
+    /// appendix A, RFC 7714 §8).
     @inline(__always)
     func unprotectRTP(_ p: UnsafeMutableRawPointer, length: inout Int) -> Bool {
-        let authenticated = length - Self.tagLength
+        let authenticated = length - tagLength
         guard authenticated >= 12, let header = Self.headerLength(p, available: authenticated) else { return false }
         let ssrc = Bytes.u32(p, 8)
         let sequence = Bytes.u16(p, 2)
@@ -240,11 +290,19 @@ final class SRTPTransform {
             }
         }
         let bytes = p.assumingMemoryBound(to: UInt8.self)
-        storeROC(guess)
-        sb_hmac_sha1(rtpAuth, bytes, authenticated, rocScratch, 4, macScratch)
-        guard tagMatches(p, at: authenticated) else { return false }
-        makeIV(salt: scratch, ssrc: ssrc, index: index)
-        guard sb_aes128_ctr_apply(rtpCipher, ivScratch, bytes + header, authenticated - header) == 1 else { return false }
+        if aead {
+            makeGCMIV(salt: scratch, ssrc: ssrc, middle: guess, low: sequence)
+            guard sb_aes128_gcm_open(
+                rtpCipher, ivScratch, bytes, header, nil, 0, bytes + header, authenticated - header, bytes + authenticated) == 1 else {
+                return false
+            }
+        } else {
+            storeROC(guess)
+            sb_hmac_sha1(rtpAuth, bytes, authenticated, rocScratch, 4, macScratch)
+            guard tagMatches(p, at: authenticated) else { return false }
+            makeIV(salt: scratch, ssrc: ssrc, index: index)
+            guard sb_aes128_ctr_apply(rtpCipher, ivScratch, bytes + header, authenticated - header) == 1 else { return false }
+        }
         // Authentic: record it.
         guard let s = existing ?? addStream(ssrc) else { return false }
         let base = s * 16
@@ -288,57 +346,87 @@ final class SRTPTransform {
 
     // MARK: RTCP
 
-    /// Encrypts (E=1) and authenticates a compound in place, appending E|index and the tag (§3.4).
+    /// Encrypts (E=1) and authenticates a compound in place, appending E|index and the tag
+    /// (RFC 3711 §3.4), or the GCM tag and E|index (RFC 7714 §9).
     func protectRTCP(_ p: UnsafeMutableRawPointer, length: inout Int, capacity: Int) -> Bool {
-        guard length >= 8, length + Self.rtcpTrailerLength <= capacity else { return false }
+        guard length >= 8, length + rtcpTrailerLength <= capacity else { return false }
         let index = rtcpIndex
         rtcpIndex = (rtcpIndex &+ 1) & 0x7FFF_FFFF
         let ssrc = Bytes.u32(p, 4)
-        makeIV(salt: scratch + 14, ssrc: ssrc, index: UInt64(index))
         let bytes = p.assumingMemoryBound(to: UInt8.self)
-        guard sb_aes128_ctr_apply(rtcpCipher, ivScratch, bytes + 8, length - 8) == 1 else { return false }
-        Bytes.put32(p, length, 0x8000_0000 | index)
-        sb_hmac_sha1(rtcpAuth, bytes, length + 4, bytes, 0, macScratch)
-        (p + length + 4).copyMemory(from: macScratch, byteCount: Self.tagLength)
-        length += Self.rtcpTrailerLength
+        if aead {
+            let word = bytes + length + tagLength
+            Bytes.put32(p, length + tagLength, 0x8000_0000 | index)
+            makeGCMIV(salt: scratch + 14, ssrc: ssrc, middle: index >> 16, low: UInt16(truncatingIfNeeded: index))
+            guard sb_aes128_gcm_seal(rtcpCipher, ivScratch, bytes, 8, word, 4, bytes + 8, length - 8, bytes + length) == 1 else {
+                return false
+            }
+        } else {
+            makeIV(salt: scratch + 14, ssrc: ssrc, index: UInt64(index))
+            guard sb_aes128_ctr_apply(rtcpCipher, ivScratch, bytes + 8, length - 8) == 1 else { return false }
+            Bytes.put32(p, length, 0x8000_0000 | index)
+            sb_hmac_sha1(rtcpAuth, bytes, length + 4, bytes, 0, macScratch)
+            (p + length + 4).copyMemory(from: macScratch, byteCount: tagLength)
+        }
+        length += rtcpTrailerLength
         return true
     }
 
     /// Authenticates, checks replay and decrypts an SRTCP packet in place.
     func unprotectRTCP(_ p: UnsafeMutableRawPointer, length: inout Int) -> Bool {
-        guard length >= 8 + Self.rtcpTrailerLength else { return false }
-        let authenticated = length - Self.tagLength
+        guard length >= 8 + rtcpTrailerLength else { return false }
         let bytes = p.assumingMemoryBound(to: UInt8.self)
+        let ssrc = Bytes.u32(p, 4)
+        if aead {
+            // | header | ciphertext | tag (16) | E|index |; the AAD is the header and E|index,
+            // or everything before the tag when E=0 (RFC 7714 §9.2-9.3).
+            let tagAt = length - rtcpTrailerLength
+            let word = Bytes.u32(p, length - 4)
+            let index = word & 0x7FFF_FFFF
+            makeGCMIV(salt: scratch + 14, ssrc: ssrc, middle: index >> 16, low: UInt16(truncatingIfNeeded: index))
+            let encrypted = word & 0x8000_0000 != 0
+            guard sb_aes128_gcm_open(
+                rtcpCipher, ivScratch, bytes, encrypted ? 8 : tagAt, bytes + length - 4, 4,
+                encrypted ? bytes + 8 : nil, encrypted ? tagAt - 8 : 0, bytes + tagAt) == 1,
+                  acceptRTCP(ssrc: ssrc, index: index) else { return false }
+            length = tagAt
+            return true
+        }
+        let authenticated = length - tagLength
         sb_hmac_sha1(rtcpAuth, bytes, authenticated, bytes, 0, macScratch)
         guard tagMatches(p, at: authenticated) else { return false }
         let word = Bytes.u32(p, authenticated - 4)
         let index = word & 0x7FFF_FFFF
-        let ssrc = Bytes.u32(p, 4)
-        if let s = findStream(ssrc) ?? addStream(ssrc) {
-            var stream = streams[s]
-            if stream.rtcpStarted {
-                if index > stream.rtcpHighest {
-                    let shift = index - stream.rtcpHighest
-                    stream.rtcpWindow = shift >= 64 ? 1 : (stream.rtcpWindow << UInt64(shift)) | 1
-                    stream.rtcpHighest = index
-                } else {
-                    let back = stream.rtcpHighest - index
-                    guard back < 64, stream.rtcpWindow & (1 << UInt64(back)) == 0 else { return false }
-                    stream.rtcpWindow |= 1 << UInt64(back)
-                }
-            } else {
-                stream.rtcpStarted = true
-                stream.rtcpHighest = index
-                stream.rtcpWindow = 1
-            }
-            streams[s] = stream
-        }
+        guard acceptRTCP(ssrc: ssrc, index: index) else { return false }
         let end = authenticated - 4
         if word & 0x8000_0000 != 0 {
             makeIV(salt: scratch + 14, ssrc: ssrc, index: UInt64(index))
             guard sb_aes128_ctr_apply(rtcpCipher, ivScratch, bytes + 8, end - 8) == 1 else { return false }
         }
         length = end
+        return true
+    }
+
+    /// SRTCP replay protection (RFC 3711 §3.3.2): a 64-entry window below the highest index.
+    private func acceptRTCP(ssrc: UInt32, index: UInt32) -> Bool {
+        guard let s = findStream(ssrc) ?? addStream(ssrc) else { return true }
+        var stream = streams[s]
+        if stream.rtcpStarted {
+            if index > stream.rtcpHighest {
+                let shift = index - stream.rtcpHighest
+                stream.rtcpWindow = shift >= 64 ? 1 : (stream.rtcpWindow << UInt64(shift)) | 1
+                stream.rtcpHighest = index
+            } else {
+                let back = stream.rtcpHighest - index
+                guard back < 64, stream.rtcpWindow & (1 << UInt64(back)) == 0 else { return false }
+                stream.rtcpWindow |= 1 << UInt64(back)
+            }
+        } else {
+            stream.rtcpStarted = true
+            stream.rtcpHighest = index
+            stream.rtcpWindow = 1
+        }
+        streams[s] = stream
         return true
     }
 }

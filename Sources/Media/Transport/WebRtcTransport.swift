@@ -68,7 +68,7 @@ final class WebRtcTransport {
         dtlsRole = role
         dtls = try DTLSEngine(
             role: role, certificate: worker.certificate, expectedRemoteFingerprint: remoteFingerprint,
-            srtpProfiles: [.aes128CMSHA1_80])
+            srtpProfiles: SRTPTransform.supportedProfiles)
         if role == .client, selected != nil { startClientHandshake(now: now) }
     }
 
@@ -102,9 +102,9 @@ final class WebRtcTransport {
     }
 
     /// Keys SRTP directly and selects `address`, skipping ICE and DTLS (benchmarks only).
-    func installForBenchmark(keys: SRTPKeys, address: PeerAddress) throws {
-        srtpIn = try SRTPTransform(masterKey: keys.remoteKey, masterSalt: keys.remoteSalt, direction: .inbound)
-        srtpOut = try SRTPTransform(masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
+    func installForBenchmark(profile: SRTPProfile, keys: SRTPKeys, address: PeerAddress) throws {
+        srtpIn = try SRTPTransform(profile: profile, masterKey: keys.remoteKey, masterSalt: keys.remoteSalt, direction: .inbound)
+        srtpOut = try SRTPTransform(profile: profile, masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
         selected = address
         address.write(to: destination, ipv6Socket: worker.socket.isIPv6)
         worker.map(address, to: self)
@@ -150,13 +150,13 @@ final class WebRtcTransport {
         guard let change = output.stateChange else { return }
         switch change {
         case .connected:
-            guard let dtls, let keys = dtls.srtpKeys, dtls.srtpProfile == .aes128CMSHA1_80 else {
+            guard let dtls, let keys = dtls.srtpKeys, let profile = dtls.srtpProfile else {
                 setState(.failed)
                 return
             }
             do {
-                srtpIn = try SRTPTransform(masterKey: keys.remoteKey, masterSalt: keys.remoteSalt, direction: .inbound)
-                srtpOut = try SRTPTransform(masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
+                srtpIn = try SRTPTransform(profile: profile, masterKey: keys.remoteKey, masterSalt: keys.remoteSalt, direction: .inbound)
+                srtpOut = try SRTPTransform(profile: profile, masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
             } catch {
                 setState(.failed)
                 return
@@ -388,6 +388,7 @@ final class WebRtcTransport {
         var consumerStats: [String: StreamStats] = [:]
         for consumer in consumers { consumerStats[consumer.id.rawValue] = consumer.stats() }
         return TransportStats(
-            id: id, state: state, selectedAddress: selected?.description, producers: producerStats, consumers: consumerStats)
+            id: id, state: state, selectedAddress: selected?.description, srtpProfile: srtpOut?.profile.openSSLName,
+            producers: producerStats, consumers: consumerStats)
     }
 }

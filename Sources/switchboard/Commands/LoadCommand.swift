@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Media
 import Runtime
@@ -14,7 +15,7 @@ struct LoadCommand {
 
     static let usage = """
         Usage: switchboard load --server http://127.0.0.1:8080 [options]
-               switchboard load --in-process [--consumers 1,10,100] [--packets N] [--payload BYTES]
+               switchboard load --in-process [--consumers 1,10,100] [--packets N] [--payload BYTES] [--srtp gcm|cm]
 
           --rooms N          rooms (default 1)
           --publishers P     publishers per room (default 1)
@@ -27,6 +28,8 @@ struct LoadCommand {
           --video-capture F  publishers replay the VP8 frames of IVF file F in real time
                              (scripts/make-video-capture makes one; implies --video)
           --room NAME        room name prefix (default: load-RANDOM); rooms are NAME-0, NAME-1, ...
+          --srtp gcm|cm      SRTP profile the peers ask for: AEAD_AES_128_GCM (default, what the
+                             server prefers) or AES128_CM_HMAC_SHA1_80 (what Chromium prefers)
           --server-pid PID   report the server's CPU and RSS from /proc
           --json             print the report as JSON
 
@@ -39,7 +42,7 @@ struct LoadCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process"])
         if args.flag("--in-process") { return try inProcess(args) }
-        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps", "--video-capture", "--room"])
+        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps", "--video-capture", "--room", "--srtp"])
         let base = try args.require("--server").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         func int(_ name: String, _ fallback: Int) throws -> Int {
             guard let v = args[name] else { return fallback }
@@ -77,11 +80,14 @@ struct LoadCommand {
                   let list = try? JSONSerialization.jsonObject(with: Data(r.body)) as? [[String: Any]] else { return [] }
             return list
         }
-        func serverDatagramsOut() async -> UInt64 {
-            await serverStats().reduce(0) { $0 + (($1["datagramsOut"] as? NSNumber)?.uint64Value ?? 0) }
+        /// The server's datagrams sent so far, and when it counted them (the request's midpoint).
+        func serverDatagramsOut() async -> (count: UInt64, at: Date) {
+            let asked = Date()
+            let count = await serverStats().reduce(0) { $0 + (($1["datagramsOut"] as? NSNumber)?.uint64Value ?? 0) }
+            return (count, asked.addingTimeInterval(Date().timeIntervalSince(asked) / 2))
         }
 
-        let generator = try LoadGenerator(threads: threads)
+        let generator = try LoadGenerator(threads: threads, srtpProfiles: [try srtpProfile(args)])
         defer { generator.shutdown() }
         let roomPrefix = args["--room"] ?? "load-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let rssBefore = serverPID.flatMap(residentKiB)
@@ -108,24 +114,29 @@ struct LoadCommand {
         try await waitConnected(generator, expected: rooms * (publishers + subscribers))
         try await Task.sleep(for: .seconds(warmup))
 
-        let cpuBefore = serverPID.flatMap(cpuSeconds)
+        // Each server-side count carries the time it was read, so a slow stats reply from a
+        // saturated server does not stretch or shrink its window.
         let outBefore = await serverDatagramsOut()
+        let cpuBefore = serverPID.flatMap(cpuSeconds)
+        let cpuBeforeAt = Date()
         let started = Date()
         await generator.startMeasuring()
         try await Task.sleep(for: .seconds(duration))
         let elapsed = Date().timeIntervalSince(started)
         let report = await generator.stopMeasuring(seconds: elapsed)
-        let outAfter = await serverDatagramsOut()
         let cpuAfter = serverPID.flatMap(cpuSeconds)
+        let cpuAfterAt = Date()
+        let outAfter = await serverDatagramsOut()
         let rssAfter = serverPID.flatMap(residentKiB)
 
+        let serverOutRate = Double(outAfter.count &- outBefore.count) / outAfter.at.timeIntervalSince(outBefore.at)
         let consumers = rooms * publishers * subscribers * (video ? 2 : 1)
         var result: [String: Any] = [
             "rooms": rooms, "publishers_per_room": publishers, "subscribers_per_room": subscribers, "video": video,
             "consumers": consumers, "seconds": (elapsed * 100).rounded() / 100,
             "sent_packets_per_s": Int(Double(report.publishersSent) / elapsed),
             "received_packets_per_s": Int(Double(report.subscribersReceived) / elapsed),
-            "server_datagrams_out_per_s": Int(Double(outAfter &- outBefore) / elapsed),
+            "server_datagrams_out_per_s": Int(serverOutRate),
             "loss_percent": (report.lossFraction * 10_000).rounded() / 100,
             "latency_ms_p50": report.latency.percentile(0.50), "latency_ms_p99": report.latency.percentile(0.99),
             "latency_ms_p999": report.latency.percentile(0.999),
@@ -141,10 +152,10 @@ struct LoadCommand {
             result["server_forwarding_us_p99"] = worker["forwardingMicrosecondsP99"]
         }
         if let a = cpuBefore, let b = cpuAfter {
-            let cores = (b - a) / elapsed
+            let cores = (b - a) / cpuAfterAt.timeIntervalSince(cpuBeforeAt)
             result["server_cpu_cores"] = (cores * 1000).rounded() / 1000
             if cores > 0 {
-                result["forwarded_packets_per_s_per_core"] = Int(Double(outAfter &- outBefore) / elapsed / cores)
+                result["forwarded_packets_per_s_per_core"] = Int(serverOutRate / cores)
             }
         }
         if let before = rssBefore, let after = rssAfter, let mid = rssPublishers, consumers > 0 {
@@ -162,7 +173,8 @@ struct LoadCommand {
     }
 
     static func inProcess(_ args: Arguments) throws -> Int32 {
-        try args.check(known: ["--consumers", "--packets", "--payload", "--in-process", "--json"])
+        try args.check(known: ["--consumers", "--packets", "--payload", "--in-process", "--json", "--srtp"])
+        let profile = try srtpProfile(args)
         let counts = (args["--consumers"] ?? "1,10,100,1000").split(separator: ",").compactMap { Int($0) }
         let packets = Int(args["--packets"] ?? "") ?? 20_000
         let payload = Int(args["--payload"] ?? "") ?? 160
@@ -170,7 +182,7 @@ struct LoadCommand {
         for consumers in counts {
             // Keep the output volume similar whatever the fan-out.
             let inputs = max(200, min(packets, packets * 10 / max(1, consumers)))
-            let r = try FanoutBenchmark.run(consumers: consumers, packets: inputs, payloadSize: payload)
+            let r = try FanoutBenchmark.run(consumers: consumers, packets: inputs, payloadSize: payload, profile: profile)
             rows.append([
                 "consumers": consumers, "input_packets": r.inputPackets, "output_packets": r.outputPackets,
                 "output_packets_per_s": Int(r.outputPacketsPerSecond), "ns_per_output_packet": Int(r.nanosecondsPerOutputPacket),
@@ -192,6 +204,14 @@ struct LoadCommand {
             }
         }
         return 0
+    }
+
+    static func srtpProfile(_ args: Arguments) throws -> SRTPProfile {
+        switch args["--srtp"] ?? "gcm" {
+        case "gcm": return .aeadAES128GCM
+        case "cm": return .aes128CMSHA1_80
+        default: throw CLIError("--srtp: expected gcm or cm")
+        }
     }
 
     static func waitConnected(_ generator: LoadGenerator, expected: Int) async throws {
