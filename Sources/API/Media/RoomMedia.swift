@@ -139,38 +139,19 @@ actor RoomMedia {
         return member
     }
 
-    private func roomFull() -> APIError {
-        APIError(status: 409, code: "room-full", title: "Conflict",
-                 detail: "This room is full: it holds at most \(settings.capacity) members.")
-    }
-
-    /// `rtc:join`: joins the conversation unless it already has `capacity` joined members.
-    func join(user: User, applicationID: String, conversationID: String) async throws -> Member {
-        _ = try conversations.get(id: conversationID, applicationID: applicationID)
-        if let existing = try conversations.member(ofUser: user.id, conversationID: conversationID), existing.state == .joined {
-            return existing
-        }
-        let room = room(conversationID, applicationID: applicationID)
-        await lock(room)
-        defer { unlock(room) }
-        var joined = 0
-        var page = PageRequest(pageSize: 100)
-        while true {
-            let result = try conversations.members(conversationID: conversationID, applicationID: applicationID, page: page)
-            joined += result.items.filter { $0.state == .joined }.count
-            guard joined < settings.capacity, let next = result.next else { break }
-            page = try PageRequest.parse(["cursor": next, "page_size": "100"])
-        }
-        if joined >= settings.capacity { throw roomFull() }
-        return try conversations.addMember(conversationID: conversationID, applicationID: applicationID, user: user, state: .joined,
-                                           initiator: ["joined": ["user_id": .string(user.id), "is_system": false]])
+    /// `rtc:join`: joins the conversation unless it already has `capacity` joined members
+    /// (the same rule as a REST join, checked in the store's transaction).
+    func join(user: User, applicationID: String, conversationID: String) throws -> Member {
+        try conversations.addMember(conversationID: conversationID, applicationID: applicationID, user: user, state: .joined,
+                                    initiator: ["joined": ["user_id": .string(user.id), "is_system": false]],
+                                    capacity: settings.capacity)
     }
 
     /// The peer for this socket, created if the room has space.
     private func peer(in room: Room, member: Member, user: User, socket: WebSocket) throws -> Peer {
         if let peer = room.peers[socket] { return peer }
         // The same member on another socket (a reload): that one is stale.
-        guard room.peers.count < settings.capacity else { throw roomFull() }
+        guard room.peers.count < settings.capacity else { throw PlatformError.full(capacity: settings.capacity) }
         let peer = Peer(conversationID: room.conversationID, memberID: member.id, userID: user.id, userName: user.name, socket: socket)
         room.peers[socket] = peer
         return peer

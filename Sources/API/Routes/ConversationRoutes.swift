@@ -8,11 +8,14 @@ import Wire
 /// and posts events only as its own joined member. Nothing crosses applications.
 struct ConversationRoutes {
     let core: PlatformCore
+    /// Joined members a conversation admits (`SWITCHBOARD_ROOM_CAPACITY`); one more is `room-full`.
+    let capacity: Int
     var conversations: Conversations { core.conversations }
 
     func register(on router: inout Router) {
         let conversations = self.conversations
         let core = self.core
+        let capacity = self.capacity
 
         router.post("/v1/conversations") { req in
             let app = try req.requireApplicationToken()
@@ -103,7 +106,7 @@ struct ConversationRoutes {
             let initiator: JSONValue = p.user.map { ["joined": ["user_id": .string($0.id), "member_id": .null, "is_system": false]] }
                 ?? ["joined": ["is_system": true]]
             let m = try conversations.addMember(conversationID: cid, applicationID: app.id, user: user, state: state,
-                                                channel: body["channel"], media: media, initiator: initiator)
+                                                channel: body["channel"], media: media, initiator: initiator, capacity: capacity)
             return .jsonObject(Self.render(m, base: req.baseURL), status: 201)
         }
         router.get("/v1/conversations/:cid/members/:mid") { req in

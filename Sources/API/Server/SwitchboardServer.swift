@@ -39,7 +39,8 @@ public final class SwitchboardServer: Sendable {
         ApplicationRoutes(core: core).register(on: &router)
         UserRoutes(core: core).register(on: &router)
         NumberRoutes(core: core, authenticator: authenticator).register(on: &router)
-        ConversationRoutes(core: core).register(on: &router)
+        let roomSettings = RoomMediaSettings(environment: ProcessInfo.processInfo.environment)
+        ConversationRoutes(core: core, capacity: roomSettings.capacity).register(on: &router)
         var realtimeSettings = RealtimeGateway.Settings()
         realtimeSettings.pingInterval = configuration.realtimePingInterval
         gateway = RealtimeGateway(core: core, authenticator: authenticator, settings: realtimeSettings)
@@ -58,7 +59,7 @@ public final class SwitchboardServer: Sendable {
             MediaTestRoutes(engine: media).register(on: &router)
         }
         roomMedia = RoomMediaSignaling(engine: media, events: mediaEvents, gateway: gateway, core: core,
-                                       settings: RoomMediaSettings(environment: ProcessInfo.processInfo.environment))
+                                       settings: roomSettings)
         RoomMediaDemoApp(core: core, apiKey: account.0.apiKey, dataDirectory: configuration.dataDirectory).register(on: &router)
         WebRoutes(root: Self.findWebRoot(configuration.webRoot)).register(on: &router)
         let app = HTTPApplication(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware(),

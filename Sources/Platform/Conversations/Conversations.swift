@@ -105,8 +105,11 @@ public final class Conversations: Sendable {
     // MARK: Members
 
     /// Joins (or invites) a user. Joining again while joined returns the existing member.
+    /// With a `capacity`, a join that would make more joined members than that throws
+    /// `PlatformError.full` and changes nothing; the count and the insert are one transaction.
     public func addMember(conversationID: String, applicationID: String, user: User, state: MemberState,
-                          channel: JSONValue? = nil, media: MemberMedia? = nil, initiator: JSONValue? = nil) throws -> Member {
+                          channel: JSONValue? = nil, media: MemberMedia? = nil, initiator: JSONValue? = nil,
+                          capacity: Int? = nil) throws -> Member {
         guard state != .left else { throw PlatformError.invalid("A new member must be joined or invited.") }
         _ = try get(id: conversationID, applicationID: applicationID)
         let now = clock.now()
@@ -117,9 +120,15 @@ public final class Conversations: Sendable {
                 SELECT * FROM members WHERE conversation_id = ? AND user_id = ? AND state != 'LEFT' ORDER BY seq DESC LIMIT 1
                 """, [.text(conversationID), .text(user.id)])
             var m: Member
-            if let existing {
-                m = Self.member(existing, user: user)
-                if m.state == .joined || state == .invited { return m }
+            let existingMember = existing.map { Self.member($0, user: user) }
+            if let existingMember, existingMember.state == .joined || state == .invited { return existingMember }
+            if let capacity, state == .joined {
+                let joined = try c.queryOne("SELECT COUNT(*) AS n FROM members WHERE conversation_id = ? AND state = 'JOINED'",
+                                            [.text(conversationID)])?.int64("n") ?? 0
+                guard joined < capacity else { throw PlatformError.full(capacity: capacity) }
+            }
+            if let existingMember {
+                m = existingMember
                 // An invited member accepting.
                 m.state = .joined
                 m.joinedAt = now

@@ -6,6 +6,8 @@ public enum PlatformError: Error, HTTPErrorConvertible, Sendable {
     case conflict(String)
     case invalid(String)
     case forbidden(String)
+    /// A join into a conversation that already holds its capacity of joined members.
+    case full(capacity: Int)
 
     public var status: Int {
         switch self {
@@ -13,6 +15,7 @@ public enum PlatformError: Error, HTTPErrorConvertible, Sendable {
         case .conflict: 409
         case .invalid: 400
         case .forbidden: 403
+        case .full: 409
         }
     }
     public var title: String {
@@ -21,12 +24,14 @@ public enum PlatformError: Error, HTTPErrorConvertible, Sendable {
         case .conflict: "Conflict"
         case .invalid: "Bad Request"
         case .forbidden: "Forbidden"
+        case .full: "Conflict"
         }
     }
     public var detail: String {
         switch self {
         case .notFound(let what): "The \(what) does not exist."
         case .conflict(let d), .invalid(let d), .forbidden(let d): d
+        case .full(let capacity): "This room is full: it holds at most \(capacity) members."
         }
     }
     public var code: String {
@@ -35,6 +40,7 @@ public enum PlatformError: Error, HTTPErrorConvertible, Sendable {
         case .conflict: "conflict"
         case .invalid: "validation-failed"
         case .forbidden: "forbidden"
+        case .full: "room-full"
         }
     }
 }

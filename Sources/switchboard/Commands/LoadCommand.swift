@@ -118,6 +118,7 @@ struct LoadCommand {
         // saturated server does not stretch or shrink its window.
         let outBefore = await serverDatagramsOut()
         let cpuBefore = serverPID.flatMap(cpuSeconds)
+        let busyBefore = serverPID.flatMap(allowedCPUsBusy)
         let cpuBeforeAt = Date()
         let started = Date()
         await generator.startMeasuring()
@@ -125,6 +126,7 @@ struct LoadCommand {
         let elapsed = Date().timeIntervalSince(started)
         let report = await generator.stopMeasuring(seconds: elapsed)
         let cpuAfter = serverPID.flatMap(cpuSeconds)
+        let busyAfter = serverPID.flatMap(allowedCPUsBusy)
         let cpuAfterAt = Date()
         let outAfter = await serverDatagramsOut()
         let rssAfter = serverPID.flatMap(residentKiB)
@@ -157,6 +159,9 @@ struct LoadCommand {
             if cores > 0 {
                 result["forwarded_packets_per_s_per_core"] = Int(serverOutRate / cores)
             }
+        }
+        if let a = busyBefore, let b = busyAfter {
+            result["server_cpus_busy_cores"] = ((b - a) / cpuAfterAt.timeIntervalSince(cpuBeforeAt) * 1000).rounded() / 1000
         }
         if let before = rssBefore, let after = rssAfter, let mid = rssPublishers, consumers > 0 {
             result["server_rss_kib"] = after
@@ -233,6 +238,30 @@ struct LoadCommand {
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Busy seconds (everything but idle and iowait, /proc/stat) summed over the CPUs the process
+    /// may run on. On loopback this also counts work not charged to the process: softirq
+    /// delivery of its datagrams to the receivers' sockets, often run by ksoftirqd.
+    static func allowedCPUsBusy(_ pid: Int32) -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") }),
+              let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8) else { return nil }
+        var cpus = Set<Int>()
+        for range in line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces).split(separator: ",") {
+            let bounds = range.split(separator: "-").compactMap { Int($0) }
+            guard let low = bounds.first else { continue }
+            cpus.formUnion(low...(bounds.last ?? low))
+        }
+        var busy: Double = 0
+        for row in stat.split(separator: "\n") where row.hasPrefix("cpu") && !row.hasPrefix("cpu ") {
+            let fields = row.split(separator: " ")
+            guard let cpu = Int(fields[0].dropFirst(3)), cpus.contains(cpu) else { continue }
+            let ticks = fields.dropFirst().compactMap { Double($0) }
+            guard ticks.count >= 5 else { continue }
+            busy += ticks.reduce(0, +) - ticks[3] - ticks[4]
+        }
+        return busy / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     static func residentKiB(_ pid: Int32) -> Int? {
