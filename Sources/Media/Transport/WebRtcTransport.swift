@@ -19,7 +19,12 @@ final class WebRtcTransport {
     private(set) var dtls: DTLSEngine?
     private(set) var dtlsRole: DTLSEngine.Role = .server
     private(set) var srtpIn: SRTPTransform?
-    private(set) var srtpOut: SRTPTransform?
+    private(set) var srtpOut: SRTPTransform? {
+        didSet { sender = srtpOut.map(Unmanaged.passUnretained) }
+    }
+    /// `srtpOut`, borrowed: `sendRTP` runs once per forwarded packet, and loading the strong
+    /// reference there costs a retain and a release each time (`srtpOut` keeps it alive).
+    private var sender: Unmanaged<SRTPTransform>?
     private(set) var state: TransportState = .new
     /// Where media goes: the ICE-selected address, prepared for `sendmmsg`.
     private let destination: UnsafeMutablePointer<sockaddr_storage>
@@ -305,14 +310,14 @@ final class WebRtcTransport {
     /// fields, protects it there, and queues it.
     @inline(__always)
     func sendRTP(_ p: UnsafeRawPointer, length: Int, ssrc: UInt32, sequence: UInt16, timestamp: UInt32, queue: SendQueue) {
-        guard let srtpOut else { return }
+        guard let sender else { return }
         let slot = queue.reserve()
         slot.copyMemory(from: p, byteCount: length)
         Bytes.put16(slot, 2, sequence)
         Bytes.put32(slot, 4, timestamp)
         Bytes.put32(slot, 8, ssrc)
         var size = length
-        guard srtpOut.protectRTP(slot, length: &size, capacity: queue.slotCapacity) else { return }
+        guard sender._withUnsafeGuaranteedRef({ $0.protectRTP(slot, length: &size, capacity: queue.slotCapacity) }) else { return }
         queue.commit(length: size, to: destination)
     }
 
