@@ -52,7 +52,7 @@ class Server:
         self.http_port, self.https_port = free_port(), free_port()
         self.proc = subprocess.Popen(
             [binary(), "serve", "--listen", f"127.0.0.1:{self.http_port}", "--https", f"127.0.0.1:{self.https_port}",
-             "--data", str(self.data), "--log-level", "warn"],
+             "--data", str(self.data), "--media-port", "0", "--log-level", "warn"],
             stdout=open(self.log, "ab"), stderr=subprocess.STDOUT, cwd=str(ROOT))
         deadline = time.time() + 30
         while time.time() < deadline:

@@ -64,7 +64,7 @@ class Server:
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [binary("switchboard", "SWITCHBOARD_BIN"), "serve", "--listen", f"127.0.0.1:{self.port}",
-             "--data", self.data, "--log-level", "warn", *self.extra],
+             "--data", self.data, "--media-port", "0", "--log-level", "warn", *self.extra],
             stdout=log, stderr=subprocess.STDOUT, cwd=self.data)
         log.close()
 

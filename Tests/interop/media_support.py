@@ -171,8 +171,8 @@ window.sb = {
     if (!r.ok) throw new Error(path + ' ' + r.status + ' ' + await r.text());
     return r.status === 204 ? null : r.json();
   },
-  async publish(room) {
-    const stream = await navigator.mediaDevices.getUserMedia({audio: true, video: {width: 640, height: 360}});
+  async publish(room, size) {
+    const stream = await navigator.mediaDevices.getUserMedia({audio: true, video: size || {width: 640, height: 360}});
     const pc = new RTCPeerConnection();
     for (const t of stream.getTracks()) pc.addTransceiver(t, {direction: 'sendonly', streams: [stream]});
     await pc.setLocalDescription(await pc.createOffer());
@@ -199,6 +199,16 @@ window.sb = {
     window.pc = pc;
     window.subscribedAt = performance.now();
     return offer.transport;
+  },
+  async sending() {
+    const out = {};
+    (await window.pc.getStats()).forEach((s) => {
+      if (s.type === 'candidate-pair' && s.nominated) out.availableOutgoingBitrate = s.availableOutgoingBitrate;
+      if (s.type === 'outbound-rtp' && s.kind === 'video') Object.assign(out, {
+        targetBitrate: s.targetBitrate, frameWidth: s.frameWidth, bytesSent: s.bytesSent,
+        qualityLimitationReason: s.qualityLimitationReason});
+    });
+    return out;
   },
   async inbound() {
     const out = {audio: null, video: null, state: window.pc.connectionState};

@@ -155,7 +155,7 @@ class Server:
 
 def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | None = None, env: dict | None = None,
                  host: str = "127.0.0.1", timeout: float = 20.0) -> Server:
-    """Starts `switchboard serve` on free ports with its own data directory and waits for /health.
+    """Starts `switchboard serve` on free ports (HTTP, HTTPS, media) with its own data directory and waits for /health.
 
     `data_dir` lets a test restart a server over the same data (then the caller owns the directory).
     """
@@ -169,6 +169,9 @@ def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | No
     if https_port:
         args += ["--https", f"{host}:{https_port}"]
     args += list(extra_args)
+    # A free media port too, unless the test picks one: two servers cannot share a UDP port.
+    if "--media-port" not in args:
+        args += ["--media-port", "0"]
     log_path = data / "server.log"
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SWITCHBOARD_")}
     full_env.update(env or {})

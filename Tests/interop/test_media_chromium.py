@@ -63,3 +63,27 @@ def test_chromium_subscriber_decodes_chromium_publisher(server):
     assert "CM_HMAC_SHA1_80" in second["srtpCipher"], second
     assert second["video"]["framesDecoded"] > first["video"]["framesDecoded"] + 20
     assert second["audio"]["totalSamplesReceived"] > first["audio"]["totalSamplesReceived"] + 48000
+
+
+def test_chromium_publisher_ramps_up_on_transport_feedback(server):
+    """The server feeds back transport-wide CC (arrival times of every packet), so Chromium's
+    bandwidth estimator probes and lets a 720p camera use more than a megabit within seconds.
+    Without feedback it starts at 300 kb/s and grows by about 8% a second (~410 kb/s at 5 s)."""
+    async def scenario():
+        async with playwright_api.async_playwright() as p:
+            browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            page = await open_page(browser, server)
+            transport = await page.evaluate("sb.publish('hd', {width: 1280, height: 720})")
+            samples = []
+            for _ in range(5):
+                await asyncio.sleep(1)
+                samples.append(await page.evaluate("sb.sending()"))
+            stats = await server.arequest("GET", f"/test/media/transports/{transport}/stats")
+            await browser.close()
+            return samples, stats
+
+    samples, stats = run_async(scenario(), 60)
+    print("publisher", samples, "\nserver", stats)
+    assert samples[-1]["availableOutgoingBitrate"] > 1_000_000, samples
+    assert samples[-1]["targetBitrate"] > 1_000_000, samples
+    assert stats["transportFeedbackSent"] > 50, stats

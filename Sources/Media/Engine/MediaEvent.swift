@@ -66,6 +66,8 @@ public struct TransportStats: Sendable, Hashable, Codable {
     public var selectedAddress: String?
     /// The SRTP protection profile DTLS negotiated (RFC 5764 §4.1.2 name), once connected.
     public var srtpProfile: String?
+    /// RTCP transport-wide CC feedback packets sent to the publisher (bandwidth estimation).
+    public var transportFeedbackSent: UInt64 = 0
     public var producers: [String: StreamStats]
     public var consumers: [String: StreamStats]
 }

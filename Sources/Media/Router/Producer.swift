@@ -68,6 +68,10 @@ final class Producer {
     @inline(__always)
     func receive(_ p: UnsafeMutableRawPointer, length: Int, isRTX: Bool, now: UInt64, queue: SendQueue) {
         guard let view = try? RTPView(UnsafeRawBufferPointer(start: p, count: length)) else { return }
+        if let id = parameters.extensions.transportCC,
+           let sequence = view.transportSequenceNumber(id: id, in: UnsafeRawBufferPointer(start: p, count: length)) {
+            transport.transportCC.record(sequence, now: now)
+        }
         var length = length
         var payloadLength = view.payloadLength
         if isRTX {

@@ -17,7 +17,14 @@ public enum SdpNegotiator {
         public var remoteUsernameFragment: String?
     }
 
-    static let supportedFeedback: Set<String> = ["nack", "nack pli", "ccm fir"]
+    static let supportedFeedback: Set<String> = ["nack", "nack pli", "ccm fir", "transport-cc"]
+
+    /// Where a browser's bandwidth estimate starts for video we receive, in kb/s
+    /// (`x-google-start-bitrate`, read by libwebrtc). Its default of 300 kb/s makes a camera
+    /// start at 320-480 pixels wide and take 15 s or more to grow after the estimate has;
+    /// from 1,000 kb/s it starts at 960×540, and transport-wide CC feedback corrects the
+    /// estimate within a second either way.
+    static let videoStartBitrate = 1000
 
     /// Builds the answer to a publishing client's offer.
     public static func answer(offer text: String, transport: TransportInfo) throws(MediaError) -> PublishPlan {
@@ -47,13 +54,16 @@ public enum SdpNegotiator {
             m.lines.append(SDPLine("c", "IN IP4 0.0.0.0"))
             addTransportAttributes(&m, transport: transport, setup: .passive)
             m.mid = mid
-            for ext in section.extMaps where ext.uri == RtpExtensionURI.mid || (kind == .audio && ext.uri == RtpExtensionURI.audioLevel) {
+            // Transport-wide CC: we send the feedback the sender's bandwidth estimator runs on.
+            for ext in section.extMaps where ext.uri == RtpExtensionURI.mid || ext.uri == RtpExtensionURI.transportCC
+                || (kind == .audio && ext.uri == RtpExtensionURI.audioLevel) {
                 m.addAttribute("extmap", "\(ext.id) \(ext.uri)")
             }
             m.direction = .recvonly
             m.rtcpMux = true
             if section.rtcpReducedSize { m.rtcpReducedSize = true }
-            addCodec(&m, chosen.codec, rtx: chosen.rtx)
+            addCodec(&m, chosen.codec, rtx: chosen.rtx,
+                     extraFormatParameters: kind == .video ? "x-google-start-bitrate=\(videoStartBitrate)" : nil)
             answer.media.append(m)
             bundled.append(mid)
 
@@ -170,10 +180,11 @@ public enum SdpNegotiator {
         m.endOfCandidates = true
     }
 
-    static func addCodec(_ m: inout MediaDescription, _ codec: RtpCodec, rtx: UInt8?) {
+    static func addCodec(_ m: inout MediaDescription, _ codec: RtpCodec, rtx: UInt8?, extraFormatParameters: String? = nil) {
         m.addAttribute("rtpmap", "\(codec.payloadType) \(codec.rtpmap)")
         for fb in codec.feedback { m.addAttribute("rtcp-fb", "\(codec.payloadType) \(fb)") }
-        if !codec.formatParameters.isEmpty { m.addAttribute("fmtp", "\(codec.payloadType) \(codec.formatParameters)") }
+        let format = ([codec.formatParameters] + [extraFormatParameters].compactMap { $0 }).filter { !$0.isEmpty }.joined(separator: ";")
+        if !format.isEmpty { m.addAttribute("fmtp", "\(codec.payloadType) \(format)") }
         if let rtx {
             m.addAttribute("rtpmap", "\(rtx) rtx/\(codec.clockRate)")
             m.addAttribute("fmtp", "\(rtx) apt=\(codec.payloadType)")

@@ -40,6 +40,10 @@ final class WebRtcTransport {
     private var inbound: [(ssrc: UInt32, producer: Producer, rtx: Bool)] = []
     var midExtensionID: UInt8?
     private var lastReport: UInt64 = 0
+    /// Transport-wide CC arrivals from the publisher, fed back every `transportCCInterval`.
+    var transportCC = TransportCCRecorder()
+    private var lastTransportCC: UInt64 = 0
+    static let transportCCInterval: UInt64 = 50_000_000
     private var connectedAt: UInt64 = 0
     /// After this long connected, the DTLS engine (an OpenSSL SSL object and its buffers,
     /// most of a transport's memory) is released: the peer's final-flight retransmissions
@@ -349,6 +353,13 @@ final class WebRtcTransport {
         guard state == .connected else { return }
         if dtls != nil, now &- connectedAt > WebRtcTransport.dtlsRetention { dtls = nil }
         for producer in producers { producer.tick(now: now) }
+        if transportCC.count > 0, now &- lastTransportCC >= WebRtcTransport.transportCCInterval {
+            lastTransportCC = now
+            let media = producers.first?.ssrc ?? 0
+            for feedback in transportCC.takeFeedback(senderSSRC: rtcpSSRC, mediaSSRC: media) {
+                sendRTCP([.transportFeedback(feedback)])
+            }
+        }
         if now &- lastReport >= 1_000_000_000 {
             lastReport = now
             sendReports(now: now)
@@ -394,6 +405,6 @@ final class WebRtcTransport {
         for consumer in consumers { consumerStats[consumer.id.rawValue] = consumer.stats() }
         return TransportStats(
             id: id, state: state, selectedAddress: selected?.description, srtpProfile: srtpOut?.profile.openSSLName,
-            producers: producerStats, consumers: consumerStats)
+            transportFeedbackSent: transportCC.feedbackSent, producers: producerStats, consumers: consumerStats)
     }
 }
