@@ -106,4 +106,24 @@ struct SdpNegotiatorTests {
         #expect(try SdpNegotiator.parseSubscribeAnswer(base + "a=setup:active\r\n").dtls.role == .server)
         #expect(try SdpNegotiator.parseSubscribeAnswer(base).remoteUsernameFragment == "abcd")
     }
+
+    @Test("video is offered with an RTX stream (apt, FID group); an answer keeping rtx turns it on for that m-line")
+    func retransmissionStream() throws {
+        let video = ConsumerParameters(
+            id: ConsumerID(rawValue: "cn-1"), producerID: ProducerID(rawValue: "pr-1"), kind: .video, codec: .vp8,
+            ssrc: 1234, cname: "cname", streamID: "stream", trackID: "track", extensions: .consumerSide,
+            rtxSSRC: 4321, rtxPayloadType: 97)
+        let offer = try SessionDescription.parse(SdpNegotiator.subscribeOffer(transport: transport, consumers: [video]))
+        let m = offer.media[0]
+        #expect(m.formats == ["96", "97"])
+        #expect(m.rtpMaps.contains { $0.payloadType == 97 && $0.encodingName == "rtx" && $0.clockRate == 90_000 })
+        #expect(m.formatParameters(payloadType: 97)?.parameters == "apt=96")
+        #expect(m.ssrcGroups.first { $0.semantics == "FID" }?.ssrcs == [1234, 4321])
+        let head = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=fingerprint:sha-256 AA:BB\r\n"
+        let withRTX = head + "m=video 9 UDP/TLS/RTP/SAVPF 96 97\r\na=mid:0\r\na=rtpmap:96 VP8/90000\r\na=rtpmap:97 rtx/90000\r\na=fmtp:97 apt=96\r\n"
+            + "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:1\r\na=rtpmap:111 opus/48000/2\r\n"
+        let withoutRTX = head + "m=video 9 UDP/TLS/RTP/SAVPF 96\r\na=mid:0\r\na=rtpmap:96 VP8/90000\r\n"
+        #expect(try SdpNegotiator.parseSubscribeAnswer(withRTX).retransmissionIndexes == [0])
+        #expect(try SdpNegotiator.parseSubscribeAnswer(withoutRTX).retransmissionIndexes == [])
+    }
 }

@@ -217,7 +217,7 @@ window.sb = {
         packetsReceived: s.packetsReceived, packetsLost: s.packetsLost, nackCount: s.nackCount,
         framesDecoded: s.framesDecoded, keyFramesDecoded: s.keyFramesDecoded,
         totalSamplesReceived: s.totalSamplesReceived, pliCount: s.pliCount, firCount: s.firCount,
-        framesReceived: s.framesReceived};
+        framesReceived: s.framesReceived, retransmittedPacketsReceived: s.retransmittedPacketsReceived};
       if (s.type === 'transport') out.srtpCipher = s.srtpCipher;
     });
     return out;

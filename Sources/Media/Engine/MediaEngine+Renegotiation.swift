@@ -57,11 +57,21 @@ extension MediaEngine {
             try? await closeConsumer(s.consumers[index].id)
             s.inactive.insert(index)
         }
+        await applyRetransmission(parsed, consumers: s.consumers, inactive: s.inactive)
         if !s.answered {
             try await connect(transport: s.transport, dtls: parsed.dtls, remoteUsernameFragment: parsed.remoteUsernameFragment)
             s.answered = true
         }
         return s
+    }
+
+    /// Turns RTX on or off for each live video consumer as the answer says.
+    func applyRetransmission(_ answer: SdpNegotiator.SubscribeAnswer, consumers: [ConsumerParameters], inactive: Set<Int>) async {
+        let accepted = Set(answer.retransmissionIndexes)
+        for (index, consumer) in consumers.enumerated()
+        where consumer.rtxSSRC != nil && !inactive.contains(index) && !answer.rejectedIndexes.contains(index) {
+            try? await setRetransmissionStream(consumer: consumer.id, enabled: accepted.contains(index))
+        }
     }
 
     /// Consumers of `subscription` currently carrying a producer, by producer.

@@ -69,6 +69,7 @@ extension MediaEngine {
         for index in parsed.rejectedIndexes where index < subscription.consumers.count {
             try? await closeConsumer(subscription.consumers[index].id)
         }
+        await applyRetransmission(parsed, consumers: subscription.consumers, inactive: [])
         try await connect(transport: subscription.transport, dtls: parsed.dtls, remoteUsernameFragment: parsed.remoteUsernameFragment)
     }
 }

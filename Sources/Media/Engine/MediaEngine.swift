@@ -194,6 +194,12 @@ public final class MediaEngine: Sendable {
         try await worker(consumer: id).run { core throws(MediaError) in try core.setPaused(consumer: id, false) }
     }
 
+    /// Sends a video consumer's retransmissions over its RTX stream (the subscriber accepted it)
+    /// or on its primary SSRC.
+    public func setRetransmissionStream(consumer id: ConsumerID, enabled: Bool) async throws(MediaError) {
+        try await worker(consumer: id).run { core throws(MediaError) in try core.setRetransmissionStream(consumer: id, enabled) }
+    }
+
     /// Feeds a consumer from another producer (same kind and codec) without renegotiation.
     public func switchConsumer(_ id: ConsumerID, to producer: ProducerID) async throws(MediaError) {
         try await worker(consumer: id).run { core throws(MediaError) in try core.switchConsumer(id, to: producer) }

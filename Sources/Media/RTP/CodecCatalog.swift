@@ -1,5 +1,11 @@
 /// The codecs this SFU forwards and their canonical (consumer-side) payload types.
 enum CodecCatalog {
+    /// The payload type of RTX (RFC 4588) toward subscribers for a canonical video codec:
+    /// the next one up (VP8 96 → 97, H.264 102 → 103).
+    static func retransmissionPayloadType(for codec: RtpCodec) -> UInt8? {
+        codec.kind == .video ? codec.payloadType + 1 : nil
+    }
+
     /// The consumer-side codec for what a producer negotiated, or nil if we cannot carry it.
     /// Format parameters follow the producer (an H.264 profile must match end to end).
     static func canonical(for codec: RtpCodec) -> RtpCodec? {

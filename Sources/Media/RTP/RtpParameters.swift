@@ -124,4 +124,8 @@ public struct ConsumerParameters: Sendable, Hashable {
     public var streamID: String
     public var trackID: String
     public var extensions: RtpExtensionIDs
+    /// The RFC 4588 retransmission stream offered with video: its SSRC (FID group) and
+    /// payload type (`apt` = the codec's). Used once the subscriber's answer accepts it.
+    public var rtxSSRC: UInt32?
+    public var rtxPayloadType: UInt8?
 }

@@ -24,6 +24,13 @@ final class Consumer {
     private var lastKeyframeRequest: UInt64 = 0
     private var random: FastRandom
     let dropRate: Double
+    /// RTX (RFC 4588) toward the subscriber, video only: retransmissions go out on their own
+    /// SSRC and sequence numbers (with the original sequence number in front of the payload)
+    /// once the subscriber's answer accepted the stream; before that, on the primary SSRC.
+    let rtxSSRC: UInt32?
+    let rtxPayloadType: UInt8?
+    var retransmissionStream = false
+    private var rtxSequence: UInt16
 
     // Send statistics (RFC 3550 §6.4.1 sender info) and what the subscriber reports back.
     private(set) var packetsSent: UInt64 = 0
@@ -52,13 +59,17 @@ final class Consumer {
         rewriter = RtpRewriter(clockRate: producer.codec.clockRate, initialSequence: initialSequence, initialTimestamp: initialTimestamp)
         waitingForKeyframe = producer.isVideo
         self.dropRate = dropRate
-        random = FastRandom(seed: seed)
+        var random = FastRandom(seed: seed)
+        rtxPayloadType = CodecCatalog.retransmissionPayloadType(for: producer.codec)
+        rtxSSRC = rtxPayloadType == nil ? nil : UInt32(truncatingIfNeeded: random.next()) | 1
+        rtxSequence = UInt16(truncatingIfNeeded: random.next()) & 0x7FFF
+        self.random = random
     }
 
     var parameters: ConsumerParameters {
         ConsumerParameters(
             id: id, producerID: producer.id, kind: kind, codec: codec, ssrc: ssrc, cname: cname,
-            streamID: streamID, trackID: trackID, extensions: .consumerSide)
+            streamID: streamID, trackID: trackID, extensions: .consumerSide, rtxSSRC: rtxSSRC, rtxPayloadType: rtxPayloadType)
     }
 
     /// Sends one canonical producer packet to the subscriber (rewritten, then protected).
@@ -92,7 +103,13 @@ final class Consumer {
               let packet = producer.buffer.packet(input, now: now), let base = packet.baseAddress else { return }
         let timestamp = rewriter.outputTimestamp(for: Bytes.u32(base, 4))
         retransmitted &+= 1
-        transport.sendRTP(base, length: packet.count, ssrc: ssrc, sequence: outputSequence, timestamp: timestamp, queue: queue)
+        if retransmissionStream, let rtxSSRC, let rtxPayloadType {
+            transport.sendRTX(base, length: packet.count, payloadType: rtxPayloadType, ssrc: rtxSSRC, sequence: rtxSequence,
+                              timestamp: timestamp, originalSequence: outputSequence, queue: queue)
+            rtxSequence &+= 1
+        } else {
+            transport.sendRTP(base, length: packet.count, ssrc: ssrc, sequence: outputSequence, timestamp: timestamp, queue: queue)
+        }
     }
 
     /// The subscriber asked for a key frame (PLI/FIR).

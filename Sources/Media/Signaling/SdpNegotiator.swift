@@ -129,9 +129,17 @@ public enum SdpNegotiator {
             m.msid = SDPMediaStreamID(stream: consumer.streamID, track: consumer.trackID)
             m.rtcpMux = true
             m.rtcpReducedSize = true
-            addCodec(&m, consumer.codec, rtx: nil)
-            m.addAttribute("ssrc", "\(consumer.ssrc) cname:\(consumer.cname)")
-            m.addAttribute("ssrc", "\(consumer.ssrc) msid:\(consumer.streamID) \(consumer.trackID)")
+            addCodec(&m, consumer.codec, rtx: consumer.rtxPayloadType)
+            if let rtx = consumer.rtxPayloadType { m.formats.append(String(rtx)) }
+            var ssrcs = [consumer.ssrc]
+            if let rtxSSRC = consumer.rtxSSRC, consumer.rtxPayloadType != nil {
+                ssrcs.append(rtxSSRC)
+                m.addAttribute("ssrc-group", "FID \(consumer.ssrc) \(rtxSSRC)")
+            }
+            for ssrc in ssrcs {
+                m.addAttribute("ssrc", "\(ssrc) cname:\(consumer.cname)")
+                m.addAttribute("ssrc", "\(ssrc) msid:\(consumer.streamID) \(consumer.trackID)")
+            }
             offer.media.append(m)
         }
         offer.lines.append(.attribute("group", SDPGroup(semantics: "BUNDLE", identifiers: mids).attributeValue))
@@ -145,6 +153,8 @@ public enum SdpNegotiator {
         public var dtls: DTLSParameters
         public var remoteUsernameFragment: String?
         public var rejectedIndexes: [Int]
+        /// M-lines (by index) whose answer kept our RTX payload type: retransmit over RTX there.
+        public var retransmissionIndexes: [Int]
     }
 
     public static func parseSubscribeAnswer(_ text: String) throws(MediaError) -> SubscribeAnswer {
@@ -157,10 +167,13 @@ public enum SdpNegotiator {
         // We offered active; a peer answering active anyway gets the server side.
         let role: DTLSRole = setup == .active ? .server : .client
         let rejected = answer.media.enumerated().filter { $0.element.port == 0 }.map(\.offset)
+        let rtx = answer.media.enumerated().filter { _, m in
+            m.port != 0 && m.rtpMaps.contains { $0.encodingName.lowercased() == "rtx" }
+        }.map(\.offset)
         return SubscribeAnswer(
             dtls: DTLSParameters(role: role, fingerprint: DTLSFingerprintValue(algorithm: fingerprint.algorithm, value: fingerprint.value)),
             remoteUsernameFragment: answer.media.compactMap(\.iceUfrag).first ?? answer.iceUfrag,
-            rejectedIndexes: rejected)
+            rejectedIndexes: rejected, retransmissionIndexes: rtx)
     }
 
     // MARK: Pieces

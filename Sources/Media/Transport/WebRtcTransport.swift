@@ -325,6 +325,31 @@ final class WebRtcTransport {
         queue.commit(length: size, to: destination)
     }
 
+    /// Wraps a stored packet as RTX (RFC 4588 §4): the header with the RTX payload type, SSRC
+    /// and sequence number, the original sequence number, then the original payload (its
+    /// padding dropped); protects and queues it.
+    func sendRTX(
+        _ p: UnsafeRawPointer, length: Int, payloadType: UInt8, ssrc: UInt32, sequence: UInt16, timestamp: UInt32,
+        originalSequence: UInt16, queue: SendQueue
+    ) {
+        guard let sender, let view = try? RTPView(UnsafeRawBufferPointer(start: p, count: length)) else { return }
+        let header = view.headerLength
+        let payload = view.payloadLength
+        guard header + 2 + payload + sender._withUnsafeGuaranteedRef({ $0.tagLength }) <= queue.slotCapacity else { return }
+        let slot = queue.reserve()
+        slot.copyMemory(from: p, byteCount: header)
+        Bytes.setByte(slot, 0, Bytes.byte(p, 0) & ~0x20)
+        Bytes.setByte(slot, 1, Bytes.byte(p, 1) & 0x80 | payloadType)
+        Bytes.put16(slot, 2, sequence)
+        Bytes.put32(slot, 4, timestamp)
+        Bytes.put32(slot, 8, ssrc)
+        Bytes.put16(slot, header, originalSequence)
+        (slot + header + 2).copyMemory(from: p + header, byteCount: payload)
+        var size = header + 2 + payload
+        guard sender._withUnsafeGuaranteedRef({ $0.protectRTP(slot, length: &size, capacity: queue.slotCapacity) }) else { return }
+        queue.commit(length: size, to: destination)
+    }
+
     /// Protects and queues an RTCP compound.
     func sendRTCP(_ packets: [RTCPPacket]) {
         guard let srtpOut, selected != nil, let bytes = try? RTCPPacket.serializeCompound(packets),

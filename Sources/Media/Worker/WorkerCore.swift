@@ -227,6 +227,11 @@ final class WorkerCore: Selectable {
         if paused { consumer.pause() } else { consumer.resume(now: sb_monotonic_ns()) }
     }
 
+    func setRetransmissionStream(consumer id: ConsumerID, _ enabled: Bool) throws(MediaError) {
+        guard let consumer = consumers[id] else { throw .notFound("consumer \(id)") }
+        consumer.retransmissionStream = enabled && consumer.rtxSSRC != nil
+    }
+
     func setPaused(producer id: ProducerID, _ paused: Bool) throws(MediaError) {
         guard let producer = producers[id] else { throw .notFound("producer \(id)") }
         guard producer.paused != paused else { return }
