@@ -192,3 +192,18 @@ def test_graceful_shutdown_finishes_the_request_in_flight():
         log = s.log()
         s.cleanup()
     assert "stopped" in log
+
+
+def test_a_busy_media_port_is_a_clear_error_at_start():
+    """Two servers never split one media port: the second one says so and exits."""
+    busy = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    busy.bind(("127.0.0.1", 0))
+    port = busy.getsockname()[1]
+    try:
+        with pytest.raises(RuntimeError) as exited:
+            start_server(["--media-port", str(port)], https=False)
+    finally:
+        busy.close()
+    message = str(exited.value)
+    assert "exited with 1" in message, message
+    assert f"media port {port}" in message and "is in use" in message, message

@@ -1,4 +1,5 @@
 import CShims
+import Glibc
 import Crypto
 import Runtime
 
@@ -21,6 +22,10 @@ public final class MediaWorker: Sendable {
         let requested: UInt16 = configuration.port == 0 ? 0 : configuration.port &+ UInt16(index)
         let socket: UDPSocket
         do { socket = try UDPSocket(host: configuration.bindHost, port: requested) } catch {
+            if error.code == EADDRINUSE {
+                throw .socket("media port \(requested) on \(configuration.bindHost) is in use (another server?); "
+                              + "choose one with --media-port, or 0 for any free port")
+            }
             throw .socket(error.description)
         }
         let loop = EventLoop(index: index)
