@@ -47,10 +47,11 @@ public final class LoadGenerator: Sendable {
         var ticks = 0
     }
 
-    public init(threads: Int, bindHost: String = "127.0.0.1", srtpProfiles: [SRTPProfile] = [.aeadAES128GCM, .aes128CMSHA1_80]) throws {
+    /// `srtpProfiles` defaults to what the server itself offers (`SRTPTransform.supportedProfiles`).
+    public init(threads: Int, bindHost: String = "127.0.0.1", srtpProfiles: [SRTPProfile]? = nil) throws {
         certificate = try DTLSCertificate()
         self.bindHost = bindHost
-        self.srtpProfiles = srtpProfiles
+        self.srtpProfiles = srtpProfiles ?? SRTPTransform.supportedProfiles
         var loops: [EventLoop] = []
         var states: [StateBox] = []
         for i in 0..<max(1, threads) {
