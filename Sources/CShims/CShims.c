@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include <signal.h>
+#include <sched.h>
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
 
@@ -100,6 +101,13 @@ int sb_udp_send_batch(int fd, const uint8_t *base, size_t stride, const uint32_t
     return n;
 }
 
+int sb_pin_thread(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof(set), &set);
+}
+
 int sb_errno(void) { return errno; }
 int sb_is_eagain(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
@@ -107,19 +115,46 @@ int sb_is_eagain(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include <openssl/sha.h>
+#include <openssl/modes.h>
+#include <stdlib.h>
 
-void *sb_aes128_ctr_new(const uint8_t *key) {
+/* AES-128 as a raw block cipher (ECB, no padding): counter-mode keystream is made by encrypting
+   a run of counter blocks in one call, which costs a fraction of re-initialising an EVP CTR or
+   GCM context per packet (OpenSSL 3 resolves parameters by name on every IV change). */
+static EVP_CIPHER_CTX *sb_aes128_ecb_new(const uint8_t *key) {
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
     if (!ctx) return NULL;
-    if (EVP_EncryptInit_ex(ctx, EVP_aes_128_ctr(), NULL, key, NULL) != 1) { EVP_CIPHER_CTX_free(ctx); return NULL; }
+    if (EVP_EncryptInit_ex(ctx, EVP_aes_128_ecb(), NULL, key, NULL) != 1) { EVP_CIPHER_CTX_free(ctx); return NULL; }
+    EVP_CIPHER_CTX_set_padding(ctx, 0);
     return ctx;
 }
+
+/* XORs the keystream of `blocks` counter blocks starting at `counter` into in -> out. The counter
+   is big-endian over its last `width` bytes (16 for SRTP AES-CM, 4 for GCM's inc32). */
+static int sb_ctr_xor(EVP_CIPHER_CTX *ecb, const uint8_t counter[16], int width, const uint8_t *in, uint8_t *out,
+                      size_t len) {
+    enum { RUN = 16 };
+    uint8_t block[16], stream[16 * RUN];
+    memcpy(block, counter, 16);
+    while (len > 0) {
+        size_t n = 0;
+        for (; n < RUN && n * 16 < len; n++) {
+            memcpy(stream + 16 * n, block, 16);
+            for (int i = 15; i >= 16 - width; i--) if (++block[i] != 0) break;
+        }
+        int produced = 0;
+        if (EVP_EncryptUpdate(ecb, stream, &produced, stream, (int)(16 * n)) != 1) return 0;
+        size_t take = len < 16 * n ? len : 16 * n;
+        for (size_t i = 0; i < take; i++) out[i] = in[i] ^ stream[i];
+        in += take; out += take; len -= take;
+    }
+    return 1;
+}
+
+void *sb_aes128_ctr_new(const uint8_t *key) { return sb_aes128_ecb_new(key); }
 void sb_aes128_ctr_free(void *ctx) { EVP_CIPHER_CTX_free((EVP_CIPHER_CTX *)ctx); }
 int sb_aes128_ctr_apply(void *ctx, const uint8_t *iv, uint8_t *data, size_t len) {
-    int out = 0;
-    if (EVP_EncryptInit_ex((EVP_CIPHER_CTX *)ctx, NULL, NULL, NULL, iv) != 1) return 0;
-    if (len == 0) return 1;
-    return EVP_EncryptUpdate((EVP_CIPHER_CTX *)ctx, data, &out, data, (int)len) == 1;
+    return sb_ctr_xor((EVP_CIPHER_CTX *)ctx, iv, 16, data, data, len);
 }
 
 typedef struct { SHA_CTX inner, outer; } sb_hmac_sha1_state;
@@ -147,40 +182,57 @@ void sb_hmac_sha1(const void *state, const uint8_t *a, size_t alen, const uint8_
     SHA1_Final(out, &ctx);
 }
 
-void *sb_aes128_gcm_new(const uint8_t *key) {
-    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-    if (!ctx) return NULL;
-    if (EVP_CipherInit_ex(ctx, EVP_aes_128_gcm(), NULL, key, NULL, 1) != 1) { EVP_CIPHER_CTX_free(ctx); return NULL; }
-    return ctx;
-}
-void sb_aes128_gcm_free(void *ctx) { EVP_CIPHER_CTX_free((EVP_CIPHER_CTX *)ctx); }
+/* GCM over the ECB cipher: OpenSSL's GCM128 does GHASH (carry-less multiply where the CPU has it)
+   and calls back for the block cipher and the 32-bit counter stream. */
+typedef struct { EVP_CIPHER_CTX *ecb; GCM128_CONTEXT *gcm; } sb_gcm;
 
-static int sb_gcm_begin(EVP_CIPHER_CTX *c, int enc, const uint8_t *iv, const uint8_t *a1, size_t a1len,
-                        const uint8_t *a2, size_t a2len) {
-    int out = 0;
-    if (EVP_CipherInit_ex(c, NULL, NULL, NULL, iv, enc) != 1) return 0;
-    if (a1len && EVP_CipherUpdate(c, NULL, &out, a1, (int)a1len) != 1) return 0;
-    if (a2len && EVP_CipherUpdate(c, NULL, &out, a2, (int)a2len) != 1) return 0;
+static void sb_gcm_block(const unsigned char in[16], unsigned char out[16], const void *key) {
+    int produced = 0;
+    EVP_EncryptUpdate((EVP_CIPHER_CTX *)key, out, &produced, in, 16);
+}
+static void sb_gcm_stream(const unsigned char *in, unsigned char *out, size_t blocks, const void *key,
+                          const unsigned char ivec[16]) {
+    sb_ctr_xor((EVP_CIPHER_CTX *)key, ivec, 4, in, out, blocks * 16);
+}
+
+void *sb_aes128_gcm_new(const uint8_t *key) {
+    sb_gcm *g = calloc(1, sizeof(sb_gcm));
+    if (!g) return NULL;
+    if (!(g->ecb = sb_aes128_ecb_new(key)) || !(g->gcm = CRYPTO_gcm128_new(g->ecb, sb_gcm_block))) {
+        sb_aes128_gcm_free(g);
+        return NULL;
+    }
+    return g;
+}
+void sb_aes128_gcm_free(void *ctx) {
+    sb_gcm *g = (sb_gcm *)ctx;
+    if (!g) return;
+    if (g->gcm) CRYPTO_gcm128_release(g->gcm);
+    EVP_CIPHER_CTX_free(g->ecb);
+    free(g);
+}
+
+static int sb_gcm_begin(sb_gcm *g, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len) {
+    CRYPTO_gcm128_setiv(g->gcm, iv, 12);
+    if (a1len && CRYPTO_gcm128_aad(g->gcm, a1, a1len) != 0) return 0;
+    if (a2len && CRYPTO_gcm128_aad(g->gcm, a2, a2len) != 0) return 0;
     return 1;
 }
 
 int sb_aes128_gcm_seal(void *ctx, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len,
                        uint8_t *data, size_t len, uint8_t *tag) {
-    EVP_CIPHER_CTX *c = (EVP_CIPHER_CTX *)ctx;
-    int out = 0;
-    if (!sb_gcm_begin(c, 1, iv, a1, a1len, a2, a2len)) return 0;
-    if (len && EVP_CipherUpdate(c, data, &out, data, (int)len) != 1) return 0;
-    if (EVP_CipherFinal_ex(c, data + out, &out) != 1) return 0;
-    return EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
+    sb_gcm *g = (sb_gcm *)ctx;
+    if (!sb_gcm_begin(g, iv, a1, a1len, a2, a2len)) return 0;
+    if (len && CRYPTO_gcm128_encrypt_ctr32(g->gcm, data, data, len, sb_gcm_stream) != 0) return 0;
+    CRYPTO_gcm128_tag(g->gcm, tag, 16);
+    return 1;
 }
 
 int sb_aes128_gcm_open(void *ctx, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len,
                        uint8_t *data, size_t len, const uint8_t *tag) {
-    EVP_CIPHER_CTX *c = (EVP_CIPHER_CTX *)ctx;
-    int out = 0;
-    if (!sb_gcm_begin(c, 0, iv, a1, a1len, a2, a2len)) return 0;
-    if (len && EVP_CipherUpdate(c, data, &out, data, (int)len) != 1) return 0;
-    if (EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, 16, (void *)tag) != 1) return 0;
-    return EVP_CipherFinal_ex(c, data + out, &out) == 1;
+    sb_gcm *g = (sb_gcm *)ctx;
+    if (!sb_gcm_begin(g, iv, a1, a1len, a2, a2len)) return 0;
+    if (len && CRYPTO_gcm128_decrypt_ctr32(g->gcm, data, data, len, sb_gcm_stream) != 0) return 0;
+    return CRYPTO_gcm128_finish(g->gcm, tag, 16) == 0;
 }
 #pragma GCC diagnostic pop

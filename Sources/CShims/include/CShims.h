@@ -52,6 +52,8 @@ int sb_udp_recv_batch(int fd, uint8_t *base, size_t stride, uint32_t *lens,
                       struct sockaddr_storage *addrs, unsigned int vlen);
 int sb_udp_send_batch(int fd, const uint8_t *base, size_t stride, const uint32_t *lens,
                       const struct sockaddr_storage *addrs, unsigned int vlen);
+/* Runs the calling thread on one CPU only (sched_setaffinity is GNU-only); 0 on success. */
+int sb_pin_thread(int cpu);
 /* Last errno of this thread (EAGAIN/EWOULDBLOCK tells an empty socket from a failure). */
 int sb_errno(void);
 int sb_is_eagain(int err);

@@ -16,6 +16,7 @@ struct LoadCommand {
     static let usage = """
         Usage: switchboard load --server http://127.0.0.1:8080 [options]
                switchboard load --in-process [--consumers 1,10,100] [--packets N] [--payload BYTES] [--srtp gcm|cm]
+               switchboard load --udp-floor [--consumers 100,1000] [--payload BYTES] [--duration SEC]
 
           --rooms N          rooms (default 1)
           --publishers P     publishers per room (default 1)
@@ -31,18 +32,26 @@ struct LoadCommand {
           --srtp gcm|cm      SRTP profile the peers ask for: AEAD_AES_128_GCM (default, what the
                              server prefers) or AES128_CM_HMAC_SHA1_80 (what Chromium prefers)
           --server-pid PID   report the server's CPU and RSS from /proc
+          --timeout SEC      give up (exit 3) when the whole run takes longer (default: 120 s
+                             plus warmup, duration and 50 ms per peer) — a saturated server or
+                             generator stops answering rather than failing
           --json             print the report as JSON
 
         The server must run with SWITCHBOARD_MEDIA_TEST_ROUTES=1.
+
+        --udp-floor measures what the kernel alone charges for the forwarding output pattern: one
+        socket sending datagrams (default 172 bytes) round-robin to N local sockets with sendmmsg as
+        fast as it can, no user-space packet work; reports datagrams/s and CPU per datagram.
 
         --in-process measures the forwarding path alone (no sockets, no peers): one producer
         to N consumers, SRTP unprotect -> route -> rewrite -> SRTP protect, on this thread.
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process"])
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process", "--udp-floor"])
         if args.flag("--in-process") { return try inProcess(args) }
-        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps", "--video-capture", "--room", "--srtp"])
+        if args.flag("--udp-floor") { return try udpFloor(args) }
+        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps", "--video-capture", "--room", "--srtp", "--timeout"])
         let base = try args.require("--server").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         func int(_ name: String, _ fallback: Int) throws -> Int {
             guard let v = args[name] else { return fallback }
@@ -63,6 +72,12 @@ struct LoadCommand {
             do { capture = try VideoCapture(ivf: Array(data)) } catch { throw CLIError("--video-capture: \(path): \(error)") }
         }
         let video = args.flag("--video") || args["--video-kbps"] != nil || capture != nil
+        let limit = try int("--timeout", 120 + warmup + duration + rooms * (publishers + subscribers) / 20)
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: TimeInterval(limit))
+            FileHandle.standardError.write(Data("load: no result within \(limit) s (--timeout): the server or the generator is saturated\n".utf8))
+            exit(3)
+        }
 
         let group = EventLoopGroup(threads: 1, name: "load-http")
         defer { group.shutdown() }
@@ -211,6 +226,47 @@ struct LoadCommand {
         return 0
     }
 
+    static func udpFloor(_ args: Arguments) throws -> Int32 {
+        try args.check(known: ["--consumers", "--payload", "--duration", "--udp-floor", "--json"])
+        let counts = (args["--consumers"] ?? "100,1000").split(separator: ",").compactMap { Int($0) }
+        let payload = Int(args["--payload"] ?? "") ?? 172
+        let seconds = Double(args["--duration"] ?? "") ?? 5
+        // The sender on the first CPU this process may use, the receivers on the last.
+        let cpus = allowedCPUs(getpid()) ?? []
+        let sender = cpus.first
+        let receiver = cpus.count > 1 ? cpus.last : nil
+        var rows: [[String: Any]] = []
+        for receivers in counts {
+            let busyBefore = sender.flatMap { cpusBusy([$0]) }
+            let r = try UDPSendFloor.run(receivers: receivers, payload: payload, seconds: seconds, senderCPU: sender, receiverCPU: receiver)
+            let busyAfter = sender.flatMap { cpusBusy([$0]) }
+            let sent = Double(max(1, r.sent))
+            var row: [String: Any] = [
+                "receivers": receivers, "payload_bytes": payload, "datagrams_per_s": Int(sent / r.seconds),
+                "sender_thread_us_per_datagram": (r.senderCPUSeconds / sent * 1e7).rounded() / 10,
+                "received_percent": (Double(r.received) / sent * 1000).rounded() / 10,
+            ]
+            if let a = busyBefore, let b = busyAfter {
+                row["sender_cpu_busy_us_per_datagram"] = ((b - a) / sent * 1e7).rounded() / 10
+            }
+            rows.append(row)
+        }
+        if args.flag("--json") {
+            let data = try JSONSerialization.data(withJSONObject: rows, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print("receivers  datagrams/s  µs/datagram (thread)  µs/datagram (CPU busy)  received")
+            for row in rows {
+                print(String(describing: row["receivers"]!).padding(toLength: 11, withPad: " ", startingAt: 0)
+                      + String(describing: row["datagrams_per_s"]!).padding(toLength: 13, withPad: " ", startingAt: 0)
+                      + String(describing: row["sender_thread_us_per_datagram"]!).padding(toLength: 22, withPad: " ", startingAt: 0)
+                      + String(describing: row["sender_cpu_busy_us_per_datagram"] ?? "-").padding(toLength: 24, withPad: " ", startingAt: 0)
+                      + "\(row["received_percent"]!) %")
+            }
+        }
+        return 0
+    }
+
     static func srtpProfile(_ args: Arguments) throws -> SRTPProfile {
         switch args["--srtp"] ?? "gcm" {
         case "gcm": return .aeadAES128GCM
@@ -244,15 +300,25 @@ struct LoadCommand {
     /// may run on. On loopback this also counts work not charged to the process: softirq
     /// delivery of its datagrams to the receivers' sockets, often run by ksoftirqd.
     static func allowedCPUsBusy(_ pid: Int32) -> Double? {
+        allowedCPUs(pid).flatMap(cpusBusy)
+    }
+
+    /// The CPUs a process may run on (`Cpus_allowed_list` in /proc/PID/status).
+    static func allowedCPUs(_ pid: Int32) -> [Int]? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") }),
-              let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8) else { return nil }
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") }) else { return nil }
         var cpus = Set<Int>()
         for range in line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces).split(separator: ",") {
             let bounds = range.split(separator: "-").compactMap { Int($0) }
             guard let low = bounds.first else { continue }
             cpus.formUnion(low...(bounds.last ?? low))
         }
+        return cpus.sorted()
+    }
+
+    /// Busy seconds of the given CPUs since boot (/proc/stat).
+    static func cpusBusy(_ cpus: [Int]) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8) else { return nil }
         var busy: Double = 0
         for row in stat.split(separator: "\n") where row.hasPrefix("cpu") && !row.hasPrefix("cpu ") {
             let fields = row.split(separator: " ")
