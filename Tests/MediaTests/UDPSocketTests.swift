@@ -29,3 +29,17 @@ struct UDPSocketTests {
         #expect(throws: SocketError.self) { try UDPSocket(host: "0.0.0.0", port: first.localPort) }
     }
 }
+
+@Suite("UDP send floor")
+struct UDPSendFloorTests {
+    @Test("sends round-robin to every receiver over loopback and counts what they drained")
+    func sendsAndDrains() throws {
+        let r = try UDPSendFloor.run(receivers: 8, payload: 172, seconds: 0.3, senderCPU: nil, receiverCPU: nil)
+        #expect(r.sent > 1_000)
+        #expect(r.senderCPUSeconds > 0)
+        // The drain polls with pauses, so a socket buffer may overflow now and then under load,
+        // but most datagrams arrive.
+        #expect(Double(r.received) > Double(r.sent) * 0.5)
+        #expect(r.received <= r.sent)
+    }
+}

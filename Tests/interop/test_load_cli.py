@@ -1,0 +1,37 @@
+"""`switchboard load` as a person runs it: a clear result, or a clear failure in bounded time."""
+
+import json
+import socket
+import subprocess
+import time
+
+from rig import server_binary
+
+
+def test_load_gives_up_at_its_timeout_when_the_server_never_answers():
+    # A listener that accepts connections and never replies stands for a saturated server.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        port = silent.getsockname()[1]
+        started = time.monotonic()
+        run = subprocess.run(
+            [str(server_binary()), "load", "--server", f"http://127.0.0.1:{port}", "--subscribers", "1", "--timeout", "2"],
+            capture_output=True, text=True, timeout=30)
+        elapsed = time.monotonic() - started
+    assert run.returncode == 3, run.stderr
+    assert "no result within 2 s" in run.stderr
+    assert elapsed < 8
+
+
+def test_udp_floor_reports_the_kernel_cost_per_datagram():
+    run = subprocess.run(
+        [str(server_binary()), "load", "--udp-floor", "--consumers", "4,16", "--duration", "0.5", "--json"],
+        capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0, run.stderr
+    rows = json.loads(run.stdout)
+    assert [r["receivers"] for r in rows] == [4, 16]
+    for r in rows:
+        assert r["datagrams_per_s"] > 1000
+        assert 0 < r["sender_thread_us_per_datagram"] < 1000
+        assert r["received_percent"] > 50
