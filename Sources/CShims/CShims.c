@@ -212,6 +212,12 @@ void sb_aes128_gcm_free(void *ctx) {
     free(g);
 }
 
+void sb_aes128_gcm_parts(void *ctx, const void **gcm, const void **cipher) {
+    sb_gcm *g = (sb_gcm *)ctx;
+    *gcm = g->gcm;
+    *cipher = g->ecb;
+}
+
 static int sb_gcm_begin(sb_gcm *g, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len) {
     CRYPTO_gcm128_setiv(g->gcm, iv, 12);
     if (a1len && CRYPTO_gcm128_aad(g->gcm, a1, a1len) != 0) return 0;

@@ -17,6 +17,9 @@ final class Consumer {
     /// The worker closes a transport's consumers before the transport, so this never dangles;
     /// `unowned(unsafe)` keeps reference counting off the per-packet path.
     unowned(unsafe) let transport: WebRtcTransport
+    /// `transport`, borrowed without a retain: the fan-out path uses it once per packet and
+    /// prefetches through it for the consumers after this one.
+    let transportHandle: Unmanaged<WebRtcTransport>
     private(set) var producer: Producer
     var rewriter: RtpRewriter
     private(set) var paused = false
@@ -50,6 +53,7 @@ final class Consumer {
         self.id = id
         self.producer = producer
         self.transport = transport
+        transportHandle = Unmanaged.passUnretained(transport)
         self.kind = producer.parameters.kind
         self.codec = producer.codec
         self.ssrc = ssrc
@@ -78,7 +82,7 @@ final class Consumer {
         _ p: UnsafeRawPointer, length: Int, sequence: UInt16, timestamp: UInt32, keyframe: Bool, now: UInt64,
         queue: SendQueue
     ) {
-        guard !paused, transport.canSendMedia else { return }
+        guard !paused, transportHandle._withUnsafeGuaranteedRef({ $0.canSendMedia }) else { return }
         if waitingForKeyframe {
             guard keyframe else {
                 if now &- lastKeyframeRequest > 1_000_000_000 { requestKeyframe(now: now) }
@@ -93,7 +97,9 @@ final class Consumer {
             testDropped &+= 1
             return
         }
-        transport.sendRTP(p, length: length, ssrc: ssrc, sequence: out.sequence, timestamp: out.timestamp, queue: queue)
+        transportHandle._withUnsafeGuaranteedRef {
+            $0.sendRTP(p, length: length, ssrc: ssrc, sequence: out.sequence, timestamp: out.timestamp, queue: queue)
+        }
     }
 
     /// Answers a Generic NACK from the subscriber out of the producer's buffer.

@@ -119,12 +119,11 @@ final class Producer {
         buffer.store(p, length: length, sequenceNumber: sequence, now: now)
         if paused { return }
         // `consumers` holds every consumer for the whole loop (forwarding never adds or removes one), so
-        // each is borrowed rather than retained and released per packet.
+        // each is borrowed rather than retained and released per packet, and the next few
+        // subscribers' state is prefetched while this one's packet is protected.
         consumers.withUnsafeBufferPointer { list in
-            for consumer in list {
-                Unmanaged.passUnretained(consumer)._withUnsafeGuaranteedRef {
-                    $0.forward(p, length: length, sequence: sequence, timestamp: timestamp, keyframe: keyframe, now: now, queue: queue)
-                }
+            Prefetch.forEach(list) {
+                $0.forward(p, length: length, sequence: sequence, timestamp: timestamp, keyframe: keyframe, now: now, queue: queue)
             }
         }
     }

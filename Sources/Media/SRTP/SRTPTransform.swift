@@ -61,6 +61,11 @@ final class SRTPTransform {
     /// rtp salt (14) | rtcp salt (14) | iv scratch (16) | mac scratch (20) | roc scratch (4)
     private let scratch: UnsafeMutablePointer<UInt8>
     private var streams: [Stream] = []
+    /// The cipher's state behind `rtpCipher` (GCM: GHASH state and AES context; CM: the AES
+    /// context and the HMAC key states), for `prefetchSendState`.
+    private let cipherMemory: (UnsafeRawPointer, UnsafeRawPointer)
+    /// Where `streams` keeps its elements (prefetching through the array would retain it).
+    private var streamMemory: UnsafeRawPointer?
     /// 16 words (1024 bits) per stream, indexed like `streams`.
     private var windows: [UInt64] = []
     private var lastHit = 0
@@ -102,6 +107,14 @@ final class SRTPTransform {
         rtcpAuthKey.withUnsafeBufferPointer { sb_hmac_sha1_init(rtcpState, $0.baseAddress, $0.count) }
         rtpAuth = rtpState
         rtcpAuth = rtcpState
+        if gcm {
+            var state: UnsafeRawPointer?
+            var block: UnsafeRawPointer?
+            sb_aes128_gcm_parts(a, &state, &block)
+            cipherMemory = (state ?? UnsafeRawPointer(a), block ?? UnsafeRawPointer(a))
+        } else {
+            cipherMemory = (UnsafeRawPointer(rtpState), UnsafeRawPointer(a))
+        }
         scratch = .allocate(capacity: 68)
         scratch.initialize(repeating: 0, count: 68)
         for i in 0..<saltLength {
@@ -184,6 +197,7 @@ final class SRTPTransform {
     private func addStream(_ ssrc: UInt32) -> Int? {
         guard streams.count < Self.maxStreams else { return nil }
         streams.append(Stream(ssrc: ssrc))
+        streamMemory = streams.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
         if direction == .inbound { windows.append(contentsOf: repeatElement(0, count: Self.replayWindow / 64)) }
         lastHit = streams.count - 1
         return lastHit
@@ -217,6 +231,19 @@ final class SRTPTransform {
     }
 
     // MARK: RTP
+
+    /// Starts loading what `protectRTP` touches into the cache. A fan-out loop calls this a
+    /// packet or two ahead: with hundreds of subscribers, each one's SRTP state is otherwise
+    /// a run of cache misses by the time its turn comes.
+    @inline(__always)
+    func prefetchSendState() {
+        sb_prefetch(scratch)
+        sb_prefetch(scratch + 64)
+        if let streamMemory { sb_prefetch(streamMemory) }
+        sb_prefetch(rtpCipher)
+        for line in 0..<7 { sb_prefetch(cipherMemory.0 + line * 64) }
+        for line in 0..<3 { sb_prefetch(cipherMemory.1 + line * 64) }
+    }
 
     /// Encrypts and authenticates in place, appending the tag (RFC 3711 §3.3, RFC 7714 §8).
     @inline(__always)

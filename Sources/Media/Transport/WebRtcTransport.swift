@@ -68,6 +68,21 @@ final class WebRtcTransport {
 
     var canSendMedia: Bool { srtpOut != nil && selected != nil }
 
+    // MARK: Prefetch (fan-out loops touch this transport a few consumers from now)
+
+    /// The destination address and the SRTP sender object.
+    @inline(__always)
+    func prefetchSender() {
+        Prefetch.object(destination, lines: 2)
+        if let sender { Prefetch.object(sender.toOpaque(), lines: 2) }
+    }
+
+    /// What the SRTP sender will touch (call after `prefetchSender` had time to land).
+    @inline(__always)
+    func prefetchSendState() {
+        sender?._withUnsafeGuaranteedRef { $0.prefetchSendState() }
+    }
+
     // MARK: Control
 
     /// Sets the DTLS parameters from the remote description.
