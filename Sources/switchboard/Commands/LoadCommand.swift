@@ -135,6 +135,7 @@ struct LoadCommand {
         let cpuBefore = serverPID.flatMap(cpuSeconds)
         let busyBefore = serverPID.flatMap(allowedCPUsBusy)
         let cpuBeforeAt = Date()
+        let generatorBefore = cpuSeconds(getpid())
         let started = Date()
         await generator.startMeasuring()
         try await Task.sleep(for: .seconds(duration))
@@ -143,6 +144,7 @@ struct LoadCommand {
         let cpuAfter = serverPID.flatMap(cpuSeconds)
         let busyAfter = serverPID.flatMap(allowedCPUsBusy)
         let cpuAfterAt = Date()
+        let generatorAfter = cpuSeconds(getpid())
         let outAfter = await serverDatagramsOut()
         let rssAfter = serverPID.flatMap(residentKiB)
 
@@ -174,6 +176,10 @@ struct LoadCommand {
             if cores > 0 {
                 result["forwarded_packets_per_s_per_core"] = Int(serverOutRate / cores)
             }
+        }
+        if let a = generatorBefore, let b = generatorAfter {
+            // A generator near its CPUs' capacity under-reports what the server could do.
+            result["generator_cpu_cores"] = ((b - a) / cpuAfterAt.timeIntervalSince(cpuBeforeAt) * 1000).rounded() / 1000
         }
         if let a = busyBefore, let b = busyAfter {
             result["server_cpus_busy_cores"] = ((b - a) / cpuAfterAt.timeIntervalSince(cpuBeforeAt) * 1000).rounded() / 1000
