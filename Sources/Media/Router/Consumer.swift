@@ -14,12 +14,11 @@ final class Consumer {
     let cname: String
     let streamID: String
     let trackID: String
-    /// The worker closes a transport's consumers before the transport, so this never dangles;
-    /// `unowned(unsafe)` keeps reference counting off the per-packet path.
-    unowned(unsafe) let transport: WebRtcTransport
-    /// `transport`, borrowed without a retain: the fan-out path uses it once per packet and
-    /// prefetches through it for the consumers after this one.
+    /// The worker closes a transport's consumers before the transport, so this never dangles.
+    /// Held unretained: the fan-out path borrows it once per packet (and prefetches through it
+    /// for the consumers after this one) with no reference counting.
     let transportHandle: Unmanaged<WebRtcTransport>
+    var transport: WebRtcTransport { transportHandle.takeUnretainedValue() }
     private(set) var producer: Producer
     var rewriter: RtpRewriter
     private(set) var paused = false
@@ -52,7 +51,6 @@ final class Consumer {
     ) {
         self.id = id
         self.producer = producer
-        self.transport = transport
         transportHandle = Unmanaged.passUnretained(transport)
         self.kind = producer.parameters.kind
         self.codec = producer.codec
