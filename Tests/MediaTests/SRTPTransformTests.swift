@@ -110,6 +110,24 @@ struct SRTPTransformTests {
         #expect(unprotect(receiver, packets[3]) == nil)
     }
 
+    @Test("the replay window holds the last 1024 indices across jumps and the sequence wrap", arguments: profiles)
+    func replayWindowEdges(profile: SRTPProfile) throws {
+        let sender = try transform(profile, .outbound)
+        let receiver = try transform(profile, .inbound)
+        // Sequence numbers 64,000 ... 67,999 (wrapping at 65,536), protected in order.
+        let packets = (0..<4_000).map { protect(sender, rtp(sequence: UInt16((64_000 + $0) % 65_536))) }
+        #expect(unprotect(receiver, packets[0]) != nil)
+        #expect(unprotect(receiver, packets[1_500]) != nil)  // a jump past the whole window
+        #expect(unprotect(receiver, packets[476]) == nil, "1024 behind the top: outside the window")
+        #expect(unprotect(receiver, packets[477]) != nil, "1023 behind: the oldest the window holds")
+        #expect(unprotect(receiver, packets[477]) == nil, "and only once")
+        #expect(unprotect(receiver, packets[2_000]) != nil)  // a jump of 500 across the wrap
+        #expect(unprotect(receiver, packets[1_500]) == nil, "seen before the jump, still inside the window")
+        #expect(unprotect(receiver, packets[1_700]) != nil, "skipped by the jump: not seen yet")
+        #expect(unprotect(receiver, packets[976]) == nil, "now 1024 behind")
+        #expect(unprotect(receiver, packets[1_999]) != nil)
+    }
+
     @Test("SRTCP round-trips with libsrtp in both directions", arguments: profiles)
     func rtcp(profile: SRTPProfile) throws {
         let report: [UInt8] = [0x81, 201, 0, 7, 0, 0, 0, 1] + [UInt8](repeating: 9, count: 24)

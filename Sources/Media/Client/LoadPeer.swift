@@ -66,7 +66,16 @@ final class LoadPeer: Selectable {
     private(set) var histogram = LatencyHistogram()
     private(set) var received: UInt64 = 0
     private(set) var sent: UInt64 = 0
-    private var highest: [UInt32: (first: Int64, last: Int64, unwrapper: SequenceNumberUnwrapper, count: Int64)] = [:]
+    /// Per received SSRC: first and highest extended sequence number, and how many arrived. A
+    /// subscriber has a handful of streams, so a short array searched in place beats hashing.
+    private struct Received {
+        var ssrc: UInt32
+        var first: Int64 = 0
+        var last: Int64 = 0
+        var unwrapper = SequenceNumberUnwrapper()
+        var count: Int64 = 0
+    }
+    private var receivedStreams: [Received] = []
     var measuring = false
 
     init(role: Role, certificate: DTLSCertificate, bindHost: String, srtpProfiles: [SRTPProfile]) throws(SocketError) {
@@ -165,12 +174,16 @@ final class LoadPeer: Selectable {
                 if sentAt > 0, now > sentAt { histogram.record(now - sentAt) }
             }
             let ssrc = Bytes.u32(p, 8)
-            var entry = highest[ssrc] ?? (0, 0, SequenceNumberUnwrapper(), 0)
-            let extended = entry.unwrapper.unwrap(Bytes.u16(p, 2))
-            if entry.count == 0 { entry.first = extended; entry.last = extended }
-            entry.last = max(entry.last, extended)
-            entry.count += 1
-            highest[ssrc] = entry
+            let index = receivedStreams.firstIndex { $0.ssrc == ssrc } ?? {
+                receivedStreams.append(Received(ssrc: ssrc))
+                return receivedStreams.count - 1
+            }()
+            receivedStreams.withUnsafeMutableBufferPointer { streams in
+                let extended = streams[index].unwrapper.unwrap(Bytes.u16(p, 2))
+                if streams[index].count == 0 { streams[index].first = extended; streams[index].last = extended }
+                streams[index].last = max(streams[index].last, extended)
+                streams[index].count += 1
+            }
         }
     }
 
@@ -331,7 +344,7 @@ final class LoadPeer: Selectable {
     var expectedAndReceived: (expected: Int64, received: Int64) {
         var expected: Int64 = 0
         var got: Int64 = 0
-        for entry in highest.values {
+        for entry in receivedStreams {
             expected += entry.last - entry.first + 1
             got += entry.count
         }
@@ -342,6 +355,6 @@ final class LoadPeer: Selectable {
         histogram = LatencyHistogram()
         received = 0
         sent = 0
-        highest.removeAll()
+        receivedStreams.removeAll()
     }
 }

@@ -309,11 +309,10 @@ final class SRTPTransform {
         var windowBit = -1
         if stream.started, let s = existing {
             if index <= stream.highest {
-                let back = Int(stream.highest - index)
-                guard back < Self.replayWindow else { return false }
-                let word = windows[s * 16 + back / 64]
-                guard word & (1 << UInt64(back % 64)) == 0 else { return false }
-                windowBit = back
+                guard stream.highest - index < UInt64(Self.replayWindow) else { return false }
+                let bit = Self.windowPosition(index)
+                guard windows[s * 16 + bit / 64] & (1 << UInt64(bit % 64)) == 0 else { return false }
+                windowBit = bit
             }
         }
         let bytes = p.assumingMemoryBound(to: UInt8.self)
@@ -334,13 +333,13 @@ final class SRTPTransform {
         guard let s = existing ?? addStream(ssrc) else { return false }
         let base = s * 16
         if !stream.started || index > stream.highest {
-            let shift = stream.started ? Int(index - stream.highest) : Self.replayWindow
-            shiftWindow(base: base, by: shift)
+            advanceWindow(base: base, from: stream.started ? stream.highest : nil, to: index)
             stream.highest = index
             stream.rollover = guess
             stream.lastSequence = sequence
             stream.started = true
-            windows[base] |= 1
+            let bit = Self.windowPosition(index)
+            windows[base + bit / 64] |= 1 << UInt64(bit % 64)
         } else if windowBit >= 0 {
             windows[base + windowBit / 64] |= 1 << UInt64(windowBit % 64)
         }
@@ -349,25 +348,23 @@ final class SRTPTransform {
         return true
     }
 
-    /// Moves the 1024-bit window toward newer packets: bit i means `highest - i` was seen.
-    private func shiftWindow(base: Int, by shift: Int) {
-        let words = Self.replayWindow / 64
-        if shift >= Self.replayWindow {
-            for i in 0..<words { windows[base + i] = 0 }
+    /// The replay window is a ring of 1024 bits: packet index i lives at bit i mod 1024, so
+    /// the window moves by clearing the bits of the indices it passes over, not by shifting.
+    @inline(__always)
+    private static func windowPosition(_ index: UInt64) -> Int { Int(index & UInt64(replayWindow - 1)) }
+
+    /// Moves the window's top from `highest` (nil: nothing seen yet) to `index`: the bits of
+    /// the indices in between now stand for packets not seen yet.
+    private func advanceWindow(base: Int, from highest: UInt64?, to index: UInt64) {
+        guard let highest, index - highest < UInt64(Self.replayWindow) else {
+            for i in 0..<(Self.replayWindow / 64) { windows[base + i] = 0 }
             return
         }
-        let wordShift = shift / 64
-        let bitShift = UInt64(shift % 64)
-        var i = words - 1
-        while i >= 0 {
-            let from = i - wordShift
-            var value: UInt64 = 0
-            if from >= 0 {
-                value = windows[base + from] << bitShift
-                if bitShift > 0, from - 1 >= 0 { value |= windows[base + from - 1] >> (64 - bitShift) }
-            }
-            windows[base + i] = value
-            i -= 1
+        var next = highest + 1
+        while next < index {
+            let bit = Self.windowPosition(next)
+            windows[base + bit / 64] &= ~(1 << UInt64(bit % 64))
+            next += 1
         }
     }
 
