@@ -61,8 +61,8 @@ final class SRTPTransform {
     /// rtp salt (14) | rtcp salt (14) | iv scratch (16) | mac scratch (20) | roc scratch (4)
     private let scratch: UnsafeMutablePointer<UInt8>
     private var streams: [Stream] = []
-    /// The cipher's state behind `rtpCipher` (GCM: GHASH state and AES context; CM: the AES
-    /// context and the HMAC key states), for `prefetchSendState`.
+    /// The memory `protectRTP` touches behind `rtpCipher`, for `prefetchSendState`: GCM's
+    /// GCM128 state and AES context, or AES-CM's HMAC key states and AES context.
     private let cipherMemory: (UnsafeRawPointer, UnsafeRawPointer)
     /// Where `streams` keeps its elements (prefetching through the array would retain it).
     private var streamMemory: UnsafeRawPointer?
