@@ -216,19 +216,10 @@ struct LoadCommand {
                 "kib_per_consumer_shared": (r.bytesPerConsumer / 102.4).rounded() / 10,
             ])
         }
-        if args.flag("--json") {
-            let data = try JSONSerialization.data(withJSONObject: rows, options: [.sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
-        } else {
-            print("consumers  output pkt/s  ns/pkt  KiB/consumer+transport  KiB/consumer(shared transport)")
-            for row in rows {
-                print(String(describing: row["consumers"]!).padding(toLength: 11, withPad: " ", startingAt: 0)
-                      + String(describing: row["output_packets_per_s"]!).padding(toLength: 13, withPad: " ", startingAt: 0)
-                      + String(describing: row["ns_per_output_packet"]!).padding(toLength: 8, withPad: " ", startingAt: 0)
-                      + String(describing: row["kib_per_consumer_transport"]!).padding(toLength: 24, withPad: " ", startingAt: 0)
-                      + String(describing: row["kib_per_consumer_shared"]!))
-            }
-        }
+        try printRows(rows, json: args.flag("--json"), columns: [
+            ("consumers", "consumers"), ("output pkt/s", "output_packets_per_s"), ("ns/pkt", "ns_per_output_packet"),
+            ("KiB/consumer+transport", "kib_per_consumer_transport"), ("KiB/consumer(shared transport)", "kib_per_consumer_shared"),
+        ])
         return 0
     }
 
@@ -257,20 +248,28 @@ struct LoadCommand {
             }
             rows.append(row)
         }
-        if args.flag("--json") {
+        try printRows(rows, json: args.flag("--json"), columns: [
+            ("receivers", "receivers"), ("datagrams/s", "datagrams_per_s"), ("µs/datagram (thread)", "sender_thread_us_per_datagram"),
+            ("µs/datagram (CPU busy)", "sender_cpu_busy_us_per_datagram"), ("received %", "received_percent"),
+        ])
+        return 0
+    }
+
+    /// Benchmark rows as one JSON array, or as a table of `columns` (title, key), each column as
+    /// wide as its title plus two spaces.
+    static func printRows(_ rows: [[String: Any]], json: Bool, columns: [(title: String, key: String)]) throws {
+        if json {
             let data = try JSONSerialization.data(withJSONObject: rows, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
-        } else {
-            print("receivers  datagrams/s  µs/datagram (thread)  µs/datagram (CPU busy)  received")
-            for row in rows {
-                print(String(describing: row["receivers"]!).padding(toLength: 11, withPad: " ", startingAt: 0)
-                      + String(describing: row["datagrams_per_s"]!).padding(toLength: 13, withPad: " ", startingAt: 0)
-                      + String(describing: row["sender_thread_us_per_datagram"]!).padding(toLength: 22, withPad: " ", startingAt: 0)
-                      + String(describing: row["sender_cpu_busy_us_per_datagram"] ?? "-").padding(toLength: 24, withPad: " ", startingAt: 0)
-                      + "\(row["received_percent"]!) %")
-            }
+            return
         }
-        return 0
+        func line(_ cells: [String]) -> String {
+            var text = zip(cells, columns).map { $0.padding(toLength: $1.title.count + 2, withPad: " ", startingAt: 0) }.joined()
+            while text.last == " " { text.removeLast() }
+            return text
+        }
+        print(line(columns.map(\.title)))
+        for row in rows { print(line(columns.map { row[$0.key].map { String(describing: $0) } ?? "-" })) }
     }
 
     static func srtpProfile(_ args: Arguments) throws -> SRTPProfile {
