@@ -11,96 +11,97 @@ import Synchronization
 /// subscribers over loopback can cost.
 public enum UDPSendFloor {
     public struct Result: Sendable {
-        public var sent: UInt64
-        public var received: UInt64
-        public var seconds: Double
+        public var sent: UInt64 = 0
+        public var received: UInt64 = 0
+        public var seconds: Double = 0
         /// CPU time of the sending thread (its system calls and the loopback delivery run in them).
-        public var senderCPUSeconds: Double
+        public var senderCPUSeconds: Double = 0
     }
 
-    /// Sends to `receivers` sockets on 127.0.0.1 for `seconds`. The sending thread runs on CPU
-    /// `senderCPU` and the draining thread on `receiverCPU` when given.
+    /// Sends to `receivers` sockets on 127.0.0.1 for `seconds`, from a thread on CPU `senderCPU`
+    /// while a thread on CPU `receiverCPU` drains them (each pinned when given). The caller's
+    /// thread only waits.
     public static func run(receivers: Int, payload: Int, seconds: Double, senderCPU: Int?, receiverCPU: Int?) throws -> Result {
         let sinks = try (0..<max(1, receivers)).map { _ in try UDPSocket(host: "127.0.0.1", port: 0) }
+        let queue = SendQueue(socket: try UDPSocket(host: "127.0.0.1", port: 0))
         let destinations = UnsafeMutablePointer<sockaddr_storage>.allocate(capacity: sinks.count)
         defer { destinations.deallocate() }
         for (i, sink) in sinks.enumerated() {
             destinations[i] = sockaddr_storage()
             PeerAddress(ipv4: 0x7F00_0001, port: sink.localPort).write(to: destinations + i, ipv6Socket: false)
         }
-        let drain = Drain(sinks: sinks, cpu: receiverCPU)
-        drain.start()
-        defer { drain.stop() }
+        let shared = Shared()
+        // Written by the sending thread, read after joining it.
+        nonisolated(unsafe) var result = Result()
+        nonisolated(unsafe) let target = UnsafeMutableRawPointer(destinations)
 
-        if let senderCPU { pinCurrentThread(to: senderCPU) }
-        let queue = SendQueue(socket: try UDPSocket(host: "127.0.0.1", port: 0))
-        let datagram = [UInt8](repeating: 0x80, count: min(payload, queue.slotCapacity))
-        let cpuStart = threadCPUSeconds()
-        let start = sb_monotonic_ns()
-        let end = start &+ UInt64(seconds * 1e9)
-        var next = 0
-        datagram.withUnsafeBytes { bytes in
-            while sb_monotonic_ns() < end {
-                for _ in 0..<256 {
-                    queue.reserve().copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-                    queue.commit(length: bytes.count, to: destinations + next)
-                    next = next + 1 == sinks.count ? 0 : next + 1
-                }
-            }
-        }
-        queue.flush()
-        let elapsed = Double(sb_monotonic_ns() &- start) / 1e9
-        let cpu = threadCPUSeconds() - cpuStart
-        drain.stop()
-        return Result(sent: queue.sent, received: drain.received, seconds: elapsed, senderCPUSeconds: cpu)
-    }
-
-    /// Polls every sink with `recvmmsg` until stopped, counting datagrams.
-    private final class Drain: @unchecked Sendable {
-        let sinks: [UDPSocket]
-        let cpu: Int?
-        private let done = Atomic<Bool>(false)
-        private var thread = pthread_t()
-        private var running = false
-        private let count = Atomic<UInt64>(0)
-        var received: UInt64 { count.load(ordering: .acquiring) }
-
-        init(sinks: [UDPSocket], cpu: Int?) {
-            self.sinks = sinks
-            self.cpu = cpu
-        }
-
-        func start() {
-            let context = Unmanaged.passRetained(self).toOpaque()
-            running = pthread_create(&thread, nil, { raw in
-                let drain = Unmanaged<Drain>.fromOpaque(raw!).takeRetainedValue()
-                drain.loop()
-                return nil
-            }, context) == 0
-        }
-
-        func stop() {
-            guard running else { return }
-            running = false
-            done.store(true, ordering: .releasing)
-            pthread_join(thread, nil)
-        }
-
-        private func loop() {
-            if let cpu { UDPSendFloor.pinCurrentThread(to: cpu) }
+        let drain = try spawn(cpu: receiverCPU) {
             let batch = DatagramBatch(capacity: 64, stride: 2048)
-            while !done.load(ordering: .acquiring) {
+            var received: UInt64 = 0
+            while !shared.done.load(ordering: .acquiring) {
                 var got = 0
                 for sink in sinks {
                     while case let n = batch.receive(from: sink), n > 0 { got += n }
                 }
-                count.add(UInt64(got), ordering: .releasing)
+                received += UInt64(got)
                 if got == 0 { usleep(200) }
             }
+            shared.received.store(received, ordering: .releasing)
         }
+        let sender = try spawn(cpu: senderCPU) {
+            let addresses = target.assumingMemoryBound(to: sockaddr_storage.self)
+            let datagram = [UInt8](repeating: 0x80, count: min(payload, queue.slotCapacity))
+            let cpuStart = threadCPUSeconds()
+            let start = sb_monotonic_ns()
+            let end = start &+ UInt64(seconds * 1e9)
+            var next = 0
+            datagram.withUnsafeBytes { bytes in
+                while sb_monotonic_ns() < end {
+                    for _ in 0..<256 {
+                        queue.reserve().copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+                        queue.commit(length: bytes.count, to: addresses + next)
+                        next = next + 1 == sinks.count ? 0 : next + 1
+                    }
+                }
+            }
+            queue.flush()
+            result.seconds = Double(sb_monotonic_ns() &- start) / 1e9
+            result.senderCPUSeconds = threadCPUSeconds() - cpuStart
+            result.sent = queue.sent
+        }
+        pthread_join(sender, nil)
+        shared.done.store(true, ordering: .releasing)
+        pthread_join(drain, nil)
+        result.received = shared.received.load(ordering: .acquiring)
+        return result
     }
 
-    static func pinCurrentThread(to cpu: Int) { _ = sb_pin_thread(Int32(cpu)) }
+    private final class Shared: Sendable {
+        let done = Atomic<Bool>(false)
+        let received = Atomic<UInt64>(0)
+    }
+
+    /// Starts `body` on a new thread, pinned to `cpu` when given.
+    private static func spawn(cpu: Int?, _ body: @escaping () -> Void) throws(SocketError) -> pthread_t {
+        final class Box {
+            let run: () -> Void
+            init(_ run: @escaping () -> Void) { self.run = run }
+        }
+        let box = Unmanaged.passRetained(Box {
+            if let cpu { _ = sb_pin_thread(Int32(cpu)) }
+            body()
+        }).toOpaque()
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, nil, { raw in
+            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().run()
+            return nil
+        }, box)
+        guard rc == 0 else {
+            Unmanaged<Box>.fromOpaque(box).release()
+            throw SocketError(operation: "pthread_create", code: rc)
+        }
+        return thread
+    }
 
     static func threadCPUSeconds() -> Double {
         var t = timespec()
