@@ -33,7 +33,8 @@ final class TestPlatform: Sendable {
         ApplicationRoutes(core: core).register(on: &router)
         UserRoutes(core: core).register(on: &router)
         NumberRoutes(core: core, authenticator: authenticator).register(on: &router)
-        app = HTTPApplication(router: router, middleware: [AuthMiddleware(authenticator: authenticator)])
+        app = HTTPApplication(router: router, middleware: [LinkBaseMiddleware(publicURL: "https://api.switchboard.test"),
+                                                           AuthMiddleware(authenticator: authenticator)])
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }

@@ -135,6 +135,17 @@ struct AuthenticationTests {
         #expect(await p.send(.GET, "/v1/users", auth: bearer(client)).status == 401)
     }
 
+    @Test("a token whose ACL is over the limits is refused at authentication, with the reason")
+    func oversizedACL() async throws {
+        let p = try TestPlatform()
+        let (id, key) = try await p.createApplication()
+        _ = await p.send(.POST, "/v1/users", auth: bearer(p.token(app: id, key: key)), json: ["name": "alice"])
+        let stars = "/" + Array(repeating: "**", count: 60).joined(separator: "/") + "/x"
+        let r = await p.send(.GET, "/v1/users", auth: bearer(p.token(app: id, key: key, sub: "alice", acl: [stars])))
+        #expect(r.status == 401)
+        #expect(r.json["detail"]?.stringValue?.contains("more than 32 segments") == true)
+    }
+
     @Test("deleting an application invalidates its tokens")
     func deletedApplication() async throws {
         let p = try TestPlatform()
@@ -170,6 +181,29 @@ struct ACLTests {
     ])
     func matches(pattern: String, path: String, allowed: Bool) {
         #expect(ACL(paths: [pattern]).allows(path: path) == allowed)
+    }
+
+    @Test("matching costs path × pattern segments, however many ** a pattern holds")
+    func doubleStarsAreLinear() {
+        // A backtracking matcher takes seconds (exponential in the ** count) on each of these.
+        let stars = "/" + Array(repeating: "**", count: 60).joined(separator: "/") + "/x"
+        let path = "/" + Array(repeating: "a", count: 60).joined(separator: "/")
+        #expect(!ACL(paths: [stars]).allows(path: path))
+        #expect(ACL(paths: [stars]).allows(path: path + "/x"))
+        let mixed = "/" + Array(repeating: "**/*", count: 30).joined(separator: "/") + "/z"
+        #expect(!ACL(paths: [mixed]).allows(path: path))
+        #expect(ACL(paths: ["/**/users/**/x"]).allows(path: "/v1/a/users/b/c/x"))
+        #expect(!ACL(paths: ["/**/users/**/x"]).allows(path: "/v1/a/users/b/c/y"))
+    }
+
+    @Test("ACLs over the limits are reported", arguments: [
+        (Array(repeating: "/*/users/**", count: 65), true),
+        ([String(repeating: "/a", count: 33)], true),
+        (["/" + String(repeating: "a", count: 520)], true),
+        (ACL.clientPaths, false),
+    ])
+    func limits(paths: [String], over: Bool) {
+        #expect((ACL(paths: paths).limitViolation != nil) == over)
     }
 
     @Test("the client path set allows users and conversations but not applications of the account API")

@@ -20,7 +20,7 @@ struct UserRoutesTests {
         let id = try #require(created.json["id"]?.stringValue)
         #expect(id.hasPrefix("USR-") && UUID4.isValid(String(id.dropFirst(4))))
         #expect(created.json["properties"]?["custom_data"]?["team"] == "blue")
-        #expect(created.json["_links"]?["self"]?["href"]?.stringValue == "http://switchboard.test/v1/users/\(id)")
+        #expect(created.json["_links"]?["self"]?["href"]?.stringValue == "https://api.switchboard.test/v1/users/\(id)")
         #expect(await p.send(.GET, "/v1/users/alice", auth: auth).json["id"]?.stringValue == id)
 
         let patched = await p.send(.PATCH, "/v1/users/\(id)", auth: auth, json: ["display_name": "Alice B", "image_url": nil])
@@ -69,7 +69,7 @@ struct UserRoutesTests {
                 #expect(r.status == 200)
                 #expect(r.json["page_size"] == 3)
                 seen += r.json["_embedded"]?["users"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
-                target = r.json["_links"]?["next"]?["href"]?.stringValue.map { $0.replacingOccurrences(of: "http://switchboard.test", with: "") }
+                target = r.json["_links"]?["next"]?["href"]?.stringValue.map { $0.replacingOccurrences(of: "https://api.switchboard.test", with: "") }
             }
             #expect(seen == (order == "asc" ? names : names.reversed()))
         }
@@ -85,7 +85,7 @@ struct UserRoutesTests {
         let r = await p.send(.POST, "/v0.1/users", auth: bearer(p.token(app: app, key: key)), json: ["name": "old", "display_name": "Old"])
         #expect(r.status == 201)
         let id = try #require(r.json["id"]?.stringValue)
-        #expect(r.json["href"]?.stringValue == "http://switchboard.test/v0.1/users/\(id)")
+        #expect(r.json["href"]?.stringValue == "https://api.switchboard.test/v0.1/users/\(id)")
     }
 
     @Test("a user token may change only its own user")

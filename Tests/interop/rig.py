@@ -154,10 +154,11 @@ class Server:
 
 
 def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | None = None, env: dict | None = None,
-                 host: str = "127.0.0.1", timeout: float = 20.0) -> Server:
+                 host: str = "127.0.0.1", timeout: float = 20.0, max_open_files: int | None = None) -> Server:
     """Starts `switchboard serve` on free ports (HTTP, HTTPS, media) with its own data directory and waits for /health.
 
     `data_dir` lets a test restart a server over the same data (then the caller owns the directory).
+    `max_open_files` runs the server as under `ulimit -n N` (soft and hard limit).
     """
     owns = data_dir is None
     data = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="switchboard-interop-"))
@@ -176,7 +177,14 @@ def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | No
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SWITCHBOARD_")}
     full_env.update(env or {})
     with open(log_path, "ab") as log:
-        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=str(REPO), env=full_env)
+        preexec = None
+        if max_open_files:
+            import resource
+
+            def preexec():
+                resource.setrlimit(resource.RLIMIT_NOFILE, (max_open_files, max_open_files))
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=str(REPO), env=full_env,
+                                   preexec_fn=preexec)
     server = Server(process, host, http_port, https_port, data, log_path, owns_data_dir=owns)
 
     def healthy():

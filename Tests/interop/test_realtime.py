@@ -202,7 +202,9 @@ def test_expiring_token_gets_token_expired_then_close(server, app):
 
     async def main():
         t0 = time.monotonic()
-        c = await RealtimeClient.connect(server, app.token(name, ttl=3))
+        # One clock-skew rule for login and for the session: a token is good until 60 s after its exp.
+        # This one expired 57 s ago, so the login succeeds and the session ends 3 s later.
+        c = await RealtimeClient.connect(server, app.token(name, ttl=-57))
         err = await c.wait_for(lambda m: m.get("type") == "session:error", timeout=8)
         elapsed = time.monotonic() - t0
         assert err["body"]["code"] == "tokenExpired"
@@ -214,6 +216,26 @@ def test_expiring_token_gets_token_expired_then_close(server, app):
         r = await d.request("session:resume", {"session_id": c.session_id, "last_event_ids": {}})
         assert r["body"]["code"] == "invalidSession"
         await d.close()
+
+    run(main())
+
+
+def test_login_with_a_token_that_expired_within_the_leeway_is_not_cut_short(server, app):
+    """Expired 30 s ago: inside the 60 s clock-skew leeway, so the session lives until exp + 60 s."""
+    (name,) = unique("skew")
+    app.user(name)
+
+    async def main():
+        c = await RealtimeClient.connect(server, app.token(name, ttl=-30))
+        await asyncio.sleep(3)
+        assert c.closed is None and not any(m.get("type") == "session:error" for m in c.messages), c.messages
+        r = await c.request("session:refresh", {"token": app.token(name, ttl=600)})
+        assert r["type"] == "session:refresh:success"
+        late = await RealtimeClient.connect(server)
+        r = await late.request("session:login", {"token": app.token(name, ttl=-61)})
+        assert r["type"] == "session:error" and r["body"]["code"] == "tokenExpired", r
+        await late.close()
+        await c.close()
 
     run(main())
 
@@ -290,8 +312,9 @@ def test_client_that_stops_answering_pings_is_dropped_within_45s_default():
         (name,) = unique("slow")
         a.user(name)
         error_at, pings, code = ping_timeout(s.port, a.token(name), 60)
-        # One ping at login, one at the next tick; the tick after that ends it: 15-30 s after login.
+        # One ping when the socket opens, one at login, one at the next tick; the tick after that ends it:
+        # 15-30 s after login.
         assert error_at is not None and 14 <= error_at <= 45, error_at
-        assert pings == 2 and code == 4002
+        assert pings == 3 and code == 4002
     finally:
         s.close()

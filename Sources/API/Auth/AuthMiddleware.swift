@@ -13,6 +13,8 @@ struct AuthMiddleware: HTTPMiddleware {
             request.principal = try authenticator.authenticate(authorization: request.headers["authorization"])
         } catch .expired {
             throw APIError.unauthorized("The token has expired.", challenge: Self.challenge(request))
+        } catch .oversizedACL(let why) {
+            throw APIError.unauthorized("The token is refused: \(why).", challenge: Self.challenge(request))
         } catch {
             throw APIError.unauthorized("Missing or invalid credentials.", challenge: Self.challenge(request))
         }
@@ -65,12 +67,6 @@ extension HTTPRequest {
         let (app, p) = try requireApplication()
         if case .user = p { throw APIError.forbidden("Only an application token may do this.") }
         return app
-    }
-
-    /// `scheme://host` the client used, for absolute links.
-    var baseURL: String {
-        let host = headers["host"] ?? "localhost"
-        return (isSecure ? "https://" : "http://") + host
     }
 
     /// The JSON body as a JSONValue (400 when malformed).

@@ -52,7 +52,7 @@ final class RoomMediaDemoApp: Sendable {
     }
 
     func register(on router: inout Router) {
-        router.post("/rooms/api/auth") { [self] req in
+        router.post("/rooms/api/auth", bodyLimit: 4096) { [self] req in
             guard let name = try req.json()["name"]?.stringValue?.trimmingCharacters(in: .whitespaces), !name.isEmpty, name.count <= 100 else {
                 throw APIError.badRequest("name is required (1 to 100 characters).", code: "missing-name")
             }
@@ -83,7 +83,7 @@ final class RoomMediaDemoApp: Sendable {
                 ["id": .string(c.id), "display_name": .string(c.displayName ?? c.name)]
             }))
         }
-        router.post("/rooms/api/rooms") { [self] req in
+        router.post("/rooms/api/rooms", bodyLimit: 4096) { [self] req in
             guard let display = try req.json()["display_name"]?.stringValue?.trimmingCharacters(in: .whitespaces),
                   !display.isEmpty, display.count <= 200 else {
                 throw APIError.badRequest("display_name is required (1 to 200 characters).", code: "missing-display-name")

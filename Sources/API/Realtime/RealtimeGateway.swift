@@ -17,6 +17,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         public var missedPongs = 2
         public var retention: Duration = .seconds(120)
         public var replayCapacity = 1000
+        /// How long a socket may stay open without `session:login`, `session:resume` or `video:connect`.
+        public var loginTimeout: Duration = .seconds(10)
         public init() {}
     }
 
@@ -48,6 +50,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         var sessions: [String: Session] = [:]
         var byUser: [String: Set<String>] = [:]
         var bySocket: [WebSocket: String] = [:]
+        /// Sockets that have not authenticated yet, with when they opened.
+        var unauthenticated: [WebSocket: ContinuousClock.Instant] = [:]
     }
 
     let settings: Settings
@@ -109,14 +113,31 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     func register(on router: inout Router) {
         router.get("/v1/realtime") { [self] req in
             var callbacks = WebSocketCallbacks()
+            callbacks.onOpen = { [weak self] ws in self?.opened(ws) }
             callbacks.onText = { [weak self] ws, text in self?.received(text, on: ws) }
             callbacks.onPong = { [weak self] ws, _ in self?.pong(ws) }
             callbacks.onClose = { [weak self] ws, _, _ in self?.closed(ws) }
-            return try .webSocket(req, maxMessageSize: 256 * 1024, callbacks: callbacks)
+            return try .webSocket(req, maxMessageSize: Self.maxMessageSize, callbacks: callbacks)
         }
     }
 
+    /// The largest realtime message a client may send (larger ones close the socket with 1009).
+    public static let maxMessageSize = 256 * 1024
+
     // MARK: Client messages
+
+    /// A new socket must authenticate within `loginTimeout`; it is pinged from the start, so a peer that
+    /// vanished is noticed even before it logs in.
+    func opened(_ ws: WebSocket) {
+        let now = ContinuousClock.now
+        state.withLock { $0.unauthenticated[ws] = now }
+        ws.ping()
+    }
+
+    /// Marks a socket as authenticated by other means (a video token), which lifts the login deadline.
+    public func admit(_ ws: WebSocket) {
+        state.withLock { _ = $0.unauthenticated.removeValue(forKey: ws) }
+    }
 
     func received(_ text: String, on ws: WebSocket) {
         guard let msg = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), let type = msg["type"]?.stringValue else {
@@ -198,6 +219,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         session.outstandingPings = 1
         state.withLock { s in
             if let old = s.bySocket[ws] { Self.remove(old, from: &s) }
+            s.unauthenticated[ws] = nil
             s.sessions[session.id] = session
             s.byUser[user.id, default: []].insert(session.id)
             s.bySocket[ws] = session.id
@@ -232,6 +254,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             session.outbox = []
             session.drainScheduled = false
             s.bySocket[ws] = sid
+            s.unauthenticated[ws] = nil
             let (missed, incomplete) = session.replay.missed(after: lastIDs)
             return (session, missed, incomplete)
         }
@@ -276,6 +299,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     func closed(_ ws: WebSocket) {
         let now = ContinuousClock.now
         state.withLock { s in
+            s.unauthenticated[ws] = nil
             guard let sid = s.bySocket.removeValue(forKey: ws), let session = s.sessions[sid] else { return }
             session.socket = nil
             session.disconnectedAt = now
@@ -306,18 +330,25 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     // MARK: Heartbeats and expiry
 
+    /// Close codes of the errors that end a session (docs/protocol.md, "Close codes").
+    static let closeCodes = ["tokenExpired": UInt16(4001), "pingTimeout": 4002, "loginTimeout": 4003]
+
     func tick(ping: Bool = true) {
-        let now = Date()
+        let now = core.clock.now()
         let clockNow = ContinuousClock.now
         var toPing: [WebSocket] = []
         var toEnd: [(WebSocket, String, String)] = []
         state.withLock { s in
+            for (ws, opened) in s.unauthenticated where clockNow - opened >= settings.loginTimeout {
+                toEnd.append((ws, "loginTimeout", "No session:login within the login timeout."))
+                s.unauthenticated[ws] = nil
+            }
             for (sid, session) in s.sessions {
                 guard let ws = session.socket else {
                     if let since = session.disconnectedAt, clockNow - since > settings.retention { Self.remove(sid, from: &s) }
                     continue
                 }
-                if let exp = session.expiresAt, now >= exp {
+                if let exp = session.expiresAt, Authenticator.hasExpired(exp, at: now) {
                     toEnd.append((ws, "tokenExpired", "The token expired; send session:refresh before it does."))
                     Self.remove(sid, from: &s)
                 } else if !ping {
@@ -336,7 +367,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         for ws in toPing { ws.ping() }
         for (ws, code, detail) in toEnd {
             send(ws, type: "session:error", rid: nil, body: ["code": .string(code), "detail": .string(detail)])
-            ws.close(code: code == "tokenExpired" ? 4001 : 4002, reason: code)
+            ws.close(code: Self.closeCodes[code] ?? 4002, reason: code)
         }
     }
 

@@ -18,6 +18,12 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: String? = nil
     /// How often the realtime gateway pings; two missed pongs end a session.
     public var realtimePingInterval: Duration = .seconds(15)
+    /// Seconds a realtime WebSocket may stay open without logging in (or connecting to a video session).
+    public var realtimeLoginTimeout: Duration = .seconds(10)
+    /// Connections open at once; 0: the descriptor limit less a reserve.
+    public var maxConnections = 0
+    /// Connections open at once from one IP address; 0: no per-address limit.
+    public var maxConnectionsPerAddress = 0
     /// First UDP port of the media workers (worker i uses port + i); 0 picks free ports.
     public var mediaPort: UInt16 = 10_000
     /// IP announced in ICE candidates (NAT or container address); default: the loopback/bind address.
@@ -44,6 +50,9 @@ public struct ServerConfiguration: Sendable {
         Setting(flag: "--log-format", env: "SWITCHBOARD_LOG_FORMAT", key: "log_format", help: "logfmt|json (default logfmt)"),
         Setting(flag: "--threads", env: "SWITCHBOARD_THREADS", key: "threads", help: "event-loop threads (default: one per core)"),
         Setting(flag: "--realtime-ping-interval", env: "SWITCHBOARD_REALTIME_PING_INTERVAL", key: "realtime_ping_interval", help: "seconds between realtime pings (default 15)"),
+        Setting(flag: "--realtime-login-timeout", env: "SWITCHBOARD_REALTIME_LOGIN_TIMEOUT", key: "realtime_login_timeout", help: "seconds a realtime socket may stay unauthenticated (default 10)"),
+        Setting(flag: "--max-connections", env: "SWITCHBOARD_MAX_CONNECTIONS", key: "max_connections", help: "connections open at once (default: descriptor limit - 64)"),
+        Setting(flag: "--max-connections-per-address", env: "SWITCHBOARD_MAX_CONNECTIONS_PER_ADDRESS", key: "max_connections_per_address", help: "connections open at once from one IP (default 0: no limit)"),
         Setting(flag: "--public-url", env: "SWITCHBOARD_PUBLIC_URL", key: "public_url", help: "base URL clients use to reach the server"),
         Setting(flag: "--media-port", env: "SWITCHBOARD_MEDIA_PORT", key: "media_port", help: "first UDP media port (default 10000; 0 = any)"),
         Setting(flag: "--media-announce", env: "SWITCHBOARD_MEDIA_ANNOUNCE", key: "media_announce", help: "IP announced in ICE candidates"),
@@ -94,7 +103,25 @@ public struct ServerConfiguration: Sendable {
             guard let n = Int(v), n > 0, n <= 256 else { throw ConfigurationError("--threads: expected a number 1-256") }
             c.threads = n
         }
-        c.publicURL = values["public_url"]
+        if let v = values["public_url"], !v.isEmpty {
+            guard let url = URL(string: v), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil,
+                  url.query == nil, url.fragment == nil else {
+                throw ConfigurationError("--public-url: expected http(s)://HOST[:PORT][/PATH], got '\(v)'")
+            }
+            c.publicURL = v.hasSuffix("/") ? String(v.dropLast()) : v
+        }
+        if let v = values["realtime_login_timeout"] {
+            guard let n = Double(v), n >= 0.1, n <= 3600 else { throw ConfigurationError("--realtime-login-timeout: expected seconds (0.1-3600)") }
+            c.realtimeLoginTimeout = .milliseconds(Int(n * 1000))
+        }
+        if let v = values["max_connections"] {
+            guard let n = Int(v), n >= 0 else { throw ConfigurationError("--max-connections: expected a count (0 = from the descriptor limit)") }
+            c.maxConnections = n
+        }
+        if let v = values["max_connections_per_address"] {
+            guard let n = Int(v), n >= 0 else { throw ConfigurationError("--max-connections-per-address: expected a count (0 = no limit)") }
+            c.maxConnectionsPerAddress = n
+        }
         if let v = values["realtime_ping_interval"] {
             guard let n = Double(v), n >= 0.1, n <= 3600 else { throw ConfigurationError("--realtime-ping-interval: expected seconds (0.1-3600)") }
             c.realtimePingInterval = .milliseconds(Int(n * 1000))

@@ -24,6 +24,7 @@ public final class SwitchboardServer: Sendable {
     /// The account, and whether it was created by this start (its secret is printed once).
     public let account: (Account, created: Bool)
     let logger = Logger(label: "server")
+    let linkBase: LinkBaseMiddleware
     let started = Mutex<(http: SocketAddress?, https: SocketAddress?, caFile: String?)>((nil, nil, nil))
 
     public init(configuration: ServerConfiguration) throws {
@@ -43,6 +44,7 @@ public final class SwitchboardServer: Sendable {
         ConversationRoutes(core: core, capacity: roomSettings.capacity).register(on: &router)
         var realtimeSettings = RealtimeGateway.Settings()
         realtimeSettings.pingInterval = configuration.realtimePingInterval
+        realtimeSettings.loginTimeout = configuration.realtimeLoginTimeout
         gateway = RealtimeGateway(core: core, authenticator: authenticator, settings: realtimeSettings)
         core.conversations.bus.add(gateway)
         gateway.register(on: &router)
@@ -62,9 +64,13 @@ public final class SwitchboardServer: Sendable {
                                        settings: roomSettings)
         RoomMediaDemoApp(core: core, apiKey: account.0.apiKey, dataDirectory: configuration.dataDirectory).register(on: &router)
         WebRoutes(root: Self.findWebRoot(configuration.webRoot)).register(on: &router)
-        let app = HTTPApplication(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware(),
+        linkBase = LinkBaseMiddleware(publicURL: configuration.publicURL)
+        let app = HTTPApplication(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware(), linkBase,
                                                                  AuthMiddleware(authenticator: authenticator)])
-        http = HTTPServer(group: group, responder: app)
+        var httpConfiguration = HTTPServerConfiguration()
+        httpConfiguration.maxConnections = configuration.maxConnections
+        httpConfiguration.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
+        http = HTTPServer(group: group, configuration: httpConfiguration, responder: app)
     }
 
     /// Binds the listeners; returns the bound addresses.
@@ -102,9 +108,13 @@ public final class SwitchboardServer: Sendable {
             }
             s = try http.listen(httpsAddress, tls: context)
         }
+        linkBase.listening(http: h, https: s)
         started.withLock { $0 = (h, s, caFile) }
         return (h, s)
     }
+
+    /// Connections the server accepts at once.
+    public var connectionLimit: Int { http.connectionLimit }
 
     public var developmentCAFile: String? { started.withLock { $0.caFile } }
 

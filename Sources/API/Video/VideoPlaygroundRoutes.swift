@@ -19,12 +19,12 @@ struct VideoPlaygroundRoutes {
     func register(on router: inout Router) {
         let core = self.core
         let primary = account
-        router.post("/video/api/session") { req in
+        router.post("/video/api/session", bodyLimit: 4096) { req in
             let account = try Self.account(req, primary: primary, core: core)
             let s = try core.videoSessions.create(owner: account.apiKey, apiKey: account.apiKey, mediaMode: "routed", archiveMode: "manual", location: nil)
             return .jsonObject(["sessionId": s.id, "apiKey": account.apiKey])
         }
-        router.post("/video/api/token") { req in
+        router.post("/video/api/token", bodyLimit: 4096) { req in
             let account = try Self.account(req, primary: primary, core: core)
             let body = try req.json()
             guard let sid = body["sessionId"]?.stringValue, let session = try core.videoSessions.get(id: sid), session.apiKey == account.apiKey else {

@@ -28,8 +28,11 @@ struct VideoSignaling {
 
     func register(on gateway: RealtimeGateway) {
         let hub = self.hub
-        gateway.handleAnonymous(prefix: "video:") { [self] ws, msg in
-            try await handle(ws, msg)
+        gateway.handleAnonymous(prefix: "video:") { [self, weak gateway] ws, msg in
+            let reply = try await handle(ws, msg)
+            // A socket connected to a video session has authenticated with its video token.
+            if hub.connection(for: ws) != nil { gateway?.admit(ws) }
+            return reply
         }
         gateway.onSocketClosed { ws in hub.disconnect(socket: ws, reason: "networkDisconnected") }
     }

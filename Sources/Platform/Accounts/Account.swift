@@ -39,12 +39,21 @@ public final class Accounts: Sendable {
     public var accountFile: String { dataDirectory + "/account.json" }
 
     /// The primary account, created on first use. `created` is true when it was made now.
+    ///
+    /// The credentials file is written (durably) before the row commits, and rewritten from the store
+    /// whenever it is missing or stale, so a crash at any point of a first start leaves a server whose
+    /// `account.json` holds the credentials the store accepts.
     public func ensurePrimary() throws -> (Account, created: Bool) {
-        if let a = try primary() { return (a, false) }
+        if let a = try primary() {
+            var stored = a
+            stored.previousSecretExpiresAt = a.previousSecretExpiresAt.map { Date(millis: $0.millis) }
+            if (try? readFile()) != stored { try writeFile(a) }
+            return (a, false)
+        }
         let account = Account(apiKey: SecureRandom.hex(4), apiSecret: Self.makeSecret())
+        try writeFile(account)
         try db.execute("INSERT INTO accounts (api_key, api_secret, created_at) VALUES (?, ?, ?)",
                        [.text(account.apiKey), .text(account.apiSecret), .int(clock.now().millis)])
-        try writeFile(account)
         return (account, true)
     }
 
@@ -74,6 +83,21 @@ public final class Accounts: Sendable {
         return String(SecureRandom.bytes(16).map { alphabet[Int($0) % alphabet.count] })
     }
 
+    /// The account as `account.json` holds it; nil when there is no file.
+    func readFile() throws -> Account? {
+        guard let data = FileManager.default.contents(atPath: accountFile) else { return nil }
+        guard let o = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let key = o["api_key"] as? String, let secret = o["api_secret"] as? String else { return nil }
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let expires = (o["previous_secret_expires_at"] as? String).flatMap { format.date(from: $0) }
+        return Account(apiKey: key, apiSecret: secret, previousSecret: o["previous_secret"] as? String,
+                       previousSecretExpiresAt: expires.map { Date(millis: $0.millis) })
+    }
+
+    /// Replaces `account.json` durably: a temporary file written and fsynced, renamed over the old one
+    /// (readers see the old file or the new one, never half of it), then the directory fsynced so the
+    /// rename itself survives a crash.
     private func writeFile(_ a: Account) throws {
         var obj: [String: Any] = ["api_key": a.apiKey, "api_secret": a.apiSecret]
         if let p = a.previousSecret, let e = a.previousSecretExpiresAt {
@@ -82,9 +106,23 @@ public final class Accounts: Sendable {
         }
         let data = try JSONSerialization.data(withJSONObject: obj, options: [.prettyPrinted, .sortedKeys])
         let tmp = accountFile + ".tmp"
-        FileManager.default.createFile(atPath: tmp, contents: data, attributes: [.posixPermissions: 0o600])
-        // rename(2) is atomic: readers see the old file or the new one, never half of it.
+        // A temp file left by a crash may carry other permissions; a fresh one is created 0600.
+        unlink(tmp)
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw PlatformError.invalid("cannot write \(tmp): \(String(cString: strerror(errno)))") }
+        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == data.count, synced else {
+            unlink(tmp)
+            throw PlatformError.invalid("cannot write \(tmp): \(String(cString: strerror(errno)))")
+        }
         guard rename(tmp, accountFile) == 0 else { throw PlatformError.invalid("cannot write \(accountFile)") }
+        let dir = open(dataDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 {
+            fsync(dir)
+            close(dir)
+        }
     }
 
     static func account(_ r: Row) -> Account {

@@ -7,7 +7,14 @@ import Wire
 /// application's public key. Failures never say whether an application or user exists.
 public struct Authenticator: Sendable {
     public static let maxLifetime: TimeInterval = 24 * 3600
+    /// Clock skew allowed between the token's signer and this server: a token is accepted until `leeway`
+    /// after its `exp`, and a realtime session on it ends then too (one rule for both).
     public static let leeway: TimeInterval = 60
+
+    /// Whether a token with expiry `exp` is no longer accepted at `now`.
+    public static func hasExpired(_ exp: Date, at now: Date) -> Bool {
+        now.timeIntervalSince1970 >= exp.timeIntervalSince1970 + leeway
+    }
 
     let core: PlatformCore
 
@@ -17,6 +24,8 @@ public struct Authenticator: Sendable {
         case missing
         case invalid(String)
         case expired
+        /// The token is signed but its ACL is over `ACL.Limits`.
+        case oversizedACL(String)
     }
 
     /// Reads `Authorization`; nil when there is none.
@@ -71,6 +80,7 @@ public struct Authenticator: Sendable {
             throw .invalid("invalid token")
         }
         let acl = Self.acl(decoded.claims["acl"])
+        if let why = acl?.limitViolation { throw .oversizedACL(why) }
         let exp = decoded.claims["exp"]?.doubleValue.map { Date(timeIntervalSince1970: $0) }
         if let sub = decoded.claims["sub"]?.stringValue, !sub.isEmpty {
             guard let user = try? core.users.resolve(sub, applicationID: app.id) else { throw .invalid("invalid token") }

@@ -15,6 +15,9 @@ public struct HTTPRequest: Sendable {
     public var route: String = ""
     /// Who is calling, set by the authentication middleware.
     public var principal: (any Sendable)? = nil
+    /// `scheme://host[:port][/path]` for absolute links in responses, from configuration (never from the
+    /// request's `Host` header, which the client controls); empty makes links relative.
+    public var baseURL: String = ""
 
     public init(head: HTTPRequestHead, body: [UInt8] = [], remoteAddress: SocketAddress? = nil, isSecure: Bool = false) {
         self.head = head

@@ -12,6 +12,14 @@ public struct HTTPServerConfiguration: Sendable {
     /// Bytes queued toward a WebSocket peer before it is disconnected as a slow consumer.
     public var webSocketMaxQueued = 4 << 20
     public var serverName = "switchboard"
+    /// Connections open at once (HTTP and WebSocket together). 0: the descriptor limit less
+    /// `descriptorReserve`, so accepting can never starve the rest of the process of descriptors.
+    public var maxConnections = 0
+    /// Connections open at once from one IP address; 0: no limit of its own.
+    public var maxConnectionsPerAddress = 0
+    /// Descriptors kept out of the connection budget for the store, media sockets, outgoing webhooks and
+    /// the runtime itself.
+    public var descriptorReserve = 64
     /// Run request handlers as tasks preferring the connection's event loop (no thread hop per request).
     /// A handler that blocks its thread for long (heavy CPU, slow synchronous I/O) then stalls every
     /// connection on that loop: such handlers should move the work off the loop, or set this to false to run
@@ -30,6 +38,10 @@ public final class HTTPServer: Sendable {
     /// Live connections per loop index; each set touched only on its loop.
     let registry: ConnectionRegistry
     let draining = Atomic<Bool>(false)
+    /// Connections counted against the limits, from accept to close.
+    let admission: Mutex<Admission>
+    /// The total connection limit in force (configured, or derived from the descriptor limit at start).
+    public let connectionLimit: Int
 
     public init(group: EventLoopGroup, configuration: HTTPServerConfiguration = .init(), responder: any HTTPResponder, metrics: Metrics = .shared) {
         self.group = group
@@ -37,7 +49,14 @@ public final class HTTPServer: Sendable {
         self.responder = responder
         self.metrics = metrics
         registry = ConnectionRegistry(loops: group.loops.count)
+        connectionLimit = configuration.maxConnections > 0
+            ? configuration.maxConnections
+            : max(16, DescriptorLimit.current - configuration.descriptorReserve)
+        admission = Mutex(Admission())
         sb_ignore_sigpipe()
+        metrics.gauge("switchboard_connection_limit", help: "Connections the server accepts at once.") { [connectionLimit] in
+            Double(connectionLimit)
+        }
     }
 
     /// Starts accepting on `address` (port 0 picks one); returns the bound address.
@@ -49,7 +68,9 @@ public final class HTTPServer: Sendable {
         let done = DispatchSemaphore(value: 0)
         for loop in group.loops {
             loop.execute { [self] in
-                let acceptor = Acceptor(listener: listener, loop: loop) { [self] fd, peer in
+                let acceptor = Acceptor(listener: listener, loop: loop, metrics: metrics, onShed: { fd in
+                    Self.refuse(fd: fd, plaintext: tls == nil, detail: "The server is out of file descriptors; retry shortly.")
+                }) { [self] fd, peer in
                     self.accept(fd: fd, peer: peer, loop: loop, tls: tls)
                 }
                 lock.withLock { $0.append(acceptor) }
@@ -65,6 +86,13 @@ public final class HTTPServer: Sendable {
     /// Hands each accepted connection to the next loop in turn. Whichever loop wins the EPOLLEXCLUSIVE wake-up
     /// accepts a whole burst, so without this a benchmark's 64 connections all land on one thread.
     private func accept(fd: Int32, peer: SocketAddress?, loop: EventLoop, tls: TLSContext?) {
+        let verdict = admission.withLock { $0.admit(host: peer?.host, limit: connectionLimit,
+                                                    perAddress: configuration.maxConnectionsPerAddress) }
+        if let refusal = verdict {
+            metrics.increment("switchboard_connections_refused_total", help: "Connections refused at accept: over the total or per-address limit.")
+            Self.refuse(fd: fd, plaintext: tls == nil, detail: refusal)
+            return
+        }
         let target = group.next()
         if target === loop {
             adopt(fd: fd, peer: peer, loop: loop, tls: tls)
@@ -75,12 +103,13 @@ public final class HTTPServer: Sendable {
 
     private func adopt(fd: Int32, peer: SocketAddress?, loop: EventLoop, tls: TLSContext?) {
         if draining.load(ordering: .relaxed) {
+            release(peer)
             close(fd)
             return
         }
         let stream: ByteStream
         if let tls {
-            guard let s = try? TLSStream(fd: fd, context: tls) else { close(fd); return }
+            guard let s = try? TLSStream(fd: fd, context: tls) else { release(peer); close(fd); return }
             stream = s
         } else {
             stream = PlainStream(fd: fd)
@@ -94,7 +123,25 @@ public final class HTTPServer: Sendable {
 
     func connectionClosed(_ c: HTTPServerConnection, loop: Int) {
         registry.remove(c, loop: loop)
+        release(c.channel.remote)
         metrics.openConnections.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    private func release(_ peer: SocketAddress?) {
+        admission.withLock { $0.release(host: peer?.host) }
+    }
+
+    /// Answers a connection over the limits with a 503 (plain HTTP; a TLS client just sees the close) and
+    /// closes it without reading: the refusal costs one write and holds no descriptor.
+    static func refuse(fd: Int32, plaintext: Bool, detail: String) {
+        if plaintext {
+            let body = #"{"type":"https://developer.vonage.com/api-errors#service-unavailable","title":"Service Unavailable","detail":"\#(detail)"}"#
+            let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\nRetry-After: 1\r\n"
+                + "Connection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+            _ = response.utf8CString.withUnsafeBufferPointer { Glibc.send(fd, $0.baseAddress, $0.count - 1, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+        }
+        Glibc.close(fd)
     }
 
     /// Stops accepting, lets in-flight requests finish until `deadline`, closes WebSockets with 1001,
@@ -125,6 +172,28 @@ public final class HTTPServer: Sendable {
     }
 
     public var connectionCount: Int { registry.total() }
+}
+
+/// Connections counted against the total and per-address limits; guarded by `HTTPServer.admission`.
+struct Admission {
+    var total = 0
+    var perHost: [String: Int] = [:]
+
+    /// Counts the connection in, or says why it is refused.
+    mutating func admit(host: String?, limit: Int, perAddress: Int) -> String? {
+        if total >= limit { return "The server is at its connection limit; retry shortly." }
+        if perAddress > 0, let host, perHost[host, default: 0] >= perAddress {
+            return "Too many connections from this address."
+        }
+        total += 1
+        if let host { perHost[host, default: 0] += 1 }
+        return nil
+    }
+
+    mutating func release(host: String?) {
+        total -= 1
+        if let host, let n = perHost[host] { perHost[host] = n > 1 ? n - 1 : nil }
+    }
 }
 
 /// Per-loop sets of live connections; each set is touched only on its own loop, the count is atomic.

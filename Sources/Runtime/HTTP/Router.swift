@@ -104,6 +104,9 @@ public protocol HTTPResponder: Sendable {
 public struct HTTPApplication: HTTPResponder {
     public var router: Router
     public var middleware: [any HTTPMiddleware]
+    /// The body limit of routes that do not set their own, and of requests no route takes: what an API
+    /// body needs, so a large body cannot cost parsing time on a route that would never use it.
+    public var defaultBodyLimit = 64 * 1024
 
     public init(router: Router, middleware: [any HTTPMiddleware] = []) {
         self.router = router
@@ -111,8 +114,8 @@ public struct HTTPApplication: HTTPResponder {
     }
 
     public func bodyLimit(for head: HTTPRequestHead) -> Int? {
-        if case .found(_, _, _, let limit) = router.match(method: head.method, path: head.path) { return limit }
-        return nil
+        if case .found(_, _, _, let limit?) = router.match(method: head.method, path: head.path) { return limit }
+        return defaultBodyLimit
     }
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {

@@ -14,7 +14,10 @@ public final class StaticFiles: Sendable {
 
     /// Responds for `relativePath` (already stripped of the mount prefix); nil when no such file.
     public func response(for relativePath: String, request: HTTPRequest) -> HTTPResponse? {
-        var rel = relativePath.removingPercentEncoding ?? relativePath
+        guard var rel = relativePath.removingPercentEncoding else { return nil }
+        // A NUL or other control character would be cut or misread by the file system layer (serving
+        // `rooms.js%00.html` as the HTML named by the request); no real file is named so.
+        guard !rel.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else { return nil }
         if rel.isEmpty || rel.hasSuffix("/") { rel += "index.html" }
         let parts = rel.split(separator: "/")
         guard !parts.contains(where: { $0 == ".." || $0 == "." || $0.hasPrefix(".") }) else { return nil }

@@ -47,7 +47,7 @@ final class WebSocketConnection: @unchecked Sendable {
                 guard let frame = try parser.next() else { return }
                 event = try assembler.push(frame)
             } catch {
-                fail(code: error.closeCode.rawValue, reason: "\(error.kind)")
+                fail(code: error.closeCode.rawValue, reason: error.reason)
                 return
             }
             guard let event else { continue }

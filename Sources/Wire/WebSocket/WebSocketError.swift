@@ -33,5 +33,26 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
         }
     }
 
-    public var description: String { "WebSocket \(closeCode): \(kind)" }
+    /// What went wrong, in words a peer can read in a close frame (at most 123 bytes, RFC 6455 §5.5).
+    public var reason: String {
+        switch kind {
+        case .reservedBitsSet: "reserved bits set without an extension"
+        case .reservedOpcode(let op): "reserved opcode \(op)"
+        case .fragmentedControlFrame: "fragmented control frame"
+        case .controlFrameTooLong(let n): "control frame of \(n) bytes (at most 125)"
+        case .unmaskedClientFrame: "client frames must be masked"
+        case .maskedServerFrame: "server frames must not be masked"
+        case .nonMinimalLength: "frame length not minimally encoded"
+        case .lengthHighBitSet: "frame length has its high bit set"
+        case .frameTooLarge(_, let limit), .messageTooLarge(let limit): "message larger than \(limit) bytes"
+        case .continuationWithoutStart: "continuation frame without a message"
+        case .dataFrameInsideFragmentedMessage: "new message inside a fragmented message"
+        case .invalidUTF8: "text is not valid UTF-8"
+        case .closePayloadTooShort: "close payload of one byte"
+        case .invalidCloseCode(let c): "invalid close code \(c)"
+        case .invalidCloseReason: "close reason is not valid UTF-8"
+        }
+    }
+
+    public var description: String { "WebSocket \(closeCode): \(reason)" }
 }

@@ -11,9 +11,12 @@ struct ServeCommand {
 
     static var usage: String {
         var s = "Usage: switchboard serve [options]\n\nEach option is also an environment variable and a key of the JSON file given by --config.\n\n"
-        s += "  --config FILE".padding(toLength: 24, withPad: " ", startingAt: 0) + "JSON config file (SWITCHBOARD_CONFIG)\n"
-        for setting in ServerConfiguration.settings {
-            s += "  \(setting.flag) VALUE".padding(toLength: 24, withPad: " ", startingAt: 0) + "\(setting.help) (\(setting.env))\n"
+        let rows = [("--config FILE", "JSON config file (SWITCHBOARD_CONFIG)")]
+            + ServerConfiguration.settings.map { ("\($0.flag) VALUE", "\($0.help) (\($0.env))") }
+        // The widest option sets the column, so no option runs into its help.
+        let width = rows.map(\.0.count).max()! + 4
+        for (option, help) in rows {
+            s += "  " + option.padding(toLength: width, withPad: " ", startingAt: 0) + help + "\n"
         }
         return s
     }
@@ -23,9 +26,14 @@ struct ServeCommand {
         try args.check(known: Set(ServerConfiguration.settings.map(\.flag) + ["--config"]))
         let config = try ServerConfiguration.resolve(flags: args.options, environment: ProcessInfo.processInfo.environment)
         Logger.configure(.init(level: config.logLevel, format: config.logFormat))
+        let logger = Logger(label: "serve")
+        // Before anything opens a descriptor or sizes its limits from the descriptor budget.
+        let descriptors = DescriptorLimit.raiseToHard()
         let server = try SwitchboardServer(configuration: config)
         let (httpAddress, httpsAddress) = try server.start()
-        let logger = Logger(label: "serve")
+        logger.info("descriptor limit", ["soft": "\(descriptors.soft)", "hard": "\(descriptors.hard)",
+                                         "max_connections": "\(server.connectionLimit)",
+                                         "max_connections_per_address": "\(config.maxConnectionsPerAddress)"])
         var lines = ["Switchboard \(SwitchboardServer.version) serving", "  http:  http://\(httpAddress)/"]
         if let httpsAddress { lines.append("  https: https://\(httpsAddress)/") }
         if let ca = server.developmentCAFile { lines.append("  development CA: \(ca)") }

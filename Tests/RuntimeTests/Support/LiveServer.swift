@@ -57,7 +57,7 @@ struct TestRoutes {
         let files = self.files
         router.get("/hello") { _ in .text("hello") }
         router.get("/json") { _ in .jsonObject(["ok": true, "n": 42]) }
-        router.post("/echo") { request in
+        router.post("/echo", bodyLimit: 1 << 20) { request in
             var r = HTTPResponse(status: 200, body: request.body)
             r.headers["Content-Type"] = request.headers["content-type"] ?? "application/octet-stream"
             return r
