@@ -16,7 +16,7 @@ from rig import chromium, start_server
 
 @pytest.fixture(scope="session")
 def server():
-    s = start_server()
+    s = start_server(dev=True)
     try:
         yield s
     finally:

@@ -10,6 +10,7 @@ import time
 from firefox_support import Firefox, create_room_in_chromium, drop_in_with_firefox
 from media_support import CHROMIUM_ARGS
 from rig import CHROMIUM, start_server, wait_until
+from rooms_support import Dropin
 
 ADDRESS = "10.203.0.1"
 ROOM = "Across browsers"
@@ -18,8 +19,11 @@ ROOM = "Across browsers"
 def main():
     from playwright.sync_api import sync_playwright
 
+    # A wildcard listener is production mode (--dev is loopback only): the rooms page talks to the
+    # reference app server, switchboard-dropin, as a deployment would.
     server = start_server(["--media-port", "0", "--media-announce", ADDRESS], https=False, host="0.0.0.0")
-    url = f"http://127.0.0.1:{server.http_port}/rooms/"
+    dropin = Dropin(server)
+    url = f"http://127.0.0.1:{server.http_port}/rooms/?app={dropin.base}"
     try:
         with sync_playwright() as p:
             chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
@@ -53,6 +57,7 @@ def main():
                 firefox.close()
                 chromium.close()
     finally:
+        dropin.stop()
         server.stop()
         server.cleanup()
 

@@ -16,18 +16,17 @@ from rig import free_port, server_binary
 
 
 class MediaServer:
-    """`switchboard serve` with SWITCHBOARD_MEDIA_TEST_ROUTES=1 on a free port."""
+    """`switchboard serve --dev` (which has the /test/media routes and test hooks) on a free port."""
 
     def __init__(self, extra_env=None):
         self.port = free_port()
         self.data = tempfile.mkdtemp(prefix="sb-media-")
         env = dict(os.environ)
-        env["SWITCHBOARD_MEDIA_TEST_ROUTES"] = "1"
         env.update(extra_env or {})
         self.log = open(os.path.join(self.data, "server.log"), "w")
         self.proc = subprocess.Popen(
             [str(server_binary()), "serve", "--listen", f"127.0.0.1:{self.port}", "--data", self.data,
-             "--media-port", "0", "--threads", "1", "--log-level", "warn"],
+             "--media-port", "0", "--threads", "1", "--log-level", "warn", "--dev"],
             env=env, stdout=self.log, stderr=subprocess.STDOUT)
         self.base = f"http://127.0.0.1:{self.port}"
         deadline = time.time() + 30

@@ -154,11 +154,13 @@ class Server:
 
 
 def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | None = None, env: dict | None = None,
-                 host: str = "127.0.0.1", timeout: float = 20.0, max_open_files: int | None = None) -> Server:
+                 host: str = "127.0.0.1", timeout: float = 20.0, max_open_files: int | None = None,
+                 dev: bool = False) -> Server:
     """Starts `switchboard serve` on free ports (HTTP, HTTPS, media) with its own data directory and waits for /health.
 
     `data_dir` lets a test restart a server over the same data (then the caller owns the directory).
     `max_open_files` runs the server as under `ulimit -n N` (soft and hard limit).
+    `dev` turns on development mode (`--dev`): the demo app servers and the /test/media routes.
     """
     owns = data_dir is None
     data = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="switchboard-interop-"))
@@ -170,6 +172,8 @@ def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | No
     if https_port:
         args += ["--https", f"{host}:{https_port}"]
     args += list(extra_args)
+    if dev:
+        args.append("--dev")
     # A free media port too, unless the test picks one: two servers cannot share a UDP port.
     if "--media-port" not in args:
         args += ["--media-port", "0"]

@@ -5,10 +5,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
+import subprocess
+import tempfile
 import time
 
 import requests
 
+from rig import REPO, free_port, wait_until
 from media_support import collect_audio, dominant_frequency, loopback_ice, sine_track  # noqa: F401
 
 
@@ -220,7 +224,7 @@ async def wait_for(predicate, timeout=10.0, interval=0.05, what="condition"):
 
 
 def media_stats(server_url: str) -> list:
-    """Worker stats from the test media routes (server started with SWITCHBOARD_MEDIA_TEST_ROUTES=1)."""
+    """Worker stats from the test media routes (server started with --dev)."""
     return requests.get(server_url + "/test/media/stats", timeout=5).json()
 
 
@@ -229,3 +233,53 @@ def metric(server_url: str, name: str) -> float | None:
         if line.startswith(name + " ") or line.startswith(name + "{"):
             return float(line.rsplit(" ", 1)[1])
     return None
+
+
+def dropin_binary():
+    if env := os.environ.get("SWITCHBOARD_DROPIN_BIN"):
+        return env
+    if env := os.environ.get("SWITCHBOARD_BIN"):
+        candidate = os.path.join(os.path.dirname(env), "switchboard-dropin")
+        if os.path.exists(candidate):
+            return candidate
+    for config in ("release", "debug"):
+        p = REPO / ".build" / config / "switchboard-dropin"
+        if p.exists():
+            return str(p)
+    raise RuntimeError("no switchboard-dropin build found")
+
+
+class Dropin:
+    """switchboard-dropin, the reference rooms app server, for an application it creates on `server`:
+    what a production deployment (no --dev) puts in front of the rooms web app (`/rooms/?app=BASE`)."""
+
+    def __init__(self, server, host="127.0.0.1"):
+        account = json.load(open(server.data_dir / "account.json"))
+        r = requests.post(server.http_url + "/v2/applications", auth=(account["api_key"], account["api_secret"]),
+                          json={"name": "dropin-rooms"}, timeout=10)
+        assert r.status_code == 201, r.text
+        app = r.json()
+        self.work = tempfile.mkdtemp(prefix="dropin-rooms-")
+        key = os.path.join(self.work, "app.key")
+        with open(key, "w") as f:
+            f.write(app["keys"]["private_key"])
+        port = free_port(host)
+        self.log_path = os.path.join(self.work, "dropin.log")
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen([dropin_binary(), "--switchboard", f"http://127.0.0.1:{server.http_port}",
+                                          "--app-id", app["id"], "--key-file", key, "--listen", f"{host}:{port}",
+                                          "--data", os.path.join(self.work, "dropin.db")],
+                                         stdout=log, stderr=subprocess.STDOUT, cwd=self.work)
+        self.base = f"http://{host}:{port}"
+
+        def up():
+            assert self.proc.poll() is None, open(self.log_path).read()
+            try:
+                return requests.get(self.base + "/rooms", timeout=1).status_code == 200
+            except requests.ConnectionError:
+                return False
+        wait_until(up, timeout=20, what="switchboard-dropin")
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)

@@ -240,6 +240,34 @@ def test_login_with_a_token_that_expired_within_the_leeway_is_not_cut_short(serv
     run(main())
 
 
+def test_pipelined_requests_are_handled_in_arrival_order(server, app):
+    """1,000 alternating rtc:earmuff on/off sent without waiting: answers, events and the final state follow
+    the order they were sent in (one queue per session, not a task per message)."""
+    (name,) = unique("order")
+    app.user(name)
+    cid = app.conversation()["id"]
+    n = 1000
+
+    async def main():
+        c = await RealtimeClient.connect(server, app.token(name))
+        joined = await c.request("rtc:join", {"conversation_id": cid})
+        assert joined["type"] == "rtc:join:success", joined
+        member_id = joined["body"]["member_id"]
+        tids = [await c.send("rtc:earmuff", {"conversation_id": cid, "earmuffed": i % 2 == 0}) for i in range(n)]
+        replies = await c.wait_for(lambda m: m.get("rid") in set(tids), timeout=60, count=n)
+        assert [r["rid"] for r in replies] == tids
+        assert [r["body"]["earmuffed"] for r in replies] == [i % 2 == 0 for i in range(n)]
+        events = await c.wait_for(lambda m: m.get("type", "").startswith("audio:earmuff:") and m.get("conversation_id") == cid,
+                                  timeout=30, count=n)
+        assert [e["type"] for e in events] == ["audio:earmuff:on" if i % 2 == 0 else "audio:earmuff:off" for i in range(n)]
+        assert [e["id"] for e in events] == sorted(e["id"] for e in events)
+        member = app.ok("GET", f"/v1/conversations/{cid}/members/{member_id}")
+        assert member["media"]["audio_settings"]["earmuffed"] is False
+        await c.close()
+
+    run(main())
+
+
 def test_refresh_before_expiry_keeps_the_session(server, app):
     name, other = unique("ref", "refo")
     app.user(name), app.user(other)

@@ -15,7 +15,7 @@ LISTENERS = 20
 
 @pytest.fixture(scope="module")
 def server():
-    s = start_server(["--media-port", "0", "--threads", "2"], https=False, env={"SWITCHBOARD_MEDIA_TEST_ROUTES": "1"})
+    s = start_server(["--media-port", "0", "--threads", "2"], https=False, dev=True)
     yield s
     s.stop()
     s.cleanup()

@@ -13,7 +13,7 @@ ROOM = "Morning standup"
 
 @pytest.fixture(scope="module")
 def server():
-    s = start_server(["--media-port", "0"], https=False, env={"SWITCHBOARD_MEDIA_TEST_ROUTES": "1"})
+    s = start_server(["--media-port", "0"], https=False, dev=True)
     yield s
     s.stop()
     s.cleanup()

@@ -10,54 +10,17 @@ import tempfile
 import pytest
 import requests
 
-from rig import REPO, free_port, start_server, wait_until
-from rooms_support import (AudioMember, Realtime, auth, collect_audio, create_room, dominant_frequency, join_rest, leave_rest,
+from rig import start_server
+from rooms_support import (AudioMember, Dropin, Realtime, auth, collect_audio, create_room, dominant_frequency, join_rest, leave_rest,
                            list_rooms, loopback_ice, sine_track, wait_for)
-
-
-def dropin_binary():
-    if env := os.environ.get("SWITCHBOARD_DROPIN_BIN"):
-        return env
-    if env := os.environ.get("SWITCHBOARD_BIN"):
-        candidate = os.path.join(os.path.dirname(env), "switchboard-dropin")
-        if os.path.exists(candidate):
-            return candidate
-    for config in ("release", "debug"):
-        p = REPO / ".build" / config / "switchboard-dropin"
-        if p.exists():
-            return str(p)
-    raise RuntimeError("no switchboard-dropin build found")
 
 
 @pytest.fixture(scope="module")
 def stack():
     server = start_server(["--media-port", "0"], https=False)
-    account = json.load(open(server.data_dir / "account.json"))
-    r = requests.post(server.http_url + "/v2/applications", auth=(account["api_key"], account["api_secret"]),
-                      json={"name": "dropin-rooms"}, timeout=10)
-    assert r.status_code == 201, r.text
-    app = r.json()
-    work = tempfile.mkdtemp(prefix="dropin-rooms-")
-    key = os.path.join(work, "app.key")
-    with open(key, "w") as f:
-        f.write(app["keys"]["private_key"])
-    port = free_port()
-    log = open(os.path.join(work, "dropin.log"), "wb")
-    proc = subprocess.Popen([dropin_binary(), "--switchboard", server.http_url, "--app-id", app["id"], "--key-file", key,
-                             "--listen", f"127.0.0.1:{port}", "--data", os.path.join(work, "dropin.db")],
-                            stdout=log, stderr=subprocess.STDOUT, cwd=work)
-    base = f"http://127.0.0.1:{port}"
-
-    def up():
-        assert proc.poll() is None, open(os.path.join(work, "dropin.log")).read()
-        try:
-            return requests.get(base + "/rooms", timeout=1).status_code == 200
-        except requests.ConnectionError:
-            return False
-    wait_until(up, timeout=20, what="switchboard-dropin")
-    yield server, base
-    proc.terminate()
-    proc.wait(10)
+    dropin = Dropin(server)
+    yield server, dropin.base
+    dropin.stop()
     server.stop()
     server.cleanup()
 

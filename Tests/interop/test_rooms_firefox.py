@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(not shutil.which(FIREFOX), reason="Firefox ESR i
 
 @pytest.fixture(scope="module")
 def server():
-    s = start_server(["--media-port", "0"], https=False)
+    s = start_server(["--media-port", "0"], https=False, dev=True)
     yield s
     s.stop()
     s.cleanup()

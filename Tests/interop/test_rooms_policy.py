@@ -12,7 +12,7 @@ from rooms_support import (AudioMember, Realtime, RequestError, auth, create_roo
 
 
 def start(env):
-    return start_server(["--media-port", "0", "--threads", "2"], https=False, env=env)
+    return start_server(["--media-port", "0", "--threads", "2"], https=False, env=env, dev=True)
 
 
 async def member(server, room, name, join=True):

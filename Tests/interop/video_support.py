@@ -17,8 +17,8 @@ CHROMIUM_ARGS = [
 
 
 def start_video_server(https: bool = False):
-    """`switchboard serve` on free TCP and UDP ports (media port 0: the kernel picks)."""
-    return start_server(["--media-port", "0", "--log-level", "warn"], https=https)
+    """`switchboard serve --dev` (the playground's token helper) on free TCP and UDP ports."""
+    return start_server(["--media-port", "0", "--log-level", "warn"], https=https, dev=True)
 
 
 def account(server) -> dict:

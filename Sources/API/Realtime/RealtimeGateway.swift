@@ -52,6 +52,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         var bySocket: [WebSocket: String] = [:]
         /// Sockets that have not authenticated yet, with when they opened.
         var unauthenticated: [WebSocket: ContinuousClock.Instant] = [:]
+        /// Each socket's requests, handled one at a time in arrival order.
+        var requests: [WebSocket: SerialJobs] = [:]
     }
 
     let settings: Settings
@@ -123,6 +125,25 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     /// The largest realtime message a client may send (larger ones close the socket with 1009).
     public static let maxMessageSize = 256 * 1024
+    /// Requests of one socket waiting for the one before them to finish; more are refused (`tooManyRequests`).
+    public static let maxPendingRequests = 4096
+
+    /// Queues a request behind the socket's earlier ones. `session:*` messages act at once on the socket's
+    /// loop instead (a resume's replay must go out before events delivered meanwhile).
+    private func enqueue(_ ws: WebSocket, type: String, rid: JSONValue?, _ work: @escaping @Sendable () async throws -> JSONValue?) {
+        guard let jobs = state.withLock({ $0.requests[ws] }) else { return }
+        let accepted = jobs.add { [self] in
+            do {
+                if let reply = try await work() { send(ws, type: type + ":success", rid: rid, body: reply) }
+            } catch {
+                sendError(ws, type: type, rid: rid, error)
+            }
+        }
+        if !accepted {
+            send(ws, type: type + ":error", rid: rid, body: ["code": "tooManyRequests",
+                                                               "detail": .string("Over \(Self.maxPendingRequests) requests are waiting; slow down.")])
+        }
+    }
 
     // MARK: Client messages
 
@@ -130,7 +151,10 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     /// vanished is noticed even before it logs in.
     func opened(_ ws: WebSocket) {
         let now = ContinuousClock.now
-        state.withLock { $0.unauthenticated[ws] = now }
+        state.withLock { s in
+            s.unauthenticated[ws] = now
+            s.requests[ws] = SerialJobs(capacity: Self.maxPendingRequests)
+        }
         ws.ping()
     }
 
@@ -158,14 +182,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             ws.close(code: 1000, reason: "logged out")
         default:
             if let anonymous = anonymousHandlers.withLock({ hs in hs.first { type.hasPrefix($0.key) }?.value }) {
-                Task {
-                    do {
-                        let reply = try await anonymous(ws, msg)
-                        if let reply { self.send(ws, type: type + ":success", rid: rid, body: reply) }
-                    } catch {
-                        self.sendError(ws, type: type, rid: rid, error)
-                    }
-                }
+                enqueue(ws, type: type, rid: rid) { try await anonymous(ws, msg) }
                 return
             }
             guard let session = session(for: ws) else {
@@ -178,14 +195,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
                 return
             }
             let context = RealtimeContext(sessionID: session.id, user: session.user, application: session.application, socket: ws, gateway: self)
-            Task {
-                do {
-                    let reply = try await handler(context, msg)
-                    if let reply { self.send(ws, type: type + ":success", rid: rid, body: reply) }
-                } catch {
-                    self.sendError(ws, type: type, rid: rid, error)
-                }
-            }
+            enqueue(ws, type: type, rid: rid) { try await handler(context, msg) }
         }
     }
 
@@ -300,6 +310,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         let now = ContinuousClock.now
         state.withLock { s in
             s.unauthenticated[ws] = nil
+            s.requests[ws] = nil
             guard let sid = s.bySocket.removeValue(forKey: ws), let session = s.sessions[sid] else { return }
             session.socket = nil
             session.disconnectedAt = now

@@ -3,7 +3,7 @@ import Media
 import Runtime
 import Synchronization
 
-/// Test-only signaling for the media plane (`SWITCHBOARD_MEDIA_TEST_ROUTES=1`): enough to
+/// Test-only signaling for the media plane (`switchboard serve --dev` only): enough to
 /// drive interop tests and the load generator without the realtime gateway.
 ///
 /// - `POST /test/media/rooms/:room/publish` — body: the client's SDP offer (raw, or JSON

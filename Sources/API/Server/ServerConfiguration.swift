@@ -28,6 +28,9 @@ public struct ServerConfiguration: Sendable {
     public var mediaPort: UInt16 = 10_000
     /// IP announced in ICE candidates (NAT or container address); default: the loopback/bind address.
     public var mediaAnnounce: String? = nil
+    /// Development mode: the built-in demo app servers (`/rooms/api/*`, `/video/api/*`), the media test
+    /// routes (`/test/media/*`) and the media test hooks. Loopback listeners only.
+    public var development = false
 
     public init() {}
 
@@ -56,7 +59,11 @@ public struct ServerConfiguration: Sendable {
         Setting(flag: "--public-url", env: "SWITCHBOARD_PUBLIC_URL", key: "public_url", help: "base URL clients use to reach the server"),
         Setting(flag: "--media-port", env: "SWITCHBOARD_MEDIA_PORT", key: "media_port", help: "first UDP media port (default 10000; 0 = any)"),
         Setting(flag: "--media-announce", env: "SWITCHBOARD_MEDIA_ANNOUNCE", key: "media_announce", help: "IP announced in ICE candidates"),
+        Setting(flag: "--dev", env: "SWITCHBOARD_DEV", key: "dev", help: "development mode: demo app servers and test routes, loopback only (a flag; true|false in env/config)"),
     ]
+
+    /// Settings given as a bare flag on the command line (no value).
+    public static let booleanFlags: Set<String> = ["--dev"]
 
     /// Resolves settings: defaults < config file < environment < flags.
     public static func resolve(flags: [String: String], environment: [String: String]) throws -> ServerConfiguration {
@@ -131,7 +138,28 @@ public struct ServerConfiguration: Sendable {
             c.mediaPort = port
         }
         c.mediaAnnounce = values["media_announce"]
+        if let v = values["dev"] {
+            switch v.lowercased() {
+            case "true", "1", "yes", "on": c.development = true
+            case "false", "0", "no", "off", "": c.development = false
+            default: throw ConfigurationError("--dev / SWITCHBOARD_DEV / dev: expected true or false, got '\(v)'")
+            }
+        }
+        if c.development {
+            // The demo routes hand out tokens to anyone who can reach them: never beyond this machine.
+            for (flag, address) in [("--listen", c.listen), ("--https", c.https)] {
+                guard let address, !Self.isLoopback(address.host) else { continue }
+                throw ConfigurationError("--dev serves demo routes that trust every caller, so it listens on loopback only; "
+                    + "\(flag) is \(address). Use 127.0.0.1 or ::1, or run without --dev behind your own app server")
+            }
+        }
         return c
+    }
+}
+
+extension ServerConfiguration {
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }
 
@@ -150,7 +178,7 @@ extension ServerConfiguration {
         media.announcedAddress = mediaAnnounce
         media.bindHost = listen.host == "0.0.0.0" ? "0.0.0.0" : listen.host
         media.workers = max(1, min(threads, 8))
-        media.applyTestEnvironment(ProcessInfo.processInfo.environment)
+        if development { media.applyTestEnvironment(ProcessInfo.processInfo.environment) }
         return media
     }
 }

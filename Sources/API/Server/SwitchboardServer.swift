@@ -50,19 +50,23 @@ public final class SwitchboardServer: Sendable {
         gateway.register(on: &router)
         VideoSignaling(core: core, hub: videoHub).register(on: gateway)
         VideoRoutes(core: core, hub: videoHub).register(on: &router)
-        VideoPlaygroundRoutes(core: core, account: account.0).register(on: &router)
+        if configuration.development {
+            VideoPlaygroundRoutes(core: core, account: account.0).register(on: &router)
+        }
         webhooks = WebhookDispatcher(client: HTTPClient(group: group), applications: core.applications)
         core.conversations.bus.add(webhooks)
         DiagnosticsRoutes().register(on: &router)
         media = try MediaEngine(configuration: configuration.mediaConfiguration)
         mediaEvents = MediaEventHub(engine: media)
         videoHub.setMedia(EngineVideoMediaBridge(engine: media))
-        if ProcessInfo.processInfo.environment["SWITCHBOARD_MEDIA_TEST_ROUTES"] == "1" {
+        if configuration.development {
             MediaTestRoutes(engine: media).register(on: &router)
         }
         roomMedia = RoomMediaSignaling(engine: media, events: mediaEvents, gateway: gateway, core: core,
                                        settings: roomSettings)
-        RoomMediaDemoApp(core: core, apiKey: account.0.apiKey, dataDirectory: configuration.dataDirectory).register(on: &router)
+        if configuration.development {
+            RoomMediaDemoApp(core: core, apiKey: account.0.apiKey, dataDirectory: configuration.dataDirectory).register(on: &router)
+        }
         WebRoutes(root: Self.findWebRoot(configuration.webRoot)).register(on: &router)
         linkBase = LinkBaseMiddleware(publicURL: configuration.publicURL)
         let app = HTTPApplication(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware(), linkBase,

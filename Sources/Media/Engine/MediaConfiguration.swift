@@ -9,7 +9,7 @@ public struct MediaConfiguration: Sendable {
     public var announcedAddress: String?
     public var workers = 1
     /// Drops this fraction of forwarded video packets (first transmissions only) so loss
-    /// recovery can be tested: `SWITCHBOARD_MEDIA_TEST_DROP=0.1`. Never set in production.
+    /// recovery can be tested: `SWITCHBOARD_MEDIA_TEST_DROP=0.1`, read only in development mode (`--dev`).
     public var testDropRate: Double = 0
 
     public init() {}

@@ -5,7 +5,7 @@ import Runtime
 import Wire
 
 /// `switchboard load`: P publishers and S subscribers per room against a server started with
-/// `SWITCHBOARD_MEDIA_TEST_ROUTES=1`, using our own stack in the client role. Reports
+/// `switchboard serve --dev`, using our own stack in the client role. Reports
 /// forwarded packets/s, loss, added one-way latency, and (with `--server-pid`) the server's
 /// CPU from /proc.
 struct LoadCommand {
@@ -37,7 +37,7 @@ struct LoadCommand {
                              generator stops answering rather than failing
           --json             print the report as JSON
 
-        The server must run with SWITCHBOARD_MEDIA_TEST_ROUTES=1.
+        The server must run with --dev (development mode, loopback only).
 
         --udp-floor measures what the kernel alone charges for the forwarding output pattern: one
         socket sending datagrams (default 172 bytes) round-robin to N local sockets with sendmmsg as

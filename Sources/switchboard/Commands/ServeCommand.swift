@@ -12,7 +12,10 @@ struct ServeCommand {
     static var usage: String {
         var s = "Usage: switchboard serve [options]\n\nEach option is also an environment variable and a key of the JSON file given by --config.\n\n"
         let rows = [("--config FILE", "JSON config file (SWITCHBOARD_CONFIG)")]
-            + ServerConfiguration.settings.map { ("\($0.flag) VALUE", "\($0.help) (\($0.env))") }
+            + ServerConfiguration.settings.map { setting in
+                let option = ServerConfiguration.booleanFlags.contains(setting.flag) ? setting.flag : "\(setting.flag) VALUE"
+                return (option, "\(setting.help) (\(setting.env))")
+            }
         // The widest option sets the column, so no option runs into its help.
         let width = rows.map(\.0.count).max()! + 4
         for (option, help) in rows {
@@ -22,9 +25,11 @@ struct ServeCommand {
     }
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv)
+        let args = try Arguments(argv, booleanFlags: ServerConfiguration.booleanFlags)
         try args.check(known: Set(ServerConfiguration.settings.map(\.flag) + ["--config"]))
-        let config = try ServerConfiguration.resolve(flags: args.options, environment: ProcessInfo.processInfo.environment)
+        var flags = args.options
+        for flag in args.booleans where ServerConfiguration.booleanFlags.contains(flag) { flags[flag] = "true" }
+        let config = try ServerConfiguration.resolve(flags: flags, environment: ProcessInfo.processInfo.environment)
         Logger.configure(.init(level: config.logLevel, format: config.logFormat))
         let logger = Logger(label: "serve")
         // Before anything opens a descriptor or sizes its limits from the descriptor budget.
@@ -38,6 +43,10 @@ struct ServeCommand {
         if let httpsAddress { lines.append("  https: https://\(httpsAddress)/") }
         if let ca = server.developmentCAFile { lines.append("  development CA: \(ca)") }
         lines.append("  data:  \(config.dataDirectory)")
+        if config.development {
+            lines.append("  DEVELOPMENT MODE (--dev): demo app servers at /rooms/api and /video/api and the /test/media routes are on;")
+            lines.append("  they trust every caller, so the server listens on loopback only. Run without --dev in production.")
+        }
         let (account, created) = server.account
         if created {
             lines.append("Created account \(account.apiKey) with secret \(account.apiSecret) (saved in \(server.core.accounts.accountFile); shown only now)")
