@@ -85,6 +85,10 @@ class Server:
         return f"http://127.0.0.1:{self.http_port}"
 
     @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.http_port}"
+
+    @property
     def https_url(self) -> str:
         return f"https://127.0.0.1:{self.https_port}"
 

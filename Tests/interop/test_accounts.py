@@ -21,6 +21,7 @@ from vonage_jwt import JwtClient
 from vonage_users import User
 
 from accounts_support import CLIENT_ACL, ROOT, Server, bearer, token
+from video_support import VideoPeer
 
 
 @pytest.fixture(scope="module")
@@ -196,7 +197,7 @@ def test_user_may_only_patch_itself(server, app):
 
 # (d) the authentication matrix documented in docs/api-compatibility.md
 
-COLUMNS = ["none", "bad Basic", "unknown key", "account", "app JWT", "user JWT", "expired JWT"]
+COLUMNS = ["none", "bad Basic", "unknown key", "account", "app JWT", "user JWT", "expired JWT", "other app JWT"]
 
 
 def documented_matrix() -> dict[str, dict[str, int]]:
@@ -212,7 +213,13 @@ def documented_matrix() -> dict[str, dict[str, int]]:
     return rows
 
 
-def credentials(server: Server, app, column: str) -> str | None:
+@pytest.fixture(scope="module")
+def other_app(server):
+    """A second application of the same account: (id, private key)."""
+    return server.create_app("matrix other")
+
+
+def credentials(server: Server, app, other_app, column: str) -> str | None:
     app_id, key, _ = app
     return {
         "none": lambda: None,
@@ -222,7 +229,15 @@ def credentials(server: Server, app, column: str) -> str | None:
         "app JWT": lambda: bearer(token(app_id, key)),
         "user JWT": lambda: bearer(token(app_id, key, sub="alice", acl=CLIENT_ACL)),
         "expired JWT": lambda: bearer(token(app_id, key, iat_offset=-7800, ttl=600)),
+        "other app JWT": lambda: bearer(token(*other_app)),
     }[column]()
+
+
+def project(server: Server, app, other_app, column: str) -> str:
+    """The video project the column's credentials act as: the api key for Basic, else the token's application."""
+    if column in ("bad Basic", "unknown key", "account"):
+        return server.account["api_key"]
+    return other_app[0] if column == "other app JWT" else app[0]
 
 
 def fresh_number(server: Server) -> str:
@@ -236,27 +251,66 @@ def fresh_user(server: Server, app) -> str:
     return r.json()["id"]
 
 
+class VideoTarget:
+    """A video session of the matrix application with a client connected and publishing."""
+
+    def __init__(self, server: Server, app):
+        self.server, self.app = server, app
+        r = server.request("POST", "/session/create", bearer(token(app[0], app[1])), data={"p2p.preference": "disabled"})
+        assert r.status_code == 200, r.text
+        self.session = r.json()[0]["session_id"]
+        self.peer = self.join()
+        self.stream = self.peer.publish("matrix cam")
+
+    def join(self) -> VideoPeer:
+        client = token(self.app[0], self.app[1], ttl=3600,
+                       extra={"session_id": self.session, "role": "publisher", "scope": "session.connect", "sub": "video"})
+        return VideoPeer(self.server, self.session, client)
+
+    def path(self, project: str, tail: str) -> str:
+        return f"/v2/project/{project}/session/{self.session}{tail}"
+
+
+@pytest.fixture(scope="module")
+def video(server, app):
+    return VideoTarget(server, app)
+
+
 # How to send each route: (method, path, keyword arguments) built per request, so deletes get their own target.
+# Arguments: the server, the matrix application, the video target and the project the credentials act as.
 ROUTES = {
-    "GET /health": lambda s, a: ("GET", "/health", {}),
-    "GET /metrics": lambda s, a: ("GET", "/metrics", {}),
-    "GET /": lambda s, a: ("GET", "/", {}),
-    "GET /v1/diagnostics/echo": lambda s, a: ("GET", "/v1/diagnostics/echo", {}),
-    "POST /v2/applications": lambda s, a: ("POST", "/v2/applications", {"json": {"name": "m"}}),
-    "GET /v2/applications": lambda s, a: ("GET", "/v2/applications", {}),
-    "GET /v2/applications/{id}": lambda s, a: ("GET", f"/v2/applications/{a[0]}", {}),
-    "PUT /v2/applications/{id}": lambda s, a: ("PUT", f"/v2/applications/{a[0]}", {"json": {"name": "matrix"}}),
-    "DELETE /v2/applications/{id}": lambda s, a: ("DELETE", f"/v2/applications/{s.create_app('doomed')[0]}", {}),
-    "POST /v1/users": lambda s, a: ("POST", "/v1/users", {"json": {"name": f"m-{uuid.uuid4().hex[:8]}"}}),
-    "POST /v0.1/users": lambda s, a: ("POST", "/v0.1/users", {"json": {"name": f"m-{uuid.uuid4().hex[:8]}"}}),
-    "GET /v1/users": lambda s, a: ("GET", "/v1/users", {}),
-    "GET /v1/users/{id}": lambda s, a: ("GET", f"/v1/users/{a[2]}", {}),
-    "PATCH /v1/users/{id}": lambda s, a: ("PATCH", f"/v1/users/{a[2]}", {"json": {"display_name": "Alice"}}),
-    "DELETE /v1/users/{id}": lambda s, a: ("DELETE", f"/v1/users/{fresh_user(s, a)}", {}),
-    "POST /number/buy": lambda s, a: ("POST", "/number/buy", {"data": {"country": "US", "msisdn": "1415" + str(random.randint(1_000_000, 9_999_999))}}),
-    "POST /number/update": lambda s, a: ("POST", "/number/update", {"data": {"msisdn": fresh_number(s), "app_id": a[0]}}),
-    "POST /number/cancel": lambda s, a: ("POST", "/number/cancel", {"data": {"msisdn": fresh_number(s)}}),
-    "GET /account/numbers": lambda s, a: ("GET", "/account/numbers", {}),
+    "GET /health": lambda s, a, v, p: ("GET", "/health", {}),
+    "GET /metrics": lambda s, a, v, p: ("GET", "/metrics", {}),
+    "GET /": lambda s, a, v, p: ("GET", "/", {}),
+    "GET /v1/diagnostics/echo": lambda s, a, v, p: ("GET", "/v1/diagnostics/echo", {}),
+    "POST /v2/applications": lambda s, a, v, p: ("POST", "/v2/applications", {"json": {"name": "m"}}),
+    "GET /v2/applications": lambda s, a, v, p: ("GET", "/v2/applications", {}),
+    "GET /v2/applications/{id}": lambda s, a, v, p: ("GET", f"/v2/applications/{a[0]}", {}),
+    "PUT /v2/applications/{id}": lambda s, a, v, p: ("PUT", f"/v2/applications/{a[0]}", {"json": {"name": "matrix"}}),
+    "DELETE /v2/applications/{id}": lambda s, a, v, p: ("DELETE", f"/v2/applications/{s.create_app('doomed')[0]}", {}),
+    "POST /v1/users": lambda s, a, v, p: ("POST", "/v1/users", {"json": {"name": f"m-{uuid.uuid4().hex[:8]}"}}),
+    "POST /v0.1/users": lambda s, a, v, p: ("POST", "/v0.1/users", {"json": {"name": f"m-{uuid.uuid4().hex[:8]}"}}),
+    "GET /v1/users": lambda s, a, v, p: ("GET", "/v1/users", {}),
+    "GET /v1/users/{id}": lambda s, a, v, p: ("GET", f"/v1/users/{a[2]}", {}),
+    "PATCH /v1/users/{id}": lambda s, a, v, p: ("PATCH", f"/v1/users/{a[2]}", {"json": {"display_name": "Alice"}}),
+    "DELETE /v1/users/{id}": lambda s, a, v, p: ("DELETE", f"/v1/users/{fresh_user(s, a)}", {}),
+    "POST /number/buy": lambda s, a, v, p: ("POST", "/number/buy", {"data": {"country": "US", "msisdn": "1415" + str(random.randint(1_000_000, 9_999_999))}}),
+    "POST /number/update": lambda s, a, v, p: ("POST", "/number/update", {"data": {"msisdn": fresh_number(s), "app_id": a[0]}}),
+    "POST /number/cancel": lambda s, a, v, p: ("POST", "/number/cancel", {"data": {"msisdn": fresh_number(s)}}),
+    "GET /account/numbers": lambda s, a, v, p: ("GET", "/account/numbers", {}),
+    "POST /session/create": lambda s, a, v, p: ("POST", "/session/create", {"data": {"p2p.preference": "disabled"}}),
+    "POST /v2/project/{pid}/session/{sid}/signal":
+        lambda s, a, v, p: ("POST", v.path(p, "/signal"), {"json": {"type": "chat", "data": "matrix"}}),
+    "POST /v2/project/{pid}/session/{sid}/connection/{cid}/signal":
+        lambda s, a, v, p: ("POST", v.path(p, f"/connection/{v.peer.connection_id}/signal"), {"json": {"type": "chat", "data": "matrix"}}),
+    "DELETE /v2/project/{pid}/session/{sid}/connection/{cid}":
+        lambda s, a, v, p: ("DELETE", v.path(p, f"/connection/{v.join().connection_id}"), {}),
+    "GET /v2/project/{pid}/session/{sid}/stream": lambda s, a, v, p: ("GET", v.path(p, "/stream"), {}),
+    "GET /v2/project/{pid}/session/{sid}/stream/{stream_id}": lambda s, a, v, p: ("GET", v.path(p, f"/stream/{v.stream}"), {}),
+    "POST /v2/project/{pid}/session/{sid}/stream/{stream_id}/mute":
+        lambda s, a, v, p: ("POST", v.path(p, f"/stream/{v.stream}/mute"), {}),
+    "POST /v2/project/{pid}/session/{sid}/mute":
+        lambda s, a, v, p: ("POST", v.path(p, "/mute"), {"json": {"active": False, "excludedStreamIds": []}}),
 }
 
 
@@ -267,15 +321,18 @@ def test_matrix_documents_every_route():
 
 
 @pytest.mark.parametrize("route", list(ROUTES))
-def test_auth_matrix(server, app, route):
+def test_auth_matrix(server, app, other_app, video, route):
     expected = documented_matrix()[route]
     got = {}
     for column in COLUMNS:
-        method, path, kw = ROUTES[route](server, app)
-        r = server.request(method, path, credentials(server, app, column), **kw)
+        method, path, kw = ROUTES[route](server, app, video, project(server, app, other_app, column))
+        r = server.request(method, path, credentials(server, app, other_app, column), **kw)
         got[column] = r.status_code
         if r.status_code == 401:
             assert "WWW-Authenticate" in r.headers
+        if r.status_code == 404:
+            # The documented JSON error shape.
+            assert {"type", "title", "detail", "code"} <= set(r.json()), r.text
     assert got == expected
 
 

@@ -65,3 +65,30 @@ def test_token_refuses_a_session_of_another_project(server):
     out = subprocess.run([str(server_binary()), "video", "token", foreign, "--data-dir", str(server.data_dir)],
                          capture_output=True, text=True, timeout=30)
     assert out.returncode != 0 and "otherkey" in out.stderr
+
+
+def test_tokens_are_only_made_for_the_signers_own_sessions(server, tmp_path):
+    """A session belongs to one project: the CLI and the playground will not sign for another's."""
+    acc = account(server)
+    app = requests.post(server.http_url + "/v2/applications", auth=(acc["api_key"], acc["api_secret"]),
+                        json={"name": "cli video other"}, timeout=10).json()
+    key_file = tmp_path / "app.key"
+    key_file.write_text(app["keys"]["private_key"])
+    creds = ["--app-id", app["id"], "--key-file", str(key_file)]
+    app_sid = cli(server, "session", "create", "--server", server.http_url, *creds)
+    key_sid = cli(server, "session", "create", "--server", server.http_url)
+
+    def refused(*args):
+        out = subprocess.run([str(server_binary()), "video", "token", *args, "--data-dir", str(server.data_dir)],
+                             capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+        assert out.returncode != 0
+        return out.stderr
+
+    assert app["id"] in refused(app_sid)
+    assert acc["api_key"] in refused(key_sid, *creds)
+    r = requests.post(server.http_url + "/video/api/token", auth=(acc["api_key"], acc["api_secret"]),
+                      json={"sessionId": app_sid}, timeout=10)
+    assert r.status_code == 404 and r.json()["detail"] == "No such session for this account."
+    r = requests.post(server.http_url + "/video/api/token", auth=(acc["api_key"], acc["api_secret"]),
+                      json={"sessionId": key_sid}, timeout=10)
+    assert r.status_code == 200 and r.json()["token"].startswith("T1==")

@@ -196,3 +196,83 @@ def test_vonage_sdk_video_over_https(server, vonage_app):
         mod.close()
     finally:
         mp.undo()
+
+
+def test_sessions_belong_to_one_project(server, vonage_app):
+    """The account key (`opentok`) and an application (`vonage`) are two projects: neither reaches the
+    other's sessions over REST (404, which `opentok` reads as an empty stream list), and a client token
+    either signs for the other's session finds no session."""
+    vonage = pytest.importorskip("vonage")
+    from vonage_http_client.errors import NotFoundError
+    from vonage_video import SessionOptions, SignalData, TokenOptions
+    from vonage_video.models.enums import MediaMode, TokenRole
+    app_id, private_key, host = vonage_app
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REQUESTS_CA_BUNDLE", str(server.ca_file))
+    try:
+        video = vonage.Vonage(vonage.Auth(application_id=app_id, private_key=private_key),
+                              vonage.HttpClientOptions(api_host=host, video_host=host)).video
+        ot = opentok_client(server)
+
+        def app_token(sid, role=TokenRole.PUBLISHER):
+            t = video.generate_client_token(TokenOptions(session_id=sid, role=role))
+            return t.decode() if isinstance(t, bytes) else t
+
+        app_sid = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED)).session_id
+        key_sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+        ann = VideoPeer(server, app_sid, app_token(app_sid))
+        stream_id = ann.publish("ann cam")
+        ken = VideoPeer(server, key_sid, ot.generate_token(key_sid))
+
+        # The account key on the application's session.
+        assert ot.list_streams(app_sid).count == 0
+        with pytest.raises(opentok.exceptions.OpenTokException):
+            ot.get_stream(app_sid, stream_id)
+        # (`send_signal` tests the response's truth, so a 404 comes out as RequestError(…, 404).)
+        with pytest.raises(opentok.exceptions.RequestError) as e:
+            ot.send_signal(app_sid, {"type": "chat", "data": "not yours"})
+        assert 404 in e.value.args
+        with pytest.raises(opentok.exceptions.OpenTokException):
+            ot.mute_stream(app_sid, stream_id)
+        with pytest.raises(opentok.exceptions.OpenTokException):
+            ot.mute_all(app_sid, [])
+        with pytest.raises(opentok.exceptions.ForceDisconnectError):
+            ot.force_disconnect(app_sid, ann.connection_id)
+        # The SDK itself will not sign for a session id that names another project.
+        with pytest.raises(opentok.exceptions.OpenTokException):
+            ot.generate_token(app_sid)
+
+        # The application on the account key's session.
+        for call in (lambda: video.list_streams(key_sid),
+                     lambda: video.send_signal(key_sid, SignalData(type="chat", data="not yours")),
+                     lambda: video.disconnect_client(key_sid, ken.connection_id)):
+            with pytest.raises(NotFoundError):
+                call()
+
+        # Client tokens for the other project's session: the application's JWT, and a T1 token signed
+        # with the account secret the way the SDK would if it did not check the session id.
+        import hashlib
+        import hmac
+        from urllib.parse import urlencode
+        acc = account(server)
+        now = int(time.time())
+        data = urlencode({"session_id": app_sid, "create_time": now, "expire_time": now + 600, "role": "moderator",
+                          "nonce": 1, "initial_layout_class_list": ""})
+        sig = hmac.new(acc["api_secret"].encode(), data.encode(), hashlib.sha1).hexdigest()
+        t1 = "T1==" + base64.b64encode(f"partner_id={acc['api_key']}&sig={sig}:{data}".encode()).decode()
+        for sid, foreign in ((key_sid, app_token(key_sid, TokenRole.MODERATOR)), (app_sid, t1)):
+            with pytest.raises(VideoRequestError) as e:
+                VideoPeer(server, sid, foreign)
+            assert e.value.code == "sessionNotFound"
+
+        # Nothing reached either session.
+        for peer in (ann, ken):
+            no_push(peer, "video:signal", seconds=0.2)
+            no_push(peer, "video:sessionDisconnected", seconds=0.1)
+            no_push(peer, "video:connectionCreated", seconds=0.1)
+        no_push(ann, "video:muteForced", seconds=0.1)
+        assert ann.request("video:signal", {"type": "t", "data": "still here"}) == {}
+        ann.close()
+        ken.close()
+    finally:
+        mp.undo()

@@ -6,7 +6,8 @@ import Wire
 
 /// The Video (OpenTok) REST API: `/session/create` and `/v2/project/{id}/session/{sid}/…`.
 /// Server credentials: `X-OPENTOK-AUTH` (HS256 JWT signed with the api secret, `ist: project`) or a
-/// Bearer application JWT (then `{id}` is the application id).
+/// Bearer application JWT (then `{id}` is the application id). A session belongs to the project that
+/// created it; every route that takes a session id reaches it through `session(_:core:)`.
 struct VideoRoutes {
     let core: PlatformCore
     let hub: VideoHub
@@ -121,9 +122,11 @@ struct VideoRoutes {
         }
     }
 
+    /// The `{sid}` of a `/v2/project/{pid}/session/{sid}/…` route, if it belongs to the caller's project.
+    /// A session of another project, even of the same account, is the same 404 as one that does not exist.
     static func session(_ req: HTTPRequest, core: PlatformCore) throws -> VideoSession {
-        let (account, _) = try projectCredentials(req, core: core, project: req.parameter("pid"))
-        guard let s = try core.videoSessions.get(id: req.parameter("sid")), s.apiKey == account.apiKey else {
+        let (_, project) = try projectCredentials(req, core: core, project: req.parameter("pid"))
+        guard let s = try core.videoSessions.get(id: req.parameter("sid"), project: project) else {
             throw APIError.notFound("The session does not exist.")
         }
         return s

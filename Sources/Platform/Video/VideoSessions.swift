@@ -4,9 +4,15 @@ import Store
 import Wire
 
 /// A video session: created through `/session/create`, owned by an api key or an application.
+///
+/// A session belongs to exactly one project, the one that created it: the account's api key (OpenTok
+/// credentials, Basic, the playground) or one application. Another application of the same account, or
+/// the account key for an application's session (and the other way round), is a different project and
+/// sees no such session. `VideoSessions.get(id:project:)` is that rule; every server route and every
+/// client token goes through it.
 public struct VideoSession: Sendable, Equatable {
     public var id: String
-    /// The api key or application id embedded in the id.
+    /// The project that created the session: the api key or application id, also embedded in the id.
     public var owner: String
     public var apiKey: String
     public var mediaMode: String
@@ -35,6 +41,14 @@ public final class VideoSessions: Sendable {
         return s
     }
 
+    /// The session if it belongs to `project` (an api key or an application id); nil when it does not
+    /// exist or belongs to another project, so callers cannot tell the two apart.
+    public func get(id: String, project: String) throws -> VideoSession? {
+        guard let s = try get(id: id), s.owner == project else { return nil }
+        return s
+    }
+
+    /// The session whoever owns it; callers that act for a project use `get(id:project:)`.
     public func get(id: String) throws -> VideoSession? {
         try db.queryOne("SELECT * FROM video_sessions WHERE id = ?", [.text(id)]).map { r in
             VideoSession(id: r.string("id") ?? "", owner: r.string("owner") ?? "", apiKey: r.string("api_key") ?? "",

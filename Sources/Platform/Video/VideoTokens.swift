@@ -15,7 +15,8 @@ public struct VideoGrant: Sendable, Equatable {
     public var role: Role
     public var connectionData: String?
     public var expiresAt: Date
-    /// The account's api key or the application id that signed the token.
+    /// The account's api key or the application id that signed the token: the project it acts for,
+    /// which must own the session (`VideoSessions.get(id:project:)`).
     public var issuer: String
 }
 

@@ -134,6 +134,9 @@ struct VideoCommand {
             }
             token = VideoTokenVerifier.makeT1(apiKey: key, apiSecret: secret, sessionID: sessionID, role: role, data: data, ttl: ttl, now: now)
         case .application(let id, let privateKey):
+            if let embedded = VideoSessions.owner(ofSessionID: sessionID), embedded != id {
+                throw CLIError("the session belongs to project \(embedded), not to this application (\(id))")
+            }
             let iat = Int(now.timeIntervalSince1970)
             var claims: [String: JSONValue] = [
                 "application_id": .string(id), "iat": .number(Double(iat)), "exp": .number(Double(iat + Int(ttl))),
