@@ -49,7 +49,8 @@ public struct Router: Sendable {
     public mutating func patch(_ p: String, _ h: @escaping HTTPHandler) { add(.PATCH, p, h) }
     public mutating func delete(_ p: String, _ h: @escaping HTTPHandler) { add(.DELETE, p, h) }
 
-    /// Finds the route; HEAD falls back to GET; a path that exists under other methods is a 405.
+    /// Finds the route; HEAD falls back to GET; a path that exists under other methods is a 405 (a path that
+    /// only a wildcard route of another method covers is a 404).
     public func match(method: HTTPMethod, path: String) -> Match {
         let parts = Self.split(path)
         var allowed: [String] = []
@@ -62,7 +63,8 @@ public struct Router: Sendable {
             if method == .HEAD && route.method == .GET && fallback == nil {
                 fallback = .found(handler: route.handler, parameters: params, pattern: route.pattern, bodyLimit: route.bodyLimit)
             }
-            if !allowed.contains(route.method.rawValue) { allowed.append(route.method.rawValue) }
+            // A wildcard route (static files) does not show that this path exists under another method.
+            if route.segments.last != .rest, !allowed.contains(route.method.rawValue) { allowed.append(route.method.rawValue) }
         }
         if let fallback { return fallback }
         if allowed.isEmpty { return .notFound }
