@@ -40,6 +40,7 @@ const int SB_SOCK_NONBLOCK = SOCK_NONBLOCK, SB_SOCK_CLOEXEC = SOCK_CLOEXEC,
 
 const uint64_t SB_SSL_OP_NO_QUERY_MTU = SSL_OP_NO_QUERY_MTU;
 const uint64_t SB_SSL_OP_NO_TICKET = SSL_OP_NO_TICKET;
+const uint64_t SB_SSL_OP_NO_RENEGOTIATION = SSL_OP_NO_RENEGOTIATION;
 int sb_ssl_ctx_set_min_proto(SSL_CTX *ctx, int version) { return (int)SSL_CTX_set_min_proto_version(ctx, version); }
 int sb_ssl_ctx_set_max_proto(SSL_CTX *ctx, int version) { return (int)SSL_CTX_set_max_proto_version(ctx, version); }
 long sb_bio_pending(BIO *bio) { return (long)BIO_pending(bio); }

@@ -157,6 +157,148 @@ struct DTLSEngineTests {
         }
     }
 
+    // MARK: Spoofed records (RFC 6347 §4.1.2.7)
+
+    /// A record anyone who can spoof the peer's address can send: no key is needed.
+    struct SpoofedRecord: Sendable, CustomTestStringConvertible {
+        let name: String
+        let bytes: [UInt8]
+        var testDescription: String { name }
+
+        init(_ name: String, _ bytes: [UInt8]) {
+            self.name = name
+            self.bytes = bytes
+        }
+
+        static func filler(_ count: Int) -> [UInt8] { [UInt8](repeating: 0x42, count: count) }
+
+        static let all: [SpoofedRecord] = [
+            // Shorter than AES-GCM's 8-byte nonce and 16-byte tag: OpenSSL 3.0 raised internal_error.
+            SpoofedRecord("fatal alert in epoch 1, 2 bytes", dtlsRecord(21, epoch: 1, [2, 40])),
+            SpoofedRecord("handshake in epoch 1, 12 bytes", dtlsRecord(22, epoch: 1, [20, 0, 0, 12, 0, 1] + [0, 0, 0, 0, 0, 12])),
+            SpoofedRecord("application data in epoch 1, 23 bytes", dtlsRecord(23, epoch: 1, filler(23))),
+            SpoofedRecord("empty record in epoch 1", dtlsRecord(23, epoch: 1, [])),
+            // Long enough, but the tag does not verify: a decryption failure, silently discarded.
+            SpoofedRecord("application data in epoch 1 failing authentication", dtlsRecord(23, epoch: 1, filler(64))),
+            SpoofedRecord("alert in epoch 1 failing authentication", dtlsRecord(21, epoch: 1, filler(26))),
+            // Plaintext junk OpenSSL 3.0 treated as fatal while handshaking.
+            SpoofedRecord("unknown content type 25", dtlsRecord(25, epoch: 0, [1, 2, 3, 4])),
+            SpoofedRecord("heartbeat, never negotiated", dtlsRecord(24, epoch: 0, [1, 0, 1, 0])),
+            SpoofedRecord("plaintext application data", dtlsRecord(23, epoch: 0, [1, 2, 3, 4])),
+            SpoofedRecord("plaintext alert, 3 bytes", dtlsRecord(21, epoch: 0, [2, 40, 0])),
+            // Harmless to OpenSSL already; dropped by the engine all the same.
+            SpoofedRecord("alert in epoch 2", dtlsRecord(21, epoch: 2, filler(26))),
+            SpoofedRecord("ChangeCipherSpec in epoch 1", dtlsRecord(20, epoch: 1, filler(26))),
+            SpoofedRecord("length past the datagram", dtlsRecord(22, epoch: 0, filler(20), declaredLength: 200)),
+        ]
+    }
+
+    /// Where, relative to the handshake, a spoofed record reaches which side.
+    struct SpoofDelivery: Sendable, CustomTestStringConvertible {
+        enum Moment: Sendable, CaseIterable {
+            /// Before the first genuine datagram: the ClientHello at the server, the server's
+            /// hello flight at the client.
+            case beforeHello
+            /// Just before the datagram carrying the peer's ChangeCipherSpec and Finished, so
+            /// OpenSSL buffers next-epoch junk and reads it right after the key change.
+            case beforeChangeCipherSpec
+            /// That datagram cut in two: the spoof lands between ChangeCipherSpec and Finished.
+            case afterChangeCipherSpec
+            /// Reordered: the peer's epoch-1 Finished first, then the spoof, then the
+            /// ChangeCipherSpec and the rest of the flight.
+            case finishedFirst
+            /// Once both sides are connected.
+            case afterHandshake
+        }
+        let toClient: Bool
+        let moment: Moment
+        var testDescription: String { "\(moment) to the \(toClient ? "client" : "server")" }
+
+        static let all: [SpoofDelivery] = Moment.allCases.flatMap { moment in
+            [SpoofDelivery(toClient: false, moment: moment), SpoofDelivery(toClient: true, moment: moment)]
+        }
+
+        /// The pieces to deliver instead of `datagram`, spoof included (marked), or nil if
+        /// this datagram is not where the spoof goes.
+        func interleave(_ spoof: [UInt8], into datagram: [UInt8]) -> [(bytes: [UInt8], isSpoof: Bool)]? {
+            guard let records = dtlsRecords(in: datagram), let bytes = dtlsRecordBytes(in: datagram) else { return nil }
+            let changeCipherSpec = records.firstIndex { $0.type == 20 }
+            switch moment {
+            case .beforeHello:
+                return [(spoof, true), (datagram, false)]
+            case .beforeChangeCipherSpec:
+                guard changeCipherSpec != nil else { return nil }
+                return [(spoof, true), (datagram, false)]
+            case .afterChangeCipherSpec:
+                guard let ccs = changeCipherSpec else { return nil }
+                let head = bytes[...ccs].flatMap { $0 }
+                let tail = bytes[(ccs + 1)...].flatMap { $0 }
+                return [(head, false), (spoof, true), (tail, false)].filter { !$0.0.isEmpty }
+            case .finishedFirst:
+                guard changeCipherSpec != nil else { return nil }
+                let protected = records.indices.filter { records[$0].epoch > 0 }.flatMap { bytes[$0] }
+                let plaintext = records.indices.filter { records[$0].epoch == 0 }.flatMap { bytes[$0] }
+                return [(protected, false), (spoof, true), (plaintext, false)].filter { !$0.0.isEmpty }
+            case .afterHandshake:
+                return nil
+            }
+        }
+    }
+
+    @Test(
+        "a spoofed record is dropped wherever it lands in the handshake",
+        arguments: SpoofedRecord.all, SpoofDelivery.all)
+    func spoofedRecordIsDropped(spoof: SpoofedRecord, delivery: SpoofDelivery) throws {
+        var link = try DTLSLink()
+        let (client, server, now) = (link.client, link.server, link.now)
+        let target = delivery.toClient ? client : server
+        var spoofed = false
+        var answersToSpoof: [[UInt8]] = []
+
+        _ = server.start(now: now)
+        var queue = client.start(now: now).map { (toServer: true, bytes: $0, isSpoof: false) }
+        var rounds = 0
+        while !queue.isEmpty && rounds < 200 {
+            rounds += 1
+            let item = queue.removeFirst()
+            let receiver = item.toServer ? server : client
+            if !spoofed, !item.isSpoof, receiver === target,
+                let pieces = delivery.interleave(spoof.bytes, into: item.bytes)
+            {
+                spoofed = true
+                if delivery.moment == .afterChangeCipherSpec || delivery.moment == .finishedFirst {
+                    #expect(pieces.count == 3, "the ChangeCipherSpec and Finished travel together")
+                }
+                queue.insert(contentsOf: pieces.map { (item.toServer, $0.bytes, $0.isSpoof) }, at: 0)
+                continue
+            }
+            let output = receiver.receive(item.bytes, now: now)
+            if item.isSpoof { answersToSpoof += output.datagrams }
+            queue += output.datagrams.map { (!item.toServer, $0, false) }
+        }
+        if delivery.moment == .afterHandshake {
+            spoofed = true
+            answersToSpoof += target.receive(spoof.bytes, now: now).datagrams
+        }
+
+        #expect(spoofed)
+        #expect(client.state == .connected)
+        #expect(server.state == .connected)
+        let clientKeys = try #require(client.srtpKeys)
+        #expect(clientKeys.localKey == server.srtpKeys?.remoteKey)
+        #expect(clientKeys.remoteKey == server.srtpKeys?.localKey)
+        // Never answered with an alert: a spoofer learns nothing and breaks nothing.
+        #expect(answersToSpoof.allSatisfy { dtlsRecords(in: $0)?.contains { $0.type == 21 } == false })
+        // The association still carries data both ways.
+        var flight = Array("after the spoof".utf8).withUnsafeBytes { client.send(applicationData: $0) }
+            .map { (true, $0) }
+        link.deliver(&flight)
+        flight = Array("still here".utf8).withUnsafeBytes { server.send(applicationData: $0) }.map { (false, $0) }
+        link.deliver(&flight)
+        #expect(link.applicationDataAtServer == [Array("after the spoof".utf8)])
+        #expect(link.applicationDataAtClient == [Array("still here".utf8)])
+    }
+
     @Test("a lost server flight is resent after its timer expires and the handshake completes")
     func retransmitsLostFlight() throws {
         let policy = DTLSEngine.RetransmissionPolicy(initialMilliseconds: 40, maximumMilliseconds: 1_000)

@@ -77,3 +77,24 @@ func dtlsRecords(in datagram: [UInt8]) -> [(type: UInt8, epoch: UInt16, length: 
     }
     return records
 }
+
+/// Splits a datagram into the bytes of its records (header included); nil if it does not
+/// consist of whole records.
+func dtlsRecordBytes(in datagram: [UInt8]) -> [[UInt8]]? {
+    guard let records = dtlsRecords(in: datagram) else { return nil }
+    var offset = 0
+    return records.map { record in
+        defer { offset += 13 + record.length }
+        return Array(datagram[offset..<(offset + 13 + record.length)])
+    }
+}
+
+/// One record with a well-formed DTLS 1.2 header (RFC 6347 §4.1), sequence number 9;
+/// `declaredLength` overrides the length field.
+func dtlsRecord(
+    _ type: UInt8, epoch: UInt16, _ fragment: [UInt8], version: UInt16 = 0xFEFD, declaredLength: Int? = nil
+) -> [UInt8] {
+    let length = declaredLength ?? fragment.count
+    return [type, UInt8(version >> 8), UInt8(version & 0xFF), UInt8(epoch >> 8), UInt8(epoch & 0xFF), 0, 0, 0, 0, 0, 9]
+        + [UInt8(length >> 8), UInt8(length & 0xFF)] + fragment
+}

@@ -35,6 +35,7 @@ extern const int SB_SOCK_NONBLOCK, SB_SOCK_CLOEXEC, SB_MSG_NOSIGNAL, SB_MSG_DONT
 /* OpenSSL function-like macros and SSL_OP constants. */
 extern const uint64_t SB_SSL_OP_NO_QUERY_MTU;
 extern const uint64_t SB_SSL_OP_NO_TICKET;
+extern const uint64_t SB_SSL_OP_NO_RENEGOTIATION;
 int sb_ssl_ctx_set_min_proto(SSL_CTX *ctx, int version);
 int sb_ssl_ctx_set_max_proto(SSL_CTX *ctx, int version);
 long sb_bio_pending(BIO *bio);

@@ -13,6 +13,11 @@ import CShims
 /// set so OpenSSL keeps records within it; `DTLSRecordPacker` then cuts the byte stream
 /// back into datagrams on record headers.
 ///
+/// Invalid records: inbound datagrams pass `DTLSRecordFilter` first, which drops records
+/// that no peer could have sent in the current state (malformed, wrong epoch, too short for
+/// the negotiated suite) and on which OpenSSL 3.0 would abort the association instead of
+/// discarding them as RFC 6347 §4.1.2.7 asks. A datagram left empty never reaches OpenSSL.
+///
 /// Retransmission: OpenSSL's DTLS timer reads its own wall clock and offers no way to
 /// expire it early. The engine therefore only translates: after each input it asks
 /// OpenSSL for the time left and reports `now + left` as `nextTimeout()`. `handleTimeout`
@@ -70,6 +75,10 @@ public final class DTLSEngine {
     private let expectedFingerprint: (algorithm: String, digest: [UInt8])?
     private var fingerprintRejected = false
     private var deadline: UInt64?
+    /// Epoch-1 record sizes under the negotiated suite; fixed once known (no renegotiation).
+    private var protection: DTLSRecordProtection?
+    /// Records dropped by `DTLSRecordFilter` so far (RFC 6347 §4.1.2.7 allows logging them).
+    private(set) var discardedRecordCount = 0
     private var readBuffer = [UInt8](repeating: 0, count: 16_384 + 2_048)
 
     /// - Parameters:
@@ -112,7 +121,8 @@ public final class DTLSEngine {
             SSL_free(ssl)
             throw .openSSL(operation: "SSL_set_tlsext_use_srtp", detail: DTLSFingerprint.lastOpenSSLError())
         }
-        _ = SSL_set_options(ssl, SB_SSL_OP_NO_QUERY_MTU)
+        // No renegotiation: the record filter only ever admits epochs 0 and 1.
+        _ = SSL_set_options(ssl, SB_SSL_OP_NO_QUERY_MTU | SB_SSL_OP_NO_RENEGOTIATION)
         guard sb_dtls_set_link_mtu(ssl, mtu) == 1 else {
             SSL_free(ssl)
             throw .openSSL(operation: "DTLS_set_link_mtu", detail: DTLSFingerprint.lastOpenSSLError())
@@ -162,9 +172,20 @@ public final class DTLSEngine {
         case .connecting, .connected: break
         }
         guard let base = datagram.baseAddress, datagram.count > 0, datagram.count <= Int(Int32.max) else { return output }
-        // One datagram at a time in the read BIO keeps its boundary.
+        let screening = recordFilter().screen(datagram)
+        discardedRecordCount += screening.discarded.count
+        // Nothing left: OpenSSL is not called at all, so junk cannot provoke a retransmission
+        // or any other output.
+        guard !screening.accepted.isEmpty else { return output }
+        // One datagram at a time in the read BIO keeps its boundary; the kept records of
+        // one datagram, back to back, are again one datagram.
         _ = BIO_ctrl(readBIO, BIO_CTRL_RESET, 0, nil)
-        guard BIO_write(readBIO, base, Int32(datagram.count)) == Int32(datagram.count) else { return output }
+        for record in screening.accepted {
+            guard BIO_write(readBIO, base + record.lowerBound, Int32(record.count)) == Int32(record.count) else {
+                _ = BIO_ctrl(readBIO, BIO_CTRL_RESET, 0, nil)
+                return output
+            }
+        }
         drive(&output)
         _ = BIO_ctrl(readBIO, BIO_CTRL_RESET, 0, nil)
         finish(&output, now: now)
@@ -218,6 +239,39 @@ public final class DTLSEngine {
             deadline = nil
             return drainWriteBIO()
         }
+    }
+
+    // MARK: Record filter
+
+    /// What may reach OpenSSL now: plaintext only while handshaking, epoch 1 only once a
+    /// cipher suite is negotiated, and then no shorter than that suite's overhead.
+    private func recordFilter() -> DTLSRecordFilter {
+        if protection == nil, let cipher = SSL_get_pending_cipher(ssl) ?? SSL_get_current_cipher(ssl) {
+            protection = Self.protection(of: cipher)
+        }
+        return DTLSRecordFilter(acceptsPlaintext: state != .connected, protection: protection)
+    }
+
+    /// The record overhead of an OpenSSL cipher suite. Suites the table does not name get
+    /// the smallest overhead of their kind, so a genuine record is never dropped.
+    static func protection(of cipher: OpaquePointer) -> DTLSRecordProtection {
+        let cipherNID = SSL_CIPHER_get_cipher_nid(cipher)
+        if SSL_CIPHER_is_aead(cipher) == 1 {
+            switch cipherNID {
+            case NID_aes_128_gcm, NID_aes_256_gcm:
+                return .aead(explicitNonceLength: 8, tagLength: 16)  // RFC 5288 §3
+            case NID_chacha20_poly1305:
+                return .aead(explicitNonceLength: 0, tagLength: 16)  // RFC 7905 §2
+            default:
+                // At most any AEAD suite's overhead: AES-CCM_8, the smallest, has 16 (RFC 6655 §3).
+                return .aead(explicitNonceLength: 0, tagLength: 8)
+            }
+        }
+        let cipherName = OBJ_nid2sn(cipherNID)
+        let digestName = OBJ_nid2sn(SSL_CIPHER_get_digest_nid(cipher))
+        let block = cipherName.flatMap { EVP_get_cipherbyname($0) }.map { Int(EVP_CIPHER_get_block_size($0)) } ?? 1
+        let mac = digestName.flatMap { EVP_get_digestbyname($0) }.map { Int(EVP_MD_get_size($0)) } ?? 0
+        return .blockCipher(blockLength: max(1, block), macLength: max(0, mac))
     }
 
     // MARK: Driving OpenSSL
