@@ -254,7 +254,8 @@ def test_pipelined_requests_are_handled_in_arrival_order(server, app):
         assert joined["type"] == "rtc:join:success", joined
         member_id = joined["body"]["member_id"]
         tids = [await c.send("rtc:earmuff", {"conversation_id": cid, "earmuffed": i % 2 == 0}) for i in range(n)]
-        replies = await c.wait_for(lambda m: m.get("rid") in set(tids), timeout=60, count=n)
+        wanted = set(tids)
+        replies = await c.wait_for(lambda m: m.get("rid") in wanted, timeout=60, count=n)
         assert [r["rid"] for r in replies] == tids
         assert [r["body"]["earmuffed"] for r in replies] == [i % 2 == 0 for i in range(n)]
         events = await c.wait_for(lambda m: m.get("type", "").startswith("audio:earmuff:") and m.get("conversation_id") == cid,

@@ -487,11 +487,16 @@ actor RoomMedia {
     }
 
     /// A member left (REST, app server, or the grace timer) or had media disabled elsewhere.
-    func memberGone(conversationID: String, memberID: String) async {
+    /// A member left (`left`), or its audio was disabled: its sockets' media goes. Disabling audio leaves a
+    /// socket that has no connection yet alone, so its earmuff state (set before publishing, whose own
+    /// `member:media` says audio is off) is kept.
+    func memberGone(conversationID: String, memberID: String, left: Bool) async {
         guard let room = rooms[conversationID] else { return }
         await lock(room)
         defer { unlock(room) }
-        for peer in Array(room.peers.values) where peer.memberID == memberID { await removePeer(peer, from: room) }
+        for peer in Array(room.peers.values) where peer.memberID == memberID {
+            if left || peer.publication != nil || peer.subscription != nil { await removePeer(peer, from: room) }
+        }
     }
 
     // MARK: Errors

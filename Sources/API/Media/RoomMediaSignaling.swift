@@ -84,6 +84,7 @@ final class RoomMediaSignaling: ConversationEventSink, Sendable {
         guard gone, let member = event.from ?? event.body["member_id"]?.stringValue else { return }
         let media = self.media
         let conversation = event.conversationID
-        Task { await media.memberGone(conversationID: conversation, memberID: member) }
+        let left = event.type == "member:left"
+        Task { await media.memberGone(conversationID: conversation, memberID: member, left: left) }
     }
 }

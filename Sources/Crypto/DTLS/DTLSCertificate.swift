@@ -150,11 +150,12 @@ public final class DTLSCertificate: @unchecked Sendable {
         let ok =
             sb_ssl_ctx_set_min_proto(ctx, DTLS1_2_VERSION) == 1
             && sb_ssl_ctx_set_max_proto(ctx, DTLS1_2_VERSION) == 1
+            // AEAD suites only (every WebRTC peer offers them): with CBC + encrypt-then-MAC, OpenSSL 3.0 answers
+            // one forged epoch-1 record with a fatal bad_record_mac, so a spoofed datagram could end a call.
             && SSL_CTX_set_cipher_list(
                 ctx,
                 "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:"
-                    + "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305:"
-                    + "ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA:ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES256-SHA") == 1
+                    + "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305") == 1
             && SSL_CTX_use_certificate(ctx, certificate) == 1
             && SSL_CTX_use_PrivateKey(ctx, key) == 1
             && SSL_CTX_check_private_key(ctx) == 1
