@@ -20,7 +20,7 @@ release: setup
 	swift build -c release
 
 run: release
-	.build/release/switchboard serve
+	.build/release/switchboard serve --dev
 
 unit: setup-test
 	swift build $(TESTABLE) --build-tests

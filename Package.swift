@@ -20,8 +20,8 @@ let package = Package(
 
         // Pure parsers and serializers: no I/O, no clocks.
         .target(name: "Wire"),
-        // Hashes, HMAC, JWT, RSA/EC keys, DTLS engine, SRTP contexts.
-        .target(name: "Crypto", dependencies: ["Wire", "CShims", "COpenSSL", "CSRTP"]),
+        // Hashes, HMAC, JWT, RSA/EC keys, DTLS engine, SRTP keys and profiles.
+        .target(name: "Crypto", dependencies: ["Wire", "CShims", "COpenSSL"]),
         // Event loops, sockets, timers, TLS, HTTP server/client, WebSocket server/client.
         .target(name: "Runtime", dependencies: ["Wire", "Crypto", "CShims", "COpenSSL"]),
         // Embedded SQLite store.
@@ -39,10 +39,13 @@ let package = Package(
         .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
 
         .testTarget(name: "WireTests", dependencies: ["Wire"], resources: []),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Wire"]),
+        // libsrtp as the reference the SRTP implementation is checked against; tests only.
+        .target(name: "SRTPReference", dependencies: ["Crypto", "CSRTP"], path: "Tests/Support/SRTPReference"),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Wire", "SRTPReference"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Wire", "Crypto"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "Wire", "Crypto", "Runtime"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "Wire", "Crypto", "Runtime", "SRTPReference"]),
+        .testTarget(name: "PlatformTests", dependencies: ["Platform", "Store", "Wire"]),
         .testTarget(name: "APITests", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store"]),
     ]
 )

@@ -1,5 +1,5 @@
 import Foundation
 
 let argv = Array(CommandLine.arguments.dropFirst())
-let code = await Main.run(argv)
+let code = await Entry.run(argv)
 exit(code)

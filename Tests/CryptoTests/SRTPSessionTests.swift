@@ -1,6 +1,7 @@
 import Testing
 import COpenSSL
 @testable import Crypto
+import SRTPReference
 
 /// A minimal RTP packet (RFC 3550 §5.1): V=2, PT 96, the given sequence number and SSRC.
 private func rtpPacket(sequence: UInt16, ssrc: UInt32 = 0x1234_5678, payload: [UInt8] = Array(repeating: 0xAB, count: 160))

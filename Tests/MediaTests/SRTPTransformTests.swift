@@ -1,6 +1,7 @@
 import Crypto
 import Testing
 @testable import Media
+import SRTPReference
 
 @Suite("SRTP transform (AES-CM + HMAC-SHA1-80, AES-GCM)")
 struct SRTPTransformTests {

@@ -96,7 +96,7 @@ struct SdpNegotiatorTests {
         #expect(offer.media[0].ssrcs == [1234])
         #expect(offer.media[0].msid == SDPMediaStreamID(stream: "stream", track: "track"))
         #expect(offer.media[1].formats == ["111"])
-        #expect(offer.media[1].extMaps.first?.uri == RtpExtensionURI.audioLevel)
+        #expect(offer.media[1].extMaps.first?.uri == RTPExtensionURI.audioLevel)
     }
 
     @Test("the subscriber's setup decides our DTLS role")

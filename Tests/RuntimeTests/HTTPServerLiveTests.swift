@@ -140,12 +140,13 @@ struct HTTPServerLiveTests {
         await s.stop()
     }
 
-    @Test("handlers can run on the global executor instead of the connection's loop")
-    func globalExecutor() async throws {
-        var config = HTTPServerConfiguration()
-        config.handlersRunOnEventLoop = false
-        let s = try LiveServer(configuration: config)
+    @Test("handlers run off the event loops unless their route opts in to the loop")
+    func executors() async throws {
+        let s = try LiveServer()
         let c = try RawConnection(port: s.port)
+        try c.send("GET /where HTTP/1.1\r\nHost: t\r\n\r\nGET /where-on-loop HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try await c.readResponse().text == "pool")
+        #expect(try await c.readResponse().text == "loop")
         try c.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\nGET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(try await c.readResponse().text == "done")
         #expect(try await c.readResponse().text == "onetwothree")

@@ -116,7 +116,7 @@ def test_full_room_refuses_one_more_and_nothing_changes():
 
         join_err, rest, before, after_refusals, offers_before, offers_after = asyncio.run(asyncio.wait_for(scenario(), 60))
         print(join_err, rest.status_code, rest.text, before, after_refusals)
-        assert join_err.code == "room-full", join_err
+        assert join_err.code == "roomFull", join_err
         assert "full" in join_err.body["detail"]
         assert rest.status_code == 409, rest.text
         assert rest.json()["code"] == "room-full" and "at most 2 members" in rest.json()["detail"], rest.text

@@ -103,8 +103,16 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     func sendError(_ ws: WebSocket, type: String, rid: JSONValue?, _ error: any Error) {
         let e = error as? HTTPErrorConvertible
-        send(ws, type: type + ":error", rid: rid, body: ["code": .string(e?.code ?? "internal-error"),
+        send(ws, type: type + ":error", rid: rid, body: ["code": .string(Self.realtimeCode(e?.code ?? "internal-error")),
                                                          "detail": .string(e?.detail ?? "The request failed.")])
+    }
+
+    /// Realtime error codes are camelCase across `session:*`, `rtc:*` and `video:*`; REST's kebab-case codes
+    /// (`room-full`) are spelled so (`roomFull`) when they reach a realtime client.
+    static func realtimeCode(_ code: String) -> String {
+        let parts = code.split(separator: "-")
+        guard parts.count > 1 else { return code }
+        return String(parts[0]) + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 
     /// Registers a handler for client messages whose type starts with `prefix` (e.g. `rtc:`).
@@ -128,18 +136,12 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     /// Requests of one socket waiting for the one before them to finish; more are refused (`tooManyRequests`).
     public static let maxPendingRequests = 4096
 
-    /// Queues a request behind the socket's earlier ones. `session:*` messages act at once on the socket's
-    /// loop instead (a resume's replay must go out before events delivered meanwhile).
-    private func enqueue(_ ws: WebSocket, type: String, rid: JSONValue?, _ work: @escaping @Sendable () async throws -> JSONValue?) {
+    /// Queues a request behind the socket's earlier ones; it runs off the event loop (it may reach the store).
+    /// Only `session:resume` and `session:ping` act at once on the socket's loop (a resume's replay must go
+    /// out before events delivered meanwhile).
+    private func enqueue(_ ws: WebSocket, type: String, rid: JSONValue?, _ work: @escaping @Sendable () async -> Void) {
         guard let jobs = state.withLock({ $0.requests[ws] }) else { return }
-        let accepted = jobs.add { [self] in
-            do {
-                if let reply = try await work() { send(ws, type: type + ":success", rid: rid, body: reply) }
-            } catch {
-                sendError(ws, type: type, rid: rid, error)
-            }
-        }
-        if !accepted {
+        if !jobs.add(work) {
             send(ws, type: type + ":error", rid: rid, body: ["code": "tooManyRequests",
                                                                "detail": .string("Over \(Self.maxPendingRequests) requests are waiting; slow down.")])
         }
@@ -172,30 +174,43 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         let rid = msg["tid"] ?? msg["cid"]
         let body = msg["body"] ?? .object([:])
         switch type {
-        case "session:login": login(ws, rid: rid, token: body["token"]?.stringValue)
         case "session:resume": resume(ws, rid: rid, body: body)
-        case "session:refresh": refresh(ws, rid: rid, token: body["token"]?.stringValue)
         case "session:ping": send(ws, type: "session:pong", rid: rid, body: .object([:]))
+        default: enqueue(ws, type: type, rid: rid) { [self] in await handle(type, msg, rid: rid, body: body, on: ws) }
+        }
+    }
+
+    /// One request, in its turn in the socket's queue.
+    private func handle(_ type: String, _ msg: JSONValue, rid: JSONValue?, body: JSONValue, on ws: WebSocket) async {
+        switch type {
+        case "session:login": login(ws, rid: rid, token: body["token"]?.stringValue)
+        case "session:refresh": refresh(ws, rid: rid, token: body["token"]?.stringValue)
         case "session:logout":
             logout(ws)
             send(ws, type: "session:logout:success", rid: rid, body: .object([:]))
             ws.close(code: 1000, reason: "logged out")
         default:
+            let work: @Sendable () async throws -> JSONValue?
             if let anonymous = anonymousHandlers.withLock({ hs in hs.first { type.hasPrefix($0.key) }?.value }) {
-                enqueue(ws, type: type, rid: rid) { try await anonymous(ws, msg) }
-                return
+                work = { try await anonymous(ws, msg) }
+            } else {
+                guard let session = session(for: ws) else {
+                    send(ws, type: "session:error", rid: rid, body: ["code": "notLoggedIn", "detail": "Send session:login first."])
+                    return
+                }
+                guard let handler = handlers.withLock({ hs in hs.first { type.hasPrefix($0.key) }?.value }) else {
+                    send(ws, type: "error", rid: rid, body: ["code": "unknownType", "detail": .string("Unknown message type '\(type)'.")])
+                    return
+                }
+                let context = RealtimeContext(sessionID: session.id, user: session.user, application: session.application,
+                                              socket: ws, gateway: self)
+                work = { try await handler(context, msg) }
             }
-            guard let session = session(for: ws) else {
-                send(ws, type: "session:error", rid: rid, body: ["code": "notLoggedIn", "detail": "Send session:login first."])
-                return
+            do {
+                if let reply = try await work() { send(ws, type: type + ":success", rid: rid, body: reply) }
+            } catch {
+                sendError(ws, type: type, rid: rid, error)
             }
-            let handler = handlers.withLock { hs in hs.first { type.hasPrefix($0.key) }?.value }
-            guard let handler else {
-                send(ws, type: "error", rid: rid, body: ["code": "unknownType", "detail": .string("Unknown message type '\(type)'.")])
-                return
-            }
-            let context = RealtimeContext(sessionID: session.id, user: session.user, application: session.application, socket: ws, gateway: self)
-            enqueue(ws, type: type, rid: rid) { try await handler(context, msg) }
         }
     }
 
@@ -227,17 +242,22 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         // A first ping right away counts as the first of the two a silent client may miss, so a client that
         // never answers is gone within two intervals of logging in (any pong clears the count).
         session.outstandingPings = 1
-        state.withLock { s in
+        var success: [String: JSONValue] = ["type": "session:success", "body": [
+            "session_id": .string(session.id),
+            "user": ["id": .string(user.id), "name": .string(user.name), "display_name": user.displayName.map(JSONValue.string) ?? .null],
+        ]]
+        if let rid { success["rid"] = rid }
+        let text = Self.encode(.object(success))
+        // The answer goes into the session's outbox as it is registered, so no event can overtake it.
+        let drain = state.withLock { s in
             if let old = s.bySocket[ws] { Self.remove(old, from: &s) }
             s.unauthenticated[ws] = nil
             s.sessions[session.id] = session
             s.byUser[user.id, default: []].insert(session.id)
             s.bySocket[ws] = session.id
+            return enqueue(text, for: session)
         }
-        send(ws, type: "session:success", rid: rid, body: [
-            "session_id": .string(session.id),
-            "user": ["id": .string(user.id), "name": .string(user.name), "display_name": user.displayName.map(JSONValue.string) ?? .null],
-        ])
+        if drain { scheduleDrain(ws, session) }
         ws.ping()
     }
 

@@ -5,10 +5,10 @@ struct SystemRoutes {
     let metrics: Metrics
 
     func register(on router: inout Router) {
-        router.get("/health") { _ in
+        router.get("/health", onLoop: true) { _ in
             .json(["status": "ok", "version": SwitchboardServer.version])
         }
-        router.get("/metrics") { [metrics] _ in
+        router.get("/metrics", onLoop: true) { [metrics] _ in
             .text(metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
     }
@@ -37,7 +37,7 @@ struct WebRoutes {
 /// that WebSockets get through their proxies before debugging the realtime gateway.
 struct DiagnosticsRoutes {
     func register(on router: inout Router) {
-        router.get("/v1/diagnostics/echo") { request in
+        router.get("/v1/diagnostics/echo", onLoop: true) { request in
             var callbacks = WebSocketCallbacks()
             callbacks.onText = { ws, text in ws.send(text: text) }
             callbacks.onBinary = { ws, bytes in ws.send(binary: bytes) }

@@ -52,14 +52,6 @@ public struct RtpCodec: Sendable, Hashable {
         feedback: ["nack", "nack pli", "ccm fir", "goog-remb"])
 }
 
-/// RTP header extension URIs we understand (RFC 8285 `a=extmap`).
-public enum RtpExtensionURI {
-    public static let mid = "urn:ietf:params:rtp-hdrext:sdes:mid"
-    public static let audioLevel = "urn:ietf:params:rtp-hdrext:ssrc-audio-level"
-    public static let absSendTime = "http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time"
-    public static let transportCC = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
-}
-
 /// Header extension ids one side negotiated (nil: not negotiated).
 public struct RtpExtensionIDs: Sendable, Hashable {
     public var mid: UInt8?

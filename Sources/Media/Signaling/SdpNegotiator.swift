@@ -55,8 +55,8 @@ public enum SdpNegotiator {
             addTransportAttributes(&m, transport: transport, setup: .passive)
             m.mid = mid
             // Transport-wide CC: we send the feedback the sender's bandwidth estimator runs on.
-            for ext in section.extMaps where ext.uri == RtpExtensionURI.mid || ext.uri == RtpExtensionURI.transportCC
-                || (kind == .audio && ext.uri == RtpExtensionURI.audioLevel) {
+            for ext in section.extMaps where ext.uri == RTPExtensionURI.mid || ext.uri == RTPExtensionURI.transportWideCC
+                || (kind == .audio && ext.uri == RTPExtensionURI.audioLevel) {
                 m.addAttribute("extmap", "\(ext.id) \(ext.uri)")
             }
             m.direction = .recvonly
@@ -123,7 +123,7 @@ public enum SdpNegotiator {
             addTransportAttributes(&m, transport: transport, setup: .active)
             m.mid = mid
             if consumer.kind == .audio, let id = consumer.extensions.audioLevel {
-                m.addAttribute("extmap", "\(id) \(RtpExtensionURI.audioLevel)")
+                m.addAttribute("extmap", "\(id) \(RTPExtensionURI.audioLevel)")
             }
             m.direction = .sendonly
             m.msid = SDPMediaStreamID(stream: consumer.streamID, track: consumer.trackID)
@@ -247,10 +247,10 @@ public enum SdpNegotiator {
         var ids = RtpExtensionIDs()
         for ext in maps where ext.id > 0 && ext.id < 256 {
             switch ext.uri {
-            case RtpExtensionURI.mid: ids.mid = UInt8(ext.id)
-            case RtpExtensionURI.audioLevel: ids.audioLevel = UInt8(ext.id)
-            case RtpExtensionURI.absSendTime: ids.absSendTime = UInt8(ext.id)
-            case RtpExtensionURI.transportCC: ids.transportCC = UInt8(ext.id)
+            case RTPExtensionURI.mid: ids.mid = UInt8(ext.id)
+            case RTPExtensionURI.audioLevel: ids.audioLevel = UInt8(ext.id)
+            case RTPExtensionURI.absSendTime: ids.absSendTime = UInt8(ext.id)
+            case RTPExtensionURI.transportWideCC: ids.transportCC = UInt8(ext.id)
             default: break
             }
         }

@@ -300,7 +300,8 @@ public final class Conversations: Sendable {
         try db.execute("UPDATE events SET deleted_at = ? WHERE conversation_id = ? AND seq = ?", [.int(clock.now().millis), .text(conversationID), .int(id)])
     }
 
-    /// Stores the next event of a conversation and publishes it, inside the caller's transaction so ids and
+    /// Stores the next event of a conversation inside the caller's transaction and publishes it once that
+    /// transaction commits (never an event that was rolled back), still under the writer lock, so ids and
     /// publication order agree.
     static func appendEvent(_ c: Connection, bus: EventBus, applicationID: String, conversationID: String, type: String, from: String?,
                             body: JSONValue, subjectUserID: String?, now: Date) throws -> ConversationEvent {
@@ -313,7 +314,7 @@ public final class Conversations: Sendable {
         var recipients = try c.query("SELECT DISTINCT user_id FROM members WHERE conversation_id = ? AND state IN ('JOINED','INVITED')",
                                      [.text(conversationID)]).compactMap { $0.string("user_id") }
         if let s = subjectUserID, !recipients.contains(s) { recipients.append(s) }
-        bus.publish(event, recipients: recipients)
+        c.onCommit { bus.publish(event, recipients: recipients) }
         return event
     }
 

@@ -4,7 +4,8 @@ import Synchronization
 /// Receives every conversation event once it is stored, in event-id order per conversation.
 public protocol ConversationEventSink: AnyObject, Sendable {
     /// `recipients` are the user ids that should see it live (members at that moment plus the event's subject).
-    /// Called while the store's writer lock is held: enqueue and return, never block or touch the store.
+    /// Called after the event's transaction committed, while the store's writer lock is still held (which keeps
+    /// commit order): enqueue and return, never block or touch the store.
     func deliver(_ event: ConversationEvent, recipients: [String])
 }
 

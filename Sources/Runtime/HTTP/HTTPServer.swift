@@ -20,11 +20,6 @@ public struct HTTPServerConfiguration: Sendable {
     /// Descriptors kept out of the connection budget for the store, media sockets, outgoing webhooks and
     /// the runtime itself.
     public var descriptorReserve = 64
-    /// Run request handlers as tasks preferring the connection's event loop (no thread hop per request).
-    /// A handler that blocks its thread for long (heavy CPU, slow synchronous I/O) then stalls every
-    /// connection on that loop: such handlers should move the work off the loop, or set this to false to run
-    /// all handlers on the global concurrent executor.
-    public var handlersRunOnEventLoop = true
     public init() {}
 }
 

@@ -206,7 +206,9 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         if draining { request.head.headers["connection"] = "close" }
         let responder = server.responder
         let loop = self.loop
-        if server.configuration.handlersRunOnEventLoop {
+        // Handlers that reach the store (or any other blocking work) run off the loops, so a slow write never
+        // stalls the connections of a loop; routes that do no I/O opt in to the loop and save the thread hop.
+        if responder.runsOnEventLoop(head) {
             Task(executorPreference: loop) { [self] in
                 let response = await responder.respond(to: request)
                 if loop.inLoop {

@@ -21,11 +21,12 @@ public struct Router: Sendable {
         var pattern: String
         var segments: [Segment]
         var bodyLimit: Int?
+        var onLoop: Bool
         var handler: HTTPHandler
     }
 
     public enum Match: Sendable {
-        case found(handler: HTTPHandler, parameters: [String: String], pattern: String, bodyLimit: Int?)
+        case found(handler: HTTPHandler, parameters: [String: String], pattern: String, bodyLimit: Int?, onLoop: Bool)
         case methodNotAllowed(allowed: [String])
         case notFound
     }
@@ -34,16 +35,20 @@ public struct Router: Sendable {
 
     public init() {}
 
-    public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int? = nil, _ handler: @escaping HTTPHandler) {
+    /// Adds a route. Handlers run on the global executor, off the event loops, because most of them reach the
+    /// store; `onLoop` runs one on the connection's loop instead (no thread hop), for handlers that do no I/O
+    /// and never block.
+    public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int? = nil, onLoop: Bool = false,
+                             _ handler: @escaping HTTPHandler) {
         let segments: [Segment] = Self.split(pattern).map { part in
             if part == "*" { return .rest }
             if part.hasPrefix(":") { return .parameter(String(part.dropFirst())) }
             return .literal(String(part))
         }
-        routes.append(Route(method: method, pattern: pattern, segments: segments, bodyLimit: bodyLimit, handler: handler))
+        routes.append(Route(method: method, pattern: pattern, segments: segments, bodyLimit: bodyLimit, onLoop: onLoop, handler: handler))
     }
 
-    public mutating func get(_ p: String, _ h: @escaping HTTPHandler) { add(.GET, p, h) }
+    public mutating func get(_ p: String, onLoop: Bool = false, _ h: @escaping HTTPHandler) { add(.GET, p, onLoop: onLoop, h) }
     public mutating func post(_ p: String, bodyLimit: Int? = nil, _ h: @escaping HTTPHandler) { add(.POST, p, bodyLimit: bodyLimit, h) }
     public mutating func put(_ p: String, bodyLimit: Int? = nil, _ h: @escaping HTTPHandler) { add(.PUT, p, bodyLimit: bodyLimit, h) }
     public mutating func patch(_ p: String, _ h: @escaping HTTPHandler) { add(.PATCH, p, h) }
@@ -58,10 +63,12 @@ public struct Router: Sendable {
         for route in routes {
             guard let params = Self.bind(route.segments, parts) else { continue }
             if route.method == method {
-                return .found(handler: route.handler, parameters: params, pattern: route.pattern, bodyLimit: route.bodyLimit)
+                return .found(handler: route.handler, parameters: params, pattern: route.pattern, bodyLimit: route.bodyLimit,
+                              onLoop: route.onLoop)
             }
             if method == .HEAD && route.method == .GET && fallback == nil {
-                fallback = .found(handler: route.handler, parameters: params, pattern: route.pattern, bodyLimit: route.bodyLimit)
+                fallback = .found(handler: route.handler, parameters: params, pattern: route.pattern, bodyLimit: route.bodyLimit,
+                                  onLoop: route.onLoop)
             }
             // A wildcard route (static files) does not show that this path exists under another method.
             if route.segments.last != .rest, !allowed.contains(route.method.rawValue) { allowed.append(route.method.rawValue) }
@@ -96,10 +103,17 @@ public struct Router: Sendable {
     }
 }
 
-/// What the HTTP server calls: answers the body limit for a head, then produces the response.
+/// What the HTTP server calls: answers the body limit for a head and where its handler runs, then produces
+/// the response.
 public protocol HTTPResponder: Sendable {
     func bodyLimit(for head: HTTPRequestHead) -> Int?
+    /// Whether the handler may run on the connection's event loop (it does no I/O and never blocks).
+    func runsOnEventLoop(_ head: HTTPRequestHead) -> Bool
     func respond(to request: HTTPRequest) async -> HTTPResponse
+}
+
+extension HTTPResponder {
+    public func runsOnEventLoop(_ head: HTTPRequestHead) -> Bool { false }
 }
 
 /// A router plus middleware: the responder the server runs.
@@ -116,15 +130,20 @@ public struct HTTPApplication: HTTPResponder {
     }
 
     public func bodyLimit(for head: HTTPRequestHead) -> Int? {
-        if case .found(_, _, _, let limit?) = router.match(method: head.method, path: head.path) { return limit }
+        if case .found(_, _, _, let limit?, _) = router.match(method: head.method, path: head.path) { return limit }
         return defaultBodyLimit
+    }
+
+    public func runsOnEventLoop(_ head: HTTPRequestHead) -> Bool {
+        if case .found(_, _, _, _, let onLoop) = router.match(method: head.method, path: head.path) { return onLoop }
+        return true  // a 404 or 405 answer does no I/O
     }
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         var request = request
         let final: HTTPHandler
         switch router.match(method: request.method, path: request.path) {
-        case .found(let handler, let parameters, let pattern, _):
+        case .found(let handler, let parameters, let pattern, _, _):
             request.parameters = parameters
             request.route = pattern
             final = handler

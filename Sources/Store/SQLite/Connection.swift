@@ -5,6 +5,14 @@ import CSQLite
 public final class Connection {
     let handle: OpaquePointer
     var cache: StatementCache
+    /// Work to run once the current transaction has committed (dropped if it rolls back).
+    var afterCommit: [() -> Void] = []
+
+    /// Runs `work` after the enclosing `Database.transaction` commits, still under the database's lock, so
+    /// such work runs in commit order; a rollback discards it. Outside a transaction it runs at once.
+    public func onCommit(_ work: @escaping () -> Void) {
+        if inTransaction { afterCommit.append(work) } else { work() }
+    }
 
     /// SQLite copies bound text and blobs before the bind call returns.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -89,7 +89,8 @@ public final class Database: Sendable {
 
     // MARK: Transactions
 
-    /// Runs `body` inside `BEGIN IMMEDIATE` ... `COMMIT`, rolling back if it throws.
+    /// Runs `body` inside `BEGIN IMMEDIATE` ... `COMMIT`, rolling back if it throws. Work the body registered
+    /// with `Connection.onCommit` runs after the commit, before the lock is released.
     ///
     /// IMMEDIATE takes the write lock up front, so two writers wait on `busy_timeout`
     /// instead of failing with SQLITE_BUSY when a read transaction tries to upgrade.
@@ -99,8 +100,12 @@ public final class Database: Sendable {
             do {
                 let result = try body(c)
                 try c.execute("COMMIT")
+                let committed = c.afterCommit
+                c.afterCommit = []
+                for work in committed { work() }
                 return result
             } catch {
+                c.afterCommit = []
                 // SQLite may already have rolled back (e.g. after SQLITE_FULL); only roll back if still open.
                 if c.inTransaction { _ = try? c.execute("ROLLBACK") }
                 throw error

@@ -22,6 +22,10 @@ final class LiveServer: Sendable {
         try Data("<!doctype html><title>t</title>\n".utf8).write(to: URL(fileURLWithPath: staticRoot + "/index.html"))
         var router = Router()
         TestRoutes(state: state, files: StaticFiles(root: staticRoot)).install(on: &router)
+        let loops = group.loops
+        let whereAmI: HTTPHandler = { _ in .text(loops.contains { $0.inLoop } ? "loop" : "pool") }
+        router.get("/where", whereAmI)
+        router.get("/where-on-loop", onLoop: true, whereAmI)
         server = HTTPServer(group: group, configuration: configuration, responder: HTTPApplication(router: router), metrics: metrics)
         port = try server.listen(SocketAddress(host: "127.0.0.1", port: 0), tls: tls).port
     }

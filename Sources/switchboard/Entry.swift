@@ -1,6 +1,6 @@
 import Foundation
 
-enum Main {
+enum Entry {
     static func run(_ argv: [String]) async -> Int32 {
         guard let name = argv.first, name != "--help", name != "-h" else {
             print(Commands.helpText(), terminator: "")

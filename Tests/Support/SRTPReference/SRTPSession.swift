@@ -1,4 +1,5 @@
 import CSRTP
+import Crypto
 
 /// One direction of SRTP/SRTCP protection for a transport, backed by libsrtp.
 ///
