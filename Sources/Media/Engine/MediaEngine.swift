@@ -163,6 +163,43 @@ public final class MediaEngine: Sendable {
         return out
     }
 
+    // MARK: Bookkeeping
+
+    /// Media objects as the engine's id → worker maps see them and as the workers' tables
+    /// hold them. The two agree whenever no call is in flight; a count that does not come
+    /// back to its baseline after objects close is a leak.
+    public struct ObjectCounts: Sendable, Hashable, Codable {
+        public var placement: MediaObjectCounts
+        /// Summed over workers.
+        public var workers: MediaObjectCounts
+        /// Worker routes to transports: ICE username fragments and validated source addresses.
+        public var routes: Int
+    }
+
+    /// Ids in the placement maps, read without a hop to the workers (cheap enough for metrics).
+    public var placementCounts: MediaObjectCounts {
+        placement.withLock { p in
+            MediaObjectCounts(
+                routers: p.routers.count, transports: p.transports.count, producers: p.producers.count, consumers: p.consumers.count)
+        }
+    }
+
+    public func objectCounts() async -> ObjectCounts {
+        let tables = await workerTables()
+        return ObjectCounts(
+            placement: placementCounts, workers: tables.map(\.objects).reduce(MediaObjectCounts(), +),
+            routes: tables.map { $0.usernameFragments + $0.addresses }.reduce(0, +))
+    }
+
+    /// Each worker's tables and links, in worker order.
+    func workerTables() async -> [WorkerCore.Tables] {
+        var out: [WorkerCore.Tables] = []
+        for worker in workers {
+            if let t = try? await worker.run({ core throws(MediaError) in core.tables() }) { out.append(t) }
+        }
+        return out
+    }
+
     // MARK: Producers and consumers
 
     /// Starts receiving a track on `transport`.

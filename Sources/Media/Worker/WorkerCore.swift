@@ -23,8 +23,8 @@ final class WorkerCore: Selectable {
     /// Monotonic time of the batch being processed.
     private(set) var now: UInt64
 
-    private var byUsernameFragment: [String: WebRtcTransport] = [:]
-    private var byAddress: [PeerAddress: WebRtcTransport] = [:]
+    private(set) var byUsernameFragment: [String: WebRtcTransport] = [:]
+    private(set) var byAddress: [PeerAddress: WebRtcTransport] = [:]
     var routers: [RouterID: Router] = [:]
     var transports: [TransportID: WebRtcTransport] = [:]
     var producers: [ProducerID: Producer] = [:]
@@ -299,5 +299,41 @@ final class WorkerCore: Selectable {
             routers: routers.count, transports: transports.count, producers: producers.count, consumers: consumers.count,
             forwardingMicrosecondsP50: queue.forwardingLatency.percentile(0.5) * 1000,
             forwardingMicrosecondsP99: queue.forwardingLatency.percentile(0.99) * 1000)
+    }
+
+    /// Sizes of this worker's tables and of the lists that link its objects. Each object sits
+    /// in its table once and in each owner's list once, so the sums match the tables unless a
+    /// close left something behind.
+    struct Tables: Sendable, Hashable {
+        var objects = MediaObjectCounts()
+        /// Routes to transports: ICE username fragments and validated source addresses.
+        var usernameFragments = 0
+        var addresses = 0
+        /// Transports and producers listed by routers.
+        var routerTransports = 0
+        var routerProducers = 0
+        /// Producers and consumers listed by transports.
+        var transportProducers = 0
+        var transportConsumers = 0
+        /// Consumers listed by producers.
+        var producerConsumers = 0
+    }
+
+    func tables() -> Tables {
+        var t = Tables()
+        t.objects = MediaObjectCounts(
+            routers: routers.count, transports: transports.count, producers: producers.count, consumers: consumers.count)
+        t.usernameFragments = byUsernameFragment.count
+        t.addresses = byAddress.count
+        for router in routers.values {
+            t.routerTransports += router.transports.count
+            t.routerProducers += router.producers.count
+        }
+        for transport in transports.values {
+            t.transportProducers += transport.producers.count
+            t.transportConsumers += transport.consumers.count
+        }
+        for producer in producers.values { t.producerConsumers += producer.consumers.count }
+        return t
     }
 }
