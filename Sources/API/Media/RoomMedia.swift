@@ -180,7 +180,7 @@ actor RoomMedia {
         }
         if let old = peer.publication {
             peer.publication = nil
-            try? await engine.closeTransport(old.transport)
+            await close(transport: old.transport, in: room)
         }
         let router = try await ensureRouter(room)
         let publication: MediaEngine.Publication
@@ -188,10 +188,12 @@ actor RoomMedia {
             publication = try await engine.publish(router: router, offer: offer)
         } catch {
             if peer.subscription == nil && peer.publication == nil && !peer.subscribing { room.peers[socket] = nil }
+            // A refused first offer must not leave the room's new router behind.
+            await closeRouterIfEmpty(room)
             throw Self.apiError(error)
         }
         guard let audio = publication.producers.first(where: { $0.parameters.kind == .audio }) else {
-            try? await engine.closeTransport(publication.transport)
+            await close(transport: publication.transport, in: room)
             throw APIError.unprocessable("The offer has no audio track.", code: "no-audio")
         }
         peer.publication = (publication.transport, audio.id)
@@ -272,7 +274,7 @@ actor RoomMedia {
         if let old = peer.subscription {
             peer.subscription = nil
             peer.paused = [:]
-            try? await engine.closeTransport(old.transport)
+            await close(transport: old.transport, in: room)
         }
         peer.subscribing = true
         peer.awaitingAnswer = false
@@ -438,18 +440,32 @@ actor RoomMedia {
         room.peers[peer.socket] = nil
         setSpeaking(peer, false, room: room)
         let published = peer.publication != nil
-        if let publication = peer.publication { try? await engine.closeTransport(publication.transport) }
-        if let subscription = peer.subscription { try? await engine.closeTransport(subscription.transport) }
+        if let publication = peer.publication { await close(transport: publication.transport, in: room) }
+        if let subscription = peer.subscription { await close(transport: subscription.transport, in: room) }
         peer.publication = nil
         peer.subscription = nil
         peer.subscribing = false
         if published { await renegotiateOthers(of: peer, in: room) }
-        if room.peers.isEmpty, let router = room.router {
-            room.router = nil
-            roomsByRouter[router] = nil
-            try? await engine.closeRouter(router)
-        }
+        await closeRouterIfEmpty(room)
         updateCounts()
+    }
+
+    /// Closes a transport; the consumers it took with it (its own, and the other members'
+    /// consumers of its producers) leave every peer's pause state.
+    private func close(transport id: TransportID, in room: Room) async {
+        guard let closed = try? await engine.closeTransport(id), !closed.consumers.isEmpty else { return }
+        let gone = Set(closed.consumers)
+        for peer in room.peers.values where !peer.paused.isEmpty {
+            peer.paused = peer.paused.filter { !gone.contains($0.key) }
+        }
+    }
+
+    /// The last member gone: the router closes with whatever is left in it.
+    private func closeRouterIfEmpty(_ room: Room) async {
+        guard room.peers.isEmpty, let router = room.router else { return }
+        room.router = nil
+        roomsByRouter[router] = nil
+        _ = try? await engine.closeRouter(router)
     }
 
     /// A realtime socket closed: its media goes now; its members are marked left after the

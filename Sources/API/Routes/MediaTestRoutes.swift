@@ -68,7 +68,9 @@ struct MediaTestRoutes {
             } catch { throw Self.apiError(error) }
         }
         router.delete("/test/media/transports/:id") { request in
-            do { try await engine.closeTransport(TransportID(rawValue: request.parameter("id"))) } catch {
+            let id = TransportID(rawValue: request.parameter("id"))
+            state.pending.withLock { $0[id] = nil }
+            do { try await engine.closeTransport(id) } catch {
                 throw Self.apiError(error)
             }
             return .noContent()
@@ -87,7 +89,7 @@ struct MediaTestRoutes {
             rooms[name] = id
             return id
         }
-        if winner != id { try? await engine.closeRouter(id) }
+        if winner != id { _ = try? await engine.closeRouter(id) }
         return winner
     }
 

@@ -44,7 +44,7 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
             s.rooms[sessionID] = Room(router: id)
             return id
         }
-        if winner != id { try? await engine.closeRouter(id) }
+        if winner != id { _ = try? await engine.closeRouter(id) }
         return winner
     }
 
@@ -159,15 +159,14 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
     /// Number of sessions holding a router (a session with no media holds none).
     public var activeRouters: Int { state.withLock { $0.rooms.count } }
 
+    /// Closing the transport closes its producers and every consumer of them.
     func close(_ published: Published) async {
-        // Closing producers first also drops the engine's placement entries for them.
-        for producer in published.producers { try? await engine.closeProducer(producer.id) }
-        try? await engine.closeTransport(published.transport)
+        _ = try? await engine.closeTransport(published.transport)
     }
 
+    /// Closing the transport closes its consumers.
     func close(_ subscription: MediaEngine.Subscription) async {
-        for consumer in subscription.consumers { try? await engine.closeConsumer(consumer.id) }
-        try? await engine.closeTransport(subscription.transport)
+        _ = try? await engine.closeTransport(subscription.transport)
     }
 
     func closeRoomIfEmpty(_ sessionID: String) async {
@@ -176,6 +175,6 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
             s.rooms[sessionID] = nil
             return room.router
         }
-        if let router { try? await engine.closeRouter(router) }
+        if let router { _ = try? await engine.closeRouter(router) }
     }
 }

@@ -25,7 +25,7 @@ extension MediaEngine {
             if wantedSet.contains(consumer.producerID) {
                 active.insert(consumer.producerID)
             } else {
-                try? await closeConsumer(consumer.id)
+                _ = try? await closeConsumer(consumer.id)
                 s.inactive.insert(index)
                 changed = true
             }
@@ -54,7 +54,7 @@ extension MediaEngine {
         var s = subscription
         let parsed = try SdpNegotiator.parseSubscribeAnswer(answer)
         for index in parsed.rejectedIndexes where index < s.consumers.count && !s.inactive.contains(index) {
-            try? await closeConsumer(s.consumers[index].id)
+            _ = try? await closeConsumer(s.consumers[index].id)
             s.inactive.insert(index)
         }
         await applyRetransmission(parsed, consumers: s.consumers, inactive: s.inactive)

@@ -37,7 +37,7 @@ extension MediaEngine {
             }
             return Publication(transport: info.id, answer: plan.answer, producers: producers.map { ($0.0, $0.1) })
         } catch {
-            try? await closeTransport(info.id)
+            _ = try? await closeTransport(info.id)
             throw error
         }
     }
@@ -57,7 +57,7 @@ extension MediaEngine {
                 transport: info.id, offer: SdpNegotiator.subscribeOffer(transport: info, consumers: consumers, sessionID: sessionID, version: 2),
                 consumers: consumers, info: info, sessionID: sessionID)
         } catch {
-            try? await closeTransport(info.id)
+            _ = try? await closeTransport(info.id)
             throw error
         }
     }
@@ -67,7 +67,7 @@ extension MediaEngine {
     public func completeSubscription(_ subscription: Subscription, answer: String) async throws(MediaError) {
         let parsed = try SdpNegotiator.parseSubscribeAnswer(answer)
         for index in parsed.rejectedIndexes where index < subscription.consumers.count {
-            try? await closeConsumer(subscription.consumers[index].id)
+            _ = try? await closeConsumer(subscription.consumers[index].id)
         }
         await applyRetransmission(parsed, consumers: subscription.consumers, inactive: [])
         try await connect(transport: subscription.transport, dtls: parsed.dtls, remoteUsernameFragment: parsed.remoteUsernameFragment)

@@ -61,6 +61,7 @@ public final class MediaEngine: Sendable {
 
     public func shutdown() {
         for worker in workers { worker.stop() }
+        placement.withLock { $0 = Placement() }
     }
 
     // MARK: Placement
@@ -85,6 +86,29 @@ public final class MediaEngine: Sendable {
         return workers[i]
     }
 
+    /// Removes ids of closed objects from the placement maps: the one place they leave.
+    private func forget(_ closed: ClosedObjects) {
+        guard !closed.isEmpty else { return }
+        placement.withLock { p in
+            for id in closed.routers { p.routers.removeValue(forKey: id) }
+            for id in closed.transports { p.transports.removeValue(forKey: id) }
+            for id in closed.producers { p.producers.removeValue(forKey: id) }
+            for id in closed.consumers { p.consumers.removeValue(forKey: id) }
+        }
+    }
+
+    /// Runs `close` on `worker` and forgets what it reports, plus `named` (the id the caller
+    /// closed, in case the worker no longer had it: ids are random and never reused).
+    private func close(
+        on worker: MediaWorker, named: ClosedObjects, _ close: @escaping @Sendable (WorkerCore) -> ClosedObjects
+    ) async throws(MediaError) -> ClosedObjects {
+        let closed = try await worker.run { core throws(MediaError) in close(core) }
+        var gone = closed
+        gone.append(named)
+        forget(gone)
+        return closed
+    }
+
     // MARK: Routers
 
     /// Creates a room on the least loaded worker (fewest transports, then fewest routers;
@@ -105,14 +129,19 @@ public final class MediaEngine: Sendable {
             p.routers[id] = i
             return i
         }
-        try await workers[index].run { core throws(MediaError) in core.createRouter(id) }
+        do {
+            try await workers[index].run { core throws(MediaError) in core.createRouter(id) }
+        } catch {
+            forget(ClosedObjects(routers: [id]))
+            throw error
+        }
         return id
     }
 
-    public func closeRouter(_ id: RouterID) async throws(MediaError) {
-        let worker = try worker(router: id)
-        try await worker.run { core throws(MediaError) in core.closeRouter(id) }
-        placement.withLock { $0.routers.removeValue(forKey: id) }
+    /// Closes a room: every transport in it, with their producers and consumers.
+    @discardableResult
+    public func closeRouter(_ id: RouterID) async throws(MediaError) -> ClosedObjects {
+        try await close(on: try worker(router: id), named: ClosedObjects(routers: [id])) { $0.closeRouter(id) }
     }
 
     /// Producers currently in a room (for a late subscriber).
@@ -130,9 +159,15 @@ public final class MediaEngine: Sendable {
     public func createWebRtcTransport(router: RouterID) async throws(MediaError) -> TransportInfo {
         let worker = try worker(router: router)
         let id = TransportID.random()
-        let info = try await worker.run { core throws(MediaError) in try core.createTransport(router: router, transportID: id) }
+        // Placed before the worker creates it: a close that runs on the worker right after
+        // the creation (the router's, say) then finds the id and forgets it.
         placement.withLock { $0.transports[id] = worker.index }
-        return info
+        do {
+            return try await worker.run { core throws(MediaError) in try core.createTransport(router: router, transportID: id) }
+        } catch {
+            forget(ClosedObjects(transports: [id]))
+            throw error
+        }
     }
 
     /// Gives the transport the remote DTLS fingerprint and our role; `remoteUsernameFragment`
@@ -144,10 +179,11 @@ public final class MediaEngine: Sendable {
         }
     }
 
-    public func closeTransport(_ id: TransportID) async throws(MediaError) {
-        let worker = try worker(transport: id)
-        try await worker.run { core throws(MediaError) in core.closeTransport(id) }
-        placement.withLock { $0.transports.removeValue(forKey: id) }
+    /// Closes a transport with its producers, their consumers on other transports, and its
+    /// own consumers.
+    @discardableResult
+    public func closeTransport(_ id: TransportID) async throws(MediaError) -> ClosedObjects {
+        try await close(on: try worker(transport: id), named: ClosedObjects(transports: [id])) { $0.closeTransport(id) }
     }
 
     public func stats(transport id: TransportID) async throws(MediaError) -> TransportStats {
@@ -163,14 +199,56 @@ public final class MediaEngine: Sendable {
         return out
     }
 
+    // MARK: Bookkeeping
+
+    /// Media objects as the engine's id → worker maps see them and as the workers' tables
+    /// hold them. The two agree whenever no call is in flight; a count that does not come
+    /// back to its baseline after objects close is a leak.
+    public struct ObjectCounts: Sendable, Hashable, Codable {
+        public var placement: MediaObjectCounts
+        /// Summed over workers.
+        public var workers: MediaObjectCounts
+        /// Worker routes to transports: ICE username fragments and validated source addresses.
+        public var routes: Int
+    }
+
+    /// Ids in the placement maps, read without a hop to the workers (cheap enough for metrics).
+    public var placementCounts: MediaObjectCounts {
+        placement.withLock { p in
+            MediaObjectCounts(
+                routers: p.routers.count, transports: p.transports.count, producers: p.producers.count, consumers: p.consumers.count)
+        }
+    }
+
+    public func objectCounts() async -> ObjectCounts {
+        let tables = await workerTables()
+        return ObjectCounts(
+            placement: placementCounts, workers: tables.map(\.objects).reduce(MediaObjectCounts(), +),
+            routes: tables.map { $0.usernameFragments + $0.addresses }.reduce(0, +))
+    }
+
+    /// Each worker's tables and links, in worker order.
+    func workerTables() async -> [WorkerCore.Tables] {
+        var out: [WorkerCore.Tables] = []
+        for worker in workers {
+            if let t = try? await worker.run({ core throws(MediaError) in core.tables() }) { out.append(t) }
+        }
+        return out
+    }
+
     // MARK: Producers and consumers
 
     /// Starts receiving a track on `transport`.
     public func produce(transport id: TransportID, parameters: ProducerParameters) async throws(MediaError) -> ProducerID {
         let worker = try worker(transport: id)
         let producerID = ProducerID.random()
-        try await worker.run { core throws(MediaError) in try core.produce(id, producerID: producerID, parameters: parameters) }
         placement.withLock { $0.producers[producerID] = worker.index }
+        do {
+            try await worker.run { core throws(MediaError) in try core.produce(id, producerID: producerID, parameters: parameters) }
+        } catch {
+            forget(ClosedObjects(producers: [producerID]))
+            throw error
+        }
         return producerID
     }
 
@@ -178,11 +256,13 @@ public final class MediaEngine: Sendable {
     public func consume(transport id: TransportID, producer: ProducerID) async throws(MediaError) -> ConsumerParameters {
         let worker = try worker(transport: id)
         let consumerID = ConsumerID.random()
-        let parameters = try await worker.run { core throws(MediaError) in
-            try core.consume(id, consumerID: consumerID, producer: producer)
-        }
         placement.withLock { $0.consumers[consumerID] = worker.index }
-        return parameters
+        do {
+            return try await worker.run { core throws(MediaError) in try core.consume(id, consumerID: consumerID, producer: producer) }
+        } catch {
+            forget(ClosedObjects(consumers: [consumerID]))
+            throw error
+        }
     }
 
     public func pause(consumer id: ConsumerID) async throws(MediaError) {
@@ -213,13 +293,14 @@ public final class MediaEngine: Sendable {
         try await worker(producer: id).run { core throws(MediaError) in try core.setPaused(producer: id, false) }
     }
 
-    public func closeProducer(_ id: ProducerID) async throws(MediaError) {
-        try await worker(producer: id).run { core throws(MediaError) in core.closeProducer(id) }
-        placement.withLock { $0.producers.removeValue(forKey: id) }
+    /// Closes a producer and its consumers on every transport.
+    @discardableResult
+    public func closeProducer(_ id: ProducerID) async throws(MediaError) -> ClosedObjects {
+        try await close(on: try worker(producer: id), named: ClosedObjects(producers: [id])) { $0.closeProducer(id) }
     }
 
-    public func closeConsumer(_ id: ConsumerID) async throws(MediaError) {
-        try await worker(consumer: id).run { core throws(MediaError) in core.closeConsumer(id) }
-        placement.withLock { $0.consumers.removeValue(forKey: id) }
+    @discardableResult
+    public func closeConsumer(_ id: ConsumerID) async throws(MediaError) -> ClosedObjects {
+        try await close(on: try worker(consumer: id), named: ClosedObjects(consumers: [id])) { $0.closeConsumer(id) }
     }
 }

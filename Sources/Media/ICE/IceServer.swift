@@ -145,7 +145,7 @@ final class IceServer {
         tuples.append((address, now))
     }
 
-    /// Forgets a path (the worker drops it from its 5-tuple map too).
+    /// The source addresses it remembers (at most `maxTuples`; the worker routes no others here).
     var addresses: [PeerAddress] { tuples.map(\.address) }
 
     private func errorResponse(

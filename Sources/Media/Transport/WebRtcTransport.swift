@@ -29,6 +29,8 @@ final class WebRtcTransport {
     /// Where media goes: the ICE-selected address, prepared for `sendmmsg`.
     private let destination: UnsafeMutablePointer<sockaddr_storage>
     private(set) var selected: PeerAddress?
+    /// Source addresses the worker routes to this transport (see `WorkerCore.map`).
+    var routedAddresses: [PeerAddress] = []
     /// Our SSRC for RTCP RR and feedback (RFC 3550 §6.4.2 sender SSRC).
     let rtcpSSRC: UInt32
     let cname: String

@@ -23,8 +23,8 @@ final class WorkerCore: Selectable {
     /// Monotonic time of the batch being processed.
     private(set) var now: UInt64
 
-    private var byUsernameFragment: [String: WebRtcTransport] = [:]
-    private var byAddress: [PeerAddress: WebRtcTransport] = [:]
+    private(set) var byUsernameFragment: [String: WebRtcTransport] = [:]
+    private(set) var byAddress: [PeerAddress: WebRtcTransport] = [:]
     var routers: [RouterID: Router] = [:]
     var transports: [TransportID: WebRtcTransport] = [:]
     var producers: [ProducerID: Producer] = [:]
@@ -133,9 +133,20 @@ final class WorkerCore: Selectable {
         bytes.withUnsafeBytes { queue.enqueue($0, to: storage) }
     }
 
-    /// Routes media and DTLS from `address` to `transport` (a validated ICE 5-tuple).
+    /// Routes media and DTLS from `address` to `transport` (a validated ICE 5-tuple). The
+    /// transport lists the addresses routed to it, so its close drops them all; addresses
+    /// its ICE server no longer remembers stop routing once the list outgrows what ICE keeps.
     func map(_ address: PeerAddress, to transport: WebRtcTransport) {
-        if byAddress[address] !== transport { byAddress[address] = transport }
+        guard byAddress[address] !== transport else { return }
+        if let previous = byAddress[address] { previous.routedAddresses.removeAll { $0 == address } }
+        byAddress[address] = transport
+        transport.routedAddresses.append(address)
+        guard transport.routedAddresses.count > IceServer.maxTuples else { return }
+        transport.routedAddresses.removeAll { stale in
+            guard !transport.ice.isValidated(stale), stale != address else { return false }
+            byAddress.removeValue(forKey: stale)
+            return true
+        }
     }
 
     // MARK: Timers
@@ -253,34 +264,51 @@ final class WorkerCore: Selectable {
         consumer.switchProducer(to: producer, now: sb_monotonic_ns())
     }
 
-    func closeProducer(_ id: ProducerID) {
-        guard let producer = producers.removeValue(forKey: id) else { return }
-        for consumer in producer.consumers { closeConsumer(consumer.id) }
+    // MARK: Closing (each returns what it closed; the engine forgets those ids)
+
+    /// Closes a producer and every consumer of it, on whichever transport of the router.
+    @discardableResult
+    func closeProducer(_ id: ProducerID) -> ClosedObjects {
+        guard let producer = producers.removeValue(forKey: id) else { return ClosedObjects() }
+        var closed = ClosedObjects(producers: [id])
+        for consumer in producer.consumers { closed.append(closeConsumer(consumer.id)) }
         producer.transport.remove(producer)
         producer.router.remove(producer)
+        return closed
     }
 
-    func closeConsumer(_ id: ConsumerID) {
-        guard let consumer = consumers.removeValue(forKey: id) else { return }
+    @discardableResult
+    func closeConsumer(_ id: ConsumerID) -> ClosedObjects {
+        guard let consumer = consumers.removeValue(forKey: id) else { return ClosedObjects() }
         consumer.producer.consumers.removeAll { $0 === consumer }
         consumer.transport.remove(consumer)
+        return ClosedObjects(consumers: [id])
     }
 
-    func closeTransport(_ id: TransportID) {
-        guard let transport = transports.removeValue(forKey: id) else { return }
-        for producer in transport.producers { closeProducer(producer.id) }
-        for consumer in transport.consumers { closeConsumer(consumer.id) }
+    /// Closes a transport with its producers (and so their consumers elsewhere) and its
+    /// consumers, and drops every route to it.
+    @discardableResult
+    func closeTransport(_ id: TransportID) -> ClosedObjects {
+        guard let transport = transports.removeValue(forKey: id) else { return ClosedObjects() }
+        var closed = ClosedObjects(transports: [id])
+        for producer in transport.producers { closed.append(closeProducer(producer.id)) }
+        for consumer in transport.consumers { closed.append(closeConsumer(consumer.id)) }
         transport.close()
         byUsernameFragment.removeValue(forKey: transport.ice.local.usernameFragment)
-        for address in transport.ice.addresses where byAddress[address] === transport { byAddress.removeValue(forKey: address) }
+        for address in transport.routedAddresses where byAddress[address] === transport { byAddress.removeValue(forKey: address) }
+        transport.routedAddresses.removeAll()
         transport.router.transports.removeAll { $0 === transport }
         queue.flush()
+        return closed
     }
 
-    func closeRouter(_ id: RouterID) {
-        guard let router = routers[id] else { return }
-        for transport in router.transports { closeTransport(transport.id) }
-        routers.removeValue(forKey: id)
+    @discardableResult
+    func closeRouter(_ id: RouterID) -> ClosedObjects {
+        guard let router = routers.removeValue(forKey: id) else { return ClosedObjects() }
+        var closed = ClosedObjects()
+        for transport in router.transports { closed.append(closeTransport(transport.id)) }
+        closed.routers.append(id)
+        return closed
     }
 
     func stats(_ id: TransportID) throws(MediaError) -> TransportStats {
@@ -299,5 +327,41 @@ final class WorkerCore: Selectable {
             routers: routers.count, transports: transports.count, producers: producers.count, consumers: consumers.count,
             forwardingMicrosecondsP50: queue.forwardingLatency.percentile(0.5) * 1000,
             forwardingMicrosecondsP99: queue.forwardingLatency.percentile(0.99) * 1000)
+    }
+
+    /// Sizes of this worker's tables and of the lists that link its objects. Each object sits
+    /// in its table once and in each owner's list once, so the sums match the tables unless a
+    /// close left something behind.
+    struct Tables: Sendable, Hashable {
+        var objects = MediaObjectCounts()
+        /// Routes to transports: ICE username fragments and validated source addresses.
+        var usernameFragments = 0
+        var addresses = 0
+        /// Transports and producers listed by routers.
+        var routerTransports = 0
+        var routerProducers = 0
+        /// Producers and consumers listed by transports.
+        var transportProducers = 0
+        var transportConsumers = 0
+        /// Consumers listed by producers.
+        var producerConsumers = 0
+    }
+
+    func tables() -> Tables {
+        var t = Tables()
+        t.objects = MediaObjectCounts(
+            routers: routers.count, transports: transports.count, producers: producers.count, consumers: consumers.count)
+        t.usernameFragments = byUsernameFragment.count
+        t.addresses = byAddress.count
+        for router in routers.values {
+            t.routerTransports += router.transports.count
+            t.routerProducers += router.producers.count
+        }
+        for transport in transports.values {
+            t.transportProducers += transport.producers.count
+            t.transportConsumers += transport.consumers.count
+        }
+        for producer in producers.values { t.producerConsumers += producer.consumers.count }
+        return t
     }
 }

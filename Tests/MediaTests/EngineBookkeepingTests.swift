@@ -1,0 +1,206 @@
+import Glibc
+import Testing
+import Wire
+@testable import Media
+
+/// Closing a transport, router or producer closes what depends on it (mediasoup's
+/// `transportclose`, `routerclose`, `producerclose`), and the engine forgets every id it closed.
+@Suite("Engine bookkeeping when media objects close")
+struct EngineBookkeepingTests {
+    static func engine(workers: Int = 2) throws -> MediaEngine {
+        var configuration = MediaConfiguration()
+        configuration.bindHost = "127.0.0.1"
+        configuration.port = 0
+        configuration.workers = workers
+        return try MediaEngine(configuration: configuration)
+    }
+
+    /// A member's publish connection from the captured aiortc offer: one audio and one video producer.
+    static func publish(_ engine: MediaEngine, _ router: RouterID) async throws -> MediaEngine.Publication {
+        try await engine.publish(router: router, offer: try mediaFixture("media/aiortc-publish-offer.sdp"))
+    }
+
+    /// Every count the engine and its workers keep, checked against each other and against `expected`.
+    static func expectCounts(_ engine: MediaEngine, _ expected: MediaObjectCounts, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let counts = await engine.objectCounts()
+        #expect(counts.placement == expected, "engine placement maps", sourceLocation: sourceLocation)
+        #expect(counts.workers == expected, "worker tables", sourceLocation: sourceLocation)
+        for t in await engine.workerTables() {
+            #expect(t.usernameFragments == t.objects.transports, sourceLocation: sourceLocation)
+            #expect(t.routerTransports == t.objects.transports, sourceLocation: sourceLocation)
+            #expect(t.routerProducers == t.objects.producers, sourceLocation: sourceLocation)
+            #expect(t.transportProducers == t.objects.producers, sourceLocation: sourceLocation)
+            #expect(t.transportConsumers == t.objects.consumers, sourceLocation: sourceLocation)
+            #expect(t.producerConsumers == t.objects.consumers, sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("closing a transport closes its producers, their consumers on other transports, and its own consumers")
+    func transportClose() async throws {
+        let engine = try Self.engine()
+        defer { engine.shutdown() }
+        let router = try await engine.createRouter()
+        let other = try await Self.publish(engine, router)
+        let closing = try await Self.publish(engine, router)
+        // The closing transport also carries consumers of the other member's tracks.
+        var ownConsumers: [ConsumerID] = []
+        for producer in other.producers { ownConsumers.append(try await engine.consume(transport: closing.transport, producer: producer.id).id) }
+        let listener = try await engine.updateSubscription(
+            try await engine.openSubscription(router: router), producers: (other.producers + closing.producers).map(\.id))
+        let listenerConsumers = Dictionary(uniqueKeysWithValues: listener.consumers.map { ($0.producerID, $0.id) })
+        await Self.expectCounts(engine, MediaObjectCounts(routers: 1, transports: 3, producers: 4, consumers: 6))
+
+        let closed = try await engine.closeTransport(closing.transport)
+        #expect(closed.transports == [closing.transport])
+        #expect(Set(closed.producers) == Set(closing.producers.map(\.id)))
+        #expect(Set(closed.consumers) == Set(ownConsumers + closing.producers.compactMap { listenerConsumers[$0.id] }))
+        #expect(closed.routers.isEmpty)
+        await Self.expectCounts(engine, MediaObjectCounts(routers: 1, transports: 2, producers: 2, consumers: 2))
+        // Calls naming a closed object fail as for any unknown id.
+        for consumer in closed.consumers {
+            await #expect(throws: MediaError.notFound("consumer \(consumer)")) { try await engine.pause(consumer: consumer) }
+        }
+    }
+
+    @Test("closing a router closes every transport, producer and consumer in it, and only those")
+    func routerClose() async throws {
+        let engine = try Self.engine()
+        defer { engine.shutdown() }
+        let kept = try await engine.createRouter()
+        let keptPublication = try await Self.publish(engine, kept)
+        let router = try await engine.createRouter()
+        let a = try await Self.publish(engine, router)
+        let b = try await Self.publish(engine, router)
+        let listener = try await engine.updateSubscription(
+            try await engine.openSubscription(router: router), producers: (a.producers + b.producers).map(\.id))
+        for producer in b.producers { _ = try await engine.consume(transport: a.transport, producer: producer.id) }
+        await Self.expectCounts(engine, MediaObjectCounts(routers: 2, transports: 4, producers: 6, consumers: 6))
+
+        let closed = try await engine.closeRouter(router)
+        #expect(closed.routers == [router])
+        #expect(Set(closed.transports) == [a.transport, b.transport, listener.transport])
+        #expect(closed.producers.count == 4)
+        #expect(closed.consumers.count == 6)
+        await Self.expectCounts(engine, MediaObjectCounts(routers: 1, transports: 1, producers: 2, consumers: 0))
+        #expect(try await engine.producers(in: kept).count == keptPublication.producers.count)
+        try await engine.closeRouter(kept)
+        await Self.expectCounts(engine, MediaObjectCounts())
+    }
+
+    @Test("closing a producer closes and reports its consumers on every transport")
+    func producerClose() async throws {
+        let engine = try Self.engine()
+        defer { engine.shutdown() }
+        let router = try await engine.createRouter()
+        let publication = try await Self.publish(engine, router)
+        let audio = try #require(publication.producers.first { $0.parameters.kind == .audio }).id
+        var consumers: [ConsumerID] = []
+        for _ in 0..<3 {
+            let s = try await engine.updateSubscription(try await engine.openSubscription(router: router), producers: publication.producers.map(\.id))
+            consumers += s.consumers.filter { $0.producerID == audio }.map(\.id)
+        }
+        await Self.expectCounts(engine, MediaObjectCounts(routers: 1, transports: 4, producers: 2, consumers: 6))
+
+        let closed = try await engine.closeProducer(audio)
+        #expect(closed.producers == [audio])
+        #expect(Set(closed.consumers) == Set(consumers))
+        #expect(closed.transports.isEmpty)
+        await Self.expectCounts(engine, MediaObjectCounts(routers: 1, transports: 4, producers: 1, consumers: 3))
+    }
+
+    /// A peer that checks from more source addresses than ICE remembers (a phone hopping networks,
+    /// or a spray) must not leave routes to its transport behind, neither while open nor once closed.
+    @Test("a transport checked from more addresses than ICE keeps leaves no route behind")
+    func routesForgotten() async throws {
+        let engine = try Self.engine(workers: 1)
+        defer { engine.shutdown() }
+        let router = try await engine.createRouter()
+        let info = try await engine.createWebRtcTransport(router: router)
+        let ice = info.iceParameters
+        let attributes: [STUNAttribute] = [
+            .username(ice.usernameFragment + ":peer"), .priority(1_853_824_767), .iceControlling(tieBreaker: 42),
+        ]
+        let request = try STUNMessage(
+            type: .bindingRequest, transactionID: STUNTransactionID(word0: 1, word1: 2, word2: 3), attributes: attributes
+        ).serialize(integrityKey: Array(ice.password.utf8), hmacSHA1: hmacSHA1, fingerprint: true)
+        let checks = IceServer.maxTuples + 4
+        let routes = try await engine.workers[0].run { core throws(MediaError) -> Int in
+            var bytes = request
+            for i in 0..<checks {
+                var source = sockaddr_storage()
+                PeerAddress(ipv4: 0x7F00_0001, port: UInt16(40_000 + i)).write(to: &source, ipv6Socket: core.socket.isIPv6)
+                core.setNow(ms(UInt64(1 + i)))
+                bytes.withUnsafeMutableBytes { core.dispatch($0.baseAddress!, length: $0.count, source: &source) }
+                bytes = request
+            }
+            core.queue.flush()
+            return core.tables().addresses
+        }
+        #expect(routes == IceServer.maxTuples, "the addresses ICE remembers, and no others")
+        try await engine.closeTransport(info.id)
+        let counts = await engine.objectCounts()
+        #expect(counts.routes == 0)
+        #expect(counts.workers == MediaObjectCounts(routers: 1))
+    }
+
+    /// Members join and leave a room the way `RoomMedia` drives the engine (publish; subscribe to
+    /// the others; the others subscribe to the newcomer; leave closes both connections and the
+    /// others renegotiate), and every hundredth time the room closes under them instead. No
+    /// handshakes: the bookkeeping, not DTLS, is what is churned.
+    @Test("10,000 join/leave cycles bring every map back to its baseline, and memory stays flat after warm-up")
+    func churn() async throws {
+        let cycles = 10_000, warmUp = 2_000, routerEvery = 100
+        let engine = try Self.engine()
+        defer { engine.shutdown() }
+        let offer = try mediaFixture("media/aiortc-publish-offer.sdp")
+
+        struct Room {
+            var router: RouterID
+            var resident: MediaEngine.Publication
+            var listening: MediaEngine.Subscription
+        }
+        func openRoom() async throws -> Room {
+            let router = try await engine.createRouter()
+            return Room(
+                router: router, resident: try await engine.publish(router: router, offer: offer),
+                listening: try await engine.openSubscription(router: router))
+        }
+
+        var room = try await openRoom()
+        let baseline = await engine.objectCounts()
+        #expect(baseline.placement == MediaObjectCounts(routers: 1, transports: 2, producers: 2))
+        var warmResident = 0
+        for cycle in 1...cycles {
+            let joiner = try await engine.publish(router: room.router, offer: offer)
+            let listening = try await engine.updateSubscription(
+                try await engine.openSubscription(router: room.router), producers: room.resident.producers.map(\.id))
+            room.listening = try await engine.updateSubscription(room.listening, producers: joiner.producers.map(\.id))
+            #expect(listening.consumers.count == 2 && engine.activeConsumers(room.listening).count == 2)
+            if cycle % routerEvery == 0 {
+                try await engine.closeRouter(room.router)
+                room = try await openRoom()
+            } else {
+                try await engine.closeTransport(joiner.transport)
+                try await engine.closeTransport(listening.transport)
+                room.listening = try await engine.updateSubscription(room.listening, producers: [])
+            }
+            if cycle == warmUp {
+                let counts = await engine.objectCounts()
+                #expect(counts == baseline, "after \(warmUp) cycles")
+                warmResident = FanoutBenchmark.residentBytes()
+            }
+        }
+        let endResident = FanoutBenchmark.residentBytes()
+        let counts = await engine.objectCounts()
+        #expect(counts == baseline, "after \(cycles) cycles")
+        #expect(room.listening.consumers.count <= 2, "m-lines are reused, not added per cycle")
+        // Allocator noise is tens of KiB. The bound catches anything leaked per cycle of about 1 KiB
+        // or more (a transport with its DTLS state is tens of KiB); the counts above catch stale ids.
+        let growth = endResident - warmResident
+        #expect(growth < 8 << 20, "RSS grew \(growth >> 10) KiB from cycle \(warmUp) to \(cycles)")
+
+        try await engine.closeRouter(room.router)
+        await Self.expectCounts(engine, MediaObjectCounts())
+        #expect(await engine.objectCounts().routes == 0)
+    }
+}
