@@ -12,8 +12,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// Bytes queued toward a WebSocket peer before it is disconnected as a slow consumer.
     public var webSocketMaxQueued = 4 << 20
     public var serverName = "switchboard"
-    /// Connections open at once (HTTP and WebSocket together). 0: the descriptor limit less
-    /// `descriptorReserve`, so accepting can never starve the rest of the process of descriptors.
+    /// Connections open at once (HTTP and WebSocket together); never more than the descriptor limit less
+    /// `descriptorReserve` (also the default, 0), so accepting can never starve the rest of the process of
+    /// descriptors: libdispatch, under Swift concurrency, aborts the process (SIGILL) when it cannot open
+    /// `/proc/self/task/…` to watch its thread pool.
     public var maxConnections = 0
     /// Connections open at once from one IP address; 0: no limit of its own.
     public var maxConnectionsPerAddress = 0
@@ -44,9 +46,8 @@ public final class HTTPServer: Sendable {
         self.responder = responder
         self.metrics = metrics
         registry = ConnectionRegistry(loops: group.loops.count)
-        connectionLimit = configuration.maxConnections > 0
-            ? configuration.maxConnections
-            : max(16, DescriptorLimit.current - configuration.descriptorReserve)
+        let budget = max(16, DescriptorLimit.current - configuration.descriptorReserve)
+        connectionLimit = configuration.maxConnections > 0 ? min(configuration.maxConnections, budget) : budget
         admission = Mutex(Admission())
         sb_ignore_sigpipe()
         metrics.gauge("switchboard_connection_limit", help: "Connections the server accepts at once.") { [connectionLimit] in

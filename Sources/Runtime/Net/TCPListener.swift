@@ -39,9 +39,14 @@ public final class TCPListener: @unchecked Sendable {
 ///
 /// Confined to its loop; `stopOnLoop` is the one entry from elsewhere and hops to the loop first.
 final class Acceptor: Selectable, @unchecked Sendable {
+    /// `accept4(2)` with the flags the acceptor needs; replaceable so tests can make it fail.
+    typealias AcceptFunction = @Sendable (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?) -> Int32
+    static let systemAccept: AcceptFunction = { sb_accept4($0, $1, $2, SB_SOCK_NONBLOCK | SB_SOCK_CLOEXEC) }
+
     let listener: TCPListener
     unowned let loop: EventLoop
     let metrics: Metrics
+    let accept: AcceptFunction
     let onAccept: (Int32, SocketAddress?) -> Void
     let onShed: (Int32) -> Void
     var active = true
@@ -50,11 +55,12 @@ final class Acceptor: Selectable, @unchecked Sendable {
 
     static let pauseAfterFailure: Duration = .milliseconds(100)
 
-    init(listener: TCPListener, loop: EventLoop, metrics: Metrics, onShed: @escaping (Int32) -> Void,
-         onAccept: @escaping (Int32, SocketAddress?) -> Void) {
+    init(listener: TCPListener, loop: EventLoop, metrics: Metrics, accept: @escaping AcceptFunction = Acceptor.systemAccept,
+         onShed: @escaping (Int32) -> Void, onAccept: @escaping (Int32, SocketAddress?) -> Void) {
         self.listener = listener
         self.loop = loop
         self.metrics = metrics
+        self.accept = accept
         self.onAccept = onAccept
         self.onShed = onShed
         spare = Self.openSpare()
@@ -71,9 +77,7 @@ final class Acceptor: Selectable, @unchecked Sendable {
             var storage = sockaddr_storage()
             var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let cfd = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sb_accept4(listener.fd, $0, &len, SB_SOCK_NONBLOCK | SB_SOCK_CLOEXEC)
-                }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener.fd, $0, &len) }
             }
             if cfd < 0 {
                 switch errno {
@@ -102,7 +106,7 @@ final class Acceptor: Selectable, @unchecked Sendable {
     private func shedOne() -> Bool {
         guard spare >= 0 else { spare = Self.openSpare(); return false }
         Glibc.close(spare)
-        let cfd = sb_accept4(listener.fd, nil, nil, SB_SOCK_NONBLOCK | SB_SOCK_CLOEXEC)
+        let cfd = accept(listener.fd, nil, nil)
         if cfd >= 0 { onShed(cfd) }
         spare = Self.openSpare()
         return cfd >= 0 && spare >= 0

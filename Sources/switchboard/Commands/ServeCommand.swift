@@ -39,6 +39,10 @@ struct ServeCommand {
         logger.info("descriptor limit", ["soft": "\(descriptors.soft)", "hard": "\(descriptors.hard)",
                                          "max_connections": "\(server.connectionLimit)",
                                          "max_connections_per_address": "\(config.maxConnectionsPerAddress)"])
+        if config.maxConnections > server.connectionLimit {
+            logger.warning("--max-connections is above what the descriptor limit allows; raise the hard limit (ulimit -Hn) to serve more",
+                           ["requested": "\(config.maxConnections)", "used": "\(server.connectionLimit)"])
+        }
         var lines = ["Switchboard \(SwitchboardServer.version) serving", "  http:  http://\(httpAddress)/"]
         if let httpsAddress { lines.append("  https: https://\(httpsAddress)/") }
         if let ca = server.developmentCAFile { lines.append("  development CA: \(ca)") }
