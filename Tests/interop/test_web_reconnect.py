@@ -390,7 +390,9 @@ def test_repeated_drops_never_overlap_and_back_off(server, proxy, browser):
     proxy.drop_websockets()
     wait(lambda: created() > n, 10, "a new attempt", alice, interval=0.005)
     wait(lambda: proxy.websockets(), 5, "it reaches the proxy", interval=0.002)
-    proxy.drop_websockets()
+    n = closes()
+    assert proxy.drop_websockets() == 1
+    wait(lambda: closes() > n, 5, "the page notices the drop during login", alice)
     wait(lambda: rt_state(alice) == "connected", 20, "back after the drop during login", alice)
 
     # Two more drops, each as soon as the page is back.
@@ -623,3 +625,53 @@ def test_rooms_inputs_are_labelled_and_changes_announced(server, browser):
     assert "muted" in page.locator('#members .member[data-name="gina-a11y"]').inner_text()
     screenshot(page, "web-a11y-room")
     close_all(page, hank)
+
+
+# MARK: the video playground on the same client
+
+def log_lines(page):
+    return page.eval_on_selector_all("#log li b", "els => els.map(e => e.textContent)")
+
+
+def test_video_playground_reconnects_and_publishes_again(server, proxy, browser):
+    """A cut connection: the playground reconnects on exactly one new socket, connects to its session
+    again (a new connection id) and publishes again, and the other page sees the new stream."""
+    alice = browser.new_context(viewport={"width": 1100, "height": 800}).new_page()
+    alice.add_init_script(COUNT_SOCKETS)
+    sockets = Sockets(alice)
+    alice.goto(proxy.url + "/video")
+    alice.click("#create-session")
+    wait(lambda: alice.input_value("#session-id"), 10, "a session", alice)
+    sid = alice.input_value("#session-id")
+    alice.fill("#name", "alice")
+    alice.click("#make-token")
+    wait(lambda: alice.input_value("#token"), 10, "a token", alice)
+    alice.click("#join")
+    wait(lambda: alice.evaluate("window.playground.connectionId()"), 10, "alice connected", alice)
+    wait(lambda: any(line.startswith("publishing stream") for line in log_lines(alice)), 15, "alice publishes", alice)
+    first = alice.evaluate("window.playground.connectionId()")
+
+    bob = browser.new_context(viewport={"width": 1100, "height": 800}).new_page()
+    bob.goto(f"{server.http_url}/video?session={sid}")
+    bob.fill("#name", "bob")
+    bob.click("#make-token")
+    wait(lambda: bob.input_value("#token"), 10, "a token", bob)
+    bob.uncheck("#auto-publish")
+    bob.click("#join")
+    wait(lambda: bob.evaluate("window.playground.streamIds().length") == 1, 15, "bob subscribes to alice", bob)
+    old_stream = bob.evaluate("window.playground.streamIds()[0]")
+
+    assert proxy.drop_websockets() == 1
+    wait(lambda: "reconnected" in log_lines(alice), 15, "alice reconnected", alice)
+    wait(lambda: sum(line.startswith("publishing stream") for line in log_lines(alice)) == 2, 15, "alice publishes again", alice)
+    alice.wait_for_timeout(1000)
+    counts = in_page(alice)
+    print("video", counts, log_lines(alice)[:8])
+    assert sockets.count() == 2 and counts["created"] == 2 and counts["maxLive"] == 1 and counts["live"] == 1, counts
+    assert alice.evaluate("window.playground.connectionId()") not in (None, first)
+    assert alice.is_hidden("#alert")
+    # bob loses the old stream and gets the new one.
+    wait(lambda: bob.evaluate("window.playground.streamIds()") not in ([], [old_stream]), 15, "bob gets the new stream", bob)
+    screenshot(alice, "web-video-after-reconnect")
+    screenshot(bob, "web-video-bob-after-reconnect")
+    close_all(alice, bob)
