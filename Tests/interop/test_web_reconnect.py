@@ -11,6 +11,7 @@ Chromium (fake microphones, loopback).
 * A proxy's HTML 502 or a plain-text 503 is shown with its status code.
 * Every input of the rooms page has an accessible name; speaking and muted changes are announced in a
   polite live region.
+* The video playground, on the same client, reconnects on one new socket and publishes again.
 
 Screenshots go to Tests/interop/artifacts/ (web-*.png)."""
 from __future__ import annotations

@@ -56,6 +56,7 @@ export class Realtime {
     this.everConnected = false;
     this.state = "disconnected";
     this.lastClose = null;   // {code, reason} of the last socket that closed
+    this.waiters = [];       // connect() calls waiting for a socket to open
     this.onOnline = () => { if (this.timer) this.reconnect(); };
     if (typeof window !== "undefined") window.addEventListener("online", this.onOnline);
   }
@@ -85,19 +86,16 @@ export class Realtime {
   }
 
   /**
-   * Opens the socket, or waits for the one already connecting or open (never a second one). Resolves
-   * once a socket is open; while the server cannot be reached it keeps retrying with backoff, and
-   * rejects only when close() is called first.
+   * Opens the socket, or waits for the one already connecting or for the pending reconnect (never a
+   * second socket). Resolves once a socket is open; while the server cannot be reached it keeps
+   * retrying with backoff, and rejects only when close() is called first.
    */
   connect() {
     if (this.closedByUser) return Promise.reject(Object.assign(new Error("closed"), { code: "closed" }));
-    if (this.ws) return this.opening;
-    if (!this.firstOpen) {
-      this.firstOpen = new Promise((resolve, reject) => { this.firstOpenDone = { resolve, reject }; });
-      this.firstOpen.catch(() => {});
-    }
-    if (!this.timer) this.open();
-    return this.everConnected && this.ws ? this.opening : this.firstOpen;
+    if (this.ws?.readyState === WebSocket.OPEN) return Promise.resolve();
+    const opened = new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+    if (!this.ws && !this.timer) this.open();
+    return opened;
   }
 
   /** Reconnects now instead of waiting for the pending delay; does nothing while a socket exists. */
@@ -121,8 +119,8 @@ export class Realtime {
           this.everConnected = true;
           this.upSince = Date.now();
           this.setState("connected");
-          this.firstOpenDone?.resolve();
         }
+        for (const w of this.waiters.splice(0)) w.resolve();
         resolve();
       };
       ws.onclose = (ev) => {
@@ -233,7 +231,7 @@ export class Realtime {
     if (this.closedByUser || this.ws) return;
     const wasConnected = this.everConnected;
     this.open();
-    let ws = this.ws;
+    const ws = this.ws;
     try {
       await this.opening;
       if (!wasConnected) return;  // the first connect(): the caller logs in
@@ -315,7 +313,7 @@ export class Realtime {
       reject(Object.assign(new Error("closed"), { code: "closed" }));
     }
     this.pending.clear();
-    this.firstOpenDone?.reject(Object.assign(new Error("closed"), { code: "closed" }));
+    for (const w of this.waiters.splice(0)) w.reject(Object.assign(new Error("closed"), { code: "closed" }));
     if (ws && ws.readyState < WebSocket.CLOSING) ws.close(1000, "bye");
     this.setState("disconnected");
   }
