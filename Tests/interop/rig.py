@@ -155,17 +155,18 @@ class Server:
 
 def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | None = None, env: dict | None = None,
                  host: str = "127.0.0.1", timeout: float = 20.0, max_open_files: int | None = None,
-                 dev: bool = False) -> Server:
+                 dev: bool = False, http_port: int | None = None) -> Server:
     """Starts `switchboard serve` on free ports (HTTP, HTTPS, media) with its own data directory and waits for /health.
 
-    `data_dir` lets a test restart a server over the same data (then the caller owns the directory).
+    `data_dir` lets a test restart a server over the same data (then the caller owns the directory), and
+    `http_port` on the same port, so that clients of the first one come back to it.
     `max_open_files` runs the server as under `ulimit -n N` (soft and hard limit).
     `dev` turns on development mode (`--dev`): the demo app servers and the /test/media routes.
     """
     owns = data_dir is None
     data = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="switchboard-interop-"))
     data.mkdir(parents=True, exist_ok=True)
-    http_port = free_port(host)
+    http_port = http_port or free_port(host)
     https_port = free_port(host) if https else None
     args = [str(server_binary()), "serve", "--listen", f"{host}:{http_port}", "--data", str(data),
             "--web", str(REPO / "Web")]

@@ -43,6 +43,13 @@ async function guarded(fn) {
   try { error(""); await fn(); } catch (e) { console.error(e); error(e.message || String(e)); }
 }
 
+/** Tells screen readers what changed (the polite live region #announcer). */
+function announce(text) {
+  const el = $("announcer");
+  // A repeated message is only announced again when the region's text actually changes.
+  el.textContent = el.textContent === text ? `${text}\u00a0` : text;
+}
+
 // MARK: Login
 
 $("login-form").addEventListener("submit", (ev) => {
@@ -64,10 +71,13 @@ async function logIn(user) {
   app.user = user;
   sessionStorage.setItem("rooms.user", JSON.stringify(user));
   if (app.rt) app.rt.close();
-  const rt = new Realtime();
+  // The token provider: when the session ended with its token (close code 4001) or the server no
+  // longer knows it, the client logs in again with a new one from the app server.
+  const rt = new Realtime(Realtime.defaultURL(), { token: renewToken });
   app.rt = rt;
-  rt.on("state", (m) => setNetwork(m.body.state));
-  rt.on("reconnected", () => reconnected());
+  rt.on("state", (m) => { if (app.rt === rt) setNetwork(m.body); });
+  rt.on("reconnected", (m) => { if (app.rt === rt) reconnected(m.body); });
+  rt.on("error", (m) => { if (app.rt === rt) error(`Reconnecting: ${m.body.detail}`); });
   for (const type of ["member:joined", "member:left", "member:media", "audio:speaking:on", "audio:speaking:off",
                       "audio:mute:on", "audio:mute:off"]) {
     rt.on(type, (msg) => conversationEvent(msg));
@@ -75,25 +85,49 @@ async function logIn(user) {
   rt.on("rtc:offer", (msg) => {
     if (app.room && msg.body.conversation_id === app.room.id) negotiate(msg.body.offer, msg.body.tracks);
   });
-  await rt.connect();
-  await rt.login(user.jwt);
+  try {
+    await rt.connect();
+    try {
+      await rt.login(user.jwt);
+    } catch (e) {
+      if (e.code !== "tokenExpired" && e.code !== "invalidToken") throw e;
+      await rt.login(await renewToken());  // a saved token from an earlier visit
+    }
+  } catch (e) {
+    rt.close();
+    if (app.rt === rt) app.rt = null;
+    throw e;
+  }
   show("list-view");
   await loadRooms();
+}
+
+async function renewToken() {
+  const reply = await api("POST", `${APP}/auth`, { body: { name: app.user.name } });
+  app.user = { name: reply.name, jwt: reply.jwt };
+  sessionStorage.setItem("rooms.user", JSON.stringify(app.user));
+  return reply.jwt;
 }
 
 $("logout").addEventListener("click", () => guarded(async () => {
   if (app.room) await leaveRoom();
   sessionStorage.removeItem("rooms.user");
-  if (app.rt) app.rt.close();
+  const rt = app.rt;
   app.rt = null;
+  if (rt) await rt.logout();
   app.user = null;
   show("login-view");
 }));
 
-function setNetwork(state) {
+function setNetwork({ state, delay }) {
   const net = $("net");
-  net.hidden = state === "connected";
-  net.textContent = state === "reconnecting" ? "Reconnecting…" : state;
+  const was = net.dataset.state;
+  net.dataset.state = state;
+  net.hidden = state === "connected" || state === "disconnected";
+  net.textContent = state === "reconnecting" ? "Reconnecting…" : state === "connecting" ? "Connecting…" : state;
+  net.title = delay ? `Next attempt in ${(delay / 1000).toFixed(1)} s` : "";
+  if (state === "reconnecting" && was !== "reconnecting") announce("Connection lost. Reconnecting…");
+  if (state === "connected" && was === "reconnecting") announce("Reconnected.");
 }
 
 // MARK: Room list
@@ -146,6 +180,7 @@ async function enterRoom(id, title) {
   $("room-title").textContent = app.room.title;
   $("mic-message").hidden = true;
   $("mute").textContent = "Mute";
+  $("mute").setAttribute("aria-pressed", "false");
   show("room-view");
   await loadMembers();
   await startMedia();
@@ -169,21 +204,40 @@ function conversationEvent(msg) {
   const b = msg.body || {};
   const id = msg.from || b.member_id;
   const m = app.members.get(id);
+  const before = m && { muted: m.muted, speaking: m.speaking };
   switch (msg.type) {
     case "member:joined":
+      if (!app.members.has(b.member_id) && b.member_id !== app.room.memberID) announce(`${b.user?.name || "Someone"} joined.`);
       app.members.set(b.member_id, { id: b.member_id, name: b.user?.name || "?", muted: false, speaking: false });
       break;
     case "member:left":
+      if (app.members.has(b.member_id) && b.member_id !== app.room.memberID) announce(`${app.members.get(b.member_id).name} left.`);
       app.members.delete(b.member_id);
-      if (b.member_id === app.room.memberID) { closeMedia(); app.room = null; show("list-view"); loadRooms(); return; }
+      if (b.member_id === app.room.memberID) {
+        // Marked left because our connection was gone too long (reason "disconnected"): the page is
+        // still here, so it joins again. Any other reason (removed, the room ended) ends the visit.
+        if (b.reason?.text === "disconnected") { rejoin(); return; }
+        closeMedia(); app.room = null; show("list-view"); loadRooms(); return;
+      }
       break;
-    case "member:media": if (m) m.muted = !!b.media?.audio_settings?.muted; break;
+    case "member:media": if (m) { m.muted = !!b.media?.audio_settings?.muted; if (m.muted) m.speaking = false; } break;
     case "audio:mute:on": if (m) { m.muted = true; m.speaking = false; } break;
     case "audio:mute:off": if (m) m.muted = false; break;
     case "audio:speaking:on": if (m) m.speaking = true; break;
     case "audio:speaking:off": if (m) m.speaking = false; break;
   }
+  if (m) announceChange(m, before);
   render();
+}
+
+/** Speaking and muted changes, in words (the avatars' rings and marks only show them). */
+function announceChange(m, before) {
+  const me = m.id === app.room?.memberID;
+  const who = me ? "You" : m.name;
+  if (m.muted !== before.muted) announce(m.muted ? `${who} ${me ? "are" : "is"} muted.` : `${who} ${me ? "are" : "is"} unmuted.`);
+  else if (m.speaking !== before.speaking && !m.muted) {
+    announce(m.speaking ? `${who} ${me ? "are" : "is"} speaking.` : `${who} stopped speaking.`);
+  }
 }
 
 const MIC_OFF = '<svg viewBox="0 0 24 24" width="14" height="14" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2.4" stroke-linecap="round"><path d="M9 5a3 3 0 0 1 6 0v6M15 13.5A3 3 0 0 1 9 11V9"/><path d="M5 11a7 7 0 0 0 11.5 5.3M19 11a7 7 0 0 1-.6 2.8M12 18v3"/><path d="M3 3l18 18"/></svg>';
@@ -208,6 +262,7 @@ function render() {
     li.classList.toggle("is-muted", m.muted);
     const avatar = document.createElement("div");
     avatar.className = "avatar";
+    avatar.setAttribute("aria-hidden", "true");
     avatar.style.background = colorFor(m.name);
     avatar.textContent = m.name.slice(0, 1).toUpperCase();
     const mark = document.createElement("span");
@@ -218,7 +273,11 @@ function render() {
     const name = document.createElement("span");
     name.className = "name";
     name.textContent = m.name;
-    li.append(avatar, name);
+    const status = document.createElement("span");
+    status.className = "visually-hidden";
+    status.textContent = [m.muted && "muted", m.speaking && "speaking"]
+      .filter(Boolean).join(", ");
+    li.append(avatar, name, status);
     ul.append(li);
   }
   $("room-status").textContent = `${list.length} here`;
@@ -331,14 +390,33 @@ function restartMedia() {
   restartTimer = setTimeout(() => { if (app.room) guarded(startMedia); }, 500);
 }
 
-/** The realtime socket came back: the server dropped our media with the old socket. */
-async function reconnected() {
-  if (!app.room) return;
-  await guarded(async () => {
-    await app.rt.request("rtc:join", { conversation_id: app.room.id });
+/** The realtime socket came back: the server dropped our media with the old socket. After a fresh
+ *  login (the session was gone) the events in between were not replayed, so the lists are reloaded. */
+async function reconnected({ resumed }) {
+  error("");
+  if (!app.room) { if (!resumed) await guarded(loadRooms); return; }
+  await rejoin(!resumed);
+}
+
+/** Joins the current room again (a no-op at the server when still joined), reloads its members and
+ *  publishes and subscribes anew. */
+async function rejoin(reload = true) {
+  const rt = app.rt;
+  const room = app.room;
+  try {
+    const joined = await rt.request("rtc:join", { conversation_id: room.id });
+    if (app.room !== room) return;
+    room.memberID = joined.body.member_id;
+    if (reload) app.members.clear();
     await loadMembers();
+    if (app.starting) await app.starting.catch(() => {});
     await startMedia();
-  });
+  } catch (e) {
+    // Lost again meanwhile: the next reconnect does this again.
+    if (e.code === "disconnected" || e.code === "closed" || rt !== app.rt || app.room !== room) return;
+    console.error(e);
+    error(e.message || String(e));
+  }
 }
 
 $("mute").addEventListener("click", () => guarded(async () => {
@@ -348,8 +426,15 @@ $("mute").addEventListener("click", () => guarded(async () => {
   const track = app.mic?.getAudioTracks()[0];
   if (track) track.enabled = !muted;
   $("mute").textContent = muted ? "Unmute" : "Mute";
+  $("mute").setAttribute("aria-pressed", String(muted));
   const me = app.members.get(app.room.memberID);
-  if (me) { me.muted = muted; if (muted) me.speaking = false; render(); }
+  if (me) {
+    const before = { muted: me.muted, speaking: me.speaking };
+    me.muted = muted;
+    if (muted) me.speaking = false;
+    announceChange(me, before);
+    render();
+  }
 }));
 
 async function leaveRoom() {

@@ -50,14 +50,14 @@ function nameOf(connection) {
 function refreshControls() {
   const joined = !!state.me;
   const publishing = !!state.publisher;
-  $("join").disabled = joined;
-  $("leave").disabled = !joined;
+  $("join").disabled = !!state.rt;
+  $("leave").disabled = !state.rt;
   $("publish").disabled = !joined;
   $("publish").textContent = publishing ? "Unpublish" : "Publish";
   $("mute-audio").disabled = !publishing;
   $("mute-video").disabled = !publishing;
   $("signal-send").disabled = !joined;
-  $("empty").hidden = joined;
+  $("empty").hidden = !!state.rt;
   const select = $("signal-to");
   const current = select.value;
   select.innerHTML = '<option value="">everyone</option>';
@@ -116,24 +116,34 @@ async function join() {
   if (!sessionId || !token) { showError("A session id and a token are needed to join."); return; }
   const rt = new Realtime();
   state.rt = rt;
+  state.token = token;
+  refreshControls();
   try {
     setStatus("connecting…");
-    await rt.connect();
     wire(rt);
-    const { body } = await rt.request("video:connect", { sessionId, token });
-    state.sessionId = sessionId;
-    state.me = body.connectionId;
-    state.capabilities = body.capabilities || {};
-    for (const c of body.connections || []) state.connections.set(c.connectionId, c);
-    setStatus(`connected · ${body.connectionId.slice(0, 8)}`, true);
-    log(`connected as ${body.connectionId.slice(0, 8)} (${nameOf(body.connection)}), ${state.connections.size} other connection(s)`);
-    refreshControls();
-    for (const s of body.streams || []) streamCreated(s);
+    await rt.connect();
+    await connectToSession(rt, sessionId, token);
     if ($("auto-publish").checked) await publish();
   } catch (e) {
+    if (rt !== state.rt) return;  // left meanwhile
     showError(describe(e));
     if (!state.me) teardown("failed");
   }
+}
+
+/** video:connect on the socket: the first time, and again on a new socket after a reconnect. */
+async function connectToSession(rt, sessionId, token) {
+  const { body } = await rt.request("video:connect", { sessionId, token });
+  if (rt !== state.rt) return;
+  state.sessionId = sessionId;
+  state.me = body.connectionId;
+  state.capabilities = body.capabilities || {};
+  state.connections.clear();
+  for (const c of body.connections || []) state.connections.set(c.connectionId, c);
+  setStatus(`connected · ${body.connectionId.slice(0, 8)}`, true);
+  log(`connected as ${body.connectionId.slice(0, 8)} (${nameOf(body.connection)}), ${state.connections.size} other connection(s)`);
+  refreshControls();
+  for (const s of body.streams || []) streamCreated(s);
 }
 
 function wire(rt) {
@@ -163,10 +173,34 @@ function wire(rt) {
     showError(`Disconnected from the session (${body.reason}).`);
     teardown(body.reason);
   });
+  // The socket dropped: the server ends this connection and its streams with it. The client reconnects
+  // by itself (one socket at a time, with backoff); then the page connects to the session again, with
+  // a new connection id, and publishes again if it was publishing.
   rt.on("state", ({ body }) => {
-    if (body.state === "reconnecting" && state.me) {
-      showError("Lost the connection to the server; join again.");
-      teardown("networkDisconnected");
+    if (rt !== state.rt) return;
+    if (body.state === "reconnecting") {
+      if (state.me) {
+        log("lost the connection to the server; reconnecting", "err");
+        state.republish = !!state.publisher;
+        dropMedia();
+        state.me = null;
+        refreshControls();
+      }
+      setStatus("reconnecting…");
+    } else if (body.state === "connecting") {
+      setStatus("connecting…");
+    }
+  });
+  rt.on("reconnected", async () => {
+    if (rt !== state.rt || !state.sessionId) return;
+    try {
+      await connectToSession(rt, state.sessionId, state.token);
+      log("reconnected");
+      if (state.republish) { state.republish = false; await publish(); }
+    } catch (e) {
+      if (e.code === "disconnected" || rt !== state.rt) return;  // lost again: the next reconnect retries
+      showError(describe(e));
+      teardown("failed");
     }
   });
 }
@@ -357,12 +391,18 @@ async function leave() {
   log("left the session");
 }
 
-function teardown(reason) {
+/** Closes every peer connection (they died with the socket or the session). */
+function dropMedia() {
   if (state.publisher) { stopPublisher(state.publisher); state.publisher = null; }
   for (const sub of state.subscribers.values()) { sub.pc.close(); sub.tile.remove(); }
   state.subscribers.clear();
   state.connections.clear();
+}
+
+function teardown(reason) {
+  dropMedia();
   state.me = null;
+  state.republish = false;
   if (state.rt) { const rt = state.rt; state.rt = null; rt.close(); }
   setStatus(reason === "clientDisconnected" ? "left" : "not connected");
   refreshControls();
