@@ -125,3 +125,40 @@ def test_full_room_refuses_one_more_and_nothing_changes():
     finally:
         server.stop()
         server.cleanup()
+
+
+@pytest.mark.parametrize("how", ["rest", "socket"])
+def test_a_member_who_leaves_while_speaking_ends_with_speaking_off(how):
+    """The others' speaking indicator must not stay lit for someone who is gone: leaving over REST or by
+    closing the socket posts audio:speaking:off for the leaver."""
+    server = start({})
+    try:
+        loopback_ice()
+        room = create_room(server.http_url + "/rooms/api", "Leaving loudly")
+
+        async def scenario():
+            rt_a, alice, token_a = await member(server, room, "alice")
+            reply = await alice.publish(sine_track(440, amplitude=0.5))
+            rt_b, bob, _ = await member(server, room, "bob")
+            await bob.subscribe()
+            alice_id = reply["member_id"]
+            await wait_for(lambda: rt_b.seen("audio:speaking:on", **{"from": alice_id}), 15, what="alice speaking")
+            if how == "rest":
+                leave_rest(server.http_url, token_a, room)
+            else:
+                await alice.close()
+                await rt_a.close()
+            await wait_for(lambda: rt_b.seen("audio:speaking:off", **{"from": alice_id}), 10, what="alice speaking off")
+            types = [e["type"] for e in rt_b.events if e.get("from") == alice_id and e["type"].startswith("audio:speaking")]
+            await bob.close()
+            await rt_b.close()
+            if how == "rest":
+                await alice.close()
+                await rt_a.close()
+            return types
+
+        types = asyncio.run(asyncio.wait_for(scenario(), 60))
+        assert types[-1] == "audio:speaking:off", types
+    finally:
+        server.stop()
+        server.cleanup()

@@ -428,8 +428,10 @@ actor RoomMedia {
     private func setSpeaking(_ peer: Peer, _ speaking: Bool, room: Room) {
         guard peer.speaking != speaking else { return }
         peer.speaking = speaking
+        // Off is posted for a member who has just left too: the others' indicator must not stay lit.
         _ = try? conversations.postEvent(conversationID: room.conversationID, applicationID: room.applicationID,
-                                         type: speaking ? "audio:speaking:on" : "audio:speaking:off", from: peer.memberID, body: [:])
+                                         type: speaking ? "audio:speaking:on" : "audio:speaking:off", from: peer.memberID, body: [:],
+                                         fromLeftMember: !speaking)
     }
 
     // MARK: Teardown

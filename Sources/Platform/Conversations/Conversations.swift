@@ -247,7 +247,10 @@ public final class Conversations: Sendable {
 
     // MARK: Events
 
-    public func postEvent(conversationID: String, applicationID: String, type: String, from: String?, body: JSONValue) throws -> ConversationEvent {
+    /// Posts an event `from` a joined member. `fromLeftMember` lets the server close what a member left behind
+    /// (its `audio:speaking:off` after it left mid-word); clients never get that.
+    public func postEvent(conversationID: String, applicationID: String, type: String, from: String?, body: JSONValue,
+                          fromLeftMember: Bool = false) throws -> ConversationEvent {
         guard ConversationEvent.isPostable(type) else {
             throw PlatformError.invalid("Events of type '\(type)' cannot be posted; use text, message, custom:*, audio:* or ephemeral.")
         }
@@ -259,7 +262,9 @@ public final class Conversations: Sendable {
                 guard let r = try c.queryOne("SELECT state FROM members WHERE id = ? AND conversation_id = ?", [.text(from), .text(conversationID)]) else {
                     throw PlatformError.invalid("from must be a member of this conversation.")
                 }
-                guard r.string("state") == "JOINED" else { throw MemberStateError(detail: "Only a joined member can post events.") }
+                guard r.string("state") == "JOINED" || fromLeftMember else {
+                    throw MemberStateError(detail: "Only a joined member can post events.")
+                }
             }
             return try Self.appendEvent(c, bus: bus, applicationID: applicationID, conversationID: conversationID, type: type,
                                         from: from, body: body, subjectUserID: nil, now: now)
