@@ -101,6 +101,11 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         anonymousHandlers.withLock { $0[prefix] = handler }
     }
 
+    /// Answers `type` (e.g. `session:error`) with one of the protocol's error codes.
+    func fail(_ ws: WebSocket, _ type: String, rid: JSONValue?, _ code: RealtimeErrorCode, _ detail: String) {
+        send(ws, type: type, rid: rid, body: ["code": .string(code.rawValue), "detail": .string(detail)])
+    }
+
     func sendError(_ ws: WebSocket, type: String, rid: JSONValue?, _ error: any Error) {
         let e = error as? HTTPErrorConvertible
         send(ws, type: type + ":error", rid: rid, body: ["code": .string(Self.realtimeCode(e?.code ?? "internal-error")),
@@ -142,8 +147,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     private func enqueue(_ ws: WebSocket, type: String, rid: JSONValue?, _ work: @escaping @Sendable () async -> Void) {
         guard let jobs = state.withLock({ $0.requests[ws] }) else { return }
         if !jobs.add(work) {
-            send(ws, type: type + ":error", rid: rid, body: ["code": "tooManyRequests",
-                                                               "detail": .string("Over \(Self.maxPendingRequests) requests are waiting; slow down.")])
+            fail(ws, type + ":error", rid: rid, .tooManyRequests, "Over \(Self.maxPendingRequests) requests are waiting; slow down.")
         }
     }
 
@@ -167,25 +171,25 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     func received(_ text: String, on ws: WebSocket) {
         guard let msg = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), let type = msg["type"]?.stringValue else {
-            send(ws, type: "error", rid: nil, body: ["code": "invalidMessage", "detail": "Messages are JSON objects with a type."])
+            fail(ws, "error", rid: nil, .invalidMessage, "Messages are JSON objects with a type.")
             return
         }
         // Requests carry a `tid` that the answer echoes as `rid`; `cid` is accepted from older clients.
         let rid = msg["tid"] ?? msg["cid"]
         let body = msg["body"] ?? .object([:])
-        switch type {
-        case "session:resume": resume(ws, rid: rid, body: body)
-        case "session:ping": send(ws, type: "session:pong", rid: rid, body: .object([:]))
+        switch SessionRequest(rawValue: type) {
+        case .resume: resume(ws, rid: rid, body: body)
+        case .ping: send(ws, type: "session:pong", rid: rid, body: .object([:]))
         default: enqueue(ws, type: type, rid: rid) { [self] in await handle(type, msg, rid: rid, body: body, on: ws) }
         }
     }
 
     /// One request, in its turn in the socket's queue.
     private func handle(_ type: String, _ msg: JSONValue, rid: JSONValue?, body: JSONValue, on ws: WebSocket) async {
-        switch type {
-        case "session:login": login(ws, rid: rid, token: body["token"]?.stringValue)
-        case "session:refresh": refresh(ws, rid: rid, token: body["token"]?.stringValue)
-        case "session:logout":
+        switch SessionRequest(rawValue: type) {
+        case .login: login(ws, rid: rid, token: body["token"]?.stringValue)
+        case .refresh: refresh(ws, rid: rid, token: body["token"]?.stringValue)
+        case .logout:
             logout(ws)
             send(ws, type: "session:logout:success", rid: rid, body: .object([:]))
             ws.close(code: 1000, reason: "logged out")
@@ -195,11 +199,11 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
                 work = { try await anonymous(ws, msg) }
             } else {
                 guard let session = session(for: ws) else {
-                    send(ws, type: "session:error", rid: rid, body: ["code": "notLoggedIn", "detail": "Send session:login first."])
+                    fail(ws, "session:error", rid: rid, .notLoggedIn, "Send session:login first.")
                     return
                 }
                 guard let handler = handlers.withLock({ hs in hs.first { type.hasPrefix($0.key) }?.value }) else {
-                    send(ws, type: "error", rid: rid, body: ["code": "unknownType", "detail": .string("Unknown message type '\(type)'.")])
+                    fail(ws, "error", rid: rid, .unknownType, "Unknown message type '\(type)'.")
                     return
                 }
                 let context = RealtimeContext(sessionID: session.id, user: session.user, application: session.application,
@@ -216,25 +220,25 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     private func login(_ ws: WebSocket, rid: JSONValue?, token: String?) {
         guard let token else {
-            send(ws, type: "session:error", rid: rid, body: ["code": "invalidToken", "detail": "body.token is required."])
+            fail(ws, "session:error", rid: rid, .invalidToken, "body.token is required.")
             return
         }
         let principal: Principal
         do {
             principal = try authenticator.token(token)
         } catch .expired {
-            send(ws, type: "session:error", rid: rid, body: ["code": "tokenExpired", "detail": "The token has expired."])
+            fail(ws, "session:error", rid: rid, .tokenExpired, "The token has expired.")
             return
         } catch {
-            send(ws, type: "session:error", rid: rid, body: ["code": "invalidToken", "detail": "The token is not valid."])
+            fail(ws, "session:error", rid: rid, .invalidToken, "The token is not valid.")
             return
         }
         guard case .user(let app, let user, let acl, let exp) = principal else {
-            send(ws, type: "session:error", rid: rid, body: ["code": "invalidToken", "detail": "A user token (with sub) is required."])
+            fail(ws, "session:error", rid: rid, .invalidToken, "A user token (with sub) is required.")
             return
         }
         if let acl, !acl.allows(path: "/v1/sessions/realtime") {
-            send(ws, type: "session:error", rid: rid, body: ["code": "forbidden", "detail": "The token's ACL does not allow sessions."])
+            fail(ws, "session:error", rid: rid, .forbidden, "The token's ACL does not allow sessions.")
             return
         }
         let session = Session(id: "SES-" + UUID4.generate(), user: user, application: app, socket: ws, expiresAt: exp,
@@ -263,7 +267,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     private func resume(_ ws: WebSocket, rid: JSONValue?, body: JSONValue) {
         guard let sid = body["session_id"]?.stringValue else {
-            send(ws, type: "session:error", rid: rid, body: ["code": "invalidSession", "detail": "body.session_id is required."])
+            fail(ws, "session:error", rid: rid, .invalidSession, "body.session_id is required.")
             return
         }
         var lastIDs: [String: Int64] = [:]
@@ -289,7 +293,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             return (session, missed, incomplete)
         }
         guard let (session, missed, incomplete) = result else {
-            send(ws, type: "session:error", rid: rid, body: ["code": "invalidSession", "detail": "The session is unknown or expired; log in again."])
+            fail(ws, "session:error", rid: rid, .invalidSession, "The session is unknown or expired; log in again.")
             return
         }
         send(ws, type: "session:success", rid: rid, body: [
@@ -303,11 +307,11 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     private func refresh(_ ws: WebSocket, rid: JSONValue?, token: String?) {
         guard let session = session(for: ws) else {
-            send(ws, type: "session:error", rid: rid, body: ["code": "notLoggedIn", "detail": "Send session:login first."])
+            fail(ws, "session:error", rid: rid, .notLoggedIn, "Send session:login first.")
             return
         }
         guard let token, case .user(_, let user, _, let exp)? = try? authenticator.token(token), user.id == session.user.id else {
-            send(ws, type: "session:refresh:error", rid: rid, body: ["code": "invalidToken", "detail": "A valid token for the same user is required."])
+            fail(ws, "session:refresh:error", rid: rid, .invalidToken, "A valid token for the same user is required.")
             return
         }
         state.withLock { _ in session.expiresAt = exp }
@@ -361,17 +365,15 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     // MARK: Heartbeats and expiry
 
-    /// Close codes of the errors that end a session (docs/protocol.md, "Close codes").
-    static let closeCodes = ["tokenExpired": UInt16(4001), "pingTimeout": 4002, "loginTimeout": 4003]
 
     func tick(ping: Bool = true) {
         let now = core.clock.now()
         let clockNow = ContinuousClock.now
         var toPing: [WebSocket] = []
-        var toEnd: [(WebSocket, String, String)] = []
+        var toEnd: [(WebSocket, RealtimeErrorCode, String)] = []
         state.withLock { s in
             for (ws, opened) in s.unauthenticated where clockNow - opened >= settings.loginTimeout {
-                toEnd.append((ws, "loginTimeout", "No session:login within the login timeout."))
+                toEnd.append((ws, .loginTimeout, "No session:login within the login timeout."))
                 s.unauthenticated[ws] = nil
             }
             for (sid, session) in s.sessions {
@@ -380,12 +382,12 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
                     continue
                 }
                 if let exp = session.expiresAt, Authenticator.hasExpired(exp, at: now) {
-                    toEnd.append((ws, "tokenExpired", "The token expired; send session:refresh before it does."))
+                    toEnd.append((ws, .tokenExpired, "The token expired; send session:refresh before it does."))
                     Self.remove(sid, from: &s)
                 } else if !ping {
                     continue
                 } else if session.outstandingPings >= settings.missedPongs {
-                    toEnd.append((ws, "pingTimeout", "No pong to \(settings.missedPongs) pings."))
+                    toEnd.append((ws, .pingTimeout, "No pong to \(settings.missedPongs) pings."))
                     session.socket = nil
                     session.disconnectedAt = clockNow
                     s.bySocket[ws] = nil
@@ -397,8 +399,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         }
         for ws in toPing { ws.ping() }
         for (ws, code, detail) in toEnd {
-            send(ws, type: "session:error", rid: nil, body: ["code": .string(code), "detail": .string(detail)])
-            ws.close(code: Self.closeCodes[code] ?? 4002, reason: code)
+            fail(ws, "session:error", rid: nil, code, detail)
+            ws.close(code: code.closeCode ?? 4002, reason: code.rawValue)
         }
     }
 
