@@ -3,7 +3,7 @@ import Store
 
 /// The domain over one store: accounts, applications, users, numbers.
 public final class PlatformCore: Sendable {
-    public let db: Database
+    public let db: any SQLStore
     public let clock: any WallClock
     public let accounts: Accounts
     public let applications: Applications
@@ -23,6 +23,6 @@ public final class PlatformCore: Sendable {
         users = Users(db: db, clock: clock)
         numbers = Numbers(db: db, clock: clock)
         videoSessions = VideoSessions(db: db, clock: clock)
-        conversations = Conversations(db: db, clock: clock, users: users, bus: EventBus())
+        conversations = Conversations(db: db, clock: clock, users: users, bus: LocalEventBus())
     }
 }

@@ -26,11 +26,11 @@ public final class Accounts: Sendable {
     /// How long the previous secret keeps working after a rotation.
     public static let rotationGrace: TimeInterval = 24 * 3600
 
-    let db: Database
+    let db: any SQLStore
     let clock: any WallClock
     let dataDirectory: String
 
-    init(db: Database, clock: any WallClock, dataDirectory: String) {
+    init(db: any SQLStore, clock: any WallClock, dataDirectory: String) {
         self.db = db
         self.clock = clock
         self.dataDirectory = dataDirectory

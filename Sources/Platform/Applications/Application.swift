@@ -71,11 +71,11 @@ public struct ApplicationInput: Sendable {
 
 /// Applications of an account, in the store.
 public final class Applications: Sendable {
-    let db: Database
+    let db: any SQLStore
     let clock: any WallClock
     let keyCache = PublicKeyCache(capacity: 4096)
 
-    init(db: Database, clock: any WallClock) {
+    init(db: any SQLStore, clock: any WallClock) {
         self.db = db
         self.clock = clock
     }

@@ -5,12 +5,12 @@ import Wire
 
 /// Conversations, members and events in the store; every change that clients see becomes an event.
 public final class Conversations: Sendable {
-    let db: Database
+    let db: any SQLStore
     let clock: any WallClock
     let users: Users
-    public let bus: EventBus
+    public let bus: any ConversationEventBus
 
-    init(db: Database, clock: any WallClock, users: Users, bus: EventBus) {
+    init(db: any SQLStore, clock: any WallClock, users: Users, bus: any ConversationEventBus) {
         self.db = db
         self.clock = clock
         self.users = users
@@ -115,7 +115,7 @@ public final class Conversations: Sendable {
         let now = clock.now()
         let bus = self.bus
         let appID = applicationID
-        let member = try db.transaction { c -> Member in
+        let member = try db.write { c -> Member in
             let existing = try c.queryOne("""
                 SELECT * FROM members WHERE conversation_id = ? AND user_id = ? AND state != 'LEFT' ORDER BY seq DESC LIMIT 1
                 """, [.text(conversationID), .text(user.id)])
@@ -164,7 +164,7 @@ public final class Conversations: Sendable {
         let now = clock.now()
         let bus = self.bus
         let users = self.users
-        return try db.transaction { c -> Member in
+        return try db.write { c -> Member in
             guard let r = try c.queryOne("SELECT * FROM members WHERE id = ? AND conversation_id = ?", [.text(memberID), .text(conversationID)]) else {
                 throw PlatformError.notFound("member")
             }
@@ -195,7 +195,7 @@ public final class Conversations: Sendable {
         let now = clock.now()
         let bus = self.bus
         let users = self.users
-        return try db.transaction { c -> Member in
+        return try db.write { c -> Member in
             guard let r = try c.queryOne("SELECT * FROM members WHERE id = ? AND conversation_id = ?", [.text(memberID), .text(conversationID)]) else {
                 throw PlatformError.notFound("member")
             }
@@ -257,7 +257,7 @@ public final class Conversations: Sendable {
         _ = try get(id: conversationID, applicationID: applicationID)
         let now = clock.now()
         let bus = self.bus
-        return try db.transaction { c -> ConversationEvent in
+        return try db.write { c -> ConversationEvent in
             if let from {
                 guard let r = try c.queryOne("SELECT state FROM members WHERE id = ? AND conversation_id = ?", [.text(from), .text(conversationID)]) else {
                     throw PlatformError.invalid("from must be a member of this conversation.")
@@ -308,7 +308,7 @@ public final class Conversations: Sendable {
     /// Stores the next event of a conversation inside the caller's transaction and publishes it once that
     /// transaction commits (never an event that was rolled back), still under the writer lock, so ids and
     /// publication order agree.
-    static func appendEvent(_ c: Connection, bus: EventBus, applicationID: String, conversationID: String, type: String, from: String?,
+    static func appendEvent(_ c: any SQLConnection, bus: any ConversationEventBus, applicationID: String, conversationID: String, type: String, from: String?,
                             body: JSONValue, subjectUserID: String?, now: Date) throws -> ConversationEvent {
         try c.execute("UPDATE conversations SET last_event_id = last_event_id + 1, updated_at = ? WHERE id = ?", [.int(now.millis), .text(conversationID)])
         let id = try c.queryOne("SELECT last_event_id FROM conversations WHERE id = ?", [.text(conversationID)])?.int64("last_event_id") ?? 1
@@ -367,7 +367,7 @@ public struct MemberStateError: Error, Sendable {
 
 extension Users {
     /// Reads a user on a connection already held by a transaction.
-    func user(on c: Connection, id: String) throws -> User? {
+    func user(on c: any SQLConnection, id: String) throws -> User? {
         try c.queryOne("SELECT * FROM users WHERE id = ?", [.text(id)]).map(Self.user)
     }
 }

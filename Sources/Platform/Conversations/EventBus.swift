@@ -9,15 +9,23 @@ public protocol ConversationEventSink: AnyObject, Sendable {
     func deliver(_ event: ConversationEvent, recipients: [String])
 }
 
-/// Fans stored events out to the realtime gateway and webhook delivery.
-public final class EventBus: Sendable {
+/// Carries stored events to their consumers (the realtime gateway, webhook delivery, media). The in-process
+/// `LocalEventBus` is the embedded default; a bus across nodes (Redis, NATS) implements the same protocol.
+public protocol ConversationEventBus: Sendable {
+    func add(_ sink: any ConversationEventSink)
+    /// Called once the event's transaction committed, in commit order.
+    func publish(_ event: ConversationEvent, recipients: [String])
+}
+
+/// Fans stored events out to the sinks of this process.
+public final class LocalEventBus: ConversationEventBus {
     private let sinks = Mutex<[any ConversationEventSink]>([])
 
     public init() {}
 
     public func add(_ sink: any ConversationEventSink) { sinks.withLock { $0.append(sink) } }
 
-    func publish(_ event: ConversationEvent, recipients: [String]) {
+    public func publish(_ event: ConversationEvent, recipients: [String]) {
         for sink in sinks.withLock({ $0 }) { sink.deliver(event, recipients: recipients) }
     }
 }

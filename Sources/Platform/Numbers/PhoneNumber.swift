@@ -12,10 +12,10 @@ public struct PhoneNumber: Sendable, Equatable {
 
 /// The account's numbers, in the store.
 public final class Numbers: Sendable {
-    let db: Database
+    let db: any SQLStore
     let clock: any WallClock
 
-    init(db: Database, clock: any WallClock) {
+    init(db: any SQLStore, clock: any WallClock) {
         self.db = db
         self.clock = clock
     }

@@ -22,10 +22,10 @@ public typealias UserInput = ResourceInput
 
 /// Users of applications, in the store.
 public final class Users: Sendable {
-    let db: Database
+    let db: any SQLStore
     let clock: any WallClock
 
-    init(db: Database, clock: any WallClock) {
+    init(db: any SQLStore, clock: any WallClock) {
         self.db = db
         self.clock = clock
     }

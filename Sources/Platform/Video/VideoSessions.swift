@@ -22,10 +22,10 @@ public struct VideoSession: Sendable, Equatable {
 }
 
 public final class VideoSessions: Sendable {
-    let db: Database
+    let db: any SQLStore
     let clock: any WallClock
 
-    init(db: Database, clock: any WallClock) {
+    init(db: any SQLStore, clock: any WallClock) {
         self.db = db
         self.clock = clock
     }
