@@ -58,6 +58,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     let settings: Settings
     let authenticator: Authenticator
+    /// Where requests run (they may reach the store): never the socket's event loop.
+    let work: WorkPool
     let core: PlatformCore
     let state = Mutex(State())
     let logger = Logger(label: "realtime")
@@ -65,7 +67,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     /// Extra message handlers (media signaling) keyed by message type prefix.
     let handlers = Mutex<[String: @Sendable (RealtimeContext, JSONValue) async throws -> JSONValue?]>([:])
 
-    public init(core: PlatformCore, authenticator: Authenticator, settings: Settings = Settings()) {
+    public init(core: PlatformCore, authenticator: Authenticator, settings: Settings = Settings(), work: WorkPool) {
+        self.work = work
         self.core = core
         self.authenticator = authenticator
         self.settings = settings
@@ -159,7 +162,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         let now = ContinuousClock.now
         state.withLock { s in
             s.unauthenticated[ws] = now
-            s.requests[ws] = SerialJobs(capacity: Self.maxPendingRequests)
+            s.requests[ws] = SerialJobs(capacity: Self.maxPendingRequests, executor: work)
         }
         ws.ping()
     }

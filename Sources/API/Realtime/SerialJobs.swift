@@ -14,9 +14,13 @@ final class SerialJobs: Sendable {
     }
 
     let capacity: Int
+    let executor: any TaskExecutor
     private let state = Mutex(State())
 
-    init(capacity: Int) { self.capacity = capacity }
+    init(capacity: Int, executor: any TaskExecutor) {
+        self.capacity = capacity
+        self.executor = executor
+    }
 
     func add(_ job: @escaping Job) -> Bool {
         let start: Bool? = state.withLock { s in
@@ -27,7 +31,7 @@ final class SerialJobs: Sendable {
             return true
         }
         guard let start else { return false }
-        if start { Task { await self.drain() } }
+        if start { Task(executorPreference: executor) { await self.drain() } }
         return true
     }
 

@@ -10,6 +10,8 @@ public final class SwitchboardServer: Sendable {
 
     public let configuration: ServerConfiguration
     public let group: EventLoopGroup
+    /// Threads for blocking work: request handlers and realtime requests (the store, key generation).
+    let work = WorkPool(name: "work")
     public let core: PlatformCore
     let http: HTTPServer
     public let gateway: RealtimeGateway
@@ -45,7 +47,7 @@ public final class SwitchboardServer: Sendable {
         var realtimeSettings = RealtimeGateway.Settings()
         realtimeSettings.pingInterval = configuration.realtimePingInterval
         realtimeSettings.loginTimeout = configuration.realtimeLoginTimeout
-        gateway = RealtimeGateway(core: core, authenticator: authenticator, settings: realtimeSettings)
+        gateway = RealtimeGateway(core: core, authenticator: authenticator, settings: realtimeSettings, work: work)
         core.conversations.bus.add(gateway)
         gateway.register(on: &router)
         VideoSignaling(core: core, hub: videoHub).register(on: gateway)
@@ -74,7 +76,7 @@ public final class SwitchboardServer: Sendable {
         var httpConfiguration = HTTPServerConfiguration()
         httpConfiguration.maxConnections = configuration.maxConnections
         httpConfiguration.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
-        http = HTTPServer(group: group, configuration: httpConfiguration, responder: app)
+        http = HTTPServer(group: group, configuration: httpConfiguration, responder: app, work: work)
     }
 
     /// Binds the listeners; returns the bound addresses.
@@ -129,6 +131,7 @@ public final class SwitchboardServer: Sendable {
         webhooks.stop()
         await http.shutdown(gracePeriod: configuration.shutdownGrace)
         group.shutdown()
+        work.shutdown()
         media.shutdown()
     }
 

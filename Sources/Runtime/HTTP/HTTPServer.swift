@@ -31,6 +31,9 @@ public final class HTTPServer: Sendable {
     let configuration: HTTPServerConfiguration
     let responder: any HTTPResponder
     let metrics: Metrics
+    /// Where handlers that do not run on the loops run (blocking work: the store, key generation).
+    let work: WorkPool
+    private let ownsWork: Bool
     private let listeners = Mutex<[(TCPListener, [Acceptor])]>([])
     /// Live connections per loop index; each set touched only on its loop.
     let registry: ConnectionRegistry
@@ -40,11 +43,14 @@ public final class HTTPServer: Sendable {
     /// The total connection limit in force (configured, or derived from the descriptor limit at start).
     public let connectionLimit: Int
 
-    public init(group: EventLoopGroup, configuration: HTTPServerConfiguration = .init(), responder: any HTTPResponder, metrics: Metrics = .shared) {
+    public init(group: EventLoopGroup, configuration: HTTPServerConfiguration = .init(), responder: any HTTPResponder,
+                metrics: Metrics = .shared, work: WorkPool? = nil) {
         self.group = group
         self.configuration = configuration
         self.responder = responder
         self.metrics = metrics
+        self.work = work ?? WorkPool(name: "http-work")
+        ownsWork = work == nil
         registry = ConnectionRegistry(loops: group.loops.count)
         let budget = max(16, DescriptorLimit.current - configuration.descriptorReserve)
         connectionLimit = configuration.maxConnections > 0 ? min(configuration.maxConnections, budget) : budget
@@ -165,6 +171,7 @@ public final class HTTPServer: Sendable {
             let i = loop.index
             try? await loop.submit { [registry] in registry.each(loop: i) { $0.channel.close() } }
         }
+        if ownsWork { work.shutdown() }
     }
 
     public var connectionCount: Int { registry.total() }

@@ -218,7 +218,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
                 }
             }
         } else {
-            Task { [self] in
+            Task(executorPreference: server.work) { [self] in
                 let response = await responder.respond(to: request)
                 loop.execute { [self] in self.send(response, for: head) }
             }
