@@ -12,6 +12,8 @@ public final class Orchestrator: Sendable {
     public let rooms: Rooms
     /// Video sessions (`video:*` and the Video REST API).
     public let video: VideoHub
+    /// Named rooms with no signaling, for the development-only `/test/media` routes.
+    public let bench: MediaBench
 
     public init(engine: MediaEngine, core: PlatformCore, roomSettings: RoomSettings, clients: any Clients) {
         self.engine = engine
@@ -19,6 +21,7 @@ public final class Orchestrator: Sendable {
         let rooms = Rooms(engine: engine, conversations: core.conversations, settings: roomSettings, clients: clients)
         self.rooms = rooms
         video = VideoHub(core: core, media: EngineVideoMediaBridge(engine: engine), clients: clients)
+        bench = MediaBench(engine: engine)
         events.subscribe { event in
             if case .audioLevels(let router, let levels) = event { Task { await rooms.levels(router: router, levels) } }
         }

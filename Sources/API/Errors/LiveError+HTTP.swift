@@ -38,6 +38,8 @@ extension LiveError {
                        detail: "type is at most \(VideoHub.Limits.signalType) bytes and data at most \(VideoHub.Limits.signalData).")
         case .notModerator(.forceDisconnect): VideoError(code: "notAllowed", detail: "Only a moderator may force a disconnect.")
         case .notModerator(.forceMute): VideoError(code: "notAllowed", detail: "Only a moderator may mute others.")
+
+        case .noPendingSubscription(let id): APIError.notFound("No subscription waits for an answer on \(id).")
         }
     }
 }

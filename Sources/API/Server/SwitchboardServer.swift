@@ -59,7 +59,7 @@ public final class SwitchboardServer: Sendable {
         core.conversations.bus.add(webhooks)
         DiagnosticsRoutes().register(on: &router)
         if configuration.development {
-            MediaTestRoutes(engine: media).register(on: &router)
+            MediaTestRoutes(bench: live.bench).register(on: &router)
         }
         RoomSignaling(rooms: live.rooms, clients: clients).register(on: gateway, bus: core.conversations.bus)
         if configuration.development {

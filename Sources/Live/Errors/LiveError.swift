@@ -44,6 +44,11 @@ public enum LiveError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A moderator-only action by someone else.
     case notModerator(ModeratedAction)
 
+    // MARK: Development
+
+    /// `MediaBench`: an answer for a transport with no subscription waiting.
+    case noPendingSubscription(TransportID)
+
     /// What only a moderator may do to others in a video session.
     public enum ModeratedAction: String, Sendable, Hashable {
         case forceDisconnect, forceMute
@@ -67,6 +72,7 @@ public enum LiveError: Error, Sendable, Hashable, CustomStringConvertible {
         case .connectionNotFound: "no such connection"
         case .invalidSignal: "invalid signal"
         case .notModerator(let action): "\(action.rawValue) needs a moderator"
+        case .noPendingSubscription(let id): "no subscription waits on \(id)"
         }
     }
 }

@@ -1,8 +1,8 @@
 import Media
 
 extension MediaEngine {
-    /// The router a room already has, or a new one: the one place where rooms and video sessions get
-    /// theirs. `existing` reads the owner's record; `keep` stores a new router unless
+    /// The router a room already has, or a new one: the one place where rooms, video sessions and the
+    /// media bench get theirs. `existing` reads the owner's record; `keep` stores a new router unless
     /// the owner has one by then, and returns the one the owner keeps. When two first uses race, the
     /// first one stored wins and the other's router is closed.
     ///
