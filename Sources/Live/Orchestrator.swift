@@ -1,7 +1,7 @@
 import Media
 import Platform
 
-/// The one owner of live state: audio rooms and video sessions, over one media engine.
+/// The one owner of live state: audio rooms, video sessions and (later) calls, over one media engine.
 /// The API layer builds it once per server and translates requests into calls on its parts; what
 /// Live sends to clients goes through `Clients`, which the API layer implements.
 public final class Orchestrator: Sendable {
@@ -12,6 +12,8 @@ public final class Orchestrator: Sendable {
     public let rooms: Rooms
     /// Video sessions (`video:*` and the Video REST API).
     public let video: VideoHub
+    /// Calls and legs: a slot for telephony.
+    public let calls = Calls()
     /// Named rooms with no signaling, for the development-only `/test/media` routes.
     public let bench: MediaBench
 
