@@ -115,11 +115,16 @@ public final class Connection {
     private func prepare(_ sql: String) throws(StoreError) -> (OpaquePointer, cached: Bool) {
         if let stmt = cache.lookup(sql) { return (stmt, true) }
         var stmt: OpaquePointer?
-        var tail: UnsafePointer<CChar>?
-        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, &tail)
+        // `tail` points into the C string, so it is read while that string is alive (a String
+        // passed straight to a `const char *` parameter may be a copy freed when the call returns).
+        let (rc, trailing) = sql.withCString { text -> (Int32, Bool) in
+            var tail: UnsafePointer<CChar>?
+            let rc = sqlite3_prepare_v3(handle, text, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, &tail)
+            return (rc, tail.map { !String(cString: $0).allSatisfy { $0.isWhitespace || $0 == ";" } } ?? false)
+        }
         guard rc == SQLITE_OK else { throw error(rc, sql) }
         guard let stmt else { throw .misuse("no statement in SQL: \(sql)") }
-        if let tail, !String(cString: tail).allSatisfy({ $0.isWhitespace || $0 == ";" }) {
+        if trailing {
             sqlite3_finalize(stmt)
             throw .misuse("execute/query take one statement; use executeScript for several: \(sql)")
         }
