@@ -33,8 +33,10 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
         // Domain: accounts, applications, users, conversations, webhooks.
         .target(name: "Platform", dependencies: ["Wire", "Crypto", "Runtime", "Store"]),
-        // REST routes, realtime gateway, web assets.
-        .target(name: "API", dependencies: ["Platform", "Runtime", "Crypto", "Wire", "Store", "Media"]),
+        // Live state and orchestration: rooms, video sessions, calls, over Media and Platform.
+        .target(name: "Live", dependencies: ["Platform", "Media", "Runtime", "Crypto", "Wire"]),
+        // REST routes, realtime gateway, web assets: translation only.
+        .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media"]),
         .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "Wire"]),
         .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
 
@@ -46,6 +48,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "Wire", "Crypto", "Runtime", "SRTPReference"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "Store", "Wire"]),
-        .testTarget(name: "APITests", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store"]),
+        .testTarget(name: "LiveTests", dependencies: ["Live", "Media", "Platform", "Runtime", "Crypto", "Wire"]),
+        .testTarget(name: "APITests", dependencies: ["API", "Live", "Platform", "Runtime", "Crypto", "Store"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Live
 import Platform
 import Runtime
 import Wire
@@ -53,7 +54,7 @@ struct VideoRoutes {
         }
         router.delete("/v2/project/:pid/session/:sid/connection/:cid") { req in
             let s = try Self.session(req, core: core)
-            guard hub.disconnect(sessionID: s.id, connectionID: req.parameter("cid"), reason: "forceDisconnected") else {
+            guard hub.disconnect(sessionID: s.id, connectionID: req.parameter("cid"), reason: .forceDisconnected) else {
                 throw APIError.notFound("The connection is not in this session.")
             }
             return .noContent()
@@ -136,8 +137,12 @@ struct VideoRoutes {
         let body = try req.json()
         guard let data = body["data"]?.stringValue else { throw APIError.badRequest("data is required.") }
         let type = body["type"]?.stringValue ?? ""
-        guard type.utf8.count <= 128 else { throw APIError.badRequest("type is at most 128 bytes.") }
-        guard data.utf8.count <= 8192 else { throw APIError(status: 413, code: "signal-too-large", title: "Payload Too Large", detail: "data is at most 8192 bytes.") }
+        guard type.utf8.count <= VideoHub.Limits.signalType else {
+            throw APIError.badRequest("type is at most \(VideoHub.Limits.signalType) bytes.")
+        }
+        guard data.utf8.count <= VideoHub.Limits.signalData else {
+            throw APIError(status: 413, code: "signal-too-large", title: "Payload Too Large", detail: "data is at most \(VideoHub.Limits.signalData) bytes.")
+        }
         return (type, data)
     }
 

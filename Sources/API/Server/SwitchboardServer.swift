@@ -1,4 +1,5 @@
 import Foundation
+import Live
 import Media
 import Platform
 import Runtime
@@ -15,12 +16,10 @@ public final class SwitchboardServer: Sendable {
     public let core: PlatformCore
     let http: HTTPServer
     public let gateway: RealtimeGateway
-    public let videoHub = VideoHub()
     /// The media plane: UDP workers, routers, transports.
     public let media: MediaEngine
-    public let mediaEvents: MediaEventHub
-    /// Audio in conversations (`rtc:*` on the realtime gateway).
-    let roomMedia: RoomMediaSignaling
+    /// Live state: audio rooms, video sessions, calls; the routes and the gateway translate into it.
+    public let live: Orchestrator
     let webhooks: WebhookDispatcher
     let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The account, and whether it was created by this start (its secret is printed once).
@@ -42,7 +41,7 @@ public final class SwitchboardServer: Sendable {
         ApplicationRoutes(core: core).register(on: &router)
         UserRoutes(core: core).register(on: &router)
         NumberRoutes(core: core, authenticator: authenticator).register(on: &router)
-        let roomSettings = RoomMediaSettings(environment: ProcessInfo.processInfo.environment)
+        let roomSettings = RoomSettings(environment: ProcessInfo.processInfo.environment)
         ConversationRoutes(core: core, capacity: roomSettings.capacity).register(on: &router)
         var realtimeSettings = RealtimeGateway.Settings()
         realtimeSettings.pingInterval = configuration.realtimePingInterval
@@ -50,22 +49,21 @@ public final class SwitchboardServer: Sendable {
         gateway = RealtimeGateway(core: core, authenticator: authenticator, settings: realtimeSettings, work: work)
         core.conversations.bus.add(gateway)
         gateway.register(on: &router)
-        VideoSignaling(core: core, hub: videoHub).register(on: gateway)
-        VideoRoutes(core: core, hub: videoHub).register(on: &router)
+        media = try MediaEngine(configuration: configuration.mediaConfiguration)
+        let clients = RealtimeClients(gateway: gateway)
+        live = Orchestrator(engine: media, core: core, roomSettings: roomSettings, clients: clients)
+        VideoSignaling(hub: live.video, clients: clients).register(on: gateway)
+        VideoRoutes(core: core, hub: live.video).register(on: &router)
         if configuration.development {
             VideoPlaygroundRoutes(core: core, account: account.0).register(on: &router)
         }
         webhooks = WebhookDispatcher(client: HTTPClient(group: group), applications: core.applications)
         core.conversations.bus.add(webhooks)
         DiagnosticsRoutes().register(on: &router)
-        media = try MediaEngine(configuration: configuration.mediaConfiguration)
-        mediaEvents = MediaEventHub(engine: media)
-        videoHub.setMedia(EngineVideoMediaBridge(engine: media))
         if configuration.development {
-            MediaTestRoutes(engine: media).register(on: &router)
+            MediaTestRoutes(bench: live.bench).register(on: &router)
         }
-        roomMedia = RoomMediaSignaling(engine: media, events: mediaEvents, gateway: gateway, core: core,
-                                       settings: roomSettings)
+        RoomSignaling(rooms: live.rooms, clients: clients).register(on: gateway, bus: core.conversations.bus)
         if configuration.development {
             RoomMediaDemoApp(core: core, apiKey: account.0.apiKey, dataDirectory: configuration.dataDirectory).register(on: &router)
         }

@@ -1,172 +1,89 @@
-import Crypto
 import Foundation
+import Live
 import Platform
 import Runtime
 import Wire
 
-/// Errors of the video session protocol; `code` is what clients switch on.
-struct VideoError: HTTPErrorConvertible, Sendable {
-    var code: String
-    var detail: String
-    var status: Int { code == "sessionNotFound" || code == "notFound" ? 404 : 403 }
-    var title: String { code }
-
-    static let notConnected = VideoError(code: "notConnected", detail: "Send video:connect first.")
-}
-
-/// `video:*` messages on the realtime gateway (docs/protocol.md, "Video sessions").
+/// `video:*` messages on the realtime gateway (docs/protocol.md, "Video sessions"), translated into
+/// calls on Live's `VideoHub`.
 struct VideoSignaling {
-    let core: PlatformCore
     let hub: VideoHub
-    let verifier: VideoTokenVerifier
-
-    init(core: PlatformCore, hub: VideoHub) {
-        self.core = core
-        self.hub = hub
-        verifier = VideoTokenVerifier(core: core)
-    }
+    let clients: RealtimeClients
 
     func register(on gateway: RealtimeGateway) {
         let hub = self.hub
         gateway.handleAnonymous(prefix: "video:") { [self, weak gateway] ws, msg in
-            let reply = try await handle(ws, msg)
+            let client = clients.client(ws)
+            let reply = try await answeringLiveErrors { try await handle(client, msg) }
             // A socket connected to a video session has authenticated with its video token.
-            if hub.connection(for: ws) != nil { gateway?.admit(ws) }
+            if hub.connection(for: client) != nil { gateway?.admit(ws) }
             return reply
         }
-        gateway.onSocketClosed { ws in hub.disconnect(socket: ws, reason: "networkDisconnected") }
+        gateway.onSocketClosed { ws in hub.disconnect(client: RealtimeClients.id(ws), reason: .networkDisconnected) }
     }
 
-    func handle(_ ws: WebSocket, _ msg: JSONValue) async throws -> JSONValue? {
+    func handle(_ client: ClientID, _ msg: JSONValue) async throws -> JSONValue? {
         let type = msg["type"]?.stringValue ?? ""
         let body = msg["body"] ?? .object([:])
-        if type == "video:connect" { return try connect(ws, body) }
-        guard let me = hub.connection(for: ws) else { throw VideoError.notConnected }
-        if me.grant.expiresAt < Date() {
-            hub.disconnect(socket: ws, reason: "forceDisconnected")
-            throw VideoError(code: "tokenExpired", detail: "The token has expired.")
-        }
+        if type == "video:connect" { return try connect(client, body) }
+        let me = try hub.caller(client)
         switch type {
         case "video:publish":
-            guard me.grant.role.canPublish else {
-                throw VideoError(code: "notAllowedToPublish", detail: "The token's role (\(me.grant.role.rawValue)) does not allow publishing.")
-            }
-            // Media first, so that subscribers reacting to streamCreated find the producers in place.
-            let streamID = UUID4.generate()
-            var answer: String?
-            if let offer = body["offer"]?.stringValue, let bridge = hub.bridge {
-                do {
-                    answer = try await bridge.publish(sessionID: me.sessionID, streamID: streamID, offer: offer)
-                } catch {
-                    throw VideoError(code: "publishFailed", detail: "The media server refused the offer: \(error)")
-                }
-            }
-            guard hub.connection(for: ws)?.id == me.id else {
-                if let bridge = hub.bridge { await bridge.unpublish(sessionID: me.sessionID, streamID: streamID) }
-                throw VideoError.notConnected
-            }
-            let stream = hub.publish(from: me, id: streamID, name: body["name"]?.stringValue ?? "", hasAudio: body["hasAudio"]?.boolValue ?? true,
-                                     hasVideo: body["hasVideo"]?.boolValue ?? true, videoType: body["videoType"]?.stringValue ?? "camera")
+            let (stream, answer) = try await hub.publish(
+                from: me, name: body["name"]?.stringValue ?? "", hasAudio: body["hasAudio"]?.boolValue ?? true,
+                hasVideo: body["hasVideo"]?.boolValue ?? true, videoType: VideoHub.VideoType(wire: body["videoType"]?.stringValue),
+                offer: body["offer"]?.stringValue)
             var reply: [String: JSONValue] = ["streamId": .string(stream.id), "stream": stream.json]
             if let answer { reply["answer"] = .string(answer) }
             return .object(reply)
         case "video:unpublish":
-            guard let sid = body["streamId"]?.stringValue, let st = hub.stream(sessionID: me.sessionID, streamID: sid), st.connectionID == me.id else {
-                throw VideoError(code: "notFound", detail: "No such stream of this connection.")
-            }
-            hub.unpublish(sessionID: me.sessionID, streamID: sid, reason: "clientDisconnected")
+            try hub.unpublish(from: me, streamID: body["streamId"]?.stringValue)
             return .object([:])
         case "video:subscribe":
-            guard me.grant.role.canSubscribe else {
-                throw VideoError(code: "notAllowedToSubscribe", detail: "The token's role does not allow subscribing.")
-            }
-            guard let sid = body["streamId"]?.stringValue, hub.stream(sessionID: me.sessionID, streamID: sid) != nil else {
-                throw VideoError(code: "notFound", detail: "No such stream in this session.")
-            }
-            var reply: [String: JSONValue] = ["streamId": .string(sid), "subscriberId": .string(me.id)]
-            if let bridge = hub.bridge {
-                reply["offer"] = .string(try await bridge.subscribe(sessionID: me.sessionID, streamID: sid, subscriberID: me.id))
-            }
-            return .object(reply)
+            let (streamID, offer) = try await hub.subscribe(from: me, streamID: body["streamId"]?.stringValue)
+            return ["streamId": .string(streamID), "subscriberId": .string(me.id), "offer": .string(offer)]
         case "video:subscribe:answer":
-            guard let sid = body["streamId"]?.stringValue, let answer = body["answer"]?.stringValue, let bridge = hub.bridge else {
+            guard let streamID = body["streamId"]?.stringValue, let answer = body["answer"]?.stringValue else {
                 throw VideoError(code: "notFound", detail: "streamId and answer are required.")
             }
-            try await bridge.completeSubscription(sessionID: me.sessionID, streamID: sid, subscriberID: me.id, answer: answer)
+            try await hub.answerSubscription(from: me, streamID: streamID, answer: answer)
             return .object([:])
         case "video:unsubscribe":
-            if let sid = body["streamId"]?.stringValue, let bridge = hub.bridge {
-                await bridge.unsubscribe(sessionID: me.sessionID, streamID: sid, subscriberID: me.id)
-            }
+            if let streamID = body["streamId"]?.stringValue { await hub.unsubscribe(from: me, streamID: streamID) }
             return .object([:])
         case "video:streamProperty":
             // The publisher's own audio/video switch: {streamId, hasAudio?, hasVideo?}.
-            guard let sid = body["streamId"]?.stringValue, let st = hub.stream(sessionID: me.sessionID, streamID: sid), st.connectionID == me.id else {
-                throw VideoError(code: "notFound", detail: "No such stream of this connection.")
-            }
-            for property in ["hasAudio", "hasVideo"] {
-                if let value = body[property]?.boolValue { _ = hub.setProperty(sessionID: me.sessionID, streamID: sid, property: property, value: value) }
-            }
+            try hub.setProperties(from: me, streamID: body["streamId"]?.stringValue,
+                                  hasAudio: body["hasAudio"]?.boolValue, hasVideo: body["hasVideo"]?.boolValue)
             return .object([:])
         case "video:signal":
-            let (sigType, data) = try Self.validateSignal(body)
-            let ok = hub.signal(sessionID: me.sessionID, to: body["to"]?.stringValue, from: me.id, type: sigType, data: data)
-            if !ok { throw VideoError(code: "notFound", detail: "No such connection in this session.") }
+            try hub.signal(from: me, to: body["to"]?.stringValue, type: body["type"]?.stringValue ?? "", data: body["data"]?.stringValue ?? "")
             return .object([:])
         case "video:forceDisconnect":
-            guard me.grant.role.canModerate else { throw VideoError(code: "notAllowed", detail: "Only a moderator may force a disconnect.") }
-            guard let cid = body["connectionId"]?.stringValue, hub.disconnect(sessionID: me.sessionID, connectionID: cid, reason: "forceDisconnected") else {
-                throw VideoError(code: "notFound", detail: "No such connection in this session.")
-            }
+            try hub.forceDisconnect(by: me, connectionID: body["connectionId"]?.stringValue)
             return .object([:])
         case "video:forceMute":
-            guard me.grant.role.canModerate else { throw VideoError(code: "notAllowed", detail: "Only a moderator may mute others.") }
-            guard let sid = body["streamId"]?.stringValue, hub.mute(sessionID: me.sessionID, streamID: sid) else {
-                throw VideoError(code: "notFound", detail: "No such stream in this session.")
-            }
+            try hub.forceMute(by: me, streamID: body["streamId"]?.stringValue)
             return .object([:])
         case "video:disconnect":
-            hub.disconnect(socket: ws, reason: "clientDisconnected")
+            hub.disconnect(client: client, reason: .clientDisconnected)
             return .object([:])
         default:
             throw VideoError(code: "unknownType", detail: "Unknown message type '\(type)'.")
         }
     }
 
-    func connect(_ ws: WebSocket, _ body: JSONValue) throws -> JSONValue {
+    func connect(_ client: ClientID, _ body: JSONValue) throws -> JSONValue {
         guard let sid = body["sessionId"]?.stringValue, let token = body["token"]?.stringValue else {
             throw VideoError(code: "invalidToken", detail: "sessionId and token are required.")
         }
-        let grant: VideoGrant
-        do {
-            grant = try verifier.verify(token)
-        } catch .expired {
-            throw VideoError(code: "tokenExpired", detail: "The token has expired.")
-        } catch {
-            throw VideoError(code: "invalidToken", detail: "\(error)")
-        }
-        guard grant.sessionID == sid else { throw VideoError(code: "invalidToken", detail: "The token is for another session.") }
-        // The token's signer is the project it acts for: a session of any other project (another
-        // application, or the account key for an application's session) does not exist for it.
-        guard try core.videoSessions.get(id: sid, project: grant.issuer) != nil else {
-            throw VideoError(code: "sessionNotFound", detail: "No such session.")
-        }
-        if hub.connection(for: ws) != nil { hub.disconnect(socket: ws, reason: "clientDisconnected") }
-        let (c, others, streams) = hub.connect(socket: ws, grant: grant)
+        let (c, others, streams) = try hub.connect(client: client, sessionID: sid, token: token)
+        let role = c.grant.role
         return [
             "connectionId": .string(c.id), "sessionId": .string(sid), "connection": c.json,
             "connections": .array(others.map(\.json)), "streams": .array(streams.map(\.json)),
-            "capabilities": ["publish": .bool(grant.role.canPublish), "subscribe": .bool(grant.role.canSubscribe),
-                             "forceDisconnect": .bool(grant.role.canModerate), "forceMute": .bool(grant.role.canModerate)],
+            "capabilities": ["publish": .bool(role.canPublish), "subscribe": .bool(role.canSubscribe),
+                             "forceDisconnect": .bool(role.canModerate), "forceMute": .bool(role.canModerate)],
         ]
-    }
-
-    static func validateSignal(_ body: JSONValue) throws -> (String, String) {
-        let type = body["type"]?.stringValue ?? ""
-        let data = body["data"]?.stringValue ?? ""
-        guard type.utf8.count <= 128, data.utf8.count <= 8192 else {
-            throw VideoError(code: "invalidSignal", detail: "type is at most 128 bytes and data at most 8192.")
-        }
-        return (type, data)
     }
 }

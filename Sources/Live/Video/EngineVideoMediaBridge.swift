@@ -36,19 +36,17 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
     }
 
     /// The session's router, created on first use; two racing first calls keep one router.
-    func router(for sessionID: String) async throws -> RouterID {
-        if let id = state.withLock({ $0.rooms[sessionID]?.router }) { return id }
-        let id = try await engine.createRouter()
-        let winner = state.withLock { s -> RouterID in
-            if let existing = s.rooms[sessionID] { return existing.router }
-            s.rooms[sessionID] = Room(router: id)
-            return id
-        }
-        if winner != id { _ = try? await engine.closeRouter(id) }
-        return winner
+    func router(for sessionID: String) async throws(MediaError) -> RouterID {
+        try await engine.findOrCreateRouter(existing: { state.withLock { $0.rooms[sessionID]?.router } }, keep: { id in
+            state.withLock { s -> RouterID in
+                if let existing = s.rooms[sessionID] { return existing.router }
+                s.rooms[sessionID] = Room(router: id)
+                return id
+            }
+        })
     }
 
-    public func publish(sessionID: String, streamID: String, offer: String) async throws -> String {
+    public func publish(sessionID: String, streamID: String, offer: String) async throws(MediaError) -> String {
         let router = try await router(for: sessionID)
         let publication: MediaEngine.Publication
         do {
@@ -73,7 +71,7 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         return publication.answer
     }
 
-    public func subscribe(sessionID: String, streamID: String, subscriberID: String) async throws -> String {
+    public func subscribe(sessionID: String, streamID: String, subscriberID: String) async throws(MediaError) -> String {
         let key = SubscriptionKey(stream: streamID, subscriber: subscriberID)
         guard let (router, published, previous) = state.withLock({ s -> (RouterID, Published, MediaEngine.Subscription?)? in
             guard let room = s.rooms[sessionID], let published = room.streams[streamID] else { return nil }
@@ -96,7 +94,7 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         return subscription.offer
     }
 
-    public func completeSubscription(sessionID: String, streamID: String, subscriberID: String, answer: String) async throws {
+    public func completeSubscription(sessionID: String, streamID: String, subscriberID: String, answer: String) async throws(MediaError) {
         let key = SubscriptionKey(stream: streamID, subscriber: subscriberID)
         guard let subscription = state.withLock({ $0.rooms[sessionID]?.subscriptions[key] }) else {
             throw MediaError.notFound("no subscription to \(streamID) waits for an answer")

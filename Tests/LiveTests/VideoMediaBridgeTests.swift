@@ -2,7 +2,7 @@ import Foundation
 import Media
 import Platform
 import Testing
-@testable import API
+@testable import Live
 
 @Suite("Video sessions on the SFU")
 struct VideoMediaBridgeTests {
@@ -108,14 +108,5 @@ struct VideoMediaBridgeTests {
         #expect(await Self.workerTotals(engine) == (1, 2, 2, 2))
         await bridge.unsubscribe(sessionID: "s", streamID: "st", subscriberID: "c2")
         #expect(await Self.workerTotals(engine) == (1, 1, 2, 0))
-    }
-
-    @Test("the project inside a session id", arguments: [
-        ("1_MX5vdGhlcmtleX5-MTcwMDAwMDAwMDAwMH5hYmN-UH5-", "otherkey"),
-        ("2_whatever", nil),
-        ("1_!!!", nil),
-    ])
-    func sessionOwner(id: String, owner: String?) {
-        #expect(VideoSessions.owner(ofSessionID: id) == owner)
     }
 }

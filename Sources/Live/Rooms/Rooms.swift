@@ -9,29 +9,29 @@ import Wire
 /// realtime socket publishes its microphone on one transport and receives every other
 /// member's audio on one subscribe transport that is renegotiated as members come and go
 /// (the server always offers, so there is no glare). Signaling is `rtc:*` on the realtime
-/// gateway (docs/protocol.md, "Media (rtc:*)"); this type holds the state and talks to the engine.
+/// gateway (docs/protocol.md, "Media (rtc:*)"), translated by the API layer; this type holds the
+/// state, applies the policy (capacity, loudest-N, speaking, earmuff/mute, leave grace), talks to
+/// the engine and records what happened in the conversation's store.
 ///
 /// Work on a room is serialized by a per-room lock (engine calls suspend, and two
 /// renegotiations of one subscriber must not interleave); rooms proceed independently.
-actor RoomMedia {
+public actor Rooms {
     let engine: MediaEngine
     let conversations: Conversations
-    let settings: RoomMediaSettings
+    let settings: RoomSettings
     let logger = Logger(label: "rooms")
-    /// Sends a message on a socket (the gateway's framing); injected so tests need no gateway.
-    let send: @Sendable (WebSocket, String, JSONValue) -> Void
-    /// Whether a user still has a connected realtime session (decides leave-after-grace).
-    let isConnected: @Sendable (String) -> Bool
+    /// Where offers are pushed, and who is still connected; the API layer's realtime gateway.
+    let clients: any Clients
     /// Peers and transports, readable without the actor (metrics, tests).
-    nonisolated let counts = Mutex<(peers: Int, transports: Int)>((0, 0))
+    let peerCounts = Mutex<(peers: Int, transports: Int)>((0, 0))
 
-    /// One member's media over one socket.
+    /// One member's media over one client connection.
     final class Peer {
         let conversationID: String
         let memberID: String
         let userID: String
         let userName: String
-        let socket: WebSocket
+        let client: ClientID
         var publication: (transport: TransportID, producer: ProducerID)?
         var subscription: MediaEngine.Subscription?
         /// The client asked to receive (`rtc:subscribe`).
@@ -47,12 +47,12 @@ actor RoomMedia {
         /// Smoothed loudness, for choosing the loudest speakers.
         var score: Double = 0
 
-        init(conversationID: String, memberID: String, userID: String, userName: String, socket: WebSocket) {
+        init(conversationID: String, memberID: String, userID: String, userName: String, client: ClientID) {
             self.conversationID = conversationID
             self.memberID = memberID
             self.userID = userID
             self.userName = userName
-            self.socket = socket
+            self.client = client
         }
     }
 
@@ -60,7 +60,7 @@ actor RoomMedia {
         let conversationID: String
         let applicationID: String
         var router: RouterID?
-        var peers: [WebSocket: Peer] = [:]
+        var peers: [ClientID: Peer] = [:]
         /// With `forwardAllBelow` or more peers: the producers every listener receives.
         var forwarded: Set<ProducerID> = []
         var busy = false
@@ -77,14 +77,15 @@ actor RoomMedia {
     var rooms: [String: Room] = [:]
     var roomsByRouter: [RouterID: String] = [:]
 
-    init(engine: MediaEngine, conversations: Conversations, settings: RoomMediaSettings,
-         send: @escaping @Sendable (WebSocket, String, JSONValue) -> Void, isConnected: @escaping @Sendable (String) -> Bool) {
+    public init(engine: MediaEngine, conversations: Conversations, settings: RoomSettings, clients: any Clients) {
         self.engine = engine
         self.conversations = conversations
         self.settings = settings
-        self.send = send
-        self.isConnected = isConnected
+        self.clients = clients
     }
+
+    /// Sockets with media and the transports they hold, readable without the actor (metrics).
+    public nonisolated var counts: (peers: Int, transports: Int) { peerCounts.withLock { $0 } }
 
     // MARK: Room lock
 
@@ -125,7 +126,7 @@ actor RoomMedia {
                 if peer.subscription != nil { transports += 1 }
             }
         }
-        counts.withLock { $0 = (peers, transports) }
+        peerCounts.withLock { $0 = (peers, transports) }
     }
 
     // MARK: Membership
@@ -134,47 +135,57 @@ actor RoomMedia {
     private func joinedMember(_ user: User, _ conversationID: String, applicationID: String) throws -> Member {
         _ = try conversations.get(id: conversationID, applicationID: applicationID)
         guard let member = try conversations.member(ofUser: user.id, conversationID: conversationID), member.state == .joined else {
-            throw APIError(status: 403, code: "not-joined", title: "Forbidden", detail: "Join the conversation before sending or receiving media.")
+            throw LiveError.notJoined
         }
         return member
     }
 
     /// `rtc:join`: joins the conversation unless it already has `capacity` joined members
     /// (the same rule as a REST join, checked in the store's transaction).
-    func join(user: User, applicationID: String, conversationID: String) throws -> Member {
+    public func join(user: User, applicationID: String, conversationID: String) throws -> Member {
         try conversations.addMember(conversationID: conversationID, applicationID: applicationID, user: user, state: .joined,
                                     initiator: ["joined": ["user_id": .string(user.id), "is_system": false]],
                                     capacity: settings.capacity)
     }
 
-    /// The peer for this socket, created if the room has space.
-    private func peer(in room: Room, member: Member, user: User, socket: WebSocket) throws -> Peer {
-        if let peer = room.peers[socket] { return peer }
-        // The same member on another socket (a reload): that one is stale.
-        guard room.peers.count < settings.capacity else { throw PlatformError.full(capacity: settings.capacity) }
-        let peer = Peer(conversationID: room.conversationID, memberID: member.id, userID: user.id, userName: user.name, socket: socket)
-        room.peers[socket] = peer
+    /// The peer for this connection, created if the room has space.
+    private func peer(in room: Room, member: Member, user: User, client: ClientID) throws -> Peer {
+        if let peer = room.peers[client] { return peer }
+        // The same member on another connection (a reload): that one is stale.
+        guard room.peers.count < settings.capacity else { throw LiveError.roomFull(capacity: settings.capacity) }
+        let peer = Peer(conversationID: room.conversationID, memberID: member.id, userID: user.id, userName: user.name, client: client)
+        room.peers[client] = peer
         return peer
     }
 
-    private func ensureRouter(_ room: Room) async throws -> RouterID {
-        if let router = room.router { return router }
-        let router = try await engine.createRouter()
-        room.router = router
-        roomsByRouter[router] = room.conversationID
-        return router
+    private func ensureRouter(_ room: Room) async throws(LiveError) -> RouterID {
+        do {
+            return try await engine.findOrCreateRouter(existing: { room.router }, keep: { router in
+                if let kept = room.router { return kept }
+                room.router = router
+                roomsByRouter[router] = room.conversationID
+                return router
+            })
+        } catch { throw .media(error) }
     }
 
     // MARK: Publishing
 
-    /// `rtc:publish`: the member's microphone. Replaces an earlier publication of this socket.
-    func publish(user: User, applicationID: String, socket: WebSocket, conversationID: String, offer: String) async throws -> JSONValue {
+    /// What `publish` gives the client: the SDP answer, the microphone's producer and the member.
+    public struct Published: Sendable, Hashable {
+        public var answer: String
+        public var producerID: ProducerID
+        public var memberID: String
+    }
+
+    /// `rtc:publish`: the member's microphone. Replaces an earlier publication of this connection.
+    public func publish(user: User, applicationID: String, client: ClientID, conversationID: String, offer: String) async throws -> Published {
         let member = try joinedMember(user, conversationID, applicationID: applicationID)
         let room = room(conversationID, applicationID: applicationID)
         await lock(room)
         defer { unlock(room) }
-        let peer = try peer(in: room, member: member, user: user, socket: socket)
-        // Same member on an older socket (page reload before the old socket closed): drop it.
+        let peer = try peer(in: room, member: member, user: user, client: client)
+        // Same member on an older connection (page reload before the old socket closed): drop it.
         for other in room.peers.values where other !== peer && other.memberID == member.id {
             await removePeer(other, from: room)
         }
@@ -187,14 +198,14 @@ actor RoomMedia {
         do {
             publication = try await engine.publish(router: router, offer: offer)
         } catch {
-            if peer.subscription == nil && peer.publication == nil && !peer.subscribing { room.peers[socket] = nil }
+            if peer.subscription == nil && peer.publication == nil && !peer.subscribing { room.peers[client] = nil }
             // A refused first offer must not leave the room's new router behind.
             await closeRouterIfEmpty(room)
-            throw Self.apiError(error)
+            throw LiveError.media(error)
         }
         guard let audio = publication.producers.first(where: { $0.parameters.kind == .audio }) else {
             await close(transport: publication.transport, in: room)
-            throw APIError.unprocessable("The offer has no audio track.", code: "no-audio")
+            throw LiveError.noAudio
         }
         peer.publication = (publication.transport, audio.id)
         peer.muted = false
@@ -202,21 +213,21 @@ actor RoomMedia {
         _ = try? conversations.setMedia(memberID: member.id, conversationID: conversationID, applicationID: applicationID,
                                         media: MemberMedia(enabled: true, muted: false, earmuffed: peer.earmuffed))
         await renegotiateOthers(of: peer, in: room)
-        return ["answer": .string(publication.answer), "producer_id": .string(audio.id.rawValue), "member_id": .string(member.id)]
+        return Published(answer: publication.answer, producerID: audio.id, memberID: member.id)
     }
 
     /// `rtc:mute`: stops (or restarts) forwarding the member's microphone.
-    func mute(user: User, applicationID: String, socket: WebSocket, conversationID: String, muted: Bool) async throws -> JSONValue {
+    public func mute(user: User, applicationID: String, client: ClientID, conversationID: String, muted: Bool) async throws {
         let member = try joinedMember(user, conversationID, applicationID: applicationID)
-        guard let room = rooms[conversationID] else { throw notPublishing() }
+        guard let room = rooms[conversationID] else { throw LiveError.notPublishing }
         await lock(room)
         defer { unlock(room) }
-        guard let peer = room.peers[socket], let publication = peer.publication else { throw notPublishing() }
+        guard let peer = room.peers[client], let publication = peer.publication else { throw LiveError.notPublishing }
         if peer.muted != muted {
             peer.muted = muted
             do {
                 if muted { try await engine.pause(producer: publication.producer) } else { try await engine.resume(producer: publication.producer) }
-            } catch { throw Self.apiError(error) }
+            } catch { throw LiveError.media(error) }
             _ = try? conversations.setMedia(memberID: member.id, conversationID: conversationID, applicationID: applicationID,
                                             media: MemberMedia(enabled: true, muted: muted, earmuffed: peer.earmuffed))
             _ = try? conversations.postEvent(conversationID: conversationID, applicationID: applicationID,
@@ -224,16 +235,15 @@ actor RoomMedia {
             if muted { setSpeaking(peer, false, room: room) }
             await updateForwarding(room)
         }
-        return ["muted": .bool(muted)]
     }
 
     /// `rtc:earmuff`: stops (or restarts) everything the member receives.
-    func earmuff(user: User, applicationID: String, socket: WebSocket, conversationID: String, earmuffed: Bool) async throws -> JSONValue {
+    public func earmuff(user: User, applicationID: String, client: ClientID, conversationID: String, earmuffed: Bool) async throws {
         let member = try joinedMember(user, conversationID, applicationID: applicationID)
         let room = room(conversationID, applicationID: applicationID)
         await lock(room)
         defer { unlock(room) }
-        let peer = try peer(in: room, member: member, user: user, socket: socket)
+        let peer = try peer(in: room, member: member, user: user, client: client)
         if peer.earmuffed != earmuffed {
             peer.earmuffed = earmuffed
             await applyForwarding(peer, room: room)
@@ -242,35 +252,36 @@ actor RoomMedia {
             _ = try? conversations.postEvent(conversationID: conversationID, applicationID: applicationID,
                                              type: earmuffed ? "audio:earmuff:on" : "audio:earmuff:off", from: member.id, body: [:])
         }
-        return ["earmuffed": .bool(earmuffed)]
     }
 
-    /// `rtc:unpublish`: media off for this socket (both transports), `member:media` disabled.
-    func unpublish(user: User, applicationID: String, socket: WebSocket, conversationID: String) async throws -> JSONValue {
+    /// `rtc:unpublish`: media off for this connection (both transports), `member:media` disabled.
+    public func unpublish(user: User, applicationID: String, client: ClientID, conversationID: String) async throws {
         let member = try joinedMember(user, conversationID, applicationID: applicationID)
-        guard let room = rooms[conversationID] else { return [:] }
+        guard let room = rooms[conversationID] else { return }
         await lock(room)
         defer { unlock(room) }
-        if let peer = room.peers[socket] { await removePeer(peer, from: room) }
+        if let peer = room.peers[client] { await removePeer(peer, from: room) }
         _ = try? conversations.setMedia(memberID: member.id, conversationID: conversationID, applicationID: applicationID,
                                         media: MemberMedia(enabled: false))
-        return [:]
-    }
-
-    private func notPublishing() -> APIError {
-        APIError(status: 409, code: "not-publishing", title: "Conflict", detail: "Send rtc:publish first.")
     }
 
     // MARK: Subscribing
 
-    /// `rtc:subscribe`: the first offer (null while nobody else publishes; it is pushed as
+    /// An offer for a member's subscription, and which m-line carries whom.
+    public struct Offer: Sendable, Hashable {
+        /// Nil while nobody else publishes.
+        public var offer: String?
+        public var tracks: [Track]
+    }
+
+    /// `rtc:subscribe`: the first offer (nil while nobody else publishes; it is pushed as
     /// `rtc:offer` when someone does). A second call restarts the subscription.
-    func subscribe(user: User, applicationID: String, socket: WebSocket, conversationID: String) async throws -> JSONValue {
+    public func subscribe(user: User, applicationID: String, client: ClientID, conversationID: String) async throws -> Offer {
         let member = try joinedMember(user, conversationID, applicationID: applicationID)
         let room = room(conversationID, applicationID: applicationID)
         await lock(room)
         defer { unlock(room) }
-        let peer = try peer(in: room, member: member, user: user, socket: socket)
+        let peer = try peer(in: room, member: member, user: user, client: client)
         if let old = peer.subscription {
             peer.subscription = nil
             peer.paused = [:]
@@ -281,36 +292,31 @@ actor RoomMedia {
         peer.dirty = false
         let offer = try await renegotiate(peer, in: room, push: false)
         updateCounts()
-        return ["offer": offer.map(JSONValue.string) ?? .null, "tracks": tracks(peer, room: room)]
+        return Offer(offer: offer, tracks: tracks(peer, room: room))
     }
 
     /// `rtc:answer`: the client's answer to our latest offer.
-    func answer(socket: WebSocket, conversationID: String, answer: String) async throws -> JSONValue {
-        guard let room = rooms[conversationID] else { throw noOffer() }
+    public func answer(client: ClientID, conversationID: String, answer: String) async throws(LiveError) {
+        guard let room = rooms[conversationID] else { throw .noOffer }
         await lock(room)
         defer { unlock(room) }
-        guard let peer = room.peers[socket], let subscription = peer.subscription, peer.awaitingAnswer else { throw noOffer() }
+        guard let peer = room.peers[client], let subscription = peer.subscription, peer.awaitingAnswer else { throw .noOffer }
         do {
             peer.subscription = try await engine.answerSubscription(subscription, answer: answer)
-        } catch { throw Self.apiError(error) }
+        } catch { throw .media(error) }
         peer.awaitingAnswer = false
         await applyForwarding(peer, room: room)
         if peer.dirty {
             peer.dirty = false
             _ = try? await renegotiate(peer, in: room, push: true)
         }
-        return [:]
-    }
-
-    private func noOffer() -> APIError {
-        APIError(status: 409, code: "no-offer", title: "Conflict", detail: "No offer is waiting for an answer.")
     }
 
     /// Brings the peer's subscription to every other publisher in the room; returns the new
     /// offer (also pushed as `rtc:offer` when `push`), nil when nothing changed or an offer is
     /// already out (then it is redone after the answer).
     @discardableResult
-    private func renegotiate(_ peer: Peer, in room: Room, push: Bool) async throws -> String? {
+    private func renegotiate(_ peer: Peer, in room: Room, push: Bool) async throws(LiveError) -> String? {
         guard peer.subscribing else { return nil }
         if peer.awaitingAnswer {
             peer.dirty = true
@@ -321,13 +327,13 @@ actor RoomMedia {
         if subscription == nil {
             if wanted.isEmpty { return nil }
             let router = try await ensureRouter(room)
-            do { subscription = try await engine.openSubscription(router: router) } catch { throw Self.apiError(error) }
+            do { subscription = try await engine.openSubscription(router: router) } catch { throw .media(error) }
             peer.subscription = subscription
             updateCounts()
         }
         guard let current = subscription else { return nil }
         let updated: MediaEngine.Subscription
-        do { updated = try await engine.updateSubscription(current, producers: wanted) } catch { throw Self.apiError(error) }
+        do { updated = try await engine.updateSubscription(current, producers: wanted) } catch { throw .media(error) }
         peer.subscription = updated
         guard updated.version != current.version else { return nil }
         peer.awaitingAnswer = true
@@ -336,9 +342,7 @@ actor RoomMedia {
         peer.paused = peer.paused.filter { live.contains($0.key) }
         await applyForwarding(peer, room: room)
         if push {
-            send(peer.socket, "rtc:offer", [
-                "conversation_id": .string(room.conversationID), "offer": .string(updated.offer), "tracks": tracks(peer, room: room),
-            ])
+            clients.send(.offer(conversationID: room.conversationID, offer: updated.offer, tracks: tracks(peer, room: room)), to: peer.client)
         }
         return updated.offer
     }
@@ -352,18 +356,16 @@ actor RoomMedia {
         await updateForwarding(room)
     }
 
-    /// Which m-line carries whom: `[{mid, member_id, user_id, name, producer_id}]`.
-    private func tracks(_ peer: Peer, room: Room) -> JSONValue {
+    /// Which m-line carries whom.
+    private func tracks(_ peer: Peer, room: Room) -> [Track] {
         guard let subscription = peer.subscription else { return [] }
-        var out: [JSONValue] = []
+        var out: [Track] = []
         for (index, consumer) in subscription.consumers.enumerated() where !subscription.inactive.contains(index) {
             guard let owner = room.peer(producer: consumer.producerID) else { continue }
-            out.append([
-                "mid": .string(String(index)), "member_id": .string(owner.memberID), "user_id": .string(owner.userID),
-                "name": .string(owner.userName), "producer_id": .string(consumer.producerID.rawValue),
-            ])
+            out.append(Track(mid: String(index), memberID: owner.memberID, userID: owner.userID, name: owner.userName,
+                             producerID: consumer.producerID))
         }
-        return .array(out)
+        return out
     }
 
     // MARK: Forwarding policy
@@ -406,7 +408,7 @@ actor RoomMedia {
     // MARK: Speakers
 
     /// Audio levels of a room's producers (every ~300 ms): speaking indicators and loudest-N.
-    func levels(router: RouterID, _ levels: [AudioLevel]) async {
+    public func levels(router: RouterID, _ levels: [AudioLevel]) async {
         guard let conversationID = roomsByRouter[router], let room = rooms[conversationID] else { return }
         await lock(room)
         defer { unlock(room) }
@@ -438,8 +440,8 @@ actor RoomMedia {
 
     /// Frees the peer's transports and tells the others (renegotiation drops its m-line).
     private func removePeer(_ peer: Peer, from room: Room) async {
-        guard room.peers[peer.socket] === peer else { return }
-        room.peers[peer.socket] = nil
+        guard room.peers[peer.client] === peer else { return }
+        room.peers[peer.client] = nil
         setSpeaking(peer, false, room: room)
         let published = peer.publication != nil
         if let publication = peer.publication { await close(transport: publication.transport, in: room) }
@@ -472,11 +474,11 @@ actor RoomMedia {
 
     /// A realtime socket closed: its media goes now; its members are marked left after the
     /// grace period unless the user is connected again by then.
-    func socketClosed(_ socket: WebSocket) async {
+    public func clientClosed(_ client: ClientID) async {
         var gone: [(conversationID: String, applicationID: String, memberID: String, userID: String)] = []
-        for room in Array(rooms.values) where room.peers[socket] != nil {
+        for room in Array(rooms.values) where room.peers[client] != nil {
             await lock(room)
-            if let peer = room.peers[socket] {
+            if let peer = room.peers[client] {
                 gone.append((room.conversationID, room.applicationID, peer.memberID, peer.userID))
                 await removePeer(peer, from: room)
             }
@@ -492,7 +494,7 @@ actor RoomMedia {
 
     private func leaveIfGone(_ gone: [(conversationID: String, applicationID: String, memberID: String, userID: String)]) {
         for entry in gone {
-            if isConnected(entry.userID) { continue }
+            if clients.isConnected(userID: entry.userID) { continue }
             if let room = rooms[entry.conversationID], room.peers.values.contains(where: { $0.memberID == entry.memberID }) { continue }
             do {
                 _ = try conversations.leave(memberID: entry.memberID, conversationID: entry.conversationID,
@@ -508,24 +510,12 @@ actor RoomMedia {
     /// A member left (`left`), or its audio was disabled: its sockets' media goes. Disabling audio leaves a
     /// socket that has no connection yet alone, so its earmuff state (set before publishing, whose own
     /// `member:media` says audio is off) is kept.
-    func memberGone(conversationID: String, memberID: String, left: Bool) async {
+    public func memberGone(conversationID: String, memberID: String, left: Bool) async {
         guard let room = rooms[conversationID] else { return }
         await lock(room)
         defer { unlock(room) }
         for peer in Array(room.peers.values) where peer.memberID == memberID {
             if left || peer.publication != nil || peer.subscription != nil { await removePeer(peer, from: room) }
-        }
-    }
-
-    // MARK: Errors
-
-    static func apiError(_ error: any Error) -> any Error {
-        guard let media = error as? MediaError else { return error }
-        switch media {
-        case .notFound(let d): return APIError.notFound(d, code: "media-not-found")
-        case .invalid(let d): return APIError.unprocessable(d, code: "invalid-sdp")
-        case .unsupported(let d): return APIError.unprocessable(d, code: "unsupported-media")
-        case .socket(let d): return APIError(status: 503, code: "media-unavailable", title: "Service Unavailable", detail: d)
         }
     }
 }

@@ -67,8 +67,7 @@ final class RoomMediaDemoApp: Sendable {
             }
             guard let user else { throw APIError.internalError("The user could not be created.") }
             let now = Int(Date().timeIntervalSince1970)
-            let paths = ["/*/users/**", "/*/conversations/**", "/*/sessions/**", "/*/devices/**", "/*/image/**", "/*/media/**",
-                         "/*/applications/**", "/*/push/**", "/*/knocking/**", "/*/legs/**", "/*/rtc/**"]
+            let paths = ACL.clientPaths
             let jwt = try JWT.sign(claims: [
                 "application_id": .string(appID), "sub": .string(name), "iat": .number(Double(now)),
                 "exp": .number(Double(now + 6 * 3600)), "jti": .string(UUID().uuidString.lowercased()),

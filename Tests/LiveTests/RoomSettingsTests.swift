@@ -1,11 +1,11 @@
 import Testing
-@testable import API
+@testable import Live
 
 @Suite("Audio room settings from the environment")
-struct RoomMediaSettingsTests {
+struct RoomSettingsTests {
     @Test("defaults: 200 members, the 3 loudest once 10 have media, 20 s to mark a vanished member left")
     func defaults() {
-        let s = RoomMediaSettings(environment: [:])
+        let s = RoomSettings(environment: [:])
         #expect(s.capacity == 200)
         #expect(s.loudest == 3)
         #expect(s.forwardAllBelow == 10)
@@ -19,8 +19,8 @@ struct RoomMediaSettingsTests {
         ("SWITCHBOARD_ROOM_LEAVE_GRACE", "-3", false),
     ])
     func parsing(key: String, value: String, taken: Bool) {
-        let s = RoomMediaSettings(environment: [key: value])
-        let d = RoomMediaSettings()
+        let s = RoomSettings(environment: [key: value])
+        let d = RoomSettings()
         let changed = s.capacity != d.capacity || s.loudest != d.loudest || s.leaveGrace != d.leaveGrace
         #expect(changed == taken)
     }

@@ -3,7 +3,7 @@ import Foundation
 /// Limits and tuning of audio in conversations (`rtc:*`), read from the environment:
 /// `SWITCHBOARD_ROOM_CAPACITY`, `SWITCHBOARD_ROOM_LOUDEST`, `SWITCHBOARD_ROOM_FORWARD_ALL_BELOW`,
 /// `SWITCHBOARD_ROOM_LEAVE_GRACE` (seconds).
-public struct RoomMediaSettings: Sendable {
+public struct RoomSettings: Sendable {
     /// Members with media (and joins through `rtc:join`) a room admits; one more gets `room-full`.
     public var capacity = 200
     /// In a room of `forwardAllBelow` or more members with media, each listener gets only the

@@ -1,0 +1,54 @@
+import Foundation
+import Live
+import Wire
+
+extension VideoHub.Connection {
+    /// `{connectionId, creationTime (ms), data}`.
+    var json: JSONValue {
+        ["connectionId": .string(id), "creationTime": .number(Double(Int(createdAt.timeIntervalSince1970 * 1000))),
+         "data": .string(grant.connectionData ?? "")]
+    }
+}
+
+extension VideoHub.Stream {
+    /// `{streamId, connectionId, name, hasAudio, hasVideo, videoType, creationTime (ms)}`.
+    var json: JSONValue {
+        ["streamId": .string(id), "connectionId": .string(connectionID), "name": .string(name), "hasAudio": .bool(hasAudio),
+         "hasVideo": .bool(hasVideo), "videoType": .string(videoType.rawValue),
+         "creationTime": .number(Double(Int(createdAt.timeIntervalSince1970 * 1000)))]
+    }
+
+    /// The REST shape of `/stream`.
+    var restJSON: [String: Any] { ["id": id, "videoType": videoType.rawValue, "name": name, "layoutClassList": [String]()] }
+}
+
+extension VideoHub.VideoType {
+    /// `videoType` of a publish request: `screen`, or a camera whatever else it says.
+    init(wire: String?) { self = wire == "screen" ? .screen : .camera }
+}
+
+extension VideoPush {
+    /// The realtime message (docs/protocol.md, "Video sessions").
+    var message: (type: String, body: JSONValue) {
+        switch self {
+        case .connectionCreated(let c):
+            return ("video:connectionCreated", ["connection": c.json])
+        case .connectionDestroyed(let c, let reason):
+            return ("video:connectionDestroyed", ["connection": c.json, "reason": .string(reason.rawValue)])
+        case .streamCreated(let stream):
+            return ("video:streamCreated", ["stream": stream.json])
+        case .streamDestroyed(let stream, let reason):
+            return ("video:streamDestroyed", ["stream": stream.json, "reason": .string(reason.rawValue)])
+        case .streamPropertyChanged(let stream, let property, let value):
+            return ("video:streamPropertyChanged", ["stream": stream.json, "property": .string(property.rawValue), "newValue": .bool(value)])
+        case .muteForced(let streamID):
+            return ("video:muteForced", ["streamId": .string(streamID)])
+        case .signal(let type, let data, let from):
+            var body: [String: JSONValue] = ["type": .string(type), "data": .string(data)]
+            if let from { body["from"] = .string(from) }
+            return ("video:signal", .object(body))
+        case .sessionDisconnected(let reason):
+            return ("video:sessionDisconnected", ["reason": .string(reason.rawValue)])
+        }
+    }
+}

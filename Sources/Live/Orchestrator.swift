@@ -1,0 +1,31 @@
+import Media
+import Platform
+
+/// The one owner of live state: audio rooms, video sessions and (later) calls, over one media engine.
+/// The API layer builds it once per server and translates requests into calls on its parts; what
+/// Live sends to clients goes through `Clients`, which the API layer implements.
+public final class Orchestrator: Sendable {
+    public let engine: MediaEngine
+    /// The engine's events, for every part that listens (audio levels feed the rooms).
+    public let events: MediaEventHub
+    /// Audio in conversations (`rtc:*`).
+    public let rooms: Rooms
+    /// Video sessions (`video:*` and the Video REST API).
+    public let video: VideoHub
+    /// Calls and legs: a slot for telephony.
+    public let calls = Calls()
+    /// Named rooms with no signaling, for the development-only `/test/media` routes.
+    public let bench: MediaBench
+
+    public init(engine: MediaEngine, core: PlatformCore, roomSettings: RoomSettings, clients: any Clients) {
+        self.engine = engine
+        events = MediaEventHub(engine: engine)
+        let rooms = Rooms(engine: engine, conversations: core.conversations, settings: roomSettings, clients: clients)
+        self.rooms = rooms
+        video = VideoHub(core: core, media: EngineVideoMediaBridge(engine: engine), clients: clients)
+        bench = MediaBench(engine: engine)
+        events.subscribe { event in
+            if case .audioLevels(let router, let levels) = event { Task { await rooms.levels(router: router, levels) } }
+        }
+    }
+}

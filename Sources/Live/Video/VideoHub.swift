@@ -1,0 +1,345 @@
+import Crypto
+import Foundation
+import Media
+import Platform
+import Synchronization
+
+/// Live state of video sessions: connections, streams, the media behind them, the rules of who may do
+/// what (token roles, moderation, signal limits), and the pushes that tell clients about it. The API
+/// layer translates `video:*` messages and the `/v2/project/…` routes into calls here.
+public final class VideoHub: Sendable {
+    public struct Connection: Sendable, Equatable {
+        public var id: String
+        public var sessionID: String
+        public var client: ClientID
+        public var grant: VideoGrant
+        public var createdAt: Date
+    }
+
+    public struct Stream: Sendable, Hashable {
+        public var id: String
+        public var connectionID: String
+        public var name: String
+        public var hasAudio: Bool
+        public var hasVideo: Bool
+        public var videoType: VideoType
+        public var createdAt: Date
+    }
+
+    public enum VideoType: String, Sendable, Hashable {
+        case camera, screen
+    }
+
+    /// A stream's switches a publisher (or a moderator, for audio) turns on and off.
+    public enum StreamProperty: String, Sendable, Hashable, CaseIterable {
+        case hasAudio, hasVideo
+    }
+
+    /// Why a connection or its stream went away.
+    public enum DisconnectReason: String, Sendable, Hashable {
+        case clientDisconnected, forceDisconnected, networkDisconnected
+    }
+
+    /// Sizes of a signal, whoever sends it.
+    public enum Limits {
+        public static let signalType = 128
+        public static let signalData = 8192
+    }
+
+    struct Live {
+        var connections: [String: Connection] = [:]
+        var streams: [String: Stream] = [:]
+    }
+
+    struct State {
+        var sessions: [String: Live] = [:]
+        /// Sessions under "mute all": streams published while it is on start with audio off.
+        var forceMuted: Set<String> = []
+        var byClient: [ClientID: (session: String, connection: String)] = [:]
+    }
+
+    let state = Mutex(State())
+    let core: PlatformCore
+    let verifier: VideoTokenVerifier
+    let bridge: any VideoMediaBridge
+    let clients: any Clients
+
+    public init(core: PlatformCore, media: any VideoMediaBridge, clients: any Clients) {
+        self.core = core
+        verifier = VideoTokenVerifier(core: core)
+        bridge = media
+        self.clients = clients
+    }
+
+    // MARK: Joining
+
+    /// `video:connect`: the token must be valid, for `sessionID`, and signed by the session's project.
+    /// A client already in a session leaves it first. Returns the new connection and what is already there.
+    public func connect(client: ClientID, sessionID: String, token: String) throws
+        -> (connection: Connection, others: [Connection], streams: [Stream]) {
+        let grant: VideoGrant
+        do {
+            grant = try verifier.verify(token)
+        } catch .expired {
+            throw LiveError.tokenExpired
+        } catch {
+            throw LiveError.invalidToken("\(error)")
+        }
+        guard grant.sessionID == sessionID else { throw LiveError.invalidToken("The token is for another session.") }
+        // The token's signer is the project it acts for: a session of any other project (another
+        // application, or the account key for an application's session) does not exist for it.
+        guard try core.videoSessions.get(id: sessionID, project: grant.issuer) != nil else {
+            throw LiveError.sessionNotFound
+        }
+        if connection(for: client) != nil { disconnect(client: client, reason: .clientDisconnected) }
+        return join(client: client, grant: grant)
+    }
+
+    /// Joins a session; returns the new connection and what is already there.
+    func join(client: ClientID, grant: VideoGrant) -> (Connection, [Connection], [Stream]) {
+        let c = Connection(id: UUID4.generate(), sessionID: grant.sessionID, client: client, grant: grant, createdAt: Date())
+        let (others, streams) = state.withLock { s -> ([Connection], [Stream]) in
+            let live = s.sessions[grant.sessionID] ?? Live()
+            let others = Array(live.connections.values)
+            s.sessions[grant.sessionID, default: Live()].connections[c.id] = c
+            s.byClient[client] = (grant.sessionID, c.id)
+            return (others, Array(live.streams.values))
+        }
+        for o in others { clients.send(.connectionCreated(c), to: o.client) }
+        return (c, others, streams)
+    }
+
+    public func connection(for client: ClientID) -> Connection? {
+        state.withLock { s in s.byClient[client].flatMap { s.sessions[$0.session]?.connections[$0.connection] } }
+    }
+
+    /// The connection a request comes from. A request after the token's expiry disconnects it
+    /// (`forceDisconnected`) and fails with `tokenExpired`.
+    public func caller(_ client: ClientID) throws(LiveError) -> Connection {
+        guard let me = connection(for: client) else { throw .notConnected }
+        if me.grant.expiresAt < Date() {
+            disconnect(client: client, reason: .forceDisconnected)
+            throw .tokenExpired
+        }
+        return me
+    }
+
+    // MARK: Requests of a connection
+
+    /// `video:publish`: media first (when there is an offer), so that subscribers reacting to
+    /// `streamCreated` find the producers in place. Returns the stream and the SDP answer.
+    public func publish(from me: Connection, name: String, hasAudio: Bool, hasVideo: Bool, videoType: VideoType,
+                        offer: String?) async throws(LiveError) -> (stream: Stream, answer: String?) {
+        guard me.grant.role.canPublish else { throw .notAllowedToPublish(role: me.grant.role) }
+        let streamID = UUID4.generate()
+        var answer: String?
+        if let offer {
+            do {
+                answer = try await bridge.publish(sessionID: me.sessionID, streamID: streamID, offer: offer)
+            } catch {
+                throw .publishFailed(error)
+            }
+        }
+        guard connection(for: me.client)?.id == me.id else {
+            await bridge.unpublish(sessionID: me.sessionID, streamID: streamID)
+            throw .notConnected
+        }
+        let stream = announce(from: me, id: streamID, name: name, hasAudio: hasAudio, hasVideo: hasVideo, videoType: videoType)
+        return (stream, answer)
+    }
+
+    // A request that names no stream or connection (nil) is refused as one that names an unknown one.
+
+    /// `video:unpublish` of one of the caller's own streams.
+    public func unpublish(from me: Connection, streamID: String?) throws(LiveError) {
+        guard let streamID, let st = stream(sessionID: me.sessionID, streamID: streamID), st.connectionID == me.id else {
+            throw .streamNotFound(own: true)
+        }
+        unpublish(sessionID: me.sessionID, streamID: streamID, reason: .clientDisconnected)
+    }
+
+    /// `video:subscribe`: the server's SDP offer for one stream.
+    public func subscribe(from me: Connection, streamID: String?) async throws(LiveError) -> (streamID: String, offer: String) {
+        guard me.grant.role.canSubscribe else { throw .notAllowedToSubscribe }
+        guard let streamID, stream(sessionID: me.sessionID, streamID: streamID) != nil else { throw .streamNotFound(own: false) }
+        do {
+            return (streamID, try await bridge.subscribe(sessionID: me.sessionID, streamID: streamID, subscriberID: me.id))
+        } catch { throw .subscriptionFailed(error) }
+    }
+
+    /// `video:subscribe:answer`.
+    public func answerSubscription(from me: Connection, streamID: String, answer: String) async throws(LiveError) {
+        do {
+            try await bridge.completeSubscription(sessionID: me.sessionID, streamID: streamID, subscriberID: me.id, answer: answer)
+        } catch { throw .subscriptionFailed(error) }
+    }
+
+    /// `video:unsubscribe`.
+    public func unsubscribe(from me: Connection, streamID: String) async {
+        await bridge.unsubscribe(sessionID: me.sessionID, streamID: streamID, subscriberID: me.id)
+    }
+
+    /// `video:streamProperty`: the publisher's own audio/video switches, audio first.
+    public func setProperties(from me: Connection, streamID: String?, hasAudio: Bool?, hasVideo: Bool?) throws(LiveError) {
+        guard let streamID, let st = stream(sessionID: me.sessionID, streamID: streamID), st.connectionID == me.id else {
+            throw .streamNotFound(own: true)
+        }
+        if let hasAudio { _ = setProperty(sessionID: me.sessionID, streamID: streamID, property: .hasAudio, value: hasAudio) }
+        if let hasVideo { _ = setProperty(sessionID: me.sessionID, streamID: streamID, property: .hasVideo, value: hasVideo) }
+    }
+
+    /// `video:signal` to every connection of the caller's session, or to one.
+    public func signal(from me: Connection, to connectionID: String?, type: String, data: String) throws(LiveError) {
+        guard type.utf8.count <= Limits.signalType, data.utf8.count <= Limits.signalData else { throw .invalidSignal }
+        guard signal(sessionID: me.sessionID, to: connectionID, from: me.id, type: type, data: data) else { throw .connectionNotFound }
+    }
+
+    /// `video:forceDisconnect` (moderators).
+    public func forceDisconnect(by me: Connection, connectionID: String?) throws(LiveError) {
+        guard me.grant.role.canModerate else { throw .notModerator(.forceDisconnect) }
+        guard let connectionID, disconnect(sessionID: me.sessionID, connectionID: connectionID, reason: .forceDisconnected) else {
+            throw .connectionNotFound
+        }
+    }
+
+    /// `video:forceMute` (moderators).
+    public func forceMute(by me: Connection, streamID: String?) throws(LiveError) {
+        guard me.grant.role.canModerate else { throw .notModerator(.forceMute) }
+        guard let streamID, mute(sessionID: me.sessionID, streamID: streamID) else { throw .streamNotFound(own: false) }
+    }
+
+    // MARK: Streams
+
+    func announce(from c: Connection, id: String = UUID4.generate(), name: String, hasAudio: Bool, hasVideo: Bool, videoType: VideoType) -> Stream {
+        var stream = Stream(id: id, connectionID: c.id, name: name, hasAudio: hasAudio, hasVideo: hasVideo,
+                            videoType: videoType, createdAt: Date())
+        let (others, muted) = state.withLock { s -> ([Connection], Bool) in
+            let muted = s.forceMuted.contains(c.sessionID)
+            if muted { stream.hasAudio = false }
+            s.sessions[c.sessionID]?.streams[stream.id] = stream
+            return ((s.sessions[c.sessionID]?.connections.values).map { $0.filter { $0.id != c.id } } ?? [], muted)
+        }
+        for o in others { clients.send(.streamCreated(stream), to: o.client) }
+        if muted {
+            let sid = c.sessionID
+            let bridge = self.bridge
+            Task { await bridge.setAudioMuted(sessionID: sid, streamID: id, muted: true) }
+        }
+        return stream
+    }
+
+    func stream(sessionID: String, streamID: String) -> Stream? {
+        state.withLock { $0.sessions[sessionID]?.streams[streamID] }
+    }
+
+    public func streams(sessionID: String) -> [Stream] {
+        state.withLock { ($0.sessions[sessionID]?.streams.values).map(Array.init) ?? [] }.sorted { $0.createdAt < $1.createdAt }
+    }
+
+    public func connections(sessionID: String) -> [Connection] {
+        state.withLock { ($0.sessions[sessionID]?.connections.values).map(Array.init) ?? [] }
+    }
+
+    /// Removes a stream and tells everyone else why.
+    func unpublish(sessionID: String, streamID: String, reason: DisconnectReason) {
+        let (removed, everyone) = state.withLock { s -> (Stream?, [Connection]) in
+            let r = s.sessions[sessionID]?.streams.removeValue(forKey: streamID)
+            return (r, (s.sessions[sessionID]?.connections.values).map(Array.init) ?? [])
+        }
+        guard let removed else { return }
+        for o in everyone { clients.send(.streamDestroyed(removed, reason: reason), to: o.client) }
+        let bridge = self.bridge
+        Task { await bridge.unpublish(sessionID: sessionID, streamID: streamID) }
+    }
+
+    // MARK: Leaving
+
+    /// Removes a client's connection and its streams (`video:disconnect`, or its socket closed).
+    public func disconnect(client: ClientID, reason: DisconnectReason) {
+        guard let (sid, cid) = state.withLock({ $0.byClient.removeValue(forKey: client) }) else { return }
+        disconnect(sessionID: sid, connectionID: cid, reason: reason)
+    }
+
+    /// Removes a connection and its streams; false when the session has no such connection.
+    @discardableResult
+    public func disconnect(sessionID: String, connectionID: String, reason: DisconnectReason) -> Bool {
+        let streams = state.withLock { s in (s.sessions[sessionID]?.streams.values.filter { $0.connectionID == connectionID }) ?? [] }
+        for st in streams { unpublish(sessionID: sessionID, streamID: st.id, reason: reason) }
+        let (removed, others) = state.withLock { s -> (Connection?, [Connection]) in
+            let r = s.sessions[sessionID]?.connections.removeValue(forKey: connectionID)
+            if let r { s.byClient[r.client] = nil }
+            let others = (s.sessions[sessionID]?.connections.values).map(Array.init) ?? []
+            if s.sessions[sessionID]?.connections.isEmpty == true { s.sessions[sessionID] = nil }
+            return (r, others)
+        }
+        guard let removed else { return false }
+        let bridge = self.bridge
+        Task { await bridge.connectionClosed(sessionID: sessionID, connectionID: connectionID) }
+        for o in others { clients.send(.connectionDestroyed(removed, reason: reason), to: o.client) }
+        if reason == .forceDisconnected {
+            clients.send(.sessionDisconnected(reason: reason), to: removed.client)
+        }
+        return true
+    }
+
+    // MARK: Signals and moderation
+
+    /// Sends a signal to every connection, or to one; false when the target connection does not exist.
+    @discardableResult
+    public func signal(sessionID: String, to connectionID: String?, from: String?, type: String, data: String) -> Bool {
+        let targets = state.withLock { s -> [Connection]? in
+            guard let live = s.sessions[sessionID] else { return connectionID == nil ? [] : nil }
+            if let connectionID { return live.connections[connectionID].map { [$0] } }
+            return Array(live.connections.values)
+        }
+        guard let targets else { return false }
+        for t in targets { clients.send(.signal(type: type, data: data, from: from), to: t.client) }
+        return true
+    }
+
+    /// Forces a stream's audio off (moderation); everyone sees the property change.
+    public func mute(sessionID: String, streamID: String) -> Bool {
+        let (stream, everyone) = state.withLock { s -> (Stream?, [Connection]) in
+            guard var st = s.sessions[sessionID]?.streams[streamID] else { return (nil, []) }
+            st.hasAudio = false
+            s.sessions[sessionID]?.streams[streamID] = st
+            return (st, Array(s.sessions[sessionID]!.connections.values))
+        }
+        guard let stream else { return false }
+        for c in everyone {
+            clients.send(.streamPropertyChanged(stream, property: .hasAudio, newValue: false), to: c.client)
+            if c.id == stream.connectionID { clients.send(.muteForced(streamID: streamID), to: c.client) }
+        }
+        let bridge = self.bridge
+        Task { await bridge.setAudioMuted(sessionID: sessionID, streamID: streamID, muted: true) }
+        return true
+    }
+
+    /// The publisher turned its audio or video on or off; everyone else sees the property change.
+    func setProperty(sessionID: String, streamID: String, property: StreamProperty, value: Bool) -> Bool {
+        let (stream, others) = state.withLock { s -> (Stream?, [Connection]) in
+            guard var st = s.sessions[sessionID]?.streams[streamID] else { return (nil, []) }
+            if property == .hasAudio { st.hasAudio = value } else { st.hasVideo = value }
+            s.sessions[sessionID]?.streams[streamID] = st
+            return (st, s.sessions[sessionID]?.connections.values.filter { $0.id != st.connectionID } ?? [])
+        }
+        guard let stream else { return false }
+        for c in others {
+            clients.send(.streamPropertyChanged(stream, property: property, newValue: value), to: c.client)
+        }
+        if property == .hasAudio {
+            let bridge = self.bridge
+            Task { await bridge.setAudioMuted(sessionID: sessionID, streamID: streamID, muted: !value) }
+        }
+        return true
+    }
+
+    /// Mutes every stream but `excluded`; while `active`, streams published later start muted too.
+    public func muteAll(sessionID: String, excluded: Set<String>, active: Bool) {
+        state.withLock { s in
+            if active { s.forceMuted.insert(sessionID) } else { s.forceMuted.remove(sessionID) }
+        }
+        guard active else { return }
+        for st in streams(sessionID: sessionID) where !excluded.contains(st.id) { _ = mute(sessionID: sessionID, streamID: st.id) }
+    }
+}

@@ -1,0 +1,18 @@
+import Media
+
+/// Media for video streams: publish answers an SDP offer, subscribe offers and takes the answer.
+/// `EngineVideoMediaBridge` implements it on the SFU; tests may put a fake in its place.
+public protocol VideoMediaBridge: Sendable {
+    func publish(sessionID: String, streamID: String, offer: String) async throws(MediaError) -> String
+    func subscribe(sessionID: String, streamID: String, subscriberID: String) async throws(MediaError) -> String
+    func completeSubscription(sessionID: String, streamID: String, subscriberID: String, answer: String) async throws(MediaError)
+    func unpublish(sessionID: String, streamID: String) async
+    func unsubscribe(sessionID: String, streamID: String, subscriberID: String) async
+    func setAudioMuted(sessionID: String, streamID: String, muted: Bool) async
+    /// A connection left: drop everything it subscribed to.
+    func connectionClosed(sessionID: String, connectionID: String) async
+}
+
+extension VideoMediaBridge {
+    public func connectionClosed(sessionID: String, connectionID: String) async {}
+}

@@ -1,0 +1,14 @@
+/// What a video session pushes to one participant's connection (docs/protocol.md, "Video sessions").
+public enum VideoPush: Sendable, Equatable {
+    case connectionCreated(VideoHub.Connection)
+    case connectionDestroyed(VideoHub.Connection, reason: VideoHub.DisconnectReason)
+    case streamCreated(VideoHub.Stream)
+    case streamDestroyed(VideoHub.Stream, reason: VideoHub.DisconnectReason)
+    case streamPropertyChanged(VideoHub.Stream, property: VideoHub.StreamProperty, newValue: Bool)
+    /// To the publisher whose audio a moderator (or the server API) turned off.
+    case muteForced(streamID: String)
+    /// `from` is the sending connection; nil for a signal from the server API.
+    case signal(type: String, data: String, from: String?)
+    /// To a connection that was disconnected by force.
+    case sessionDisconnected(reason: VideoHub.DisconnectReason)
+}

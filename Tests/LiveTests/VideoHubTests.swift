@@ -1,0 +1,109 @@
+import Foundation
+import Media
+import Platform
+import Synchronization
+import Testing
+@testable import Live
+
+/// Media for the hub that records what it was asked and refuses nothing.
+final class RecordingVideoMedia: VideoMediaBridge {
+    let calls = Mutex<[String]>([])
+    private func record(_ call: String) { calls.withLock { $0.append(call) } }
+
+    func publish(sessionID: String, streamID: String, offer: String) async throws(MediaError) -> String {
+        record("publish")
+        return "answer"
+    }
+    func subscribe(sessionID: String, streamID: String, subscriberID: String) async throws(MediaError) -> String {
+        record("subscribe \(subscriberID)")
+        return "offer"
+    }
+    func completeSubscription(sessionID: String, streamID: String, subscriberID: String, answer: String) async throws(MediaError) {
+        throw .notFound("no subscription")
+    }
+    func unpublish(sessionID: String, streamID: String) async { record("unpublish \(streamID)") }
+    func unsubscribe(sessionID: String, streamID: String, subscriberID: String) async { record("unsubscribe") }
+    func setAudioMuted(sessionID: String, streamID: String, muted: Bool) async { record("muted \(streamID) \(muted)") }
+    func connectionClosed(sessionID: String, connectionID: String) async { record("closed \(connectionID)") }
+}
+
+@Suite("Video sessions")
+struct VideoHubTests {
+    let store: TestStore
+    let clients = RecordingClients()
+    let media = RecordingVideoMedia()
+    let hub: VideoHub
+    let sessionID: String
+
+    init() throws {
+        store = try TestStore()
+        hub = VideoHub(core: store.core, media: media, clients: clients)
+        sessionID = try store.core.videoSessions.create(owner: store.account.apiKey, apiKey: store.account.apiKey).id
+    }
+
+    func token(_ role: VideoGrant.Role, ttl: TimeInterval = 600, session: String? = nil) -> String {
+        VideoTokenVerifier.makeT1(apiKey: store.account.apiKey, apiSecret: store.account.apiSecret, sessionID: session ?? sessionID,
+                                  role: role, data: "name=\(role.rawValue)", ttl: ttl)
+    }
+
+    @Test("connections see each other and each other's streams; a moderator's force-mute reaches everyone; a closed connection takes its streams")
+    func session() async throws {
+        let (a, b) = (ClientID(rawValue: 1), ClientID(rawValue: 2))
+        let alice = try hub.connect(client: a, sessionID: sessionID, token: token(.publisher))
+        #expect(alice.others.isEmpty && alice.streams.isEmpty)
+        let bob = try hub.connect(client: b, sessionID: sessionID, token: token(.moderator))
+        #expect(bob.others == [alice.connection])
+        #expect(clients.video(to: a) == [.connectionCreated(bob.connection)])
+
+        let (stream, answer) = try await hub.publish(from: try hub.caller(a), name: "cam", hasAudio: true, hasVideo: true,
+                                                     videoType: .camera, offer: "offer")
+        #expect(answer == "answer")
+        #expect(clients.video(to: b) == [.streamCreated(stream)])
+        let subscribed = try await hub.subscribe(from: try hub.caller(b), streamID: stream.id)
+        #expect(subscribed.offer == "offer")
+        await #expect(throws: LiveError.subscriptionFailed(.notFound("no subscription"))) {
+            try await hub.answerSubscription(from: try hub.caller(b), streamID: stream.id, answer: "answer")
+        }
+
+        #expect(throws: LiveError.notModerator(.forceMute)) { try hub.forceMute(by: try hub.caller(a), streamID: stream.id) }
+        try hub.forceMute(by: try hub.caller(b), streamID: stream.id)
+        var muted = stream
+        muted.hasAudio = false
+        #expect(clients.video(to: a).suffix(2) == [.streamPropertyChanged(muted, property: .hasAudio, newValue: false),
+                                                  .muteForced(streamID: stream.id)])
+        #expect(clients.video(to: b).last == .streamPropertyChanged(muted, property: .hasAudio, newValue: false))
+        #expect(await eventually { media.calls.withLock { $0.contains("muted \(stream.id) true") } })
+
+        hub.disconnect(client: a, reason: .networkDisconnected)
+        #expect(clients.video(to: b).suffix(2) == [.streamDestroyed(muted, reason: .networkDisconnected),
+                                                  .connectionDestroyed(alice.connection, reason: .networkDisconnected)])
+        #expect(hub.streams(sessionID: sessionID).isEmpty)
+        #expect(hub.connections(sessionID: sessionID) == [bob.connection])
+        #expect(await eventually { media.calls.withLock { $0.contains("unpublish \(stream.id)") && $0.contains("closed \(alice.connection.id)") } })
+        #expect(throws: LiveError.notConnected) { _ = try hub.caller(a) }
+    }
+
+    @Test("tokens: another session's is refused, an expired one too; roles limit publishing and subscribing")
+    func tokensAndRoles() async throws {
+        let other = try store.core.videoSessions.create(owner: store.account.apiKey, apiKey: store.account.apiKey).id
+        #expect(throws: LiveError.invalidToken("The token is for another session.")) {
+            _ = try hub.connect(client: ClientID(rawValue: 1), sessionID: sessionID, token: token(.publisher, session: other))
+        }
+        #expect(throws: LiveError.self) {
+            _ = try hub.connect(client: ClientID(rawValue: 1), sessionID: sessionID, token: "T1==garbage")
+        }
+        let viewer = try hub.connect(client: ClientID(rawValue: 2), sessionID: sessionID, token: token(.subscriber)).connection
+        await #expect(throws: LiveError.notAllowedToPublish(role: .subscriber)) {
+            _ = try await hub.publish(from: viewer, name: "", hasAudio: true, hasVideo: true, videoType: .camera, offer: nil)
+        }
+        let sender = try hub.connect(client: ClientID(rawValue: 3), sessionID: sessionID, token: token(.publisheronly)).connection
+        await #expect(throws: LiveError.notAllowedToSubscribe) { _ = try await hub.subscribe(from: sender, streamID: nil) }
+        await #expect(throws: LiveError.streamNotFound(own: false)) { _ = try await hub.subscribe(from: viewer, streamID: "nope") }
+        #expect(throws: LiveError.invalidSignal) {
+            try hub.signal(from: sender, to: nil, type: String(repeating: "x", count: VideoHub.Limits.signalType + 1), data: "")
+        }
+        #expect(throws: LiveError.connectionNotFound) { try hub.signal(from: sender, to: "nobody", type: "t", data: "d") }
+        try hub.signal(from: sender, to: viewer.id, type: "t", data: "d")
+        #expect(clients.video(to: ClientID(rawValue: 2)).last == .signal(type: "t", data: "d", from: sender.id))
+    }
+}
