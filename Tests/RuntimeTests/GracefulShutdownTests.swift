@@ -44,7 +44,7 @@ struct GracefulShutdownTests {
         #expect(await eventually { RawConnection.isRefused(port: s.port) })
         try c.send("67890")
         let r = try await c.readResponse(for: .POST)
-        #expect(r.status == 200 && r.text == "1234567890")
+        #expect(r.status == 200 && r.text == "1234567890", "\(r.status) \(r.text)")
         #expect(await c.isClosedByPeer())
         await finished.value
         s.group.shutdown()

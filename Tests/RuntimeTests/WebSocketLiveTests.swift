@@ -170,7 +170,7 @@ struct WebSocketLiveTests {
         let c = try RawConnection(port: s.port, receiveBuffer: 4096)
         try await c.upgrade(path: "/ws-flood")
         // The client never reads again.
-        #expect(await eventually(within: .seconds(10)) { s.state.serverCloses.withLock { $0 } == [1008] })
+        #expect(await eventually(within: .seconds(30)) { s.state.serverCloses.withLock { $0 } == [1008] })
         #expect(await eventually { s.server.connectionCount == 0 })
         #expect(s.metrics.counter("switchboard_websocket_slow_consumers_total") == 1)
         await s.stop()
