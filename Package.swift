@@ -31,11 +31,16 @@ let package = Package(
         // exclusivity checks (a thread-local access set per class property access).
         .target(name: "Media", dependencies: ["Wire", "Crypto", "Runtime", "CShims"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
+        // The client role of the media stack and the media benchmarks: the load generator behind
+        // `switchboard load`, the in-process fan-out benchmark and the UDP send floor. Its peers are
+        // confined to their loop threads as workers are, and built the same way.
+        .target(name: "MediaLoad", dependencies: ["Media", "Wire", "Crypto", "Runtime", "CShims"],
+                swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
         // Domain: accounts, applications, users, conversations, webhooks.
         .target(name: "Platform", dependencies: ["Wire", "Crypto", "Runtime", "Store"]),
         // REST routes, realtime gateway, web assets.
         .target(name: "API", dependencies: ["Platform", "Runtime", "Crypto", "Wire", "Store", "Media"]),
-        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "Wire"]),
+        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire"]),
         .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
 
         .testTarget(name: "WireTests", dependencies: ["Wire"], resources: []),
@@ -44,8 +49,8 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Wire", "SRTPReference"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Wire", "Crypto"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "Wire", "Crypto", "Runtime", "SRTPReference"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "MediaLoad", "Wire", "Crypto", "Runtime", "SRTPReference"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "Store", "Wire"]),
-        .testTarget(name: "APITests", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store"]),
+        .testTarget(name: "APITests", dependencies: ["API", "MediaLoad", "Platform", "Runtime", "Crypto", "Store"]),
     ]
 )
