@@ -31,13 +31,18 @@ let package = Package(
         // exclusivity checks (a thread-local access set per class property access).
         .target(name: "Media", dependencies: ["Wire", "Crypto", "Runtime", "CShims"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
+        // The client role of the media stack and the media benchmarks: the load generator behind
+        // `switchboard load`, the in-process fan-out benchmark and the UDP send floor. Its peers are
+        // confined to their loop threads as workers are, and built the same way.
+        .target(name: "MediaLoad", dependencies: ["Media", "Wire", "Crypto", "Runtime", "CShims"],
+                swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
         // Domain: accounts, applications, users, conversations, webhooks.
         .target(name: "Platform", dependencies: ["Wire", "Crypto", "Runtime", "Store"]),
         // Live state and orchestration: rooms, video sessions, calls, over Media and Platform.
         .target(name: "Live", dependencies: ["Platform", "Media", "Runtime", "Crypto", "Wire"]),
         // REST routes, realtime gateway, web assets: translation only.
         .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media"]),
-        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "Wire"]),
+        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire"]),
         .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
 
         .testTarget(name: "WireTests", dependencies: ["Wire"], resources: []),
@@ -46,9 +51,9 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Wire", "SRTPReference"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Wire", "Crypto"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "Wire", "Crypto", "Runtime", "SRTPReference"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "MediaLoad", "Wire", "Crypto", "Runtime", "SRTPReference"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "Store", "Wire"]),
-        .testTarget(name: "LiveTests", dependencies: ["Live", "Media", "Platform", "Runtime", "Crypto", "Wire"]),
-        .testTarget(name: "APITests", dependencies: ["API", "Live", "Platform", "Runtime", "Crypto", "Store"]),
+        .testTarget(name: "LiveTests", dependencies: ["Live", "Media", "MediaLoad", "Platform", "Runtime", "Crypto", "Wire"]),
+        .testTarget(name: "APITests", dependencies: ["API", "Live", "MediaLoad", "Platform", "Runtime", "Crypto", "Store"]),
     ]
 )

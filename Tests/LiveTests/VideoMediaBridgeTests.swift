@@ -1,5 +1,6 @@
 import Foundation
 import Media
+import MediaLoad
 import Platform
 import Testing
 @testable import Live

@@ -2,6 +2,7 @@ import Glibc
 import Testing
 import Wire
 @testable import Media
+@testable import MediaLoad
 
 /// Closing a transport, router or producer closes what depends on it (mediasoup's
 /// `transportclose`, `routerclose`, `producerclose`), and the engine forgets every id it closed.

@@ -1,5 +1,6 @@
 import Testing
 @testable import Media
+import MediaLoad
 
 @Suite("Engine on loopback with client-role peers")
 struct EngineLoopbackTests {

@@ -1,6 +1,7 @@
 import Glibc
 import Testing
 @testable import Media
+import MediaLoad
 
 @Suite("UDP sockets")
 struct UDPSocketTests {

@@ -3,15 +3,19 @@ import Glibc
 
 /// Preallocated memory for a batch of datagrams: `count` slots of `stride` bytes, each with
 /// a length and a socket address. Filled by `recvmmsg` or queued for `sendmmsg`.
-final class DatagramBatch {
-    let capacity: Int
-    let stride: Int
-    let storage: UnsafeMutableRawPointer
-    let lengths: UnsafeMutablePointer<UInt32>
-    let addresses: UnsafeMutablePointer<sockaddr_storage>
-    var count = 0
+///
+/// The load generator's peers and the UDP send floor (MediaLoad) receive and send with the
+/// same batches as a worker: the type and `slot` are public so `slot` inlines there, the rest
+/// is package-wide.
+public final class DatagramBatch {
+    @usableFromInline package let capacity: Int
+    @usableFromInline let stride: Int
+    @usableFromInline let storage: UnsafeMutableRawPointer
+    @usableFromInline package let lengths: UnsafeMutablePointer<UInt32>
+    @usableFromInline let addresses: UnsafeMutablePointer<sockaddr_storage>
+    @usableFromInline var count = 0
 
-    init(capacity: Int, stride: Int) {
+    package init(capacity: Int, stride: Int) {
         self.capacity = capacity
         self.stride = stride
         storage = .allocate(byteCount: capacity * stride, alignment: 16)
@@ -27,11 +31,11 @@ final class DatagramBatch {
         addresses.deallocate()
     }
 
-    @inline(__always)
-    func slot(_ i: Int) -> UnsafeMutableRawPointer { storage + i * stride }
+    @inlinable @inline(__always)
+    public func slot(_ i: Int) -> UnsafeMutableRawPointer { storage + i * stride }
 
     /// Reads up to `capacity` datagrams without blocking; returns how many arrived.
-    func receive(from socket: UDPSocket) -> Int {
+    package func receive(from socket: UDPSocket) -> Int {
         let n = sb_udp_recv_batch(
             socket.fd, storage.assumingMemoryBound(to: UInt8.self), stride, lengths, addresses, UInt32(capacity))
         count = max(0, Int(n))
@@ -45,12 +49,16 @@ final class DatagramBatch {
 /// it, and commits it with the destination; nothing is copied again before the kernel.
 /// The queue holds at most `capacity` datagrams: a large fan-out leaves in chunks as it is
 /// produced, so the first subscribers do not wait for the last one's encryption.
-final class SendQueue {
-    let batch: DatagramBatch
+///
+/// The UDP send floor (MediaLoad) measures the kernel's share of this output pattern through
+/// the same queue: `reserve` and `commit` are public and inlinable so they inline there as
+/// here; `init`, `flush`, `slotCapacity` and `sent` are package-wide.
+public final class SendQueue {
+    @usableFromInline let batch: DatagramBatch
     let socket: UDPSocket
     /// Datagrams the kernel refused (full socket buffer) or that did not fit.
     private(set) var dropped: UInt64 = 0
-    private(set) var sent: UInt64 = 0
+    package private(set) var sent: UInt64 = 0
     private(set) var sentBytes: UInt64 = 0
     /// Benchmark mode: `flush` counts the datagrams and drops them instead of calling the kernel.
     var discard = false
@@ -60,23 +68,23 @@ final class SendQueue {
     /// SFU itself adds (1 µs buckets up to 20 ms).
     private(set) var forwardingLatency = LatencyHistogram(bucketNanoseconds: 1_000, buckets: 20_000)
 
-    init(socket: UDPSocket, capacity: Int = 32, stride: Int = 2048) {
+    package init(socket: UDPSocket, capacity: Int = 32, stride: Int = 2048) {
         self.socket = socket
         batch = DatagramBatch(capacity: capacity, stride: stride)
     }
 
-    var slotCapacity: Int { batch.stride }
+    package var slotCapacity: Int { batch.stride }
 
     /// The next free slot; flushes first when the batch is full.
-    @inline(__always)
-    func reserve() -> UnsafeMutableRawPointer {
+    @inlinable @inline(__always)
+    public func reserve() -> UnsafeMutableRawPointer {
         if batch.count == batch.capacity { flush() }
         return batch.slot(batch.count)
     }
 
     /// Queues the reserved slot for `destination` (a prepared socket address).
-    @inline(__always)
-    func commit(length: Int, to destination: UnsafePointer<sockaddr_storage>) {
+    @inlinable @inline(__always)
+    public func commit(length: Int, to destination: UnsafePointer<sockaddr_storage>) {
         let i = batch.count
         batch.lengths[i] = UInt32(length)
         (batch.addresses + i).update(from: destination, count: 1)
@@ -95,7 +103,7 @@ final class SendQueue {
     }
 
     /// Sends everything queued; what the kernel will not take now is dropped and counted.
-    func flush() {
+    @usableFromInline package func flush() {
         if discard {
             for i in 0..<batch.count { sentBytes += UInt64(batch.lengths[i]) }
             sent += UInt64(batch.count)

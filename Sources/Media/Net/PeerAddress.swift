@@ -60,7 +60,7 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Writes this address for `sendmmsg`; a dual-stack (IPv6) socket needs IPv4 as mapped IPv6.
-    func write(to storage: UnsafeMutablePointer<sockaddr_storage>, ipv6Socket: Bool) {
+    package func write(to storage: UnsafeMutablePointer<sockaddr_storage>, ipv6Socket: Bool) {
         let raw = UnsafeMutableRawPointer(storage)
         raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<sockaddr_storage>.size)
         if ipv6Socket {

@@ -6,18 +6,24 @@ public struct SocketError: Error, Sendable, CustomStringConvertible {
     public var operation: String
     public var code: Int32
     public var description: String { "\(operation) failed: \(String(cString: strerror(code)))" }
+
+    package init(operation: String, code: Int32) {
+        self.operation = operation
+        self.code = code
+    }
 }
 
 /// One non-blocking UDP socket bound to a media port, owned by a worker thread.
 ///
 /// A host of `::` opens a dual-stack socket (IPv4 peers appear as mapped addresses); an
-/// IPv4 literal opens a plain IPv4 socket.
-final class UDPSocket {
-    let fd: Int32
-    let isIPv6: Bool
-    let localPort: UInt16
+/// IPv4 literal opens a plain IPv4 socket. Package-wide: the load generator's peers and the UDP
+/// send floor (MediaLoad) open theirs the same way.
+package final class UDPSocket {
+    package let fd: Int32
+    package let isIPv6: Bool
+    package let localPort: UInt16
 
-    init(host: String, port: UInt16) throws(SocketError) {
+    package init(host: String, port: UInt16) throws(SocketError) {
         guard let address = PeerAddress(host: host, port: port) else {
             throw SocketError(operation: "parse \(host)", code: EINVAL)
         }

@@ -40,13 +40,13 @@ public struct RtpCodec: Sendable, Hashable {
 
     var isVideo: Bool { kind == .video }
 
-    static let opus = RtpCodec(
+    public static let opus = RtpCodec(
         kind: .audio, name: "opus", payloadType: 111, clockRate: 48_000, channels: 2,
         formatParameters: "minptime=10;useinbandfec=1", feedback: [])
-    static let vp8 = RtpCodec(
+    public static let vp8 = RtpCodec(
         kind: .video, name: "VP8", payloadType: 96, clockRate: 90_000,
         feedback: ["nack", "nack pli", "ccm fir", "goog-remb"])
-    static let h264 = RtpCodec(
+    public static let h264 = RtpCodec(
         kind: .video, name: "H264", payloadType: 102, clockRate: 90_000,
         formatParameters: "level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f",
         feedback: ["nack", "nack pli", "ccm fir", "goog-remb"])

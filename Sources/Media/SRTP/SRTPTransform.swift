@@ -23,13 +23,13 @@ import Crypto
 /// ```
 ///
 /// Confined to its transport's thread; nothing is allocated per packet (a stream record
-/// per new SSRC, bounded).
-final class SRTPTransform {
-    enum Direction { case inbound, outbound }
+/// per new SSRC, bounded). Package-wide: the load generator's peers (MediaLoad) use it too.
+package final class SRTPTransform {
+    package enum Direction { case inbound, outbound }
 
     static let masterKeyLength = 16
     /// What DTLS offers or accepts, in preference order (a DTLS server picks by its own order).
-    static let supportedProfiles: [SRTPProfile] = [.aeadAES128GCM, .aes128CMSHA1_80]
+    package static let supportedProfiles: [SRTPProfile] = [.aeadAES128GCM, .aes128CMSHA1_80]
     /// Replay window in packets (RFC 3711 §3.3.2); wide enough for NACK-driven reordering.
     static let replayWindow = 1024
     static let maxStreams = 64
@@ -71,9 +71,9 @@ final class SRTPTransform {
     private var lastHit = 0
     private var rtcpIndex: UInt32 = 0
 
-    enum SetupError: Error { case badKey, unsupportedProfile, openSSL }
+    package enum SetupError: Error { case badKey, unsupportedProfile, openSSL }
 
-    init(profile: SRTPProfile = .aes128CMSHA1_80, masterKey: [UInt8], masterSalt: [UInt8], direction: Direction) throws(SetupError) {
+    package init(profile: SRTPProfile = .aes128CMSHA1_80, masterKey: [UInt8], masterSalt: [UInt8], direction: Direction) throws(SetupError) {
         guard profile == .aes128CMSHA1_80 || profile == .aeadAES128GCM else { throw .unsupportedProfile }
         guard masterKey.count == Self.masterKeyLength, masterSalt.count == profile.saltLength else { throw .badKey }
         self.direction = direction
@@ -247,7 +247,7 @@ final class SRTPTransform {
 
     /// Encrypts and authenticates in place, appending the tag (RFC 3711 §3.3, RFC 7714 §8).
     @inline(__always)
-    func protectRTP(_ p: UnsafeMutableRawPointer, length: inout Int, capacity: Int) -> Bool {
+    package func protectRTP(_ p: UnsafeMutableRawPointer, length: inout Int, capacity: Int) -> Bool {
         guard length + tagLength <= capacity, let header = Self.headerLength(p, available: length) else { return false }
         let ssrc = Bytes.u32(p, 8)
         let sequence = Bytes.u16(p, 2)
@@ -288,7 +288,7 @@ final class SRTPTransform {
     /// Authenticates, checks replay and decrypts in place, removing the tag (RFC 3711 §3.3 and
     /// appendix A, RFC 7714 §8).
     @inline(__always)
-    func unprotectRTP(_ p: UnsafeMutableRawPointer, length: inout Int) -> Bool {
+    package func unprotectRTP(_ p: UnsafeMutableRawPointer, length: inout Int) -> Bool {
         let authenticated = length - tagLength
         guard authenticated >= 12, let header = Self.headerLength(p, available: authenticated) else { return false }
         let ssrc = Bytes.u32(p, 8)
@@ -397,7 +397,7 @@ final class SRTPTransform {
     }
 
     /// Authenticates, checks replay and decrypts an SRTCP packet in place.
-    func unprotectRTCP(_ p: UnsafeMutableRawPointer, length: inout Int) -> Bool {
+    package func unprotectRTCP(_ p: UnsafeMutableRawPointer, length: inout Int) -> Bool {
         guard length >= 8 + rtcpTrailerLength else { return false }
         let bytes = p.assumingMemoryBound(to: UInt8.self)
         let ssrc = Bytes.u32(p, 4)

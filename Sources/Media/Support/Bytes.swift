@@ -1,46 +1,48 @@
 /// Big-endian loads and stores on raw packet memory; callers check bounds first.
 ///
 /// Wire keeps its own helpers internal, and the packet path here works on pointers into
-/// preallocated batch buffers rather than on `[UInt8]`.
-enum Bytes {
-    @inline(__always)
-    static func u16(_ p: UnsafeRawPointer, _ o: Int) -> UInt16 {
+/// preallocated batch buffers rather than on `[UInt8]`. Public and inlinable only so that the
+/// load generator's packet code (MediaLoad) inlines them as the worker's does: a `package`
+/// function is not inlined into another module, even when `@inlinable`.
+public enum Bytes {
+    @inlinable @inline(__always)
+    public static func u16(_ p: UnsafeRawPointer, _ o: Int) -> UInt16 {
         UInt16(p.load(fromByteOffset: o, as: UInt8.self)) << 8 | UInt16(p.load(fromByteOffset: o + 1, as: UInt8.self))
     }
 
-    @inline(__always)
-    static func u32(_ p: UnsafeRawPointer, _ o: Int) -> UInt32 {
+    @inlinable @inline(__always)
+    public static func u32(_ p: UnsafeRawPointer, _ o: Int) -> UInt32 {
         UInt32(u16(p, o)) << 16 | UInt32(u16(p, o + 2))
     }
 
-    @inline(__always)
-    static func u64(_ p: UnsafeRawPointer, _ o: Int) -> UInt64 {
+    @inlinable @inline(__always)
+    public static func u64(_ p: UnsafeRawPointer, _ o: Int) -> UInt64 {
         UInt64(u32(p, o)) << 32 | UInt64(u32(p, o + 4))
     }
 
-    @inline(__always)
-    static func put16(_ p: UnsafeMutableRawPointer, _ o: Int, _ v: UInt16) {
+    @inlinable @inline(__always)
+    public static func put16(_ p: UnsafeMutableRawPointer, _ o: Int, _ v: UInt16) {
         p.storeBytes(of: UInt8(truncatingIfNeeded: v >> 8), toByteOffset: o, as: UInt8.self)
         p.storeBytes(of: UInt8(truncatingIfNeeded: v), toByteOffset: o + 1, as: UInt8.self)
     }
 
-    @inline(__always)
-    static func put32(_ p: UnsafeMutableRawPointer, _ o: Int, _ v: UInt32) {
+    @inlinable @inline(__always)
+    public static func put32(_ p: UnsafeMutableRawPointer, _ o: Int, _ v: UInt32) {
         put16(p, o, UInt16(truncatingIfNeeded: v >> 16))
         put16(p, o + 2, UInt16(truncatingIfNeeded: v))
     }
 
-    @inline(__always)
-    static func put64(_ p: UnsafeMutableRawPointer, _ o: Int, _ v: UInt64) {
+    @inlinable @inline(__always)
+    public static func put64(_ p: UnsafeMutableRawPointer, _ o: Int, _ v: UInt64) {
         put32(p, o, UInt32(truncatingIfNeeded: v >> 32))
         put32(p, o + 4, UInt32(truncatingIfNeeded: v))
     }
 
-    @inline(__always)
-    static func byte(_ p: UnsafeRawPointer, _ o: Int) -> UInt8 { p.load(fromByteOffset: o, as: UInt8.self) }
+    @inlinable @inline(__always)
+    public static func byte(_ p: UnsafeRawPointer, _ o: Int) -> UInt8 { p.load(fromByteOffset: o, as: UInt8.self) }
 
-    @inline(__always)
-    static func setByte(_ p: UnsafeMutableRawPointer, _ o: Int, _ v: UInt8) { p.storeBytes(of: v, toByteOffset: o, as: UInt8.self) }
+    @inlinable @inline(__always)
+    public static func setByte(_ p: UnsafeMutableRawPointer, _ o: Int, _ v: UInt8) { p.storeBytes(of: v, toByteOffset: o, as: UInt8.self) }
 
     static func append16(_ out: inout [UInt8], _ v: UInt16) {
         out.append(UInt8(truncatingIfNeeded: v >> 8))

@@ -29,6 +29,8 @@ final class Channel: Selectable, @unchecked Sendable {
     private var outbound: [UInt8] = []
     private var outboundOffset = 0
     private var closeAfterFlush = false
+    /// Half-close instead of close once flushed (see `closeLingering`).
+    private var lingerAfterFlush: Duration?
     private var readingPaused = false
     /// Input arrived while reading was paused, so EPOLLIN is off until reading resumes. Pausing itself
     /// changes nothing in epoll: most requests are answered before more input arrives, and this saves
@@ -148,7 +150,7 @@ final class Channel: Selectable, @unchecked Sendable {
             outboundOffset = 0
         }
         if closeAfterFlush {
-            close()
+            if let linger = lingerAfterFlush { halfClose(linger: linger) } else { close() }
             return
         }
         updateInterest()
@@ -185,6 +187,29 @@ final class Channel: Selectable, @unchecked Sendable {
             closeAfterFlush = true
             setReading(false)
         }
+    }
+
+    /// Sends what is queued, then half-closes (FIN) and reads and discards input until the peer closes or
+    /// `linger` passes. Closing with unread input would answer the peer with a reset, which can destroy what
+    /// was just sent (a WebSocket close frame, an error response) before the peer reads it — the lingering
+    /// close of HTTP servers. TLS streams close at once.
+    func closeLingering(linger: Duration = .seconds(2)) {
+        guard isOpen else { return }
+        guard stream is PlainStream else { closeWhenFlushed(); return }
+        if outboundOffset == outbound.count {
+            halfClose(linger: linger)
+        } else {
+            closeAfterFlush = true
+            lingerAfterFlush = linger
+        }
+    }
+
+    private func halfClose(linger: Duration) {
+        closeAfterFlush = false
+        lingerAfterFlush = nil
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+        setReading(true)
+        loop.schedule(after: linger) { [weak self] in self?.close() }
     }
 
     func close() {

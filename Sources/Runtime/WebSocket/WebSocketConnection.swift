@@ -118,7 +118,9 @@ final class WebSocketConnection: @unchecked Sendable {
             writeFrame(WebSocketFrame.close(code: WebSocketCloseCode(code), reason: reason))
         }
         finish(code: code, reason: reason)
-        channel.closeWhenFlushed()
+        // The peer may still be sending the frame that broke the rules: drain it rather than reset the
+        // connection under the close frame.
+        channel.closeLingering()
     }
 
     func writable() {}

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Media
+import MediaLoad
 import Runtime
 import Wire
 

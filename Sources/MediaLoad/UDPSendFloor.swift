@@ -1,5 +1,6 @@
 import CShims
 import Glibc
+import Media
 import Synchronization
 
 /// What the kernel alone charges for the SFU's output pattern on this machine: one socket

@@ -1,7 +1,6 @@
-import CShims
 import Crypto
 import Glibc
-import Runtime
+import Media
 
 /// In-process measurement of the forwarding path, without sockets or peers: one producer
 /// to N consumers (each on its own transport, as in an audio room), starting from SRTP
@@ -9,7 +8,8 @@ import Runtime
 ///
 /// Covers: demultiplexing, 5-tuple lookup, SRTP unprotect, producer bookkeeping (stats,
 /// NACK tracking, retransmission buffer copy), per-consumer copy + rewrite + SRTP protect.
-/// Not covered: the `recvmmsg`/`sendmmsg` system calls (see the UDP load benchmark).
+/// Not covered: the `recvmmsg`/`sendmmsg` system calls (see the UDP load benchmark). The worker
+/// side is Media's `ForwardingHarness`; this builds the input, measures memory and reports.
 public enum FanoutBenchmark {
     public struct Result: Sendable {
         public var consumers: Int
@@ -30,48 +30,39 @@ public enum FanoutBenchmark {
     public static func run(
         consumers: Int, packets: Int = 20_000, payloadSize: Int = 160, profile: SRTPProfile = .aes128CMSHA1_80
     ) throws -> Result {
-        var configuration = MediaConfiguration()
-        configuration.bindHost = "127.0.0.1"
-        configuration.port = 0
-        let certificate = try DTLSCertificate()
-        let socket = try UDPSocket(host: "127.0.0.1", port: 0)
-        let loop = EventLoop(index: 99)
-        let core = WorkerCore(index: 0, loop: loop, socket: socket, certificate: certificate, configuration: configuration) { _ in }
-        core.queue.discard = true
+        let harness = try ForwardingHarness()
         let keys = SRTPKeys(
             localKey: [UInt8](repeating: 1, count: profile.keyLength), localSalt: [UInt8](repeating: 2, count: profile.saltLength),
             remoteKey: [UInt8](repeating: 1, count: profile.keyLength), remoteSalt: [UInt8](repeating: 2, count: profile.saltLength))
         let router = RouterID(rawValue: "bench")
-        core.createRouter(router)
+        harness.createRouter(router)
 
         let publisherAddress = PeerAddress(ipv4: 0x7F00_0001, port: 40_000)
         let publisher = TransportID(rawValue: "pub")
-        _ = try core.createTransport(router: router, transportID: publisher)
+        try harness.createTransport(publisher, router: router, connect: false)
         let producer = ProducerID(rawValue: "producer")
-        try core.produce(publisher, producerID: producer, parameters: ProducerParameters(
+        try harness.produce(publisher, producer: producer, parameters: ProducerParameters(
             kind: .audio, mid: "0", codec: .opus, ssrc: 0x1234_5678))
-        try core.transports[publisher]!.installForBenchmark(profile: profile, keys: keys, address: publisherAddress)
+        try harness.install(publisher, profile: profile, keys: keys, address: publisherAddress)
 
         let rssBefore = residentBytes()
         for i in 0..<consumers {
             let id = TransportID(rawValue: "sub\(i)")
-            _ = try core.createTransport(router: router, transportID: id)
-            try core.connect(id, parameters: DTLSParameters(role: .server, fingerprint: DTLSFingerprintValue(
-                algorithm: "sha-256", value: certificate.fingerprintSHA256)), remoteUsernameFragment: nil)
-            _ = try core.consume(id, consumerID: ConsumerID(rawValue: "c\(i)"), producer: producer)
-            try core.transports[id]!.installForBenchmark(
-                profile: profile, keys: keys, address: PeerAddress(ipv4: 0x7F00_0001, port: UInt16(41_000 + i % 20_000)))
+            try harness.createTransport(id, router: router, connect: true)
+            try harness.consume(id, consumer: ConsumerID(rawValue: "c\(i)"), producer: producer)
+            try harness.install(
+                id, profile: profile, keys: keys, address: PeerAddress(ipv4: 0x7F00_0001, port: UInt16(41_000 + i % 20_000)))
         }
         let rssAfter = residentBytes()
         // Consumers sharing one subscriber transport (a participant receiving many tracks).
         let shared = TransportID(rawValue: "shared")
-        _ = try core.createTransport(router: router, transportID: shared)
-        try core.transports[shared]!.installForBenchmark(profile: profile, keys: keys, address: PeerAddress(ipv4: 0x7F00_0002, port: 1))
+        try harness.createTransport(shared, router: router, connect: false)
+        try harness.install(shared, profile: profile, keys: keys, address: PeerAddress(ipv4: 0x7F00_0002, port: 1))
         let extra = max(consumers, 1000)
         let rssShared = residentBytes()
-        for i in 0..<extra { _ = try core.consume(shared, consumerID: ConsumerID(rawValue: "s\(i)"), producer: producer) }
+        for i in 0..<extra { try harness.consume(shared, consumer: ConsumerID(rawValue: "s\(i)"), producer: producer) }
         let rssSharedAfter = residentBytes()
-        for i in 0..<extra { core.closeConsumer(ConsumerID(rawValue: "s\(i)")) }
+        for i in 0..<extra { harness.closeConsumer(ConsumerID(rawValue: "s\(i)")) }
 
         // What the publisher would send: protected with the same keys.
         let sender = try SRTPTransform(profile: profile, masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
@@ -91,23 +82,9 @@ public enum FanoutBenchmark {
             _ = sender.protectRTP(p, length: &length, capacity: stride)
             lengths[i] = length
         }
-        var source = sockaddr_storage()
-        publisherAddress.write(to: &source, ipv6Socket: false)
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 2048, alignment: 16)
-        defer { buffer.deallocate() }
 
-        let sentBefore = core.queue.sent
-        let start = sb_monotonic_ns()
-        for i in 0..<packets {
-            buffer.copyMemory(from: input + i * stride, byteCount: lengths[i])
-            if i & 63 == 0 { core.setNow(sb_monotonic_ns()) }
-            core.dispatch(buffer, length: lengths[i], source: &source)
-            if i & 31 == 31 { core.queue.flush() }
-        }
-        core.queue.flush()
-        let seconds = Double(sb_monotonic_ns() - start) / 1e9
-        let output = core.queue.sent - sentBefore
-        core.closeRouter(router)
+        let (output, seconds) = harness.forward(input, stride: stride, lengths: lengths, from: publisherAddress)
+        harness.closeRouter(router)
         return Result(
             consumers: consumers, inputPackets: packets, outputPackets: output, seconds: seconds,
             bytesPerConsumerTransport: consumers > 0 ? Double(max(0, rssAfter - rssBefore)) / Double(consumers) : 0,

@@ -1,6 +1,7 @@
 import CShims
 import Crypto
 import Glibc
+import Media
 import Runtime
 import Wire
 
@@ -78,7 +79,7 @@ final class LoadPeer: Selectable {
     private var receivedStreams: [Received] = []
     var measuring = false
 
-    init(role: Role, certificate: DTLSCertificate, bindHost: String, srtpProfiles: [SRTPProfile]) throws(SocketError) {
+    init(role: Role, certificate: DTLSCertificate, bindHost: String, srtpProfiles: [SRTPProfile]) throws(Media.SocketError) {
         self.role = role
         self.srtpProfiles = srtpProfiles
         socket = try UDPSocket(host: bindHost, port: 0)

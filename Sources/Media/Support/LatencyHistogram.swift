@@ -1,25 +1,29 @@
 /// Latency samples in fixed buckets (default 10 µs up to 200 ms; beyond goes to the last
 /// bucket), so recording is a counter increment and percentiles need no sorting.
+///
+/// Recorded on the packet path (a worker's forwarding latency) and per packet by the load
+/// generator (MediaLoad), so `record` is public and inlinable.
 public struct LatencyHistogram: Sendable {
     public let bucketNanoseconds: UInt64
-    private(set) var buckets: [UInt64]
-    public private(set) var count: UInt64 = 0
+    @usableFromInline var buckets: [UInt64]
+    @usableFromInline var samples: UInt64 = 0
+    public var count: UInt64 { samples }
 
     public init(bucketNanoseconds: UInt64 = 10_000, buckets: Int = 20_000) {
         self.bucketNanoseconds = bucketNanoseconds
         self.buckets = [UInt64](repeating: 0, count: buckets)
     }
 
-    @inline(__always)
-    mutating func record(_ nanoseconds: UInt64, weight: UInt64 = 1) {
+    @inlinable @inline(__always)
+    public mutating func record(_ nanoseconds: UInt64, weight: UInt64 = 1) {
         let i = min(Int(nanoseconds / bucketNanoseconds), buckets.count - 1)
         buckets[i] &+= weight
-        count &+= weight
+        samples &+= weight
     }
 
     public mutating func merge(_ other: LatencyHistogram) {
         for i in 0..<min(buckets.count, other.buckets.count) { buckets[i] &+= other.buckets[i] }
-        count &+= other.count
+        samples &+= other.samples
     }
 
     /// The latency below which `fraction` of samples fall, in milliseconds (bucket upper edge).

@@ -1,5 +1,6 @@
 import CShims
 import Crypto
+import Media
 import Runtime
 import Synchronization
 import Wire
