@@ -74,7 +74,7 @@ public enum FanoutBenchmark {
             let p = input + i * stride
             p.initializeMemory(as: UInt8.self, repeating: 0x42, count: stride)
             Bytes.setByte(p, 0, 0x80)
-            Bytes.setByte(p, 1, RtpCodec.opus.payloadType)
+            Bytes.setByte(p, 1, RTPCodec.opus.payloadType)
             Bytes.put16(p, 2, UInt16(truncatingIfNeeded: i))
             Bytes.put32(p, 4, UInt32(truncatingIfNeeded: i * 960))
             Bytes.put32(p, 8, 0x1234_5678)

@@ -76,7 +76,7 @@ public final class LoadGenerator: Sendable {
         return try await eventLoop.submit { try body(box.state, eventLoop) }
     }
 
-    private func add(role: LoadPeer.Role) async throws -> (Peer, IceParameters) {
+    private func add(role: LoadPeer.Role) async throws -> (Peer, ICEParameters) {
         let loopIndex = next.withLock { n -> Int in
             defer { n += 1 }
             return n % loops.count
@@ -127,7 +127,7 @@ public final class LoadGenerator: Sendable {
         var offer = SessionDescription(origin: SDPOrigin(sessionID: random.next(UInt64.self) >> 1, sessionVersion: 1))
         offer.lines.append(.attribute("group", "BUNDLE " + streams.indices.map(String.init).joined(separator: " ")))
         for (i, stream) in streams.enumerated() {
-            let codec: RtpCodec = stream.kind == .audio ? .opus : .vp8
+            let codec: RTPCodec = stream.kind == .audio ? .opus : .vp8
             var m = MediaDescription(kind: stream.kind.rawValue, formats: [String(codec.payloadType)])
             m.lines.append(SDPLine("c", "IN IP4 0.0.0.0"))
             m.iceUfrag = ice.usernameFragment
@@ -256,7 +256,7 @@ public final class LoadGenerator: Sendable {
     // MARK: SDP
 
     struct RemoteParameters {
-        var ice: IceParameters
+        var ice: ICEParameters
         var address: PeerAddress
         var fingerprint: DTLSFingerprintValue
         var setup: SDPSetupRole
@@ -272,7 +272,7 @@ public final class LoadGenerator: Sendable {
             throw MediaError.invalid("SDP lacks ICE credentials, a UDP candidate or a fingerprint")
         }
         return RemoteParameters(
-            ice: IceParameters(usernameFragment: ufrag, password: pwd, iceLite: sdp.iceLite), address: address,
+            ice: ICEParameters(usernameFragment: ufrag, password: pwd, iceLite: sdp.iceLite), address: address,
             fingerprint: DTLSFingerprintValue(algorithm: fingerprint.algorithm, value: fingerprint.value),
             setup: first.setup ?? sdp.setup ?? .actpass)
     }

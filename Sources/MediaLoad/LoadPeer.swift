@@ -45,8 +45,8 @@ final class LoadPeer: Selectable {
 
     let role: Role
     let socket: UDPSocket
-    let local: IceParameters
-    private var remote = IceParameters(usernameFragment: "", password: "")
+    let local: ICEParameters
+    private var remote = ICEParameters(usernameFragment: "", password: "")
     private let destination: UnsafeMutablePointer<sockaddr_storage>
     private var dtls: DTLSEngine?
     private var srtpIn: SRTPTransform?
@@ -83,7 +83,7 @@ final class LoadPeer: Selectable {
         self.role = role
         self.srtpProfiles = srtpProfiles
         socket = try UDPSocket(host: bindHost, port: 0)
-        local = IceParameters.random(iceLite: false)
+        local = ICEParameters.random(iceLite: false)
         destination = .allocate(capacity: 1)
         destination.initialize(to: sockaddr_storage())
         self.certificate = certificate
@@ -98,7 +98,7 @@ final class LoadPeer: Selectable {
     }
 
     /// Points the peer at the server's candidate and sets up DTLS.
-    func configure(remote: IceParameters, server: PeerAddress, fingerprint: DTLSFingerprintValue, dtlsRole: DTLSRole) throws {
+    func configure(remote: ICEParameters, server: PeerAddress, fingerprint: DTLSFingerprintValue, dtlsRole: DTLSRole) throws {
         self.remote = remote
         server.write(to: destination, ipv6Socket: socket.isIPv6)
         dtls = try DTLSEngine(

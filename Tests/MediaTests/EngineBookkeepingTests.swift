@@ -124,7 +124,7 @@ struct EngineBookkeepingTests {
         let request = try STUNMessage(
             type: .bindingRequest, transactionID: STUNTransactionID(word0: 1, word1: 2, word2: 3), attributes: attributes
         ).serialize(integrityKey: Array(ice.password.utf8), hmacSHA1: hmacSHA1, fingerprint: true)
-        let checks = IceServer.maxTuples + 4
+        let checks = ICEServer.maxTuples + 4
         let routes = try await engine.workers[0].run { core throws(MediaError) -> Int in
             var bytes = request
             for i in 0..<checks {
@@ -137,7 +137,7 @@ struct EngineBookkeepingTests {
             core.queue.flush()
             return core.tables().addresses
         }
-        #expect(routes == IceServer.maxTuples, "the addresses ICE remembers, and no others")
+        #expect(routes == ICEServer.maxTuples, "the addresses ICE remembers, and no others")
         try await engine.closeTransport(info.id)
         let counts = await engine.objectCounts()
         #expect(counts.routes == 0)

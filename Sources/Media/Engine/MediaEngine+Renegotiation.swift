@@ -43,7 +43,7 @@ extension MediaEngine {
         }
         guard changed else { return s }
         s.version += 1
-        s.offer = SdpNegotiator.subscribeOffer(
+        s.offer = SDPNegotiator.subscribeOffer(
             transport: info, consumers: s.consumers, inactive: s.inactive, sessionID: s.sessionID, version: s.version)
         return s
     }
@@ -52,7 +52,7 @@ extension MediaEngine {
     /// rejected m-lines close their consumers.
     public func answerSubscription(_ subscription: Subscription, answer: String) async throws(MediaError) -> Subscription {
         var s = subscription
-        let parsed = try SdpNegotiator.parseSubscribeAnswer(answer)
+        let parsed = try SDPNegotiator.parseSubscribeAnswer(answer)
         for index in parsed.rejectedIndexes where index < s.consumers.count && !s.inactive.contains(index) {
             _ = try? await closeConsumer(s.consumers[index].id)
             s.inactive.insert(index)
@@ -66,7 +66,7 @@ extension MediaEngine {
     }
 
     /// Turns RTX on or off for each live video consumer as the answer says.
-    func applyRetransmission(_ answer: SdpNegotiator.SubscribeAnswer, consumers: [ConsumerParameters], inactive: Set<Int>) async {
+    func applyRetransmission(_ answer: SDPNegotiator.SubscribeAnswer, consumers: [ConsumerParameters], inactive: Set<Int>) async {
         let accepted = Set(answer.retransmissionIndexes)
         for (index, consumer) in consumers.enumerated()
         where consumer.rtxSSRC != nil && !inactive.contains(index) && !answer.rejectedIndexes.contains(index) {

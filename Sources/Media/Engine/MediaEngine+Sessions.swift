@@ -29,7 +29,7 @@ extension MediaEngine {
     public func publish(router: RouterID, offer: String) async throws(MediaError) -> Publication {
         let info = try await createWebRtcTransport(router: router)
         do {
-            let plan = try SdpNegotiator.answer(offer: offer, transport: info)
+            let plan = try SDPNegotiator.answer(offer: offer, transport: info)
             try await connect(transport: info.id, dtls: plan.dtls, remoteUsernameFragment: plan.remoteUsernameFragment)
             var producers: [(ProducerID, ProducerParameters)] = []
             for parameters in plan.producers {
@@ -54,7 +54,7 @@ extension MediaEngine {
             for producer in list { consumers.append(try await consume(transport: info.id, producer: producer)) }
             let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
             return Subscription(
-                transport: info.id, offer: SdpNegotiator.subscribeOffer(transport: info, consumers: consumers, sessionID: sessionID, version: 2),
+                transport: info.id, offer: SDPNegotiator.subscribeOffer(transport: info, consumers: consumers, sessionID: sessionID, version: 2),
                 consumers: consumers, info: info, sessionID: sessionID)
         } catch {
             _ = try? await closeTransport(info.id)
@@ -65,7 +65,7 @@ extension MediaEngine {
     /// Applies the subscriber's answer: DTLS role and fingerprint; rejected m-lines close
     /// their consumers.
     public func completeSubscription(_ subscription: Subscription, answer: String) async throws(MediaError) {
-        let parsed = try SdpNegotiator.parseSubscribeAnswer(answer)
+        let parsed = try SDPNegotiator.parseSubscribeAnswer(answer)
         for index in parsed.rejectedIndexes where index < subscription.consumers.count {
             _ = try? await closeConsumer(subscription.consumers[index].id)
         }

@@ -45,8 +45,8 @@ public struct DTLSParameters: Sendable, Hashable {
 public struct TransportInfo: Sendable, Hashable {
     public var id: TransportID
     public var router: RouterID
-    public var iceParameters: IceParameters
-    public var candidates: [IceCandidate]
+    public var iceParameters: ICEParameters
+    public var candidates: [ICECandidate]
     public var fingerprint: DTLSFingerprintValue
 }
 

@@ -2,13 +2,13 @@
 enum CodecCatalog {
     /// The payload type of RTX (RFC 4588) toward subscribers for a canonical video codec:
     /// the next one up (VP8 96 → 97, H.264 102 → 103).
-    static func retransmissionPayloadType(for codec: RtpCodec) -> UInt8? {
+    static func retransmissionPayloadType(for codec: RTPCodec) -> UInt8? {
         codec.kind == .video ? codec.payloadType + 1 : nil
     }
 
     /// The consumer-side codec for what a producer negotiated, or nil if we cannot carry it.
     /// Format parameters follow the producer (an H.264 profile must match end to end).
-    static func canonical(for codec: RtpCodec) -> RtpCodec? {
+    static func canonical(for codec: RTPCodec) -> RTPCodec? {
         switch codec.name.lowercased() {
         case "opus":
             guard codec.clockRate == 48_000 else { return nil }
@@ -16,7 +16,7 @@ enum CodecCatalog {
         case "vp8":
             return .vp8
         case "h264":
-            var h264 = RtpCodec.h264
+            var h264 = RTPCodec.h264
             if !codec.formatParameters.isEmpty { h264.formatParameters = codec.formatParameters }
             return h264
         default:

@@ -9,7 +9,7 @@ import Wire
 final class Consumer {
     let id: ConsumerID
     let kind: MediaKind
-    let codec: RtpCodec
+    let codec: RTPCodec
     let ssrc: UInt32
     let cname: String
     let streamID: String
@@ -17,10 +17,10 @@ final class Consumer {
     /// The worker closes a transport's consumers before the transport, so this never dangles.
     /// Held unretained: the fan-out path borrows it once per packet (and prefetches through it
     /// for the consumers after this one) with no reference counting.
-    let transportHandle: Unmanaged<WebRtcTransport>
-    var transport: WebRtcTransport { transportHandle.takeUnretainedValue() }
+    let transportHandle: Unmanaged<WebRTCTransport>
+    var transport: WebRTCTransport { transportHandle.takeUnretainedValue() }
     private(set) var producer: Producer
-    var rewriter: RtpRewriter
+    var rewriter: RTPRewriter
     private(set) var paused = false
     private(set) var waitingForKeyframe: Bool
     private var lastKeyframeRequest: UInt64 = 0
@@ -46,7 +46,7 @@ final class Consumer {
     var roundTripTime: UInt64 = 0
 
     init(
-        id: ConsumerID, producer: Producer, transport: WebRtcTransport, ssrc: UInt32, cname: String,
+        id: ConsumerID, producer: Producer, transport: WebRTCTransport, ssrc: UInt32, cname: String,
         initialSequence: UInt16, initialTimestamp: UInt32, dropRate: Double, seed: UInt64
     ) {
         self.id = id
@@ -58,7 +58,7 @@ final class Consumer {
         self.cname = cname
         streamID = producer.parameters.streamID ?? producer.id.rawValue
         trackID = producer.id.rawValue
-        rewriter = RtpRewriter(clockRate: producer.codec.clockRate, initialSequence: initialSequence, initialTimestamp: initialTimestamp)
+        rewriter = RTPRewriter(clockRate: producer.codec.clockRate, initialSequence: initialSequence, initialTimestamp: initialTimestamp)
         waitingForKeyframe = producer.isVideo
         self.dropRate = dropRate
         var random = FastRandom(seed: seed)

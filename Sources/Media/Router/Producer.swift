@@ -10,10 +10,10 @@ final class Producer {
     let id: ProducerID
     let parameters: ProducerParameters
     /// The codec with the canonical payload type consumers see.
-    let codec: RtpCodec
+    let codec: RTPCodec
     /// Closed before its transport and router (see `WorkerCore.closeTransport`), so these never
     /// dangle; `unowned(unsafe)` keeps reference counting off the per-packet path.
-    unowned(unsafe) let transport: WebRtcTransport
+    unowned(unsafe) let transport: WebRTCTransport
     unowned(unsafe) let router: Router
     private(set) var ssrc: UInt32?
     private(set) var rtxSSRC: UInt32?
@@ -36,7 +36,7 @@ final class Producer {
     private(set) var loudnessCount: UInt64 = 0
     private(set) var loudnessPeak = 0
 
-    init(id: ProducerID, parameters: ProducerParameters, codec: RtpCodec, transport: WebRtcTransport, router: Router) {
+    init(id: ProducerID, parameters: ProducerParameters, codec: RTPCodec, transport: WebRTCTransport, router: Router) {
         self.id = id
         self.parameters = parameters
         self.codec = codec
@@ -51,7 +51,7 @@ final class Producer {
         extensionMap = .allocate(capacity: 256)
         extensionMap.initialize(repeating: 0, count: 256)
         let own = parameters.extensions
-        let theirs = RtpExtensionIDs.consumerSide
+        let theirs = RTPExtensionIDs.consumerSide
         if let from = own.audioLevel, let to = theirs.audioLevel, parameters.kind == .audio { extensionMap[Int(from)] = to }
         if let from = own.absSendTime, let to = theirs.absSendTime { extensionMap[Int(from)] = to }
     }

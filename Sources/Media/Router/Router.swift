@@ -5,7 +5,7 @@
 final class Router {
     let id: RouterID
     private(set) var producers: [Producer] = []
-    var transports: [WebRtcTransport] = []
+    var transports: [WebRTCTransport] = []
     private(set) var activeSpeaker: ProducerID?
     private var lastSpeakerCheck: UInt64 = 0
     /// Levels of the interval that just ended, until the worker emits them.

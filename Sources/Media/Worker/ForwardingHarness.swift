@@ -7,7 +7,7 @@ import Runtime
 /// measuring forwarding in process (MediaLoad's `FanoutBenchmark`, `switchboard load --in-process`).
 ///
 /// Each entry point is one worker operation: transports are keyed directly with fixed SRTP keys
-/// and a made-up peer address (`WebRtcTransport.installForBenchmark`), and the send queue counts
+/// and a made-up peer address (`WebRTCTransport.installForBenchmark`), and the send queue counts
 /// datagrams and drops them instead of calling `sendmmsg`. Confined to the caller's thread.
 package final class ForwardingHarness {
     private let core: WorkerCore

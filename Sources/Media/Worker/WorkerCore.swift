@@ -23,10 +23,10 @@ final class WorkerCore: Selectable {
     /// Monotonic time of the batch being processed.
     private(set) var now: UInt64
 
-    private(set) var byUsernameFragment: [String: WebRtcTransport] = [:]
-    private(set) var byAddress: [PeerAddress: WebRtcTransport] = [:]
+    private(set) var byUsernameFragment: [String: WebRTCTransport] = [:]
+    private(set) var byAddress: [PeerAddress: WebRTCTransport] = [:]
     var routers: [RouterID: Router] = [:]
-    var transports: [TransportID: WebRtcTransport] = [:]
+    var transports: [TransportID: WebRTCTransport] = [:]
     var producers: [ProducerID: Producer] = [:]
     var consumers: [ConsumerID: Consumer] = [:]
     private var seed: UInt64
@@ -136,12 +136,12 @@ final class WorkerCore: Selectable {
     /// Routes media and DTLS from `address` to `transport` (a validated ICE 5-tuple). The
     /// transport lists the addresses routed to it, so its close drops them all; addresses
     /// its ICE server no longer remembers stop routing once the list outgrows what ICE keeps.
-    func map(_ address: PeerAddress, to transport: WebRtcTransport) {
+    func map(_ address: PeerAddress, to transport: WebRTCTransport) {
         guard byAddress[address] !== transport else { return }
         if let previous = byAddress[address] { previous.routedAddresses.removeAll { $0 == address } }
         byAddress[address] = transport
         transport.routedAddresses.append(address)
-        guard transport.routedAddresses.count > IceServer.maxTuples else { return }
+        guard transport.routedAddresses.count > ICEServer.maxTuples else { return }
         transport.routedAddresses.removeAll { stale in
             guard !transport.ice.isValidated(stale), stale != address else { return false }
             byAddress.removeValue(forKey: stale)
@@ -177,8 +177,8 @@ final class WorkerCore: Selectable {
 
     func createTransport(router id: RouterID, transportID: TransportID) throws(MediaError) -> TransportInfo {
         guard let router = routers[id] else { throw .notFound("router \(id)") }
-        let ice = IceParameters.random(iceLite: true)
-        let transport = WebRtcTransport(
+        let ice = ICEParameters.random(iceLite: true)
+        let transport = WebRTCTransport(
             id: transportID, router: router, worker: self, ice: ice, rtcpSSRC: SystemRandom().next(UInt32.self) | 1,
             cname: "sb-" + SystemRandom().hex(6))
         transports[transportID] = transport
@@ -186,7 +186,7 @@ final class WorkerCore: Selectable {
         router.transports.append(transport)
         return TransportInfo(
             id: transportID, router: id, iceParameters: ice,
-            candidates: [IceCandidate(ip: configuration.candidateAddress, port: socket.localPort)],
+            candidates: [ICECandidate(ip: configuration.candidateAddress, port: socket.localPort)],
             fingerprint: DTLSFingerprintValue(algorithm: "sha-256", value: certificate.fingerprintSHA256))
     }
 

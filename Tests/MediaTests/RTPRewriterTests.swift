@@ -2,10 +2,10 @@ import Testing
 @testable import Media
 
 @Suite("Consumer sequence and timestamp rewriting")
-struct RtpRewriterTests {
+struct RTPRewriterTests {
     @Test("output stays contiguous across the 16-bit wrap", arguments: [UInt16(0), 32_767, 32_768, 65_535, 65_530])
     func wrap(start: UInt16) {
-        var rewriter = RtpRewriter(clockRate: 48_000, initialSequence: start, initialTimestamp: 4_294_967_000)
+        var rewriter = RTPRewriter(clockRate: 48_000, initialSequence: start, initialTimestamp: 4_294_967_000)
         var input: UInt16 = 12_345
         var inTimestamp: UInt32 = 1_000
         var expected = start
@@ -20,7 +20,7 @@ struct RtpRewriterTests {
 
     @Test("input wrapping at 65535 maps onto a continuous output", arguments: [UInt16(65_530), 32_760])
     func inputWrap(first: UInt16) {
-        var rewriter = RtpRewriter(clockRate: 90_000, initialSequence: 100, initialTimestamp: 0)
+        var rewriter = RTPRewriter(clockRate: 90_000, initialSequence: 100, initialTimestamp: 0)
         var previous: UInt16?
         var s = first
         for _ in 0..<12 {
@@ -33,7 +33,7 @@ struct RtpRewriterTests {
 
     @Test("after a pause the stream continues at last + 1 with the timestamp advanced by wall time")
     func resumeContinuity() {
-        var rewriter = RtpRewriter(clockRate: 48_000, initialSequence: 500, initialTimestamp: 10_000)
+        var rewriter = RTPRewriter(clockRate: 48_000, initialSequence: 500, initialTimestamp: 10_000)
         _ = rewriter.rewrite(sequence: 1, timestamp: 0, now: ms(0))
         let last = rewriter.rewrite(sequence: 2, timestamp: 960, now: ms(20))!
         rewriter.resync()
@@ -48,7 +48,7 @@ struct RtpRewriterTests {
 
     @Test("packets older than the epoch start are dropped, reordered later ones are mapped")
     func epochBoundary() {
-        var rewriter = RtpRewriter(clockRate: 90_000, initialSequence: 0, initialTimestamp: 0)
+        var rewriter = RTPRewriter(clockRate: 90_000, initialSequence: 0, initialTimestamp: 0)
         let first = rewriter.rewrite(sequence: 1_000, timestamp: 0, now: 0)!
         let old = rewriter.rewrite(sequence: 999, timestamp: 0, now: 0)
         #expect(old == nil)
@@ -59,7 +59,7 @@ struct RtpRewriterTests {
 
     @Test("NACKed output numbers map back to producer numbers only inside the current epoch")
     func mapBack() {
-        var rewriter = RtpRewriter(clockRate: 90_000, initialSequence: 65_534, initialTimestamp: 0)
+        var rewriter = RTPRewriter(clockRate: 90_000, initialSequence: 65_534, initialTimestamp: 0)
         for s in UInt16(10)...20 { _ = rewriter.rewrite(sequence: s, timestamp: 0, now: 0) }
         #expect(rewriter.inputSequence(for: 65_534) == 10)
         #expect(rewriter.inputSequence(for: 2) == 14)

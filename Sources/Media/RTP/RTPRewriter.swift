@@ -8,7 +8,7 @@ import Wire
 /// after the last one sent (sequence + 1, timestamp + elapsed time in clock ticks), and
 /// every later packet keeps the same offsets. Packets older than the epoch's first one
 /// are dropped, since their numbers would collide with what was already sent.
-struct RtpRewriter {
+struct RTPRewriter {
     let clockRate: UInt32
     private(set) var sequenceOffset: UInt16 = 0
     private(set) var timestampOffset: UInt32 = 0

@@ -8,7 +8,7 @@ public enum MediaKind: String, Sendable, Hashable, Codable {
 ///
 /// Producers may use any payload type their offer chose; the router rewrites it to the
 /// canonical one so every consumer of a room can share one BUNDLE numbering.
-public struct RtpCodec: Sendable, Hashable {
+public struct RTPCodec: Sendable, Hashable {
     public var kind: MediaKind
     /// Encoding name as in `a=rtpmap` (`opus`, `VP8`, `H264`).
     public var name: String
@@ -40,20 +40,20 @@ public struct RtpCodec: Sendable, Hashable {
 
     var isVideo: Bool { kind == .video }
 
-    public static let opus = RtpCodec(
+    public static let opus = RTPCodec(
         kind: .audio, name: "opus", payloadType: 111, clockRate: 48_000, channels: 2,
         formatParameters: "minptime=10;useinbandfec=1", feedback: [])
-    public static let vp8 = RtpCodec(
+    public static let vp8 = RTPCodec(
         kind: .video, name: "VP8", payloadType: 96, clockRate: 90_000,
         feedback: ["nack", "nack pli", "ccm fir", "goog-remb"])
-    public static let h264 = RtpCodec(
+    public static let h264 = RTPCodec(
         kind: .video, name: "H264", payloadType: 102, clockRate: 90_000,
         formatParameters: "level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f",
         feedback: ["nack", "nack pli", "ccm fir", "goog-remb"])
 }
 
 /// Header extension ids one side negotiated (nil: not negotiated).
-public struct RtpExtensionIDs: Sendable, Hashable {
+public struct RTPExtensionIDs: Sendable, Hashable {
     public var mid: UInt8?
     public var audioLevel: UInt8?
     public var absSendTime: UInt8?
@@ -67,7 +67,7 @@ public struct RtpExtensionIDs: Sendable, Hashable {
     }
 
     /// The ids consumers see: fixed, so every consumer m-line agrees.
-    static let consumerSide = RtpExtensionIDs(mid: nil, audioLevel: 1, absSendTime: nil, transportCC: nil)
+    static let consumerSide = RTPExtensionIDs(mid: nil, audioLevel: 1, absSendTime: nil, transportCC: nil)
 }
 
 /// What a producer sends: one track on a publishing transport.
@@ -76,20 +76,20 @@ public struct ProducerParameters: Sendable, Hashable {
     /// The m-line's `a=mid`.
     public var mid: String
     /// The codec as the publisher negotiated it (its own payload type).
-    public var codec: RtpCodec
+    public var codec: RTPCodec
     /// Primary SSRC from `a=ssrc`; nil means learn it from the MID header extension.
     public var ssrc: UInt32?
     /// RTX (RFC 4588) SSRC from `a=ssrc-group:FID` and its payload type.
     public var rtxSSRC: UInt32?
     public var rtxPayloadType: UInt8?
-    public var extensions: RtpExtensionIDs
+    public var extensions: RTPExtensionIDs
     /// `a=msid` stream and track ids, if any.
     public var streamID: String?
     public var trackID: String?
 
     public init(
-        kind: MediaKind, mid: String, codec: RtpCodec, ssrc: UInt32?, rtxSSRC: UInt32? = nil,
-        rtxPayloadType: UInt8? = nil, extensions: RtpExtensionIDs = RtpExtensionIDs(),
+        kind: MediaKind, mid: String, codec: RTPCodec, ssrc: UInt32?, rtxSSRC: UInt32? = nil,
+        rtxPayloadType: UInt8? = nil, extensions: RTPExtensionIDs = RTPExtensionIDs(),
         streamID: String? = nil, trackID: String? = nil
     ) {
         self.kind = kind
@@ -110,12 +110,12 @@ public struct ConsumerParameters: Sendable, Hashable {
     public var producerID: ProducerID
     public var kind: MediaKind
     /// The codec with its canonical payload type.
-    public var codec: RtpCodec
+    public var codec: RTPCodec
     public var ssrc: UInt32
     public var cname: String
     public var streamID: String
     public var trackID: String
-    public var extensions: RtpExtensionIDs
+    public var extensions: RTPExtensionIDs
     /// The RFC 4588 retransmission stream offered with video: its SSRC (FID group) and
     /// payload type (`apt` = the codec's). Used once the subscriber's answer accepts it.
     public var rtxSSRC: UInt32?

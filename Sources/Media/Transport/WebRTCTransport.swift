@@ -3,19 +3,19 @@ import Glibc
 import Runtime
 import Wire
 
-/// One peer connection's worth of transport (mediasoup's WebRtcTransport): ICE-lite on the
+/// One peer connection's worth of transport (mediasoup's WebRTCTransport): ICE-lite on the
 /// worker's socket, DTLS, SRTP, and the producers and consumers that ride on it.
 ///
 /// Confined to its worker thread. Everything on the RTP path works in place on batch
 /// buffers; DTLS and RTCP reports allocate, at handshake or report rate only.
-final class WebRtcTransport {
+final class WebRTCTransport {
     static let log = Logger(label: "media")
     let id: TransportID
     /// The worker closes transports before their router and outlives them all; `unowned(unsafe)`
     /// keeps reference counting off the per-packet path.
     unowned(unsafe) let router: Router
     unowned(unsafe) let worker: WorkerCore
-    let ice: IceServer
+    let ice: ICEServer
     private(set) var dtls: DTLSEngine?
     private(set) var dtlsRole: DTLSEngine.Role = .server
     private(set) var srtpIn: SRTPTransform?
@@ -55,11 +55,11 @@ final class WebRtcTransport {
     private(set) var rtcpPacketsIn: UInt64 = 0
     private(set) var srtpFailures: UInt64 = 0
 
-    init(id: TransportID, router: Router, worker: WorkerCore, ice: IceParameters, rtcpSSRC: UInt32, cname: String) {
+    init(id: TransportID, router: Router, worker: WorkerCore, ice: ICEParameters, rtcpSSRC: UInt32, cname: String) {
         self.id = id
         self.router = router
         self.worker = worker
-        self.ice = IceServer(local: ice)
+        self.ice = ICEServer(local: ice)
         self.rtcpSSRC = rtcpSSRC
         self.cname = cname
         destination = .allocate(capacity: 1)
@@ -193,7 +193,7 @@ final class WebRtcTransport {
             for producer in producers { producer.requestKeyframe(now: now) }
         case .failed(let failure):
             // Rare and worth an operator's eye: the peer's stack, its certificate or the path.
-            WebRtcTransport.log.warning("DTLS failed", ["transport": id.rawValue, "role": "\(dtlsRole)", "reason": "\(failure)"])
+            WebRTCTransport.log.warning("DTLS failed", ["transport": id.rawValue, "role": "\(dtlsRole)", "reason": "\(failure)"])
             setState(.failed)
         case .closed:
             setState(.closed)
@@ -393,9 +393,9 @@ final class WebRtcTransport {
         }
         if ice.tick(now: now) == .failed { setState(.failed) }
         guard state == .connected else { return }
-        if dtls != nil, now &- connectedAt > WebRtcTransport.dtlsRetention { dtls = nil }
+        if dtls != nil, now &- connectedAt > WebRTCTransport.dtlsRetention { dtls = nil }
         for producer in producers { producer.tick(now: now) }
-        if transportCC.count > 0, now &- lastTransportCC >= WebRtcTransport.transportCCInterval {
+        if transportCC.count > 0, now &- lastTransportCC >= WebRTCTransport.transportCCInterval {
             lastTransportCC = now
             let media = producers.first?.ssrc ?? 0
             for feedback in transportCC.takeFeedback(senderSSRC: rtcpSSRC, mediaSSRC: media) {

@@ -1,7 +1,7 @@
 import Crypto
 
 /// ICE credentials of one side of a transport (RFC 8445 §5.3, RFC 8839 §5.4).
-public struct IceParameters: Sendable, Hashable {
+public struct ICEParameters: Sendable, Hashable {
     /// `a=ice-ufrag`: 4-256 ICE characters.
     public var usernameFragment: String
     /// `a=ice-pwd`: at least 22 ICE characters (128 bits of randomness).
@@ -16,8 +16,8 @@ public struct IceParameters: Sendable, Hashable {
     }
 
     /// Fresh random credentials: 16 and 32 characters from the ICE alphabet.
-    public static func random(iceLite: Bool, source: some RandomSource = SystemRandom()) -> IceParameters {
-        IceParameters(usernameFragment: token(16, source), password: token(32, source), iceLite: iceLite)
+    public static func random(iceLite: Bool, source: some RandomSource = SystemRandom()) -> ICEParameters {
+        ICEParameters(usernameFragment: token(16, source), password: token(32, source), iceLite: iceLite)
     }
 
     static let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/")
@@ -28,7 +28,7 @@ public struct IceParameters: Sendable, Hashable {
 }
 
 /// A host candidate we announce (RFC 8839 §5.1): one per worker port.
-public struct IceCandidate: Sendable, Hashable {
+public struct ICECandidate: Sendable, Hashable {
     public var foundation: String
     public var priority: UInt32
     public var ip: String

@@ -3,16 +3,16 @@ import Wire
 @testable import Media
 
 @Suite("SDP answers and offers")
-struct SdpNegotiatorTests {
+struct SDPNegotiatorTests {
     let transport = TransportInfo(
         id: TransportID(rawValue: "tp-1"), router: RouterID(rawValue: "rt-1"),
-        iceParameters: IceParameters(usernameFragment: "ufragufragufrag1", password: "passwordpasswordpasswordpassword", iceLite: true),
-        candidates: [IceCandidate(ip: "127.0.0.1", port: 10_000)],
+        iceParameters: ICEParameters(usernameFragment: "ufragufragufrag1", password: "passwordpasswordpasswordpassword", iceLite: true),
+        candidates: [ICECandidate(ip: "127.0.0.1", port: 10_000)],
         fingerprint: DTLSFingerprintValue(algorithm: "sha-256", value: "AB:CD"))
 
     @Test("a captured Chromium offer gets an ice-lite recvonly answer with Opus and VP8+RTX")
     func chromium() throws {
-        let plan = try SdpNegotiator.answer(offer: try mediaFixture("media/chromium-publish-offer.sdp"), transport: transport)
+        let plan = try SDPNegotiator.answer(offer: try mediaFixture("media/chromium-publish-offer.sdp"), transport: transport)
         let answer = try SessionDescription.parse(plan.answer)
         #expect(answer.iceLite)
         #expect(answer.bundleMids == ["0", "1"])
@@ -37,7 +37,7 @@ struct SdpNegotiatorTests {
 
     @Test("a captured aiortc offer gets Opus 96 and VP8 97 with RTX 98")
     func aiortc() throws {
-        let plan = try SdpNegotiator.answer(offer: try mediaFixture("media/aiortc-publish-offer.sdp"), transport: transport)
+        let plan = try SDPNegotiator.answer(offer: try mediaFixture("media/aiortc-publish-offer.sdp"), transport: transport)
         let answer = try SessionDescription.parse(plan.answer)
         #expect(answer.media.map(\.formats) == [["96"], ["97", "98"]])
         #expect(plan.producers[0].codec.name == "opus" && plan.producers[0].codec.payloadType == 96)
@@ -55,7 +55,7 @@ struct SdpNegotiatorTests {
         recvonly.mid = "3"
         recvonly.direction = .recvonly
         offer.media.append(recvonly)
-        let plan = try SdpNegotiator.answer(offer: offer.serialize(), transport: transport)
+        let plan = try SDPNegotiator.answer(offer: offer.serialize(), transport: transport)
         let answer = try SessionDescription.parse(plan.answer)
         #expect(answer.media.map(\.port) == [9, 9, 0, 0])
         #expect(answer.media[2].mid == "2" && answer.media[3].mid == "3")
@@ -68,7 +68,7 @@ struct SdpNegotiatorTests {
         var offer = try SessionDescription.parse(try mediaFixture("media/aiortc-publish-offer.sdp"))
         offer.media[1].formats.removeAll { $0 == "97" || $0 == "98" }
         offer.media[1].lines.removeAll { $0.value.hasPrefix("rtpmap:97 ") || $0.value.hasPrefix("rtpmap:98 ") }
-        let plan = try SdpNegotiator.answer(offer: offer.serialize(), transport: transport)
+        let plan = try SDPNegotiator.answer(offer: offer.serialize(), transport: transport)
         #expect(plan.producers[1].codec.name == "H264")
         #expect(plan.producers[1].codec.payloadType == 101)
         #expect(plan.producers[1].rtxPayloadType == 102)
@@ -77,7 +77,7 @@ struct SdpNegotiatorTests {
     @Test("an offer without a fingerprint is refused")
     func noFingerprint() throws {
         let text = try mediaFixture("media/aiortc-publish-offer.sdp").split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("a=fingerprint") }.joined(separator: "\r\n")
-        #expect(throws: MediaError.self) { try SdpNegotiator.answer(offer: text, transport: transport) }
+        #expect(throws: MediaError.self) { try SDPNegotiator.answer(offer: text, transport: transport) }
     }
 
     @Test("a subscribe offer lists each consumer sendonly with its SSRC, msid and setup:active")
@@ -88,7 +88,7 @@ struct SdpNegotiatorTests {
         let audio = ConsumerParameters(
             id: ConsumerID(rawValue: "cn-2"), producerID: ProducerID(rawValue: "pr-2"), kind: .audio, codec: .opus,
             ssrc: 5678, cname: "cname", streamID: "stream", trackID: "track2", extensions: .consumerSide)
-        let offer = try SessionDescription.parse(SdpNegotiator.subscribeOffer(transport: transport, consumers: [consumer, audio]))
+        let offer = try SessionDescription.parse(SDPNegotiator.subscribeOffer(transport: transport, consumers: [consumer, audio]))
         #expect(offer.iceLite)
         #expect(offer.bundleMids == ["0", "1"])
         #expect(offer.media[0].direction == .sendonly)
@@ -102,9 +102,9 @@ struct SdpNegotiatorTests {
     @Test("the subscriber's setup decides our DTLS role")
     func answerRole() throws {
         let base = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:0\r\na=ice-ufrag:abcd\r\na=fingerprint:sha-256 AA:BB\r\n"
-        #expect(try SdpNegotiator.parseSubscribeAnswer(base + "a=setup:passive\r\n").dtls.role == .client)
-        #expect(try SdpNegotiator.parseSubscribeAnswer(base + "a=setup:active\r\n").dtls.role == .server)
-        #expect(try SdpNegotiator.parseSubscribeAnswer(base).remoteUsernameFragment == "abcd")
+        #expect(try SDPNegotiator.parseSubscribeAnswer(base + "a=setup:passive\r\n").dtls.role == .client)
+        #expect(try SDPNegotiator.parseSubscribeAnswer(base + "a=setup:active\r\n").dtls.role == .server)
+        #expect(try SDPNegotiator.parseSubscribeAnswer(base).remoteUsernameFragment == "abcd")
     }
 
     @Test("video is offered with an RTX stream (apt, FID group); an answer keeping rtx turns it on for that m-line")
@@ -113,7 +113,7 @@ struct SdpNegotiatorTests {
             id: ConsumerID(rawValue: "cn-1"), producerID: ProducerID(rawValue: "pr-1"), kind: .video, codec: .vp8,
             ssrc: 1234, cname: "cname", streamID: "stream", trackID: "track", extensions: .consumerSide,
             rtxSSRC: 4321, rtxPayloadType: 97)
-        let offer = try SessionDescription.parse(SdpNegotiator.subscribeOffer(transport: transport, consumers: [video]))
+        let offer = try SessionDescription.parse(SDPNegotiator.subscribeOffer(transport: transport, consumers: [video]))
         let m = offer.media[0]
         #expect(m.formats == ["96", "97"])
         #expect(m.rtpMaps.contains { $0.payloadType == 97 && $0.encodingName == "rtx" && $0.clockRate == 90_000 })
@@ -123,7 +123,7 @@ struct SdpNegotiatorTests {
         let withRTX = head + "m=video 9 UDP/TLS/RTP/SAVPF 96 97\r\na=mid:0\r\na=rtpmap:96 VP8/90000\r\na=rtpmap:97 rtx/90000\r\na=fmtp:97 apt=96\r\n"
             + "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:1\r\na=rtpmap:111 opus/48000/2\r\n"
         let withoutRTX = head + "m=video 9 UDP/TLS/RTP/SAVPF 96\r\na=mid:0\r\na=rtpmap:96 VP8/90000\r\n"
-        #expect(try SdpNegotiator.parseSubscribeAnswer(withRTX).retransmissionIndexes == [0])
-        #expect(try SdpNegotiator.parseSubscribeAnswer(withoutRTX).retransmissionIndexes == [])
+        #expect(try SDPNegotiator.parseSubscribeAnswer(withRTX).retransmissionIndexes == [0])
+        #expect(try SDPNegotiator.parseSubscribeAnswer(withoutRTX).retransmissionIndexes == [])
     }
 }

@@ -8,7 +8,7 @@ import Wire
 /// and port 0 for anything we cannot carry. Subscribing: we offer `sendonly` m-lines with
 /// our SSRCs and `setup:active` (aiortc, answering an `actpass` offer against an ICE-lite
 /// peer, would pick a DTLS role contradicting its own answer), and the client answers.
-public enum SdpNegotiator {
+public enum SDPNegotiator {
     /// What a publish offer yields: our answer and the tracks to produce.
     public struct PublishPlan: Sendable {
         public var answer: String
@@ -193,7 +193,7 @@ public enum SdpNegotiator {
         m.endOfCandidates = true
     }
 
-    static func addCodec(_ m: inout MediaDescription, _ codec: RtpCodec, rtx: UInt8?, extraFormatParameters: String? = nil) {
+    static func addCodec(_ m: inout MediaDescription, _ codec: RTPCodec, rtx: UInt8?, extraFormatParameters: String? = nil) {
         m.addAttribute("rtpmap", "\(codec.payloadType) \(codec.rtpmap)")
         for fb in codec.feedback { m.addAttribute("rtcp-fb", "\(codec.payloadType) \(fb)") }
         let format = ([codec.formatParameters] + [extraFormatParameters].compactMap { $0 }).filter { !$0.isEmpty }.joined(separator: ";")
@@ -214,13 +214,13 @@ public enum SdpNegotiator {
 
     /// Opus for audio; VP8, else H.264 packetization-mode 1, for video; with the offer's
     /// payload type, the feedback we support, and its RTX payload type.
-    static func chooseCodec(_ section: MediaDescription) -> (codec: RtpCodec, rtx: UInt8?)? {
+    static func chooseCodec(_ section: MediaDescription) -> (codec: RTPCodec, rtx: UInt8?)? {
         let maps = section.rtpMaps
-        func make(_ map: SDPRTPMap, kind: MediaKind) -> RtpCodec {
+        func make(_ map: SDPRTPMap, kind: MediaKind) -> RTPCodec {
             let feedback = section.rtcpFeedback(payloadType: map.payloadType)
                 .map { fb in fb.parameter.map { "\(fb.type) \($0)" } ?? fb.type }
                 .filter { supportedFeedback.contains($0) }
-            return RtpCodec(
+            return RTPCodec(
                 kind: kind, name: map.encodingName, payloadType: map.payloadType, clockRate: map.clockRate,
                 channels: map.channels ?? 1, formatParameters: section.formatParameters(payloadType: map.payloadType)?.parameters ?? "",
                 feedback: feedback)
@@ -243,8 +243,8 @@ public enum SdpNegotiator {
         return (make(map, kind: .video), section.retransmissionPayloadType(for: map.payloadType))
     }
 
-    static func extensionIDs(_ maps: [SDPExtMap]) -> RtpExtensionIDs {
-        var ids = RtpExtensionIDs()
+    static func extensionIDs(_ maps: [SDPExtMap]) -> RTPExtensionIDs {
+        var ids = RTPExtensionIDs()
         for ext in maps where ext.id > 0 && ext.id < 256 {
             switch ext.uri {
             case RTPExtensionURI.mid: ids.mid = UInt8(ext.id)

@@ -12,7 +12,7 @@ import Wire
 /// agents, aiortc among them, never send USE-CANDIDATE to a lite peer); a valid check with
 /// USE-CANDIDATE selects its address; and a valid check from a new address switches to
 /// it when the selected one has gone quiet (a mobile peer that changed networks).
-final class IceServer {
+final class ICEServer {
     enum State: Sendable, Hashable {
         case new
         /// A path is selected; media may flow.
@@ -42,7 +42,7 @@ final class IceServer {
     /// Bound on remembered source addresses, so a spraying peer cannot grow memory.
     static let maxTuples = 8
 
-    let local: IceParameters
+    let local: ICEParameters
     /// The peer's ufrag, once its description is known; checks naming another are refused.
     var remoteUsernameFragment: String?
     private(set) var state: State = .new
@@ -52,7 +52,7 @@ final class IceServer {
     private var lastConsent: UInt64 = 0
     private let hmac: STUNHMACSHA1 = { key, data in HMAC.sha1(key: key, data: data) }
 
-    init(local: IceParameters) {
+    init(local: ICEParameters) {
         self.local = local
     }
 
@@ -99,7 +99,7 @@ final class IceServer {
             if nominated {
                 switchTo = source
             } else if let current = tuples.first(where: { $0.address == selected }),
-                      now &- current.lastCheck > IceServer.staleSelectionAfter {
+                      now &- current.lastCheck > ICEServer.staleSelectionAfter {
                 switchTo = source
             }
         }
@@ -120,7 +120,7 @@ final class IceServer {
     /// Checks consent; returns `.failed` once, when it expires.
     func tick(now: UInt64) -> State? {
         guard state == .connected || state == .completed else { return nil }
-        if now &- lastConsent > IceServer.consentTimeout {
+        if now &- lastConsent > ICEServer.consentTimeout {
             state = .failed
             return .failed
         }
@@ -135,7 +135,7 @@ final class IceServer {
             tuples[i].lastCheck = now
             return
         }
-        if tuples.count >= IceServer.maxTuples {
+        if tuples.count >= ICEServer.maxTuples {
             // Forget the quietest path that is not the selected one.
             if let victim = tuples.indices.filter({ tuples[$0].address != selected })
                 .min(by: { tuples[$0].lastCheck < tuples[$1].lastCheck }) {
