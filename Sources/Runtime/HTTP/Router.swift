@@ -21,19 +21,26 @@ public struct Router: Sendable {
         var pattern: String
         var segments: [Segment]
         var bodyLimit: Int?
-        var onLoop: Bool
         var handler: HTTPHandler
     }
 
     public enum Match: Sendable {
-        case found(handler: HTTPHandler, parameters: [String: String], pattern: String, bodyLimit: Int?, onLoop: Bool)
+        case found(handler: HTTPHandler, parameters: [String: String], pattern: String, bodyLimit: Int?)
         case methodNotAllowed(allowed: [String])
         case notFound
     }
 
     private var routes: [Route] = []
+    /// Literal paths of the routes that run on the loop, per method: answered without a route match.
+    private var loopPaths: [HTTPMethod: Set<String>] = [:]
 
     public init() {}
+
+    /// Whether the route for this request runs on the connection's loop (see `add`). Only literal routes
+    /// opt in, so this is one set lookup on the request path.
+    public func runsOnLoop(method: HTTPMethod, path: String) -> Bool {
+        loopPaths[method]?.contains(path) ?? false
+    }
 
     /// Adds a route. Handlers run on the global executor, off the event loops, because most of them reach the
     /// store; `onLoop` runs one on the connection's loop instead (no thread hop), for handlers that do no I/O
@@ -45,7 +52,14 @@ public struct Router: Sendable {
             if part.hasPrefix(":") { return .parameter(String(part.dropFirst())) }
             return .literal(String(part))
         }
-        routes.append(Route(method: method, pattern: pattern, segments: segments, bodyLimit: bodyLimit, onLoop: onLoop, handler: handler))
+        precondition(!onLoop || segments.allSatisfy { if case .literal = $0 { true } else { false } },
+                     "only literal routes run on the loop")
+        routes.append(Route(method: method, pattern: pattern, segments: segments, bodyLimit: bodyLimit, handler: handler))
+        if onLoop {
+            let path = "/" + segments.map { if case .literal(let l) = $0 { l } else { "" } }.joined(separator: "/")
+            loopPaths[method, default: []].insert(path)
+            if method == .GET { loopPaths[.HEAD, default: []].insert(path) }
+        }
     }
 
     public mutating func get(_ p: String, onLoop: Bool = false, _ h: @escaping HTTPHandler) { add(.GET, p, onLoop: onLoop, h) }
@@ -63,12 +77,10 @@ public struct Router: Sendable {
         for route in routes {
             guard let params = Self.bind(route.segments, parts) else { continue }
             if route.method == method {
-                return .found(handler: route.handler, parameters: params, pattern: route.pattern, bodyLimit: route.bodyLimit,
-                              onLoop: route.onLoop)
+                return .found(handler: route.handler, parameters: params, pattern: route.pattern, bodyLimit: route.bodyLimit)
             }
             if method == .HEAD && route.method == .GET && fallback == nil {
-                fallback = .found(handler: route.handler, parameters: params, pattern: route.pattern, bodyLimit: route.bodyLimit,
-                                  onLoop: route.onLoop)
+                fallback = .found(handler: route.handler, parameters: params, pattern: route.pattern, bodyLimit: route.bodyLimit)
             }
             // A wildcard route (static files) does not show that this path exists under another method.
             if route.segments.last != .rest, !allowed.contains(route.method.rawValue) { allowed.append(route.method.rawValue) }
@@ -130,20 +142,19 @@ public struct HTTPApplication: HTTPResponder {
     }
 
     public func bodyLimit(for head: HTTPRequestHead) -> Int? {
-        if case .found(_, _, _, let limit?, _) = router.match(method: head.method, path: head.path) { return limit }
+        if case .found(_, _, _, let limit?) = router.match(method: head.method, path: head.path) { return limit }
         return defaultBodyLimit
     }
 
     public func runsOnEventLoop(_ head: HTTPRequestHead) -> Bool {
-        if case .found(_, _, _, _, let onLoop) = router.match(method: head.method, path: head.path) { return onLoop }
-        return true  // a 404 or 405 answer does no I/O
+        router.runsOnLoop(method: head.method, path: head.path)
     }
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         var request = request
         let final: HTTPHandler
         switch router.match(method: request.method, path: request.path) {
-        case .found(let handler, let parameters, let pattern, _, _):
+        case .found(let handler, let parameters, let pattern, _):
             request.parameters = parameters
             request.route = pattern
             final = handler
