@@ -31,6 +31,31 @@ struct RoomsTests {
         return user
     }
 
+    @Test("only the grace timer of a member's latest disconnect can mark it left, not an older one firing into a brief drop")
+    func graceTimersDoNotOverlap() async throws {
+        defer { engine.shutdown() }
+        let rooms = rooms { $0.leaveGrace = .seconds(2) }
+        let alice = try await member("alice", in: rooms)
+        func connect(_ client: UInt64) async throws {
+            clients.connectedUsers.withLock { _ = $0.insert(alice.id) }
+            try await rooms.earmuff(user: alice, applicationID: app, client: ClientID(rawValue: client), conversationID: conversation, earmuffed: false)
+        }
+        func drop(_ client: UInt64) async {
+            clients.connectedUsers.withLock { _ = $0.remove(alice.id) }
+            await rooms.clientClosed(ClientID(rawValue: client))
+        }
+        let start = ContinuousClock.now
+        try await connect(1)
+        await drop(1)                                          // t=0: the first timer is due at 2 s
+        try await Task.sleep(until: start + .milliseconds(200), clock: .continuous)
+        try await connect(2)                                   // back at 0.2 s
+        try await Task.sleep(until: start + .seconds(1), clock: .continuous)
+        await drop(2)                                          // a brief second drop at 1 s: its timer is due at 3 s
+        try await Task.sleep(until: start + .milliseconds(2_400), clock: .continuous)  // the first timer has fired, the second has not
+        let member = try #require(try store.core.conversations.member(ofUser: alice.id, conversationID: conversation))
+        #expect(member.state == .joined)
+    }
+
     static func fixtureOffer() throws -> String {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         return try String(contentsOf: root.appendingPathComponent("Fixtures/media/aiortc-publish-offer.sdp"), encoding: .utf8)

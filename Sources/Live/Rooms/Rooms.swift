@@ -76,6 +76,10 @@ public actor Rooms {
 
     var rooms: [String: Room] = [:]
     var roomsByRouter: [RouterID: String] = [:]
+    /// Members whose connection closed, with the number of their latest close: only the grace timer of the
+    /// latest close may mark a member left, so an older timer cannot fire into a brief second disconnect.
+    var pendingLeaves: [String: UInt64] = [:]
+    var closes: UInt64 = 0
 
     public init(engine: MediaEngine, conversations: Conversations, settings: RoomSettings, clients: any Clients) {
         self.engine = engine
@@ -485,15 +489,21 @@ public actor Rooms {
             unlock(room)
         }
         guard !gone.isEmpty else { return }
+        closes += 1
+        let close = closes
+        for entry in gone { pendingLeaves[entry.memberID] = close }
         let grace = settings.leaveGrace
         Task { [weak self] in
             try? await Task.sleep(for: grace)
-            await self?.leaveIfGone(gone)
+            await self?.leaveIfGone(gone, close: close)
         }
     }
 
-    private func leaveIfGone(_ gone: [(conversationID: String, applicationID: String, memberID: String, userID: String)]) {
+    private func leaveIfGone(_ gone: [(conversationID: String, applicationID: String, memberID: String, userID: String)], close: UInt64) {
         for entry in gone {
+            // A later close of the same member has its own, later timer.
+            guard pendingLeaves[entry.memberID] == close else { continue }
+            pendingLeaves[entry.memberID] = nil
             if clients.isConnected(userID: entry.userID) { continue }
             if let room = rooms[entry.conversationID], room.peers.values.contains(where: { $0.memberID == entry.memberID }) { continue }
             do {
@@ -506,8 +516,7 @@ public actor Rooms {
         }
     }
 
-    /// A member left (REST, app server, or the grace timer) or had media disabled elsewhere.
-    /// A member left (`left`), or its audio was disabled: its sockets' media goes. Disabling audio leaves a
+    /// A member left (`left`: REST, app server, or the grace timer), or its audio was disabled: its sockets' media goes. Disabling audio leaves a
     /// socket that has no connection yet alone, so its earmuff state (set before publishing, whose own
     /// `member:media` says audio is off) is kept.
     public func memberGone(conversationID: String, memberID: String, left: Bool) async {
