@@ -60,6 +60,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     let authenticator: Authenticator
     /// Where requests run (they may reach the store): never the socket's event loop.
     let work: WorkPool
+    /// Where conversation events fan out to sessions (see `deliver`); nil: on the caller's thread.
+    let deliveryLoop: EventLoop?
     let core: PlatformCore
     let state = Mutex(State())
     let logger = Logger(label: "realtime")
@@ -67,8 +69,10 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     /// Extra message handlers (media signaling) keyed by message type prefix.
     let handlers = Mutex<[String: @Sendable (RealtimeContext, JSONValue) async throws -> JSONValue?]>([:])
 
-    public init(core: PlatformCore, authenticator: Authenticator, settings: Settings = Settings(), work: WorkPool) {
+    public init(core: PlatformCore, authenticator: Authenticator, settings: Settings = Settings(), work: WorkPool,
+                deliveryLoop: EventLoop? = nil) {
         self.work = work
+        self.deliveryLoop = deliveryLoop
         self.core = core
         self.authenticator = authenticator
         self.settings = settings
@@ -409,7 +413,19 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
 
     // MARK: Event delivery
 
+    /// Called after the event's commit, under the store's writer lock: hands the fan-out to the delivery
+    /// loop (one loop, so its FIFO mailbox keeps commit order). Fanning out there rather than on the
+    /// committing worker thread keeps the sessions' lock on an event-loop thread, where the drains of the
+    /// sockets on that loop run inline instead of contending for it from another thread.
     public func deliver(_ event: ConversationEvent, recipients: [String]) {
+        if let loop = deliveryLoop, !loop.inLoop {
+            loop.execute { [self] in fanOut(event, recipients: recipients) }
+        } else {
+            fanOut(event, recipients: recipients)
+        }
+    }
+
+    private func fanOut(_ event: ConversationEvent, recipients: [String]) {
         let text = Self.eventText(event)
         let entry = ReplayBuffer.Entry(conversationID: event.conversationID, id: event.id, text: text)
         let drains = state.withLock { s in
@@ -425,7 +441,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             return drains
         }
         // Outside the lock: on the socket's own loop the drain runs inline and takes the lock itself.
-        for (ws, session) in drains { scheduleDrain(ws, session) }
+        scheduleDrains(drains)
     }
 
     /// Queues a message for a session's socket; true when a drain has to be scheduled. Caller holds `state`.
@@ -437,7 +453,17 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     }
 
     private func scheduleDrain(_ ws: WebSocket, _ session: Session) {
-        ws.sendTexts { [weak self] in
+        ws.sendTexts(drainer(ws, session))
+    }
+
+    /// Schedules the drains of a fan-out: one hop per event loop, not one per socket.
+    private func scheduleDrains(_ drains: [(WebSocket, Session)]) {
+        WebSocket.sendTexts(drains.map { ws, session in (ws, drainer(ws, session)) })
+    }
+
+    /// What a drain sends: the session's outbox, taken under the lock.
+    private func drainer(_ ws: WebSocket, _ session: Session) -> @Sendable () -> [String] {
+        { [weak self] in
             guard let self else { return [] }
             return self.state.withLock { _ in
                 // A socket replaced by a resume has nothing left to send; the new one drains on its own.
@@ -460,7 +486,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
                 return (ws, session)
             }
         }
-        for (ws, session) in drains { scheduleDrain(ws, session) }
+        scheduleDrains(drains)
     }
 
     static func eventText(_ e: ConversationEvent) -> String {

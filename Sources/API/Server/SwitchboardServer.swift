@@ -46,7 +46,8 @@ public final class SwitchboardServer: Sendable {
         var realtimeSettings = RealtimeGateway.Settings()
         realtimeSettings.pingInterval = configuration.realtimePingInterval
         realtimeSettings.loginTimeout = configuration.realtimeLoginTimeout
-        gateway = RealtimeGateway(core: core, authenticator: authenticator, settings: realtimeSettings, work: work)
+        gateway = RealtimeGateway(core: core, authenticator: authenticator, settings: realtimeSettings, work: work,
+                                  deliveryLoop: group.loops[0])
         core.conversations.bus.add(gateway)
         gateway.register(on: &router)
         media = try MediaEngine(configuration: configuration.mediaConfiguration)

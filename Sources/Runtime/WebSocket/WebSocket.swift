@@ -62,6 +62,21 @@ public final class WebSocket: Sendable, Hashable {
             if let c = connection.withLock({ $0 }) { c.send(texts: next()) }
         }
     }
+    /// `sendTexts` for many sockets at once, from any thread: one hop to each event loop for all of its
+    /// sockets, instead of one hop per socket (a fan-out from a worker thread to thousands of sockets).
+    public static func sendTexts(_ batch: [(WebSocket, @Sendable () -> [String])]) {
+        var byLoop: [ObjectIdentifier: (loop: EventLoop, items: [(WebSocket, @Sendable () -> [String])])] = [:]
+        for item in batch { byLoop[ObjectIdentifier(item.0.loop), default: (item.0.loop, [])].items.append(item) }
+        for (_, group) in byLoop {
+            let items = group.items
+            if group.loop.inLoop {
+                for (ws, next) in items { ws.sendTexts(next) }
+            } else {
+                group.loop.execute { for (ws, next) in items { ws.sendTexts(next) } }
+            }
+        }
+    }
+
     public func ping(_ payload: [UInt8] = []) { onLoop { $0.send(opcode: .ping, payload: payload) } }
     public func close(code: UInt16 = 1000, reason: String = "") { onLoop { $0.close(code: code, reason: reason) } }
 
