@@ -148,18 +148,12 @@ public struct ServerConfiguration: Sendable {
         if c.development {
             // The demo routes hand out tokens to anyone who can reach them: never beyond this machine.
             for (flag, address) in [("--listen", c.listen), ("--https", c.https)] {
-                guard let address, !Self.isLoopback(address.host) else { continue }
+                guard let address, !SocketAddress.isLoopback(address.host) else { continue }
                 throw ConfigurationError("--dev serves demo routes that trust every caller, so it listens on loopback only; "
                     + "\(flag) is \(address). Use 127.0.0.1 or ::1, or run without --dev behind your own app server")
             }
         }
         return c
-    }
-}
-
-extension ServerConfiguration {
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }
 

@@ -46,15 +46,11 @@ struct VideoPlaygroundRoutes {
 
     static func account(_ req: HTTPRequest, primary: Account, core: PlatformCore) throws -> Account {
         if case .account(let a)? = req.caller { return a }
-        if req.caller == nil, let host = req.remoteAddress?.host, isLoopback(host) {
+        if req.caller == nil, let host = req.remoteAddress?.host, SocketAddress.isLoopback(host) {
             // Read it again: the secret may have been rotated since start.
             return try core.accounts.find(apiKey: primary.apiKey) ?? primary
         }
         throw APIError.unauthorized("The playground API needs account credentials unless used from this machine.",
                                     challenge: "Basic realm=\"switchboard\"")
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        host.hasPrefix("127.") || host == "::1" || host.hasPrefix("::ffff:127.")
     }
 }

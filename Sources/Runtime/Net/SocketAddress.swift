@@ -4,6 +4,11 @@ import Glibc
 public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     public enum Family: Sendable { case v4, v6 }
     public var host: String
+
+    /// Whether `host` names this machine only: 127.0.0.0/8, ::1, an IPv4-mapped 127 address, or localhost.
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.") || host.hasPrefix("::ffff:127.")
+    }
     public var port: UInt16
 
     public init(host: String, port: UInt16) {
