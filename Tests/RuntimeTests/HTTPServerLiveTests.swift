@@ -41,6 +41,67 @@ struct HTTPServerLiveTests {
         await s.stop()
     }
 
+    @Test("a deep pipeline runs its handlers one at a time in the order sent and answers in that order")
+    func deepPipeline() async throws {
+        let s = try LiveServer()
+        let c = try RawConnection(port: s.port)
+        // More than the pipeline holds at once, with streamed responses among plain ones.
+        let count = 3 * 16 + 5
+        try c.send((0..<count).map { "GET /step/\($0) HTTP/1.1\r\nHost: t\r\n\r\n" }.joined())
+        for n in 0..<count {
+            let r = try await c.readResponse()
+            #expect(r.status == 200 && r.text == "step \(n)")
+        }
+        #expect(s.state.steps.withLock { $0 } == Array(0..<count))
+        #expect(s.state.stepsMostAtOnce.load(ordering: .relaxed) == 1)
+        #expect(await !c.isClosedByPeer(timeout: .milliseconds(50)))
+        await s.stop()
+    }
+
+    @Test("a malformed request behind pipelined ones is refused only after they are answered")
+    func pipelinedParseError() async throws {
+        let s = try LiveServer()
+        let c = try RawConnection(port: s.port)
+        try c.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\nGET /hello HTTP/1.1\r\nHost: t\r\n\r\nGARBAGE\r\n\r\n")
+        #expect(try await c.readResponse().text == "done")
+        #expect(try await c.readResponse().text == "hello")
+        let refused = try await c.readResponse()
+        #expect(refused.status == 400)
+        #expect(await c.isClosedByPeer(timeout: .seconds(5)))
+        await s.stop()
+    }
+
+    @Test("Expect: 100-continue behind a pipelined request gets its 100 Continue only after the earlier response")
+    func pipelinedExpectContinue() async throws {
+        let s = try LiveServer()
+        let c = try RawConnection(port: s.port)
+        try c.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\nPOST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        #expect(try await c.readResponse().text == "done")
+        let interim = try await c.readResponse(for: .POST)
+        #expect(interim.status == 100)
+        try c.send("ping")
+        let r = try await c.readResponse(for: .POST)
+        #expect(r.status == 200 && r.text == "ping")
+        await s.stop()
+    }
+
+    @Test("a WebSocket upgrade pipelined behind a request is answered after it, and the bytes after it are frames")
+    func pipelinedUpgrade() async throws {
+        let s = try LiveServer()
+        let c = try RawConnection(port: s.port)
+        let upgrade = "GET /ws HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        try c.send(Array(("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n" + upgrade).utf8)
+                   + WebSocketFrame(fin: true, opcode: .text, payload: Array("hi".utf8)).serialized(maskingKey: 0x0102_0304))
+        #expect(try await c.readResponse().text == "done")
+        let switched = try await c.readResponse()
+        #expect(switched.status == 101)
+        c.adoptLeftover()
+        let echoed = try await c.readFrame()
+        #expect(echoed.map { String(decoding: $0.payload, as: UTF8.self) } == "hi")
+        await s.stop()
+    }
+
     @Test("a Content-Length body and a chunked body both reach the handler whole")
     func requestBodies() async throws {
         let s = try LiveServer()

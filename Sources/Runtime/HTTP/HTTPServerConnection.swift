@@ -2,14 +2,19 @@ import Foundation
 import Synchronization
 import Wire
 
-/// One HTTP/1.1 connection: parses requests, runs them one at a time (pipelined requests wait in the
-/// parser buffer and are answered in order), enforces timeouts, and hands over to WebSocket on upgrade.
+/// One HTTP/1.1 connection: parses requests, runs them one at a time in arrival order, answers them in
+/// that order, enforces timeouts, and hands over to WebSocket on upgrade.
+///
+/// Pipelined requests are parsed and queued while earlier ones run (up to `maxPipelined`), so a client
+/// that pipelines does not pay a round trip through the loop between one handler and the next; each
+/// handler still starts only after the previous one has finished.
 ///
 /// Confined to its channel's loop; tasks running handlers come back through `loop.execute`.
 final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
     enum State {
         case idle
         case readingBody(HTTPRequestHead)
+        /// Parsing stops until responses in flight are written (an upgrade, a last request, a full pipeline).
         case responding
         case webSocket
         case closed
@@ -43,6 +48,21 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
     private var writableWaiters: [CheckedContinuation<Void, Error>] = []
     /// Queued bytes above which a streamed body's next write waits for the socket.
     static let streamHighWater = 256 << 10
+    /// Requests parsed but not yet answered, beyond which reading stops until a response goes out.
+    static let maxPipelined = 16
+    /// Requests dispatched whose responses are not written yet.
+    private var inFlight = 0
+    /// The handler of the latest request: the next one starts when it has finished.
+    private var lastHandler: Task<Void, Never>?
+    /// Responses that arrived while a streamed body was still being written, in request order.
+    private var ready: [(HTTPResponse, HTTPRequestHead)] = []
+    private var streaming = false
+    /// Reading stopped because `maxPipelined` requests wait; it resumes when one is answered.
+    private var pipelineFull = false
+    /// A parse error met behind requests in flight, answered once they are.
+    private var pendingFailure: (status: Int, detail: String)?
+    /// A `100 Continue` owed to a request whose head arrived behind requests in flight.
+    private var continueOwed = false
 
     init(server: HTTPServer, channel: Channel, isSecure: Bool) {
         self.server = server
@@ -63,7 +83,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             return
         }
         parser.append(bytes)
-        if case .idle = state {
+        if case .idle = state, inFlight == 0 {
             requestStarted = true
             // Dribbling bytes must not extend the deadline (slowloris), so only a new request starts it.
             if case .header = watch {} else { watchHeader() }
@@ -99,7 +119,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
     func beginDrain() {
         draining = true
         switch state {
-        case .idle where !requestStarted:
+        case .idle where !requestStarted && inFlight == 0:
             channel.close()
         case .webSocket:
             webSocket?.close(code: 1001, reason: "server shutting down")
@@ -163,7 +183,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             do {
                 event = try parser.next()
             } catch {
-                fail(status: error.status, detail: error.detail)
+                failParsing(status: error.status, detail: error.detail)
                 return
             }
             guard let event else { return }
@@ -175,16 +195,17 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
                     if let routeLimit { parser.setBodyLimit(routeLimit) }
                     let limit = routeLimit ?? server.configuration.parserLimits.maxBody
                     if let length = head.headers["content-length"].flatMap(Int.init), length > limit {
-                        fail(status: 413, detail: "The body is larger than \(limit) bytes.")
+                        failParsing(status: 413, detail: "The body is larger than \(limit) bytes.")
                         return
                     }
                 }
                 if (head.method == .POST || head.method == .PUT || head.method == .PATCH) && !head.hasBodyFraming {
-                    fail(status: 411, detail: "A Content-Length or chunked Transfer-Encoding is required.")
+                    failParsing(status: 411, detail: "A Content-Length or chunked Transfer-Encoding is required.")
                     return
                 }
                 if head.expectsContinue && head.version == .http1_1 {
-                    channel.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+                    // An interim response may not cut into the responses of earlier requests.
+                    if inFlight == 0 { writeContinue() } else { continueOwed = true }
                 }
                 body.removeAll(keepingCapacity: true)
                 state = .readingBody(head)
@@ -198,30 +219,60 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         }
     }
 
-    private func dispatch(_ head: HTTPRequestHead) {
+    /// A request that cannot be parsed is answered with its error and the connection closes; behind
+    /// requests in flight, the error waits its turn.
+    private func failParsing(status: Int, detail: String) {
+        guard inFlight > 0 else {
+            fail(status: status, detail: detail)
+            return
+        }
+        pendingFailure = (status, detail)
         state = .responding
         channel.setReading(false)
+    }
+
+    private func writeContinue() {
+        channel.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+    }
+
+    private func dispatch(_ head: HTTPRequestHead) {
+        inFlight += 1
+        // Keep parsing behind this request unless nothing may follow it (an upgrade hands the bytes after it
+        // to another protocol; a last request closes) or the pipeline is full.
+        if head.isUpgrade || !head.keepAlive || draining || inFlight >= Self.maxPipelined {
+            pipelineFull = !(head.isUpgrade || !head.keepAlive || draining)
+            state = .responding
+            channel.setReading(false)
+        } else {
+            state = .idle
+        }
+        requestStarted = false
         var request = HTTPRequest(head: head, body: body, remoteAddress: channel.remote, isSecure: isSecure)
         body = []
         if draining { request.head.headers["connection"] = "close" }
         let responder = server.responder
         let loop = self.loop
+        let previous = lastHandler
         // Handlers that reach the store (or any other blocking work) run off the loops, so a slow write never
         // stalls the connections of a loop; routes that do no I/O opt in to the loop and save the thread hop.
-        if responder.runsOnEventLoop(head) {
-            Task(executorPreference: loop) { [self] in
-                let response = await responder.respond(to: request)
-                if loop.inLoop {
-                    self.send(response, for: head)
-                } else {
-                    loop.execute { [self] in self.send(response, for: head) }
-                }
+        let executor: any TaskExecutor = responder.runsOnEventLoop(head) ? loop : server.work
+        lastHandler = Task(executorPreference: executor) { [self] in
+            await previous?.value
+            let response = await responder.respond(to: request)
+            if loop.inLoop {
+                self.responseReady(response, for: head)
+            } else {
+                loop.execute { [self] in self.responseReady(response, for: head) }
             }
+        }
+    }
+
+    /// Handlers finish in request order; a response waits only for a streamed body still being written.
+    private func responseReady(_ response: HTTPResponse, for head: HTTPRequestHead) {
+        if streaming {
+            ready.append((response, head))
         } else {
-            Task(executorPreference: server.work) { [self] in
-                let response = await responder.respond(to: request)
-                loop.execute { [self] in self.send(response, for: head) }
-            }
+            send(response, for: head)
         }
     }
 
@@ -264,6 +315,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             head.headers["Transfer-Encoding"] = "chunked"
             head.headers["Content-Length"] = nil
             channel.write(head.serialized())
+            streaming = true
             let loop = self.loop
             let channel = self.channel
             let keep = keepAlive
@@ -288,6 +340,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
                 let ok: Bool
                 do { try await produce(writer); ok = true } catch { ok = false }
                 loop.execute { [self] in
+                    self.streaming = false
                     guard self.channel.isOpen else { return }
                     if ok {
                         self.channel.write(HTTPChunk.terminal)
@@ -301,15 +354,50 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         }
     }
 
+    /// One response is written: the next ready one goes out, or parsing resumes.
     private func finish(keepAlive: Bool) {
+        inFlight -= 1
         guard keepAlive else {
+            // Requests still running behind a closing response are not answered.
             state = .closed
+            ready = []
             channel.closeWhenFlushed()
             return
         }
-        state = .idle
-        requestStarted = parser.bufferedByteCount > 0
-        if requestStarted { watchHeader() } else { watchIdle() }
+        if !ready.isEmpty {
+            let (response, head) = ready.removeFirst()
+            send(response, for: head)
+            return
+        }
+        if inFlight > 0 {
+            // A full pipeline has room again; an upgrade or a last request stays paused until it is answered.
+            if pipelineFull {
+                pipelineFull = false
+                state = .idle
+                channel.setReading(true)
+                process()
+            }
+            return
+        }
+        if let failure = pendingFailure {
+            pendingFailure = nil
+            fail(status: failure.status, detail: failure.detail)
+            return
+        }
+        if continueOwed {
+            continueOwed = false
+            writeContinue()
+        }
+        switch state {
+        case .readingBody:
+            // The next request is already on its way in.
+            requestStarted = true
+            watchHeader()
+        default:
+            state = .idle
+            requestStarted = parser.bufferedByteCount > 0
+            if requestStarted { watchHeader() } else { watchIdle() }
+        }
         channel.setReading(true)
         process()
     }
@@ -338,6 +426,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         head.headers["Connection"] = "Upgrade"
         channel.write(head.serialized())
         state = .webSocket
+        inFlight = 0
         watch = .none
         loop.cancel(timer)
         timer = nil

@@ -49,6 +49,10 @@ final class TestRouteState: Sendable {
     let gateOpen = Atomic<Bool>(false)
     let serverCloses = Mutex<[UInt16]>([])
     let floodStopped = Atomic<Bool>(false)
+    /// `/step/{n}`: the order handlers started in, and the most that ever ran at once.
+    let steps = Mutex<[Int]>([])
+    let stepsRunning = Atomic<Int>(0)
+    let stepsMostAtOnce = Atomic<Int>(0)
 }
 
 /// The routes every live test can call.
@@ -98,6 +102,22 @@ struct TestRoutes {
                 try await Task.sleep(for: .milliseconds(5))
             }
             return .text("done")
+        }
+        router.get("/step/:n") { request in
+            let n = Int(request.parameter("n")) ?? -1
+            let running = state.stepsRunning.wrappingAdd(1, ordering: .relaxed).newValue
+            state.stepsMostAtOnce.max(running, ordering: .relaxed)
+            state.steps.withLock { $0.append(n) }
+            // Long enough for a later request to overtake this one if requests ran side by side.
+            try await Task.sleep(for: .milliseconds(n % 3 == 0 ? 15 : 1))
+            state.stepsRunning.wrappingSubtract(1, ordering: .relaxed)
+            if n % 5 == 0 {
+                return HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"]) { writer in
+                    try await writer.write("step ")
+                    try await writer.write(String(n))
+                }
+            }
+            return .text("step \(n)")
         }
         router.get("/boom") { _ in throw CancellationError() }
         router.get("/static/*") { request in
