@@ -136,10 +136,8 @@ public final class UserAgentCore {
     /// Ends a call: CANCEL before the answer, BYE after.
     public func hangup(_ id: CallID, now: Instant) -> [UserAgentOutput] {
         guard let call = calls[id] else { return [] }
+        // An answered call not yet acknowledged is still ended with BYE (RFC 3261 §15).
         if var dialog = call.dialog, call.connected || !call.outbound {
-            if !call.outbound && !call.connected {
-                // Answered but not yet acknowledged: still a BYE (RFC 3261 §15).
-            }
             var bye = dialog.makeRequest(.bye)
             calls[id]?.dialog = dialog
             _ = startClient(&bye, peer: call.peer, now: now)
