@@ -36,6 +36,9 @@ let package = Package(
         // confined to their loop threads as workers are, and built the same way.
         .target(name: "MediaLoad", dependencies: ["Media", "Wire", "Crypto", "Runtime", "CShims"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
+        // SIP telephony edge: transactions, dialogs, digest auth, plain-RTP SDP (sans-I/O), and the
+        // UDP/TCP transport and user-agent shell on the event loops.
+        .target(name: "Telephony", dependencies: ["Wire", "Crypto", "Runtime", "CShims"]),
         // Domain: accounts, applications, users, conversations, webhooks.
         .target(name: "Platform", dependencies: ["Wire", "Crypto", "Runtime", "Store"]),
         // Live state and orchestration: rooms, video sessions, calls, over Media and Platform.
@@ -54,6 +57,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "MediaLoad", "Wire", "Crypto", "Runtime", "SRTPReference"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "Store", "Wire"]),
         .testTarget(name: "LiveTests", dependencies: ["Live", "Media", "MediaLoad", "Platform", "Runtime", "Crypto", "Wire"]),
+        .testTarget(name: "TelephonyTests", dependencies: ["Telephony", "Wire", "Crypto", "Runtime"]),
         .testTarget(name: "APITests", dependencies: ["API", "Live", "MediaLoad", "Platform", "Runtime", "Crypto", "Store"]),
     ]
 )

@@ -1,0 +1,103 @@
+import Wire
+
+/// SDP offer/answer for one plain RTP/AVP audio stream (RFC 3264, RFC 3551, RFC 4733).
+///
+/// Builds on the WebRTC codec in Wire/SDP: the same `SessionDescription`, lines and
+/// attributes, with what plain RTP needs on top: `c=` addresses, static payload types,
+/// `a=ptime`, and direction mirroring for hold and resume (RFC 3264 §6.1, §8.4).
+public enum PlainRTPNegotiator {
+    public static func offer(_ config: AudioSessionConfig, sessionID: UInt64, version: UInt64) -> SessionDescription {
+        let payloadTypes = config.codecs.map(\.defaultPayloadType)
+        return description(config, sessionID: sessionID, version: version, codecs: zip(config.codecs, payloadTypes).map { ($0, $1) },
+                           direction: config.direction)
+    }
+
+    /// Answers `offer`: the first offered voice codec we support (offerer's preference),
+    /// telephone-event when both have it, the mirrored direction.
+    public static func answer(_ offer: SessionDescription, local config: AudioSessionConfig, sessionID: UInt64,
+                              version: UInt64) throws(PlainRTPError) -> (SessionDescription, NegotiatedAudio) {
+        let remote = try read(offer)
+        var chosen: [(AudioCodec, UInt8)] = []
+        guard let voice = remote.codecs.first(where: { $0.0 != .telephoneEvent && config.codecs.contains($0.0) }) else {
+            throw .noCommonCodec
+        }
+        chosen.append(voice)
+        let event = remote.codecs.first { $0.0 == .telephoneEvent && config.codecs.contains(.telephoneEvent) }
+        if let event { chosen.append(event) }
+        let direction = answerDirection(offered: remote.direction, local: config.direction)
+        let sdp = description(config, sessionID: sessionID, version: version, codecs: chosen, direction: direction)
+        let negotiated = NegotiatedAudio(remoteAddress: remote.address, remotePort: remote.port, codec: voice.0,
+                                         payloadType: voice.1, telephoneEventPayloadType: event?.1,
+                                         ptime: remote.ptime ?? config.ptime, direction: direction)
+        return (sdp, negotiated)
+    }
+
+    /// Reads the peer's answer to our offer.
+    public static func negotiated(answer: SessionDescription, offered config: AudioSessionConfig) throws(PlainRTPError) -> NegotiatedAudio {
+        let remote = try read(answer)
+        guard let voice = remote.codecs.first(where: { $0.0 != .telephoneEvent && config.codecs.contains($0.0) }) else {
+            throw .noCommonCodec
+        }
+        let event = remote.codecs.first { $0.0 == .telephoneEvent }
+        return NegotiatedAudio(remoteAddress: remote.address, remotePort: remote.port, codec: voice.0, payloadType: voice.1,
+                               telephoneEventPayloadType: event?.1, ptime: remote.ptime ?? config.ptime,
+                               direction: remote.direction.reversed)
+    }
+
+    /// The direction to answer with: what the offer allows, narrowed by what we want.
+    static func answerDirection(offered: SDPDirection, local: SDPDirection) -> SDPDirection {
+        let peerSends = offered == .sendrecv || offered == .sendonly
+        let peerReceives = offered == .sendrecv || offered == .recvonly
+        let weSend = peerReceives && (local == .sendrecv || local == .sendonly)
+        let weReceive = peerSends && (local == .sendrecv || local == .recvonly)
+        switch (weSend, weReceive) {
+        case (true, true): return .sendrecv
+        case (true, false): return .sendonly
+        case (false, true): return .recvonly
+        case (false, false): return .inactive
+        }
+    }
+
+    struct Remote {
+        var address: String
+        var port: UInt16
+        var codecs: [(AudioCodec, UInt8)]
+        var ptime: Int?
+        var direction: SDPDirection
+    }
+
+    static func read(_ sdp: SessionDescription) throws(PlainRTPError) -> Remote {
+        guard let audio = sdp.media.first(where: { $0.kind == "audio" && $0.port != 0 }) else { throw .noAudioSection }
+        guard audio.proto == "RTP/AVP" || audio.proto == "RTP/AVPF" else { throw .unsupportedProfile(audio.proto) }
+        let connection = audio.connection ?? sdp.lines.first { $0.type == "c" }?.value
+        let parts = connection?.split(separator: " ") ?? []
+        guard parts.count == 3, parts[0] == "IN" else { throw .missingConnectionAddress }
+        let address = String(parts[2].split(separator: "/").first ?? parts[2])
+        var codecs: [(AudioCodec, UInt8)] = []
+        for format in audio.formats {
+            guard let pt = UInt8(format), let codec = AudioCodec.identify(payloadType: pt, map: audio.rtpMap(payloadType: pt)) else { continue }
+            codecs.append((codec, pt))
+        }
+        let direction = audio.direction ?? sdp.lines.lazy.compactMap { SDPDirection(rawValue: $0.type == "a" ? $0.value : "") }.first ?? .sendrecv
+        return Remote(address: address, port: audio.port, codecs: codecs, ptime: audio.attributeValue("ptime").flatMap { Int($0) },
+                      direction: address == "0.0.0.0" && direction == .sendrecv ? .inactive : direction)
+    }
+
+    private static func description(_ config: AudioSessionConfig, sessionID: UInt64, version: UInt64,
+                                    codecs: [(AudioCodec, UInt8)], direction: SDPDirection) -> SessionDescription {
+        let family = config.address.contains(":") ? "IP6" : "IP4"
+        var sdp = SessionDescription(origin: SDPOrigin(username: "-", sessionID: sessionID, sessionVersion: version,
+                                                       networkType: "IN", addressType: family, address: config.address),
+                                     sessionName: "switchboard")
+        sdp.lines.insert(SDPLine("c", "IN \(family) \(config.address)"), at: 3)
+        var audio = MediaDescription(kind: "audio", port: config.port, proto: "RTP/AVP", formats: codecs.map { String($0.1) })
+        for (codec, pt) in codecs {
+            audio.addAttribute("rtpmap", codec.rtpMap(payloadType: pt).attributeValue)
+            if codec == .telephoneEvent { audio.addAttribute("fmtp", "\(pt) 0-16") }
+        }
+        audio.addAttribute("ptime", String(config.ptime))
+        audio.direction = direction
+        sdp.media = [audio]
+        return sdp
+    }
+}

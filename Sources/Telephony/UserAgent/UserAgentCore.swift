@@ -1,0 +1,479 @@
+import Crypto
+import Runtime
+import Wire
+
+/// The SIP user agent as a sans-I/O engine: datagrams and time in, messages and call events out.
+///
+/// It screens requests (source allow-list 403, malformed 400 with the reason, 505, 513, 416,
+/// unknown methods 501, Max-Forwards 483, unsupported Require 420, non-SDP bodies 415, per-source
+/// transaction cap 503), runs the transactions, keeps one dialog per call, answers OPTIONS,
+/// CANCEL, BYE and re-INVITE/UPDATE, and places outbound calls with a digest retry on 401/407.
+/// Confined to one thread (the shell's event loop).
+public final class UserAgentCore {
+    public let config: UserAgentConfig
+    private let random: any RandomSource
+    private var servers: [TransactionKey: (tx: ServerTransaction, peer: SIPPeer)] = [:]
+    private var clients: [TransactionKey: (tx: ClientTransaction, peer: SIPPeer)] = [:]
+    private var calls: [CallID: Call] = [:]
+    private var out: [UserAgentOutput] = []
+    private var sessionVersion: UInt64 = 1
+
+    static let allowed: [SIPMethod] = [.invite, .ack, .bye, .cancel, .options, .update, .info]
+
+    private struct Call {
+        var id: CallID
+        var peer: SIPPeer
+        var outbound: Bool
+        var dialog: Dialog?
+        var invite: SIPMessage
+        var inviteKey: TransactionKey
+        var localTag: String
+        var trunk: TrunkConfig?
+        var authAttempts = 0
+        var connected = false
+    }
+
+    public init(config: UserAgentConfig, random: any RandomSource = SystemRandom()) {
+        self.config = config
+        self.random = random
+    }
+
+    public var activeCalls: Int { calls.count }
+    public var pendingTransactions: Int { servers.count + clients.count }
+
+    /// The earliest transaction deadline.
+    public var nextDeadline: Instant? {
+        (servers.values.compactMap(\.tx.nextDeadline) + clients.values.compactMap(\.tx.nextDeadline)).min()
+    }
+
+    // MARK: Input
+
+    /// One datagram (or one framed stream message) from `peer`.
+    public func receive(_ bytes: some Collection<UInt8>, from peer: SIPPeer, now: Instant) -> [UserAgentOutput] {
+        do {
+            let message = try SIPMessage.parse(bytes)
+            do {
+                try message.validate()
+            } catch {
+                if message.isRequest, message.method != .ack { reject(message, error.status, error.detail, peer: peer) }
+                return flush()
+            }
+            if message.isRequest {
+                receiveRequest(message, from: peer, now: now)
+            } else {
+                receiveResponse(message, now: now)
+            }
+        } catch {
+            // Unparseable: answer only when enough of a request survives to address a response.
+            if let reply = Self.minimalResponse(to: bytes, error: error) { out.append(.send(reply, to: peer)) }
+        }
+        return flush()
+    }
+
+    public func tick(now: Instant) -> [UserAgentOutput] {
+        for (key, entry) in servers where (entry.tx.nextDeadline.map { $0 <= now } ?? false) {
+            var tx = entry.tx
+            let actions = tx.tick(now: now)
+            servers[key]?.tx = tx
+            run(actions, server: key, peer: entry.peer)
+        }
+        for (key, entry) in clients where (entry.tx.nextDeadline.map { $0 <= now } ?? false) {
+            var tx = entry.tx
+            let actions = tx.tick(now: now)
+            clients[key]?.tx = tx
+            run(actions, client: key, peer: entry.peer, now: now)
+        }
+        return flush()
+    }
+
+    // MARK: Commands
+
+    /// Answers an incoming call with our SDP.
+    public func answer(_ id: CallID, sdp: SessionDescription, now: Instant) -> [UserAgentOutput] {
+        guard let call = calls[id], !call.outbound else { return [] }
+        var ok = response(200, to: call.invite, toTag: call.localTag)
+        ok.headers.add(SIPHeaderName.contentType, "application/sdp")
+        ok.body = Array(sdp.serialize().utf8)
+        if let dialog = try? Dialog.uas(request: call.invite, localTag: call.localTag, confirmed: true) {
+            calls[id]?.dialog = dialog
+        }
+        respond(ok, key: call.inviteKey, now: now)
+        return flush()
+    }
+
+    /// Refuses an incoming call (486 busy, 603 decline, 480, ...).
+    public func reject(_ id: CallID, status: Int, now: Instant) -> [UserAgentOutput] {
+        guard let call = calls[id], !call.outbound else { return [] }
+        respond(response(status, to: call.invite, toTag: call.localTag), key: call.inviteKey, now: now)
+        calls[id] = nil
+        out.append(.event(.ended(id, status: status, reason: SIPMessage.reasonPhrase(status))))
+        return flush()
+    }
+
+    /// Places a call through `trunk` to `to`, from `from`, offering `sdp`.
+    public func invite(to: SIPURI, from: SIPAddress, sdp: SessionDescription, trunk: TrunkConfig, now: Instant) -> (CallID, [UserAgentOutput]) {
+        let id = CallID(rawValue: random.hex(12) + "@" + config.host)
+        let tag = random.hex(6)
+        var fromAddress = from
+        fromAddress.tag = tag
+        var h = SIPHeaders()
+        h.add(SIPHeaderName.maxForwards, "70")
+        h.add(SIPHeaderName.from, fromAddress.description)
+        h.add(SIPHeaderName.to, SIPAddress(uri: to).description)
+        h.add(SIPHeaderName.callID, id.rawValue)
+        h.add(SIPHeaderName.cseq, SIPCSeq(1, .invite).description)
+        h.add(SIPHeaderName.contact, contact)
+        h.add(SIPHeaderName.allow, Self.allowed.map(\.rawValue).joined(separator: ", "))
+        h.add(SIPHeaderName.userAgent, config.userAgent)
+        h.add(SIPHeaderName.contentType, "application/sdp")
+        var request = SIPMessage.request(.invite, to, headers: h, body: Array(sdp.serialize().utf8))
+        let peer = SIPPeer(host: trunk.host, port: trunk.port)
+        let key = startClient(&request, peer: peer, now: now)
+        calls[id] = Call(id: id, peer: peer, outbound: true, invite: request, inviteKey: key, localTag: tag, trunk: trunk)
+        return (id, flush())
+    }
+
+    /// Ends a call: CANCEL before the answer, BYE after.
+    public func hangup(_ id: CallID, now: Instant) -> [UserAgentOutput] {
+        guard let call = calls[id] else { return [] }
+        // An answered call not yet acknowledged is still ended with BYE (RFC 3261 §15).
+        if var dialog = call.dialog, call.connected || !call.outbound {
+            var bye = dialog.makeRequest(.bye)
+            calls[id]?.dialog = dialog
+            _ = startClient(&bye, peer: call.peer, now: now)
+            calls[id] = nil
+            out.append(.event(.ended(id, status: nil, reason: "hung up")))
+        } else if call.outbound {
+            var h = SIPHeaders()
+            if let via = call.invite.headers.values(SIPHeaderName.via).first { h.add(SIPHeaderName.via, via) }
+            for name in [SIPHeaderName.maxForwards, SIPHeaderName.from, SIPHeaderName.to, SIPHeaderName.callID] {
+                if let v = call.invite.headers[name] { h.add(name, v) }
+            }
+            let seq = (try? call.invite.cseq().sequence) ?? 1
+            h.add(SIPHeaderName.cseq, SIPCSeq(seq, .cancel).description)
+            let cancel = SIPMessage.request(.cancel, call.invite.requestURI ?? SIPURI(host: call.peer.host), headers: h)
+            if var tx = try? ClientTransaction(request: cancel, reliable: false, timers: config.timers) {
+                let actions = tx.start(now: now)
+                clients[tx.key] = (tx, call.peer)
+                run(actions, client: tx.key, peer: call.peer, now: now)
+            }
+        }
+        return flush()
+    }
+
+    // MARK: Requests
+
+    private func receiveRequest(_ request: SIPMessage, from peer: SIPPeer, now: Instant) {
+        guard let method = request.method else { return }
+        // In-dialog requests from a call's peer are allowed; new ones only from trunks and devices.
+        let key: TransactionKey
+        do { key = try TransactionKey.server(for: request) } catch { return reject(request, 400, error.detail, peer: peer) }
+        if let entry = servers[key] {
+            var tx = entry.tx
+            let actions = tx.receive(request, now: now)
+            servers[key]?.tx = tx
+            return run(actions, server: key, peer: peer)
+        }
+        if method == .ack {
+            // The ACK of a 2xx is its own transaction: route it to the call.
+            let id = CallID(rawValue: request.callID ?? "")
+            guard var call = calls[id] else { return }
+            if let entry = servers[call.inviteKey] {
+                var tx = entry.tx
+                tx.acknowledge2xx()
+                servers[call.inviteKey]?.tx = tx
+            }
+            if !call.connected {
+                call.connected = true
+                calls[id] = call
+                out.append(.event(.connected(id, remote: Self.sdp(call.invite))))
+            }
+            return
+        }
+        guard config.isAllowed(peer.host) || calls[CallID(rawValue: request.callID ?? "")] != nil else {
+            return reject(request, 403, "source not allowed", peer: peer)
+        }
+        let pending = servers.values.filter { $0.peer.host == peer.host }.count
+        guard pending < config.maxPendingPerSource else { return reject(request, 503, "too many pending transactions", peer: peer) }
+        guard Self.allowed.contains(method) else {
+            var r = response(501, to: request)
+            r.headers.add(SIPHeaderName.allow, Self.allowed.map(\.rawValue).joined(separator: ", "))
+            return send(r, peer: peer)
+        }
+        if let mf = try? request.maxForwards(), mf == 0 { return reject(request, 483, "Too Many Hops", peer: peer) }
+        let unsupported = request.headers.tokens(SIPHeaderName.require).filter { $0 != "timer" }
+        if !unsupported.isEmpty {
+            var r = response(420, to: request)
+            r.headers.add(SIPHeaderName.unsupported, unsupported.joined(separator: ", "))
+            return send(r, peer: peer)
+        }
+        if !request.body.isEmpty, method == .invite || method == .update, request.contentType != "application/sdp" {
+            var r = response(415, to: request)
+            r.headers.add(SIPHeaderName.accept, "application/sdp")
+            return send(r, peer: peer)
+        }
+        guard var tx = try? ServerTransaction(request: request, reliable: false, timers: config.timers) else { return }
+        _ = tx.start()
+        servers[key] = (tx, peer)
+        switch method {
+        case .options:
+            var r = response(200, to: request)
+            r.headers.add(SIPHeaderName.allow, Self.allowed.map(\.rawValue).joined(separator: ", "))
+            r.headers.add(SIPHeaderName.accept, "application/sdp")
+            respond(r, key: key, now: now)
+        case .invite:
+            receiveInvite(request, key: key, peer: peer, now: now)
+        case .cancel:
+            receiveCancel(request, key: key, now: now)
+        case .bye:
+            let id = CallID(rawValue: request.callID ?? "")
+            guard calls[id] != nil else { return respond(response(481, to: request), key: key, now: now) }
+            calls[id] = nil
+            respond(response(200, to: request), key: key, now: now)
+            out.append(.event(.ended(id, status: nil, reason: "BYE")))
+        case .update, .info:
+            let id = CallID(rawValue: request.callID ?? "")
+            guard calls[id] != nil else { return respond(response(481, to: request), key: key, now: now) }
+            respond(response(200, to: request), key: key, now: now)
+        default:
+            respond(response(501, to: request), key: key, now: now)
+        }
+    }
+
+    private func receiveInvite(_ request: SIPMessage, key: TransactionKey, peer: SIPPeer, now: Instant) {
+        let id = CallID(rawValue: request.callID ?? "")
+        respond(response(100, to: request), key: key, now: now)
+        if let existing = calls[id], let toTag = try? request.to().tag, toTag == existing.localTag {
+            // re-INVITE: answer with our current session, mirrored direction for hold/resume.
+            var ok = response(200, to: request, toTag: existing.localTag)
+            if var dialog = existing.dialog {
+                do { try dialog.receive(request) } catch { return respond(response(500, to: request), key: key, now: now) }
+                calls[id]?.dialog = dialog
+            }
+            if let offer = Self.sdp(request) {
+                out.append(.event(.updated(id, remote: offer)))
+            }
+            ok.headers.add(SIPHeaderName.contentType, "application/sdp")
+            calls[id]?.invite = request
+            calls[id]?.inviteKey = key
+            respond(ok, key: key, now: now)
+            return
+        }
+        guard calls[id] == nil, let from = try? request.from(), let to = try? request.to() else {
+            return respond(response(482, to: request), key: key, now: now)
+        }
+        let tag = random.hex(6)
+        calls[id] = Call(id: id, peer: peer, outbound: false, invite: request, inviteKey: key, localTag: tag)
+        out.append(.event(.incomingCall(id, from: from, to: to, offer: Self.sdp(request))))
+    }
+
+    private func receiveCancel(_ request: SIPMessage, key: TransactionKey, now: Instant) {
+        // The INVITE the CANCEL targets has the same branch and method INVITE (§9.2).
+        guard case .rfc3261(let branch, let sentBy, _) = key,
+              let inviteEntry = servers[.rfc3261(branch: branch, sentBy: sentBy, method: .invite)] else {
+            return respond(response(481, to: request), key: key, now: now)
+        }
+        respond(response(200, to: request), key: key, now: now)
+        let inviteKey = TransactionKey.rfc3261(branch: branch, sentBy: sentBy, method: .invite)
+        let id = CallID(rawValue: request.callID ?? "")
+        if inviteEntry.tx.lastResponse.map({ ($0.status ?? 0) < 200 }) ?? true {
+            respond(response(487, to: inviteEntry.tx.request, toTag: calls[id]?.localTag), key: inviteKey, now: now)
+            calls[id] = nil
+            out.append(.event(.ended(id, status: 487, reason: "cancelled")))
+        }
+    }
+
+    // MARK: Responses
+
+    private func receiveResponse(_ message: SIPMessage, now: Instant) {
+        guard let key = try? TransactionKey.client(for: message) else { return }
+        guard let entry = clients[key] else {
+            // A 2xx retransmission after the transaction ended: acknowledge it again.
+            if let status = message.status, status >= 200, status < 300, let cseq = try? message.cseq(), cseq.method == .invite,
+               let call = calls[CallID(rawValue: message.callID ?? "")], let dialog = call.dialog {
+                ackSuccess(dialog: dialog, sequence: cseq.sequence, peer: call.peer)
+            }
+            return
+        }
+        var tx = entry.tx
+        let actions = tx.receive(message, now: now)
+        clients[key]?.tx = tx
+        run(actions, client: key, peer: entry.peer, now: now)
+    }
+
+    private func deliverResponse(_ message: SIPMessage, request: SIPMessage, now: Instant) {
+        guard request.method == .invite, let status = message.status else { return }
+        let id = CallID(rawValue: message.callID ?? "")
+        guard var call = calls[id] else { return }
+        switch status {
+        case 100:
+            break
+        case 101...199:
+            out.append(.event(.progress(id, status: status, answer: Self.sdp(message))))
+        case 200...299:
+            guard let dialog = call.dialog ?? (try? Dialog.uac(request: request, response: message)) else { return }
+            call.dialog = dialog
+            let sequence = (try? message.cseq().sequence) ?? 1
+            ackSuccess(dialog: dialog, sequence: sequence, peer: call.peer)
+            if !call.connected {
+                call.connected = true
+                out.append(.event(.connected(id, remote: Self.sdp(message))))
+            }
+            calls[id] = call
+        case 401, 407:
+            let header = status == 401 ? SIPHeaderName.wwwAuthenticate : SIPHeaderName.proxyAuthenticate
+            guard call.authAttempts < 2, let credentials = call.trunk?.credentials, let value = message.headers[header],
+                  let challenge = try? DigestChallenge.parse(value),
+                  let answer = try? DigestCredentials.answer(challenge, username: credentials.username, password: credentials.password,
+                                                             method: .invite, uri: request.requestURI?.description ?? "",
+                                                             cnonce: random.hex(8)) else {
+                calls[id] = nil
+                out.append(.event(.ended(id, status: status, reason: message.reason ?? "")))
+                return
+            }
+            var retry = request
+            retry.headers.set(status == 401 ? SIPHeaderName.authorization : SIPHeaderName.proxyAuthorization, answer.description)
+            let sequence = ((try? request.cseq().sequence) ?? 1) + 1
+            retry.headers.set(SIPHeaderName.cseq, SIPCSeq(sequence, .invite).description)
+            retry.headers.remove(SIPHeaderName.via)
+            call.authAttempts += 1
+            call.inviteKey = startClient(&retry, peer: call.peer, now: now)
+            call.invite = retry
+            calls[id] = call
+        default:
+            calls[id] = nil
+            out.append(.event(.ended(id, status: status, reason: message.reason ?? "")))
+        }
+    }
+
+    private func ackSuccess(dialog: Dialog, sequence: UInt32, peer: SIPPeer) {
+        var ack = dialog.ack(sequence: sequence)
+        ack.headers.prepend(SIPHeaderName.via, via(branch: SIPVia.magicCookie + random.hex(8)))
+        send(ack, peer: peer)
+    }
+
+    // MARK: Plumbing
+
+    private var contact: String { "<sip:switchboard@\(config.host):\(config.port)>" }
+
+    private func via(branch: String) -> String { "SIP/2.0/UDP \(config.host):\(config.port);branch=\(branch);rport" }
+
+    /// Adds our Via and starts a client transaction for `request`.
+    private func startClient(_ request: inout SIPMessage, peer: SIPPeer, now: Instant) -> TransactionKey {
+        request.headers.prepend(SIPHeaderName.via, via(branch: SIPVia.magicCookie + random.hex(8)))
+        guard var tx = try? ClientTransaction(request: request, reliable: false, timers: config.timers) else {
+            return .client(branch: "", method: request.method ?? .invite)
+        }
+        let actions = tx.start(now: now)
+        clients[tx.key] = (tx, peer)
+        run(actions, client: tx.key, peer: peer, now: now)
+        return tx.key
+    }
+
+    private func respond(_ response: SIPMessage, key: TransactionKey, now: Instant) {
+        guard var entry = servers[key] else { return }
+        let actions = entry.tx.respond(response, now: now)
+        servers[key] = entry
+        run(actions, server: key, peer: entry.peer)
+    }
+
+    private func run(_ actions: [TransactionAction], server key: TransactionKey, peer: SIPPeer) {
+        for action in actions {
+            switch action {
+            case .send(let m): send(m, peer: peer)
+            case .deliver: break
+            case .timeout:
+                // No ACK for our final response: the call cannot be up.
+                if let request = servers[key]?.tx.request, request.method == .invite {
+                    let id = CallID(rawValue: request.callID ?? "")
+                    if let call = calls[id], !call.connected {
+                        calls[id] = nil
+                        out.append(.event(.ended(id, status: 408, reason: "no ACK")))
+                    }
+                }
+            case .terminated: servers[key] = nil
+            }
+        }
+    }
+
+    private func run(_ actions: [TransactionAction], client key: TransactionKey, peer: SIPPeer, now: Instant) {
+        for action in actions {
+            switch action {
+            case .send(let m): send(m, peer: peer)
+            case .deliver(let m):
+                if let request = clients[key]?.tx.request { deliverResponse(m, request: request, now: now) }
+            case .timeout:
+                if let request = clients[key]?.tx.request, request.method == .invite {
+                    let id = CallID(rawValue: request.callID ?? "")
+                    if calls[id]?.inviteKey == key {
+                        calls[id] = nil
+                        out.append(.event(.ended(id, status: 408, reason: "no answer")))
+                    }
+                }
+            case .terminated: clients[key] = nil
+            }
+        }
+    }
+
+    private func send(_ message: SIPMessage, peer: SIPPeer) { out.append(.send(message, to: peer)) }
+
+    private func reject(_ request: SIPMessage, _ status: Int, _ reason: String, peer: SIPPeer) {
+        send(response(status, to: request, reason: reason), peer: peer)
+    }
+
+    private func flush() -> [UserAgentOutput] {
+        defer { out.removeAll(keepingCapacity: true) }
+        return out
+    }
+
+    /// A response copying Via, From, To, Call-ID, CSeq (§8.2.6.2); `toTag` added when set and absent.
+    func response(_ status: Int, to request: SIPMessage, toTag: String? = nil, reason: String? = nil) -> SIPMessage {
+        var h = SIPHeaders()
+        for v in request.headers.values(SIPHeaderName.via) { h.add(SIPHeaderName.via, v) }
+        for name in [SIPHeaderName.from, SIPHeaderName.to, SIPHeaderName.callID, SIPHeaderName.cseq] {
+            guard var v = request.headers[name] else { continue }
+            if name == SIPHeaderName.to, status > 100, let toTag, var to = try? SIPAddress.parse(v), to.tag == nil {
+                to.tag = toTag
+                v = to.description
+            }
+            h.add(name, v)
+        }
+        if status >= 200 && status < 300 && request.method == .invite { h.add(SIPHeaderName.contact, contact) }
+        h.add(SIPHeaderName.server, config.userAgent)
+        return .response(status, reason, headers: h)
+    }
+
+    static func sdp(_ message: SIPMessage) -> SessionDescription? {
+        guard !message.body.isEmpty, message.contentType == "application/sdp" else { return nil }
+        return try? SessionDescription.parse(message.body)
+    }
+
+    /// The 400/505/513 for bytes that did not parse, when Via, From, To, Call-ID and CSeq can
+    /// still be read from them (RFC 3261 §8.2.6.2 needs them to address the response).
+    static func minimalResponse(to bytes: some Collection<UInt8>, error: SIPParseError) -> SIPMessage? {
+        let text = String(decoding: bytes.prefix(65_535), as: UTF8.self)
+        guard !text.hasPrefix("SIP/") else { return nil }
+        var h = SIPHeaders()
+        let lines = text.split(separator: "\r\n", omittingEmptySubsequences: false).dropFirst()
+        for line in lines {
+            if line.isEmpty { break }
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = SIPHeaderName.canonical(line[..<colon].trimmingCharacters())
+            let value = String(line[line.index(after: colon)...].trimmingCharacters())
+            if [SIPHeaderName.via, SIPHeaderName.from, SIPHeaderName.to, SIPHeaderName.callID, SIPHeaderName.cseq].contains(name) {
+                h.add(name, value)
+            }
+        }
+        guard h.contains(SIPHeaderName.via), h.contains(SIPHeaderName.callID), h.contains(SIPHeaderName.cseq) else { return nil }
+        return .response(error.status, error.detail, headers: h)
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters() -> Substring {
+        var s = self
+        while s.first == " " || s.first == "\t" { s.removeFirst() }
+        while s.last == " " || s.last == "\t" { s.removeLast() }
+        return s
+    }
+}
