@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "switchboard", targets: ["switchboard"]),
         .executable(name: "switchboard-dropin", targets: ["switchboard-dropin"]),
+        .library(name: "SwitchboardClient", targets: ["SwitchboardClient"]),
     ],
     dependencies: [],
     targets: [
@@ -42,7 +43,10 @@ let package = Package(
         .target(name: "Live", dependencies: ["Platform", "Media", "Runtime", "Crypto", "Wire"]),
         // REST routes, realtime gateway, web assets: translation only.
         .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media"]),
-        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire"]),
+        // The Swift client SDK: sessions, conversations, headless media, video, view models.
+        .target(name: "SwitchboardClient", dependencies: ["MediaLoad", "Media", "Runtime", "Crypto", "Wire"]),
+        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire",
+                                                              "SwitchboardClient"]),
         .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
 
         .testTarget(name: "WireTests", dependencies: ["Wire"], resources: []),
@@ -54,6 +58,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "MediaLoad", "Wire", "Crypto", "Runtime", "SRTPReference"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "Store", "Wire"]),
         .testTarget(name: "LiveTests", dependencies: ["Live", "Media", "MediaLoad", "Platform", "Runtime", "Crypto", "Wire"]),
+        .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient", "API", "Platform", "Runtime", "Crypto", "Wire"]),
         .testTarget(name: "APITests", dependencies: ["API", "Live", "MediaLoad", "Platform", "Runtime", "Crypto", "Store"]),
     ]
 )
