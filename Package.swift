@@ -16,6 +16,12 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        .systemLibrary(name: "CEspeak", pkgConfig: "espeak-ng", providers: [.apt(["libespeak-ng-dev"])]),
+        .systemLibrary(name: "CMpg123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
+        .systemLibrary(name: "CLame", providers: [.apt(["libmp3lame-dev"])]),
+        .systemLibrary(name: "COpusFile", pkgConfig: "opusfile", providers: [.apt(["libopusfile-dev"])]),
+        .systemLibrary(name: "COpusEnc", pkgConfig: "libopusenc", providers: [.apt(["libopusenc-dev"])]),
         // Macros and GNU-only calls Swift cannot import directly.
         .target(name: "CShims", dependencies: ["COpenSSL"]),
 
@@ -23,6 +29,9 @@ let package = Package(
         .target(name: "Wire"),
         // Hashes, HMAC, JWT, RSA/EC keys, DTLS engine, SRTP keys and profiles.
         .target(name: "Crypto", dependencies: ["Wire", "CShims", "COpenSSL"]),
+        // Audio DSP, sans-I/O: frames, codecs, resampler, jitter buffer, DTMF and tones, mixing arithmetic,
+        // text-to-speech (its own small thread pool), audio file readers and writers.
+        .target(name: "Audio", dependencies: ["COpus", "CSpeexDSP", "CEspeak", "CMpg123", "CLame", "COpusFile", "COpusEnc"]),
         // Event loops, sockets, timers, TLS, HTTP server/client, WebSocket server/client.
         .target(name: "Runtime", dependencies: ["Wire", "Crypto", "CShims", "COpenSSL"]),
         // Embedded SQLite store.
@@ -52,6 +61,7 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire"], resources: []),
         // libsrtp as the reference the SRTP implementation is checked against; tests only.
         .target(name: "SRTPReference", dependencies: ["Crypto", "CSRTP"], path: "Tests/Support/SRTPReference"),
+        .testTarget(name: "AudioTests", dependencies: ["Audio"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Wire", "SRTPReference"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Wire", "Crypto"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
