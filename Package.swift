@@ -53,7 +53,7 @@ let package = Package(
         // REST routes, realtime gateway, web assets: translation only.
         .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media"]),
         // The Swift client SDK: sessions, conversations, headless media, video, view models.
-        .target(name: "SwitchboardClient", dependencies: ["MediaLoad", "Media", "Runtime", "Crypto", "Wire"]),
+        .target(name: "SwitchboardClient", dependencies: ["Audio", "MediaLoad", "Media", "Runtime", "Crypto", "Wire", "CShims"]),
         .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire",
                                                               "SwitchboardClient"]),
         .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "MediaLoad", "Wire", "Crypto", "Runtime", "SRTPReference"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "Store", "Wire"]),
         .testTarget(name: "LiveTests", dependencies: ["Live", "Media", "MediaLoad", "Platform", "Runtime", "Crypto", "Wire"]),
-        .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient", "API", "Platform", "Runtime", "Crypto", "Wire"]),
+        .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient", "Audio", "API", "Platform", "Runtime", "Crypto", "Wire"]),
         .testTarget(name: "APITests", dependencies: ["API", "Live", "MediaLoad", "Platform", "Runtime", "Crypto", "Store"]),
     ]
 )
