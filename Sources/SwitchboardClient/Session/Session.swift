@@ -131,14 +131,17 @@ public final class Session: Sendable {
 
     private func register<T>(_ continuation: AsyncStream<T>.Continuation, add: (inout State, Int) -> Void,
                              remove: @escaping @Sendable (inout State, Int) -> Void) {
-        let ended = state.withLock { s -> SessionError? in
+        let ended = state.withLock { s -> Int? in
             let id = s.nextStream
             s.nextStream += 1
             if s.ended == nil { add(&s, id) }
-            continuation.onTermination = { [weak self] _ in self?.state.withLock { remove(&$0, id) } }
-            return s.ended
+            return s.ended == nil ? id : nil
         }
-        if ended != nil { continuation.finish() }
+        guard let id = ended else {
+            continuation.finish()
+            return
+        }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { remove(&$0, id) } }
     }
 
     /// Replaces the session's token before it expires (`session:refresh`).

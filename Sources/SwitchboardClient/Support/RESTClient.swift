@@ -14,7 +14,8 @@ struct RESTClient: Sendable {
         let items = query.compactMap { k, v in v.map { "\(k)=\(Self.escape($0))" } }
         if !items.isEmpty { url += "?" + items.joined(separator: "&") }
         var headers = HTTPHeaders()
-        headers["Authorization"] = "Bearer " + token()
+        let bearer = token()
+        if !bearer.isEmpty { headers["Authorization"] = "Bearer " + bearer }
         headers["Accept"] = "application/json"
         var bytes: [UInt8] = []
         if let body {
