@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media"]),
         // The Swift client SDK: sessions, conversations, headless media, video, view models.
         .target(name: "SwitchboardClient", dependencies: ["Audio", "MediaLoad", "Media", "Runtime", "Crypto", "Wire", "CShims"]),
-        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire",
+        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire", "Audio",
                                                               "SwitchboardClient"]),
         .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
 
