@@ -108,7 +108,7 @@ struct ClientCommand {
         await session.logout()
         printing.cancel()
         watching.cancel()
-        return 0
+        return finish()
     }
 
     static func video(_ sessionID: String, args: Arguments, server: URL, seconds: Double?, printer: EventPrinter) async throws -> Int32 {
@@ -148,7 +148,7 @@ struct ClientCommand {
         }
         await session.disconnect()
         printing.cancel()
-        return 0
+        return finish()
     }
 
     static func name(_ e: VideoEvent) -> String {
@@ -164,6 +164,12 @@ struct ClientCommand {
         case .disconnected(let r): return "disconnected \(r)"
         case .error(let e): return "error \(e)"
         }
+    }
+
+    /// Leaves at once: the client's loop threads run until the process ends, and tearing the
+    /// process down around them gains nothing.
+    static func finish() -> Int32 {
+        _exit(0)
     }
 
     static func wait(_ seconds: Double?) async {
