@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "switchboard", targets: ["switchboard"]),
         .executable(name: "switchboard-dropin", targets: ["switchboard-dropin"]),
+        .library(name: "SwitchboardClient", targets: ["SwitchboardClient"]),
     ],
     dependencies: [],
     targets: [
@@ -15,6 +16,12 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        .systemLibrary(name: "CEspeak", pkgConfig: "espeak-ng", providers: [.apt(["libespeak-ng-dev"])]),
+        .systemLibrary(name: "CMpg123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
+        .systemLibrary(name: "CLame", providers: [.apt(["libmp3lame-dev"])]),
+        .systemLibrary(name: "COpusFile", pkgConfig: "opusfile", providers: [.apt(["libopusfile-dev"])]),
+        .systemLibrary(name: "COpusEnc", pkgConfig: "libopusenc", providers: [.apt(["libopusenc-dev"])]),
         // Macros and GNU-only calls Swift cannot import directly.
         .target(name: "CShims", dependencies: ["COpenSSL"]),
 
@@ -22,6 +29,9 @@ let package = Package(
         .target(name: "Wire"),
         // Hashes, HMAC, JWT, RSA/EC keys, DTLS engine, SRTP keys and profiles.
         .target(name: "Crypto", dependencies: ["Wire", "CShims", "COpenSSL"]),
+        // Audio DSP, sans-I/O: frames, codecs, resampler, jitter buffer, DTMF and tones, mixing arithmetic,
+        // text-to-speech (its own small thread pool), audio file readers and writers.
+        .target(name: "Audio", dependencies: ["COpus", "CSpeexDSP", "CEspeak", "CMpg123", "CLame", "COpusFile", "COpusEnc"]),
         // Event loops, sockets, timers, TLS, HTTP server/client, WebSocket server/client.
         .target(name: "Runtime", dependencies: ["Wire", "Crypto", "CShims", "COpenSSL"]),
         // Embedded SQLite store.
@@ -45,12 +55,16 @@ let package = Package(
         .target(name: "Live", dependencies: ["Platform", "Media", "Runtime", "Crypto", "Wire"]),
         // REST routes, realtime gateway, web assets: translation only.
         .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media"]),
-        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire"]),
+        // The Swift client SDK: sessions, conversations, headless media, video, view models.
+        .target(name: "SwitchboardClient", dependencies: ["Audio", "MediaLoad", "Media", "Runtime", "Crypto", "Wire", "CShims"]),
+        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire", "Audio",
+                                                              "SwitchboardClient"]),
         .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
 
         .testTarget(name: "WireTests", dependencies: ["Wire"], resources: []),
         // libsrtp as the reference the SRTP implementation is checked against; tests only.
         .target(name: "SRTPReference", dependencies: ["Crypto", "CSRTP"], path: "Tests/Support/SRTPReference"),
+        .testTarget(name: "AudioTests", dependencies: ["Audio"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Wire", "SRTPReference"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Wire", "Crypto"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
@@ -58,6 +72,7 @@ let package = Package(
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "Store", "Wire"]),
         .testTarget(name: "LiveTests", dependencies: ["Live", "Media", "MediaLoad", "Platform", "Runtime", "Crypto", "Wire"]),
         .testTarget(name: "TelephonyTests", dependencies: ["Telephony", "Wire", "Crypto", "Runtime"]),
+        .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient", "Audio", "API", "Platform", "Runtime", "Crypto", "Wire"]),
         .testTarget(name: "APITests", dependencies: ["API", "Live", "MediaLoad", "Platform", "Runtime", "Crypto", "Store"]),
     ]
 )

@@ -124,24 +124,9 @@ public final class LoadGenerator: Sendable {
         let random = SystemRandom()
         var streams = [(kind: MediaKind.audio, ssrc: random.next(UInt32.self) | 1)]
         if video { streams.append((.video, random.next(UInt32.self) | 1)) }
-        var offer = SessionDescription(origin: SDPOrigin(sessionID: random.next(UInt64.self) >> 1, sessionVersion: 1))
-        offer.lines.append(.attribute("group", "BUNDLE " + streams.indices.map(String.init).joined(separator: " ")))
-        for (i, stream) in streams.enumerated() {
-            let codec: RTPCodec = stream.kind == .audio ? .opus : .vp8
-            var m = MediaDescription(kind: stream.kind.rawValue, formats: [String(codec.payloadType)])
-            m.lines.append(SDPLine("c", "IN IP4 0.0.0.0"))
-            m.iceUfrag = ice.usernameFragment
-            m.icePwd = ice.password
-            m.fingerprint = SDPFingerprint(algorithm: "sha-256", value: certificate.fingerprintSHA256)
-            m.setup = .actpass
-            m.mid = String(i)
-            m.direction = .sendonly
-            m.rtcpMux = true
-            m.addAttribute("rtpmap", "\(codec.payloadType) \(codec.rtpmap)")
-            for fb in codec.feedback { m.addAttribute("rtcp-fb", "\(codec.payloadType) \(fb)") }
-            m.addAttribute("ssrc", "\(stream.ssrc) cname:load")
-            offer.media.append(m)
-        }
+        let offer = ClientSDP.offer(
+            ice: ice, certificate: certificate, sessionID: random.next(UInt64.self) >> 1,
+            streams: streams.map { ClientSDP.OutgoingStream(kind: $0.kind, ssrc: $0.ssrc, codec: $0.kind == .audio ? .opus : .vp8) })
         // kb/s → hundredths of a 1100-byte packet per 20 ms tick.
         let rate = max(1, videoKbps * 1000 / 8 / 50 * 100 / 1100)
         let list = streams.map {
@@ -150,12 +135,12 @@ public final class LoadGenerator: Sendable {
                 capture: $0.kind == .video ? capture : nil)
         }
         try await on(peer.loop) { state, _ in state.peers[peer.index].streams = list }
-        return (peer, offer.serialize())
+        return (peer, offer)
     }
 
     /// Applies the server's answer and starts ICE.
     public func completePublisher(_ peer: Peer, answer: String) async throws {
-        let remote = try Self.remoteParameters(answer)
+        let remote = try ClientSDP.remote(answer)
         try await on(peer.loop) { state, _ in
             try state.peers[peer.index].configure(
                 remote: remote.ice, server: remote.address, fingerprint: remote.fingerprint,
@@ -168,30 +153,16 @@ public final class LoadGenerator: Sendable {
     /// A subscriber answering the server's offer; returns the answer to post.
     public func makeSubscriber(offer text: String) async throws -> (Peer, answer: String) {
         let (peer, ice) = try await add(role: .subscriber)
-        let remote = try Self.remoteParameters(text)
+        let remote = try ClientSDP.remote(text)
         let offer: SessionDescription
         do { offer = try SessionDescription.parse(text) } catch { throw MediaError.invalid("offer: \(error)") }
-        var answer = SessionDescription(origin: SDPOrigin(sessionID: 1, sessionVersion: 1))
-        answer.lines.append(.attribute("group", "BUNDLE " + offer.media.compactMap(\.mid).joined(separator: " ")))
-        for section in offer.media {
-            var m = MediaDescription(kind: section.kind, formats: Array(section.formats.prefix(1)))
-            m.lines.append(SDPLine("c", "IN IP4 0.0.0.0"))
-            m.iceUfrag = ice.usernameFragment
-            m.icePwd = ice.password
-            m.fingerprint = SDPFingerprint(algorithm: "sha-256", value: certificate.fingerprintSHA256)
-            m.setup = remote.setup == .active ? .passive : .active
-            m.mid = section.mid
-            m.direction = .recvonly
-            m.rtcpMux = true
-            for map in section.rtpMaps.prefix(1) { m.addAttribute("rtpmap", map.attributeValue) }
-            answer.media.append(m)
-        }
+        let answer = ClientSDP.answer(to: offer, ice: ice, certificate: certificate, remoteSetup: remote.setup)
         try await on(peer.loop) { state, _ in
             try state.peers[peer.index].configure(
                 remote: remote.ice, server: remote.address, fingerprint: remote.fingerprint,
                 dtlsRole: remote.setup == .active ? .server : .client)
         }
-        return (peer, answer.serialize())
+        return (peer, answer)
     }
 
     // MARK: Running
@@ -251,29 +222,5 @@ public final class LoadGenerator: Sendable {
             report.latency.merge(part.latency)
         }
         return report
-    }
-
-    // MARK: SDP
-
-    struct RemoteParameters {
-        var ice: ICEParameters
-        var address: PeerAddress
-        var fingerprint: DTLSFingerprintValue
-        var setup: SDPSetupRole
-    }
-
-    static func remoteParameters(_ text: String) throws -> RemoteParameters {
-        let sdp: SessionDescription
-        do { sdp = try SessionDescription.parse(text) } catch { throw MediaError.invalid("SDP: \(error)") }
-        guard let first = sdp.media.first, let ufrag = first.iceUfrag ?? sdp.iceUfrag, let pwd = first.icePwd ?? sdp.icePwd,
-              let fingerprint = first.fingerprint ?? sdp.fingerprint,
-              let candidate = first.candidates.first(where: { $0.transport.lowercased() == "udp" }),
-              let address = PeerAddress(host: candidate.address, port: candidate.port) else {
-            throw MediaError.invalid("SDP lacks ICE credentials, a UDP candidate or a fingerprint")
-        }
-        return RemoteParameters(
-            ice: ICEParameters(usernameFragment: ufrag, password: pwd, iceLite: sdp.iceLite), address: address,
-            fingerprint: DTLSFingerprintValue(algorithm: fingerprint.algorithm, value: fingerprint.value),
-            setup: first.setup ?? sdp.setup ?? .actpass)
     }
 }

@@ -44,21 +44,15 @@ final class LoadPeer: Selectable {
     static let trailerLength = 9
 
     let role: Role
-    let socket: UDPSocket
-    let local: ICEParameters
-    private var remote = ICEParameters(usernameFragment: "", password: "")
-    private let destination: UnsafeMutablePointer<sockaddr_storage>
-    private var dtls: DTLSEngine?
-    private var srtpIn: SRTPTransform?
-    private var srtpOut: SRTPTransform?
+    /// ICE, DTLS and SRTP towards the server.
+    let transport: ClientTransport
+    var socket: UDPSocket { transport.socket }
+    var local: ICEParameters { transport.local }
     private let batch = DatagramBatch(capacity: 32, stride: 2048)
     private let sendBuffer = UnsafeMutableRawPointer.allocate(byteCount: 2048, alignment: 16)
-    private let tieBreaker = SystemRandom().next(UInt64.self)
-    private var iceConnected = false
-    private var lastCheck: UInt64 = 0
-    private(set) var connected = false
-    private(set) var failed = false
-    private(set) var failure: String?
+    var connected: Bool { transport.connected }
+    var failed: Bool { transport.failed }
+    var failure: String? { transport.failure }
     /// Publishers send on their own 20 ms phase, so a room's packets do not leave in one burst.
     var nextSend: UInt64 = 0
     var streams: [Stream] = []
@@ -81,55 +75,14 @@ final class LoadPeer: Selectable {
 
     init(role: Role, certificate: DTLSCertificate, bindHost: String, srtpProfiles: [SRTPProfile]) throws(Media.SocketError) {
         self.role = role
-        self.srtpProfiles = srtpProfiles
-        socket = try UDPSocket(host: bindHost, port: 0)
-        local = ICEParameters.random(iceLite: false)
-        destination = .allocate(capacity: 1)
-        destination.initialize(to: sockaddr_storage())
-        self.certificate = certificate
+        transport = try ClientTransport(certificate: certificate, bindHost: bindHost, srtpProfiles: srtpProfiles)
     }
 
-    private let certificate: DTLSCertificate
-    private let srtpProfiles: [SRTPProfile]
-
-    deinit {
-        destination.deallocate()
-        sendBuffer.deallocate()
-    }
+    deinit { sendBuffer.deallocate() }
 
     /// Points the peer at the server's candidate and sets up DTLS.
     func configure(remote: ICEParameters, server: PeerAddress, fingerprint: DTLSFingerprintValue, dtlsRole: DTLSRole) throws {
-        self.remote = remote
-        server.write(to: destination, ipv6Socket: socket.isIPv6)
-        dtls = try DTLSEngine(
-            role: dtlsRole == .client ? .client : .server, certificate: certificate,
-            expectedRemoteFingerprint: (fingerprint.algorithm, fingerprint.value), srtpProfiles: srtpProfiles)
-    }
-
-    // MARK: ICE (controlling side, RFC 8445 §7.2.4)
-
-    private func sendCheck(now: UInt64) {
-        lastCheck = now
-        let request = STUNMessage(
-            type: .bindingRequest, transactionID: STUNTransactionID(word0: UInt32(truncatingIfNeeded: now), word1: 7, word2: 9),
-            attributes: [
-                .username("\(remote.usernameFragment):\(local.usernameFragment)"), .priority(1_853_824_767),
-                .iceControlling(tieBreaker: tieBreaker), .useCandidate,
-            ])
-        guard let bytes = try? request.serialize(
-            integrityKey: Array(remote.password.utf8), hmacSHA1: { HMAC.sha1(key: $0, data: $1) }, fingerprint: true) else { return }
-        send(bytes)
-    }
-
-    private func send(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            _ = withUnsafePointer(to: destination.pointee) { address in
-                address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(socket.fd, raw.baseAddress, raw.count, Int32(SB_MSG_DONTWAIT),
-                           $0, socklen_t(socket.isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        }
+        try transport.configure(remote: remote, server: server, fingerprint: fingerprint, dtlsRole: dtlsRole)
     }
 
     // MARK: Receive
@@ -145,55 +98,38 @@ final class LoadPeer: Selectable {
     }
 
     private func process(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64) {
-        guard length > 0 else { return }
-        let first = Bytes.byte(p, 0)
-        if first <= 3 {
-            guard let message = try? STUNMessage.parse(UnsafeRawBufferPointer(start: p, count: length)) else { return }
-            if message.type == .bindingSuccess, !iceConnected {
-                iceConnected = true
-                if let dtls, dtls.role == .client { for d in dtls.start(now: now) { send(d) } }
-            }
-        } else if first >= 20 && first <= 63 {
-            guard let dtls else { return }
-            let output = dtls.receive(UnsafeRawBufferPointer(start: p, count: length), now: now)
-            for d in output.datagrams { send(d) }
-            if let change = output.stateChange { apply(change) }
-        } else if first >= 128 && first <= 191, length >= 12 {
-            let second = Bytes.byte(p, 1)
-            if second >= 192 && second <= 223 {
-                if role == .publisher { receiveRTCP(p, length: length) }
-                return
-            }
-            guard let srtpIn else { return }
-            var size = length
-            guard srtpIn.unprotectRTP(p, length: &size) else { return }
-            guard measuring, size >= 12 + 16 else { return }
-            received &+= 1
-            // The send time rides in the padding, which receivers discard (RFC 3550 §5.1).
-            if Bytes.byte(p, 0) & 0x20 != 0, Bytes.byte(p, size - 1) == UInt8(LoadPeer.trailerLength) {
-                let sentAt = Bytes.u64(p, size - LoadPeer.trailerLength)
-                if sentAt > 0, now > sentAt { histogram.record(now - sentAt) }
-            }
-            let ssrc = Bytes.u32(p, 8)
-            let index = receivedStreams.firstIndex { $0.ssrc == ssrc } ?? {
-                receivedStreams.append(Received(ssrc: ssrc))
-                return receivedStreams.count - 1
-            }()
-            receivedStreams.withUnsafeMutableBufferPointer { streams in
-                let extended = streams[index].unwrapper.unwrap(Bytes.u16(p, 2))
-                if streams[index].count == 0 { streams[index].first = extended; streams[index].last = extended }
-                streams[index].last = max(streams[index].last, extended)
-                streams[index].count += 1
-            }
+        let size: Int
+        switch transport.receive(p, length: length, now: now) {
+        case .none: return
+        case .rtcp:
+            if role == .publisher { receiveRTCP(p, length: length) }
+            return
+        case .rtp(let plain): size = plain
+        }
+        guard measuring, size >= 12 + 16 else { return }
+        received &+= 1
+        // The send time rides in the padding, which receivers discard (RFC 3550 §5.1).
+        if Bytes.byte(p, 0) & 0x20 != 0, Bytes.byte(p, size - 1) == UInt8(LoadPeer.trailerLength) {
+            let sentAt = Bytes.u64(p, size - LoadPeer.trailerLength)
+            if sentAt > 0, now > sentAt { histogram.record(now - sentAt) }
+        }
+        let ssrc = Bytes.u32(p, 8)
+        let index = receivedStreams.firstIndex { $0.ssrc == ssrc } ?? {
+            receivedStreams.append(Received(ssrc: ssrc))
+            return receivedStreams.count - 1
+        }()
+        receivedStreams.withUnsafeMutableBufferPointer { streams in
+            let extended = streams[index].unwrapper.unwrap(Bytes.u16(p, 2))
+            if streams[index].count == 0 { streams[index].first = extended; streams[index].last = extended }
+            streams[index].last = max(streams[index].last, extended)
+            streams[index].count += 1
         }
     }
 
     /// A publisher honours PLI and FIR (RFC 4585 §6.3.1, RFC 5104 §4.3.1) on replayed video by
     /// going back to the capture's key frame, as an encoder would make a new one.
     private func receiveRTCP(_ p: UnsafeMutableRawPointer, length: Int) {
-        guard let srtpIn else { return }
-        var size = length
-        guard srtpIn.unprotectRTCP(p, length: &size),
+        guard let size = transport.unprotectRTCP(p, length: length),
               let packets = try? RTCPPacket.parseCompound(UnsafeRawBufferPointer(start: p, count: size)) else { return }
         for packet in packets {
             let media: UInt32
@@ -208,40 +144,10 @@ final class LoadPeer: Selectable {
         }
     }
 
-    private func apply(_ state: DTLSState) {
-        switch state {
-        case .connected:
-            guard let dtls, let keys = dtls.srtpKeys, let profile = dtls.srtpProfile else {
-                failed = true
-                failure = "no SRTP keys"
-                return
-            }
-            srtpIn = try? SRTPTransform(profile: profile, masterKey: keys.remoteKey, masterSalt: keys.remoteSalt, direction: .inbound)
-            srtpOut = try? SRTPTransform(profile: profile, masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
-            connected = srtpIn != nil && srtpOut != nil
-        case .failed(let reason):
-            failed = true
-            failure = "DTLS \(reason)"
-        case .closed:
-            failed = true
-            failure = "DTLS closed"
-        default:
-            break
-        }
-    }
-
     // MARK: Timers
 
     /// ICE checks until connected, consent every 5 s after; DTLS retransmissions.
-    func tick(now: UInt64) {
-        let interval: UInt64 = iceConnected ? 5_000_000_000 : 100_000_000
-        if now &- lastCheck >= interval { sendCheck(now: now) }
-        if let dtls, let deadline = dtls.nextTimeout(), now >= deadline {
-            let output = dtls.handleTimeout(now: now)
-            for d in output.datagrams { send(d) }
-            if let change = output.stateChange { apply(change) }
-        }
-    }
+    func tick(now: UInt64) { transport.tick(now: now) }
 
     /// Sends one 20 ms tick of media on every synthetic stream: a 160-byte payload (Opus at
     /// 64 kb/s) or the tick's share of 1100-byte video packets (each may start a VP8 key
@@ -314,7 +220,7 @@ final class LoadPeer: Selectable {
     /// Writes the RTP header in front of the payload already in `sendBuffer`, appends the
     /// send-time padding, protects and sends; advances the stream's sequence number.
     private func sendPacket(_ stream: inout Stream, payloadLength: Int, marker: Bool, now: UInt64) {
-        guard let srtpOut else { return }
+        guard transport.connected else { return }
         let p = sendBuffer
         Bytes.setByte(p, 0, 0xA0)  // V=2, P=1
         Bytes.setByte(p, 1, (marker ? 0x80 : 0) | stream.payloadType)
@@ -324,21 +230,14 @@ final class LoadPeer: Selectable {
         let end = RTPView.fixedHeaderLength + payloadLength
         Bytes.put64(p, end, now)
         Bytes.setByte(p, end + 8, UInt8(LoadPeer.trailerLength))
-        var size = end + LoadPeer.trailerLength
-        guard srtpOut.protectRTP(p, length: &size, capacity: 2048) else { return }
-        _ = withUnsafePointer(to: destination.pointee) { address in
-            address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                sendto(socket.fd, p, size, Int32(SB_MSG_DONTWAIT), $0,
-                       socklen_t(socket.isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        guard transport.sendRTP(p, length: end + LoadPeer.trailerLength, capacity: 2048) else { return }
         if measuring { sent &+= 1 }
         stream.sequence &+= 1
     }
 
     /// Where a peer that is not connected got stuck, for the generator's error message.
     var progress: String {
-        "\(role) on port \(socket.localPort): ICE \(iceConnected ? "connected" : "checking"), DTLS \(dtls.map { "\($0.role) \($0.state)" } ?? "not configured")"
+        "\(role) on \(transport.progress)"
     }
 
     /// Expected packets (from sequence ranges) and received ones, for loss.

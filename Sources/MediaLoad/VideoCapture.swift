@@ -5,25 +5,25 @@ import Wire
 /// output (frame sizes, a key frame, packet bursts per frame) without work per send.
 /// Immutable after init and shared by every publisher.
 public final class VideoCapture: Sendable {
-    struct Packet: Sendable {
-        var offset: Int
-        var length: Int
+    package struct Packet: Sendable {
+        package var offset: Int
+        package var length: Int
     }
 
-    struct Frame: Sendable {
-        var firstPacket: Int
-        var packetCount: Int
+    package struct Frame: Sendable {
+        package var firstPacket: Int
+        package var packetCount: Int
         /// Presentation time from the start of the capture.
-        var time: UInt64
+        package var time: UInt64
     }
 
     public let width: Int
     public let height: Int
     /// One loop of the capture: the last frame's time plus one frame interval.
     public let duration: UInt64
-    let frames: [Frame]
-    let packets: [Packet]
-    let payloads: [UInt8]
+    package let frames: [Frame]
+    package let packets: [Packet]
+    package let payloads: [UInt8]
 
     /// Largest payload, as a 1200-byte-MTU WebRTC sender packetizes.
     public static let maxPayload = 1150

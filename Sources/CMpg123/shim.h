@@ -1,0 +1,4 @@
+#define MPG123_NO_LARGENAME 1
+#include <stddef.h>
+#include <sys/types.h>
+#include <mpg123.h>

@@ -1,0 +1,93 @@
+import Crypto
+import Media
+import Wire
+
+/// The SDP a client-role transport sends and reads (RFC 8829 offer/answer, unified plan, BUNDLE,
+/// rtcp-mux): a send-only offer for publishing, an answer to the server's offer for subscribing,
+/// and the server's ICE-lite candidate, credentials and fingerprint.
+package enum ClientSDP {
+    /// What a client needs from the server's SDP to connect.
+    package struct Remote {
+        package var ice: ICEParameters
+        package var address: PeerAddress
+        package var fingerprint: DTLSFingerprintValue
+        package var setup: SDPSetupRole
+        /// The DTLS role this side takes: the server said `active`, so this side is the server.
+        package var localDTLSRole: DTLSRole { setup == .active ? .server : .client }
+    }
+
+    /// One send-only stream of an offer.
+    package struct OutgoingStream {
+        package var kind: MediaKind
+        package var ssrc: UInt32
+        package var codec: RTPCodec
+        package init(kind: MediaKind, ssrc: UInt32, codec: RTPCodec) {
+            self.kind = kind
+            self.ssrc = ssrc
+            self.codec = codec
+        }
+    }
+
+    package static func remote(_ text: String) throws -> Remote {
+        let sdp: SessionDescription
+        do { sdp = try SessionDescription.parse(text) } catch { throw MediaError.invalid("SDP: \(error)") }
+        guard let first = sdp.media.first, let ufrag = first.iceUfrag ?? sdp.iceUfrag, let pwd = first.icePwd ?? sdp.icePwd,
+              let fingerprint = first.fingerprint ?? sdp.fingerprint,
+              let candidate = first.candidates.first(where: { $0.transport.lowercased() == "udp" }),
+              let address = PeerAddress(host: candidate.address, port: candidate.port) else {
+            throw MediaError.invalid("SDP lacks ICE credentials, a UDP candidate or a fingerprint")
+        }
+        return Remote(
+            ice: ICEParameters(usernameFragment: ufrag, password: pwd, iceLite: sdp.iceLite), address: address,
+            fingerprint: DTLSFingerprintValue(algorithm: fingerprint.algorithm, value: fingerprint.value),
+            setup: first.setup ?? sdp.setup ?? .actpass)
+    }
+
+    /// A send-only offer, one m-line per stream; `audioLevelID` adds the RFC 6464 client-to-mixer
+    /// audio level extension to audio m-lines, which the server's speaking detection reads.
+    package static func offer(ice: ICEParameters, certificate: DTLSCertificate, sessionID: UInt64, streams: [OutgoingStream],
+                              audioLevelID: UInt8? = nil, cname: String = "load") -> String {
+        var offer = SessionDescription(origin: SDPOrigin(sessionID: sessionID, sessionVersion: 1))
+        offer.lines.append(.attribute("group", "BUNDLE " + streams.indices.map(String.init).joined(separator: " ")))
+        for (i, stream) in streams.enumerated() {
+            let codec = stream.codec
+            var m = MediaDescription(kind: stream.kind.rawValue, formats: [String(codec.payloadType)])
+            m.lines.append(SDPLine("c", "IN IP4 0.0.0.0"))
+            m.iceUfrag = ice.usernameFragment
+            m.icePwd = ice.password
+            m.fingerprint = SDPFingerprint(algorithm: "sha-256", value: certificate.fingerprintSHA256)
+            m.setup = .actpass
+            m.mid = String(i)
+            m.direction = .sendonly
+            m.rtcpMux = true
+            m.addAttribute("rtpmap", "\(codec.payloadType) \(codec.rtpmap)")
+            for fb in codec.feedback { m.addAttribute("rtcp-fb", "\(codec.payloadType) \(fb)") }
+            if let audioLevelID, stream.kind == .audio { m.addAttribute("extmap", "\(audioLevelID) \(RTPExtensionURI.audioLevel)") }
+            m.addAttribute("ssrc", "\(stream.ssrc) cname:\(cname)")
+            offer.media.append(m)
+        }
+        return offer.serialize()
+    }
+
+    /// A receive-only answer to the server's offer: the first format of every m-line. With
+    /// `keepInactive`, m-lines the server marked inactive (a member who left) stay inactive.
+    package static func answer(to offer: SessionDescription, ice: ICEParameters, certificate: DTLSCertificate, remoteSetup: SDPSetupRole,
+                               keepInactive: Bool = false) -> String {
+        var answer = SessionDescription(origin: SDPOrigin(sessionID: 1, sessionVersion: 1))
+        answer.lines.append(.attribute("group", "BUNDLE " + offer.media.compactMap(\.mid).joined(separator: " ")))
+        for section in offer.media {
+            var m = MediaDescription(kind: section.kind, formats: Array(section.formats.prefix(1)))
+            m.lines.append(SDPLine("c", "IN IP4 0.0.0.0"))
+            m.iceUfrag = ice.usernameFragment
+            m.icePwd = ice.password
+            m.fingerprint = SDPFingerprint(algorithm: "sha-256", value: certificate.fingerprintSHA256)
+            m.setup = remoteSetup == .active ? .passive : .active
+            m.mid = section.mid
+            m.direction = keepInactive && section.direction == .inactive ? .inactive : .recvonly
+            m.rtcpMux = true
+            for map in section.rtpMaps.prefix(1) { m.addAttribute("rtpmap", map.attributeValue) }
+            answer.media.append(m)
+        }
+        return answer.serialize()
+    }
+}

@@ -1,0 +1,247 @@
+import Audio
+import CShims
+import Crypto
+import Foundation
+import Media
+import MediaLoad
+import Runtime
+import Wire
+
+/// One client-role peer connection of the SDK: publishing (Opus from an `AudioSource`, VP8 from
+/// an IVF recording) or subscribing (Opus decoded to an `AudioSink`, VP8 counted), over a
+/// `ClientTransport`. Confined to the media loop's thread; `MediaPeerHandle` reaches it.
+final class MediaPeer: Selectable {
+    struct AudioOut {
+        var source: AudioSource
+        var codec: OpusCodec
+        var frame = AudioFrame(rate: .hz48000)
+        var ssrc: UInt32
+        var sequence: UInt16 = 0
+        var timestamp: UInt32 = 0
+        var levelID: UInt8
+        var nextSend: UInt64 = 0
+    }
+
+    struct VideoOut {
+        var capture: VideoCapture
+        var ssrc: UInt32
+        var sequence: UInt16 = 0
+        var timestamp: UInt32 = 0
+        var frame = 0
+        var loopStart: UInt64 = 0
+        var origin: UInt64 = 0
+        var pictureID: UInt16 = 0
+        var keyframeRequested = false
+    }
+
+    /// A received stream: whose it is and what to do with it.
+    struct Incoming {
+        var ssrc: UInt32
+        var member: String
+        var video: Bool
+        var decoder: OpusCodec?
+        var lastSequence: UInt16?
+    }
+
+    let transport: ClientTransport
+    let loop: EventLoop
+    private let batch = DatagramBatch(capacity: 16, stride: 2048)
+    private let buffer = UnsafeMutableRawPointer.allocate(byteCount: 2048, alignment: 16)
+    private var frame = AudioFrame(rate: .hz48000)
+    var audioOut: AudioOut?
+    var videoOut: VideoOut?
+    var incoming: [Incoming] = []
+    var sink: AudioSink?
+    var videoSink: VideoFrameCounter?
+    var muted = false
+    private var lastHousekeeping: UInt64 = 0
+    private(set) var closed = false
+    private(set) var packetsSent = 0
+    private(set) var packetsReceived = 0
+
+    init(certificate: DTLSCertificate, loop: EventLoop) throws {
+        transport = try ClientTransport(certificate: certificate, bindHost: "127.0.0.1", srtpProfiles: SRTPTransform.supportedProfiles)
+        self.loop = loop
+    }
+
+    deinit { buffer.deallocate() }
+
+    func start() {
+        loop.register(fd: transport.socket.fd, events: SB_EPOLLIN, handler: self)
+        tick()
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        loop.unregister(fd: transport.socket.fd)
+    }
+
+    private func tick() {
+        guard !closed else { return }
+        let now = sb_monotonic_ns()
+        if now &- lastHousekeeping >= 20_000_000 {
+            lastHousekeeping = now
+            transport.tick(now: now)
+        }
+        if transport.connected {
+            sendAudio(now: now)
+            sendVideo(now: now)
+        }
+        _ = loop.schedule(after: .milliseconds(4)) { [self] in tick() }
+    }
+
+    // MARK: Receive
+
+    func handle(events: UInt32) {
+        while !closed {
+            let n = batch.receive(from: transport.socket)
+            if n <= 0 { return }
+            let now = sb_monotonic_ns()
+            for i in 0..<n { process(batch.slot(i), length: Int(batch.lengths[i]), now: now) }
+            if n < batch.capacity { return }
+        }
+    }
+
+    private func process(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64) {
+        switch transport.receive(p, length: length, now: now) {
+        case .none: return
+        case .rtcp: receiveRTCP(p, length: length)
+        case .rtp(let size): receiveRTP(p, length: size)
+        }
+    }
+
+    private func receiveRTP(_ p: UnsafeMutableRawPointer, length: Int) {
+        guard length >= 12 else { return }
+        let first = Bytes.byte(p, 0)
+        var offset = 12 + Int(first & 0x0F) * 4
+        if first & 0x10 != 0 {
+            guard length >= offset + 4 else { return }
+            offset += 4 + Int(Bytes.u16(p, offset + 2)) * 4
+        }
+        var end = length
+        if first & 0x20 != 0 { end -= Int(Bytes.byte(p, length - 1)) }
+        guard end > offset else { return }
+        let ssrc = Bytes.u32(p, 8)
+        guard let index = incoming.firstIndex(where: { $0.ssrc == ssrc }) else { return }
+        packetsReceived += 1
+        let marker = Bytes.byte(p, 1) & 0x80 != 0
+        if incoming[index].video {
+            videoSink?.packet(payload: p + offset, length: end - offset, marker: marker)
+            return
+        }
+        guard let sink, let decoder = incoming[index].decoder else { return }
+        let sequence = Bytes.u16(p, 2)
+        if let last = incoming[index].lastSequence {
+            let delta = sequence &- last
+            if delta == 0 || delta > 0x8000 { return }  // repeated or late: already played over
+            // Up to three lost frames are concealed so the sink keeps real time.
+            if delta > 1 {
+                for _ in 0..<min(3, Int(delta) - 1) {
+                    if (try? decoder.conceal(next: nil, into: &frame)) != nil { sink.receive(frame, from: incoming[index].member) }
+                }
+            }
+        }
+        incoming[index].lastSequence = sequence
+        do {
+            try decoder.decode(UnsafeRawBufferPointer(start: p + offset, count: end - offset), into: &frame)
+        } catch {
+            return
+        }
+        sink.receive(frame, from: incoming[index].member)
+    }
+
+    /// PLI and FIR (RFC 4585 §6.3.1, RFC 5104 §4.3.1) restart a replayed recording at its key frame.
+    private func receiveRTCP(_ p: UnsafeMutableRawPointer, length: Int) {
+        guard videoOut != nil, let size = transport.unprotectRTCP(p, length: length),
+              let packets = try? RTCPPacket.parseCompound(UnsafeRawBufferPointer(start: p, count: size)) else { return }
+        for packet in packets {
+            switch packet {
+            case .pictureLossIndication, .fullIntraRequest: videoOut?.keyframeRequested = true
+            default: continue
+            }
+        }
+    }
+
+    // MARK: Send
+
+    private func sendAudio(now: UInt64) {
+        guard var out = audioOut else { return }
+        if out.nextSend == 0 { out.nextSend = now }
+        while now >= out.nextSend {
+            // Fallen far behind (a stalled loop): carry on from here rather than burst.
+            if now - out.nextSend > 200_000_000 { out.nextSend = now }
+            out.nextSend += 20_000_000
+            if !out.source.read(into: &out.frame) { out.frame.clear() }
+            let level = Self.audioLevel(out.frame)
+            let p = buffer
+            Bytes.setByte(p, 0, 0x90)  // V=2, X=1
+            Bytes.setByte(p, 1, 111)
+            Bytes.put16(p, 2, out.sequence)
+            Bytes.put32(p, 4, out.timestamp)
+            Bytes.put32(p, 8, out.ssrc)
+            // RFC 8285 one-byte header extension: RFC 6464 audio level, voice activity above -50 dBov.
+            Bytes.put16(p, 12, 0xBEDE)
+            Bytes.put16(p, 14, 1)
+            Bytes.setByte(p, 16, out.levelID << 4)
+            Bytes.setByte(p, 17, (level < 50 ? 0x80 : 0) | level)
+            Bytes.setByte(p, 18, 0)
+            Bytes.setByte(p, 19, 0)
+            if muted { out.frame.clear() }
+            let payload = UnsafeMutableRawBufferPointer(start: p + 20, count: OpusCodec.maxPayload)
+            if let n = try? out.codec.encode(out.frame, into: payload), transport.sendRTP(p, length: 20 + n, capacity: 2048) {
+                packetsSent += 1
+            }
+            out.sequence &+= 1
+            out.timestamp &+= 960
+        }
+        audioOut = out
+    }
+
+    /// RFC 6464 level: -dBov of the frame's RMS, 0 (loud) … 127 (silent).
+    static func audioLevel(_ frame: AudioFrame) -> UInt8 {
+        var energy = 0.0
+        frame.withSamples { s in for v in s { energy += Double(v) * Double(v) } }
+        let rms = (energy / Double(max(1, frame.count))).squareRoot()
+        guard rms >= 1 else { return 127 }
+        return UInt8(max(0, min(127, (-20 * log10(rms / 32768)).rounded())))
+    }
+
+    private func sendVideo(now: UInt64) {
+        guard var out = videoOut else { return }
+        let capture = out.capture
+        if out.origin == 0 { out.origin = now; out.loopStart = now }
+        if out.keyframeRequested {
+            out.keyframeRequested = false
+            out.frame = 0
+            out.loopStart = now
+        }
+        while true {
+            let frame = capture.frames[out.frame]
+            let due = out.loopStart &+ frame.time
+            guard now >= due else { break }
+            if now - due > 200_000_000 { out.loopStart = now &- frame.time }
+            out.timestamp = UInt32(truncatingIfNeeded: (out.loopStart &+ frame.time &- out.origin) / 100_000 * 9)
+            for k in 0..<frame.packetCount {
+                let packet = capture.packets[frame.firstPacket + k]
+                let p = buffer
+                Bytes.setByte(p, 0, 0x80)
+                Bytes.setByte(p, 1, (k == frame.packetCount - 1 ? 0x80 : 0) | 96)
+                Bytes.put16(p, 2, out.sequence)
+                Bytes.put32(p, 4, out.timestamp)
+                Bytes.put32(p, 8, out.ssrc)
+                capture.payloads.withUnsafeBytes { (p + 12).copyMemory(from: $0.baseAddress! + packet.offset, byteCount: packet.length) }
+                VP8Packetizer.stampPictureID(out.pictureID, in: p + 12)
+                if transport.sendRTP(p, length: 12 + packet.length, capacity: 2048) { packetsSent += 1 }
+                out.sequence &+= 1
+            }
+            out.pictureID = (out.pictureID &+ 1) & 0x7FFF
+            out.frame += 1
+            if out.frame == capture.frames.count {
+                out.frame = 0
+                out.loopStart &+= capture.duration
+            }
+        }
+        videoOut = out
+    }
+}

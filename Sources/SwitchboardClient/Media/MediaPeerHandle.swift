@@ -1,0 +1,151 @@
+import Audio
+import Crypto
+import Foundation
+import Media
+import MediaLoad
+import Runtime
+import Wire
+
+/// A `MediaPeer` seen from any thread: every call hops to the media loop.
+extension SessionError {
+    /// A media connection could not be set up (SDP, socket, codec).
+    static func media(_ detail: String) -> SessionError { .server(code: "mediaFailed", detail: detail) }
+}
+
+final class MediaPeerHandle: Sendable {
+    /// Invariant: `peer` is touched only by jobs running on `ClientLoops.media`.
+    private struct Box: @unchecked Sendable { let peer: MediaPeer }
+    private let box: Box
+    private let loop: EventLoop
+
+    static let certificate: DTLSCertificate? = try? DTLSCertificate()
+
+    init() async throws(SessionError) {
+        guard let certificate = Self.certificate else { throw .media("no DTLS certificate") }
+        let loop = ClientLoops.media
+        do {
+            box = try await loop.submit {
+                let peer = try MediaPeer(certificate: certificate, loop: loop)
+                peer.start()
+                return Box(peer: peer)
+            }
+        } catch {
+            throw .media("cannot open a UDP socket: \(error)")
+        }
+        self.loop = loop
+    }
+
+    private func on<T: Sendable>(_ body: @escaping @Sendable (MediaPeer) throws -> T) async throws(SessionError) -> T {
+        let box = self.box
+        do {
+            return try await loop.submit { try body(box.peer) }
+        } catch let e as SessionError {
+            throw e
+        } catch {
+            throw .media(String(describing: error))
+        }
+    }
+
+    /// A send-only offer for Opus from `audio` and VP8 from `video`.
+    func publishOffer(audio: AudioSource?, video: IVFFileSource?) async throws(SessionError) -> String {
+        let codec: OpusCodec?
+        do { codec = try audio.map { _ in try OpusCodec() } } catch { throw .media("Opus: \(error)") }
+        struct Parts: @unchecked Sendable {
+            // Invariant: handed to the media thread once and used only there.
+            let audio: AudioSource?
+            let codec: OpusCodec?
+        }
+        let parts = Parts(audio: audio, codec: codec)
+        let capture = video?.capture
+        return try await on { peer in
+            var streams: [ClientSDP.OutgoingStream] = []
+            if let source = parts.audio, let codec = parts.codec {
+                let ssrc = UInt32.random(in: 1...UInt32.max)
+                peer.audioOut = MediaPeer.AudioOut(source: source, codec: codec, ssrc: ssrc, levelID: 1)
+                streams.append(.init(kind: .audio, ssrc: ssrc, codec: .opus))
+            }
+            if let capture {
+                let ssrc = UInt32.random(in: 1...UInt32.max)
+                peer.videoOut = MediaPeer.VideoOut(capture: capture, ssrc: ssrc)
+                streams.append(.init(kind: .video, ssrc: ssrc, codec: .vp8))
+            }
+            return ClientSDP.offer(ice: peer.transport.local, certificate: peer.transport.certificate, sessionID: UInt64.random(in: 1...(1 << 62)),
+                                   streams: streams, audioLevelID: 1, cname: "switchboard-client")
+        }
+    }
+
+    /// Applies the server's answer to a publish offer and starts connecting.
+    func applyAnswer(_ sdp: String) async throws(SessionError) {
+        let remote: ClientSDP.Remote
+        do { remote = try ClientSDP.remote(sdp) } catch { throw .media("answer: \(error)") }
+        try await on { peer in
+            try peer.transport.configure(remote: remote.ice, server: remote.address, fingerprint: remote.fingerprint, dtlsRole: remote.localDTLSRole)
+        }
+    }
+
+    /// Answers a server offer for receiving; `owners` maps each m-line's mid to whom it carries.
+    /// The first offer configures the transport; later ones (renegotiation) only update the streams.
+    func answer(offer text: String, owners: [String: String], sink: AudioSink?, videoSink: VideoFrameCounter?) async throws(SessionError) -> String {
+        let offer: SessionDescription
+        let remote: ClientSDP.Remote
+        do {
+            offer = try SessionDescription.parse(text)
+            remote = try ClientSDP.remote(text)
+        } catch {
+            throw .media("offer: \(error)")
+        }
+        var streams: [(ssrc: UInt32, member: String, video: Bool)] = []
+        for m in offer.media where m.direction != .inactive {
+            let primary = m.ssrcGroups.first { $0.semantics == "FID" }?.ssrcs.first ?? m.ssrcs.first
+            guard let ssrc = primary else { continue }
+            streams.append((ssrc, m.mid.flatMap { owners[$0] } ?? m.mid ?? "", m.kind == "video"))
+        }
+        var decoders: [UInt32: OpusCodec] = [:]
+        for s in streams where !s.video { decoders[s.ssrc] = try? OpusCodec() }
+        struct Parts: @unchecked Sendable {
+            // Invariant: handed to the media thread once and used only there.
+            let decoders: [UInt32: OpusCodec]
+        }
+        let parts = Parts(decoders: decoders)
+        let list = streams
+        return try await on { peer in
+            if !peer.transport.isConfigured {
+                try peer.transport.configure(remote: remote.ice, server: remote.address, fingerprint: remote.fingerprint, dtlsRole: remote.localDTLSRole)
+            }
+            if let sink { peer.sink = sink }
+            if let videoSink { peer.videoSink = videoSink }
+            peer.incoming = list.map { s in
+                if let known = peer.incoming.first(where: { $0.ssrc == s.ssrc }) {
+                    var k = known
+                    k.member = s.member
+                    return k
+                }
+                return MediaPeer.Incoming(ssrc: s.ssrc, member: s.member, video: s.video, decoder: parts.decoders[s.ssrc])
+            }
+            return ClientSDP.answer(to: offer, ice: peer.transport.local, certificate: peer.transport.certificate, remoteSetup: remote.setup,
+                                    keepInactive: true)
+        }
+    }
+
+    func setMuted(_ muted: Bool) async {
+        _ = try? await on { $0.muted = muted }
+    }
+
+    /// Connected (ICE, DTLS and SRTP ready), packets sent and received so far.
+    func statistics() async -> MediaStatistics {
+        (try? await on { MediaStatistics(connected: $0.transport.connected, packetsSent: $0.packetsSent, packetsReceived: $0.packetsReceived) })
+            ?? MediaStatistics(connected: false, packetsSent: 0, packetsReceived: 0)
+    }
+
+    func close() {
+        let box = self.box
+        loop.execute { box.peer.close() }
+    }
+}
+
+/// A media connection's counters.
+public struct MediaStatistics: Sendable, Hashable {
+    public var connected: Bool
+    public var packetsSent: Int
+    public var packetsReceived: Int
+}

@@ -1,0 +1,70 @@
+import Audio
+import Foundation
+import Synchronization
+
+/// Writes what it hears to a 16-bit mono 48 kHz WAV file (every member mixed) when `finish()` is called.
+public final class WAVRecorder: AudioSink {
+    public let path: String
+    private let recorded = Mutex<[Int32]>([])
+    private let start = ContinuousClock.now
+
+    public init(path: String) { self.path = path }
+
+    public func receive(_ frame: AudioFrame, from member: String) {
+        // Frames land at their arrival time, so two members talking at once are mixed.
+        let offset = Int((ContinuousClock.now - start) / .milliseconds(20)) * frame.count
+        recorded.withLock { mix in
+            if mix.count < offset + frame.count { mix.append(contentsOf: repeatElement(0, count: offset + frame.count - mix.count)) }
+            frame.withSamples { s in for i in 0..<s.count { mix[offset + i] += Int32(s[i]) } }
+        }
+    }
+
+    /// The samples so far.
+    public var samples: [Int16] { recorded.withLock { $0.map { Int16(clamping: $0) } } }
+
+    /// Writes the file.
+    public func finish() throws {
+        try Data(WAVFile(sampleRate: 48_000, samples: samples).serialize()).write(to: URL(fileURLWithPath: path))
+    }
+}
+
+/// The level of what each member sends, in dBov (0 = full scale, -127 = silence), and the
+/// dominant frequency of the last frames (a zero-crossing estimate: good for tones).
+public final class LevelMeter: AudioSink {
+    public struct Reading: Sendable, Hashable {
+        public var dBov: Double
+        public var frequency: Double
+        public var frames: Int
+    }
+    private let readings = Mutex<[String: Reading]>([:])
+
+    public init() {}
+
+    public func receive(_ frame: AudioFrame, from member: String) {
+        var energy = 0.0
+        var crossings = 0
+        frame.withSamples { s in
+            for i in 0..<s.count {
+                energy += Double(s[i]) * Double(s[i])
+                if i > 0, (s[i - 1] < 0) != (s[i] < 0) { crossings += 1 }
+            }
+        }
+        let rms = (energy / Double(frame.count)).squareRoot()
+        let db = rms > 0 ? max(-127, 20 * log10(rms / 32768)) : -127
+        let frequency = Double(crossings) / 2 / (Double(AudioFrame.durationMilliseconds) / 1000)
+        readings.withLock { r in
+            let frames = (r[member]?.frames ?? 0) + 1
+            r[member] = Reading(dBov: db, frequency: frequency, frames: frames)
+        }
+    }
+
+    /// The latest reading per member.
+    public var levels: [String: Reading] { readings.withLock { $0 } }
+}
+
+/// Hands every frame to a closure.
+public final class CallbackSink: AudioSink {
+    private let body: @Sendable (AudioFrame, String) -> Void
+    public init(_ body: @escaping @Sendable (AudioFrame, String) -> Void) { self.body = body }
+    public func receive(_ frame: AudioFrame, from member: String) { body(frame, member) }
+}

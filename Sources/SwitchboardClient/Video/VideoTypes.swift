@@ -1,0 +1,81 @@
+import Wire
+
+/// A client connected to a video session: `{connectionId, creationTime, data}`.
+public struct VideoConnection: Sendable, Hashable {
+    public var id: String
+    /// The token's connection data, e.g. `name=alice`.
+    public var data: String
+    public var creationTime: Int
+
+    init?(json: JSONValue?) {
+        guard let json, let id = json["connectionId"]?.stringValue else { return nil }
+        self.id = id
+        data = json["data"]?.stringValue ?? ""
+        creationTime = json["creationTime"]?.intValue ?? 0
+    }
+}
+
+/// A published stream: `{streamId, connectionId, name, hasAudio, hasVideo, videoType}`.
+public struct VideoStream: Sendable, Hashable {
+    public var id: String
+    public var connectionID: String
+    public var name: String
+    public var hasAudio: Bool
+    public var hasVideo: Bool
+    public var videoType: String
+
+    init?(json: JSONValue?) {
+        guard let json, let id = json["streamId"]?.stringValue else { return nil }
+        self.id = id
+        connectionID = json["connectionId"]?.stringValue ?? ""
+        name = json["name"]?.stringValue ?? ""
+        hasAudio = json["hasAudio"]?.boolValue ?? false
+        hasVideo = json["hasVideo"]?.boolValue ?? false
+        videoType = json["videoType"]?.stringValue ?? "camera"
+    }
+}
+
+/// What happens in a video session, in order.
+public enum VideoEvent: Sendable, Hashable {
+    case connected(connectionID: String)
+    case connectionCreated(VideoConnection)
+    case connectionDestroyed(VideoConnection, reason: String)
+    case streamCreated(VideoStream)
+    case streamDestroyed(VideoStream, reason: String)
+    case streamPropertyChanged(VideoStream, property: String, newValue: Bool)
+    case signal(type: String, data: String, from: String?)
+    case muteForced(streamID: String)
+    /// The server ended this client's connection (`forceDisconnected`, …) or the socket closed.
+    case disconnected(reason: String)
+    case error(SessionError)
+
+    init?(push message: JSONValue) {
+        let body = message["body"] ?? .null
+        let reason = body["reason"]?.stringValue ?? ""
+        switch message["type"]?.stringValue {
+        case "video:connectionCreated":
+            guard let c = VideoConnection(json: body["connection"]) else { return nil }
+            self = .connectionCreated(c)
+        case "video:connectionDestroyed":
+            guard let c = VideoConnection(json: body["connection"]) else { return nil }
+            self = .connectionDestroyed(c, reason: reason)
+        case "video:streamCreated":
+            guard let s = VideoStream(json: body["stream"]) else { return nil }
+            self = .streamCreated(s)
+        case "video:streamDestroyed":
+            guard let s = VideoStream(json: body["stream"]) else { return nil }
+            self = .streamDestroyed(s, reason: reason)
+        case "video:streamPropertyChanged":
+            guard let s = VideoStream(json: body["stream"]) else { return nil }
+            self = .streamPropertyChanged(s, property: body["property"]?.stringValue ?? "", newValue: body["newValue"]?.boolValue ?? false)
+        case "video:signal":
+            self = .signal(type: body["type"]?.stringValue ?? "", data: body["data"]?.stringValue ?? "", from: body["from"]?.stringValue)
+        case "video:muteForced":
+            self = .muteForced(streamID: body["streamId"]?.stringValue ?? "")
+        case "video:sessionDisconnected":
+            self = .disconnected(reason: reason)
+        default:
+            return nil
+        }
+    }
+}

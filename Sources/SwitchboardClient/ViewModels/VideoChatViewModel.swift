@@ -1,0 +1,70 @@
+import Foundation
+import Observation
+
+/// The video chat app as state: connect to a session, publish, subscribe to every stream that
+/// appears, follow streams and connections coming and going.
+@Observable
+@MainActor
+public final class VideoChatViewModel {
+    public private(set) var connectionID: String?
+    public private(set) var streams: [VideoStream] = []
+    public private(set) var published: VideoStream?
+    public private(set) var received: [String: VideoFrameCounter] = [:]
+    public private(set) var connections: [String] = []
+    public private(set) var error: SessionError?
+    @ObservationIgnored private var session: VideoSession?
+    @ObservationIgnored private var listener: Task<Void, Never>?
+
+    public init() {}
+
+    public func connect(server: URL, sessionID: String, token: String) async {
+        do {
+            let session = try await VideoSession.connect(to: server, sessionID: sessionID, token: token)
+            self.session = session
+            connectionID = session.connectionID
+            connections = session.connections.map(\.id)
+            let events = session.events()
+            listener = Task { [weak self] in
+                for await e in events { await self?.apply(e) }
+            }
+            for stream in session.streams { await apply(.streamCreated(stream)) }
+        } catch let e { error = e }
+    }
+
+    func apply(_ e: VideoEvent) async {
+        switch e {
+        case .streamCreated(let s):
+            guard !streams.contains(where: { $0.id == s.id }) else { return }
+            streams.append(s)
+            let counter = VideoFrameCounter()
+            received[s.id] = counter
+            do { try await session?.subscribe(s.id, video: counter) } catch let e { error = e }
+        case .streamDestroyed(let s, _):
+            streams.removeAll { $0.id == s.id }
+            received[s.id] = nil
+        case .connectionCreated(let c): connections.append(c.id)
+        case .connectionDestroyed(let c, _): connections.removeAll { $0 == c.id }
+        case .error(let e): error = e
+        default: break
+        }
+    }
+
+    public func publish(name: String, audio: AudioSource?, video: IVFFileSource?) async {
+        do { published = try await session?.publish(name: name, audio: audio, video: video) } catch let e { error = e }
+    }
+
+    public func unpublish() async {
+        guard let published else { return }
+        try? await session?.unpublish(published.id)
+        self.published = nil
+    }
+
+    public func disconnect() async {
+        listener?.cancel()
+        await session?.disconnect()
+        session = nil
+        streams = []
+        received = [:]
+        connectionID = nil
+    }
+}

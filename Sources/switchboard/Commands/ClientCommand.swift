@@ -1,0 +1,205 @@
+import Audio
+import Foundation
+import Synchronization
+import SwitchboardClient
+import Wire
+
+/// `switchboard client`: a headless client on the SDK that joins a room or a video session and
+/// prints what happens, one line per event (JSON lines with --json).
+struct ClientCommand {
+    static let command = Command(name: "client", summary: "join a room or a video session as a headless client", usage: usage) { args in
+        try await run(args)
+    }
+
+    static let usage = """
+        Usage: switchboard client room join ROOM --as NAME [--play tone:440|FILE.wav] [--record OUT.wav] [--json]
+               switchboard client video join SESSION_ID --token TOKEN [--publish FILE.ivf] [--name NAME] [--json]
+
+          --server URL     the server (default $SWITCHBOARD_URL, else http://127.0.0.1:8080)
+          --app URL        the rooms app server that logs NAME in (default SERVER/rooms/api, `serve --dev`)
+          --seconds N      leave after N seconds (default: until interrupted)
+          --play SOURCE    what to send: tone:FREQUENCY, or a 16-bit PCM WAV file (default: nothing)
+          --record FILE    write what the others say to a WAV file on leaving
+          --publish FILE   a VP8 IVF recording to publish as a camera (with a 440 Hz tone as audio)
+
+        ROOM is a conversation id (CON-…) or the display name of a room the app server lists or creates.
+        Video join subscribes to every stream and reports frames and key frames received.
+        """
+
+    static func run(_ argv: [String]) async throws -> Int32 {
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h"])
+        let positionals = args.positionals
+        guard positionals.count == 3, positionals[1] == "join" else {
+            throw CLIError("expected 'client room join ROOM' or 'client video join SESSION_ID' (see switchboard help client)")
+        }
+        let server = URL(string: args["--server"] ?? ProcessInfo.processInfo.environment["SWITCHBOARD_URL"] ?? "http://127.0.0.1:8080")
+        guard let server else { throw CLIError("--server: not a URL") }
+        let seconds = try args["--seconds"].map { v -> Double in
+            guard let s = Double(v), s > 0 else { throw CLIError("--seconds: expected a positive number") }
+            return s
+        }
+        let printer = EventPrinter(json: args.flag("--json"))
+        switch positionals[0] {
+        case "room":
+            try args.check(known: ["--as", "--play", "--record", "--json", "--server", "--app", "--seconds"])
+            return try await room(positionals[2], args: args, server: server, seconds: seconds, printer: printer)
+        case "video":
+            try args.check(known: ["--token", "--publish", "--name", "--json", "--server", "--seconds"])
+            return try await video(positionals[2], args: args, server: server, seconds: seconds, printer: printer)
+        default:
+            throw CLIError("expected 'room' or 'video' after 'client'")
+        }
+    }
+
+    static func source(_ spec: String?) throws -> AudioSource? {
+        guard let spec else { return nil }
+        if spec.hasPrefix("tone:") {
+            guard let f = Double(spec.dropFirst(5)), f > 0, f < 24_000 else { throw CLIError("--play tone:FREQUENCY, e.g. tone:440") }
+            return ToneSource(frequency: f)
+        }
+        do { return try WAVFileSource(path: spec, loop: true) } catch { throw CLIError("--play: \(error)") }
+    }
+
+    static func room(_ room: String, args: Arguments, server: URL, seconds: Double?, printer: EventPrinter) async throws -> Int32 {
+        let name = try args.require("--as")
+        let app = RoomsAppServer(url: URL(string: args["--app"] ?? server.absoluteString + "/rooms/api") ?? server)
+        let source = try source(args["--play"])
+        let login = try await app.logIn(name: name)
+        let session = try await Session.connect(to: server, token: login.token)
+        var roomID = room
+        if !room.hasPrefix("CON-") {
+            if let known = try await app.rooms().first(where: { $0.title == room }) {
+                roomID = known.id
+            } else {
+                roomID = try await app.createRoom(displayName: room)
+            }
+        }
+        let meter = LevelMeter()
+        let recorder = args["--record"].map { WAVRecorder(path: $0) }
+        let sink = CallbackSink { frame, member in
+            meter.receive(frame, from: member)
+            recorder?.receive(frame, from: member)
+        }
+        let events = session.events()
+        let states = session.states()
+        let printing = Task {
+            for await e in events where e.conversationID == roomID {
+                printer.print(["event": .string(e.type), "id": .number(Double(e.id)), "from": e.from.map(JSONValue.string) ?? .null,
+                               "member": e.memberID.map(JSONValue.string) ?? .null, "user": e.userName.map(JSONValue.string) ?? .null,
+                               "text": e.text.map(JSONValue.string) ?? .null],
+                              line: "\(e.type) #\(e.id)" + (e.userName.map { " \($0)" } ?? "") + (e.text.map { ": \($0)" } ?? ""))
+            }
+        }
+        let watching = Task {
+            for await s in states { printer.print(["state": .string("\(s)")], line: "connection: \(s)") }
+        }
+        let media = try await session.enableMedia(in: roomID, source: source, sink: sink)
+        printer.print(["joined": .string(roomID), "member": .string(media.memberID), "user": .string(name)],
+                      line: "joined \(roomID) as \(name) (\(media.memberID))")
+        await wait(seconds)
+        for (member, level) in meter.levels.sorted(by: { $0.key < $1.key }) {
+            printer.print(["heard": .string(member), "frames": .number(Double(level.frames)), "frequency": .number(level.frequency.rounded()),
+                           "dbov": .number((level.dBov * 10).rounded() / 10)],
+                          line: "heard \(member): \(level.frames) frames, \(Int(level.frequency)) Hz, \(String(format: "%.1f", level.dBov)) dBov")
+        }
+        await media.disable()
+        try? await session.conversations.leave(roomID)
+        try recorder?.finish()
+        await session.logout()
+        printing.cancel()
+        watching.cancel()
+        return finish()
+    }
+
+    static func video(_ sessionID: String, args: Arguments, server: URL, seconds: Double?, printer: EventPrinter) async throws -> Int32 {
+        let token = try args.require("--token")
+        let camera = try args["--publish"].map { path -> IVFFileSource in
+            do { return try IVFFileSource(path: path) } catch { throw CLIError("--publish: \(error)") }
+        }
+        let session = try await VideoSession.connect(to: server, sessionID: sessionID, token: token)
+        let counters = CounterBox()
+        let events = session.events()
+        let printing = Task {
+            for await e in events {
+                printer.print(["event": .string(Self.name(e))], line: Self.name(e))
+                if case .streamCreated(let stream) = e {
+                    let counter = VideoFrameCounter()
+                    counters.add(stream.id, counter)
+                    do { try await session.subscribe(stream.id, video: counter) } catch {
+                        printer.print(["error": .string("\(error)")], line: "subscribe \(stream.id): \(error)")
+                    }
+                }
+            }
+        }
+        for stream in session.streams {
+            let counter = VideoFrameCounter()
+            counters.add(stream.id, counter)
+            try await session.subscribe(stream.id, video: counter)
+        }
+        if let camera {
+            let stream = try await session.publish(name: args["--name"] ?? "switchboard-client", audio: ToneSource(frequency: 440), video: camera)
+            printer.print(["published": .string(stream.id)], line: "published \(stream.id)")
+        }
+        await wait(seconds)
+        for (id, counter) in counters.all {
+            printer.print(["received": .string(id), "frames": .number(Double(counter.frames)), "keyframes": .number(Double(counter.keyframes)),
+                           "bytes": .number(Double(counter.bytes))],
+                          line: "received \(id): \(counter.frames) frames, \(counter.keyframes) key frames, \(counter.bytes) bytes")
+        }
+        await session.disconnect()
+        printing.cancel()
+        return finish()
+    }
+
+    static func name(_ e: VideoEvent) -> String {
+        switch e {
+        case .connected(let id): return "connected \(id)"
+        case .connectionCreated(let c): return "connectionCreated \(c.id) \(c.data)"
+        case .connectionDestroyed(let c, let r): return "connectionDestroyed \(c.id) \(r)"
+        case .streamCreated(let s): return "streamCreated \(s.id) \(s.name)"
+        case .streamDestroyed(let s, let r): return "streamDestroyed \(s.id) \(r)"
+        case .streamPropertyChanged(let s, let p, let v): return "streamPropertyChanged \(s.id) \(p)=\(v)"
+        case .signal(let t, let d, let f): return "signal \(t) \(d) from \(f ?? "server")"
+        case .muteForced(let id): return "muteForced \(id)"
+        case .disconnected(let r): return "disconnected \(r)"
+        case .error(let e): return "error \(e)"
+        }
+    }
+
+    /// Leaves at once: the client's loop threads run until the process ends, and tearing the
+    /// process down around them gains nothing.
+    static func finish() -> Int32 {
+        _exit(0)
+    }
+
+    static func wait(_ seconds: Double?) async {
+        if let seconds {
+            try? await Task.sleep(for: .seconds(seconds))
+        } else {
+            while true { try? await Task.sleep(for: .seconds(3600)) }
+        }
+    }
+}
+
+/// Prints one line per event, as text or as a JSON object.
+struct EventPrinter: Sendable {
+    let json: Bool
+    func print(_ object: [String: JSONValue], line: String) {
+        let text: String
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            text = (try? encoder.encode(JSONValue.object(object.filter { !$0.value.isNull }))).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        } else {
+            text = line
+        }
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+}
+
+/// Frame counters per subscribed stream.
+final class CounterBox: Sendable {
+    private let counters = Mutex<[(String, VideoFrameCounter)]>([])
+    func add(_ id: String, _ c: VideoFrameCounter) { counters.withLock { $0.append((id, c)) } }
+    var all: [(String, VideoFrameCounter)] { counters.withLock { $0 } }
+}

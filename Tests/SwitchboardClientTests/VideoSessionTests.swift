@@ -1,0 +1,67 @@
+import Audio
+import Foundation
+import Testing
+import Wire
+@testable import SwitchboardClient
+
+/// The playground's helpers hand out a session and `T1` tokens to loopback callers.
+func videoSessionAndTokens(_ live: LiveServer, roles: [(String, String)]) async throws -> (String, [String]) {
+    let client = RESTClient(base: live.url, token: { "" }, caFile: nil)
+    let session = try await client.call(.POST, "/video/api/session", body: .object([:]))
+    let sid = try #require(session["sessionId"]?.stringValue)
+    var tokens: [String] = []
+    for (role, name) in roles {
+        let t = try await client.call(.POST, "/video/api/token", body: ["sessionId": .string(sid), "role": .string(role), "data": .string("name=\(name)")])
+        tokens.append(try #require(t["token"]?.stringValue))
+    }
+    return (sid, tokens)
+}
+
+let fixtureIVF = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures/media/vp8-320x240.ivf").path
+
+@Suite("Video sessions against a live server", .serialized)
+struct VideoSessionTests {
+    @Test("a publisher's VP8 recording reaches a subscriber: frames counted, key frames seen; signals and stream events flow")
+    func publishSubscribe() async throws {
+        try await LiveServer.with { live in
+            let (sid, tokens) = try await videoSessionAndTokens(live, roles: [("publisher", "alice"), ("subscriber", "bob")])
+            let alice = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[0])
+            let aliceEvents = Collector(alice.events())
+            let bob = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[1])
+            let bobEvents = Collector(bob.events())
+            #expect(bob.connections.map(\.id) == [alice.connectionID])
+            #expect(await aliceEvents.wait { $0.contains { if case .connectionCreated(let c) = $0 { c.id == bob.connectionID && c.data == "name=bob" } else { false } } })
+
+            let published = try await alice.publish(name: "alice-cam", audio: ToneSource(frequency: 440), video: try IVFFileSource(path: fixtureIVF))
+            #expect(await bobEvents.wait { $0.contains(where: { if case .streamCreated(let s) = $0 { s.id == published.id && s.name == "alice-cam" } else { false } }) })
+            let frames = VideoFrameCounter()
+            let heard = LevelMeter()
+            try await bob.subscribe(published.id, audio: heard, video: frames)
+            #expect(await eventually(seconds: 15) { frames.frames >= 30 && frames.keyframes >= 1 && (heard.levels[published.id]?.frames ?? 0) > 25 })
+            #expect(frames.keyframes >= 1)
+            #expect(abs((heard.levels[published.id]?.frequency ?? 0) - 440) < 40)
+
+            try await bob.signal(type: "chat", data: "hi alice", to: alice.connectionID)
+            #expect(await aliceEvents.wait { $0.contains(.signal(type: "chat", data: "hi alice", from: bob.connectionID)) })
+
+            let camera = try IVFFileSource(path: fixtureIVF)
+            do {
+                _ = try await bob.publish(name: "nope", video: camera)
+                Issue.record("a subscriber published")
+            } catch {
+                #expect((error as? SessionError)?.code == "notAllowedToPublish")
+            }
+
+            try await alice.unpublish(published.id)
+            #expect(await bobEvents.wait { $0.contains { if case .streamDestroyed(let s, _) = $0 { s.id == published.id } else { false } } })
+            await alice.disconnect()
+            #expect(await bobEvents.wait { $0.contains { if case .connectionDestroyed(let c, _) = $0 { c.id == alice.connectionID } else { false } } })
+            await bob.disconnect()
+
+            await #expect(throws: SessionError.invalidToken) {
+                _ = try await VideoSession.connect(to: live.url, sessionID: sid, token: "T1==garbage")
+            }
+        }
+    }
+}
