@@ -52,6 +52,8 @@ let package = Package(
         // REST routes, realtime gateway, web assets: translation only.
         .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media"]),
         .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire"]),
+        // Audio benchmarks (scripts/bench-audio).
+        .executableTarget(name: "audio-bench", dependencies: ["Audio"], path: "Benchmarks/audio-bench"),
         .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
 
         .testTarget(name: "WireTests", dependencies: ["Wire"], resources: []),

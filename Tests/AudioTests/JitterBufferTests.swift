@@ -22,8 +22,10 @@ struct JitterBufferTests {
         var jb = JitterBuffer(config)
         var results: [JitterInsertResult] = []
         for (i, s) in sequences.enumerated() {
+            // The timestamp runs on with the sequence number (960 per 20 ms at 48 kHz), across wraps.
+            let timestamp = UInt32(truncatingIfNeeded: Int(Int16(bitPattern: s &- sequences[0]))) &* 960
             results.append([UInt8(truncatingIfNeeded: s), 0xAB].withUnsafeBytes {
-                jb.insert(sequence: s, timestamp: UInt32(s) &* 960, payload: $0, arrival: 1_000 * ms + UInt64(i) * ms)
+                jb.insert(sequence: s, timestamp: timestamp, payload: $0, arrival: 1_000 * ms + UInt64(i) * ms)
             })
         }
         var out: [String] = []

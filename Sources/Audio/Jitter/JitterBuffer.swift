@@ -58,6 +58,7 @@ public struct JitterBuffer {
     private static let restartDistance: Int64 = 3000
     private static let boostDecayNanoseconds: UInt64 = 2_000_000_000
     private static let excessTicksBeforeShrink = 25
+    private static let discontinuityNanoseconds = 500_000_000.0
 
     public init(_ configuration: Configuration = Configuration()) {
         var c = configuration
@@ -269,8 +270,9 @@ public struct JitterBuffer {
         let arrivalDelta = Double(Int64(bitPattern: arrival &- lastArrival))
         let mediaDelta = Double(Int32(bitPattern: timestamp &- lastTimestamp)) * 1e9 / Double(configuration.clockRate)
         let d = abs(arrivalDelta - mediaDelta)
-        // A wild value (clock jump, sender restart) would pin the target at maximum: bound it.
-        jitterNanoseconds += (min(d, 1e9) - jitterNanoseconds) / 16
+        // A timestamp jump (a new talk spurt after DTX, a sender restart) is not network jitter.
+        guard d < Self.discontinuityNanoseconds else { return }
+        jitterNanoseconds += (d - jitterNanoseconds) / 16
     }
 
     private mutating func noteLate(at now: UInt64) {
