@@ -34,6 +34,7 @@ test: setup-test
 	swift test $(TESTABLE) --skip-build
 	scripts/fuzz $(FUZZ_SECONDS) HTTPRequest WebSocketFrame
 	scripts/fuzz 10 STUN RTP RTCP SDP
+	scripts/fuzz 10 Jitter WAV
 	.venv/bin/python -m pytest -q Tests/interop
 
 fuzz: setup-test

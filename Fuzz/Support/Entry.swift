@@ -8,13 +8,13 @@ let fuzzTarget = ProcessInfo.processInfo.environment["SWITCHBOARD_FUZZ_TARGET"] 
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     switch fuzzTarget {
     case "HTTPRequest": return fuzzHTTPRequest(data, size)
-    case "JitterBuffer": return fuzzJitterBuffer(data, size)
+    case "Jitter": return fuzzJitter(data, size)
     case "RTCP": return fuzzRTCP(data, size)
     case "RTP": return fuzzRTP(data, size)
     case "SDP": return fuzzSDP(data, size)
     case "STUN": return fuzzSTUN(data, size)
-    case "WAVReader": return fuzzWAVReader(data, size)
+    case "WAV": return fuzzWAV(data, size)
     case "WebSocketFrame": return fuzzWebSocketFrame(data, size)
-    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, JitterBuffer, RTCP, RTP, SDP, STUN, WAVReader, WebSocketFrame")
+    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, Jitter, RTCP, RTP, SDP, STUN, WAV, WebSocketFrame")
     }
 }

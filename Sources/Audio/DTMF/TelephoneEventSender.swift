@@ -17,7 +17,7 @@ public struct TelephoneEventSender: Sendable {
 
     /// `clockRate` of the negotiated telephone-event format (8000 with PCMU/PCMA, 48000 with Opus).
     public init(clockRate: Int = 8000, volume: UInt8 = 10) {
-        self.clockRate = clockRate
+        self.clockRate = max(8000, clockRate)
         self.volume = volume
     }
 

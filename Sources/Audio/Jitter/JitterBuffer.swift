@@ -43,6 +43,8 @@ public struct JitterBuffer {
     /// Extended (wrap-free) sequence number of the packet due next, and the highest seen.
     private var nextExt: Int64 = 0
     private var highestExt: Int64 = 0
+    /// Everything below this was played, concealed or skipped: never due again.
+    private var playedThrough: Int64 = 0
     private var held = 0
     private var dryRun = 0
     private var excessTicks = 0
@@ -102,8 +104,8 @@ public struct JitterBuffer {
             ext = nextExt
         }
         if ext < nextExt {
-            if !playing && highestExt - ext < capacity {
-                nextExt = ext  // reordered before playout started: still in time
+            if !playing && ext >= playedThrough && highestExt - ext < capacity {
+                nextExt = ext  // reordered while (re)buffering: still in time
             } else {
                 let slot = index(ext)
                 if slotExt[slot] == ext && slotState[slot] == .played {
@@ -127,6 +129,7 @@ public struct JitterBuffer {
                 }
                 nextExt += 1
             }
+            playedThrough = max(playedThrough, nextExt)
         }
         let slot = index(ext)
         if slotExt[slot] == ext && slotState[slot] == .held {
@@ -187,6 +190,7 @@ public struct JitterBuffer {
                     statistics.shrinkDrops += 1
                 }
                 nextExt += 1
+                playedThrough = nextExt
             }
         } else {
             excessTicks = 0
@@ -196,6 +200,7 @@ public struct JitterBuffer {
             slotState[slot] = .played
             held -= 1
             nextExt += 1
+            playedThrough = nextExt
             dryRun = 0
             statistics.played += 1
             let base = slot * configuration.maxPayload
@@ -206,6 +211,7 @@ public struct JitterBuffer {
             // A gap with later packets already here: conceal it and move on.
             let sequence = UInt16(truncatingIfNeeded: nextExt)
             nextExt += 1
+            playedThrough = nextExt
             dryRun = 0
             statistics.concealed += 1
             return .conceal(sequence: sequence, next: heldPayload(nextExt))
@@ -255,6 +261,7 @@ public struct JitterBuffer {
         // Start far from zero so unwrapping below the first sequence stays positive.
         nextExt = Int64(sequence) + (1 << 32)
         highestExt = nextExt
+        playedThrough = 0
         dryRun = 0
         excessTicks = 0
         pendingStretch = 0

@@ -1,7 +1,7 @@
-// JitterBuffer: any sequence of arrivals and ticks keeps it bounded and consistent.
+// Jitter (JitterBuffer): any sequence of arrivals and ticks keeps it bounded and consistent.
 
 /// One fuzz input: 8-byte records of (op, sequence, timestamp delta, time step, payload length).
-func fuzzJitterBuffer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzJitter(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     guard size >= 1 else { return 0 }
     var config = JitterBuffer.Configuration()
@@ -13,6 +13,7 @@ func fuzzJitterBuffer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var timestamp: UInt32 = 0
     let payload = [UInt8](repeating: 0x5A, count: 100)
     var lastPlayed: UInt16?
+    var restarts = 0
     var i = 1
     while i + 8 <= size {
         let op = bytes[i]
@@ -30,7 +31,11 @@ func fuzzJitterBuffer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 switch jb.pop(now: now) {
                 case let .packet(sequence, _, payload):
                     precondition(payload.count <= config.maxPayload && payload.allSatisfy { $0 == 0x5A }, "payload corrupted")
-                    if let last = lastPlayed, jb.statistics.restarts == 0 {
+                    if jb.statistics.restarts != restarts {
+                        restarts = jb.statistics.restarts
+                        lastPlayed = nil
+                    }
+                    if let last = lastPlayed {
                         precondition(Int16(bitPattern: sequence &- last) > 0, "played out of order")
                     }
                     lastPlayed = sequence

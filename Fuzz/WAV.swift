@@ -1,7 +1,7 @@
-// WAVReader: arbitrary bytes, fed whole and in pieces, give the same samples or the same error.
+// WAV (WAVReader): arbitrary bytes, fed whole and in pieces, give the same samples or the same error.
 
 /// One fuzz input: a WAV file (or not); the first byte picks the piece size for the second pass.
-func fuzzWAVReader(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzWAV(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     func decode(pieceSize: Int) -> (samples: [Int16], error: WAVError?) {
         var reader = WAVReader()
