@@ -1,5 +1,7 @@
 // Audio benchmarks: cost per 20 ms tick of the pure pieces the media worker drives, and the
 // text-to-speech real-time factor. Run release builds only (scripts/bench-audio).
+// Mixer ticks include copying every participant's decoded frame in (setInput) and measuring
+// every input's level, which is what dominates per-participant cost in large rooms.
 import Audio
 import Foundation
 
@@ -18,15 +20,20 @@ func sineFrame(_ f: Double, rate: SampleRate, amplitude: Double = 8000) -> Audio
 }
 
 func row(_ name: String, _ value: String, _ unit: String) {
-    print(name.padding(toLength: 52, withPad: " ", startingAt: 0) + " " + value.leftPad(12) + " " + unit)
+    print("| " + name.padding(toLength: 52, withPad: " ", startingAt: 0) + " | " + value.leftPad(10) + " | " + unit.padding(toLength: 9, withPad: " ", startingAt: 0) + " |")
+}
+
+func section(_ title: String) {
+    print("\n" + title + "\n")
+    print("| measurement" + String(repeating: " ", count: 42) + "|      value | unit      |")
+    print("|" + String(repeating: "-", count: 54) + "|-----------:|-----------|")
 }
 
 extension String {
     func leftPad(_ n: Int) -> String { count >= n ? self : String(repeating: " ", count: n - count) + self }
 }
 
-print("| measurement | value | unit |")
-print("== mixer core (5 loudest mixed, every participant sends audio) ==")
+section("mixer core (5 loudest mixed, every participant sends audio)")
 for rate in [SampleRate.hz16000, .hz48000] {
     for participants in [10, 100, 1000] {
         let core = MixerCore(capacity: participants, rate: rate)
@@ -42,7 +49,7 @@ for rate in [SampleRate.hz16000, .hz48000] {
     }
 }
 
-print("== jitter buffer (insert + pop, in order) ==")
+section("jitter buffer (insert + pop, in order)")
 do {
     var jb = JitterBuffer()
     let payload = [UInt8](repeating: 1, count: 80)
@@ -57,7 +64,7 @@ do {
     row("jitter buffer insert + pop", String(format: "%.0f", t * 1e9), "ns/packet")
 }
 
-print("== codecs and DSP (per 20 ms frame) ==")
+section("codecs and DSP (per 20 ms frame)")
 do {
     var buffer = [UInt8](repeating: 0, count: 1500)
     for rate in [SampleRate.hz16000, .hz48000] {
@@ -87,7 +94,7 @@ do {
     row("DTMF detector 8 kHz", String(format: "%.2f", dt * 1e6), "µs")
 }
 
-print("== text to speech (espeak-ng, one request at a time) ==")
+section("text to speech (espeak-ng, one request at a time)")
 let paragraph = "Thank you for calling. Your call is important to us. Please hold while we connect you to the next available agent. You are number three in the queue."
 for language in ["en-US", "de-DE", "es-ES"] {
     let plan = try SpeechSynthesizer.plan(SpeechRequest(text: paragraph, language: language))
@@ -98,5 +105,5 @@ for language in ["en-US", "de-DE", "es-ES"] {
     let compute = seconds(clock.now - start)
     let audio = Double(samples) / 16_000
     row("TTS \(language): \(String(format: "%.1f", audio)) s of audio in", String(format: "%.3f", compute), "s")
-    row("TTS \(language): real-time factor", String(format: "%.3f", compute / audio), "")
+    row("TTS \(language): real-time factor", String(format: "%.4f", compute / audio), "×")
 }

@@ -101,7 +101,7 @@ struct AudioFileTests {
         let path = Self.temporary("garbage.\(kind.rawValue)")
         var random = Signals.Random(state: 3)
         let bytes = (0..<20_000).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
         #expect(throws: AudioFileError.self) {
             let r = try Self.reader(kind, path: path)
             _ = try r.readAll()
@@ -113,7 +113,7 @@ struct AudioFileTests {
     func truncated() throws {
         let path = Self.temporary("cut.wav")
         let bytes = WAVFormat(sampleRate: 8000).header(dataLength: 16_000) + [UInt8](repeating: 1, count: 8000)
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
         let r = try WAVFileReader(path: path)
         #expect(throws: AudioFileError.wav(.truncated(needed: 8000, available: 0))) { _ = try r.readAll() }
     }

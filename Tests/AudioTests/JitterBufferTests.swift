@@ -140,6 +140,22 @@ struct JitterBufferTests {
         #expect(jb.statistics.targetDelayMilliseconds >= 40)
     }
 
+    @Test("after running dry, a packet older than what already played is late, not replayed")
+    func noReplayAfterRebuffering() {
+        var jb = JitterBuffer()
+        func put(_ s: UInt16, at t: UInt64) -> JitterInsertResult {
+            [UInt8(truncatingIfNeeded: s)].withUnsafeBytes { jb.insert(sequence: s, timestamp: UInt32(s) * 960, payload: $0, arrival: t * Self.ms) }
+        }
+        _ = put(10, at: 0); _ = put(12, at: 1)
+        var trace: [String] = []
+        for t in 0..<9 { trace.append(Self.describe(jb.pop(now: UInt64(20 + 20 * t) * Self.ms))) }
+        #expect(trace == ["p10", "c11f", "p12", "c13", "c13", "c13", "c13", "c13", "-"])
+        // Idle and buffering again: 11 is behind what played, 13 is the next one due.
+        #expect(put(11, at: 300) == .late)
+        #expect(put(13, at: 301) == .accepted)
+        #expect(Self.describe(jb.pop(now: 360 * Self.ms)) == "p13")
+    }
+
     @Test("a sequence jump far away restarts the stream; a burst beyond capacity drops the oldest")
     func restartAndOverflow() {
         var config = JitterBuffer.Configuration()

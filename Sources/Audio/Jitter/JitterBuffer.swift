@@ -225,6 +225,8 @@ public struct JitterBuffer {
         }
         playing = false
         bufferingSince = nil
+        // The silence until the talker resumes is not network jitter: measure afresh from the next packet.
+        lastArrival = 0
         statistics.underruns += 1
         return .empty
     }
