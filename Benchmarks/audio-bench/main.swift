@@ -95,7 +95,7 @@ do {
 }
 
 section("text to speech (espeak-ng, one request at a time)")
-let paragraph = "Thank you for calling. Your call is important to us. Please hold while we connect you to the next available agent. You are number three in the queue."
+let paragraph = "Thank you for calling. Your call is important to us. Please hold while we connect you to the next available representative. You are number three in the queue."
 for language in ["en-US", "de-DE", "es-ES"] {
     let plan = try SpeechSynthesizer.plan(SpeechRequest(text: paragraph, language: language))
     let clock = ContinuousClock()
