@@ -59,6 +59,8 @@ let package = Package(
         .target(name: "SwitchboardClient", dependencies: ["Audio", "MediaLoad", "Media", "Runtime", "Crypto", "Wire", "CShims"]),
         .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire", "Audio",
                                                               "SwitchboardClient"]),
+        // Audio benchmarks (scripts/bench-audio).
+        .executableTarget(name: "audio-bench", dependencies: ["Audio"], path: "Benchmarks/audio-bench"),
         .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
 
         .testTarget(name: "WireTests", dependencies: ["Wire"], resources: []),

@@ -8,12 +8,14 @@ let fuzzTarget = ProcessInfo.processInfo.environment["SWITCHBOARD_FUZZ_TARGET"] 
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     switch fuzzTarget {
     case "HTTPRequest": return fuzzHTTPRequest(data, size)
+    case "Jitter": return fuzzJitter(data, size)
     case "RTCP": return fuzzRTCP(data, size)
     case "RTP": return fuzzRTP(data, size)
     case "SDP": return fuzzSDP(data, size)
     case "SIP": return fuzzSIP(data, size)
     case "STUN": return fuzzSTUN(data, size)
+    case "WAV": return fuzzWAV(data, size)
     case "WebSocketFrame": return fuzzWebSocketFrame(data, size)
-    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, RTCP, RTP, SDP, SIP, STUN, WebSocketFrame")
+    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, Jitter, RTCP, RTP, SDP, SIP, STUN, WAV, WebSocketFrame")
     }
 }

@@ -22,8 +22,10 @@ struct JitterBufferTests {
         var jb = JitterBuffer(config)
         var results: [JitterInsertResult] = []
         for (i, s) in sequences.enumerated() {
+            // The timestamp runs on with the sequence number (960 per 20 ms at 48 kHz), across wraps.
+            let timestamp = UInt32(truncatingIfNeeded: Int(Int16(bitPattern: s &- sequences[0]))) &* 960
             results.append([UInt8(truncatingIfNeeded: s), 0xAB].withUnsafeBytes {
-                jb.insert(sequence: s, timestamp: UInt32(s) &* 960, payload: $0, arrival: 1_000 * ms + UInt64(i) * ms)
+                jb.insert(sequence: s, timestamp: timestamp, payload: $0, arrival: 1_000 * ms + UInt64(i) * ms)
             })
         }
         var out: [String] = []
@@ -136,6 +138,22 @@ struct JitterBufferTests {
         trace.append(Self.describe(jb.pop(now: 160 * Self.ms)))
         #expect(trace == ["p1", "p2", "c3f", "c3", "p4", "p5"])
         #expect(jb.statistics.targetDelayMilliseconds >= 40)
+    }
+
+    @Test("after running dry, a packet older than what already played is late, not replayed")
+    func noReplayAfterRebuffering() {
+        var jb = JitterBuffer()
+        func put(_ s: UInt16, at t: UInt64) -> JitterInsertResult {
+            [UInt8(truncatingIfNeeded: s)].withUnsafeBytes { jb.insert(sequence: s, timestamp: UInt32(s) * 960, payload: $0, arrival: t * Self.ms) }
+        }
+        _ = put(10, at: 0); _ = put(12, at: 1)
+        var trace: [String] = []
+        for t in 0..<9 { trace.append(Self.describe(jb.pop(now: UInt64(20 + 20 * t) * Self.ms))) }
+        #expect(trace == ["p10", "c11f", "p12", "c13", "c13", "c13", "c13", "c13", "-"])
+        // Idle and buffering again: 11 is behind what played, 13 is the next one due.
+        #expect(put(11, at: 300) == .late)
+        #expect(put(13, at: 301) == .accepted)
+        #expect(Self.describe(jb.pop(now: 360 * Self.ms)) == "p13")
     }
 
     @Test("a sequence jump far away restarts the stream; a burst beyond capacity drops the oldest")

@@ -43,6 +43,8 @@ public struct JitterBuffer {
     /// Extended (wrap-free) sequence number of the packet due next, and the highest seen.
     private var nextExt: Int64 = 0
     private var highestExt: Int64 = 0
+    /// Everything below this was played, concealed or skipped: never due again.
+    private var playedThrough: Int64 = 0
     private var held = 0
     private var dryRun = 0
     private var excessTicks = 0
@@ -58,6 +60,7 @@ public struct JitterBuffer {
     private static let restartDistance: Int64 = 3000
     private static let boostDecayNanoseconds: UInt64 = 2_000_000_000
     private static let excessTicksBeforeShrink = 25
+    private static let discontinuityNanoseconds = 500_000_000.0
 
     public init(_ configuration: Configuration = Configuration()) {
         var c = configuration
@@ -101,8 +104,8 @@ public struct JitterBuffer {
             ext = nextExt
         }
         if ext < nextExt {
-            if !playing && highestExt - ext < capacity {
-                nextExt = ext  // reordered before playout started: still in time
+            if !playing && ext >= playedThrough && highestExt - ext < capacity {
+                nextExt = ext  // reordered while (re)buffering: still in time
             } else {
                 let slot = index(ext)
                 if slotExt[slot] == ext && slotState[slot] == .played {
@@ -126,6 +129,7 @@ public struct JitterBuffer {
                 }
                 nextExt += 1
             }
+            playedThrough = max(playedThrough, nextExt)
         }
         let slot = index(ext)
         if slotExt[slot] == ext && slotState[slot] == .held {
@@ -186,6 +190,7 @@ public struct JitterBuffer {
                     statistics.shrinkDrops += 1
                 }
                 nextExt += 1
+                playedThrough = nextExt
             }
         } else {
             excessTicks = 0
@@ -195,6 +200,7 @@ public struct JitterBuffer {
             slotState[slot] = .played
             held -= 1
             nextExt += 1
+            playedThrough = nextExt
             dryRun = 0
             statistics.played += 1
             let base = slot * configuration.maxPayload
@@ -205,6 +211,7 @@ public struct JitterBuffer {
             // A gap with later packets already here: conceal it and move on.
             let sequence = UInt16(truncatingIfNeeded: nextExt)
             nextExt += 1
+            playedThrough = nextExt
             dryRun = 0
             statistics.concealed += 1
             return .conceal(sequence: sequence, next: heldPayload(nextExt))
@@ -218,6 +225,8 @@ public struct JitterBuffer {
         }
         playing = false
         bufferingSince = nil
+        // The silence until the talker resumes is not network jitter: measure afresh from the next packet.
+        lastArrival = 0
         statistics.underruns += 1
         return .empty
     }
@@ -254,6 +263,7 @@ public struct JitterBuffer {
         // Start far from zero so unwrapping below the first sequence stays positive.
         nextExt = Int64(sequence) + (1 << 32)
         highestExt = nextExt
+        playedThrough = 0
         dryRun = 0
         excessTicks = 0
         pendingStretch = 0
@@ -269,8 +279,9 @@ public struct JitterBuffer {
         let arrivalDelta = Double(Int64(bitPattern: arrival &- lastArrival))
         let mediaDelta = Double(Int32(bitPattern: timestamp &- lastTimestamp)) * 1e9 / Double(configuration.clockRate)
         let d = abs(arrivalDelta - mediaDelta)
-        // A wild value (clock jump, sender restart) would pin the target at maximum: bound it.
-        jitterNanoseconds += (min(d, 1e9) - jitterNanoseconds) / 16
+        // A timestamp jump (a new talk spurt after DTX, a sender restart) is not network jitter.
+        guard d < Self.discontinuityNanoseconds else { return }
+        jitterNanoseconds += (d - jitterNanoseconds) / 16
     }
 
     private mutating func noteLate(at now: UInt64) {

@@ -1,0 +1,109 @@
+// Audio benchmarks: cost per 20 ms tick of the pure pieces the media worker drives, and the
+// text-to-speech real-time factor. Run release builds only (scripts/bench-audio).
+// Mixer ticks include copying every participant's decoded frame in (setInput) and measuring
+// every input's level, which is what dominates per-participant cost in large rooms.
+import Audio
+import Foundation
+
+func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+
+func measure(_ iterations: Int, _ body: () throws -> Void) rethrows -> Double {
+    let clock = ContinuousClock()
+    let start = clock.now
+    for _ in 0..<iterations { try body() }
+    return seconds(clock.now - start) / Double(iterations)
+}
+
+func sineFrame(_ f: Double, rate: SampleRate, amplitude: Double = 8000) -> AudioFrame {
+    let n = rate.samplesPerFrame
+    return try! AudioFrame(rate: rate, samples: (0..<n).map { Int16(amplitude * sin(2 * .pi * f * Double($0) / Double(rate.rawValue))) })
+}
+
+func row(_ name: String, _ value: String, _ unit: String) {
+    print("| " + name.padding(toLength: 52, withPad: " ", startingAt: 0) + " | " + value.leftPad(10) + " | " + unit.padding(toLength: 9, withPad: " ", startingAt: 0) + " |")
+}
+
+func section(_ title: String) {
+    print("\n" + title + "\n")
+    print("| measurement" + String(repeating: " ", count: 42) + "|      value | unit      |")
+    print("|" + String(repeating: "-", count: 54) + "|-----------:|-----------|")
+}
+
+extension String {
+    func leftPad(_ n: Int) -> String { count >= n ? self : String(repeating: " ", count: n - count) + self }
+}
+
+section("mixer core (5 loudest mixed, every participant sends audio)")
+for rate in [SampleRate.hz16000, .hz48000] {
+    for participants in [10, 100, 1000] {
+        let core = MixerCore(capacity: participants, rate: rate)
+        let frames = (0..<participants).map { sineFrame(200 + Double($0 % 50) * 10, rate: rate, amplitude: 1000 + Double($0 % 7) * 1000) }
+        for i in 0..<participants { core.join(MixerSlot(i)) }
+        let ticks = max(50, 200_000 / participants)
+        let t = measure(ticks) {
+            for i in 0..<participants { core.setInput(MixerSlot(i), frames[i]) }
+            core.mix()
+        }
+        row("mixer \(rate.rawValue / 1000) kHz, \(participants) participants: per tick", String(format: "%.1f", t * 1e6), "µs")
+        row("mixer \(rate.rawValue / 1000) kHz, \(participants) participants: per participant", String(format: "%.0f", t * 1e9 / Double(participants)), "ns")
+    }
+}
+
+section("jitter buffer (insert + pop, in order)")
+do {
+    var jb = JitterBuffer()
+    let payload = [UInt8](repeating: 1, count: 80)
+    var seq: UInt16 = 0
+    var now: UInt64 = 1_000_000_000
+    let t = measure(1_000_000) {
+        _ = payload.withUnsafeBytes { jb.insert(sequence: seq, timestamp: UInt32(seq) &* 960, payload: $0, arrival: now) }
+        _ = jb.pop(now: now)
+        seq &+= 1
+        now += 20_000_000
+    }
+    row("jitter buffer insert + pop", String(format: "%.0f", t * 1e9), "ns/packet")
+}
+
+section("codecs and DSP (per 20 ms frame)")
+do {
+    var buffer = [UInt8](repeating: 0, count: 1500)
+    for rate in [SampleRate.hz16000, .hz48000] {
+        var c = OpusCodec.Configuration(); c.sampleRate = rate
+        let opus = try OpusCodec(c)
+        let frame = sineFrame(440, rate: rate)
+        var out = AudioFrame(rate: rate)
+        var n = 0
+        let enc = try measure(2000) { n = try buffer.withUnsafeMutableBytes { try opus.encode(frame, into: $0) } }
+        let dec = try measure(2000) { try buffer.withUnsafeBytes { try opus.decode(UnsafeRawBufferPointer(rebasing: $0[0..<n]), into: &out) } }
+        row("Opus encode \(rate.rawValue / 1000) kHz", String(format: "%.1f", enc * 1e6), "µs")
+        row("Opus decode \(rate.rawValue / 1000) kHz", String(format: "%.1f", dec * 1e6), "µs")
+    }
+    let g711 = G711Codec(.muLaw)
+    let narrow = sineFrame(440, rate: .hz8000)
+    var out8 = AudioFrame(rate: .hz8000)
+    let genc = try measure(100_000) { _ = try buffer.withUnsafeMutableBytes { try g711.encode(narrow, into: $0) } }
+    let gdec = try measure(100_000) { try buffer.withUnsafeBytes { try g711.decode(UnsafeRawBufferPointer(rebasing: $0[0..<160]), into: &out8) } }
+    row("G.711 µ-law encode", String(format: "%.2f", genc * 1e6), "µs")
+    row("G.711 µ-law decode", String(format: "%.2f", gdec * 1e6), "µs")
+    let down = try Resampler(from: .hz48000, to: .hz8000)
+    let wide = sineFrame(440, rate: .hz48000)
+    let rs = try measure(20_000) { try down.process(wide, into: &out8) }
+    row("resample 48 → 8 kHz", String(format: "%.1f", rs * 1e6), "µs")
+    var detector = DTMFDetector(rate: .hz8000)
+    let dt = measure(100_000) { _ = detector.process(narrow) }
+    row("DTMF detector 8 kHz", String(format: "%.2f", dt * 1e6), "µs")
+}
+
+section("text to speech (espeak-ng, one request at a time)")
+let paragraph = "Thank you for calling. Your call is important to us. Please hold while we connect you to the next available representative. You are number three in the queue."
+for language in ["en-US", "de-DE", "es-ES"] {
+    let plan = try SpeechSynthesizer.plan(SpeechRequest(text: paragraph, language: language))
+    let clock = ContinuousClock()
+    let start = clock.now
+    var samples = 0
+    for segment in plan.segments { samples += try SpeechSynthesizer.render(segment, voice: plan.voice, rate: .hz16000).count }
+    let compute = seconds(clock.now - start)
+    let audio = Double(samples) / 16_000
+    row("TTS \(language): \(String(format: "%.1f", audio)) s of audio in", String(format: "%.3f", compute), "s")
+    row("TTS \(language): real-time factor", String(format: "%.4f", compute / audio), "×")
+}

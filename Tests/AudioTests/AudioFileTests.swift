@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+@testable import Audio
+
+@Suite("Audio files")
+struct AudioFileTests {
+    static func temporary(_ name: String) -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("audio-tests-\(getpid())")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir.appendingPathComponent(name).path
+    }
+
+    /// Runs a command and returns its standard output (trimmed); nil when it fails.
+    static func run(_ arguments: [String]) -> String? {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = arguments
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return nil }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { return nil }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func tone(rate: Int, seconds: Double) -> [Int16] { Signals.sine(440, rate: rate, count: Int(Double(rate) * seconds)) }
+
+    enum Kind: String, CaseIterable, Sendable { case wav, mp3, opus }
+
+    static func writer(_ kind: Kind, path: String, rate: Int) throws -> any AudioFileWriter {
+        switch kind {
+        case .wav: try WAVFileWriter(path: path, sampleRate: rate)
+        case .mp3: try MP3FileWriter(path: path, sampleRate: rate)
+        case .opus: try OggOpusFileWriter(path: path, sampleRate: rate)
+        }
+    }
+
+    static func reader(_ kind: Kind, path: String) throws -> any AudioFileReader {
+        switch kind {
+        case .wav: try WAVFileReader(path: path)
+        case .mp3: try MP3FileReader(path: path)
+        case .opus: try OggOpusFileReader(path: path)
+        }
+    }
+
+    @Test("written files have the right duration for sox and read back as the same tone", arguments: Kind.allCases, [8000, 16_000, 48_000])
+    func roundTrip(kind: Kind, rate: Int) throws {
+        let path = Self.temporary("tone-\(rate).\(kind.rawValue)")
+        let w = try Self.writer(kind, path: path, rate: rate)
+        let samples = Self.tone(rate: rate, seconds: 1.5)
+        // In 20 ms frames, as a recorder would.
+        for start in stride(from: 0, to: samples.count, by: rate / 50) {
+            try w.write(Array(samples[start..<min(samples.count, start + rate / 50)]))
+        }
+        try w.finish()
+        // Check with outside tools: sox for WAV and MP3, opusdec then sox for Ogg Opus.
+        let durationText: String?
+        if kind == .opus {
+            let wav = path + ".dec.wav"
+            _ = Self.run(["opusdec", "--quiet", path, wav])
+            durationText = Self.run(["soxi", "-D", wav])
+        } else {
+            durationText = Self.run(["soxi", "-D", path])
+        }
+        let duration = try #require(durationText.flatMap(Double.init), "soxi could not read \(path)")
+        switch kind {
+        case .wav: #expect(abs(duration - 1.5) < 0.001, "\(kind) at \(rate): \(duration) s")
+        // sox counts whole MP3 frames and does not trim the encoder delay (1105 samples) and padding.
+        case .mp3: #expect(duration >= 1.5 && duration - 1.5 < 0.18, "\(kind) at \(rate): \(duration) s")
+        case .opus: #expect(abs(duration - 1.5) < 0.03, "\(kind) at \(rate): \(duration) s")
+        }
+
+        let r = try Self.reader(kind, path: path)
+        let back = try r.readAll()
+        let seconds = Double(back.count) / Double(r.sampleRate)
+        #expect(abs(seconds - 1.5) < 0.03, "read back \(seconds) s")
+        let middle = Array(back[(back.count / 3)..<(back.count / 3 + r.sampleRate / 5)])
+        #expect(abs(Signals.dominantFrequency(middle, rate: r.sampleRate, low: 200, high: 1000, step: 5) - 440) <= 5)
+        if kind == .wav { #expect(back == samples) }
+    }
+
+    @Test("a file plays as 20 ms frames at the call's rate")
+    func playback() throws {
+        let path = Self.temporary("play.wav")
+        let w = try WAVFileWriter(path: path, sampleRate: 44_100)
+        try w.write(Self.tone(rate: 44_100, seconds: 1))
+        try w.finish()
+        let player = try FilePlayback(WAVFileReader(path: path), rate: .hz16000)
+        var frame = AudioFrame(rate: .hz16000)
+        var all: [Int16] = []
+        var frames = 0
+        while try player.next(into: &frame) { all += frame.samples; frames += 1 }
+        #expect(frames >= 49 && frames <= 51)
+        #expect(abs(Signals.dominantFrequency(Array(all[4000..<8000]), rate: 16_000, low: 200, high: 1000, step: 5) - 440) <= 5)
+    }
+
+    @Test("bad bytes are typed errors for every reader", arguments: Kind.allCases)
+    func garbage(kind: Kind) throws {
+        let path = Self.temporary("garbage.\(kind.rawValue)")
+        var random = Signals.Random(state: 3)
+        let bytes = (0..<20_000).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+        #expect(throws: AudioFileError.self) {
+            let r = try Self.reader(kind, path: path)
+            _ = try r.readAll()
+        }
+        #expect(throws: AudioFileError.self) { _ = try Self.reader(kind, path: Self.temporary("missing.\(kind.rawValue)")) }
+    }
+
+    @Test("a truncated WAV reads what is there, then reports the truncation")
+    func truncated() throws {
+        let path = Self.temporary("cut.wav")
+        let bytes = WAVFormat(sampleRate: 8000).header(dataLength: 16_000) + [UInt8](repeating: 1, count: 8000)
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+        let r = try WAVFileReader(path: path)
+        #expect(throws: AudioFileError.wav(.truncated(needed: 8000, available: 0))) { _ = try r.readAll() }
+    }
+}
