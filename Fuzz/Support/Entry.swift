@@ -8,12 +8,12 @@ let fuzzTarget = ProcessInfo.processInfo.environment["SWITCHBOARD_FUZZ_TARGET"] 
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     switch fuzzTarget {
     case "HTTPRequest": return fuzzHTTPRequest(data, size)
-    case "NCCO": return fuzzNCCO(data, size)
+    case "NCCODocument": return fuzzNCCODocument(data, size)
     case "RTCP": return fuzzRTCP(data, size)
     case "RTP": return fuzzRTP(data, size)
     case "SDP": return fuzzSDP(data, size)
     case "STUN": return fuzzSTUN(data, size)
     case "WebSocketFrame": return fuzzWebSocketFrame(data, size)
-    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, NCCO, RTCP, RTP, SDP, STUN, WebSocketFrame")
+    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, NCCODocument, RTCP, RTP, SDP, STUN, WebSocketFrame")
     }
 }
