@@ -33,7 +33,7 @@ test: setup-test
 	swift build $(TESTABLE) --build-tests
 	swift test $(TESTABLE) --skip-build
 	scripts/fuzz $(FUZZ_SECONDS) HTTPRequest WebSocketFrame
-	scripts/fuzz 10 STUN RTP RTCP SDP SIP Jitter WAV
+	scripts/fuzz 10 STUN RTP RTCP SDP SIP Jitter WAV NCCODocument
 	.venv/bin/python -m pytest -q Tests/interop
 
 fuzz: setup-test

@@ -12,13 +12,15 @@ public final class Orchestrator: Sendable {
     public let rooms: Rooms
     /// Video sessions (`video:*` and the Video REST API).
     public let video: VideoHub
-    /// Calls and legs: a slot for telephony.
-    public let calls = Calls()
+    /// Calls and legs: NCCO engines, webhooks, in-app voice.
+    public let calls: Calls
     /// Named rooms with no signaling, for the development-only `/test/media` routes.
     public let bench: MediaBench
 
-    public init(engine: MediaEngine, core: PlatformCore, roomSettings: RoomSettings, clients: any Clients) {
+    public init(engine: MediaEngine, core: PlatformCore, roomSettings: RoomSettings, clients: any Clients,
+                voiceWebhooks: VoiceWebhooks, callMedia: any CallMedia = NoCallMedia()) {
         self.engine = engine
+        calls = Calls(core: core, webhooks: voiceWebhooks, media: callMedia)
         events = MediaEventHub(engine: engine)
         let rooms = Rooms(engine: engine, conversations: core.conversations, settings: roomSettings, clients: clients)
         self.rooms = rooms

@@ -11,6 +11,7 @@ public final class PlatformCore: Sendable {
     public let numbers: Numbers
     public let conversations: Conversations
     public let videoSessions: VideoSessions
+    public let calls: CallLegs
 
     /// Opens (and migrates) `<dataDirectory>/switchboard.db`; `:memory:` data directories are for tests.
     public init(dataDirectory: String, clock: any WallClock = SystemClock()) throws {
@@ -24,5 +25,6 @@ public final class PlatformCore: Sendable {
         numbers = Numbers(db: db, clock: clock)
         videoSessions = VideoSessions(db: db, clock: clock)
         conversations = Conversations(db: db, clock: clock, users: users, bus: LocalEventBus())
+        calls = CallLegs(db: db, clock: clock, conversations: conversations)
     }
 }

@@ -6,7 +6,7 @@ import Wire
 /// Live's clients over the realtime gateway. A `ClientID` is a socket's id; the socket behind it is
 /// remembered from its first request to Live until it closes, so Live's pushes find it.
 final class RealtimeClients: Clients {
-    private weak let gateway: RealtimeGateway?
+    weak let gateway: RealtimeGateway?
     private let sockets = Mutex<[ClientID: WebSocket]>([:])
 
     init(gateway: RealtimeGateway) {

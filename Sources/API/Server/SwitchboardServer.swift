@@ -21,6 +21,7 @@ public final class SwitchboardServer: Sendable {
     /// Live state: audio rooms, video sessions, calls; the routes and the gateway translate into it.
     public let live: Orchestrator
     let webhooks: WebhookDispatcher
+    let voiceWebhooks: VoiceWebhooks
     let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The account, and whether it was created by this start (its secret is printed once).
     public let account: (Account, created: Bool)
@@ -52,7 +53,11 @@ public final class SwitchboardServer: Sendable {
         gateway.register(on: &router)
         media = try MediaEngine(configuration: configuration.mediaConfiguration)
         let clients = RealtimeClients(gateway: gateway)
-        live = Orchestrator(engine: media, core: core, roomSettings: roomSettings, clients: clients)
+        voiceWebhooks = VoiceWebhooks(client: HTTPClient(group: group))
+        live = Orchestrator(engine: media, core: core, roomSettings: roomSettings, clients: clients, voiceWebhooks: voiceWebhooks)
+        live.calls.attach(clients: clients)
+        CallRoutes(core: core, calls: live.calls).register(on: &router)
+        CallSignaling(calls: live.calls).register(on: gateway)
         VideoSignaling(hub: live.video, clients: clients).register(on: gateway)
         VideoRoutes(core: core, hub: live.video).register(on: &router)
         if configuration.development {
@@ -83,6 +88,9 @@ public final class SwitchboardServer: Sendable {
     public func start() throws -> (http: SocketAddress, https: SocketAddress?) {
         gateway.start()
         webhooks.start()
+        voiceWebhooks.start()
+        // Legs a previous run left open cannot be running now.
+        if let ended = try? core.calls.failInterrupted(), !ended.isEmpty { logger.info("ended interrupted calls", ["count": ended.count]) }
         let conversations = core.conversations
         sweeper.withLock { $0 = Task {
             // Conversations with a ttl disappear once they have had no member for that long.
@@ -128,6 +136,7 @@ public final class SwitchboardServer: Sendable {
         gateway.stop()
         sweeper.withLock { $0?.cancel() }
         webhooks.stop()
+        voiceWebhooks.stop()
         await http.shutdown(gracePeriod: configuration.shutdownGrace)
         group.shutdown()
         work.shutdown()

@@ -1,9 +1,240 @@
-/// Calls in progress and their legs: where telephony and the NCCO engine (a later issue) will keep
-/// them. Nothing places or answers calls yet, so this holds no state and does nothing; it exists
-/// so the owner of live state has its place for them.
-public final class Calls: Sendable {
-    public init() {}
+import Foundation
+import Platform
+import Runtime
+import Synchronization
+import Wire
 
-    /// Calls in progress: none until telephony exists.
-    public var active: [Call] { [] }
+/// Calls in progress: places, answers and ends legs, runs their NCCOs and reports to their webhooks.
+/// The REST API, the realtime gateway and media all act on calls through this one object.
+public final class Calls: CallMediaEvents, Sendable {
+    let core: PlatformCore
+    let webhooks: VoiceWebhooks
+    let media: any CallMedia
+    private let clientsBox = Mutex<(any CallClients)?>(nil)
+    private let live = Mutex<[String: LiveLeg]>([:])
+
+    public init(core: PlatformCore, webhooks: VoiceWebhooks, media: any CallMedia = NoCallMedia()) {
+        self.core = core
+        self.webhooks = webhooks
+        self.media = media
+    }
+
+    var clients: (any CallClients)? { clientsBox.withLock { $0 } }
+
+    /// Where invites and hangups for app users go; set once the realtime gateway exists.
+    public func attach(clients: any CallClients) { clientsBox.withLock { $0 = clients } }
+
+    /// Legs running now.
+    public var activeCount: Int { live.withLock { $0.count } }
+
+    func leg(_ uuid: String) -> LiveLeg? { live.withLock { $0[uuid] } }
+
+    /// The running leg of the application, or why it cannot be acted on.
+    func running(_ uuid: String, applicationID: String) throws -> LiveLeg {
+        _ = try core.calls.get(uuid: uuid, applicationID: applicationID)
+        guard let l = leg(uuid) else { throw CallError.notLive }
+        return l
+    }
+
+    // MARK: Placing calls
+
+    /// `POST /v1/calls`: what the request asked for.
+    public struct Placement: Sendable {
+        public var application: Application
+        public var to: CallEndpoint
+        public var from: CallEndpoint
+        public var ncco: NCCO?
+        public var answer: VoiceWebhooks.Target?
+        public var event: VoiceWebhooks.Target?
+        public var ringingTimer = 60
+        public var lengthTimer = 7200
+
+        public init(application: Application, to: CallEndpoint, from: CallEndpoint, ncco: NCCO?, answer: VoiceWebhooks.Target?) {
+            self.application = application
+            self.to = to
+            self.from = from
+            self.ncco = ncco
+            self.answer = answer
+        }
+    }
+
+    /// Places an outbound leg; it is stored (and survives a restart) before this returns.
+    public func place(_ p: Placement) throws -> CallLeg {
+        var user: User?
+        if case .app(let name) = p.to {
+            guard let u = try core.users.resolve(name, applicationID: p.application.id) else {
+                throw PlatformError.invalid("to: the application has no user named '\(name)'.")
+            }
+            user = u
+        }
+        let leg = try core.calls.create(CallLegs.NewLeg(applicationID: p.application.id, direction: .outbound, from: p.from, to: p.to,
+                                                        ringingTimer: p.ringingTimer, lengthTimer: p.lengthTimer, user: user))
+        let script: LiveLeg.Script
+        if let ncco = p.ncco {
+            script = .inline(ncco)
+        } else {
+            let target = p.answer ?? p.application.voiceAnswer.map(VoiceWebhooks.Target.init)
+            guard let target else { throw PlatformError.invalid("answer_url or ncco is required (the application has no answer_url).") }
+            script = .answerURL(target, payload: Self.answerPayload(leg, fromUser: nil, customData: nil))
+        }
+        let runner = LiveLeg(leg: leg, application: p.application, script: script,
+                             eventTarget: p.event ?? p.application.voiceEvent.map(VoiceWebhooks.Target.init), user: user, calls: self)
+        live.withLock { $0[leg.uuid] = runner }
+        Task { await runner.ring() }
+        return leg
+    }
+
+    /// A call an app user places from a client (`call:create`): an inbound leg whose NCCO comes from the
+    /// application's answer URL, with `from_user` and `custom_data`.
+    public func serverCall(application: Application, user: User, to: String, customData: JSONValue?) throws -> CallLeg {
+        guard let answer = application.voiceAnswer.map(VoiceWebhooks.Target.init) else {
+            throw PlatformError.invalid("The application has no voice answer_url.")
+        }
+        let callee: CallEndpoint = CallEndpoint.normalizedNumber(to).map { .phone(number: $0, dtmfAnswer: nil) } ?? .app(user: to)
+        let leg = try core.calls.create(CallLegs.NewLeg(applicationID: application.id, direction: .inbound, from: .app(user: user.name),
+                                                        to: callee, user: user))
+        var payload = Self.answerPayload(leg, fromUser: user.name, customData: customData)
+        // The client's `to` is passed as given (a number keeps the form the client used).
+        if let i = payload.firstIndex(where: { $0.0 == "to" }) { payload[i].1 = .string(to) }
+        let runner = LiveLeg(leg: leg, application: application, script: .answerURL(answer, payload: payload),
+                             eventTarget: application.voiceEvent.map(VoiceWebhooks.Target.init), user: user, calls: self)
+        live.withLock { $0[leg.uuid] = runner }
+        Task { await runner.arrive() }
+        return leg
+    }
+
+    /// The answer webhook's parameters, in the documented order.
+    static func answerPayload(_ leg: CallLeg, fromUser: String?, customData: JSONValue?) -> [(String, JSONValue)] {
+        var p: [(String, JSONValue)] = [("to", .string(leg.to.address)), ("from", .string(leg.from.address))]
+        if let fromUser { p.append(("from_user", .string(fromUser))) }
+        p += [("uuid", .string(leg.uuid)), ("conversation_uuid", .string(leg.conversationID)), ("region_url", .string(""))]
+        if let customData { p.append(("custom_data", customData)) }
+        if case .sip(_, let headers) = leg.to {
+            for (k, v) in headers.sorted(by: { $0.key < $1.key }) where k.hasPrefix("X-") { p.append(("SipHeader_\(k)", .string(v))) }
+        }
+        return p
+    }
+
+    /// `connect`: places the dialled leg in the parent's conversation and reports back to the parent.
+    func dial(_ c: NCCOAction.Connect, parent uuid: String) async {
+        guard let parent = leg(uuid) else { return }
+        let parentLeg = await parent.currentLeg
+        let app = parent.application
+        var user: User?
+        if case .app(let name) = c.endpoint { user = try? core.users.resolve(name, applicationID: app.id) }
+        let from: CallEndpoint = c.from.map { .phone(number: $0, dtmfAnswer: nil) }
+            ?? (parentLeg.direction == .inbound ? parentLeg.from : parentLeg.to)
+        guard let child = try? core.calls.create(CallLegs.NewLeg(applicationID: app.id, direction: .outbound, from: from, to: c.endpoint,
+                                                                 conversationID: parentLeg.conversationID, parentUUID: uuid,
+                                                                 ringingTimer: c.timeout, lengthTimer: c.limit, user: user)) else {
+            await parent.childEnded(wasAnswered: false)
+            return
+        }
+        let event = c.eventURL.map { VoiceWebhooks.Target(url: $0.url, method: $0.method == .get ? .GET : .POST) } ?? parent.eventTarget
+        let runner = LiveLeg(leg: child, application: app, script: .bridgedTo(parent: uuid), eventTarget: event, user: user, calls: self)
+        live.withLock { $0[child.uuid] = runner }
+        await parent.dialStarted(child: child.uuid)
+        await runner.ring()
+    }
+
+    /// A leg has ended: the legs tied to it hear of it.
+    func ended(uuid: String, parent: String?, child: String?, wasAnswered: Bool, endOnExitConversation: String?) async {
+        _ = live.withLock { $0.removeValue(forKey: uuid) }
+        if let parent, let p = leg(parent) { await p.childEnded(wasAnswered: wasAnswered) }
+        if let child, let c = leg(child) { await c.hangup(reason: "parent ended") }
+        if let conversation = endOnExitConversation {
+            for other in (try? core.calls.legs(inConversation: conversation)) ?? [] where !other.status.isTerminal {
+                await leg(other.uuid)?.conversationEnded()
+            }
+        }
+    }
+
+    /// The application's conversation of this name, made when it does not exist yet.
+    func namedConversation(applicationID: String, name: String) throws -> String {
+        if let existing = try core.conversations.find(name: name, applicationID: applicationID) { return existing.id }
+        do {
+            return try core.conversations.create(applicationID: applicationID, input: ResourceInput(name: name)).id
+        } catch PlatformError.conflict {
+            // Made meanwhile by another leg.
+            guard let c = try core.conversations.find(name: name, applicationID: applicationID) else { throw PlatformError.notFound("conversation") }
+            return c.id
+        }
+    }
+
+    // MARK: Acting on live calls
+
+    public func hangup(uuid: String, applicationID: String) async throws {
+        await try running(uuid, applicationID: applicationID).hangup(reason: "api")
+    }
+
+    public func setMedia(uuid: String, applicationID: String, muted: Bool? = nil, earmuffed: Bool? = nil) async throws {
+        try await running(uuid, applicationID: applicationID).muted(muted, earmuffed: earmuffed)
+    }
+
+    /// Replaces the leg's NCCO with `ncco` (already validated by the caller or validated here).
+    public func transfer(uuid: String, applicationID: String, ncco: NCCO) async throws {
+        try await running(uuid, applicationID: applicationID).transfer(ncco.json)
+    }
+
+    public func transfer(uuid: String, applicationID: String, to target: VoiceWebhooks.Target) async throws {
+        try await running(uuid, applicationID: applicationID).transfer(to: target)
+    }
+
+    /// Media into a live call (`PUT …/talk`, `…/stream`, `…/dtmf`).
+    public func perform(_ command: CallMediaCommand, uuid: String, applicationID: String) async throws {
+        try await running(uuid, applicationID: applicationID).perform(command)
+    }
+
+    public func stopMedia(uuid: String, applicationID: String) async throws {
+        try await running(uuid, applicationID: applicationID).stopMedia()
+    }
+
+    // MARK: In-app voice
+
+    public func answer(uuid: String, user: User) async throws {
+        guard let l = leg(uuid) else { throw CallError.notLive }
+        try await l.answer(by: user.id)
+    }
+
+    public func reject(uuid: String, user: User) async throws {
+        guard let l = leg(uuid) else { throw CallError.notLive }
+        try await l.reject(by: user.id)
+    }
+
+    /// The user hangs up its own leg.
+    public func hangup(uuid: String, user: User) async throws {
+        guard let l = leg(uuid) else { throw CallError.notLive }
+        guard await l.ownerUserID == user.id else { throw CallError.notYours }
+        await l.hangup(reason: "localHangup")
+    }
+
+    public func setMedia(uuid: String, user: User, muted: Bool?, earmuffed: Bool?) async throws {
+        guard let l = leg(uuid) else { throw CallError.notLive }
+        guard await l.ownerUserID == user.id else { throw CallError.notYours }
+        try await l.muted(muted, earmuffed: earmuffed)
+    }
+
+    /// DTMF the user's client sends into its own leg: the leg's NCCO hears it (an `input` collects it).
+    public func digits(uuid: String, user: User, digits: String) async throws {
+        guard let l = leg(uuid) else { throw CallError.notLive }
+        guard await l.ownerUserID == user.id else { throw CallError.notYours }
+        await l.digits(digits)
+    }
+
+    // MARK: CallMediaEvents
+
+    public func mediaFinished(leg uuid: String) {
+        guard let l = leg(uuid) else { return }
+        Task { await l.mediaFinished() }
+    }
+
+    public func digits(_ digits: String, leg uuid: String) {
+        guard let l = leg(uuid) else { return }
+        Task { await l.digits(digits) }
+    }
+
+    public func dialStatus(_ status: String, leg uuid: String) {
+        guard let l = leg(uuid), let s = CallStatus(rawValue: status) else { return }
+        Task { await l.mediaStatus(s) }
+    }
 }

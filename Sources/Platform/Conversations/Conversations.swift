@@ -56,6 +56,11 @@ public final class Conversations: Sendable {
         return Self.conversation(r)
     }
 
+    /// The application's conversation of this name, if there is one.
+    public func find(name: String, applicationID: String) throws -> Conversation? {
+        try db.queryOne("SELECT * FROM conversations WHERE name = ? AND application_id = ?", [.text(name), .text(applicationID)]).map(Self.conversation)
+    }
+
     /// Lists conversations of the application, or only those `userID` is a member of.
     public func list(applicationID: String, page: PageRequest, memberUserID: String? = nil) throws -> Page<Conversation> {
         let s = page.sql

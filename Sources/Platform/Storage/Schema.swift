@@ -98,5 +98,27 @@ enum Schema {
                 created_at INTEGER NOT NULL
             );
             """),
+        Migration(version: 4, name: "call legs", sql: """
+            CREATE TABLE calls (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                uuid TEXT NOT NULL UNIQUE,
+                application_id TEXT NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
+                conversation_id TEXT NOT NULL,
+                member_id TEXT NOT NULL,
+                parent_uuid TEXT,
+                direction TEXT NOT NULL,
+                from_endpoint TEXT NOT NULL,
+                to_endpoint TEXT NOT NULL,
+                status TEXT NOT NULL,
+                network TEXT,
+                ringing_timer INTEGER NOT NULL,
+                length_timer INTEGER NOT NULL,
+                start_time INTEGER NOT NULL,
+                answered_at INTEGER,
+                end_time INTEGER
+            );
+            CREATE INDEX calls_by_application ON calls (application_id, seq);
+            CREATE INDEX calls_by_conversation ON calls (conversation_id);
+            """),
     ]
 }

@@ -1,0 +1,406 @@
+import Foundation
+import Platform
+import Runtime
+import Wire
+
+/// One leg while it runs: its NCCO engine, its timers and the steps the engine asks for. Every change goes
+/// through this actor, so a leg's statuses, webhooks and NCCO steps happen in one order.
+actor LiveLeg {
+    /// How the leg gets its NCCO once answered.
+    enum Script: Sendable {
+        case inline(NCCO)
+        case answerURL(VoiceWebhooks.Target, payload: [(String, JSONValue)])
+        /// A leg dialled by `connect`: it runs no NCCO, it is bridged to its parent.
+        case bridgedTo(parent: String)
+    }
+
+    nonisolated let uuid: String
+    private(set) var leg: CallLeg
+    let application: Application
+    let script: Script
+    let eventTarget: VoiceWebhooks.Target?
+    /// The user an `app` leg rings or belongs to.
+    let user: User?
+    unowned let calls: Calls
+    var engine = NCCOEngine()
+    var child: String?
+    var ringTimer: Task<Void, Never>?
+    var lengthTimer: Task<Void, Never>?
+    var tickTimer: Task<Void, Never>?
+    var endOnExit = false
+
+    init(leg: CallLeg, application: Application, script: Script, eventTarget: VoiceWebhooks.Target?, user: User?, calls: Calls) {
+        uuid = leg.uuid
+        self.leg = leg
+        self.application = application
+        self.script = script
+        self.eventTarget = eventTarget
+        self.user = user
+        self.calls = calls
+    }
+
+    var now: Date { calls.core.clock.now() }
+
+    // MARK: Life
+
+    /// An outbound leg: ring the far end.
+    func ring() {
+        sendEvent(status: .started)
+        ringTimer = Task { [weak self, ringing = leg.ringingTimer] in
+            try? await Task.sleep(for: .seconds(ringing))
+            guard !Task.isCancelled else { return }
+            await self?.ringingTimedOut()
+        }
+        switch leg.to {
+        case .app(let name):
+            guard let user else { return end(.failed, reason: "no user named \(name)") }
+            calls.clients?.push(userID: user.id, type: "call:invite", body: inviteBody())
+            setStatus(.ringing)
+        default:
+            do {
+                try calls.media.perform(.dial(leg.to, from: leg.from.address, leg: uuid), leg: uuid)
+            } catch {
+                end(.failed, reason: error.description)
+            }
+        }
+    }
+
+    /// An inbound leg (an app user's server call): answered at once, then its NCCO runs.
+    func arrive() {
+        sendEvent(status: .started)
+        setStatus(.ringing)
+        setStatus(.answered)
+        startScript()
+    }
+
+    func inviteBody() -> JSONValue {
+        ["call_id": .string(uuid), "conversation_id": .string(leg.conversationID), "from": CallLeg.endpointJSON(leg.from),
+         "channel_type": .string(leg.from.kind.rawValue), "direction": .string(leg.direction.rawValue)]
+    }
+
+    func ringingTimedOut() {
+        guard leg.status == .started || leg.status == .ringing else { return }
+        if let user { calls.clients?.push(userID: user.id, type: "call:invite:cancel", body: ["call_id": .string(uuid), "reason": "remoteTimeout"]) }
+        end(.timeout)
+    }
+
+    /// The user answered on one of its sessions.
+    func answer(by userID: String) throws(CallError) {
+        guard user?.id == userID else { throw .notYours }
+        guard leg.status == .ringing || leg.status == .started else { throw .wrongState("the call is not ringing") }
+        ringTimer?.cancel()
+        calls.clients?.push(userID: userID, type: "call:invite:cancel", body: ["call_id": .string(uuid), "reason": "answeredElsewhere"])
+        answered()
+    }
+
+    func reject(by userID: String) throws(CallError) {
+        guard user?.id == userID else { throw .notYours }
+        guard leg.status == .ringing || leg.status == .started else { throw .wrongState("the call is not ringing") }
+        calls.clients?.push(userID: userID, type: "call:invite:cancel", body: ["call_id": .string(uuid), "reason": "rejectedElsewhere"])
+        end(.rejected)
+    }
+
+    /// The far end picked up.
+    func answered() {
+        ringTimer?.cancel()
+        guard setStatus(.answered) else { return }
+        lengthTimer = Task { [weak self, length = leg.lengthTimer] in
+            try? await Task.sleep(for: .seconds(length))
+            guard !Task.isCancelled else { return }
+            await self?.hangup(reason: "length timer")
+        }
+        startScript()
+    }
+
+    func startScript() {
+        switch script {
+        case .inline(let ncco):
+            run(engine.load(ncco, now: now))
+        case .answerURL(let target, let payload):
+            let fallback = application.voiceFallbackAnswer.map(VoiceWebhooks.Target.init)
+            let (webhooks, app) = (calls.webhooks, application)
+            Task { [weak self] in
+                let result = await webhooks.answer(payload, answer: target, fallback: fallback, application: app)
+                await self?.answerFetched(result)
+            }
+        case .bridgedTo(let parent):
+            Task { [calls] in await calls.leg(parent)?.dialAnswered() }
+        }
+    }
+
+    func answerFetched(_ result: Result<JSONValue, VoiceWebhooks.AnswerFailure>) {
+        guard !leg.status.isTerminal else { return }
+        switch result {
+        case .success(let document):
+            run(engine.load(document, now: now))
+        case .failure(let f):
+            sendError("the answer URL gave no NCCO: \(f.description)", code: "answer-failed")
+            end(.failed, reason: f.description)
+        }
+    }
+
+    /// Ends the leg from outside (REST, the user, the length timer, a parent's hangup).
+    func hangup(reason: String) {
+        guard !leg.status.isTerminal else { return }
+        if let user, reason != "localHangup" {
+            calls.clients?.push(userID: user.id, type: leg.status == .answered ? "call:hangup" : "call:invite:cancel",
+                                body: ["call_id": .string(uuid), "reason": leg.status == .answered ? "remoteHangup" : "remoteCancel"])
+        }
+        end(leg.status == .answered ? .completed : .cancelled)
+    }
+
+    // MARK: Engine
+
+    func run(_ steps: [NCCOStep]) {
+        for step in steps {
+            guard !leg.status.isTerminal else { return }
+            switch step {
+            case .media(let command):
+                do { try calls.media.perform(command, leg: uuid) } catch {
+                    run(engine.mediaFailed("\(Self.actionName(command)): \(error.description)", now: now))
+                }
+            case .stopMedia:
+                calls.media.stop(leg: uuid)
+            case .joinConversation(let c):
+                joinConversation(c)
+            case .dial(let c):
+                Task { [calls, uuid] in await calls.dial(c, parent: uuid) }
+            case .request(let cb, let payload, let awaits):
+                request(cb, payload: payload, awaits: awaits)
+            case .error(let reason, let code):
+                sendError(reason, code: code)
+            case .hangup:
+                end(.completed)
+            }
+        }
+        scheduleTick()
+    }
+
+    static func actionName(_ c: CallMediaCommand) -> String {
+        switch c {
+        case .say: "talk"
+        case .play: "stream"
+        case .collectDigits: "input"
+        case .startRecording: "record"
+        case .sendDigits: "dtmf"
+        case .bridge: "conversation"
+        case .dial: "connect"
+        }
+    }
+
+    func scheduleTick() {
+        tickTimer?.cancel()
+        guard let deadline = engine.deadline else { return }
+        let wait = max(0, deadline.timeIntervalSince(now))
+        tickTimer = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 5))
+            guard !Task.isCancelled else { return }
+            await self?.tick()
+        }
+    }
+
+    func tick() {
+        let steps = engine.tick(now: now)
+        if !steps.isEmpty, engine.phase != .bridged, let child {
+            // A connect that was not answered in time: its leg stops ringing.
+            Task { [calls] in await calls.leg(child)?.end(.timeout) }
+            self.child = nil
+        }
+        run(steps)
+    }
+
+    func joinConversation(_ c: NCCOAction.Conversation) {
+        endOnExit = c.endOnExit
+        do {
+            let conversation = try calls.namedConversation(applicationID: application.id, name: c.name)
+            leg = try calls.core.calls.move(uuid: uuid, to: conversation, user: user)
+            // An app leg's audio reaches the conversation through `rtc:*`; other legs need the mixer.
+            if case .app = (leg.direction == .outbound ? leg.to : leg.from) { return }
+            try calls.media.perform(.bridge(conversationID: conversation, c), leg: uuid)
+        } catch let e as CallMediaError {
+            sendError("conversation: \(e.description)", code: "media-unavailable")
+        } catch {
+            sendError("conversation: \(error)", code: "conversation-failed")
+        }
+    }
+
+    func request(_ cb: NCCOAction.Callback?, payload: [String: JSONValue], awaits: Bool) {
+        let target = cb.map { VoiceWebhooks.Target(url: $0.url, method: $0.method == .get ? .GET : .POST) } ?? eventTarget
+        var fields = legFields()
+        fields += payload.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        guard let target else {
+            if awaits { run(engine.callbackAnswered(nil, now: now)) }
+            return
+        }
+        let (webhooks, app) = (calls.webhooks, application)
+        Task { [weak self] in
+            let reply = await webhooks.callback(fields, to: target, application: app)
+            guard awaits else { return }
+            await self?.callbackReplied(try? reply.get())
+        }
+    }
+
+    func callbackReplied(_ reply: JSONValue??) {
+        guard !leg.status.isTerminal else { return }
+        run(engine.callbackAnswered(reply ?? nil, now: now))
+    }
+
+    // MARK: From media and other legs
+
+    func mediaFinished() { run(engine.mediaFinished(now: now)) }
+    func digits(_ d: String) { run(engine.digits(d, now: now)) }
+
+    func dialStarted(child: String) { self.child = child }
+
+    func dialAnswered() { run(engine.dialAnswered(now: now)) }
+
+    /// The dialled leg ended: before answering it failed the connect, after it the bridge.
+    func childEnded(wasAnswered: Bool) {
+        child = nil
+        run(wasAnswered ? engine.bridgeEnded(now: now) : engine.dialFailed(now: now))
+    }
+
+    func conversationEnded() { run(engine.conversationEnded(now: now)) }
+
+    /// A status from media for a dialled phone/sip/websocket leg.
+    func mediaStatus(_ status: CallStatus) {
+        switch status {
+        case .ringing: setStatus(.ringing)
+        case .answered: answered()
+        case let s where s.isTerminal: end(s)
+        default: break
+        }
+    }
+
+    // MARK: Status and events
+
+    /// Stores a new status and sends its event; false when nothing changed.
+    @discardableResult
+    func setStatus(_ status: CallStatus, reason: String? = nil) -> Bool {
+        guard let updated = try? calls.core.calls.setStatus(uuid: uuid, status) else { return false }
+        leg = updated
+        sendEvent(status: status, reason: reason)
+        return true
+    }
+
+    /// Ends the leg with a terminal status and lets go of everything it holds.
+    func end(_ status: CallStatus, reason: String? = nil) {
+        guard !leg.status.isTerminal else { return }
+        _ = engine.stop()
+        ringTimer?.cancel()
+        lengthTimer?.cancel()
+        tickTimer?.cancel()
+        let wasAnswered = leg.answeredAt != nil
+        setStatus(status, reason: reason)
+        calls.media.release(leg: uuid)
+        let (calls, uuid, child, endOnExit, conversation) = (calls, uuid, child, endOnExit, leg.conversationID)
+        let parent: String? = if case .bridgedTo(let p) = script { p } else { nil }
+        if let user, status != .completed || !wasAnswered {
+            _ = user
+        }
+        Task {
+            await calls.ended(uuid: uuid, parent: parent, child: child, wasAnswered: wasAnswered,
+                              endOnExitConversation: endOnExit ? conversation : nil)
+        }
+    }
+
+    func legFields() -> [(String, JSONValue)] {
+        [("uuid", .string(uuid)), ("conversation_uuid", .string(leg.conversationID)), ("timestamp", .string(now.iso8601))]
+    }
+
+    func sendEvent(status: CallStatus, reason: String? = nil) {
+        guard let eventTarget else { return }
+        var p: [(String, JSONValue)] = [
+            ("from", .string(leg.from.address)), ("to", .string(leg.to.address)), ("uuid", .string(uuid)),
+            ("conversation_uuid", .string(leg.conversationID)), ("status", .string(status.rawValue)),
+            ("direction", .string(leg.direction.rawValue)), ("timestamp", .string(now.iso8601)),
+        ]
+        if status == .completed || status.isTerminal {
+            p += [("start_time", .string(leg.startTime.iso8601)), ("end_time", .string((leg.endTime ?? now).iso8601)),
+                  ("duration", .string(String(leg.duration ?? 0))), ("rate", "0.00000000"), ("price", "0.00000000")]
+            if let n = leg.network { p.append(("network", .string(n))) }
+        }
+        if let reason { p.append(("reason", .string(reason))) }
+        calls.webhooks.event(p, to: eventTarget, application: application, lane: uuid)
+    }
+
+    /// An error event: what went wrong, for the application's event URL.
+    func sendError(_ reason: String, code: String) {
+        guard let eventTarget else { return }
+        let p: [(String, JSONValue)] = [("type", "error"), ("code", .string(code)), ("reason", .string(reason))] + legFields()
+        calls.webhooks.event(p, to: eventTarget, application: application, lane: uuid)
+    }
+
+    // MARK: Live controls
+
+    func muted(_ muted: Bool?, earmuffed: Bool?) throws {
+        guard !leg.status.isTerminal else { throw CallError.notLive }
+        guard leg.status == .answered else { throw CallError.wrongState("the call has not been answered") }
+        let core = calls.core
+        let current = try core.conversations.member(id: leg.memberID, conversationID: leg.conversationID, applicationID: application.id)
+        var media = current.media
+        if let muted { media.muted = muted }
+        if let earmuffed { media.earmuffed = earmuffed }
+        _ = try core.conversations.setMedia(memberID: leg.memberID, conversationID: leg.conversationID, applicationID: application.id, media: media)
+    }
+
+    func transfer(_ document: JSONValue) throws(CallError) {
+        guard !leg.status.isTerminal else { throw .notLive }
+        guard leg.status == .answered else { throw .wrongState("the call has not been answered") }
+        if let child { Task { [calls] in await calls.leg(child)?.hangup(reason: "transfer") } }
+        child = nil
+        sendTransferEvent()
+        run(engine.load(document, now: now))
+    }
+
+    func transfer(to target: VoiceWebhooks.Target) throws(CallError) {
+        guard !leg.status.isTerminal else { throw .notLive }
+        guard leg.status == .answered else { throw .wrongState("the call has not been answered") }
+        sendTransferEvent()
+        let (webhooks, app) = (calls.webhooks, application)
+        let payload: [(String, JSONValue)] = [("to", .string(leg.to.address)), ("from", .string(leg.from.address))] + legFields()
+        _ = engine.stop()
+        calls.media.stop(leg: uuid)
+        Task { [weak self] in
+            let result = await webhooks.answer(payload, answer: target, fallback: nil, application: app)
+            await self?.transferFetched(result)
+        }
+    }
+
+    func transferFetched(_ result: Result<JSONValue, VoiceWebhooks.AnswerFailure>) {
+        engine = NCCOEngine()
+        answerFetched(result)
+    }
+
+    func sendTransferEvent() {
+        guard let eventTarget else { return }
+        let p: [(String, JSONValue)] = [("type", "transfer"), ("conversation_uuid_from", .string(leg.conversationID)),
+                                        ("conversation_uuid_to", .string(leg.conversationID))] + legFields()
+        calls.webhooks.event(p, to: eventTarget, application: application, lane: uuid)
+    }
+
+    func perform(_ command: CallMediaCommand) throws(CallError) {
+        guard !leg.status.isTerminal else { throw .notLive }
+        do { try calls.media.perform(command, leg: uuid) } catch { throw .media(error) }
+    }
+
+    func stopMedia() throws(CallError) {
+        guard !leg.status.isTerminal else { throw .notLive }
+        calls.media.stop(leg: uuid)
+    }
+
+    var ownerUserID: String? { user?.id }
+    var currentLeg: CallLeg { leg }
+}
+
+extension CallLeg {
+    /// An endpoint for realtime pushes: `{type, number | uri | user}`.
+    static func endpointJSON(_ e: CallEndpoint) -> JSONValue {
+        switch e {
+        case .phone(let n, _): ["type": "phone", "number": .string(n)]
+        case .sip(let u, _): ["type": "sip", "uri": .string(u)]
+        case .app(let u): ["type": "app", "user": .string(u)]
+        case .websocket(let u, _, _): ["type": "websocket", "uri": .string(u)]
+        }
+    }
+}

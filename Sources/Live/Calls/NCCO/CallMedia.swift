@@ -1,0 +1,60 @@
+/// The narrow seam between a call's control (the NCCO engine, REST, realtime) and its audio: the mixer
+/// and the telephony edge implement it. Commands start work and return; what happens later comes back
+/// through `CallMediaEvents`.
+public protocol CallMedia: Sendable {
+    /// Starts `command` on the leg; throws when it cannot run at all.
+    func perform(_ command: CallMediaCommand, leg: String) throws(CallMediaError)
+    /// Stops what plays into the leg (talk, stream, digit collection).
+    func stop(leg: String)
+    /// The leg has ended: release everything it held.
+    func release(leg: String)
+}
+
+/// What media reports back to the calls it serves.
+public protocol CallMediaEvents: AnyObject, Sendable {
+    /// A talk or stream finished playing.
+    func mediaFinished(leg: String)
+    /// DTMF arrived from the leg.
+    func digits(_ digits: String, leg: String)
+    /// A dialled leg changed status (`ringing`, `answered`, `busy`, `failed`, `completed`…).
+    func dialStatus(_ status: String, leg: String)
+}
+
+/// Why media refused a command.
+public enum CallMediaError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// This server has no mixer or trunk for it.
+    case unavailable(String)
+    case failed(String)
+
+    public var description: String {
+        switch self {
+        case .unavailable(let what), .failed(let what): what
+        }
+    }
+}
+
+/// Media for a server with no mixer and no SIP trunk: every command is refused with what is missing.
+/// In-app legs still talk through conversations (`rtc:*`), which need none of this.
+public struct NoCallMedia: CallMedia {
+    public init() {}
+
+    public func perform(_ command: CallMediaCommand, leg: String) throws(CallMediaError) {
+        switch command {
+        case .say: throw .unavailable("talk needs the audio mixer, which this server does not run")
+        case .play: throw .unavailable("stream needs the audio mixer, which this server does not run")
+        case .collectDigits: throw .unavailable("input needs DTMF detection on the leg's audio, which this server does not run")
+        case .startRecording: throw .unavailable("record needs the audio mixer, which this server does not run")
+        case .sendDigits: throw .unavailable("DTMF needs the leg's audio, which this server does not run")
+        case .bridge: throw .unavailable("this leg's audio cannot join a conversation without the audio mixer")
+        case .dial(let endpoint, _, _):
+            switch endpoint.kind {
+            case .phone, .sip: throw .unavailable("no SIP trunk is configured for \(endpoint.kind.rawValue) calls")
+            case .websocket: throw .unavailable("websocket legs need the audio mixer, which this server does not run")
+            case .app: throw .unavailable("app legs are placed over the realtime protocol")
+            }
+        }
+    }
+
+    public func stop(leg: String) {}
+    public func release(leg: String) {}
+}

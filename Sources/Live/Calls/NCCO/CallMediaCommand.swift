@@ -1,0 +1,19 @@
+import Wire
+
+/// The media work one NCCO action needs from the mixer and the telephony edge.
+public enum CallMediaCommand: Sendable, Equatable {
+    /// Speech synthesis into the leg; finishes after the last loop.
+    case say(NCCOAction.Talk)
+    /// Audio from a URL into the leg.
+    case play(NCCOAction.Stream)
+    /// Listens for DTMF; digits arrive through `CallMediaEvents.digits`.
+    case collectDigits(NCCOAction.Input)
+    /// Starts recording; the file is reported when it ends.
+    case startRecording(NCCOAction.Record)
+    /// Sends DTMF to the far end.
+    case sendDigits(String)
+    /// Connects the leg's audio to a conversation's mix.
+    case bridge(conversationID: String, NCCOAction.Conversation)
+    /// Places a leg to a phone, SIP or websocket endpoint.
+    case dial(CallEndpoint, from: String?, leg: String)
+}

@@ -1,0 +1,244 @@
+import Foundation
+import Wire
+
+/// Runs one leg's NCCO: one action at a time, time passed in, webhooks and media as steps it returns.
+///
+/// The engine holds no I/O and no clock; its owner feeds it what happened (`mediaFinished`, `digits`,
+/// `callbackAnswered`, `tick`, …) with the current time and runs the steps it returns, scheduling a `tick`
+/// at `deadline`. A document is validated whole before anything of it runs: a bad one is answered with an
+/// error step and a hangup, never half executed.
+public struct NCCOEngine: Sendable {
+    public enum Phase: Sendable, Equatable {
+        /// Nothing loaded yet.
+        case idle
+        /// Playing media that ends by itself (talk, stream).
+        case playing(bargeIn: Bool)
+        /// Collecting DTMF for `input`.
+        case collecting
+        /// Waiting for a webhook's answer (input result, notify, synchronous connect).
+        case awaitingAnswer
+        /// In a conversation until the leg hangs up or the conversation ends.
+        case inConversation(endOnExit: Bool)
+        /// Dialling a `connect` endpoint.
+        case dialing(synchronous: Bool)
+        /// Bridged to a connected leg until it hangs up.
+        case bridged
+        /// The NCCO is done and the leg was asked to hang up.
+        case finished
+    }
+
+    public private(set) var phase = Phase.idle
+    /// When `tick` must be called next; nil when nothing is timed.
+    public private(set) var deadline: Date?
+    var pending: ArraySlice<NCCOAction> = []
+    var input: NCCOAction.Input?
+    var inputCallback: NCCOAction.Callback?
+    var digits = ""
+    /// Digits pressed during a barge-in talk, kept for the `input` after it.
+    var earlyDigits = ""
+    var connect: NCCOAction.Connect?
+
+    public init() {}
+
+    /// Whether the leg is waiting on nothing timed and will stay until hung up.
+    public var isFinished: Bool { phase == .finished }
+
+    // MARK: Loading
+
+    /// Validates `document` and runs it, replacing whatever the leg was doing (answer URL, transfer, or
+    /// the NCCO a callback answered).
+    public mutating func load(_ document: JSONValue, now: Date) -> [NCCOStep] {
+        do {
+            return load(try NCCO.parse(document), now: now)
+        } catch {
+            return fail(error)
+        }
+    }
+
+    public mutating func load(_ ncco: NCCO, now: Date) -> [NCCOStep] {
+        var steps: [NCCOStep] = []
+        if case .playing = phase { steps.append(.stopMedia) }
+        if phase == .collecting { steps.append(.stopMedia) }
+        pending = ncco.actions[...]
+        reset()
+        return steps + advance(now: now)
+    }
+
+    /// The error for an invalid document, then the hangup.
+    mutating func fail(_ error: NCCOError) -> [NCCOStep] {
+        var steps: [NCCOStep] = []
+        if case .playing = phase { steps.append(.stopMedia) }
+        pending = []
+        reset()
+        phase = .finished
+        return steps + [.error(error.description, code: error.code), .hangup]
+    }
+
+    mutating func reset() {
+        input = nil
+        inputCallback = nil
+        digits = ""
+        deadline = nil
+        connect = nil
+    }
+
+    /// Starts the next action, or hangs up when none is left.
+    mutating func advance(now: Date) -> [NCCOStep] {
+        deadline = nil
+        guard let action = pending.popFirst() else {
+            phase = .finished
+            return [.hangup]
+        }
+        switch action {
+        case .talk(let t):
+            phase = .playing(bargeIn: t.bargeIn)
+            earlyDigits = ""
+            return [.media(.say(t))]
+        case .stream(let s):
+            phase = .playing(bargeIn: s.bargeIn)
+            earlyDigits = ""
+            return [.media(.play(s))]
+        case .input(let i):
+            phase = .collecting
+            input = i
+            inputCallback = i.eventURL
+            digits = ""
+            deadline = now.addingTimeInterval(TimeInterval(i.timeOut))
+            var steps: [NCCOStep] = [.media(.collectDigits(i))]
+            let early = earlyDigits
+            earlyDigits = ""
+            if !early.isEmpty { steps += self.digits(early, now: now) }
+            return steps
+        case .record(let r):
+            // Recording runs beside the rest of the NCCO.
+            return [.media(.startRecording(r))] + advance(now: now)
+        case .conversation(let c):
+            phase = .inConversation(endOnExit: c.endOnExit)
+            return [.joinConversation(c)]
+        case .connect(let c):
+            phase = .dialing(synchronous: c.synchronous)
+            connect = c
+            deadline = now.addingTimeInterval(TimeInterval(c.timeout))
+            return [.dial(c)]
+        case .notify(let n):
+            phase = .awaitingAnswer
+            return [.request(n.eventURL, payload: n.payload, awaitsAnswer: true)]
+        }
+    }
+
+    // MARK: What happened
+
+    /// The running talk or stream ended by itself.
+    public mutating func mediaFinished(now: Date) -> [NCCOStep] {
+        guard case .playing = phase else { return [] }
+        return advance(now: now)
+    }
+
+    /// Media the action needs is not available: the error is reported and the NCCO goes on.
+    public mutating func mediaFailed(_ reason: String, now: Date) -> [NCCOStep] {
+        let steps: [NCCOStep] = [.error(reason, code: "media-unavailable")]
+        switch phase {
+        case .playing, .collecting: return steps + advance(now: now)
+        default: return steps
+        }
+    }
+
+    /// DTMF from the leg.
+    public mutating func digits(_ pressed: String, now: Date) -> [NCCOStep] {
+        switch phase {
+        case .playing(let bargeIn):
+            guard bargeIn else { return [] }
+            // Barge-in: the talk stops and the digits go to the input that follows.
+            earlyDigits += pressed
+            let carried = earlyDigits
+            var steps: [NCCOStep] = [.stopMedia]
+            steps += advance(now: now)
+            if phase != .collecting { earlyDigits = "" } else { _ = carried }
+            return steps
+        case .collecting:
+            guard let input else { return [] }
+            for d in pressed {
+                if d == "#" && input.submitOnHash { return submit(timedOut: false, now: now) }
+                digits.append(d)
+                if digits.count >= input.maxDigits { return submit(timedOut: false, now: now) }
+            }
+            deadline = now.addingTimeInterval(TimeInterval(input.timeOut))
+            return []
+        default:
+            return []
+        }
+    }
+
+    /// Sends the collected digits to the input's URL; its answer replaces the rest of the NCCO.
+    mutating func submit(timedOut: Bool, now: Date) -> [NCCOStep] {
+        let payload: [String: JSONValue] = ["dtmf": ["digits": .string(digits), "timed_out": .bool(timedOut)],
+                                            "speech": ["results": []]]
+        let callback = inputCallback
+        phase = .awaitingAnswer
+        deadline = nil
+        input = nil
+        return [.stopMedia, .request(callback, payload: payload, awaitsAnswer: true)]
+    }
+
+    /// The answer of an awaited webhook: an NCCO replaces the rest; anything else lets the rest run.
+    public mutating func callbackAnswered(_ reply: JSONValue?, now: Date) -> [NCCOStep] {
+        guard phase == .awaitingAnswer else { return [] }
+        if let reply, case .array = reply { return load(reply, now: now) }
+        return advance(now: now)
+    }
+
+    /// Time passed: an input's silence ran out, or a connect was not answered in time.
+    public mutating func tick(now: Date) -> [NCCOStep] {
+        guard let deadline, now >= deadline else { return [] }
+        switch phase {
+        case .collecting: return submit(timedOut: true, now: now)
+        case .dialing:
+            self.deadline = nil
+            // Unanswered: the owner cancels the dialled leg (`timeout`) and the NCCO goes on.
+            return [.error("connect: no answer within \(connect?.timeout ?? 0) s", code: "connect-timeout")] + advance(now: now)
+        default:
+            self.deadline = nil
+            return []
+        }
+    }
+
+    /// The dialled leg answered: the two legs are bridged.
+    public mutating func dialAnswered(now: Date) -> [NCCOStep] {
+        guard case .dialing = phase else { return [] }
+        phase = .bridged
+        deadline = nil
+        return []
+    }
+
+    /// The dialled leg failed (busy, rejected, no trunk): the NCCO goes on with its next action.
+    public mutating func dialFailed(now: Date) -> [NCCOStep] {
+        guard case .dialing = phase else { return [] }
+        return advance(now: now)
+    }
+
+    /// The connected leg hung up: the NCCO goes on.
+    public mutating func bridgeEnded(now: Date) -> [NCCOStep] {
+        guard phase == .bridged else { return [] }
+        return advance(now: now)
+    }
+
+    /// The conversation this leg is in ended (a leg with `endOnExit` left): this leg hangs up.
+    public mutating func conversationEnded(now: Date) -> [NCCOStep] {
+        guard case .inConversation = phase else { return [] }
+        phase = .finished
+        return [.hangup]
+    }
+
+    /// The leg is ending from outside (hangup, far end): nothing more runs.
+    public mutating func stop() -> [NCCOStep] {
+        let wasPlaying: Bool
+        switch phase {
+        case .playing, .collecting: wasPlaying = true
+        default: wasPlaying = false
+        }
+        phase = .finished
+        pending = []
+        reset()
+        return wasPlaying ? [.stopMedia] : []
+    }
+}

@@ -1,0 +1,155 @@
+/// Where a call leg goes or comes from, as the Voice API and NCCO `connect` name it.
+public enum CallEndpoint: Sendable, Hashable {
+    /// An E.164 number (digits only, no `+`), with digits to send once answered.
+    case phone(number: String, dtmfAnswer: String?)
+    case sip(uri: String, headers: [String: String])
+    /// A user of the application, by name.
+    case app(user: String)
+    case websocket(uri: String, contentType: String, headers: [String: String])
+
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case phone, sip, app, websocket
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .phone: .phone
+        case .sip: .sip
+        case .app: .app
+        case .websocket: .websocket
+        }
+    }
+
+    /// The address alone, as event webhooks show `to` and `from`.
+    public var address: String {
+        switch self {
+        case .phone(let n, _): n
+        case .sip(let u, _): u
+        case .app(let u): u
+        case .websocket(let u, _, _): u
+        }
+    }
+
+    /// The endpoint object as the Voice API writes it.
+    public var json: JSONValue {
+        func headerObject(_ h: [String: String]) -> JSONValue { .object(h.mapValues(JSONValue.string)) }
+        switch self {
+        case .phone(let n, let dtmf):
+            var o: [String: JSONValue] = ["type": "phone", "number": .string(n)]
+            if let dtmf { o["dtmfAnswer"] = .string(dtmf) }
+            return .object(o)
+        case .sip(let uri, let headers):
+            var o: [String: JSONValue] = ["type": "sip", "uri": .string(uri)]
+            if !headers.isEmpty { o["headers"] = headerObject(headers) }
+            return .object(o)
+        case .app(let user):
+            return ["type": "app", "user": .string(user)]
+        case .websocket(let uri, let contentType, let headers):
+            var o: [String: JSONValue] = ["type": "websocket", "uri": .string(uri), "content-type": .string(contentType)]
+            if !headers.isEmpty { o["headers"] = headerObject(headers) }
+            return .object(o)
+        }
+    }
+
+    /// Content types a websocket endpoint may ask for.
+    public static let websocketContentTypes: Set<String> = ["audio/l16;rate=8000", "audio/l16;rate=16000", "audio/l16;rate=24000"]
+
+    /// Reads an endpoint object; `field` names it in errors (`to[0]`, `endpoint[0]`).
+    public static func parse(_ value: JSONValue, field: String, index: Int? = nil, action: String? = nil) throws(NCCOError) -> CallEndpoint {
+        func fail(_ sub: String, _ r: NCCOError.Reason) -> NCCOError { NCCOError(index: index, action: action, field: field + sub, r) }
+        guard case .object(let o) = value else { throw fail("", .wrongType(expected: "an object")) }
+        guard let typeValue = o["type"] else { throw fail(".type", .missing) }
+        guard let type = typeValue.stringValue else { throw fail(".type", .wrongType(expected: "a string")) }
+        guard let kind = Kind(rawValue: type) else {
+            throw fail(".type", .invalid("must be phone, sip, app or websocket, not '\(type)'"))
+        }
+        func string(_ key: String, required: Bool) throws(NCCOError) -> String? {
+            guard let v = o[key] else {
+                if required { throw fail(".\(key)", .missing) }
+                return nil
+            }
+            guard let s = v.stringValue else { throw fail(".\(key)", .wrongType(expected: "a string")) }
+            return s
+        }
+        func headers() throws(NCCOError) -> [String: String] {
+            guard let h = o["headers"] else { return [:] }
+            guard case .object(let ho) = h else { throw fail(".headers", .wrongType(expected: "an object")) }
+            guard ho.count <= 32 else { throw fail(".headers", .outOfRange("at most 32 headers")) }
+            var out: [String: String] = [:]
+            for (k, v) in ho {
+                // Header values are strings on the wire; numbers and booleans are written out.
+                switch v {
+                case .string(let s): out[k] = s
+                case .number(let n): out[k] = JSONValue.number(n).intValue.map(String.init) ?? String(n)
+                case .bool(let b): out[k] = b ? "true" : "false"
+                default: throw fail(".headers.\(k)", .wrongType(expected: "a string"))
+                }
+                guard k.utf8.count <= 256, (out[k]?.utf8.count ?? 0) <= 1024 else { throw fail(".headers.\(k)", .outOfRange("at most 1024 bytes")) }
+            }
+            return out
+        }
+        let known: Set<String>
+        let endpoint: CallEndpoint
+        switch kind {
+        case .phone:
+            known = ["type", "number", "dtmfAnswer", "onAnswer", "shaken"]
+            guard let raw = try string("number", required: true) else { throw fail(".number", .missing) }
+            guard let number = normalizedNumber(raw) else { throw fail(".number", .invalid("must be an E.164 number (6 to 15 digits)")) }
+            let dtmf = try string("dtmfAnswer", required: false)
+            if let dtmf, dtmf.isEmpty || dtmf.count > 64 || !dtmf.allSatisfy({ "0123456789*#pP".contains($0) }) {
+                throw fail(".dtmfAnswer", .invalid("must be 1 to 64 of 0-9 * # p"))
+            }
+            if o["onAnswer"] != nil { throw fail(".onAnswer", .unsupported) }
+            if o["shaken"] != nil { throw fail(".shaken", .unsupported) }
+            endpoint = .phone(number: number, dtmfAnswer: dtmf)
+        case .sip:
+            known = ["type", "uri", "headers", "standardHeaders"]
+            guard let uri = try string("uri", required: true) else { throw fail(".uri", .missing) }
+            guard (uri.hasPrefix("sip:") || uri.hasPrefix("sips:")), uri.utf8.count > 5, uri.utf8.count <= 512,
+                  !uri.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+                throw fail(".uri", .invalid("must be a sip: or sips: URI"))
+            }
+            if o["standardHeaders"] != nil { throw fail(".standardHeaders", .unsupported) }
+            endpoint = .sip(uri: uri, headers: try headers())
+        case .app:
+            known = ["type", "user"]
+            guard let user = try string("user", required: true) else { throw fail(".user", .missing) }
+            guard !user.isEmpty, user.count <= 200 else { throw fail(".user", .outOfRange("1 to 200 characters")) }
+            endpoint = .app(user: user)
+        case .websocket:
+            known = ["type", "uri", "content-type", "headers"]
+            guard let uri = try string("uri", required: true) else { throw fail(".uri", .missing) }
+            guard uri.hasPrefix("ws://") || uri.hasPrefix("wss://"), isPlainURL(uri) else {
+                throw fail(".uri", .invalid("must be a ws:// or wss:// URL"))
+            }
+            let contentType = try string("content-type", required: false) ?? "audio/l16;rate=16000"
+            guard websocketContentTypes.contains(contentType.lowercased().replacingSpaces()) else {
+                throw fail(".content-type", .invalid("must be audio/l16;rate=8000, 16000 or 24000"))
+            }
+            endpoint = .websocket(uri: uri, contentType: contentType.lowercased().replacingSpaces(), headers: try headers())
+        }
+        for key in o.keys where !known.contains(key) { throw fail(".\(key)", .unknownField) }
+        return endpoint
+    }
+
+    /// Digits only, 6 to 15 of them, a leading `+` tolerated.
+    public static func normalizedNumber(_ s: String) -> String? {
+        var digits = Substring(s)
+        if digits.hasPrefix("+") { digits = digits.dropFirst() }
+        guard (6...15).contains(digits.utf8.count), digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return String(digits)
+    }
+
+    /// An absolute URL with no spaces or control characters, at most 2048 bytes.
+    static func isPlainURL(_ s: String) -> Bool {
+        let bytes = Array(s.utf8)
+        guard bytes.count <= 2048, !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return false }
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0, bytes.count > colon + 3,
+              bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") else { return false }
+        return true
+    }
+}
+
+extension String {
+    fileprivate func replacingSpaces() -> String { String(filter { $0 != " " }) }
+}

@@ -1,0 +1,129 @@
+/// One action of an NCCO (Nexmo Call Control Object), with its options resolved to their defaults.
+public enum NCCOAction: Sendable, Hashable {
+    case talk(Talk)
+    case stream(Stream)
+    case input(Input)
+    case record(Record)
+    case conversation(Conversation)
+    case connect(Connect)
+    case notify(Notify)
+
+    public enum Name: String, Sendable, Hashable, CaseIterable {
+        case talk, stream, input, record, conversation, connect, notify
+    }
+
+    public var name: Name {
+        switch self {
+        case .talk: .talk
+        case .stream: .stream
+        case .input: .input
+        case .record: .record
+        case .conversation: .conversation
+        case .connect: .connect
+        case .notify: .notify
+        }
+    }
+
+    /// A webhook an action names: `eventUrl` (an array of one URL in the API) and `eventMethod`.
+    public struct Callback: Sendable, Hashable {
+        public var url: String
+        public var method: Method
+        public init(url: String, method: Method = .post) {
+            self.url = url
+            self.method = method
+        }
+    }
+
+    public enum Method: String, Sendable, Hashable {
+        case get = "GET", post = "POST"
+    }
+
+    /// Speech synthesis: `text` said `loop` times (0 = until the next action or hangup).
+    public struct Talk: Sendable, Hashable {
+        public var text: String
+        public var language = "en-US"
+        public var style = 0
+        public var premium = false
+        public var loop = 1
+        public var level = 0.0
+        public var bargeIn = false
+        public init(text: String) { self.text = text }
+    }
+
+    /// Audio from a URL into the call.
+    public struct Stream: Sendable, Hashable {
+        public var url: String
+        public var loop = 1
+        public var level = 0.0
+        public var bargeIn = false
+        public init(url: String) { self.url = url }
+    }
+
+    /// Collects DTMF digits, then asks `eventUrl` for the NCCO that replaces the rest.
+    public struct Input: Sendable, Hashable {
+        /// Seconds of silence after the last digit before the input is sent (0 to 10).
+        public var timeOut = 3
+        public var maxDigits = 4
+        public var submitOnHash = false
+        public var eventURL: Callback?
+        public init() {}
+    }
+
+    /// Records the call.
+    public struct Record: Sendable, Hashable {
+        public enum Format: String, Sendable, Hashable { case mp3, wav, ogg }
+        public var format = Format.mp3
+        /// `split: "conversation"`: each direction on its own channel.
+        public var split = false
+        public var channels = 1
+        /// Seconds of silence that end the recording (3 to 10); nil: silence does not.
+        public var endOnSilence: Int?
+        /// A key (0-9, *, #) that ends the recording.
+        public var endOnKey: Character?
+        /// The longest recording, in seconds (3 to 7200).
+        public var timeOut = 7200
+        public var beepStart = false
+        public var eventURL: Callback?
+        public init() {}
+    }
+
+    /// Puts the leg into a named conversation of the application.
+    public struct Conversation: Sendable, Hashable {
+        public var name: String
+        public var musicOnHoldURL: String?
+        public var startOnEnter = true
+        public var endOnExit = false
+        public var record = false
+        public var mute = false
+        /// Leg uuids this leg is heard by / hears; nil means everyone.
+        public var canSpeak: [String]?
+        public var canHear: [String]?
+        public init(name: String) { self.name = name }
+    }
+
+    /// Dials an endpoint and bridges it to this leg.
+    public struct Connect: Sendable, Hashable {
+        public var endpoint: CallEndpoint
+        public var from: String?
+        public var randomFromNumber = false
+        /// `eventType: "synchronous"`: the NCCO waits for the connected leg and its eventUrl may answer an NCCO.
+        public var synchronous = false
+        /// Seconds to wait for an answer (3 to 7200).
+        public var timeout = 60
+        /// The longest connected time, in seconds (1 to 7200).
+        public var limit = 7200
+        public var ringbackTone: String?
+        public var eventURL: Callback?
+        public init(endpoint: CallEndpoint) { self.endpoint = endpoint }
+    }
+
+    /// Sends `payload` to `eventURL`; the NCCO it answers replaces the rest.
+    public struct Notify: Sendable, Hashable {
+        public var payload: [String: JSONValue]
+        public var eventURL: Callback
+        public init(payload: [String: JSONValue], eventURL: Callback) {
+            self.payload = payload
+            self.eventURL = eventURL
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+import Wire
+@testable import Live
+
+/// The NCCO engine driven by hand: time is a `Date` the test moves, media and webhooks are the steps it returns.
+@Suite("NCCO engine")
+struct NCCOEngineTests {
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func document(_ text: String) throws -> JSONValue { try JSONParser.parse(text) }
+
+    @Test("actions run one at a time, in order, and the leg hangs up after the last")
+    func ordering() throws {
+        var e = NCCOEngine()
+        let steps = e.load(try document(#"[{"action":"talk","text":"one"},{"action":"stream","streamUrl":["http://h/a.mp3"]}]"#), now: t0)
+        #expect(steps == [.media(.say(.init(text: "one")))])
+        #expect(e.mediaFinished(now: t0) == [.media(.play(.init(url: "http://h/a.mp3")))])
+        #expect(e.mediaFinished(now: t0) == [.hangup])
+        #expect(e.isFinished)
+        #expect(e.mediaFinished(now: t0) == [])
+    }
+
+    @Test("a bad document runs nothing: one error naming action and field, then hangup")
+    func invalidDocument() throws {
+        var e = NCCOEngine()
+        let steps = e.load(try document(#"[{"action":"talk","text":"fine"},{"action":"input","dtmf":{"maxDigits":50}}]"#), now: t0)
+        #expect(steps == [.error("action 1 (input): dtmf.maxDigits must be between 1 and 20", code: "ncco-out-of-range"), .hangup])
+    }
+
+    @Test("input submits at maxDigits; the NCCO its URL answers replaces the rest")
+    func inputReplaces() throws {
+        var e = NCCOEngine()
+        _ = e.load(try document(#"[{"action":"input","dtmf":{"maxDigits":2},"eventUrl":["http://h/in"]},{"action":"talk","text":"never"}]"#), now: t0)
+        #expect(e.phase == .collecting)
+        #expect(e.digits("1", now: t0) == [])
+        let submitted = e.digits("2", now: t0)
+        #expect(submitted.last == .request(.init(url: "http://h/in"), payload: ["dtmf": ["digits": "12", "timed_out": false], "speech": ["results": []]],
+                                            awaitsAnswer: true))
+        let next = e.callbackAnswered(try document(#"[{"action":"talk","text":"you pressed 12"}]"#), now: t0)
+        #expect(next == [.media(.say(.init(text: "you pressed 12")))])
+        #expect(e.mediaFinished(now: t0) == [.hangup])
+    }
+
+    @Test("input times out after timeOut seconds of silence, the clock restarting at each digit")
+    func inputTimeout() throws {
+        var e = NCCOEngine()
+        _ = e.load(try document(#"[{"action":"input","dtmf":{"timeOut":5,"maxDigits":4}},{"action":"talk","text":"after"}]"#), now: t0)
+        #expect(e.deadline == t0.addingTimeInterval(5))
+        #expect(e.tick(now: t0.addingTimeInterval(4)) == [])
+        _ = e.digits("7", now: t0.addingTimeInterval(4))
+        #expect(e.tick(now: t0.addingTimeInterval(8)) == [])
+        let steps = e.tick(now: t0.addingTimeInterval(9))
+        #expect(steps.last == .request(nil, payload: ["dtmf": ["digits": "7", "timed_out": true], "speech": ["results": []]], awaitsAnswer: true))
+        // No NCCO in the answer: the rest runs.
+        #expect(e.callbackAnswered(nil, now: t0.addingTimeInterval(9)) == [.media(.say(.init(text: "after")))])
+    }
+
+    @Test("submitOnHash sends the digits before the hash")
+    func submitOnHash() throws {
+        var e = NCCOEngine()
+        _ = e.load(try document(#"[{"action":"input","dtmf":{"submitOnHash":true,"maxDigits":10}}]"#), now: t0)
+        let steps = e.digits("45#9", now: t0)
+        #expect(steps.last == .request(nil, payload: ["dtmf": ["digits": "45", "timed_out": false], "speech": ["results": []]], awaitsAnswer: true))
+    }
+
+    @Test("barge-in stops the talk and hands the digit to the input after it; without it digits are ignored")
+    func bargeIn() throws {
+        var e = NCCOEngine()
+        _ = e.load(try document(#"[{"action":"talk","text":"menu","bargeIn":true},{"action":"input","dtmf":{"maxDigits":1}}]"#), now: t0)
+        let steps = e.digits("3", now: t0)
+        #expect(steps.first == .stopMedia)
+        #expect(steps.last == .request(nil, payload: ["dtmf": ["digits": "3", "timed_out": false], "speech": ["results": []]], awaitsAnswer: true))
+        var quiet = NCCOEngine()
+        _ = quiet.load(try document(#"[{"action":"talk","text":"menu"},{"action":"input"}]"#), now: t0)
+        #expect(quiet.digits("3", now: t0) == [])
+    }
+
+    @Test("notify waits for its answer: an NCCO replaces the rest, an invalid one ends the call")
+    func notify() throws {
+        var e = NCCOEngine()
+        let first = e.load(try document(#"[{"action":"notify","payload":{"n":1},"eventUrl":["http://h/n"]},{"action":"talk","text":"rest"}]"#), now: t0)
+        #expect(first == [.request(.init(url: "http://h/n"), payload: ["n": 1], awaitsAnswer: true)])
+        #expect(e.mediaFinished(now: t0) == [])
+        let bad = e.callbackAnswered(try document(#"[{"action":"talk"}]"#), now: t0)
+        #expect(bad == [.error("action 0 (talk): text is required", code: "ncco-missing-field"), .hangup])
+    }
+
+    @Test("record runs beside the next action")
+    func recordInParallel() throws {
+        var e = NCCOEngine()
+        let steps = e.load(try document(#"[{"action":"record"},{"action":"talk","text":"go"}]"#), now: t0)
+        #expect(steps == [.media(.startRecording(.init())), .media(.say(.init(text: "go")))])
+    }
+
+    @Test("conversation holds the leg until the conversation ends (endOnExit elsewhere)")
+    func conversation() throws {
+        var e = NCCOEngine()
+        let steps = e.load(try document(#"[{"action":"conversation","name":"room","endOnExit":true}]"#), now: t0)
+        guard case .joinConversation(let c) = steps.first else { Issue.record("no join"); return }
+        #expect(c.name == "room" && c.endOnExit)
+        #expect(e.phase == .inConversation(endOnExit: true))
+        #expect(e.tick(now: t0.addingTimeInterval(3600)) == [])
+        #expect(e.conversationEnded(now: t0) == [.hangup])
+    }
+
+    @Test("connect: a failed dial goes on; an answered one holds until the bridge ends; no answer in time is an error")
+    func connect() throws {
+        let doc = try document(#"[{"action":"connect","timeout":10,"endpoint":[{"type":"app","user":"bob"}]},{"action":"talk","text":"after"}]"#)
+        var failed = NCCOEngine()
+        guard case .dial(let c)? = failed.load(doc, now: t0).first else { Issue.record("no dial"); return }
+        #expect(c.endpoint == .app(user: "bob") && c.timeout == 10)
+        #expect(failed.dialFailed(now: t0) == [.media(.say(.init(text: "after")))])
+
+        var bridged = NCCOEngine()
+        _ = bridged.load(doc, now: t0)
+        #expect(bridged.dialAnswered(now: t0.addingTimeInterval(2)) == [])
+        #expect(bridged.tick(now: t0.addingTimeInterval(60)) == [])
+        #expect(bridged.bridgeEnded(now: t0.addingTimeInterval(60)) == [.media(.say(.init(text: "after")))])
+
+        var unanswered = NCCOEngine()
+        _ = unanswered.load(doc, now: t0)
+        #expect(unanswered.tick(now: t0.addingTimeInterval(9)) == [])
+        let late = unanswered.tick(now: t0.addingTimeInterval(10))
+        #expect(late.first == .error("connect: no answer within 10 s", code: "connect-timeout"))
+        #expect(late.last == .media(.say(.init(text: "after"))))
+    }
+
+    @Test("media that cannot run reports an error and the NCCO goes on")
+    func mediaUnavailable() throws {
+        var e = NCCOEngine()
+        _ = e.load(try document(#"[{"action":"talk","text":"a"},{"action":"notify","payload":{},"eventUrl":["http://h/n"]}]"#), now: t0)
+        let steps = e.mediaFailed("talk: no mixer", now: t0)
+        #expect(steps == [.error("talk: no mixer", code: "media-unavailable"), .request(.init(url: "http://h/n"), payload: [:], awaitsAnswer: true)])
+    }
+
+    @Test("a transfer replaces what runs: the playing talk stops first")
+    func transfer() throws {
+        var e = NCCOEngine()
+        _ = e.load(try document(#"[{"action":"talk","text":"old","loop":0}]"#), now: t0)
+        let steps = e.load(try document(#"[{"action":"talk","text":"new"}]"#), now: t0)
+        #expect(steps == [.stopMedia, .media(.say(.init(text: "new")))])
+    }
+
+    @Test("a hangup from outside stops media and nothing more runs")
+    func stop() throws {
+        var e = NCCOEngine()
+        _ = e.load(try document(#"[{"action":"talk","text":"a"},{"action":"talk","text":"b"}]"#), now: t0)
+        #expect(e.stop() == [.stopMedia])
+        #expect(e.mediaFinished(now: t0) == [])
+        #expect(e.isFinished)
+    }
+}

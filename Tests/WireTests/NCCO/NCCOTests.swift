@@ -1,0 +1,128 @@
+import Testing
+@testable import Wire
+
+@Suite("NCCO documents")
+struct NCCOTests {
+    func parse(_ text: String) throws(NCCOError) -> NCCO { try NCCO.parse(Array(text.utf8)) }
+
+    @Test("every action with every option reads back to the values given")
+    func allOptions() throws {
+        let ncco = try parse("""
+            [{"action":"talk","text":"Hello","language":"en-GB","style":2,"premium":true,"loop":3,"level":-0.5,"bargeIn":true},
+             {"action":"stream","streamUrl":["https://a.test/x.mp3"],"loop":0,"level":1,"bargeIn":true},
+             {"action":"input","type":["dtmf"],"dtmf":{"timeOut":7,"maxDigits":12,"submitOnHash":true},"eventUrl":["http://127.0.0.1/i"],"eventMethod":"GET"},
+             {"action":"record","format":"wav","split":"conversation","channels":2,"endOnSilence":5,"endOnKey":"#","timeOut":60,"beepStart":true,"eventUrl":["http://h.test/r"]},
+             {"action":"conversation","name":"room","musicOnHoldUrl":["http://h.test/m.mp3"],"startOnEnter":false,"endOnExit":true,"record":true,"canHear":["leg-1"]},
+             {"action":"connect","endpoint":[{"type":"sip","uri":"sip:bob@127.0.0.1","headers":{"X-Id":"7"}}],"from":"+14155550100","eventType":"synchronous","timeout":30,"limit":600,"ringbackTone":"http://h.test/r.mp3","eventUrl":["http://h.test/c"]},
+             {"action":"notify","payload":{"step":1},"eventUrl":["http://h.test/n"]}]
+            """)
+        #expect(ncco.actions.count == 7)
+        guard case .talk(let t) = ncco.actions[0], case .stream(let s) = ncco.actions[1], case .input(let i) = ncco.actions[2],
+              case .record(let r) = ncco.actions[3], case .conversation(let c) = ncco.actions[4], case .connect(let k) = ncco.actions[5],
+              case .notify(let n) = ncco.actions[6] else { Issue.record("wrong actions"); return }
+        #expect(t.text == "Hello" && t.language == "en-GB" && t.style == 2 && t.premium && t.loop == 3 && t.level == -0.5 && t.bargeIn)
+        #expect(s.url == "https://a.test/x.mp3" && s.loop == 0 && s.level == 1 && s.bargeIn)
+        #expect(i.timeOut == 7 && i.maxDigits == 12 && i.submitOnHash && i.eventURL == .init(url: "http://127.0.0.1/i", method: .get))
+        #expect(r.format == .wav && r.split && r.channels == 2 && r.endOnSilence == 5 && r.endOnKey == "#" && r.timeOut == 60 && r.beepStart)
+        #expect(c.name == "room" && !c.startOnEnter && c.endOnExit && c.record && c.canHear == ["leg-1"] && c.musicOnHoldURL == "http://h.test/m.mp3")
+        #expect(k.endpoint == .sip(uri: "sip:bob@127.0.0.1", headers: ["X-Id": "7"]) && k.from == "14155550100" && k.synchronous)
+        #expect(k.timeout == 30 && k.limit == 600 && k.ringbackTone == "http://h.test/r.mp3")
+        #expect(n.payload == ["step": 1] && n.eventURL.url == "http://h.test/n")
+        // Serialised and read again: the same document.
+        #expect(try NCCO.parse(ncco.json) == ncco)
+    }
+
+    @Test("defaults are the documented ones")
+    func defaults() throws {
+        let ncco = try parse(#"[{"action":"talk","text":"x"},{"action":"input"},{"action":"record"},{"action":"connect","endpoint":[{"type":"app","user":"bob"}]}]"#)
+        guard case .talk(let t) = ncco.actions[0], case .input(let i) = ncco.actions[1], case .record(let r) = ncco.actions[2],
+              case .connect(let c) = ncco.actions[3] else { Issue.record("wrong actions"); return }
+        #expect(t.language == "en-US" && t.loop == 1 && t.level == 0 && !t.bargeIn)
+        #expect(i.timeOut == 3 && i.maxDigits == 4 && !i.submitOnHash && i.eventURL == nil)
+        #expect(r.format == .mp3 && r.timeOut == 7200 && r.channels == 1)
+        #expect(c.timeout == 60 && c.limit == 7200 && !c.synchronous)
+    }
+
+    @Test("the older input form keeps dtmf options at the top level")
+    func legacyInput() throws {
+        let ncco = try parse(#"[{"action":"input","maxDigits":2,"timeOut":1,"submitOnHash":true}]"#)
+        guard case .input(let i) = ncco.actions[0] else { Issue.record("not input"); return }
+        #expect(i.maxDigits == 2 && i.timeOut == 1 && i.submitOnHash)
+    }
+
+    @Test("invalid documents are refused with the action index, the field and the reason", arguments: [
+        (#"{"action":"talk"}"#, nil, nil, "ncco-not-an-array"),
+        ("[]", nil, nil, "ncco-empty"),
+        ("[1]", 0, nil, "ncco-action-not-an-object"),
+        (#"[{"text":"x"}]"#, 0, "action", "ncco-missing-field"),
+        (#"[{"action":"dance"}]"#, 0, "action", "ncco-unknown-action"),
+        (#"[{"action":"talk","text":"a"},{"action":"talk"}]"#, 1, "text", "ncco-missing-field"),
+        (#"[{"action":"talk","text":5}]"#, 0, "text", "ncco-wrong-type"),
+        (#"[{"action":"talk","text":"a","loop":101}]"#, 0, "loop", "ncco-out-of-range"),
+        (#"[{"action":"talk","text":"a","level":1.5}]"#, 0, "level", "ncco-out-of-range"),
+        (#"[{"action":"talk","text":"a","bargeIn":"yes"}]"#, 0, "bargeIn", "ncco-wrong-type"),
+        (#"[{"action":"talk","text":"a","langauge":"en-US"}]"#, 0, "langauge", "ncco-unknown-field"),
+        (#"[{"action":"stream"}]"#, 0, "streamUrl", "ncco-missing-field"),
+        (#"[{"action":"stream","streamUrl":["ftp://x/y"]}]"#, 0, "streamUrl", "ncco-invalid-value"),
+        (#"[{"action":"input","dtmf":{"maxDigits":21}}]"#, 0, "dtmf.maxDigits", "ncco-out-of-range"),
+        (#"[{"action":"input","dtmf":{"timeOut":11}}]"#, 0, "dtmf.timeOut", "ncco-out-of-range"),
+        (#"[{"action":"input","type":["speech"]}]"#, 0, "type[0]", "ncco-unsupported-option"),
+        (#"[{"action":"input","eventMethod":"PUT","eventUrl":["http://h/x"]}]"#, 0, "eventMethod", "ncco-invalid-value"),
+        (#"[{"action":"record","format":"flac"}]"#, 0, "format", "ncco-invalid-value"),
+        (#"[{"action":"record","channels":2}]"#, 0, "channels", "ncco-invalid-value"),
+        (#"[{"action":"record","endOnKey":"x"}]"#, 0, "endOnKey", "ncco-invalid-value"),
+        (#"[{"action":"record","timeOut":2}]"#, 0, "timeOut", "ncco-out-of-range"),
+        (#"[{"action":"conversation"}]"#, 0, "name", "ncco-missing-field"),
+        (#"[{"action":"conversation","name":"r","canSpeak":"all"}]"#, 0, "canSpeak", "ncco-wrong-type"),
+        (#"[{"action":"connect"}]"#, 0, "endpoint", "ncco-missing-field"),
+        (#"[{"action":"connect","endpoint":[]}]"#, 0, "endpoint", "ncco-out-of-range"),
+        (#"[{"action":"connect","endpoint":[{"type":"fax"}]}]"#, 0, "endpoint[0].type", "ncco-invalid-value"),
+        (#"[{"action":"connect","endpoint":[{"type":"phone","number":"12"}]}]"#, 0, "endpoint[0].number", "ncco-invalid-value"),
+        (#"[{"action":"connect","endpoint":[{"type":"sip","uri":"http://x"}]}]"#, 0, "endpoint[0].uri", "ncco-invalid-value"),
+        (#"[{"action":"connect","endpoint":[{"type":"app"}]}]"#, 0, "endpoint[0].user", "ncco-missing-field"),
+        (#"[{"action":"connect","endpoint":[{"type":"websocket","uri":"ws://h/x","content-type":"audio/pcm"}]}]"#, 0, "endpoint[0].content-type", "ncco-invalid-value"),
+        (#"[{"action":"connect","endpoint":[{"type":"app","user":"a"}],"timeout":2}]"#, 0, "timeout", "ncco-out-of-range"),
+        (#"[{"action":"connect","endpoint":[{"type":"app","user":"a"}],"limit":7201}]"#, 0, "limit", "ncco-out-of-range"),
+        (#"[{"action":"connect","endpoint":[{"type":"app","user":"a"}],"eventType":"async"}]"#, 0, "eventType", "ncco-invalid-value"),
+        (#"[{"action":"connect","endpoint":[{"type":"app","user":"a"}],"machineDetection":"hangup"}]"#, 0, "machineDetection", "ncco-unsupported-option"),
+        (#"[{"action":"connect","endpoint":[{"type":"app","user":"a"}],"from":"1415555","randomFromNumber":true}]"#, 0, "randomFromNumber", "ncco-invalid-value"),
+        (#"[{"action":"notify","eventUrl":["http://h/x"]}]"#, 0, "payload", "ncco-missing-field"),
+        (#"[{"action":"notify","payload":{}}]"#, 0, "eventUrl", "ncco-missing-field"),
+        (#"[{"action":"notify","payload":[1],"eventUrl":["http://h/x"]}]"#, 0, "payload", "ncco-wrong-type"),
+    ] as [(String, Int?, String?, String)])
+    func invalid(document: String, index: Int?, field: String?, code: String) {
+        do {
+            _ = try parse(document)
+            Issue.record("accepted: \(document)")
+        } catch {
+            #expect(error.index == index, "\(error)")
+            #expect(error.field == field, "\(error)")
+            #expect(error.code == code, "\(error)")
+        }
+    }
+
+    @Test("the error text says where and what")
+    func errorText() {
+        #expect(throws: NCCOError(index: 1, action: "input", field: "dtmf.maxDigits", .outOfRange("between 1 and 20"))) {
+            try parse(#"[{"action":"talk","text":"a"},{"action":"input","dtmf":{"maxDigits":0}}]"#)
+        }
+        let e = NCCOError(index: 1, action: "input", field: "dtmf.maxDigits", .outOfRange("between 1 and 20"))
+        #expect(e.description == "action 1 (input): dtmf.maxDigits must be between 1 and 20")
+    }
+
+    @Test("size limits: too many actions, too long a text, too large a payload")
+    func limits() {
+        let many = "[" + Array(repeating: #"{"action":"talk","text":"a"}"#, count: 101).joined(separator: ",") + "]"
+        #expect(throws: NCCOError(.tooManyActions(limit: 100))) { try parse(many) }
+        let long = #"[{"action":"talk","text":""# + String(repeating: "a", count: 1501) + #""}]"#
+        #expect((try? parse(long)) == nil)
+        let big = #"[{"action":"notify","eventUrl":["http://h/x"],"payload":{"k":""# + String(repeating: "a", count: 9000) + #""}}]"#
+        #expect((try? parse(big)) == nil)
+    }
+
+    @Test("truncations of a valid document never crash and are refused or parse")
+    func truncations() {
+        let text = Array(#"[{"action":"connect","endpoint":[{"type":"phone","number":"14155550100"}]},{"action":"talk","text":"hi"}]"#.utf8)
+        for n in 0..<text.count { _ = try? NCCO.parse(Array(text[..<n])) }
+    }
+}
