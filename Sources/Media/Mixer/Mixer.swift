@@ -35,8 +35,8 @@ final class Mixer {
     private var bySlot: [MixerParticipant?]
     private var scratch: AudioFrame
     private let sharedEncoder: OpusCodec
-    private let sharedPacket: UnsafeMutableRawPointer
-    private var sharedLength = 0
+    let sharedPacket: UnsafeMutableRawPointer
+    private(set) var sharedLength = 0
     private let silencePacket: UnsafeMutableRawPointer
     private var silenceLength = 0
     private var sequence: UInt16
