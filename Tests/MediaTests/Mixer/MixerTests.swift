@@ -80,7 +80,7 @@ struct MixerTests {
     func sharedAndMixMinus() throws {
         try speaker("a", 440)
         try speaker("b", 880)
-        for n in 1...6 { try listener(n) }
+        for n: UInt16 in 1...6 { try listener(n) }
         try listener(7, as: "a")
         try listener(8, as: "b")
         let shared = try run(10)
@@ -118,7 +118,7 @@ struct MixerTests {
     func idleTickCostsNothing() throws {
         try core.addMixerParticipant(mixerID, participant: MixerParticipantID("a"), source: .frames,
                                      options: MixerParticipantOptions(), queueFrames: 10)
-        for n in 1...5 { try listener(n) }
+        for n: UInt16 in 1...5 { try listener(n) }
         _ = try run(50)
         let stats = try core.mixerStats(mixerID)
         #expect(stats.ticksIdle == 50 && stats.ticksMixed == 0)
