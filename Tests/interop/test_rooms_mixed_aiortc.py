@@ -105,8 +105,7 @@ def test_mixed_room_listeners_hear_all_speakers_and_speakers_not_themselves(serv
     for k, name in enumerate(TONES):
         strengths, peak = heard[LISTENERS + k]
         assert peak > 1000, f"{name} got silence: {strengths}"
-        for other, strength in strengths.items():
-            if other == name:
-                assert strength < 5, f"{name} hears itself: {strengths}"
-            else:
-                assert strength > 20, f"{name} does not hear {other}: {strengths}"
+        others = [strength for other, strength in strengths.items() if other != name]
+        assert min(others) > 20, f"{name} does not hear the others: {strengths}"
+        # Mix-minus: its own tone is at the noise floor, far below the others (Opus leaves a trace).
+        assert strengths[name] < 0.05 * min(others), f"{name} hears itself: {strengths}"
