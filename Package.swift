@@ -39,7 +39,7 @@ let package = Package(
         // WebRTC media plane.
         // Everything in a media worker is confined to its thread, so the packet path skips the dynamic
         // exclusivity checks (a thread-local access set per class property access).
-        .target(name: "Media", dependencies: ["Wire", "Crypto", "Runtime", "CShims"],
+        .target(name: "Media", dependencies: ["Wire", "Crypto", "Runtime", "CShims", "Audio"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
         // The client role of the media stack and the media benchmarks: the load generator behind
         // `switchboard load`, the in-process fan-out benchmark and the UDP send floor. Its peers are
@@ -52,7 +52,7 @@ let package = Package(
         // Domain: accounts, applications, users, conversations, webhooks.
         .target(name: "Platform", dependencies: ["Wire", "Crypto", "Runtime", "Store"]),
         // Live state and orchestration: rooms, video sessions, calls, over Media and Platform.
-        .target(name: "Live", dependencies: ["Platform", "Media", "Runtime", "Crypto", "Wire"]),
+        .target(name: "Live", dependencies: ["Platform", "Media", "Runtime", "Crypto", "Wire", "Audio"]),
         // REST routes, realtime gateway, web assets: translation only.
         .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media"]),
         // The Swift client SDK: sessions, conversations, headless media, video, view models.
@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Wire", "SRTPReference"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Wire", "Crypto"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "MediaLoad", "Wire", "Crypto", "Runtime", "SRTPReference"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "MediaLoad", "Wire", "Crypto", "Runtime", "SRTPReference", "Audio"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "Store", "Wire"]),
         .testTarget(name: "LiveTests", dependencies: ["Live", "Media", "MediaLoad", "Platform", "Runtime", "Crypto", "Wire"]),
         .testTarget(name: "TelephonyTests", dependencies: ["Telephony", "Wire", "Crypto", "Runtime"]),

@@ -141,6 +141,9 @@ public final class MixerCore {
 
     public func isSpeaking(_ slot: MixerSlot) -> Bool { valid(slot) && present[slot.rawValue] && speaking[slot.rawValue].isSpeaking }
 
+    /// How many inputs the last tick mixed (0: the shared mix is silence).
+    public var mixedCount: Int { selectedCount }
+
     /// Slots mixed in the last tick, loudest first.
     public var mixedSlots: [MixerSlot] { (0..<selectedCount).map { MixerSlot(selected[$0]) } }
 

@@ -63,6 +63,8 @@ public actor Rooms {
         var peers: [ClientID: Peer] = [:]
         /// With `forwardAllBelow` or more peers: the producers every listener receives.
         var forwarded: Set<ProducerID> = []
+        /// In mixed mode: the room's mixer and the producer carrying the mix.
+        var mixer: MediaEngine.MixerInfo?
         var busy = false
         var waiters: [CheckedContinuation<Void, Never>] = []
 
@@ -72,6 +74,8 @@ public actor Rooms {
         }
 
         func peer(producer: ProducerID) -> Peer? { peers.values.first { $0.publication?.producer == producer } }
+
+        var publishers: Int { peers.values.filter { $0.publication != nil || $0.subscribing }.count }
     }
 
     var rooms: [String: Room] = [:]
@@ -214,6 +218,14 @@ public actor Rooms {
         peer.publication = (publication.transport, audio.id)
         peer.muted = false
         updateCounts()
+        if let mixer = room.mixer {
+            do {
+                try await engine.addMixerParticipant(mixer.id, Rooms.participant(peer), source: .producer(audio.id))
+            } catch {
+                logger.warning("mixer input failed", ["conversation": room.conversationID, "member": peer.memberID, "error": "\(error)"])
+            }
+        }
+        await updateMode(room)
         _ = try? conversations.setMedia(memberID: member.id, conversationID: conversationID, applicationID: applicationID,
                                         media: MemberMedia(enabled: true, muted: false, earmuffed: peer.earmuffed))
         await renegotiateOthers(of: peer, in: room)
@@ -294,6 +306,7 @@ public actor Rooms {
         peer.subscribing = true
         peer.awaitingAnswer = false
         peer.dirty = false
+        await updateMode(room)
         let offer = try await renegotiate(peer, in: room, push: false)
         updateCounts()
         return Offer(offer: offer, tracks: tracks(peer, room: room))
@@ -326,7 +339,8 @@ public actor Rooms {
             peer.dirty = true
             return nil
         }
-        let wanted = room.peers.values.filter { $0 !== peer }.compactMap { $0.publication?.producer }.sorted { $0.rawValue < $1.rawValue }
+        let wanted = room.mixer.map { [$0.output] }
+            ?? room.peers.values.filter { $0 !== peer }.compactMap { $0.publication?.producer }.sorted { $0.rawValue < $1.rawValue }
         var subscription = peer.subscription
         if subscription == nil {
             if wanted.isEmpty { return nil }
@@ -339,6 +353,10 @@ public actor Rooms {
         let updated: MediaEngine.Subscription
         do { updated = try await engine.updateSubscription(current, producers: wanted) } catch { throw .media(error) }
         peer.subscription = updated
+        if let mixer = room.mixer, let consumer = engine.activeConsumers(updated)[mixer.output] {
+            // The peer hears the mix as its participant: without its own voice, nothing while earmuffed.
+            try? await engine.bindMixerOutput(mixer.id, consumer: consumer, to: Rooms.participant(peer))
+        }
         guard updated.version != current.version else { return nil }
         peer.awaitingAnswer = true
         // New consumers start forwarding at once; pause the ones policy says to.
@@ -365,6 +383,10 @@ public actor Rooms {
         guard let subscription = peer.subscription else { return [] }
         var out: [Track] = []
         for (index, consumer) in subscription.consumers.enumerated() where !subscription.inactive.contains(index) {
+            if let mixer = room.mixer, consumer.producerID == mixer.output {
+                out.append(Track(mid: String(index), memberID: "", userID: "", name: "Room mix", producerID: mixer.output))
+                continue
+            }
             guard let owner = room.peer(producer: consumer.producerID) else { continue }
             out.append(Track(mid: String(index), memberID: owner.memberID, userID: owner.userID, name: owner.userName,
                              producerID: consumer.producerID))
@@ -375,7 +397,8 @@ public actor Rooms {
     // MARK: Forwarding policy
 
     private func forwards(_ producer: ProducerID, in room: Room) -> Bool {
-        room.peers.count < settings.forwardAllBelow || room.forwarded.contains(producer)
+        if producer == room.mixer?.output { return true }
+        return room.peers.count < settings.forwardAllBelow || room.forwarded.contains(producer)
     }
 
     /// Recomputes the loudest speakers of a large room and applies any change to every listener.
@@ -408,6 +431,55 @@ public actor Rooms {
             }
         }
     }
+
+    // MARK: Mixing
+
+    /// A peer's participant in the room's mixer.
+    static func participant(_ peer: Peer) -> MixerParticipantID { MixerParticipantID("c\(peer.client.rawValue)") }
+
+    /// Whether the room should mix now, by its mode and size.
+    func wantsMix(_ room: Room) -> Bool {
+        switch settings.mode {
+        case .sfu: false
+        case .mixed: true
+        case .auto: room.publishers > settings.mixAbove
+        }
+    }
+
+    /// Switches the room between forwarding and mixing when its mode says so: every subscriber is
+    /// renegotiated (the old m-lines go `inactive`, the new ones are added), nobody is dropped.
+    func updateMode(_ room: Room) async {
+        let wanted = wantsMix(room) && !room.peers.isEmpty
+        guard wanted != (room.mixer != nil) else { return }
+        if wanted {
+            guard let router = try? await ensureRouter(room),
+                  let mixer = try? await engine.createMixer(router: router, capacity: max(16, settings.capacity + 8),
+                                                            maxSpeakers: settings.mixSpeakers) else {
+                logger.warning("mixer not created", ["conversation": room.conversationID])
+                return
+            }
+            room.mixer = mixer
+            for peer in room.peers.values {
+                if let producer = peer.publication?.producer {
+                    try? await engine.addMixerParticipant(mixer.id, Rooms.participant(peer), source: .producer(producer))
+                } else {
+                    try? await engine.addMixerParticipant(mixer.id, Rooms.participant(peer), source: .none)
+                }
+            }
+            logger.info("room mixing", ["conversation": room.conversationID, "members": "\(room.peers.count)"])
+        } else if let mixer = room.mixer {
+            room.mixer = nil
+            logger.info("room forwarding", ["conversation": room.conversationID, "members": "\(room.peers.count)"])
+            for peer in room.peers.values { _ = try? await renegotiate(peer, in: room, push: true) }
+            _ = try? await engine.closeMixer(mixer.id)
+            await updateForwarding(room)
+            return
+        }
+        for peer in room.peers.values where peer.subscription != nil { _ = try? await renegotiate(peer, in: room, push: true) }
+    }
+
+    /// The room's mixer, for players and recorders (nil unless the room mixes).
+    public func mixer(conversationID: String) -> MediaEngine.MixerInfo? { rooms[conversationID]?.mixer }
 
     // MARK: Speakers
 
@@ -448,12 +520,14 @@ public actor Rooms {
         room.peers[peer.client] = nil
         setSpeaking(peer, false, room: room)
         let published = peer.publication != nil
+        if let mixer = room.mixer { try? await engine.removeMixerParticipant(mixer.id, Rooms.participant(peer)) }
         if let publication = peer.publication { await close(transport: publication.transport, in: room) }
         if let subscription = peer.subscription { await close(transport: subscription.transport, in: room) }
         peer.publication = nil
         peer.subscription = nil
         peer.subscribing = false
-        if published { await renegotiateOthers(of: peer, in: room) }
+        if published && room.mixer == nil { await renegotiateOthers(of: peer, in: room) }
+        await updateMode(room)
         await closeRouterIfEmpty(room)
         updateCounts()
     }
@@ -472,6 +546,7 @@ public actor Rooms {
     private func closeRouterIfEmpty(_ room: Room) async {
         guard room.peers.isEmpty, let router = room.router else { return }
         room.router = nil
+        room.mixer = nil
         roomsByRouter[router] = nil
         _ = try? await engine.closeRouter(router)
     }

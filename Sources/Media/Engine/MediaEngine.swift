@@ -19,6 +19,7 @@ public final class MediaEngine: Sendable {
         var transports: [TransportID: Int] = [:]
         var producers: [ProducerID: Int] = [:]
         var consumers: [ConsumerID: Int] = [:]
+        var mixers: [MixerID: Int] = [:]
     }
 
     /// Binds one UDP socket per worker and starts the worker threads.
@@ -66,7 +67,7 @@ public final class MediaEngine: Sendable {
 
     // MARK: Placement
 
-    private func worker(router id: RouterID) throws(MediaError) -> MediaWorker {
+    func worker(router id: RouterID) throws(MediaError) -> MediaWorker {
         guard let i = placement.withLock({ $0.routers[id] }) else { throw .notFound("router \(id)") }
         return workers[i]
     }
@@ -86,8 +87,25 @@ public final class MediaEngine: Sendable {
         return workers[i]
     }
 
+    func worker(mixer id: MixerID) throws(MediaError) -> MediaWorker {
+        guard let i = placement.withLock({ $0.mixers[id] }) else { throw .notFound("mixer \(id)") }
+        return workers[i]
+    }
+
+    func place(mixer id: MixerID, output: ProducerID, on index: Int) {
+        placement.withLock {
+            $0.mixers[id] = index
+            $0.producers[output] = index
+        }
+    }
+
+    func forgetMixer(_ id: MixerID, closed: ClosedObjects) {
+        _ = placement.withLock { $0.mixers.removeValue(forKey: id) }
+        forget(closed)
+    }
+
     /// Removes ids of closed objects from the placement maps: the one place they leave.
-    private func forget(_ closed: ClosedObjects) {
+    func forget(_ closed: ClosedObjects) {
         guard !closed.isEmpty else { return }
         placement.withLock { p in
             for id in closed.routers { p.routers.removeValue(forKey: id) }

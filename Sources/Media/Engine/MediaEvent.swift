@@ -19,6 +19,10 @@ public enum MediaEvent: Sendable, Hashable {
     /// Every audio producer's loudness over the last interval (about 300 ms), for
     /// per-member speaking indicators and loudest-N forwarding.
     case audioLevels(RouterID, [AudioLevel])
+    /// A mixer participant started or stopped speaking (from the decoded signal).
+    case mixerSpeaking(MixerID, MixerParticipantID, Bool)
+    /// A mixer participant's queued audio played to its end; it has left the mixer.
+    case mixerInputFinished(MixerID, MixerParticipantID)
 }
 
 /// One audio producer's loudness over an interval, from its RFC 6464 levels

@@ -32,6 +32,10 @@ final class Consumer {
     let rtxSSRC: UInt32?
     let rtxPayloadType: UInt8?
     var retransmissionStream = false
+    /// For a consumer of a mixer's output: the mixer slot of the participant it is sent to (its
+    /// mix-minus and earmuff apply), or -1 for a listener that gets the shared mix.
+    var mixerSlot = -1
+    var mixerParticipant: MixerParticipantID?
     private var rtxSequence: UInt16
 
     // Send statistics (RFC 3550 §6.4.1 sender info) and what the subscriber reports back.

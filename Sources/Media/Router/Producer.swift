@@ -19,6 +19,9 @@ final class Producer {
     private(set) var rtxSSRC: UInt32?
     var consumers: [Consumer] = []
     var paused = false
+    /// Set while a mixer decodes this track: payloads go to its jitter buffer, and the level for
+    /// active speaker comes from the decoded signal (`noteLoudness`) instead of RFC 6464.
+    var mixerInput: RTPMixerInput?
 
     var statistics: ReceiveStatistics
     var nack = NackGenerator()
@@ -97,7 +100,7 @@ final class Producer {
         if sendsNACKs, nack.received(sequence, now: now) == .gapTooLarge {
             requestKeyframe(now: now)
         }
-        if parameters.kind == .audio, let id = parameters.extensions.audioLevel,
+        if parameters.kind == .audio, mixerInput == nil, let id = parameters.extensions.audioLevel,
            let level = view.audioLevel(id: id, in: UnsafeRawBufferPointer(start: p, count: length)) {
             let loudness = 127 - Int(level.level)
             loudnessSum &+= UInt64(loudness)
@@ -118,6 +121,9 @@ final class Producer {
         }
         buffer.store(p, length: length, sequenceNumber: sequence, now: now)
         if paused { return }
+        if let input = mixerInput {
+            input.receive(p + view.payloadOffset, length: payloadLength, sequence: sequence, timestamp: timestamp, now: now)
+        }
         // `consumers` holds every consumer for the whole loop (forwarding never adds or removes one), so
         // each is borrowed rather than retained and released per packet, and the next few
         // subscribers' state is prefetched while this one's packet is protected.
@@ -191,6 +197,13 @@ final class Producer {
         guard let ssrc else { return }
         keyframeRequests += 1
         transport.sendRTCP([.pictureLossIndication(PictureLossIndication(senderSSRC: transport.rtcpSSRC, mediaSSRC: ssrc))])
+    }
+
+    /// Adds one decoded frame's loudness (0 silent ... 127 loudest) to the interval's level.
+    func noteLoudness(_ loudness: Int) {
+        loudnessSum &+= UInt64(max(0, loudness))
+        loudnessCount &+= 1
+        if loudness > loudnessPeak { loudnessPeak = loudness }
     }
 
     /// Loudness over the interval since the last call (0 silent ... 127 loudest), and reset.

@@ -29,6 +29,14 @@ final class WorkerCore: Selectable {
     var transports: [TransportID: WebRTCTransport] = [:]
     var producers: [ProducerID: Producer] = [:]
     var consumers: [ConsumerID: Consumer] = [:]
+    var mixers: [MixerID: Mixer] = [:]
+    /// `mixers` as a list for the tick (rebuilt when a mixer comes or goes).
+    var mixerList: [Mixer] = []
+    /// Deadline of the next 20 ms tick; ticks are scheduled against it so they do not drift.
+    private var nextTick: UInt64 = 0
+    private var tickCount: UInt64 = 0
+    /// How late each tick ran behind its deadline, nanoseconds.
+    private(set) var tickLateness = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
     private var seed: UInt64
 
     // Counters for stats and the benchmark.
@@ -151,8 +159,17 @@ final class WorkerCore: Selectable {
 
     // MARK: Timers
 
+    static let tickInterval: UInt64 = 20_000_000
+
     func startTicking() {
-        loop.schedule(after: .milliseconds(20)) { [weak self] in
+        let current = sb_monotonic_ns()
+        if nextTick == 0 || current &- nextTick > 5 * WorkerCore.tickInterval && current > nextTick {
+            // First tick, or far behind (a stalled loop): start the cadence again from now.
+            nextTick = current &+ WorkerCore.tickInterval
+        } else {
+            nextTick &+= WorkerCore.tickInterval
+        }
+        loop.schedule(at: Instant(nanoseconds: nextTick)) { [weak self] in
             guard let self else { return }
             self.tick()
             self.startTicking()
@@ -161,7 +178,14 @@ final class WorkerCore: Selectable {
 
     private func tick() {
         now = sb_monotonic_ns()
+        if now > nextTick { tickLateness.record(now &- nextTick) } else { tickLateness.record(0) }
+        // Mixers first: their packets are the ones with a deadline.
+        mixerList.withUnsafeBufferPointer { list in
+            for mixer in list { mixer.tick(now: now, queue: queue) }
+        }
         for transport in transports.values { transport.tick(now: now) }
+        if !mixerList.isEmpty, tickCount % 5 == 0 { for event in mixerEvents() { emit(event) } }
+        tickCount &+= 1
         for router in routers.values {
             if let change = router.updateActiveSpeaker(now: now) { emit(.activeSpeaker(router.id, change)) }
             if let levels = router.takeLevels() { emit(.audioLevels(router.id, levels)) }
@@ -272,6 +296,7 @@ final class WorkerCore: Selectable {
         guard let producer = producers.removeValue(forKey: id) else { return ClosedObjects() }
         var closed = ClosedObjects(producers: [id])
         for consumer in producer.consumers { closed.append(closeConsumer(consumer.id)) }
+        if producer.mixerInput != nil { for mixer in mixerList { mixer.removeInputs(of: producer) } }
         producer.transport.remove(producer)
         producer.router.remove(producer)
         return closed
@@ -306,6 +331,7 @@ final class WorkerCore: Selectable {
     func closeRouter(_ id: RouterID) -> ClosedObjects {
         guard let router = routers.removeValue(forKey: id) else { return ClosedObjects() }
         var closed = ClosedObjects()
+        for mixer in mixerList where mixer.router === router { closed.append(closeMixer(mixer.id)) }
         for transport in router.transports { closed.append(closeTransport(transport.id)) }
         closed.routers.append(id)
         return closed

@@ -1,0 +1,93 @@
+/// Mixers: one per room in mixed mode, on the router's worker, ticked with every other mixer of
+/// that worker. Its output is a producer, so listeners consume it like any track.
+extension MediaEngine {
+    /// A new mixer: its id and the producer that carries the mix.
+    public struct MixerInfo: Sendable, Hashable {
+        public var id: MixerID
+        public var output: ProducerID
+    }
+
+    /// Creates a mixer in `router` mixing at most `maxSpeakers` loudest inputs; `capacity`
+    /// bounds its participants (listeners without a participant do not count).
+    public func createMixer(router: RouterID, capacity: Int = 256, maxSpeakers: Int = 5) async throws(MediaError) -> MixerInfo {
+        guard (1...10_000).contains(capacity), (1...64).contains(maxSpeakers) else {
+            throw .invalid("mixer capacity 1...10000 and speakers 1...64")
+        }
+        let worker = try worker(router: router)
+        let id = MixerID.random()
+        let output = ProducerID(rawValue: "pr-mix-" + id.rawValue.dropFirst(3))
+        place(mixer: id, output: output, on: worker.index)
+        do {
+            try await worker.run { core throws(MediaError) in
+                try core.createMixer(id, router: router, outputID: output, capacity: capacity, maxSpeakers: maxSpeakers)
+            }
+        } catch {
+            forgetMixer(id, closed: ClosedObjects(producers: [output]))
+            throw error
+        }
+        return MixerInfo(id: id, output: output)
+    }
+
+    /// Adds (or replaces) a participant: what it says comes from `source`; what it hears goes to
+    /// any consumer bound to it with `bindMixerOutput`. `queueFrames` sizes a `.frames` queue.
+    public func addMixerParticipant(_ mixer: MixerID, _ participant: MixerParticipantID, source: MixerSource,
+                                    options: MixerParticipantOptions = MixerParticipantOptions(), queueFrames: Int = 100) async throws(MediaError) {
+        guard (1...3000).contains(queueFrames) else { throw .invalid("queueFrames 1...3000") }
+        try await worker(mixer: mixer).run { core throws(MediaError) in
+            try core.addMixerParticipant(mixer, participant: participant, source: source, options: options, queueFrames: queueFrames)
+        }
+    }
+
+    public func removeMixerParticipant(_ mixer: MixerID, _ participant: MixerParticipantID) async throws(MediaError) {
+        try await worker(mixer: mixer).run { core throws(MediaError) in try core.removeMixerParticipant(mixer, participant: participant) }
+    }
+
+    /// Mute, earmuff, volume, canHear/canSpeak.
+    public func setMixerOptions(_ mixer: MixerID, _ participant: MixerParticipantID, _ options: MixerParticipantOptions) async throws(MediaError) {
+        guard options.volume.isFinite, options.volume >= 0, options.volume <= 4 else { throw .invalid("volume 0...4") }
+        try await worker(mixer: mixer).run { core throws(MediaError) in try core.setMixerOptions(mixer, participant: participant, options: options) }
+    }
+
+    /// Sends the mix on `consumer` (of the mixer's output) as `participant` hears it: mix-minus
+    /// while it speaks, nothing while earmuffed. Unbound consumers get the shared mix.
+    public func bindMixerOutput(_ mixer: MixerID, consumer: ConsumerID, to participant: MixerParticipantID) async throws(MediaError) {
+        try await worker(mixer: mixer).run { core throws(MediaError) in
+            try core.bindMixerOutput(mixer, consumer: consumer, participant: participant)
+        }
+    }
+
+    /// Queues mono samples at 48 kHz (whole 20 ms frames) for a `.frames` participant; `end` marks
+    /// the last of them (the participant leaves once they have played). Returns what was taken
+    /// and the room left, so the caller paces itself.
+    public func queueFrames(_ mixer: MixerID, _ participant: MixerParticipantID, samples: [Int16], end: Bool = false) async throws(MediaError) -> QueueState {
+        try await worker(mixer: mixer).run { core throws(MediaError) in
+            try core.queueFrames(mixer, participant: participant, samples: samples, end: end)
+        }
+    }
+
+    public func mixerStats(_ mixer: MixerID) async throws(MediaError) -> MixerStats {
+        try await worker(mixer: mixer).run { core throws(MediaError) in try core.mixerStats(mixer) }
+    }
+
+    /// Closes a mixer and every consumer of its output.
+    @discardableResult
+    public func closeMixer(_ mixer: MixerID) async throws(MediaError) -> ClosedObjects {
+        let worker = try worker(mixer: mixer)
+        let closed = try await worker.run { core throws(MediaError) in core.closeMixer(mixer) }
+        forgetMixer(mixer, closed: closed)
+        return closed
+    }
+
+    /// How late the workers' 20 ms ticks ran (p50, p99, max seen), microseconds.
+    public func tickLateness() async -> [(p50: Double, p99: Double)] {
+        var out: [(Double, Double)] = []
+        for worker in workers {
+            if let v = try? await worker.run({ core throws(MediaError) in TickLateness(p50: core.tickLateness.percentile(0.5), p99: core.tickLateness.percentile(0.99)) }) {
+                out.append((v.p50 * 1000, v.p99 * 1000))
+            }
+        }
+        return out
+    }
+
+    private struct TickLateness: Sendable { var p50: Double; var p99: Double }
+}

@@ -1,0 +1,275 @@
+import Audio
+import Wire
+
+/// An audio mixer attached to a router (FreeSWITCH's conference, Janus' AudioBridge), ticked by
+/// its worker every 20 ms together with every other mixer of that worker.
+///
+/// Per tick: each input yields 20 ms (jitter buffer + decode or concealment, or queued frames),
+/// `MixerCore` mixes the loudest `maxSpeakers` through the soft limiter, and every consumer of the
+/// mixer's output producer gets one packet: mixed speakers and restricted listeners their own mix
+/// (encoded once per participant), everyone else the shared mix, encoded once per tick and then only
+/// rewritten and SRTP-protected per listener by `Consumer.forward`. The output is an ordinary
+/// producer, so listeners subscribe to it with the usual offer/answer flow and get one m-line.
+///
+/// Sequence numbers advance once per tick that sends; timestamps advance every tick, so a room that
+/// falls silent (no input has audio) sends nothing and looks like DTX to the receivers. An idle
+/// mixer costs one loop over its inputs per tick.
+final class Mixer {
+    static let packetCapacity = 1500
+    /// RTP header plus a one-byte-header extension block carrying the RFC 6464 level.
+    static let headerLength = 20
+    static let samplesPerTick: UInt32 = 960
+
+    let id: MixerID
+    unowned(unsafe) let router: Router
+    /// The mix as a track: consumers of it are the listeners.
+    let output: Producer
+    /// The output producer's transport: local, never connected, never in the worker's tables.
+    private let anchor: WebRTCTransport
+    let core: MixerCore
+    let rate: SampleRate
+
+    private(set) var participants: [MixerParticipantID: MixerParticipant] = [:]
+    /// Participants with an input, in join order (the tick walks this).
+    private var inputs: [MixerParticipant] = []
+    private var bySlot: [MixerParticipant?]
+    private var scratch: AudioFrame
+    private let sharedEncoder: OpusCodec
+    let sharedPacket: UnsafeMutableRawPointer
+    private(set) var sharedLength = 0
+    private let silencePacket: UnsafeMutableRawPointer
+    private var silenceLength = 0
+    private var sequence: UInt16
+    private var timestamp: UInt32
+    private var tickNumber: UInt64 = 0
+    private var wasMixing = false
+    private var stats = MixerStats()
+
+    init(id: MixerID, router: Router, worker: WorkerCore, capacity: Int, maxSpeakers: Int,
+         outputID: ProducerID, ssrc: UInt32, initialSequence: UInt16, initialTimestamp: UInt32) throws(MediaError) {
+        self.id = id
+        self.router = router
+        rate = .hz48000
+        anchor = WebRTCTransport(id: TransportID(rawValue: "mix-" + id.rawValue), router: router, worker: worker,
+                                 ice: ICEParameters.random(iceLite: true), rtcpSSRC: ssrc ^ 0x5A5A_5A5A | 1, cname: "sb-mix")
+        output = Producer(id: outputID, parameters: ProducerParameters(kind: .audio, mid: "mix", codec: .opus, ssrc: ssrc,
+                                                                      extensions: RTPExtensionIDs(audioLevel: 1),
+                                                                      streamID: "mix-" + id.rawValue, trackID: outputID.rawValue),
+                          codec: .opus, transport: anchor, router: router)
+        core = MixerCore(capacity: capacity, rate: rate, maxSpeakers: maxSpeakers)
+        bySlot = [MixerParticipant?](repeating: nil, count: core.capacity)
+        scratch = AudioFrame(rate: rate)
+        scratch.clear()
+        do {
+            sharedEncoder = try OpusCodec({ var c = OpusCodec.Configuration(); c.sampleRate = .hz48000; return c }())
+        } catch { throw .invalid("opus encoder: \(error)") }
+        sharedPacket = .allocate(byteCount: Mixer.packetCapacity, alignment: 16)
+        silencePacket = .allocate(byteCount: Mixer.packetCapacity, alignment: 16)
+        sequence = initialSequence
+        timestamp = initialTimestamp
+        Mixer.writeHeader(sharedPacket)
+        Mixer.writeHeader(silencePacket)
+        // Digital silence, encoded once by an encoder of its own (no state shared with the mix).
+        if let silent = try? OpusCodec() {
+            let frame = AudioFrame(rate: rate)
+            let room = UnsafeMutableRawBufferPointer(start: silencePacket + Mixer.headerLength,
+                                                     count: Mixer.packetCapacity - Mixer.headerLength)
+            silenceLength = Mixer.headerLength + ((try? silent.encode(frame, into: room)) ?? 0)
+            Mixer.setLevel(silencePacket, 127)
+        }
+    }
+
+    deinit {
+        sharedPacket.deallocate()
+        silencePacket.deallocate()
+    }
+
+    /// `V=2, X=1`, the canonical Opus payload type, and a one-byte-header extension block with
+    /// the RFC 6464 audio level at the consumer-side id; sequence, timestamp and SSRC are the
+    /// consumer's and get written as each copy goes out.
+    static func writeHeader(_ p: UnsafeMutableRawPointer) {
+        p.initializeMemory(as: UInt8.self, repeating: 0, count: headerLength)
+        Bytes.setByte(p, 0, 0x90)
+        Bytes.setByte(p, 1, RTPCodec.opus.payloadType)
+        Bytes.put16(p, 12, 0xBEDE)
+        Bytes.put16(p, 14, 1)
+        Bytes.setByte(p, 16, (RTPExtensionIDs.consumerSide.audioLevel ?? 1) << 4)
+        Bytes.setByte(p, 17, 127)
+    }
+
+    @inline(__always)
+    static func setLevel(_ p: UnsafeMutableRawPointer, _ level: UInt8) { Bytes.setByte(p, 17, level & 0x7F) }
+
+    // MARK: Membership (control path, on the worker thread)
+
+    func add(_ id: MixerParticipantID, input: (any MixerInput)?, producer: Producer?, options: MixerParticipantOptions) throws(MediaError) {
+        if let existing = participants[id] {
+            // Re-adding replaces the input and options.
+            remove(existing.id)
+        }
+        guard let free = bySlot.firstIndex(where: { $0 == nil }) else { throw .invalid("mixer \(self.id) is full (\(core.capacity))") }
+        let participant: MixerParticipant
+        do { participant = try MixerParticipant(id: id, slot: MixerSlot(free), options: options, rate: rate) } catch {
+            throw .invalid("opus encoder: \(error)")
+        }
+        participant.input = input
+        participant.producer = producer
+        participants[id] = participant
+        bySlot[free] = participant
+        if input != nil { inputs.append(participant) }
+        producer?.mixerInput = input as? RTPMixerInput
+        core.join(participant.slot)
+        applyOptions()
+        for consumer in output.consumers where consumer.mixerParticipant == id { consumer.mixerSlot = free }
+    }
+
+    func remove(_ id: MixerParticipantID) {
+        guard let participant = participants.removeValue(forKey: id) else { return }
+        participant.producer?.mixerInput = nil
+        core.leave(participant.slot)
+        bySlot[participant.slot.rawValue] = nil
+        inputs.removeAll { $0 === participant }
+        for consumer in output.consumers where consumer.mixerSlot == participant.slot.rawValue { consumer.mixerSlot = -1 }
+        applyOptions()
+    }
+
+    /// A producer closed: whoever it fed leaves.
+    func removeInputs(of producer: Producer) {
+        for participant in inputs where participant.producer === producer { remove(participant.id) }
+    }
+
+    func setOptions(_ id: MixerParticipantID, _ options: MixerParticipantOptions) throws(MediaError) {
+        guard let participant = participants[id] else { throw .notFound("participant \(id) in mixer \(self.id)") }
+        participant.options = options
+        applyOptions()
+    }
+
+    /// Sends the mix on `consumer` as `participant` hears it (its mix-minus, its earmuff).
+    func bind(_ consumer: Consumer, to participant: MixerParticipantID) {
+        consumer.mixerParticipant = participant
+        consumer.mixerSlot = participants[participant]?.slot.rawValue ?? -1
+    }
+
+    /// Flags in slots: ids in canHear/canSpeak resolve to slots of current participants.
+    private func applyOptions() {
+        for participant in participants.values {
+            let o = participant.options
+            core.setFlags(MixerFlags(
+                muted: o.muted, earmuffed: o.earmuffed, volume: o.volume,
+                canHear: o.canHear.map { $0.compactMap { participants[$0]?.slot } },
+                canSpeak: o.canSpeak.map { $0.compactMap { participants[$0]?.slot } }), for: participant.slot)
+        }
+    }
+
+    func participant(_ id: MixerParticipantID) -> MixerParticipant? { participants[id] }
+
+    /// Participants whose input reached its end since the last call (players that finished).
+    func finishedParticipants() -> [MixerParticipantID] {
+        var out: [MixerParticipantID] = []
+        for participant in inputs where participant.input?.finished == true { out.append(participant.id) }
+        return out
+    }
+
+    /// Speaking changes since the last call, from the decoded signal.
+    func speakingChanges() -> [(MixerParticipantID, Bool)] {
+        var out: [(MixerParticipantID, Bool)] = []
+        for participant in inputs {
+            let now = core.isSpeaking(participant.slot)
+            if now != participant.speaking {
+                participant.speaking = now
+                out.append((participant.id, now))
+            }
+        }
+        return out
+    }
+
+    // MARK: Tick (no allocation, lock or log)
+
+    /// One 20 ms tick: decode every input, mix, and send each consumer of the output its packet.
+    func tick(now: UInt64, queue: SendQueue) {
+        tickNumber &+= 1
+        var fed = 0
+        inputs.withUnsafeBufferPointer { list in
+            for participant in list {
+                guard let input = participant.input else { continue }
+                if input.pull(into: &scratch, now: now) {
+                    core.setInput(participant.slot, scratch)
+                    fed += 1
+                }
+            }
+        }
+        guard fed > 0 || wasMixing else {
+            // Nobody has audio: nothing to mix or send; the timeline still moves (DTX to receivers).
+            timestamp &+= Mixer.samplesPerTick
+            stats.ticksIdle &+= 1
+            return
+        }
+        wasMixing = fed > 0
+        stats.ticksMixed &+= 1
+        core.mix()
+        for participant in inputs {
+            if let producer = participant.producer { producer.noteLoudness(127 - Int(core.level(for: participant.slot))) }
+        }
+        let anyMixed = core.mixedCount > 0
+        var sharedReady = false
+        output.consumers.withUnsafeBufferPointer { list in
+            for consumer in list {
+                let slot = consumer.mixerSlot
+                let kind: MixerOutput = slot >= 0 ? core.output(for: MixerSlot(slot)) : (anyMixed ? .shared : .silence)
+                switch kind {
+                case .shared:
+                    if !sharedReady {
+                        encodeShared()
+                        sharedReady = true
+                    }
+                    send(consumer, sharedPacket, sharedLength, now: now, queue: queue)
+                case .own:
+                    guard let participant = bySlot[slot] else { continue }
+                    if participant.encodedTick != tickNumber { encodeOwn(participant) }
+                    send(consumer, participant.packet, participant.packetLength, now: now, queue: queue)
+                case .silence:
+                    send(consumer, silencePacket, silenceLength, now: now, queue: queue)
+                }
+            }
+        }
+        sequence &+= 1
+        timestamp &+= Mixer.samplesPerTick
+    }
+
+    @inline(__always)
+    private func send(_ consumer: Consumer, _ packet: UnsafeMutableRawPointer, _ length: Int, now: UInt64, queue: SendQueue) {
+        guard length > Mixer.headerLength else { return }
+        stats.packetsSent &+= 1
+        consumer.forward(packet, length: length, sequence: sequence, timestamp: timestamp, keyframe: false, now: now, queue: queue)
+    }
+
+    private func encodeShared() {
+        let room = UnsafeMutableRawBufferPointer(start: sharedPacket + Mixer.headerLength, count: Mixer.packetCapacity - Mixer.headerLength)
+        let n = (try? sharedEncoder.encode(core.shared, into: room)) ?? 0
+        sharedLength = n > 0 ? Mixer.headerLength + n : 0
+        Mixer.setLevel(sharedPacket, Audio.AudioLevel.level(core.shared))
+        stats.sharedEncodes &+= 1
+    }
+
+    private func encodeOwn(_ participant: MixerParticipant) {
+        participant.encodedTick = tickNumber
+        let room = UnsafeMutableRawBufferPointer(start: participant.packet + Mixer.headerLength,
+                                                 count: Mixer.packetCapacity - Mixer.headerLength)
+        let mix = core.ownMix(for: participant.slot)
+        let n = (try? participant.encoder.encode(mix, into: room)) ?? 0
+        participant.packetLength = n > 0 ? Mixer.headerLength + n : 0
+        Mixer.setLevel(participant.packet, Audio.AudioLevel.level(mix))
+        stats.ownEncodes &+= 1
+    }
+
+    // MARK: Stats
+
+    func currentStats() -> MixerStats {
+        var s = stats
+        s.participants = participants.count
+        s.inputs = inputs.count
+        s.outputs = output.consumers.count
+        s.speaking = inputs.filter { core.isSpeaking($0.slot) }.map(\.id).sorted { $0.rawValue < $1.rawValue }
+        return s
+    }
+}

@@ -1,0 +1,17 @@
+/// Counters of one mixer.
+public struct MixerStats: Sendable, Hashable, Codable {
+    public var participants = 0
+    public var inputs = 0
+    /// Consumers of the mix (listeners with a subscribe transport).
+    public var outputs = 0
+    /// Ticks that mixed something, and ticks skipped because no input had audio.
+    public var ticksMixed: UInt64 = 0
+    public var ticksIdle: UInt64 = 0
+    /// Opus encodes of the shared mix and of own mixes (mix-minus, restricted) since creation.
+    public var sharedEncodes: UInt64 = 0
+    public var ownEncodes: UInt64 = 0
+    public var packetsSent: UInt64 = 0
+    /// Participants currently speaking, by the decoded signal.
+    public var speaking: [MixerParticipantID] = []
+    public init() {}
+}

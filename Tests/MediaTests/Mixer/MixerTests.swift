@@ -1,0 +1,143 @@
+import Audio
+import Crypto
+import Foundation
+import Runtime
+import Testing
+@testable import Media
+
+/// The worker's mixer tick in process: a real worker core (no thread, datagrams counted and
+/// dropped), real Opus, inputs through the generic frame-queue input.
+@Suite("Mixer tick")
+struct MixerTests {
+    let core: WorkerCore
+    let router = RouterID(rawValue: "rt-mix")
+    let mixerID = MixerID(rawValue: "mx-test")
+    let keys = SRTPKeys(localKey: [UInt8](repeating: 1, count: 16), localSalt: [UInt8](repeating: 2, count: 14),
+                        remoteKey: [UInt8](repeating: 1, count: 16), remoteSalt: [UInt8](repeating: 2, count: 14))
+
+    init() throws {
+        let socket = try UDPSocket(host: "127.0.0.1", port: 0)
+        core = WorkerCore(index: 0, loop: EventLoop(index: 98), socket: socket, certificate: try DTLSCertificate(),
+                          configuration: MediaConfiguration()) { _ in }
+        core.queue.discard = true
+        core.createRouter(router)
+        try core.createMixer(mixerID, router: router, outputID: ProducerID(rawValue: "pr-mix"), capacity: 16, maxSpeakers: 5)
+    }
+
+    /// A connected listener transport consuming the mix; bound to `participant` when given.
+    @discardableResult
+    func listener(_ n: UInt16, as participant: String? = nil) throws -> ConsumerID {
+        let transport = TransportID(rawValue: "tp-\(n)")
+        _ = try core.createTransport(router: router, transportID: transport)
+        try core.transports[transport]!.installForBenchmark(profile: .aes128CMSHA1_80, keys: keys,
+                                                            address: PeerAddress(ipv4: 0x7F00_0001, port: 41_000 + n))
+        let consumer = ConsumerID(rawValue: "cn-\(n)")
+        _ = try core.consume(transport, consumerID: consumer, producer: ProducerID(rawValue: "pr-mix"))
+        if let participant { try core.bindMixerOutput(mixerID, consumer: consumer, participant: MixerParticipantID(participant)) }
+        return consumer
+    }
+
+    func tone(_ frequency: Double, frames: Int, amplitude: Double = 6000) -> [Int16] {
+        (0..<frames * 960).map { Int16(amplitude * sin(2 * Double.pi * frequency * Double($0) / 48_000)) }
+    }
+
+    func speaker(_ id: String, _ frequency: Double, frames: Int = 20) throws {
+        try core.addMixerParticipant(mixerID, participant: MixerParticipantID(id), source: .frames,
+                                     options: MixerParticipantOptions(), queueFrames: 100)
+        _ = try core.queueFrames(mixerID, participant: MixerParticipantID(id), samples: tone(frequency, frames: frames), end: false)
+    }
+
+    /// Power of `frequency` in a frame (one DFT bin), relative to the frame's total power.
+    func share(of frequency: Double, in frame: AudioFrame) -> Double {
+        frame.withSamples { s in
+            var re = 0.0, im = 0.0, total = 0.0
+            for i in 0..<s.count {
+                let x = Double(s[i])
+                re += x * cos(2 * Double.pi * frequency * Double(i) / 48_000)
+                im += x * sin(2 * Double.pi * frequency * Double(i) / 48_000)
+                total += x * x
+            }
+            return total == 0 ? 0 : (re * re + im * im) / (Double(s.count) / 2) / total
+        }
+    }
+
+    /// Runs `ticks` ticks, decoding the shared packet after each; returns the last decoded frame.
+    func run(_ ticks: Int, from start: UInt64 = 1_000_000_000) throws -> AudioFrame {
+        let mixer = try core.mixer(mixerID)
+        let decoder = try OpusCodec()
+        var frame = AudioFrame(rate: .hz48000)
+        for t in 0..<ticks {
+            mixer.tick(now: start + UInt64(t) * 20_000_000, queue: core.queue)
+            if mixer.sharedLength > Mixer.headerLength {
+                try decoder.decode(UnsafeRawBufferPointer(start: mixer.sharedPacket + Mixer.headerLength,
+                                                          count: mixer.sharedLength - Mixer.headerLength), into: &frame)
+            }
+        }
+        return frame
+    }
+
+    @Test("two inputs become one shared mix, encoded once per tick however many listen; each speaker gets its own mix-minus")
+    func sharedAndMixMinus() throws {
+        try speaker("a", 440)
+        try speaker("b", 880)
+        for n: UInt16 in 1...6 { try listener(n) }
+        try listener(7, as: "a")
+        try listener(8, as: "b")
+        let shared = try run(10)
+        let stats = try core.mixerStats(mixerID)
+        #expect(stats.ticksMixed == 10)
+        #expect(stats.sharedEncodes == 10, "the shared mix is encoded once per tick, not per listener")
+        #expect(stats.ownEncodes == 20, "one mix-minus per speaker per tick")
+        #expect(stats.packetsSent == 80)
+        #expect(share(of: 440, in: shared) > 0.2 && share(of: 880, in: shared) > 0.2, "both tones in the shared mix")
+        let mixer = try core.mixer(mixerID)
+        let a = try #require(mixer.participant(MixerParticipantID("a")))
+        #expect(mixer.core.output(for: a.slot) == .own)
+        let own = mixer.core.ownMix(for: a.slot)
+        #expect(share(of: 880, in: own) > 0.8 && share(of: 440, in: own) < 0.01, "a hears b and not itself")
+    }
+
+    @Test("a muted speaker is not heard; an earmuffed participant gets silence")
+    func muteAndEarmuff() throws {
+        try speaker("a", 440, frames: 30)
+        try speaker("b", 880, frames: 30)
+        try core.addMixerParticipant(mixerID, participant: MixerParticipantID("c"), source: .none,
+                                     options: MixerParticipantOptions(earmuffed: true), queueFrames: 1)
+        try listener(1)
+        try listener(2, as: "c")
+        try core.setMixerOptions(mixerID, participant: MixerParticipantID("a"), options: MixerParticipantOptions(muted: true))
+        let shared = try run(10)
+        #expect(share(of: 880, in: shared) > 0.5 && share(of: 440, in: shared) < 0.02, "only b is heard")
+        let mixer = try core.mixer(mixerID)
+        let c = try #require(mixer.participant(MixerParticipantID("c")))
+        #expect(mixer.core.output(for: c.slot) == .silence)
+        #expect(mixer.core.frame(for: c.slot).samples.allSatisfy { $0 == 0 })
+    }
+
+    @Test("with no input audio a tick mixes, encodes and sends nothing")
+    func idleTickCostsNothing() throws {
+        try core.addMixerParticipant(mixerID, participant: MixerParticipantID("a"), source: .frames,
+                                     options: MixerParticipantOptions(), queueFrames: 10)
+        for n: UInt16 in 1...5 { try listener(n) }
+        _ = try run(50)
+        let stats = try core.mixerStats(mixerID)
+        #expect(stats.ticksIdle == 50 && stats.ticksMixed == 0)
+        #expect(stats.sharedEncodes == 0 && stats.ownEncodes == 0 && stats.packetsSent == 0)
+        #expect(core.queue.sent == 0)
+    }
+
+    @Test("a frame input that played to its end leaves the mixer; closing the router closes the mixer and its consumers")
+    func finishedAndClosed() throws {
+        try speaker("a", 440, frames: 3)
+        _ = try core.queueFrames(mixerID, participant: MixerParticipantID("a"), samples: [], end: true)
+        try listener(1)
+        _ = try run(5)
+        let events = core.mixerEvents()
+        #expect(events.contains(.mixerInputFinished(mixerID, MixerParticipantID("a"))))
+        #expect(try core.mixerStats(mixerID).participants == 0)
+        let closed = core.closeRouter(router)
+        #expect(closed.producers.contains(ProducerID(rawValue: "pr-mix")))
+        #expect(closed.consumers.contains(ConsumerID(rawValue: "cn-1")))
+        #expect(core.mixers.isEmpty && core.producers.isEmpty && core.consumers.isEmpty)
+    }
+}
