@@ -29,5 +29,6 @@ public final class Orchestrator: Sendable {
         events.subscribe { event in
             if case .audioLevels(let router, let levels) = event { Task { await rooms.levels(router: router, levels) } }
         }
+        Task { await rooms.recoverAfterRestart() }
     }
 }

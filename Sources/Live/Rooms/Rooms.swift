@@ -574,6 +574,24 @@ public actor Rooms {
         }
     }
 
+    /// After a restart: members that were live in a room when the process stopped lost their connections
+    /// with it, so each gets the leave grace a closed connection gets — it leaves unless its user is
+    /// connected again, or back in the room, by then.
+    public func recoverAfterRestart() {
+        guard let live = try? conversations.joinedMembersWithAudio(), !live.isEmpty else { return }
+        closes += 1
+        let close = closes
+        let gone = live.map { (conversationID: $0.member.conversationID, applicationID: $0.applicationID,
+                               memberID: $0.member.id, userID: $0.member.userID) }
+        for entry in gone { pendingLeaves[entry.memberID] = close }
+        logger.info("members live at the last stop leave after the grace period unless they return", ["members": String(gone.count)])
+        let grace = settings.leaveGrace
+        Task { [weak self] in
+            try? await Task.sleep(for: grace)
+            await self?.leaveIfGone(gone, close: close)
+        }
+    }
+
     private func leaveIfGone(_ gone: [(conversationID: String, applicationID: String, memberID: String, userID: String)], close: UInt64) {
         for entry in gone {
             // A later close of the same member has its own, later timer.

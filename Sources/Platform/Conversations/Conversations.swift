@@ -244,6 +244,19 @@ public final class Conversations: Sendable {
         return Page.make(rows: rows.map { ($0.int64("seq") ?? 0, Self.member($0, user: nil)) }, request: page)
     }
 
+    /// Joined members whose audio is on: after a restart, the ones that were live in a room when the
+    /// process stopped (their connections are gone with it).
+    public func joinedMembersWithAudio() throws -> [(member: Member, applicationID: String)] {
+        try db.query("""
+            SELECT m.*, c.application_id AS application_id FROM members m JOIN conversations c ON c.id = m.conversation_id
+            WHERE m.state = 'JOINED' ORDER BY m.seq
+            """).compactMap { r in
+            let m = Self.member(r, user: nil)
+            guard m.media.enabled, let app = r.string("application_id") else { return nil }
+            return (m, app)
+        }
+    }
+
     /// Conversations a user is currently in (joined or invited), for the realtime gateway.
     public func activeConversationIDs(userID: String) throws -> [String] {
         try db.query("SELECT DISTINCT conversation_id FROM members WHERE user_id = ? AND state IN ('JOINED','INVITED')", [.text(userID)])
