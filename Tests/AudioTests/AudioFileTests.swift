@@ -10,18 +10,26 @@ struct AudioFileTests {
         return dir.appendingPathComponent(name).path
     }
 
-    /// Runs a command and returns its standard output (trimmed); nil when it fails.
-    static func run(_ arguments: [String]) -> String? {
+    /// Runs a command and returns its standard output (trimmed); nil when it fails. The wait suspends
+    /// rather than blocks: tests share a cooperative pool as wide as the machine has cores, and a test
+    /// parked in a blocking wait on it stalls every other test of the run.
+    static func run(_ arguments: [String], timeout: Duration = .seconds(60)) async -> String? {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = arguments
-        let out = Pipe()
+        // A file, not a pipe: nothing has to read while the command runs, however much it prints.
+        let outPath = temporary("run-\(UUID().uuidString).out")
+        guard FileManager.default.createFile(atPath: outPath, contents: nil), let out = FileHandle(forWritingAtPath: outPath) else { return nil }
+        defer { try? FileManager.default.removeItem(atPath: outPath) }
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
         guard (try? p.run()) != nil else { return nil }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let deadline = ContinuousClock.now + timeout
+        while p.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        if p.isRunning { p.terminate() }
         p.waitUntilExit()
-        guard p.terminationStatus == 0 else { return nil }
+        try? out.close()
+        guard p.terminationStatus == 0, let data = FileManager.default.contents(atPath: outPath) else { return nil }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -46,7 +54,7 @@ struct AudioFileTests {
     }
 
     @Test("written files have the right duration for sox and read back as the same tone", arguments: Kind.allCases, [8000, 16_000, 48_000])
-    func roundTrip(kind: Kind, rate: Int) throws {
+    func roundTrip(kind: Kind, rate: Int) async throws {
         let path = Self.temporary("tone-\(rate).\(kind.rawValue)")
         let w = try Self.writer(kind, path: path, rate: rate)
         let samples = Self.tone(rate: rate, seconds: 1.5)
@@ -59,10 +67,10 @@ struct AudioFileTests {
         let durationText: String?
         if kind == .opus {
             let wav = path + ".dec.wav"
-            _ = Self.run(["opusdec", "--quiet", path, wav])
-            durationText = Self.run(["soxi", "-D", wav])
+            _ = await Self.run(["opusdec", "--quiet", path, wav])
+            durationText = await Self.run(["soxi", "-D", wav])
         } else {
-            durationText = Self.run(["soxi", "-D", path])
+            durationText = await Self.run(["soxi", "-D", path])
         }
         let duration = try #require(durationText.flatMap(Double.init), "soxi could not read \(path)")
         switch kind {

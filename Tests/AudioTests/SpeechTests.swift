@@ -33,7 +33,7 @@ struct SpeechTests {
         let w = try WAVFileWriter(path: path, sampleRate: 16_000)
         for f in frames { try w.write(f) }
         try w.finish()
-        let heard = try #require(AudioFileTests.run([Self.python, Self.recognizer, path]), "recognizer failed")
+        let heard = try #require(await AudioFileTests.run([Self.python, Self.recognizer, path]), "recognizer failed")
         #expect(heard.lowercased().split(separator: " ").map(String.init) == ["one", "two", "three", "four"], "heard: \(heard)")
     }
 
@@ -67,7 +67,7 @@ struct SpeechTests {
         let w = try WAVFileWriter(path: path, sampleRate: 16_000)
         for f in number { try w.write(f) }
         try w.finish()
-        let heard = try #require(AudioFileTests.run([Self.python, Self.recognizer, path]))
+        let heard = try #require(await AudioFileTests.run([Self.python, Self.recognizer, path]))
         #expect(heard.lowercased().split(separator: " ").map(String.init) == ["one", "two", "three", "four"], "heard: \(heard)")
         // Without say-as the same text is a number ("one thousand two hundred…"), not four digits.
         let asNumber = try await Self.synthesizer.synthesize(SpeechRequest(text: "<speak>1234</speak>", style: 1), rate: .hz16000)
@@ -75,7 +75,7 @@ struct SpeechTests {
         let w2 = try WAVFileWriter(path: numberPath, sampleRate: 16_000)
         for f in asNumber { try w2.write(f) }
         try w2.finish()
-        let heardNumber = try #require(AudioFileTests.run([Self.python, Self.recognizer, numberPath]))
+        let heardNumber = try #require(await AudioFileTests.run([Self.python, Self.recognizer, numberPath]))
         #expect(heardNumber.lowercased() != "one two three four", "heard: \(heardNumber)")
     }
 
