@@ -1,5 +1,8 @@
+import Audio
+import Foundation
 import Media
 import Platform
+import Runtime
 
 /// The one owner of live state: audio rooms, video sessions and (later) calls, over one media engine.
 /// The API layer builds it once per server and translates requests into calls on its parts; what
@@ -16,9 +19,12 @@ public final class Orchestrator: Sendable {
     public let calls: Calls
     /// Named rooms with no signaling, for the development-only `/test/media` routes.
     public let bench: MediaBench
+    /// Players and recorders in mixed conversations.
+    public let audio: ConversationAudio
 
     public init(engine: MediaEngine, core: PlatformCore, roomSettings: RoomSettings, clients: any Clients,
-                voiceWebhooks: VoiceWebhooks, callMedia: any CallMedia = NoCallMedia()) {
+                voiceWebhooks: VoiceWebhooks, callMedia: any CallMedia = NoCallMedia(),
+                audioDirectory: String = FileManager.default.temporaryDirectory.path + "/switchboard-audio", http: HTTPClient? = nil) {
         self.engine = engine
         calls = Calls(core: core, webhooks: voiceWebhooks, media: callMedia)
         events = MediaEventHub(engine: engine)
@@ -26,6 +32,10 @@ public final class Orchestrator: Sendable {
         self.rooms = rooms
         video = VideoHub(core: core, media: EngineVideoMediaBridge(engine: engine), clients: clients)
         bench = MediaBench(engine: engine)
+        let players = MixerPlayers(engine: engine, synthesizer: SpeechSynthesizer(), http: http, downloads: audioDirectory + "/downloads")
+        audio = ConversationAudio(rooms: rooms, players: players,
+                                  recordings: Recordings(engine: engine, players: players, directory: audioDirectory + "/recordings"))
+        (callMedia as? MixerCallMedia)?.attach(audio: audio, rooms: rooms, events: calls)
         events.subscribe { event in
             if case .audioLevels(let router, let levels) = event { Task { await rooms.levels(router: router, levels) } }
         }

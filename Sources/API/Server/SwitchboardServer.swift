@@ -54,9 +54,17 @@ public final class SwitchboardServer: Sendable {
         media = try MediaEngine(configuration: configuration.mediaConfiguration)
         let clients = RealtimeClients(gateway: gateway)
         voiceWebhooks = VoiceWebhooks(client: HTTPClient(group: group))
-        live = Orchestrator(engine: media, core: core, roomSettings: roomSettings, clients: clients, voiceWebhooks: voiceWebhooks)
+        let publicBase = configuration.publicURL ?? "http://\(configuration.listen)"
+        let callsStore = core.calls
+        let callMedia = MixerCallMedia(resolve: { uuid in
+            guard let leg = try? callsStore.get(uuid: uuid) else { return nil }
+            return MixerCallMedia.LegPlace(conversationID: leg.conversationID, memberID: leg.memberID, applicationID: leg.applicationID)
+        }, recordingURL: { "\(publicBase)/v1/recordings/\($0.rawValue)/file" })
+        live = Orchestrator(engine: media, core: core, roomSettings: roomSettings, clients: clients, voiceWebhooks: voiceWebhooks,
+                            callMedia: callMedia, audioDirectory: configuration.dataDirectory + "/audio", http: HTTPClient(group: group))
         live.calls.attach(clients: clients)
         CallRoutes(core: core, calls: live.calls).register(on: &router)
+        ConversationAudioRoutes(core: core, audio: live.audio).register(on: &router)
         CallSignaling(calls: live.calls).register(on: gateway)
         VideoSignaling(hub: live.video, clients: clients).register(on: gateway)
         VideoRoutes(core: core, hub: live.video).register(on: &router)

@@ -1,15 +1,17 @@
-/// Writes 16-bit mono PCM WAV; the header's sizes are filled in by `finish`.
+/// Writes 16-bit PCM WAV (mono, or interleaved stereo); the header's sizes are filled in by `finish`.
 public final class WAVFileWriter: AudioFileWriter {
     private let file: FileDescriptor
     public let sampleRate: Int
+    public let channels: Int
     private var dataLength = 0
     private var finished = false
     private var bytes = [UInt8](repeating: 0, count: 8192)
 
-    public init(path: String, sampleRate: Int) throws(AudioFileError) {
+    public init(path: String, sampleRate: Int, channels: Int = 1) throws(AudioFileError) {
         file = try FileDescriptor(writing: path)
         self.sampleRate = sampleRate
-        try file.write(WAVFormat(sampleRate: sampleRate).header(dataLength: 0))
+        self.channels = max(1, min(2, channels))
+        try file.write(WAVFormat(sampleRate: sampleRate, channels: self.channels).header(dataLength: 0))
     }
 
     public func write(_ samples: UnsafeBufferPointer<Int16>) throws(AudioFileError) {
@@ -31,6 +33,6 @@ public final class WAVFileWriter: AudioFileWriter {
     public func finish() throws(AudioFileError) {
         guard !finished else { return }
         finished = true
-        try file.write(WAVFormat(sampleRate: sampleRate).header(dataLength: dataLength), at: 0)
+        try file.write(WAVFormat(sampleRate: sampleRate, channels: channels).header(dataLength: dataLength), at: 0)
     }
 }

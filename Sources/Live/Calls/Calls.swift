@@ -233,6 +233,11 @@ public final class Calls: CallMediaEvents, Sendable {
         Task { await l.digits(digits) }
     }
 
+    public func recordingFinished(leg uuid: String, eventURL: NCCOAction.Callback?, fields: [String: JSONValue]) {
+        guard let l = leg(uuid) else { return }
+        Task { await l.request(eventURL, payload: fields, awaits: false) }
+    }
+
     public func dialStatus(_ status: String, leg uuid: String) {
         guard let l = leg(uuid), let s = CallStatus(rawValue: status) else { return }
         Task { await l.mediaStatus(s) }

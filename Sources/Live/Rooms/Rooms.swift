@@ -481,6 +481,12 @@ public actor Rooms {
     /// The room's mixer, for players and recorders (nil unless the room mixes).
     public func mixer(conversationID: String) -> MediaEngine.MixerInfo? { rooms[conversationID]?.mixer }
 
+    /// A member's participants in the room's mixer (one per socket with media).
+    public func mixerParticipants(conversationID: String, memberID: String) -> [MixerParticipantID] {
+        guard let room = rooms[conversationID], room.mixer != nil else { return [] }
+        return room.peers.values.filter { $0.memberID == memberID }.map(Rooms.participant)
+    }
+
     // MARK: Speakers
 
     /// Audio levels of a room's producers (every ~300 ms): speaking indicators and loudest-N.

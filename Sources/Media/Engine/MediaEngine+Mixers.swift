@@ -65,6 +65,26 @@ extension MediaEngine {
         }
     }
 
+    /// Starts copying the mix into a ring of `frames` 20 ms frames for a recorder: the shared mix,
+    /// or what `participant` hears (with what it says on the left channel when `split`). Idle ticks
+    /// add silence; drain it with `drainMixerTap` often enough (the ring drops, never grows).
+    public func addMixerTap(_ mixer: MixerID, _ tap: MixerTapID, participant: MixerParticipantID? = nil, split: Bool = false,
+                            frames: Int = 250) async throws(MediaError) {
+        guard (5...3000).contains(frames) else { throw .invalid("tap frames 5...3000") }
+        try await worker(mixer: mixer).run { core throws(MediaError) in
+            try core.addMixerTap(mixer, tap: tap, participant: participant, split: split, frames: frames)
+        }
+    }
+
+    /// What a tap captured since the last drain (48 kHz, interleaved when split).
+    public func drainMixerTap(_ mixer: MixerID, _ tap: MixerTapID) async throws(MediaError) -> MixerTapSamples {
+        try await worker(mixer: mixer).run { core throws(MediaError) in try core.drainMixerTap(mixer, tap: tap) }
+    }
+
+    public func removeMixerTap(_ mixer: MixerID, _ tap: MixerTapID) async throws(MediaError) {
+        try await worker(mixer: mixer).run { core throws(MediaError) in try core.removeMixerTap(mixer, tap: tap) }
+    }
+
     public func mixerStats(_ mixer: MixerID) async throws(MediaError) -> MixerStats {
         try await worker(mixer: mixer).run { core throws(MediaError) in try core.mixerStats(mixer) }
     }

@@ -44,6 +44,8 @@ final class Mixer {
     private var tickNumber: UInt64 = 0
     private var wasMixing = false
     private var stats = MixerStats()
+    /// Recorders' copies of the mix (usually none).
+    private(set) var taps: [MixerTap] = []
 
     init(id: MixerID, router: Router, worker: WorkerCore, capacity: Int, maxSpeakers: Int,
          outputID: ProducerID, ssrc: UInt32, initialSequence: UInt16, initialTimestamp: UInt32) throws(MediaError) {
@@ -129,6 +131,7 @@ final class Mixer {
         core.leave(participant.slot)
         bySlot[participant.slot.rawValue] = nil
         inputs.removeAll { $0 === participant }
+        for tap in taps where tap.slot == participant.slot.rawValue { tap.slot = -2 }
         for consumer in output.consumers where consumer.mixerSlot == participant.slot.rawValue { consumer.mixerSlot = -1 }
         applyOptions()
     }
@@ -163,6 +166,24 @@ final class Mixer {
 
     func participant(_ id: MixerParticipantID) -> MixerParticipant? { participants[id] }
 
+    /// Starts copying the shared mix (no participant) or what `participant` hears into a ring of
+    /// `capacity` frames.
+    func addTap(_ id: MixerTapID, participant: MixerParticipantID?, split: Bool, capacity: Int) throws(MediaError) {
+        guard !taps.contains(where: { $0.id == id }) else { throw .invalid("tap \(id) exists on mixer \(self.id)") }
+        var slot = -1
+        if let participant {
+            guard let p = participants[participant] else { throw .notFound("participant \(participant) in mixer \(self.id)") }
+            slot = p.slot.rawValue
+        } else if split {
+            throw .invalid("a split tap needs a participant")
+        }
+        taps.append(MixerTap(id: id, participant: participant, slot: slot, split: split, capacity: capacity, rate: rate))
+    }
+
+    func tap(_ id: MixerTapID) -> MixerTap? { taps.first { $0.id == id } }
+
+    func removeTap(_ id: MixerTapID) { taps.removeAll { $0.id == id } }
+
     /// Participants whose input reached its end since the last call (players that finished).
     func finishedParticipants() -> [MixerParticipantID] {
         var out: [MixerParticipantID] = []
@@ -195,6 +216,7 @@ final class Mixer {
                 if input.pull(into: &scratch, now: now) {
                     core.setInput(participant.slot, scratch)
                     fed += 1
+                    if !taps.isEmpty { noteTappedInput(participant.slot.rawValue) }
                 }
             }
         }
@@ -202,6 +224,7 @@ final class Mixer {
             // Nobody has audio: nothing to mix or send; the timeline still moves (DTX to receivers).
             timestamp &+= Mixer.samplesPerTick
             stats.ticksIdle &+= 1
+            for tap in taps { tap.capture(nil) }
             return
         }
         wasMixing = fed > 0
@@ -211,6 +234,7 @@ final class Mixer {
             if let producer = participant.producer { producer.noteLoudness(127 - Int(core.level(for: participant.slot))) }
         }
         let anyMixed = core.mixedCount > 0
+        if !taps.isEmpty { captureTaps(anyMixed: anyMixed) }
         var sharedReady = false
         output.consumers.withUnsafeBufferPointer { list in
             for consumer in list {
@@ -234,6 +258,22 @@ final class Mixer {
         }
         sequence &+= 1
         timestamp &+= Mixer.samplesPerTick
+    }
+
+    private func noteTappedInput(_ slot: Int) {
+        for tap in taps where tap.slot == slot { tap.noteInput(scratch) }
+    }
+
+    private func captureTaps(anyMixed: Bool) {
+        for tap in taps {
+            if tap.slot == -1 {
+                tap.capture(anyMixed ? core.shared : nil)
+            } else if tap.slot >= 0, core.output(for: MixerSlot(tap.slot)) != .silence {
+                tap.capture(core.frame(for: MixerSlot(tap.slot)))
+            } else {
+                tap.capture(nil)
+            }
+        }
     }
 
     @inline(__always)

@@ -15,3 +15,11 @@ public struct MixerParticipantID: RawRepresentable, Hashable, Sendable, Codable,
     public init(_ value: String) { rawValue = value }
     public var description: String { rawValue }
 }
+
+/// A tap on a mixer; chosen by the caller.
+public struct MixerTapID: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ value: String) { rawValue = value }
+    public var description: String { rawValue }
+}

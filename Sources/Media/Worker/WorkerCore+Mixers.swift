@@ -71,6 +71,17 @@ extension WorkerCore {
         return QueueState(taken: taken, space: queue.space, queued: queue.queued, finished: queue.finished)
     }
 
+    func addMixerTap(_ id: MixerID, tap: MixerTapID, participant: MixerParticipantID?, split: Bool, frames: Int) throws(MediaError) {
+        try mixer(id).addTap(tap, participant: participant, split: split, capacity: frames)
+    }
+
+    func drainMixerTap(_ id: MixerID, tap tapID: MixerTapID) throws(MediaError) -> MixerTapSamples {
+        guard let tap = try mixer(id).tap(tapID) else { throw .notFound("tap \(tapID) on mixer \(id)") }
+        return MixerTapSamples(samples: tap.drain(), channels: tap.channels, dropped: tap.dropped)
+    }
+
+    func removeMixerTap(_ id: MixerID, tap: MixerTapID) throws(MediaError) { try mixer(id).removeTap(tap) }
+
     func mixerStats(_ id: MixerID) throws(MediaError) -> MixerStats { try mixer(id).currentStats() }
 
     /// Speaking changes and finished players of every mixer, since the last call.

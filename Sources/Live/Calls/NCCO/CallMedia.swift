@@ -1,3 +1,5 @@
+import Wire
+
 /// The narrow seam between a call's control (the NCCO engine, REST, realtime) and its audio: the mixer
 /// and the telephony edge implement it. Commands start work and return; what happens later comes back
 /// through `CallMediaEvents`.
@@ -18,6 +20,12 @@ public protocol CallMediaEvents: AnyObject, Sendable {
     func digits(_ digits: String, leg: String)
     /// A dialled leg changed status (`ringing`, `answered`, `busy`, `failed`, `completed`…).
     func dialStatus(_ status: String, leg: String)
+    /// A recording the leg's NCCO started has ended; `fields` go to the record action's event URL.
+    func recordingFinished(leg: String, eventURL: NCCOAction.Callback?, fields: [String: JSONValue])
+}
+
+extension CallMediaEvents {
+    public func recordingFinished(leg: String, eventURL: NCCOAction.Callback?, fields: [String: JSONValue]) {}
 }
 
 /// Why media refused a command.

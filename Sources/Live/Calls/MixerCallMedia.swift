@@ -1,0 +1,129 @@
+import Audio
+import Foundation
+import Media
+import Synchronization
+import Wire
+
+/// `CallMedia` over conversation mixers: NCCO `talk`, `stream` and `record` for legs that are
+/// members of a conversation whose room mixes (app legs today; SIP legs join the same mix once the
+/// telephony edge bridges them). A talk or stream plays into the mix heard only by the leg's own
+/// participants and reports `mediaFinished` when it ends; a recording records what the leg hears
+/// and reports its URL, size and times to the record action's event URL.
+public final class MixerCallMedia: CallMedia {
+    /// A leg's conversation and member.
+    public struct LegPlace: Sendable {
+        public var conversationID: String
+        public var memberID: String
+        public var applicationID: String
+        public init(conversationID: String, memberID: String, applicationID: String) {
+            self.conversationID = conversationID
+            self.memberID = memberID
+            self.applicationID = applicationID
+        }
+    }
+
+    private struct Attached: Sendable {
+        var audio: ConversationAudio?
+        var rooms: Rooms?
+        weak var events: (any CallMediaEvents)?
+    }
+
+    private let attached = Mutex(Attached())
+    /// The talk or stream playing into each leg.
+    private let playing = Mutex<[String: PlayerID]>([:])
+    private let resolve: @Sendable (String) -> LegPlace?
+    private let recordingURL: @Sendable (RecordingID) -> String
+    private let fallback = NoCallMedia()
+
+    public init(resolve: @escaping @Sendable (String) -> LegPlace?, recordingURL: @escaping @Sendable (RecordingID) -> String) {
+        self.resolve = resolve
+        self.recordingURL = recordingURL
+    }
+
+    /// Connects the mixers and the calls once both exist (they are built around each other).
+    public func attach(audio: ConversationAudio, rooms: Rooms, events: any CallMediaEvents) {
+        attached.withLock { $0 = Attached(audio: audio, rooms: rooms, events: events) }
+    }
+
+    public func perform(_ command: CallMediaCommand, leg: String) throws(CallMediaError) {
+        switch command {
+        case .say(let talk):
+            let request = SpeechRequest(text: talk.text, language: talk.language, style: talk.style)
+            do { _ = try SpeechSynthesizer.plan(request) } catch { throw .failed("talk: \(error)") }
+            try play(.speech(request), options: PlayerOptions(loop: talk.loop, level: talk.level), leg: leg)
+        case .play(let stream):
+            try play(.url(stream.url), options: PlayerOptions(loop: stream.loop, level: stream.level), leg: leg)
+        case .startRecording(let record):
+            try startRecording(record, leg: leg)
+        default:
+            try fallback.perform(command, leg: leg)
+        }
+    }
+
+    public func stop(leg: String) {
+        guard let id = playing.withLock({ $0.removeValue(forKey: leg) }), let audio = attached.withLock({ $0.audio }) else { return }
+        Task { await audio.stop(id) }
+    }
+
+    public func release(leg: String) { stop(leg: leg) }
+
+    // MARK: Work
+
+    private func place(_ leg: String) throws(CallMediaError) -> (LegPlace, ConversationAudio, Rooms) {
+        let (audio, rooms) = attached.withLock { ($0.audio, $0.rooms) }
+        guard let audio, let rooms else { throw .unavailable("the audio mixer is not running") }
+        guard let place = resolve(leg) else { throw .unavailable("leg \(leg) is in no conversation") }
+        return (place, audio, rooms)
+    }
+
+    private func play(_ source: PlayerSource, options: PlayerOptions, leg: String) throws(CallMediaError) {
+        let (place, audio, rooms) = try place(leg)
+        stop(leg: leg)
+        Task {
+            var options = options
+            let listeners = await rooms.mixerParticipants(conversationID: place.conversationID, memberID: place.memberID)
+            options.heardBy = listeners
+            do {
+                guard !listeners.isEmpty else { throw ConversationAudio.Failure.notMixing(place.conversationID) }
+                let id = try await audio.play(source, conversationID: place.conversationID, options: options) { id, end in
+                    let current = self.playing.withLock { p -> Bool in
+                        guard p[leg] == id else { return false }
+                        p[leg] = nil
+                        return true
+                    }
+                    // A stopped player was replaced or stopped by the call itself: it reports nothing.
+                    if current, end != .stopped { self.events()?.mediaFinished(leg: leg) }
+                }
+                self.playing.withLock { $0[leg] = id }
+            } catch {
+                // Nothing to play into: the action ends as it would after playing, so the NCCO goes on.
+                self.events()?.mediaFinished(leg: leg)
+            }
+        }
+    }
+
+    private func startRecording(_ record: NCCOAction.Record, leg: String) throws(CallMediaError) {
+        let (place, audio, rooms) = try place(leg)
+        if record.split && record.format != .wav { throw .failed("record: split conversation is recorded as wav") }
+        let url = recordingURL
+        Task {
+            let listeners = await rooms.mixerParticipants(conversationID: place.conversationID, memberID: place.memberID)
+            var options = RecordingOptions(format: AudioFileKind(rawValue: record.format.rawValue) ?? .mp3,
+                                           participant: listeners.first, split: record.split && !listeners.isEmpty,
+                                           endOnSilence: record.endOnSilence, timeOut: record.timeOut, beepStart: record.beepStart)
+            options.beepHeardBy = listeners.isEmpty ? nil : listeners
+            _ = try? await audio.record(conversationID: place.conversationID, applicationID: place.applicationID, options: options) { info in
+                let formatter = ISO8601DateFormatter()
+                var fields: [String: JSONValue] = [
+                    "recording_url": .string(url(info.id)), "recording_uuid": .string(info.id.rawValue),
+                    "size": .number(Double(info.size)), "start_time": .string(formatter.string(from: info.startTime)),
+                    "conversation_uuid": .string(place.conversationID),
+                ]
+                if let end = info.endTime { fields["end_time"] = .string(formatter.string(from: end)) }
+                self.events()?.recordingFinished(leg: leg, eventURL: record.eventURL, fields: fields)
+            }
+        }
+    }
+
+    private func events() -> (any CallMediaEvents)? { attached.withLock { $0.events } }
+}

@@ -1,0 +1,123 @@
+"""Players and recordings in a mixed room over REST (application JWT): speech said into the room is
+heard by aiortc listeners for a plausible time, bad sources are refused with typed errors, and a
+WAV recording of the room holds both speakers' tones for the time it ran."""
+import asyncio
+import json
+import subprocess
+import time
+import uuid
+
+import jwt
+import numpy as np
+import pytest
+import requests
+
+from rig import start_server
+from rooms_support import AudioMember, Realtime, auth, collect_audio, create_room, loopback_ice, sine_track, wait_for
+
+TONES = {"speaker-a": 440.0, "speaker-b": 660.0}
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = start_server(["--media-port", "0", "--threads", "2"], https=False, dev=True,
+                     env={"SWITCHBOARD_ROOM_MODE": "mixed"})
+    yield s
+    s.stop()
+    s.cleanup()
+
+
+def app_headers(server):
+    demo = json.loads((server.data_dir / "rooms-demo.json").read_text())
+    now = int(time.time())
+    token = jwt.encode({"application_id": demo["id"], "iat": now, "jti": str(uuid.uuid4()), "exp": now + 600},
+                       demo["private_key"], algorithm="RS256")
+    return {"Authorization": f"Bearer {token}"}
+
+
+def mix_track(member):
+    for mid, info in member.track_info.items():
+        if info.get("name") == "Room mix" and mid in member.tracks:
+            return member.tracks[mid]
+    return None
+
+
+def strength(samples, rate, tone):
+    spectrum = np.abs(np.fft.rfft(samples * np.hanning(len(samples))))
+    freqs = np.fft.rfftfreq(len(samples), 1 / rate)
+    floor = float(np.median(spectrum[(freqs > 200) & (freqs < 2000)])) + 1e-9
+    return float(spectrum[(freqs > tone - 8) & (freqs < tone + 8)].max()) / floor
+
+
+def test_say_heard_and_recording_holds_the_tones(server, tmp_path):
+    loopback_ice()
+    api = server.http_url + "/rooms/api"
+    room = create_room(api, "Players")
+    base = server.http_url + f"/v1/conversations/{room}"
+
+    async def member(name):
+        rt = await (Realtime(server.ws_url)).connect()
+        await rt.login(auth(api, name)["jwt"])
+        await rt.request("rtc:join", {"conversation_id": room})
+        return rt, AudioMember(rt, room)
+
+    async def scenario():
+        headers = app_headers(server)
+        listeners = [await member(f"listener-{i}") for i in range(2)]
+        for _, m in listeners:
+            await m.subscribe()
+        await wait_for(lambda: all(mix_track(m) is not None for _, m in listeners), timeout=30, what="the mix on the listeners")
+
+        # Bad sources: typed errors, nothing starts.
+        bad = requests.post(base + "/say", json={"text": "hello", "language": "xx-XX"}, headers=headers, timeout=10)
+        assert bad.status_code == 422, bad.text
+        unreachable = requests.post(base + "/play", json={"url": "http://127.0.0.1:9/none.wav"}, headers=headers, timeout=30)
+        assert unreachable.status_code == 422, unreachable.text
+        assert requests.post(base + "/say", json={"text": "hi"}, timeout=10).status_code == 401
+
+        r = requests.post(base + "/say", json={"text": "The quick brown fox jumps over the lazy dog, twice over.", "language": "en-GB"},
+                          headers=headers, timeout=10)
+        assert r.status_code == 201, r.text
+        heard = await asyncio.gather(*(collect_audio(mix_track(m), 4.0) for _, m in listeners))
+
+        speakers = []
+        for name, tone in TONES.items():
+            rt, m = await member(name)
+            await m.publish(sine_track(tone, amplitude=0.2))
+            speakers.append((rt, m))
+        await asyncio.sleep(2.0)
+        rec = requests.post(base + "/recordings", json={"format": "wav"}, headers=headers, timeout=10)
+        assert rec.status_code == 201, rec.text
+        rid = rec.json()["id"]
+        await asyncio.sleep(3.0)
+        stopped = requests.delete(server.http_url + f"/v1/recordings/{rid}", headers=headers, timeout=10).json()
+        meta = requests.get(server.http_url + f"/v1/recordings/{rid}", headers=headers, timeout=10).json()
+        file = requests.get(server.http_url + f"/v1/recordings/{rid}/file", headers=headers, timeout=10)
+        for rt, m in listeners + speakers:
+            await m.close()
+            await rt.close()
+        return heard, stopped, meta, file
+
+    heard, stopped, meta, file = asyncio.run(asyncio.wait_for(scenario(), 120))
+    for samples, rate in heard:
+        window = rate // 50
+        rms = np.sqrt(np.mean(samples[: len(samples) // window * window].reshape(-1, window) ** 2, axis=1))
+        voiced = float((rms > 300).sum()) * 0.02
+        print("voiced seconds", voiced, "peak", float(np.abs(samples).max()))
+        assert np.abs(samples).max() > 2000, "the listener heard silence"
+        assert 1.0 < voiced < 4.0, f"speech for {voiced} s"
+
+    print("recording", meta)
+    assert stopped["status"] == "completed" and meta["status"] == "completed", meta
+    assert 2.0 < meta["duration"] < 6.0, meta
+    assert file.status_code == 200 and file.headers["content-type"] == "audio/wav"
+    assert meta["size"] == len(file.content)
+    path = tmp_path / "room.wav"
+    path.write_bytes(file.content)
+    soxi = float(subprocess.run(["soxi", "-D", str(path)], capture_output=True, text=True, check=True).stdout)
+    assert abs(soxi - meta["duration"]) < 0.05, soxi
+    data = np.frombuffer(file.content[44:], dtype="<i2").astype(np.float64)
+    tail = data[-48000:]  # the last second: both speakers established
+    assert np.abs(tail).max() > 1000
+    for name, tone in TONES.items():
+        assert strength(tail, 48000, tone) > 20, f"{name}'s tone is missing from the recording"
