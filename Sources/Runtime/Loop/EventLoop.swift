@@ -169,6 +169,12 @@ public final class EventLoop: @unchecked Sendable {
         }
         runMailbox()
         runBeforeWaitJobs()
+        // A stopped loop lets go of what is still registered on it: handlers and timer callbacks usually
+        // reference the loop back (a channel keeps its loop), and that cycle would keep the loop, its
+        // channels and their descriptors alive for the rest of the process.
+        handlers.removeAll()
+        timerCallbacks.removeAll()
+        timerHeap.removeAll()
     }
 
     private func runBeforeWaitJobs() {
