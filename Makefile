@@ -5,7 +5,7 @@ FUZZ_SECONDS ?= 30
 # One optimized build serves the Swift tests (built with testability) and the live interop suite.
 TESTABLE := -c release -Xswiftc -enable-testing
 
-.PHONY: run build release test unit interop fuzz bench setup setup-test clean
+.PHONY: run build release test unit interop fuzz bench setup setup-test clean sanitize faults soak
 
 setup:
 	@scripts/setup
@@ -39,6 +39,19 @@ test: setup-test
 fuzz: setup-test
 	scripts/fuzz 300
 
+# Swift tests under ASan (+UBSan on the C shim) and TSan, then the interop suite against the ASan server;
+# each in its own scratch path (.build-asan, .build-tsan). See scripts/sanitize and docs/reliability.md.
+sanitize: setup-test
+	scripts/sanitize
+
+# The whole fault matrix, including the slow tests `make test` skips.
+faults: setup-test release
+	FAULTS_SLOW=1 .venv/bin/python -m pytest -q Tests/interop/faults
+
+SOAK_MINUTES ?= 30
+soak: setup-test release
+	scripts/soak --minutes $(SOAK_MINUTES)
+
 # Every benchmark; scripts/bench rewrites its own section of docs/benchmarks.md, the others print the
 # tables their sections record (one at a time: BENCH=video make bench runs scripts/bench-video only).
 BENCH ?= all
@@ -48,4 +61,4 @@ bench: setup-test release
 	else scripts/bench-$(BENCH); fi
 
 clean:
-	rm -rf .build .fuzz-build
+	rm -rf .build .fuzz-build .build-asan .build-tsan .build-sanitize

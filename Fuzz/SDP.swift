@@ -19,9 +19,16 @@ func fuzzSDP(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         for candidate in section.candidates {
             precondition(ICECandidate(candidate.attributeValue) == candidate, "candidate round trip changed it")
         }
-        for map in section.rtpMaps {
-            precondition(SDPRTPMap(map.attributeValue) == map, "rtpmap round trip")
-            _ = section.retransmissionPayloadType(for: map.payloadType)
+        let maps = section.rtpMaps
+        for map in maps { precondition(SDPRTPMap(map.attributeValue) == map, "rtpmap round trip") }
+        // The negotiator asks once per section; a few lookups cover the code without making the
+        // harness itself quadratic in the number of rtpmaps.
+        for map in maps.prefix(4) {
+            if let rtx = section.retransmissionPayloadType(for: map.payloadType) {
+                precondition(section.rtpMap(payloadType: rtx)?.encodingName.lowercased() == "rtx", "RTX payload type is not rtx")
+                precondition(section.formatParameters.contains { $0.payloadType == rtx && $0["apt"] == String(map.payloadType) },
+                             "RTX payload type has no matching apt")
+            }
         }
         for fmtp in section.formatParameters {
             precondition(SDPFormatParameters(fmtp.attributeValue) == fmtp, "fmtp round trip")

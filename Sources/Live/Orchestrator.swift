@@ -31,13 +31,18 @@ public final class Orchestrator: Sendable {
         let rooms = Rooms(engine: engine, conversations: core.conversations, settings: roomSettings, clients: clients)
         self.rooms = rooms
         video = VideoHub(core: core, media: EngineVideoMediaBridge(engine: engine), clients: clients)
-        bench = MediaBench(engine: engine)
+        let bench = MediaBench(engine: engine)
+        self.bench = bench
         let players = MixerPlayers(engine: engine, synthesizer: SpeechSynthesizer(), http: http, downloads: audioDirectory + "/downloads")
         audio = ConversationAudio(rooms: rooms, players: players,
                                   recordings: Recordings(engine: engine, players: players, directory: audioDirectory + "/recordings"))
         (callMedia as? MixerCallMedia)?.attach(audio: audio, rooms: rooms, events: calls)
         events.subscribe { event in
-            if case .audioLevels(let router, let levels) = event { Task { await rooms.levels(router: router, levels) } }
+            switch event {
+            case .audioLevels(let router, let levels): Task { await rooms.levels(router: router, levels) }
+            case .transportState(let id, .failed): bench.transportFailed(id)
+            default: break
+            }
         }
         Task { await rooms.recoverAfterRestart() }
     }

@@ -21,6 +21,31 @@ struct EventLoopTests {
         }
     }
 
+    final class Token: Sendable {}
+
+    /// A timer callback that captures its loop forms a cycle (loop → timer → loop); a stopped loop must
+    /// break it, or the loop and everything registered on it outlive the group that owned them.
+    @Test("a stopped loop releases its pending timers and what they captured")
+    func stoppedLoopReleasesTimers() async throws {
+        weak var weakToken: Token?
+        let loop = EventLoop()
+        loop.startThread(name: "test")
+        do {
+            let token = Token()
+            weakToken = token
+            let scheduled = Log()
+            loop.execute {
+                _ = loop.schedule(after: .seconds(3600)) { _ = (token, loop) }
+                scheduled.add("timer")
+            }
+            #expect(try await scheduled.wait(for: 1) == ["timer"])
+        }
+        #expect(weakToken != nil)
+        loop.stop()
+        for _ in 0..<500 where weakToken != nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(weakToken == nil)
+    }
+
     @Test("before-wait jobs run after the mailbox empties, even jobs the mailbox posts later")
     func beforeWaitAfterMailbox() async throws {
         let loop = EventLoop()

@@ -166,6 +166,42 @@ struct SDPSessionDescriptionTests {
     }
 }
 
+@Suite("SDP attribute lookup cost and matching")
+struct SDPAttributeLookupTests {
+    @Test("attribute lookup matches the whole name, not a prefix of another attribute")
+    func exactNames() throws {
+        let sdp = try SessionDescription.parse(
+            "v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=midx:1\r\na=mid-foo:2\r\na=mid\r\na=mid:3\r\na=sendonlyx\r\na=recvonly\r\n")
+        var section = sdp.media[0]
+        #expect(section.attributeValue("mid") == "")
+        #expect(section.attributeValues("mid") == ["", "3"])
+        #expect(section.attributeValues("midx") == ["1"])
+        #expect(section.direction == .recvonly)
+        section.mid = "7"
+        #expect(section.attributeValues("mid") == ["7"] && section.attributeValues("mid-foo") == ["2"])
+        section.removeAttributes(named: "mid-foo")
+        #expect(section.lines.map(\.value) == ["midx:1", "mid:7", "sendonlyx", "recvonly"])
+    }
+
+    /// An offer at the line limit made of RTX rtpmaps and fmtps: the old lookup re-read every
+    /// rtpmap for each fmtp (about 16 million rtpmap parses here, tens of seconds in a debug
+    /// build); one pass over each takes milliseconds. The bound is two orders of magnitude wide.
+    @Test("RTX lookup on a hostile offer at the line limit takes linear time")
+    func retransmissionLookupIsLinear() throws {
+        var text = "v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n"
+        for i in 0..<4000 { text += "a=rtpmap:\(i % 128) rtx/90000\r\n" }
+        for i in 0..<4000 { text += "a=fmtp:\(i % 128) apt=\(i % 100)\r\n" }
+        text += "a=fmtp:97 apt=100\r\n"
+        let section = try SessionDescription.parse(text).media[0]
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(section.retransmissionPayloadType(for: 100) == 97)
+        #expect(section.retransmissionPayloadType(for: 5) == 5)
+        #expect(section.retransmissionPayloadType(for: 120) == nil)
+        #expect(clock.now - start < .seconds(2))
+    }
+}
+
 @Suite("SDP ICE candidates")
 struct SDPICECandidateTests {
     @Test("candidate strings round-trip", arguments: [

@@ -6,11 +6,15 @@ import Wire
 /// Delivers every conversation event to its application's `rtc.event_url`, asynchronously, from a bounded
 /// queue, with retries and exponential backoff. Overflow and exhausted retries are counted in /metrics.
 ///
-/// Events are spread over `concurrency` lanes by conversation; each lane delivers one request at a time,
-/// so a receiver sees a conversation's events in id order (a retrying event holds back the ones after it).
+/// Each application has its own `concurrency` lanes (made on its first event), and its events are spread
+/// over them by conversation; each lane delivers one request at a time, so a receiver sees a conversation's
+/// events in id order (a retrying event holds back the ones after it). Lanes are per application so that
+/// one application's slow or failing receiver holds back only its own webhooks, never another's.
 public final class WebhookDispatcher: ConversationEventSink, Sendable {
     public struct Settings: Sendable {
+        /// Events waiting per application, over all its lanes.
         public var capacity = 10_000
+        /// Lanes (requests in flight) per application.
         public var concurrency = 8
         public var attempts = 5
         public var firstBackoff: Duration = .milliseconds(500)
@@ -23,43 +27,69 @@ public final class WebhookDispatcher: ConversationEventSink, Sendable {
     let applications: Applications
     let metrics: Metrics
     let logger = Logger(label: "webhooks")
-    private let lanes: [(queue: AsyncStream<ConversationEvent>, input: AsyncStream<ConversationEvent>.Continuation)]
-    private let workers = Mutex<[Task<Void, Never>]>([])
+    private typealias Lane = (queue: AsyncStream<ConversationEvent>, input: AsyncStream<ConversationEvent>.Continuation)
+    private struct State {
+        /// Application id → its lanes.
+        var lanes: [String: [Lane]] = [:]
+        var workers: [Task<Void, Never>] = []
+        var started = false
+        var stopped = false
+    }
+    private let state = Mutex(State())
 
     public init(client: HTTPClient, applications: Applications, settings: Settings = Settings(), metrics: Metrics = .shared) {
         self.client = client
         self.applications = applications
         self.settings = settings
         self.metrics = metrics
-        let n = max(1, settings.concurrency)
-        lanes = (0..<n).map { _ in
-            let (queue, input) = AsyncStream.makeStream(of: ConversationEvent.self,
-                                                        bufferingPolicy: .bufferingOldest(max(1, settings.capacity / n)))
-            return (queue, input)
-        }
         metrics.increment("switchboard_webhook_dropped_total", by: 0, help: "Webhook deliveries dropped because the queue was full.")
         metrics.increment("switchboard_webhook_failed_total", by: 0, help: "Webhook deliveries abandoned after every retry failed.")
         metrics.increment("switchboard_webhook_delivered_total", by: 0, help: "Webhook deliveries answered with 2xx.")
     }
 
     public func start() {
-        let tasks = lanes.map { lane in
-            Task { [self] in
-                for await event in lane.queue { await deliverWithRetry(event) }
-            }
+        state.withLock { s in
+            s.started = true
+            for lanes in s.lanes.values { s.workers += lanes.map(worker) }
         }
-        workers.withLock { $0 = tasks }
     }
 
     public func stop() {
-        for lane in lanes { lane.input.finish() }
+        state.withLock { s in
+            s.stopped = true
+            for lanes in s.lanes.values { for lane in lanes { lane.input.finish() } }
+        }
     }
 
     public func deliver(_ event: ConversationEvent, recipients: [String]) {
         var h: UInt32 = 2_166_136_261
         for b in event.conversationID.utf8 { h = (h ^ UInt32(b)) &* 16_777_619 }
-        if case .dropped = lanes[Int(h % UInt32(lanes.count))].input.yield(event) {
+        let lane: Lane? = state.withLock { s in
+            guard !s.stopped else { return nil }
+            if let lanes = s.lanes[event.applicationID] { return lanes[Int(h % UInt32(lanes.count))] }
+            let lanes = makeLanes()
+            s.lanes[event.applicationID] = lanes
+            if s.started { s.workers += lanes.map(worker) }
+            return lanes[Int(h % UInt32(lanes.count))]
+        }
+        if case .dropped = lane?.input.yield(event) {
             metrics.increment("switchboard_webhook_dropped_total")
+        }
+    }
+
+    /// One application's lanes; each holds at most `capacity / concurrency` waiting events.
+    private func makeLanes() -> [Lane] {
+        let n = max(1, settings.concurrency)
+        return (0..<n).map { _ in
+            let (queue, input) = AsyncStream.makeStream(of: ConversationEvent.self,
+                                                        bufferingPolicy: .bufferingOldest(max(1, settings.capacity / n)))
+            return (queue, input)
+        }
+    }
+
+    private func worker(_ lane: Lane) -> Task<Void, Never> {
+        Task { [self] in
+            for await event in lane.queue { await deliverWithRetry(event) }
         }
     }
 

@@ -74,6 +74,11 @@ extension HTTPResponse {
         let e: HTTPErrorConvertible
         if let known = error as? HTTPErrorConvertible {
             e = known
+            // A typed 5xx (a full disk, a failing store) still tells the operator what failed.
+            if known.status >= 500 {
+                unhandledErrors.error("server error", ["request_id": requestID ?? "-", "status": known.status,
+                                                       "error": String(describing: error)])
+            }
         } else {
             unhandledErrors.error("unhandled error", ["request_id": requestID ?? "-", "error": String(describing: error)])
             e = APIError.internalError()

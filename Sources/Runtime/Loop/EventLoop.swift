@@ -35,6 +35,8 @@ public final class EventLoop: @unchecked Sendable {
     private let wakeFD: Int32
     private let mailbox = Mutex<[@Sendable () -> Void]>([])
     private let stopping = Atomic<Bool>(false)
+    /// Set, under the mailbox lock, once the loop has run its last job: later jobs would never run.
+    private let finished = Atomic<Bool>(false)
     private let threadID = Atomic<UInt>(0)
     private var handlers: [Int32: Selectable] = [:]
     private var spareJobs: [@Sendable () -> Void] = []
@@ -69,6 +71,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs `job` on the loop thread soon. Safe from any thread.
     public func execute(_ job: @escaping @Sendable () -> Void) {
         let wasEmpty = mailbox.withLock { box in
+            // A finished loop would hold the job (and all it captures) forever without running it.
+            if finished.load(ordering: .relaxed) { return false }
             box.append(job)
             return box.count == 1
         }
@@ -169,6 +173,18 @@ public final class EventLoop: @unchecked Sendable {
         }
         runMailbox()
         runBeforeWaitJobs()
+        // A stopped loop lets go of what is still registered on it: handlers and timer callbacks usually
+        // reference the loop back (a channel keeps its loop), and that cycle would keep the loop, its
+        // channels and their descriptors alive for the rest of the process.
+        handlers.removeAll()
+        timerCallbacks.removeAll()
+        timerHeap.removeAll()
+        // Released outside the lock: a captured object's deinit may post to this loop again.
+        let unrun = mailbox.withLock { box in
+            finished.store(true, ordering: .relaxed)
+            return swapOut(&box)
+        }
+        _ = unrun
     }
 
     private func runBeforeWaitJobs() {
@@ -294,4 +310,11 @@ public final class EventLoopGroup: Sendable {
     }
 
     public func shutdown() { for loop in loops { loop.stop() } }
+}
+
+/// The value, leaving an empty array behind.
+private func swapOut<T>(_ array: inout [T]) -> [T] {
+    var taken: [T] = []
+    swap(&taken, &array)
+    return taken
 }

@@ -63,9 +63,9 @@ public struct MediaDescription: Hashable, Sendable, SDPLineContainer {
     /// The direction attribute; nil when absent (RFC 8866 §6.7 then implies sendrecv).
     public var direction: SDPDirection? {
         get {
+            // A direction is a flag attribute, so its whole value is the name.
             for line in lines {
-                if let name = line.attribute?.name, line.attribute?.value == nil,
-                   let direction = SDPDirection(rawValue: name) { return direction }
+                if line.type == "a", let direction = SDPDirection(rawValue: line.value) { return direction }
             }
             return nil
         }
@@ -126,9 +126,20 @@ public struct MediaDescription: Hashable, Sendable, SDPLineContainer {
     }
 
     /// The RTX payload type whose `apt=` points at `payloadType` (RFC 4588 §8.6).
+    ///
+    /// One pass over the rtpmaps and one over the fmtps: a hostile offer with thousands of each
+    /// costs linear time, not one rtpmap scan per fmtp.
     public func retransmissionPayloadType(for payloadType: UInt8) -> UInt8? {
-        for fmtp in formatParameters where rtpMap(payloadType: fmtp.payloadType)?.encodingName.lowercased() == "rtx" {
-            if fmtp["apt"] == String(payloadType) { return fmtp.payloadType }
+        var isRetransmission = [Bool](repeating: false, count: 128)
+        var seen = [Bool](repeating: false, count: 128)
+        for map in rtpMaps where !seen[Int(map.payloadType)] {
+            // The first rtpmap for a payload type is the one `rtpMap(payloadType:)` answers with.
+            seen[Int(map.payloadType)] = true
+            isRetransmission[Int(map.payloadType)] = map.encodingName.lowercased() == "rtx"
+        }
+        let target = String(payloadType)
+        for fmtp in formatParameters where isRetransmission[Int(fmtp.payloadType)] {
+            if fmtp["apt"] == target { return fmtp.payloadType }
         }
         return nil
     }

@@ -20,10 +20,25 @@ public struct SDPLine: Hashable, Sendable, CustomStringConvertible {
     /// The attribute name and value when this is an `a=` line (`a=name:value` or `a=flag`).
     public var attribute: SDPAttribute? {
         guard type == "a" else { return nil }
-        if let colon = value.firstIndex(of: ":") {
-            return SDPAttribute(String(value[..<colon]), String(value[value.index(after: colon)...]))
+        let utf8 = value.utf8
+        if let colon = utf8.firstIndex(of: UInt8(ascii: ":")) {
+            return SDPAttribute(String(value[..<colon]), String(value[utf8.index(after: colon)...]))
         }
         return SDPAttribute(value, nil)
+    }
+
+    /// The value of `a=name:value` (`""` for the flag `a=name`) when this line is that attribute, else nil.
+    ///
+    /// Compares bytes in place, so scanning a section for one attribute builds no strings for the
+    /// lines that are not it.
+    public func attributeValue(named name: String) -> String? {
+        guard type == "a" else { return nil }
+        let utf8 = value.utf8, key = name.utf8
+        guard utf8.starts(with: key) else { return nil }
+        let end = utf8.index(utf8.startIndex, offsetBy: key.count)
+        if end == utf8.endIndex { return "" }
+        guard utf8[end] == UInt8(ascii: ":") else { return nil }
+        return String(value[utf8.index(after: end)...])
     }
 
     public var description: String { "\(type)=\(value)" }
@@ -53,17 +68,14 @@ extension SDPLineContainer {
     /// Value of the first `a=name[:value]`; `""` for a property attribute, nil when absent.
     public func attributeValue(_ name: String) -> String? {
         for line in lines {
-            if let attribute = line.attribute, attribute.name == name { return attribute.value ?? "" }
+            if let value = line.attributeValue(named: name) { return value }
         }
         return nil
     }
 
     /// Values of every `a=name:value`, in order.
     public func attributeValues(_ name: String) -> [String] {
-        lines.compactMap { line in
-            guard let attribute = line.attribute, attribute.name == name else { return nil }
-            return attribute.value ?? ""
-        }
+        lines.compactMap { $0.attributeValue(named: name) }
     }
 
     public func hasAttribute(_ name: String) -> Bool { attributeValue(name) != nil }
@@ -73,17 +85,17 @@ extension SDPLineContainer {
     }
 
     public mutating func removeAttributes(named name: String) {
-        lines.removeAll { $0.attribute?.name == name }
+        lines.removeAll { $0.attributeValue(named: name) != nil }
     }
 
     /// Replaces the first `a=name` in place (dropping later ones), or appends; nil removes.
     public mutating func setAttribute(_ name: String, _ value: String?, present: Bool = true) {
         guard present else { removeAttributes(named: name); return }
-        if let index = lines.firstIndex(where: { $0.attribute?.name == name }) {
+        if let index = lines.firstIndex(where: { $0.attributeValue(named: name) != nil }) {
             lines[index] = .attribute(name, value)
             var i = lines.count - 1
             while i > index {
-                if lines[i].attribute?.name == name { lines.remove(at: i) }
+                if lines[i].attributeValue(named: name) != nil { lines.remove(at: i) }
                 i -= 1
             }
         } else {
