@@ -11,6 +11,8 @@ public final class PlatformCore: Sendable {
     public let numbers: Numbers
     public let conversations: Conversations
     public let videoSessions: VideoSessions
+    public let sipTrunks: SIPTrunks
+    public let sipCredentials: SIPCredentials
 
     /// Opens (and migrates) `<dataDirectory>/switchboard.db`; `:memory:` data directories are for tests.
     public init(dataDirectory: String, clock: any WallClock = SystemClock()) throws {
@@ -23,6 +25,8 @@ public final class PlatformCore: Sendable {
         users = Users(db: db, clock: clock)
         numbers = Numbers(db: db, clock: clock)
         videoSessions = VideoSessions(db: db, clock: clock)
+        sipTrunks = SIPTrunks(db: db, clock: clock)
+        sipCredentials = SIPCredentials(db: db, clock: clock, users: users)
         conversations = Conversations(db: db, clock: clock, users: users, bus: LocalEventBus())
     }
 }

@@ -23,6 +23,6 @@ public struct UserAgentConfig: Hashable, Sendable {
     }
 
     func isAllowed(_ host: String) -> Bool {
-        devices.contains(host) || trunks.contains { $0.host == host || $0.allowedSources.contains(host) }
+        devices.contains(host) || trunks.contains { $0.accepts(host) }
     }
 }
