@@ -12,9 +12,11 @@ public final class SIPService: Sendable {
     let core: PlatformCore
     let logger = Logger(label: "sip")
     let port = Mutex<UInt16?>(nil)
+    let host: String
 
     init(core: PlatformCore, host: String, port: UInt16, rtpPorts: ClosedRange<UInt16>) {
         self.core = core
+        self.host = host
         self.rtpPorts = rtpPorts
         let trunks = ((try? core.sipTrunks.all()) ?? []).map(\.edgeConfig)
         edge = SIPEdge(config: UserAgentConfig(host: host, port: port, trunks: trunks), directory: PlatformDirectory(core: core))
@@ -23,8 +25,12 @@ public final class SIPService: Sendable {
     /// The bound SIP port (UDP and TCP), nil before start.
     public var boundPort: UInt16? { port.withLock { $0 } }
 
-    func start(metrics: Metrics) async throws -> UInt16 {
+    func start(metrics: Metrics, development: Bool) async throws -> UInt16 {
         let bound = try await edge.start()
+        if development, ProcessInfo.processInfo.environment["SWITCHBOARD_DEV_SIP_ECHO"] == "1" {
+            edge.setHandler(EchoAnswerer(edge: edge, pool: RTPPortPool(range: rtpPorts), host: host))
+            logger.warning("development: every routed inbound SIP call is answered with an RTP echo (SWITCHBOARD_DEV_SIP_ECHO)")
+        }
         port.withLock { $0 = bound }
         let edge = self.edge
         let core = self.core

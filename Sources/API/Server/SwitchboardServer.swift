@@ -129,7 +129,7 @@ public final class SwitchboardServer: Sendable {
     public func startSIP() async throws -> SocketAddress? {
         guard let sip else { return nil }
         do {
-            let port = try await sip.start(metrics: .shared)
+            let port = try await sip.start(metrics: .shared, development: configuration.development)
             sipStarted.withLock { $0 = true }
             return SocketAddress(host: sipHostForDisplay, port: port)
         } catch {

@@ -92,7 +92,13 @@ public final class SIPEdge: Sendable {
                 throw .notRegistered(aor)
             }
             let from = SIPAddress(uri: SIPURI(user: callerID, host: ep.core.config.host))
-            return track(ep.invite(to: binding.contact, from: from, sdp: sdp, peer: binding.source))
+            // The contact's own address when it is numeric (RFC 3261 §8.1.2), else where the REGISTER came from.
+            var peer = binding.source
+            if AddressRange.bytes(of: binding.contact.host) != nil {
+                peer = SIPPeer(host: binding.contact.host, port: binding.contact.port ?? 5060,
+                               transport: binding.contact.transport.flatMap { SIPTransportKind(name: $0) } ?? binding.source.transport)
+            }
+            return track(ep.invite(to: binding.contact, from: from, sdp: sdp, peer: peer))
         }
     }
 

@@ -22,7 +22,7 @@ public struct TrunkConfig: Hashable, Sendable {
     public var healthInterval: Int
 
     public init(name: String, host: String, port: UInt16 = 5060, transport: SIPTransportKind = .udp, credentials: Credentials? = nil,
-                allowedSources: [String] = [], register: Bool = false, healthInterval: Int = 30) {
+                allowedSources: [String] = [], register: Bool = false, healthInterval: Int = 0) {
         self.name = name
         self.host = host
         self.port = port
