@@ -29,6 +29,10 @@ public final class UserAgentCore {
     /// Which trunk a REGISTER or OPTIONS client transaction belongs to.
     var trunkTransactions: [TransactionKey: String] = [:]
     public private(set) var statistics = SIPStatistics()
+    /// Server transactions not yet given a final response, and their count per source host (the
+    /// per-source cap counts only these: answered ones linger for retransmissions, not for work).
+    var unanswered: Set<TransactionKey> = []
+    var unansweredBySource: [String: Int] = [:]
 
     static let allowed: [SIPMethod] = [.invite, .ack, .bye, .cancel, .options, .update, .info, .prack, .register]
 
@@ -299,7 +303,7 @@ public final class UserAgentCore {
         guard method == .register || isAllowed(peer.host, now: now) || calls[CallID(rawValue: request.callID ?? "")] != nil else {
             return reject(request, 403, "source not allowed", peer: peer)
         }
-        let pending = servers.values.filter { $0.peer.host == peer.host }.count
+        let pending = unansweredBySource[peer.host, default: 0]
         guard pending < config.maxPendingPerSource else { return reject(request, 503, "too many pending transactions", peer: peer) }
         guard Self.allowed.contains(method) else {
             var r = response(501, to: request)
@@ -321,6 +325,8 @@ public final class UserAgentCore {
         guard var tx = try? ServerTransaction(request: request, reliable: peer.transport.isReliable, timers: config.timers) else { return }
         _ = tx.start()
         servers[key] = (tx, peer)
+        unanswered.insert(key)
+        unansweredBySource[peer.host, default: 0] += 1
         switch method {
         case .options:
             var r = response(200, to: request)
@@ -536,6 +542,7 @@ public final class UserAgentCore {
 
     func respond(_ response: SIPMessage, key: TransactionKey, now: Instant) {
         guard var entry = servers[key] else { return }
+        if (response.status ?? 0) >= 200 { answered(key, host: entry.peer.host) }
         let actions = entry.tx.respond(response, now: now)
         servers[key] = entry
         run(actions, server: key, peer: entry.peer)
@@ -555,7 +562,9 @@ public final class UserAgentCore {
                         out.append(.event(.ended(id, status: 408, reason: "no ACK")))
                     }
                 }
-            case .terminated: servers[key] = nil
+            case .terminated:
+                if let host = servers[key]?.peer.host { answered(key, host: host) }
+                servers[key] = nil
             }
         }
     }
@@ -584,6 +593,12 @@ public final class UserAgentCore {
                 trunkTransactions[key] = nil
             }
         }
+    }
+
+    func answered(_ key: TransactionKey, host: String) {
+        guard unanswered.remove(key) != nil else { return }
+        let left = unansweredBySource[host, default: 1] - 1
+        unansweredBySource[host] = left > 0 ? left : nil
     }
 
     func send(_ message: SIPMessage, peer: SIPPeer) {
