@@ -32,6 +32,9 @@ public final class UserAgentCore {
     /// Server transactions not yet given a final response, and their count per source host (the
     /// per-source cap counts only these: answered ones linger for retransmissions, not for work).
     var unanswered: Set<TransactionKey> = []
+    /// Transaction timers in deadline order (entries checked against the transaction when they surface).
+    var timers = DeadlineQueue<TimerOwner>()
+    enum TimerOwner: Hashable { case server(TransactionKey), client(TransactionKey) }
     var unansweredBySource: [String: Int] = [:]
 
     static let allowed: [SIPMethod] = [.invite, .ack, .bye, .cancel, .options, .update, .info, .prack, .register]
@@ -75,7 +78,8 @@ public final class UserAgentCore {
 
     /// The earliest transaction deadline.
     public var nextDeadline: Instant? {
-        var all = servers.values.compactMap(\.tx.nextDeadline) + clients.values.compactMap(\.tx.nextDeadline)
+        var all: [Instant] = []
+        if let first = validTimer() { all.append(first) }
         all += calls.values.compactMap { $0.reliable?.next }
         all += trunkStates.values.compactMap(\.nextDeadline)
         return all.min()
@@ -138,17 +142,23 @@ public final class UserAgentCore {
             calls[id]?.reliable = reliable
         }
         tickTrunks(now: now)
-        for (key, entry) in servers where (entry.tx.nextDeadline.map { $0 <= now } ?? false) {
-            var tx = entry.tx
-            let actions = tx.tick(now: now)
-            servers[key]?.tx = tx
-            run(actions, server: key, peer: entry.peer)
-        }
-        for (key, entry) in clients where (entry.tx.nextDeadline.map { $0 <= now } ?? false) {
-            var tx = entry.tx
-            let actions = tx.tick(now: now)
-            clients[key]?.tx = tx
-            run(actions, client: key, peer: entry.peer, now: now)
+        var due: [TimerOwner] = []
+        while let first = validTimer(), first <= now, let entry = timers.popFirst() { due.append(entry.owner) }
+        for owner in due {
+            switch owner {
+            case .server(let key):
+                guard let entry = servers[key], let deadline = entry.tx.nextDeadline, deadline <= now else { continue }
+                var tx = entry.tx
+                let actions = tx.tick(now: now)
+                servers[key]?.tx = tx
+                run(actions, server: key, peer: entry.peer)
+            case .client(let key):
+                guard let entry = clients[key], let deadline = entry.tx.nextDeadline, deadline <= now else { continue }
+                var tx = entry.tx
+                let actions = tx.tick(now: now)
+                clients[key]?.tx = tx
+                run(actions, client: key, peer: entry.peer, now: now)
+            }
         }
         return flush()
     }
@@ -292,6 +302,7 @@ public final class UserAgentCore {
                 var tx = entry.tx
                 tx.acknowledge2xx()
                 servers[call.inviteKey]?.tx = tx
+                noteTimer(.server(call.inviteKey))
             }
             if !call.connected {
                 call.connected = true
@@ -549,6 +560,7 @@ public final class UserAgentCore {
     }
 
     func run(_ actions: [TransactionAction], server key: TransactionKey, peer: SIPPeer) {
+        defer { noteTimer(.server(key)) }
         for action in actions {
             switch action {
             case .send(let m): send(m, peer: peer)
@@ -570,6 +582,7 @@ public final class UserAgentCore {
     }
 
     func run(_ actions: [TransactionAction], client key: TransactionKey, peer: SIPPeer, now: Instant) {
+        defer { noteTimer(.client(key)) }
         for action in actions {
             switch action {
             case .send(let m): send(m, peer: peer)
@@ -593,6 +606,30 @@ public final class UserAgentCore {
                 trunkTransactions[key] = nil
             }
         }
+    }
+
+    /// The earliest queued timer that still matches its transaction; stale entries are dropped.
+    func validTimer() -> Instant? {
+        while let first = timers.first {
+            let actual: Instant? = switch first.owner {
+            case .server(let key): servers[key]?.tx.nextDeadline
+            case .client(let key): clients[key]?.tx.nextDeadline
+            }
+            if actual == first.deadline { return first.deadline }
+            timers.popFirst()
+            // The transaction's timers moved without being queued again (e.g. the ACK stopped 2xx retransmits).
+            if let actual { timers.push(actual, first.owner) }
+        }
+        return nil
+    }
+
+    /// Queues a transaction's current deadline after its timers may have changed.
+    func noteTimer(_ owner: TimerOwner) {
+        let deadline: Instant? = switch owner {
+        case .server(let key): servers[key]?.tx.nextDeadline
+        case .client(let key): clients[key]?.tx.nextDeadline
+        }
+        if let deadline { timers.push(deadline, owner) }
     }
 
     func answered(_ key: TransactionKey, host: String) {
