@@ -7,8 +7,8 @@ struct PlatformDirectory: TelephonyDirectory {
 
     func route(number: String) -> NumberRoute? {
         guard let n = try? core.numbers.owner(of: number) else { return nil }
-        let trunk = n.trunkID.flatMap { id in (try? core.sipTrunks.all())?.first { $0.id == id }?.name }
-        return NumberRoute(msisdn: n.msisdn, applicationID: n.applicationID, trunk: trunk)
+        // The edge knows trunks by ID (see `edgeConfig`).
+        return NumberRoute(msisdn: n.msisdn, applicationID: n.applicationID, trunk: n.trunkID)
     }
 
     func deviceHA1(realm: String, username: String) -> String? {
