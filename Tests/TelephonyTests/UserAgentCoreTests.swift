@@ -138,5 +138,26 @@ struct UserAgentCoreTests {
         #expect(Self.sent(core.tick(now: Fixture.at(1000))).isEmpty)
     }
 
+    @Test("unanswered INVITEs per source are capped (503), answered ones no longer count; a trunk's cap is larger")
+    func pendingCap() throws {
+        let trunk = TrunkConfig(name: "carrier", host: "127.0.0.9", healthInterval: 0)
+        let core = UserAgentCore(config: UserAgentConfig(host: "127.0.0.1", port: 5060, trunks: [trunk], devices: ["127.0.0.1"],
+                                                         maxPendingPerSource: 4, maxPendingPerTrunk: 8))
+        func invite(_ n: Int, from host: String) -> [UserAgentOutput] {
+            var m = Self.invite()
+            m.headers.set("Via", "SIP/2.0/UDP \(host):5071;branch=z9hG4bK-cap\(n)")
+            m.headers.set("Call-ID", "cap-\(n)@\(host)")
+            return core.receive(m.serialize(), from: SIPPeer(host: host, port: 5071), now: Fixture.at(UInt64(n)))
+        }
+        var ids: [CallID] = []
+        for n in 0..<4 { ids.append(try #require(Self.callID(invite(n, from: "127.0.0.1")))) }
+        #expect(Self.sent(invite(4, from: "127.0.0.1")).map(\.status) == [503])
+        _ = core.answer(ids[0], sdp: Self.local, now: Fixture.at(10))
+        #expect(Self.callID(invite(5, from: "127.0.0.1")) != nil)
+        // The trunk's source may have 8 setting up.
+        for n in 100..<108 { #expect(Self.callID(invite(n, from: "127.0.0.9")) != nil) }
+        #expect(Self.sent(invite(108, from: "127.0.0.9")).map(\.status) == [503])
+    }
+
     static func sdp(_ m: SIPMessage) -> SessionDescription? { try? SessionDescription.parse(m.body) }
 }

@@ -315,7 +315,7 @@ public final class UserAgentCore {
             return reject(request, 403, "source not allowed", peer: peer)
         }
         let pending = unansweredBySource[peer.host, default: 0]
-        guard pending < config.maxPendingPerSource else { return reject(request, 503, "too many pending transactions", peer: peer) }
+        guard pending < config.maxPendingPerSource || (pending < config.maxPendingPerTrunk && trunk(forSource: peer.host) != nil) else { return reject(request, 503, "too many pending transactions", peer: peer) }
         guard Self.allowed.contains(method) else {
             var r = response(501, to: request)
             r.headers.add(SIPHeaderName.allow, Self.allowed.map(\.rawValue).joined(separator: ", "))
