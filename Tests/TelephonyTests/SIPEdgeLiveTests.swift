@@ -68,7 +68,7 @@ struct SIPEdgeLiveTests {
           ]]></send>
         </scenario>
         """
-        FileManager.default.createFile(atPath: path, contents: Data(xml.utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(xml.utf8))
         return path
     }
 
