@@ -48,13 +48,13 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
         // SIP telephony edge: transactions, dialogs, digest auth, plain-RTP SDP (sans-I/O), and the
         // UDP/TCP transport and user-agent shell on the event loops.
-        .target(name: "Telephony", dependencies: ["Wire", "Crypto", "Runtime", "CShims"]),
+        .target(name: "Telephony", dependencies: ["Wire", "Crypto", "Runtime", "CShims", "Audio"]),
         // Domain: accounts, applications, users, conversations, webhooks.
         .target(name: "Platform", dependencies: ["Wire", "Crypto", "Runtime", "Store"]),
         // Live state and orchestration: rooms, video sessions, calls, over Media and Platform.
         .target(name: "Live", dependencies: ["Platform", "Media", "Runtime", "Crypto", "Wire", "Audio"]),
         // REST routes, realtime gateway, web assets: translation only.
-        .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media"]),
+        .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media", "Telephony"]),
         // The Swift client SDK: sessions, conversations, headless media, video, view models.
         .target(name: "SwitchboardClient", dependencies: ["Audio", "MediaLoad", "Media", "Runtime", "Crypto", "Wire", "CShims"]),
         .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire", "Audio",
@@ -73,8 +73,8 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "MediaLoad", "Wire", "Crypto", "Runtime", "SRTPReference", "Audio"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "Store", "Wire"]),
         .testTarget(name: "LiveTests", dependencies: ["Live", "Media", "MediaLoad", "Platform", "Runtime", "Crypto", "Wire"]),
-        .testTarget(name: "TelephonyTests", dependencies: ["Telephony", "Wire", "Crypto", "Runtime"]),
+        .testTarget(name: "TelephonyTests", dependencies: ["Telephony", "Wire", "Crypto", "Runtime", "Audio"]),
         .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient", "Audio", "API", "Platform", "Runtime", "Crypto", "Wire"]),
-        .testTarget(name: "APITests", dependencies: ["API", "Live", "MediaLoad", "Platform", "Runtime", "Crypto", "Store"]),
+        .testTarget(name: "APITests", dependencies: ["API", "Live", "MediaLoad", "Platform", "Runtime", "Crypto", "Store", "Telephony"]),
     ]
 )

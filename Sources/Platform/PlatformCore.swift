@@ -12,6 +12,8 @@ public final class PlatformCore: Sendable {
     public let conversations: Conversations
     public let videoSessions: VideoSessions
     public let calls: CallLegs
+    public let sipTrunks: SIPTrunks
+    public let sipCredentials: SIPCredentials
 
     /// Opens (and migrates) `<dataDirectory>/switchboard.db`; `:memory:` data directories are for tests.
     public init(dataDirectory: String, clock: any WallClock = SystemClock()) throws {
@@ -24,6 +26,8 @@ public final class PlatformCore: Sendable {
         users = Users(db: db, clock: clock)
         numbers = Numbers(db: db, clock: clock)
         videoSessions = VideoSessions(db: db, clock: clock)
+        sipTrunks = SIPTrunks(db: db, clock: clock)
+        sipCredentials = SIPCredentials(db: db, clock: clock, users: users)
         conversations = Conversations(db: db, clock: clock, users: users, bus: LocalEventBus())
         calls = CallLegs(db: db, clock: clock, conversations: conversations)
     }

@@ -33,6 +33,7 @@ final class TestPlatform: Sendable {
         ApplicationRoutes(core: core).register(on: &router)
         UserRoutes(core: core).register(on: &router)
         NumberRoutes(core: core, authenticator: authenticator).register(on: &router)
+        SIPRoutes(core: core, authenticator: authenticator, service: nil).register(on: &router)
         ConversationRoutes(core: core, capacity: 3).register(on: &router)
         app = HTTPApplication(router: router, middleware: [LinkBaseMiddleware(publicURL: "https://api.switchboard.test"),
                                                            AuthMiddleware(authenticator: authenticator)])

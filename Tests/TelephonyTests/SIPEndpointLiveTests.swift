@@ -21,11 +21,18 @@ final class LiveEndpoint: Sendable {
             try SIPEndpoint(loop: self.loop, config: config) { endpoint, event in
                 log.events.withLock { $0.append(event) }
                 guard case .incomingCall(let id, _, let to, let offer) = event else { return }
+                let local = AudioSessionConfig(address: "127.0.0.1", port: 40_000)
                 switch to.uri.user {
                 case "busy": endpoint.reject(id, status: 486)
                 case "ring": break
+                case "early":
+                    // Early media first, the answer a little later (after the caller's PRACK).
+                    let sdp = offer.flatMap { try? PlainRTPNegotiator.answer($0, local: local, sessionID: 1, version: 1).0 }
+                    endpoint.progress(id, sdp: sdp)
+                    _ = endpoint.loop.schedule(after: .milliseconds(400)) {
+                        endpoint.answer(id, sdp: sdp ?? PlainRTPNegotiator.offer(local, sessionID: 1, version: 1))
+                    }
                 default:
-                    let local = AudioSessionConfig(address: "127.0.0.1", port: 40_000)
                     let sdp = offer.flatMap { try? PlainRTPNegotiator.answer($0, local: local, sessionID: 1, version: 1).0 }
                         ?? PlainRTPNegotiator.offer(local, sessionID: 1, version: 1)
                     endpoint.answer(id, sdp: sdp)

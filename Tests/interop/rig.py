@@ -178,6 +178,9 @@ def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | No
     # A free media port too, unless the test picks one: two servers cannot share a UDP port.
     if "--media-port" not in args:
         args += ["--media-port", "0"]
+    # SIP stays off unless the test asks for it: servers started side by side would contend for 5060.
+    if "--sip-port" not in args:
+        args += ["--sip-port", "0"]
     log_path = data / "server.log"
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SWITCHBOARD_")}
     full_env.update(env or {})

@@ -12,7 +12,12 @@ struct NumberRoutes {
         router.post("/number/buy") { [core, authenticator] req in
             let account = try req.requireAccount(authenticator: authenticator, allowParameters: true)
             let p = try Self.params(req)
-            _ = try core.numbers.buy(apiKey: account.apiKey, country: try Self.need(p, "country"), msisdn: try Self.need(p, "msisdn"))
+            let number = try core.numbers.buy(apiKey: account.apiKey, country: try Self.need(p, "country"), msisdn: try Self.need(p, "msisdn"))
+            if let trunk = p["trunk_id"].flatMap({ $0.isEmpty ? nil : $0 }) {
+                // A Switchboard extension: the SIP trunk the number lives on.
+                let id = try core.sipTrunks.get(id: trunk, apiKey: account.apiKey).id
+                _ = try core.numbers.assignTrunk(msisdn: number.msisdn, apiKey: account.apiKey, trunkID: id)
+            }
             return Self.success()
         }
         router.post("/number/update") { [core, authenticator] req in
@@ -20,7 +25,14 @@ struct NumberRoutes {
             let p = try Self.params(req)
             let appID = p["app_id"].flatMap { $0.isEmpty ? nil : $0 }
             if let appID { _ = try core.applications.get(id: appID, apiKey: account.apiKey) }
-            _ = try core.numbers.link(msisdn: try Self.need(p, "msisdn"), apiKey: account.apiKey, applicationID: appID)
+            let msisdn = try Self.need(p, "msisdn")
+            if let trunk = p["trunk_id"] {
+                let id = trunk.isEmpty ? nil : try core.sipTrunks.get(id: trunk, apiKey: account.apiKey).id
+                _ = try core.numbers.assignTrunk(msisdn: msisdn, apiKey: account.apiKey, trunkID: id)
+            }
+            if p["app_id"] != nil || p["trunk_id"] == nil {
+                _ = try core.numbers.link(msisdn: msisdn, apiKey: account.apiKey, applicationID: appID)
+            }
             return Self.success()
         }
         router.post("/number/cancel") { [core, authenticator] req in
@@ -38,6 +50,7 @@ struct NumberRoutes {
             let page = all.dropFirst((index - 1) * size).prefix(size)
             return .jsonObject(["count": all.count, "numbers": page.map { n -> [String: Any] in
                 var o: [String: Any] = ["country": n.country, "msisdn": n.msisdn, "type": n.type, "features": n.features]
+                if let t = n.trunkID { o["trunk_id"] = t }
                 if let a = n.applicationID { o["app_id"] = a; o["messagesCallbackType"] = "app"; o["voiceCallbackType"] = "app"; o["voiceCallbackValue"] = a }
                 return o
             }])

@@ -31,6 +31,15 @@ public struct ServerConfiguration: Sendable {
     /// Development mode: the built-in demo app servers (`/rooms/api/*`, `/video/api/*`), the media test
     /// routes (`/test/media/*`) and the media test hooks. Loopback listeners only.
     public var development = false
+    /// SIP port (UDP and TCP); 0 turns the telephony edge off.
+    public var sipPort: UInt16 = 5060
+    /// Whether the SIP port was asked for (flag, environment or file): then a busy port is an error,
+    /// while the default 5060 being busy only leaves SIP off with a warning.
+    public var sipPortRequired = false
+    /// Address SIP binds and puts in Via/Contact; default: the HTTP listener's host.
+    public var sipAddress: String? = nil
+    /// UDP ports for RTP legs (each leg takes an even port and the odd one above for RTCP).
+    public var rtpPorts: ClosedRange<UInt16> = 20_000...29_999
 
     public init() {}
 
@@ -59,6 +68,9 @@ public struct ServerConfiguration: Sendable {
         Setting(flag: "--public-url", env: "SWITCHBOARD_PUBLIC_URL", key: "public_url", help: "base URL clients use to reach the server"),
         Setting(flag: "--media-port", env: "SWITCHBOARD_MEDIA_PORT", key: "media_port", help: "first UDP media port (default 10000; 0 = any)"),
         Setting(flag: "--media-announce", env: "SWITCHBOARD_MEDIA_ANNOUNCE", key: "media_announce", help: "IP announced in ICE candidates"),
+        Setting(flag: "--sip-port", env: "SWITCHBOARD_SIP_PORT", key: "sip_port", help: "SIP port, UDP and TCP (default 5060; 0 = off)"),
+        Setting(flag: "--sip-address", env: "SWITCHBOARD_SIP_ADDRESS", key: "sip_address", help: "SIP bind and contact address (default: the --listen host)"),
+        Setting(flag: "--rtp-ports", env: "SWITCHBOARD_RTP_PORTS", key: "rtp_ports", help: "UDP port range for RTP legs, LOW-HIGH (default 20000-29999)"),
         Setting(flag: "--dev", env: "SWITCHBOARD_DEV", key: "dev", help: "development mode: demo app servers and test routes, loopback only (a flag; true|false in env/config)"),
     ]
 
@@ -138,6 +150,24 @@ public struct ServerConfiguration: Sendable {
             c.mediaPort = port
         }
         c.mediaAnnounce = values["media_announce"]
+        if let v = values["sip_port"] {
+            guard let port = UInt16(v) else { throw ConfigurationError("--sip-port: expected 0-65535") }
+            c.sipPort = port
+            c.sipPortRequired = true
+        }
+        if let v = values["sip_address"], !v.isEmpty {
+            guard SocketAddress(parsing: v.contains(":") ? "[\(v)]:0" : "\(v):0") != nil else {
+                throw ConfigurationError("--sip-address: expected an IP address, got '\(v)'")
+            }
+            c.sipAddress = v
+        }
+        if let v = values["rtp_ports"] {
+            let parts = v.split(separator: "-")
+            guard parts.count == 2, let low = UInt16(parts[0]), let high = UInt16(parts[1]), low >= 1024, low < high, low % 2 == 0 else {
+                throw ConfigurationError("--rtp-ports: expected LOW-HIGH with an even LOW from 1024 and HIGH above it, got '\(v)'")
+            }
+            c.rtpPorts = low...high
+        }
         if let v = values["dev"] {
             switch v.lowercased() {
             case "true", "1", "yes", "on": c.development = true
@@ -147,6 +177,9 @@ public struct ServerConfiguration: Sendable {
         }
         if c.development {
             // The demo routes hand out tokens to anyone who can reach them: never beyond this machine.
+            if let sip = c.sipAddress, !SocketAddress.isLoopback(sip), c.sipPort != 0 {
+                throw ConfigurationError("--dev listens on loopback only; --sip-address is \(sip)")
+            }
             for (flag, address) in [("--listen", c.listen), ("--https", c.https)] {
                 guard let address, !SocketAddress.isLoopback(address.host) else { continue }
                 throw ConfigurationError("--dev serves demo routes that trust every caller, so it listens on loopback only; "

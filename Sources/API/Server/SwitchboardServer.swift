@@ -28,6 +28,9 @@ public final class SwitchboardServer: Sendable {
     let logger = Logger(label: "server")
     let linkBase: LinkBaseMiddleware
     let started = Mutex<(http: SocketAddress?, https: SocketAddress?, caFile: String?)>((nil, nil, nil))
+    /// The telephony edge (nil with `--sip-port 0`); it binds in `startSIP`.
+    public let sip: SIPService?
+    let sipStarted = Mutex(false)
 
     public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
@@ -42,6 +45,9 @@ public final class SwitchboardServer: Sendable {
         ApplicationRoutes(core: core).register(on: &router)
         UserRoutes(core: core).register(on: &router)
         NumberRoutes(core: core, authenticator: authenticator).register(on: &router)
+        sip = configuration.sipPort == 0 ? nil
+            : SIPService(core: core, host: Self.sipHost(configuration), port: configuration.sipPort, rtpPorts: configuration.rtpPorts)
+        SIPRoutes(core: core, authenticator: authenticator, service: sip).register(on: &router)
         let roomSettings = RoomSettings(environment: ProcessInfo.processInfo.environment)
         ConversationRoutes(core: core, capacity: roomSettings.capacity).register(on: &router)
         var realtimeSettings = RealtimeGateway.Settings()
@@ -134,6 +140,30 @@ public final class SwitchboardServer: Sendable {
         return (h, s)
     }
 
+    /// Starts the SIP edge; returns where it listens, or nil when SIP is off (or the default port was busy).
+    @discardableResult
+    public func startSIP() async throws -> SocketAddress? {
+        guard let sip else { return nil }
+        do {
+            let port = try await sip.start(metrics: .shared, development: configuration.development)
+            sipStarted.withLock { $0 = true }
+            return SocketAddress(host: sipHostForDisplay, port: port)
+        } catch {
+            if configuration.sipPortRequired { throw error }
+            logger.warning("SIP is off: the default port could not be bound (give --sip-port to choose one, 0 to silence this)",
+                           ["port": "\(configuration.sipPort)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    var sipHostForDisplay: String { Self.sipHost(configuration) }
+
+    /// SIP binds where HTTP listens unless told otherwise; a wildcard listener binds SIP on loopback
+    /// (Via and Contact need a concrete address: give --sip-address).
+    static func sipHost(_ c: ServerConfiguration) -> String {
+        c.sipAddress ?? (c.listen.host == "0.0.0.0" || c.listen.host == "::" ? "127.0.0.1" : c.listen.host)
+    }
+
     /// Connections the server accepts at once.
     public var connectionLimit: Int { http.connectionLimit }
 
@@ -144,6 +174,7 @@ public final class SwitchboardServer: Sendable {
         gateway.stop()
         sweeper.withLock { $0?.cancel() }
         webhooks.stop()
+        if let sip, sipStarted.withLock({ $0 }) { await sip.stop() }
         voiceWebhooks.stop()
         await http.shutdown(gracePeriod: configuration.shutdownGrace)
         group.shutdown()

@@ -8,6 +8,8 @@ public struct PhoneNumber: Sendable, Equatable {
     public var type: String
     public var features: [String]
     public var applicationID: String?
+    /// The SIP trunk calls to and from this number use (nil: none yet).
+    public var trunkID: String? = nil
 }
 
 /// The account's numbers, in the store.
@@ -60,6 +62,14 @@ public final class Numbers: Sendable {
         return n
     }
 
+    /// Puts the number on a SIP trunk (nil takes it off).
+    public func assignTrunk(msisdn: String, apiKey: String, trunkID: String?) throws -> PhoneNumber {
+        var n = try get(msisdn: msisdn, apiKey: apiKey)
+        n.trunkID = trunkID
+        try db.execute("UPDATE numbers SET trunk_id = ? WHERE msisdn = ?", [SQLValue(trunkID), .text(n.msisdn)])
+        return n
+    }
+
     public func cancel(msisdn: String, apiKey: String) throws {
         let n = try get(msisdn: msisdn, apiKey: apiKey)
         try db.execute("DELETE FROM numbers WHERE msisdn = ?", [.text(n.msisdn)])
@@ -81,6 +91,7 @@ public final class Numbers: Sendable {
 
     static func number(_ r: Row) -> PhoneNumber {
         PhoneNumber(msisdn: r.string("msisdn") ?? "", country: r.string("country") ?? "", type: r.string("type") ?? "",
-                    features: (r.string("features") ?? "").split(separator: ",").map(String.init), applicationID: r.string("application_id"))
+                    features: (r.string("features") ?? "").split(separator: ",").map(String.init), applicationID: r.string("application_id"),
+                    trunkID: r.string("trunk_id"))
     }
 }

@@ -120,5 +120,32 @@ enum Schema {
             CREATE INDEX calls_by_application ON calls (application_id, seq);
             CREATE INDEX calls_by_conversation ON calls (conversation_id);
             """),
+        Migration(version: 5, name: "sip trunks, number trunks, device credentials", sql: """
+            CREATE TABLE sip_trunks (
+                id TEXT PRIMARY KEY,
+                api_key TEXT NOT NULL REFERENCES accounts(api_key),
+                name TEXT NOT NULL,
+                host TEXT NOT NULL,
+                port INTEGER NOT NULL,
+                transport TEXT NOT NULL,
+                username TEXT,
+                password TEXT,
+                register INTEGER NOT NULL DEFAULT 0,
+                allow TEXT NOT NULL DEFAULT '',
+                health_interval INTEGER NOT NULL DEFAULT 30,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                UNIQUE (api_key, name)
+            );
+            ALTER TABLE numbers ADD COLUMN trunk_id TEXT REFERENCES sip_trunks(id) ON DELETE SET NULL;
+            CREATE TABLE sip_credentials (
+                user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                realm TEXT NOT NULL,
+                username TEXT NOT NULL,
+                ha1 TEXT NOT NULL,
+                updated_at INTEGER NOT NULL,
+                UNIQUE (realm, username)
+            );
+            """),
     ]
 }

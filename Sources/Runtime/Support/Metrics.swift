@@ -19,6 +19,7 @@ public final class Metrics: Sendable {
     public let openConnections = Atomic<Int>(0)
     public let openWebSockets = Atomic<Int>(0)
     private let gauges = Mutex<[String: (help: String, read: @Sendable () -> Double)]>([:])
+    private let collectors = Mutex<[String: @Sendable () -> String]>([:])
 
     public init() {}
 
@@ -45,6 +46,12 @@ public final class Metrics: Sendable {
     /// Registers a gauge read at render time.
     public func gauge(_ name: String, help: String, _ read: @escaping @Sendable () -> Double) {
         gauges.withLock { $0[name] = (help, read) }
+    }
+
+    /// Registers (or replaces) a block of Prometheus text rendered after the built-in metrics, for
+    /// families with labels that a subsystem keeps itself.
+    public func collector(_ name: String, _ render: @escaping @Sendable () -> String) {
+        collectors.withLock { $0[name] = render }
     }
 
     public func render() -> String {
@@ -77,6 +84,7 @@ public final class Metrics: Sendable {
         for (name, g) in gauges.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
             out += "# HELP \(name) \(g.help)\n# TYPE \(name) gauge\n\(name) \(g.read())\n"
         }
+        for (_, c) in collectors.withLock({ $0 }).sorted(by: { $0.key < $1.key }) { out += c() }
         return out
     }
 

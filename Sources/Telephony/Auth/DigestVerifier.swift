@@ -41,15 +41,23 @@ public struct DigestVerifier: Sendable {
     /// Checks credentials for a request; `password` looks up a user's password (nil: unknown user).
     public func verify(_ credentials: DigestCredentials, method: SIPMethod, now: Instant,
                        password: (String) -> String?) -> Verdict {
-        guard credentials.realm == realm, let secretPassword = password(credentials.username) else { return .rejected }
+        verify(credentials, method: method, now: now, ha1: { username in
+            password(username).map { credentials.algorithm.hex("\(username):\(realm):\($0)") }
+        })
+    }
+
+    /// Checks credentials against a stored `H(username:realm:password)` (nil: unknown user), so
+    /// passwords need not be kept.
+    public func verify(_ credentials: DigestCredentials, method: SIPMethod, now: Instant,
+                       ha1 lookup: (String) -> String?) -> Verdict {
+        guard credentials.realm == realm, let ha1 = lookup(credentials.username) else { return .rejected }
         let parts = credentials.nonce.split(separator: ".", maxSplits: 1)
         guard parts.count == 2, let issued = UInt64(parts[0]) else { return .rejected }
         let expected = Hex.encode(HMAC.sha256(key: secret, data: Array("\(parts[0]):\(realm)".utf8)))
         guard constantTimeEquals(Array(expected.utf8), Array(parts[1].utf8)) else { return .rejected }
         if let qop = credentials.qop, qop != "auth" { return .rejected }
         let response = DigestCredentials.compute(
-            algorithm: credentials.algorithm, username: credentials.username, realm: realm, password: secretPassword,
-            method: method.rawValue, uri: credentials.uri, nonce: credentials.nonce,
+            algorithm: credentials.algorithm, ha1: ha1, method: method.rawValue, uri: credentials.uri, nonce: credentials.nonce,
             nc: credentials.qop == nil ? nil : credentials.nonceCount, cnonce: credentials.qop == nil ? nil : credentials.cnonce,
             qop: credentials.qop)
         guard constantTimeEquals(Array(response.utf8), Array(credentials.response.utf8)) else { return .rejected }

@@ -38,11 +38,14 @@ final class SIPUDPSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, buffer.baseAddress, buffer.count, 0, $0, &len) }
         }
         guard n >= 0 else { return nil }
+        return (n, SIPPeer(host: Self.hostString(from.sin_addr), port: UInt16(bigEndian: from.sin_port)))
+    }
+
+    static func hostString(_ address: in_addr) -> String {
         var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN) + 1)
-        var a = from.sin_addr
+        var a = address
         inet_ntop(AF_INET, &a, &text, socklen_t(text.count))
-        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return (n, SIPPeer(host: host, port: UInt16(bigEndian: from.sin_port)))
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     @discardableResult

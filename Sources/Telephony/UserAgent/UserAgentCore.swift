@@ -7,20 +7,39 @@ import Wire
 /// It screens requests (source allow-list 403, malformed 400 with the reason, 505, 513, 416,
 /// unknown methods 501, Max-Forwards 483, unsupported Require 420, non-SDP bodies 415, per-source
 /// transaction cap 503), runs the transactions, keeps one dialog per call, answers OPTIONS,
-/// CANCEL, BYE and re-INVITE/UPDATE, and places outbound calls with a digest retry on 401/407.
+/// CANCEL, BYE, PRACK and re-INVITE/UPDATE (with our SDP), sends early media (183 with SDP, reliably
+/// per RFC 3262 when the caller supports 100rel), acknowledges reliable provisionals with PRACK,
+/// places outbound calls with a digest retry on 401/407, runs a registrar for devices, and keeps
+/// trunks registered and health-checked (`UserAgentCore+Trunks`).
 /// Confined to one thread (the shell's event loop).
 public final class UserAgentCore {
-    public let config: UserAgentConfig
-    private let random: any RandomSource
-    private var servers: [TransactionKey: (tx: ServerTransaction, peer: SIPPeer)] = [:]
-    private var clients: [TransactionKey: (tx: ClientTransaction, peer: SIPPeer)] = [:]
-    private var calls: [CallID: Call] = [:]
-    private var out: [UserAgentOutput] = []
-    private var sessionVersion: UInt64 = 1
+    public internal(set) var config: UserAgentConfig
+    let random: any RandomSource
+    var servers: [TransactionKey: (tx: ServerTransaction, peer: SIPPeer)] = [:]
+    var clients: [TransactionKey: (tx: ClientTransaction, peer: SIPPeer)] = [:]
+    var calls: [CallID: Call] = [:]
+    var out: [UserAgentOutput] = []
+    var sessionVersion: UInt64 = 1
+    /// Devices' registrations; REGISTER is answered 405 without one.
+    public var registrar: Registrar?
+    /// `H(user:realm:password)` (MD5) of a device user, for the registrar: (realm, username).
+    public var deviceCredentials: (@Sendable (_ realm: String, _ username: String) -> String?)?
+    /// Trunks by name: registration and health state (`UserAgentCore+Trunks`).
+    var trunkStates: [String: TrunkState] = [:]
+    /// Which trunk a REGISTER or OPTIONS client transaction belongs to.
+    var trunkTransactions: [TransactionKey: String] = [:]
+    public private(set) var statistics = SIPStatistics()
+    /// Server transactions not yet given a final response, and their count per source host (the
+    /// per-source cap counts only these: answered ones linger for retransmissions, not for work).
+    var unanswered: Set<TransactionKey> = []
+    /// Transaction timers in deadline order (entries checked against the transaction when they surface).
+    var timers = DeadlineQueue<TimerOwner>()
+    enum TimerOwner: Hashable { case server(TransactionKey), client(TransactionKey) }
+    var unansweredBySource: [String: Int] = [:]
 
-    static let allowed: [SIPMethod] = [.invite, .ack, .bye, .cancel, .options, .update, .info]
+    static let allowed: [SIPMethod] = [.invite, .ack, .bye, .cancel, .options, .update, .info, .prack, .register]
 
-    private struct Call {
+    struct Call {
         var id: CallID
         var peer: SIPPeer
         var outbound: Bool
@@ -29,13 +48,29 @@ public final class UserAgentCore {
         var inviteKey: TransactionKey
         var localTag: String
         var trunk: TrunkConfig?
+        var credentials: TrunkConfig.Credentials?
         var authAttempts = 0
         var connected = false
+        /// The SDP we sent (answer, early media or offer); re-INVITEs are answered from it.
+        var localSDP: SessionDescription?
+        /// RFC 3262: the last RSeq we sent (UAS) or acknowledged (UAC).
+        var rseq: UInt32 = 0
+        var reliable: ReliableProvisional?
+    }
+
+    /// A reliable provisional response being retransmitted until its PRACK (RFC 3262 §3).
+    struct ReliableProvisional {
+        var message: SIPMessage
+        var rseq: UInt32
+        var interval: Duration
+        var next: Instant
+        var giveUp: Instant
     }
 
     public init(config: UserAgentConfig, random: any RandomSource = SystemRandom()) {
         self.config = config
         self.random = random
+        for trunk in config.trunks { trunkStates[trunk.name] = TrunkState(config: trunk) }
     }
 
     public var activeCalls: Int { calls.count }
@@ -43,7 +78,24 @@ public final class UserAgentCore {
 
     /// The earliest transaction deadline.
     public var nextDeadline: Instant? {
-        (servers.values.compactMap(\.tx.nextDeadline) + clients.values.compactMap(\.tx.nextDeadline)).min()
+        var all: [Instant] = []
+        if let first = validTimer() { all.append(first) }
+        all += calls.values.compactMap { $0.reliable?.next }
+        all += trunkStates.values.compactMap(\.nextDeadline)
+        return all.min()
+    }
+
+    /// The INVITE that opened a call (its headers for the application), while the call lasts.
+    public func request(for id: CallID) -> SIPMessage? { calls[id]?.invite }
+
+    /// Where a call's signalling goes.
+    public func peer(for id: CallID) -> SIPPeer? { calls[id]?.peer }
+
+    /// The trunk a source address belongs to, if any.
+    public func trunk(forSource host: String) -> TrunkConfig? { config.trunks.first { $0.accepts(host) } }
+
+    func isAllowed(_ host: String, now: Instant) -> Bool {
+        config.isAllowed(host) || (registrar?.isRegistered(host: host, now: now) ?? false)
     }
 
     // MARK: Input
@@ -58,6 +110,7 @@ public final class UserAgentCore {
                 if message.isRequest, message.method != .ack { reject(message, error.status, error.detail, peer: peer) }
                 return flush()
             }
+            statistics.record(received: message)
             if message.isRequest {
                 receiveRequest(message, from: peer, now: now)
             } else {
@@ -71,17 +124,41 @@ public final class UserAgentCore {
     }
 
     public func tick(now: Instant) -> [UserAgentOutput] {
-        for (key, entry) in servers where (entry.tx.nextDeadline.map { $0 <= now } ?? false) {
-            var tx = entry.tx
-            let actions = tx.tick(now: now)
-            servers[key]?.tx = tx
-            run(actions, server: key, peer: entry.peer)
+        for (id, call) in calls {
+            guard var reliable = call.reliable, reliable.next <= now else { continue }
+            if now >= reliable.giveUp {
+                // No PRACK within 64*T1: the caller cannot be reached reliably (RFC 3262 §3).
+                calls[id]?.reliable = nil
+                if !call.connected, servers[call.inviteKey] != nil {
+                    respond(response(504, to: call.invite, toTag: call.localTag, reason: "no PRACK"), key: call.inviteKey, now: now)
+                    calls[id] = nil
+                    out.append(.event(.ended(id, status: 504, reason: "no PRACK")))
+                }
+                continue
+            }
+            send(reliable.message, peer: call.peer)
+            reliable.interval = min(reliable.interval * 2, config.timers.t2)
+            reliable.next = now.adding(reliable.interval)
+            calls[id]?.reliable = reliable
         }
-        for (key, entry) in clients where (entry.tx.nextDeadline.map { $0 <= now } ?? false) {
-            var tx = entry.tx
-            let actions = tx.tick(now: now)
-            clients[key]?.tx = tx
-            run(actions, client: key, peer: entry.peer, now: now)
+        tickTrunks(now: now)
+        var due: [TimerOwner] = []
+        while let first = validTimer(), first <= now, let entry = timers.popFirst() { due.append(entry.owner) }
+        for owner in due {
+            switch owner {
+            case .server(let key):
+                guard let entry = servers[key], let deadline = entry.tx.nextDeadline, deadline <= now else { continue }
+                var tx = entry.tx
+                let actions = tx.tick(now: now)
+                servers[key]?.tx = tx
+                run(actions, server: key, peer: entry.peer)
+            case .client(let key):
+                guard let entry = clients[key], let deadline = entry.tx.nextDeadline, deadline <= now else { continue }
+                var tx = entry.tx
+                let actions = tx.tick(now: now)
+                clients[key]?.tx = tx
+                run(actions, client: key, peer: entry.peer, now: now)
+            }
         }
         return flush()
     }
@@ -97,13 +174,46 @@ public final class UserAgentCore {
         if let dialog = try? Dialog.uas(request: call.invite, localTag: call.localTag, confirmed: true) {
             calls[id]?.dialog = dialog
         }
+        calls[id]?.localSDP = sdp
+        calls[id]?.reliable = nil
         respond(ok, key: call.inviteKey, now: now)
+        return flush()
+    }
+
+    /// Rings (180) or sends early media (183 with `sdp`) on an incoming call. Sent reliably (RFC 3262)
+    /// when the caller supports or requires 100rel: retransmitted until PRACK, with RSeq.
+    public func progress(_ id: CallID, status: Int = 183, sdp: SessionDescription? = nil, now: Instant) -> [UserAgentOutput] {
+        guard let call = calls[id], !call.outbound, !call.connected, (101...199).contains(status), call.reliable == nil else { return [] }
+        var r = response(status, to: call.invite, toTag: call.localTag)
+        r.headers.add(SIPHeaderName.contact, contact(for: call.peer))
+        if let sdp {
+            r.headers.add(SIPHeaderName.contentType, "application/sdp")
+            r.body = Array(sdp.serialize().utf8)
+            calls[id]?.localSDP = sdp
+        }
+        let options = call.invite.headers.tokens(SIPHeaderName.supported) + call.invite.headers.tokens(SIPHeaderName.require)
+        if options.contains("100rel") {
+            let rseq = call.rseq == 0 ? (UInt32(random.hex(2), radix: 16) ?? 0) + 1 : call.rseq + 1
+            r.headers.add(SIPHeaderName.require, "100rel")
+            r.headers.add(SIPHeaderName.rseq, String(rseq))
+            calls[id]?.rseq = rseq
+            // Over a stream nothing is retransmitted; the one deadline is the give-up at 64*T1.
+            let giveUp = now.adding(config.timers.transactionTimeout)
+            calls[id]?.reliable = ReliableProvisional(message: r, rseq: rseq, interval: config.timers.t1,
+                                                      next: call.peer.transport.isReliable ? giveUp : now.adding(config.timers.t1),
+                                                      giveUp: giveUp)
+        }
+        if calls[id]?.dialog == nil, let dialog = try? Dialog.uas(request: call.invite, localTag: call.localTag, confirmed: false) {
+            calls[id]?.dialog = dialog
+        }
+        respond(r, key: call.inviteKey, now: now)
         return flush()
     }
 
     /// Refuses an incoming call (486 busy, 603 decline, 480, ...).
     public func reject(_ id: CallID, status: Int, now: Instant) -> [UserAgentOutput] {
         guard let call = calls[id], !call.outbound else { return [] }
+        guard (300...699).contains(status) else { return [] }
         respond(response(status, to: call.invite, toTag: call.localTag), key: call.inviteKey, now: now)
         calls[id] = nil
         out.append(.event(.ended(id, status: status, reason: SIPMessage.reasonPhrase(status))))
@@ -112,6 +222,12 @@ public final class UserAgentCore {
 
     /// Places a call through `trunk` to `to`, from `from`, offering `sdp`.
     public func invite(to: SIPURI, from: SIPAddress, sdp: SessionDescription, trunk: TrunkConfig, now: Instant) -> (CallID, [UserAgentOutput]) {
+        invite(to: to, from: from, sdp: sdp, peer: trunk.peer, trunk: trunk, credentials: trunk.credentials, now: now)
+    }
+
+    /// Places a call to `to`, sending the INVITE to `peer` (a trunk, or a registered device's source).
+    public func invite(to: SIPURI, from: SIPAddress, sdp: SessionDescription, peer: SIPPeer, trunk: TrunkConfig? = nil,
+                       credentials: TrunkConfig.Credentials? = nil, now: Instant) -> (CallID, [UserAgentOutput]) {
         let id = CallID(rawValue: random.hex(12) + "@" + config.host)
         let tag = random.hex(6)
         var fromAddress = from
@@ -122,14 +238,18 @@ public final class UserAgentCore {
         h.add(SIPHeaderName.to, SIPAddress(uri: to).description)
         h.add(SIPHeaderName.callID, id.rawValue)
         h.add(SIPHeaderName.cseq, SIPCSeq(1, .invite).description)
-        h.add(SIPHeaderName.contact, contact)
+        h.add(SIPHeaderName.contact, contact(for: peer))
         h.add(SIPHeaderName.allow, Self.allowed.map(\.rawValue).joined(separator: ", "))
+        h.add(SIPHeaderName.supported, "100rel")
         h.add(SIPHeaderName.userAgent, config.userAgent)
         h.add(SIPHeaderName.contentType, "application/sdp")
         var request = SIPMessage.request(.invite, to, headers: h, body: Array(sdp.serialize().utf8))
-        let peer = SIPPeer(host: trunk.host, port: trunk.port)
+        // Registered before the transaction starts: a transport failure reported synchronously finds the call.
+        calls[id] = Call(id: id, peer: peer, outbound: true, invite: request, inviteKey: .client(branch: "", method: .invite),
+                         localTag: tag, trunk: trunk, credentials: credentials, localSDP: sdp)
         let key = startClient(&request, peer: peer, now: now)
-        calls[id] = Call(id: id, peer: peer, outbound: true, invite: request, inviteKey: key, localTag: tag, trunk: trunk)
+        calls[id]?.invite = request
+        calls[id]?.inviteKey = key
         return (id, flush())
     }
 
@@ -152,7 +272,7 @@ public final class UserAgentCore {
             let seq = (try? call.invite.cseq().sequence) ?? 1
             h.add(SIPHeaderName.cseq, SIPCSeq(seq, .cancel).description)
             let cancel = SIPMessage.request(.cancel, call.invite.requestURI ?? SIPURI(host: call.peer.host), headers: h)
-            if var tx = try? ClientTransaction(request: cancel, reliable: false, timers: config.timers) {
+            if var tx = try? ClientTransaction(request: cancel, reliable: call.peer.transport.isReliable, timers: config.timers) {
                 let actions = tx.start(now: now)
                 clients[tx.key] = (tx, call.peer)
                 run(actions, client: tx.key, peer: call.peer, now: now)
@@ -163,7 +283,7 @@ public final class UserAgentCore {
 
     // MARK: Requests
 
-    private func receiveRequest(_ request: SIPMessage, from peer: SIPPeer, now: Instant) {
+    func receiveRequest(_ request: SIPMessage, from peer: SIPPeer, now: Instant) {
         guard let method = request.method else { return }
         // In-dialog requests from a call's peer are allowed; new ones only from trunks and devices.
         let key: TransactionKey
@@ -182,6 +302,7 @@ public final class UserAgentCore {
                 var tx = entry.tx
                 tx.acknowledge2xx()
                 servers[call.inviteKey]?.tx = tx
+                noteTimer(.server(call.inviteKey))
             }
             if !call.connected {
                 call.connected = true
@@ -190,18 +311,18 @@ public final class UserAgentCore {
             }
             return
         }
-        guard config.isAllowed(peer.host) || calls[CallID(rawValue: request.callID ?? "")] != nil else {
+        guard method == .register || isAllowed(peer.host, now: now) || calls[CallID(rawValue: request.callID ?? "")] != nil else {
             return reject(request, 403, "source not allowed", peer: peer)
         }
-        let pending = servers.values.filter { $0.peer.host == peer.host }.count
-        guard pending < config.maxPendingPerSource else { return reject(request, 503, "too many pending transactions", peer: peer) }
+        let pending = unansweredBySource[peer.host, default: 0]
+        guard pending < config.maxPendingPerSource || (pending < config.maxPendingPerTrunk && trunk(forSource: peer.host) != nil) else { return reject(request, 503, "too many pending transactions", peer: peer) }
         guard Self.allowed.contains(method) else {
             var r = response(501, to: request)
             r.headers.add(SIPHeaderName.allow, Self.allowed.map(\.rawValue).joined(separator: ", "))
             return send(r, peer: peer)
         }
         if let mf = try? request.maxForwards(), mf == 0 { return reject(request, 483, "Too Many Hops", peer: peer) }
-        let unsupported = request.headers.tokens(SIPHeaderName.require).filter { $0 != "timer" }
+        let unsupported = request.headers.tokens(SIPHeaderName.require).filter { $0 != "timer" && $0 != "100rel" }
         if !unsupported.isEmpty {
             var r = response(420, to: request)
             r.headers.add(SIPHeaderName.unsupported, unsupported.joined(separator: ", "))
@@ -212,9 +333,11 @@ public final class UserAgentCore {
             r.headers.add(SIPHeaderName.accept, "application/sdp")
             return send(r, peer: peer)
         }
-        guard var tx = try? ServerTransaction(request: request, reliable: false, timers: config.timers) else { return }
+        guard var tx = try? ServerTransaction(request: request, reliable: peer.transport.isReliable, timers: config.timers) else { return }
         _ = tx.start()
         servers[key] = (tx, peer)
+        unanswered.insert(key)
+        unansweredBySource[peer.host, default: 0] += 1
         switch method {
         case .options:
             var r = response(200, to: request)
@@ -223,6 +346,17 @@ public final class UserAgentCore {
             respond(r, key: key, now: now)
         case .invite:
             receiveInvite(request, key: key, peer: peer, now: now)
+        case .register:
+            receiveRegister(request, key: key, peer: peer, now: now)
+        case .prack:
+            let id = CallID(rawValue: request.callID ?? "")
+            guard let call = calls[id] else { return respond(response(481, to: request), key: key, now: now) }
+            let rack = request.headers[SIPHeaderName.rack]?.split(separator: " ").first.flatMap { UInt32($0) }
+            guard let reliable = call.reliable, rack == reliable.rseq else {
+                return respond(response(481, to: request, reason: "no such reliable response"), key: key, now: now)
+            }
+            calls[id]?.reliable = nil
+            respond(response(200, to: request), key: key, now: now)
         case .cancel:
             receiveCancel(request, key: key, now: now)
         case .bye:
@@ -240,7 +374,7 @@ public final class UserAgentCore {
         }
     }
 
-    private func receiveInvite(_ request: SIPMessage, key: TransactionKey, peer: SIPPeer, now: Instant) {
+    func receiveInvite(_ request: SIPMessage, key: TransactionKey, peer: SIPPeer, now: Instant) {
         let id = CallID(rawValue: request.callID ?? "")
         respond(response(100, to: request), key: key, now: now)
         if let existing = calls[id], let toTag = try? request.to().tag, toTag == existing.localTag {
@@ -252,6 +386,14 @@ public final class UserAgentCore {
             }
             if let offer = Self.sdp(request) {
                 out.append(.event(.updated(id, remote: offer)))
+                if let local = existing.localSDP {
+                    let answer = Self.reanswer(local, to: offer, version: nextSessionVersion())
+                    calls[id]?.localSDP = answer
+                    ok.body = Array(answer.serialize().utf8)
+                }
+            } else if let local = existing.localSDP {
+                // An offerless re-INVITE: we offer our current session; the ACK carries the answer.
+                ok.body = Array(local.serialize().utf8)
             }
             ok.headers.add(SIPHeaderName.contentType, "application/sdp")
             calls[id]?.invite = request
@@ -267,7 +409,7 @@ public final class UserAgentCore {
         out.append(.event(.incomingCall(id, from: from, to: to, offer: Self.sdp(request))))
     }
 
-    private func receiveCancel(_ request: SIPMessage, key: TransactionKey, now: Instant) {
+    func receiveCancel(_ request: SIPMessage, key: TransactionKey, now: Instant) {
         // The INVITE the CANCEL targets has the same branch and method INVITE (§9.2).
         guard case .rfc3261(let branch, let sentBy, _) = key,
               let inviteEntry = servers[.rfc3261(branch: branch, sentBy: sentBy, method: .invite)] else {
@@ -285,7 +427,7 @@ public final class UserAgentCore {
 
     // MARK: Responses
 
-    private func receiveResponse(_ message: SIPMessage, now: Instant) {
+    func receiveResponse(_ message: SIPMessage, now: Instant) {
         guard let key = try? TransactionKey.client(for: message) else { return }
         guard let entry = clients[key] else {
             // A 2xx retransmission after the transaction ended: acknowledge it again.
@@ -301,7 +443,7 @@ public final class UserAgentCore {
         run(actions, client: key, peer: entry.peer, now: now)
     }
 
-    private func deliverResponse(_ message: SIPMessage, request: SIPMessage, now: Instant) {
+    func deliverResponse(_ message: SIPMessage, request: SIPMessage, now: Instant) {
         guard request.method == .invite, let status = message.status else { return }
         let id = CallID(rawValue: message.callID ?? "")
         guard var call = calls[id] else { return }
@@ -309,9 +451,23 @@ public final class UserAgentCore {
         case 100:
             break
         case 101...199:
+            if message.headers.tokens(SIPHeaderName.require).contains("100rel"),
+               let rseq = message.headers[SIPHeaderName.rseq].flatMap({ UInt32(Substring($0).trimmingSpaces) }) {
+                // RFC 3262 §4: acknowledge each new reliable provisional once, in the early dialog.
+                guard rseq > call.rseq else { return }
+                guard var dialog = call.dialog ?? (try? Dialog.uac(request: request, response: message)) else { return }
+                var prack = dialog.makeRequest(.prack)
+                let cseq = (try? request.cseq().sequence) ?? 1
+                prack.headers.add(SIPHeaderName.rack, "\(rseq) \(cseq) INVITE")
+                call.dialog = dialog
+                call.rseq = rseq
+                calls[id] = call
+                _ = startClient(&prack, peer: call.peer, now: now)
+            }
             out.append(.event(.progress(id, status: status, answer: Self.sdp(message))))
         case 200...299:
-            guard let dialog = call.dialog ?? (try? Dialog.uac(request: request, response: message)) else { return }
+            guard var dialog = call.dialog ?? (try? Dialog.uac(request: request, response: message)) else { return }
+            if dialog.state == .early { dialog.update(with: message) }
             call.dialog = dialog
             let sequence = (try? message.cseq().sequence) ?? 1
             ackSuccess(dialog: dialog, sequence: sequence, peer: call.peer)
@@ -322,7 +478,7 @@ public final class UserAgentCore {
             calls[id] = call
         case 401, 407:
             let header = status == 401 ? SIPHeaderName.wwwAuthenticate : SIPHeaderName.proxyAuthenticate
-            guard call.authAttempts < 2, let credentials = call.trunk?.credentials, let value = message.headers[header],
+            guard call.authAttempts < 2, let credentials = call.credentials, let value = message.headers[header],
                   let challenge = try? DigestChallenge.parse(value),
                   let answer = try? DigestCredentials.answer(challenge, username: credentials.username, password: credentials.password,
                                                              method: .invite, uri: request.requestURI?.description ?? "",
@@ -346,22 +502,47 @@ public final class UserAgentCore {
         }
     }
 
-    private func ackSuccess(dialog: Dialog, sequence: UInt32, peer: SIPPeer) {
+    func ackSuccess(dialog: Dialog, sequence: UInt32, peer: SIPPeer) {
         var ack = dialog.ack(sequence: sequence)
-        ack.headers.prepend(SIPHeaderName.via, via(branch: SIPVia.magicCookie + random.hex(8)))
+        ack.headers.prepend(SIPHeaderName.via, via(branch: SIPVia.magicCookie + random.hex(8), transport: peer.transport))
         send(ack, peer: peer)
     }
 
     // MARK: Plumbing
 
-    private var contact: String { "<sip:switchboard@\(config.host):\(config.port)>" }
+    func contact(for peer: SIPPeer) -> String {
+        peer.transport == .udp ? "<sip:switchboard@\(config.host):\(config.port)>"
+            : "<sip:switchboard@\(config.host):\(config.port);transport=\(peer.transport.rawValue.lowercased())>"
+    }
 
-    private func via(branch: String) -> String { "SIP/2.0/UDP \(config.host):\(config.port);branch=\(branch);rport" }
+    func via(branch: String, transport: SIPTransportKind) -> String {
+        "SIP/2.0/\(transport.rawValue) \(config.host):\(config.port);branch=\(branch);rport"
+    }
+
+    func nextSessionVersion() -> UInt64 {
+        sessionVersion += 1
+        return sessionVersion
+    }
+
+    /// Our answer to a re-INVITE offer: our current session, its version bumped, its direction mirrored
+    /// from the offer (hold: sendonly → recvonly, inactive stays inactive; RFC 3264 §8.4).
+    static func reanswer(_ local: SessionDescription, to offer: SessionDescription, version: UInt64) -> SessionDescription {
+        var answer = local
+        if var origin = answer.origin {
+            origin.sessionVersion = max(origin.sessionVersion + 1, version)
+            answer.origin = origin
+        }
+        let offered = (try? PlainRTPNegotiator.read(offer).direction) ?? .sendrecv
+        for i in answer.media.indices where answer.media[i].kind == "audio" {
+            answer.media[i].direction = PlainRTPNegotiator.answerDirection(offered: offered, local: .sendrecv)
+        }
+        return answer
+    }
 
     /// Adds our Via and starts a client transaction for `request`.
-    private func startClient(_ request: inout SIPMessage, peer: SIPPeer, now: Instant) -> TransactionKey {
-        request.headers.prepend(SIPHeaderName.via, via(branch: SIPVia.magicCookie + random.hex(8)))
-        guard var tx = try? ClientTransaction(request: request, reliable: false, timers: config.timers) else {
+    func startClient(_ request: inout SIPMessage, peer: SIPPeer, now: Instant) -> TransactionKey {
+        request.headers.prepend(SIPHeaderName.via, via(branch: SIPVia.magicCookie + random.hex(8), transport: peer.transport))
+        guard var tx = try? ClientTransaction(request: request, reliable: peer.transport.isReliable, timers: config.timers) else {
             return .client(branch: "", method: request.method ?? .invite)
         }
         let actions = tx.start(now: now)
@@ -370,14 +551,16 @@ public final class UserAgentCore {
         return tx.key
     }
 
-    private func respond(_ response: SIPMessage, key: TransactionKey, now: Instant) {
+    func respond(_ response: SIPMessage, key: TransactionKey, now: Instant) {
         guard var entry = servers[key] else { return }
+        if (response.status ?? 0) >= 200 { answered(key, host: entry.peer.host) }
         let actions = entry.tx.respond(response, now: now)
         servers[key] = entry
         run(actions, server: key, peer: entry.peer)
     }
 
-    private func run(_ actions: [TransactionAction], server key: TransactionKey, peer: SIPPeer) {
+    func run(_ actions: [TransactionAction], server key: TransactionKey, peer: SIPPeer) {
+        defer { noteTimer(.server(key)) }
         for action in actions {
             switch action {
             case .send(let m): send(m, peer: peer)
@@ -391,18 +574,26 @@ public final class UserAgentCore {
                         out.append(.event(.ended(id, status: 408, reason: "no ACK")))
                     }
                 }
-            case .terminated: servers[key] = nil
+            case .terminated:
+                if let host = servers[key]?.peer.host { answered(key, host: host) }
+                servers[key] = nil
             }
         }
     }
 
-    private func run(_ actions: [TransactionAction], client key: TransactionKey, peer: SIPPeer, now: Instant) {
+    func run(_ actions: [TransactionAction], client key: TransactionKey, peer: SIPPeer, now: Instant) {
+        defer { noteTimer(.client(key)) }
         for action in actions {
             switch action {
             case .send(let m): send(m, peer: peer)
             case .deliver(let m):
-                if let request = clients[key]?.tx.request { deliverResponse(m, request: request, now: now) }
+                if let trunk = trunkTransactions[key] {
+                    trunkResponse(m, trunk: trunk, key: key, now: now)
+                } else if let request = clients[key]?.tx.request {
+                    deliverResponse(m, request: request, now: now)
+                }
             case .timeout:
+                if let trunk = trunkTransactions[key] { trunkTimeout(trunk: trunk, key: key, now: now) }
                 if let request = clients[key]?.tx.request, request.method == .invite {
                     let id = CallID(rawValue: request.callID ?? "")
                     if calls[id]?.inviteKey == key {
@@ -410,18 +601,53 @@ public final class UserAgentCore {
                         out.append(.event(.ended(id, status: 408, reason: "no answer")))
                     }
                 }
-            case .terminated: clients[key] = nil
+            case .terminated:
+                clients[key] = nil
+                trunkTransactions[key] = nil
             }
         }
     }
 
-    private func send(_ message: SIPMessage, peer: SIPPeer) { out.append(.send(message, to: peer)) }
+    /// The earliest queued timer that still matches its transaction; stale entries are dropped.
+    func validTimer() -> Instant? {
+        while let first = timers.first {
+            let actual: Instant? = switch first.owner {
+            case .server(let key): servers[key]?.tx.nextDeadline
+            case .client(let key): clients[key]?.tx.nextDeadline
+            }
+            if actual == first.deadline { return first.deadline }
+            timers.popFirst()
+            // The transaction's timers moved without being queued again (e.g. the ACK stopped 2xx retransmits).
+            if let actual { timers.push(actual, first.owner) }
+        }
+        return nil
+    }
 
-    private func reject(_ request: SIPMessage, _ status: Int, _ reason: String, peer: SIPPeer) {
+    /// Queues a transaction's current deadline after its timers may have changed.
+    func noteTimer(_ owner: TimerOwner) {
+        let deadline: Instant? = switch owner {
+        case .server(let key): servers[key]?.tx.nextDeadline
+        case .client(let key): clients[key]?.tx.nextDeadline
+        }
+        if let deadline { timers.push(deadline, owner) }
+    }
+
+    func answered(_ key: TransactionKey, host: String) {
+        guard unanswered.remove(key) != nil else { return }
+        let left = unansweredBySource[host, default: 1] - 1
+        unansweredBySource[host] = left > 0 ? left : nil
+    }
+
+    func send(_ message: SIPMessage, peer: SIPPeer) {
+        statistics.record(sent: message)
+        out.append(.send(message, to: peer))
+    }
+
+    func reject(_ request: SIPMessage, _ status: Int, _ reason: String, peer: SIPPeer) {
         send(response(status, to: request, reason: reason), peer: peer)
     }
 
-    private func flush() -> [UserAgentOutput] {
+    func flush() -> [UserAgentOutput] {
         defer { out.removeAll(keepingCapacity: true) }
         return out
     }
@@ -438,7 +664,10 @@ public final class UserAgentCore {
             }
             h.add(name, v)
         }
-        if status >= 200 && status < 300 && request.method == .invite { h.add(SIPHeaderName.contact, contact) }
+        if status >= 200 && status < 300 && request.method == .invite {
+            let transport = (try? request.topVia().transport).flatMap { SIPTransportKind(name: $0) } ?? .udp
+            h.add(SIPHeaderName.contact, contact(for: SIPPeer(host: config.host, port: config.port, transport: transport)))
+        }
         h.add(SIPHeaderName.server, config.userAgent)
         return .response(status, reason, headers: h)
     }

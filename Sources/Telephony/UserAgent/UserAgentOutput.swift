@@ -4,4 +4,6 @@ import Wire
 public enum UserAgentOutput: Hashable, Sendable {
     case send(SIPMessage, to: SIPPeer)
     case event(CallEvent)
+    /// A trunk's health or registration changed.
+    case trunk(TrunkStatus)
 }

@@ -9,7 +9,8 @@ struct NumbersCommand {
 
     static let usage = """
     Usage:
-      switchboard numbers buy --country CC --number MSISDN
+      switchboard numbers buy --country CC --number MSISDN [--trunk TRUNK-ID|NAME]
+      switchboard numbers trunk --number MSISDN --trunk TRUNK-ID|NAME   (an empty --trunk "" takes it off)
       switchboard numbers list [--app-id ID]
       switchboard numbers cancel --number MSISDN
 
@@ -26,12 +27,22 @@ struct NumbersCommand {
         guard args.positionals.count <= 1 else { throw CLIError("unexpected argument '\(args.positionals[1])'") }
         switch sub {
         case "buy", "add":
-            try args.check(known: CLIEnvironment.commonOptions.union(["--country", "--number"]))
+            try args.check(known: CLIEnvironment.commonOptions.union(["--country", "--number", "--trunk"]))
             let country = try args.require("--country")
             let number = try args.require("--number")
-            try await env.client().call(.POST, "/number/buy", body: .form([("country", country), ("msisdn", number)]),
-                                        credentials: try AppsCommand.account(env))
+            var form = [("country", country), ("msisdn", number)]
+            if let trunk = args["--trunk"] { form.append(("trunk_id", trunk)) }
+            try await env.client().call(.POST, "/number/buy", body: .form(form), credentials: try AppsCommand.account(env))
             Output.print(env.json ? Output.json(["msisdn": .string(number), "country": .string(country.uppercased())]) : "added \(number) (\(country.uppercased()))")
+            return 0
+        case "trunk":
+            try args.check(known: CLIEnvironment.commonOptions.union(["--number", "--trunk"]))
+            let number = try args.require("--number")
+            guard let trunk = args["--trunk"] else { throw CLIError("missing --trunk") }
+            try await env.client().call(.POST, "/number/update", body: .form([("msisdn", number), ("trunk_id", trunk)]),
+                                        credentials: try AppsCommand.account(env))
+            Output.print(env.json ? Output.json(["msisdn": .string(number), "trunk_id": .string(trunk)])
+                                  : trunk.isEmpty ? "\(number) is on no trunk" : "\(number) is on trunk \(trunk)")
             return 0
         case "list", "ls":
             try args.check(known: CLIEnvironment.commonOptions.union(["--app-id"]))
@@ -68,8 +79,8 @@ struct NumbersCommand {
         } else if numbers.isEmpty {
             Output.print("no numbers")
         } else {
-            Output.print(Output.table(["NUMBER", "COUNTRY", "APPLICATION"], numbers.map { n in
-                [n["msisdn"].cell, n["country"].cell, n["app_id"].cell]
+            Output.print(Output.table(["NUMBER", "COUNTRY", "APPLICATION", "TRUNK"], numbers.map { n in
+                [n["msisdn"].cell, n["country"].cell, n["app_id"].cell, n["trunk_id"].cell]
             }))
         }
         return 0

@@ -36,6 +36,7 @@ struct ServeCommand {
         let descriptors = DescriptorLimit.raiseToHard()
         let server = try SwitchboardServer(configuration: config)
         let (httpAddress, httpsAddress) = try server.start()
+        let sipAddress = try await server.startSIP()
         logger.info("descriptor limit", ["soft": "\(descriptors.soft)", "hard": "\(descriptors.hard)",
                                          "max_connections": "\(server.connectionLimit)",
                                          "max_connections_per_address": "\(config.maxConnectionsPerAddress)"])
@@ -45,6 +46,7 @@ struct ServeCommand {
         }
         var lines = ["Switchboard \(SwitchboardServer.version) serving", "  http:  http://\(httpAddress)/"]
         if let httpsAddress { lines.append("  https: https://\(httpsAddress)/") }
+        if let sipAddress { lines.append("  sip:   udp+tcp \(sipAddress) (rtp \(config.rtpPorts.lowerBound)-\(config.rtpPorts.upperBound))") }
         if let ca = server.developmentCAFile { lines.append("  development CA: \(ca)") }
         lines.append("  data:  \(config.dataDirectory)")
         if config.development {

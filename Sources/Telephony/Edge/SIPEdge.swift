@@ -1,0 +1,141 @@
+import Crypto
+import Runtime
+import Synchronization
+import Wire
+
+/// The telephony edge of the server: the SIP endpoint on its own loop, screening sources against
+/// trunks and registered devices, routing INVITEs to numbers, registering devices, placing calls.
+///
+/// Inbound: an INVITE from a trunk to a number no account owns is 404; to an owned number with no
+/// voice application, or while no `IncomingCallHandler` is set, 480; otherwise it is offered to the
+/// handler as an `IncomingCall`. Outbound: `placeCall` (through a trunk) and `callUser` (to a
+/// registered device) return an `OutboundCall` whose events follow the call.
+public final class SIPEdge: Sendable {
+    public let loop = EventLoop()
+    public let directory: any TelephonyDirectory
+    let config: UserAgentConfig
+    let tcp: Bool
+    let endpoint = Mutex<SIPEndpoint?>(nil)
+    let handler = Mutex<(any IncomingCallHandler)?>(nil)
+    let streams = Mutex<[CallID: AsyncStream<CallEvent>.Continuation]>([:])
+    let trunkObservers = Mutex<[@Sendable (TrunkStatus) -> Void]>([])
+
+    public init(config: UserAgentConfig, tcp: Bool = true, directory: any TelephonyDirectory) {
+        self.config = config
+        self.tcp = tcp
+        self.directory = directory
+    }
+
+    /// Binds the sockets on the edge's own loop thread; returns the bound port.
+    public func start() async throws -> UInt16 {
+        loop.startThread(name: "sip")
+        do {
+            return try await loop.submit { [self] in
+                let ep = try SIPEndpoint(loop: loop, config: config, tcp: tcp) { [unowned self] ep, event in self.handle(event, on: ep) }
+                ep.core.registrar = Registrar(secret: SystemRandom().bytes(32))
+                let directory = self.directory
+                ep.core.deviceCredentials = { realm, username in directory.deviceHA1(realm: realm, username: username) }
+                ep.onTrunk = { [unowned self] _, status in for o in self.trunkObservers.withLock({ $0 }) { o(status) } }
+                ep.updateTrunks(config.trunks)
+                endpoint.withLock { $0 = ep }
+                return ep.port
+            }
+        } catch {
+            loop.stop()
+            throw error
+        }
+    }
+
+    /// Closes the sockets (calls in progress are abandoned) and stops the loop.
+    public func stop() async {
+        _ = try? await loop.submit { [self] in
+            endpoint.withLock { $0 }?.close()
+            endpoint.withLock { $0 = nil }
+        }
+        for c in streams.withLock({ s in defer { s.removeAll() }; return Array(s.values) }) { c.finish() }
+        loop.stop()
+    }
+
+    public func setHandler(_ handler: (any IncomingCallHandler)?) { self.handler.withLock { $0 = handler } }
+
+    public func onTrunkChange(_ observer: @escaping @Sendable (TrunkStatus) -> Void) { trunkObservers.withLock { $0.append(observer) } }
+
+    public func updateTrunks(_ trunks: [TrunkConfig]) { onLoop { $0.updateTrunks(trunks) } }
+
+    /// Counters and states for `/metrics`.
+    public var snapshot: SIPEndpointSnapshot { endpoint.withLock { $0 }?.snapshot.withLock { $0 } ?? SIPEndpointSnapshot() }
+
+    func onLoop(_ body: @escaping @Sendable (SIPEndpoint) -> Void) {
+        loop.execute { [self] in
+            if let ep = endpoint.withLock({ $0 }) { body(ep) }
+        }
+    }
+
+    /// Calls `number` (E.164 digits) through `trunk`, from `callerID`, offering `sdp`.
+    public func placeCall(to number: String, from callerID: String, trunk: String, sdp: SessionDescription) async throws -> OutboundCall {
+        let digits = number.hasPrefix("+") ? String(number.dropFirst()) : number
+        guard (3...20).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { throw EdgeError.badNumber(number) }
+        return try await loop.submit { [self] () throws(EdgeError) -> OutboundCall in
+            guard let ep = endpoint.withLock({ $0 }) else { throw .stopped }
+            guard let config = ep.core.config.trunks.first(where: { $0.name == trunk }) else { throw .unknownTrunk(trunk) }
+            let from = SIPAddress(uri: SIPURI(user: callerID, host: ep.core.config.host))
+            let id = ep.invite(to: SIPURI(user: digits, host: config.host, port: config.port), from: from, sdp: sdp, trunk: config)
+            return track(id)
+        }
+    }
+
+    /// Calls a registered device of `user@domain` (its most recent binding).
+    public func callUser(_ aor: String, from callerID: String, sdp: SessionDescription) async throws -> OutboundCall {
+        try await loop.submit { [self] () throws(EdgeError) -> OutboundCall in
+            guard let ep = endpoint.withLock({ $0 }) else { throw .stopped }
+            guard let binding = ep.core.registrar?.lookup(aor, now: .now()).max(by: { $0.expires < $1.expires }) else {
+                throw .notRegistered(aor)
+            }
+            let from = SIPAddress(uri: SIPURI(user: callerID, host: ep.core.config.host))
+            // The contact's own address when it is numeric (RFC 3261 §8.1.2), else where the REGISTER came from.
+            var peer = binding.source
+            if AddressRange.bytes(of: binding.contact.host) != nil {
+                peer = SIPPeer(host: binding.contact.host, port: binding.contact.port ?? 5060,
+                               transport: binding.contact.transport.flatMap { SIPTransportKind(name: $0) } ?? binding.source.transport)
+            }
+            return track(ep.invite(to: binding.contact, from: from, sdp: sdp, peer: peer))
+        }
+    }
+
+    private func track(_ id: CallID) -> OutboundCall {
+        let call = OutboundCall(id: id, edge: self)
+        streams.withLock { $0[id] = call.continuation }
+        return call
+    }
+
+    private func handle(_ event: CallEvent, on ep: SIPEndpoint) {
+        switch event {
+        case .incomingCall(let id, let from, let to, let offer):
+            incoming(id, from: from, to: to, offer: offer, on: ep)
+        case .progress(let id, _, _), .connected(let id, _), .updated(let id, _):
+            _ = streams.withLock { $0[id] }?.yield(event)
+        case .ended(let id, _, _):
+            if let c = streams.withLock({ $0.removeValue(forKey: id) }) {
+                c.yield(event)
+                c.finish()
+            }
+        }
+    }
+
+    private func incoming(_ id: CallID, from: SIPAddress, to: SIPAddress, offer: SessionDescription?, on ep: SIPEndpoint) {
+        guard let request = ep.core.request(for: id), let peer = ep.core.peer(for: id) else { return }
+        let trunk = ep.core.trunk(forSource: peer.host)
+        let user = to.uri.user ?? ""
+        let digits = user.hasPrefix("+") ? String(user.dropFirst()) : user
+        let route = directory.route(number: digits)
+        if trunk != nil, route == nil { return ep.reject(id, status: 404) }
+        guard let handler = handler.withLock({ $0 }), route == nil || route?.applicationID != nil else {
+            // The number is ours but nothing answers it (no voice application, or no call handler yet).
+            return ep.reject(id, status: 480)
+        }
+        let call = IncomingCall(id: id, request: request, from: from, to: to, number: digits, route: route, trunk: trunk?.name,
+                                offer: offer, edge: self)
+        streams.withLock { $0[id] = call.continuation }
+        handler.incomingCall(call)
+    }
+}

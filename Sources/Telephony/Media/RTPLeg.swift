@@ -1,0 +1,368 @@
+import Audio
+import CShims
+import Glibc
+import Runtime
+
+/// One plain-RTP audio leg (RFC 3550, RFC 3551): an RTP/RTCP port pair from the configured range,
+/// the negotiated codec (PCMU, PCMA or Opus from the Audio target), RFC 4733 telephone events both
+/// ways, symmetric RTP, and basic RTCP sender/receiver reports.
+///
+/// Audio crosses the leg as 20 ms mono frames at the codec's rate (8 kHz for G.711, 48 kHz for
+/// Opus): `onAudio` gets each decoded frame, `send(_:)` takes one frame to encode and send. The
+/// caller paces sending (a mixer tick); frames arrive as packets do (no jitter buffer here).
+///
+/// Symmetric RTP (RFC 4961): media goes to where the peer's packets really come from, not only to
+/// the SDP address, so a phone behind NAT is heard and hears us. The leg latches to the first
+/// source that sends a packet of a negotiated payload type, and again when a new SSRC appears.
+///
+/// Confined to its loop (the SIP edge's loop, or any `EventLoop`): every method runs there, which is what
+/// makes the unchecked Sendable conformance sound (it only lets the leg be handed to its loop). The
+/// packet path (`handle(events:)`, `send(_:)`) allocates nothing, takes no lock and logs nothing.
+public final class RTPLeg: Selectable, @unchecked Sendable {
+    public unowned let loop: EventLoop
+    public let port: UInt16
+    public private(set) var negotiated: NegotiatedAudio
+    public private(set) var statistics = RTPLegStatistics()
+    /// Decoded 20 ms frames, on the loop.
+    public var onAudio: ((UnsafeBufferPointer<Int16>) -> Void)?
+    /// DTMF digits received as RFC 4733 events (reported once, at the event's end).
+    public var onDigit: ((Character) -> Void)?
+    /// PCM rate of the frames in and out.
+    public var sampleRate: Int { frame.rate.rawValue }
+
+    private let pool: RTPPortPool
+    private let rtpFD: Int32
+    private let rtcpFD: Int32
+    private var rtcp: RTCPSocketHandler?
+    private let codec: any Codec
+    private var frame: AudioFrame
+    private let receiveBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+    private let sendBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1500, alignment: 8)
+    private var remote = sockaddr_in()
+    private var remoteRTCP = sockaddr_in()
+    private var latchedSSRC: UInt32?
+    private var ssrc: UInt32
+    private var sequence: UInt16
+    private var timestamp: UInt32
+    private var lastReceivedSequence: UInt16?
+    private var lastEventTimestamp: UInt32?
+    private var remoteSSRC: UInt32 = 0
+    private var dtmf: (code: UInt8, timestamp: UInt32, sent: Int, packets: Int, endsLeft: Int)?
+    private var pendingDigits: [UInt8] = []
+    private var dtmfTimer: TimerHandle?
+    private var reportTimer: TimerHandle?
+    private var closed = false
+
+    /// Binds an even port and the odd one above from `pool` on `host`; `negotiated` from the SDP
+    /// offer/answer says where to send, which codec and which payload types.
+    public init(loop: EventLoop, pool: RTPPortPool, host: String, negotiated: NegotiatedAudio,
+                ssrc: UInt32 = UInt32.random(in: 1...UInt32.max)) throws(RTPLegError) {
+        self.loop = loop
+        self.pool = pool
+        self.negotiated = negotiated
+        self.ssrc = ssrc
+        sequence = UInt16(truncatingIfNeeded: ssrc >> 7)
+        timestamp = ssrc &* 2_654_435_761
+        switch negotiated.codec {
+        case .pcmu: codec = G711Codec(.muLaw)
+        case .pcma: codec = G711Codec(.aLaw)
+        case .opus:
+            do { codec = try OpusCodec() } catch { throw .codec("\(error)") }
+        case .telephoneEvent: throw .codec("telephone-event is not a voice codec")
+        }
+        frame = AudioFrame(rate: codec.sampleRate)
+        var fds: (Int32, Int32) = (-1, -1)
+        guard let port = pool.acquire({ port in
+            guard let a = Self.bind(host: host, port: port) else { return false }
+            guard let b = Self.bind(host: host, port: port + 1) else { Glibc.close(a); return false }
+            fds = (a, b)
+            return true
+        }) else {
+            receiveBuffer.deallocate()
+            sendBuffer.deallocate()
+            throw .noFreePort
+        }
+        self.port = port
+        (rtpFD, rtcpFD) = fds
+        guard Self.fill(&remote, host: negotiated.remoteAddress, port: negotiated.remotePort),
+              Self.fill(&remoteRTCP, host: negotiated.remoteAddress, port: negotiated.remotePort &+ 1) else {
+            Glibc.close(rtpFD); Glibc.close(rtcpFD); pool.release(port)
+            receiveBuffer.deallocate()
+            sendBuffer.deallocate()
+            throw .badAddress(negotiated.remoteAddress)
+        }
+        loop.register(fd: rtpFD, events: SB_EPOLLIN, handler: self)
+        let handler = RTCPSocketHandler { [unowned self] in self.readRTCP() }
+        rtcp = handler
+        loop.register(fd: rtcpFD, events: SB_EPOLLIN, handler: handler)
+        scheduleReport()
+    }
+
+    deinit {
+        receiveBuffer.deallocate()
+        sendBuffer.deallocate()
+    }
+
+    /// Stops the leg: sockets closed, the port pair back in the pool.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        loop.cancel(dtmfTimer)
+        loop.cancel(reportTimer)
+        loop.unregister(fd: rtpFD)
+        loop.unregister(fd: rtcpFD)
+        Glibc.close(rtpFD)
+        Glibc.close(rtcpFD)
+        rtcp = nil
+        pool.release(port)
+    }
+
+    /// A re-INVITE changed the session: new remote address or direction (same codec).
+    public func update(_ negotiated: NegotiatedAudio) {
+        if negotiated.remoteAddress != self.negotiated.remoteAddress || negotiated.remotePort != self.negotiated.remotePort {
+            _ = Self.fill(&remote, host: negotiated.remoteAddress, port: negotiated.remotePort)
+            _ = Self.fill(&remoteRTCP, host: negotiated.remoteAddress, port: negotiated.remotePort &+ 1)
+            latchedSSRC = nil
+        }
+        self.negotiated.direction = negotiated.direction
+        self.negotiated.remoteAddress = negotiated.remoteAddress
+        self.negotiated.remotePort = negotiated.remotePort
+    }
+
+    // MARK: Receive
+
+    public func handle(events: UInt32) {
+        for _ in 0..<64 {
+            var from = sockaddr_in()
+            var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let n = withUnsafeMutablePointer(to: &from) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(rtpFD, receiveBuffer.baseAddress, receiveBuffer.count, 0, $0, &len) }
+            }
+            guard n > 0 else { return }
+            receive(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n]), from: from)
+        }
+    }
+
+    private func receive(_ packet: UnsafeRawBufferPointer, from source: sockaddr_in) {
+        // RFC 3550 §5.1: version 2, then CSRCs and an optional extension before the payload.
+        guard packet.count >= 12, packet[0] >> 6 == 2 else { statistics.packetsDropped += 1; return }
+        let csrcCount = Int(packet[0] & 0x0F)
+        var offset = 12 + 4 * csrcCount
+        if packet[0] & 0x10 != 0 {
+            guard packet.count >= offset + 4 else { statistics.packetsDropped += 1; return }
+            offset += 4 + 4 * (Int(packet[offset + 2]) << 8 | Int(packet[offset + 3]))
+        }
+        var end = packet.count
+        if packet[0] & 0x20 != 0, end > offset { end -= Int(packet[end - 1]) }
+        guard end > offset else { statistics.packetsDropped += 1; return }
+        let payloadType = packet[1] & 0x7F
+        let seq = UInt16(packet[2]) << 8 | UInt16(packet[3])
+        let ts = UInt32(packet[4]) << 24 | UInt32(packet[5]) << 16 | UInt32(packet[6]) << 8 | UInt32(packet[7])
+        let senderSSRC = UInt32(packet[8]) << 24 | UInt32(packet[9]) << 16 | UInt32(packet[10]) << 8 | UInt32(packet[11])
+        let isVoice = payloadType == negotiated.payloadType
+        let isEvent = payloadType == negotiated.telephoneEventPayloadType
+        guard isVoice || isEvent else { statistics.packetsDropped += 1; return }
+        if latchedSSRC != senderSSRC, !Self.same(source, remote) || latchedSSRC == nil {
+            remote = source
+            remoteRTCP = source
+            remoteRTCP.sin_port = (UInt16(bigEndian: source.sin_port) &+ 1).bigEndian
+            statistics.latches += 1
+        }
+        latchedSSRC = senderSSRC
+        remoteSSRC = senderSSRC
+        statistics.packetsReceived += 1
+        if let last = lastReceivedSequence {
+            let gap = seq &- last
+            if gap > 1 && gap < 3000 { statistics.packetsLost += Int(gap - 1) }
+            if gap == 0 || gap >= 0x8000 { return }  // duplicate or late
+        }
+        lastReceivedSequence = seq
+        guard negotiated.receives else { return }
+        let payload = UnsafeRawBufferPointer(rebasing: packet[offset..<end])
+        if isEvent {
+            guard let event = TelephoneEvent(payload) else { statistics.packetsDropped += 1; return }
+            // The end packet is sent three times (RFC 4733 §2.5.1.4): report the event once.
+            if event.end, lastEventTimestamp != ts {
+                lastEventTimestamp = ts
+                statistics.eventsReceived += 1
+                if let digit = TelephoneEvent.digit(of: event.event) { onDigit?(digit) }
+            }
+            return
+        }
+        do {
+            try codec.decode(payload, into: &frame)
+        } catch {
+            statistics.packetsDropped += 1
+            return
+        }
+        statistics.framesDecoded += 1
+        if let onAudio { frame.withSamples { onAudio($0) } }
+    }
+
+    // MARK: Send
+
+    /// Encodes and sends one 20 ms frame of `sampleRate` PCM; dropped while a DTMF event is playing
+    /// (RFC 4733 §2.5.1.3: the event replaces the audio) or while we hold the peer.
+    public func send(_ samples: UnsafeBufferPointer<Int16>) {
+        let step = UInt32(codec.clockRate / 50)
+        defer { timestamp &+= step }
+        guard !closed, negotiated.sends, dtmf == nil, samples.count == frame.count else { return }
+        frame.withMutableSamples { _ = $0.update(fromContentsOf: samples) }
+        let payload = UnsafeMutableRawBufferPointer(rebasing: sendBuffer[12...])
+        let n: Int
+        do { n = try codec.encode(frame, into: payload) } catch { return }
+        writeHeader(payloadType: negotiated.payloadType, marker: false, timestamp: timestamp)
+        transmit(12 + n)
+    }
+
+    /// Queues a DTMF digit as RFC 4733 events: a packet every 20 ms with a growing duration, the
+    /// last three with the end bit. Unknown characters are ignored.
+    public func sendDigit(_ digit: Character, milliseconds: Int = 100) {
+        guard let code = TelephoneEvent.code(of: digit), negotiated.telephoneEventPayloadType != nil, pendingDigits.count < 64 else { return }
+        pendingDigits.append(code)
+        if dtmf == nil { startNextDigit(milliseconds: milliseconds) }
+    }
+
+    private func startNextDigit(milliseconds: Int) {
+        guard !pendingDigits.isEmpty else { return }
+        let code = pendingDigits.removeFirst()
+        dtmf = (code, timestamp, 0, max(2, milliseconds / 20), 3)
+        dtmfTick(milliseconds: milliseconds)
+    }
+
+    private func dtmfTick(milliseconds: Int) {
+        guard !closed, var event = dtmf, let pt = negotiated.telephoneEventPayloadType else { return }
+        event.sent += 1
+        let ending = event.sent >= event.packets
+        let duration = UInt16(clamping: event.sent * 160)
+        TelephoneEvent(event: event.code, end: ending, duration: duration)
+            .write(to: UnsafeMutableRawBufferPointer(rebasing: sendBuffer[12..<16]))
+        writeHeader(payloadType: pt, marker: event.sent == 1, timestamp: event.timestamp)
+        transmit(16)
+        if ending {
+            event.endsLeft -= 1
+            event.sent -= 1  // the end packet repeats with the same duration
+            if event.endsLeft == 0 {
+                dtmf = nil
+                // The event took its duration of media time; the next one starts after it (a new timestamp).
+                timestamp &+= UInt32(event.packets) * UInt32(codec.clockRate / 50)
+                // A gap before the next digit, so the far end sees two key presses.
+                dtmfTimer = loop.schedule(after: .milliseconds(60)) { [weak self] in self?.startNextDigit(milliseconds: milliseconds) }
+                return
+            }
+        }
+        dtmf = event
+        dtmfTimer = loop.schedule(after: .milliseconds(20)) { [weak self] in self?.dtmfTick(milliseconds: milliseconds) }
+    }
+
+    private func writeHeader(payloadType: UInt8, marker: Bool, timestamp ts: UInt32) {
+        sendBuffer[0] = 0x80
+        sendBuffer[1] = (marker ? 0x80 : 0) | payloadType
+        sendBuffer[2] = UInt8(sequence >> 8)
+        sendBuffer[3] = UInt8(sequence & 0xFF)
+        for i in 0..<4 {
+            sendBuffer[4 + i] = UInt8(truncatingIfNeeded: ts >> (24 - 8 * i))
+            sendBuffer[8 + i] = UInt8(truncatingIfNeeded: ssrc >> (24 - 8 * i))
+        }
+        sequence &+= 1
+    }
+
+    private func transmit(_ count: Int) {
+        let sent = withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(rtpFD, sendBuffer.baseAddress, count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        if sent == count {
+            statistics.packetsSent += 1
+            statistics.octetsSent += count - 12
+        }
+    }
+
+    // MARK: RTCP
+
+    private func readRTCP() {
+        for _ in 0..<16 {
+            let n = recv(rtcpFD, receiveBuffer.baseAddress, receiveBuffer.count, 0)
+            guard n > 0 else { return }
+            // SR (200) or RR (201) at the head of a compound packet (RFC 3550 §6.1).
+            if n >= 8, receiveBuffer[0] >> 6 == 2, receiveBuffer[1] == 200 || receiveBuffer[1] == 201 { statistics.rtcpReceived += 1 }
+        }
+    }
+
+    private func scheduleReport() {
+        reportTimer = loop.schedule(after: .seconds(5)) { [weak self] in
+            guard let self, !self.closed else { return }
+            self.sendReport()
+            self.scheduleReport()
+        }
+    }
+
+    /// A sender report when we have sent, else a receiver report; one report block about the peer.
+    func sendReport() {
+        let buffer = sendBuffer
+        let sender = statistics.packetsSent > 0
+        let headerWords = sender ? 6 : 1
+        let blocks = remoteSSRC != 0 ? 1 : 0
+        let length = 4 * (1 + headerWords + 6 * blocks)
+        func put32(_ v: UInt32, _ at: Int) { for i in 0..<4 { buffer[at + i] = UInt8(truncatingIfNeeded: v >> (24 - 8 * i)) } }
+        buffer[0] = 0x80 | UInt8(blocks)
+        buffer[1] = sender ? 200 : 201
+        buffer[2] = UInt8((length / 4 - 1) >> 8)
+        buffer[3] = UInt8((length / 4 - 1) & 0xFF)
+        put32(ssrc, 4)
+        var at = 8
+        if sender {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            put32(UInt32(truncatingIfNeeded: Int(now.tv_sec) + 2_208_988_800), 8)
+            put32(UInt32(truncatingIfNeeded: (UInt64(now.tv_nsec) << 32) / 1_000_000_000), 12)
+            put32(timestamp, 16)
+            put32(UInt32(truncatingIfNeeded: statistics.packetsSent), 20)
+            put32(UInt32(truncatingIfNeeded: statistics.octetsSent), 24)
+            at = 28
+        }
+        if blocks == 1 {
+            put32(remoteSSRC, at)
+            let lost = UInt32(clamping: statistics.packetsLost) & 0x00FF_FFFF
+            put32(lost, at + 4)
+            put32(UInt32(lastReceivedSequence ?? 0), at + 8)
+            put32(0, at + 12)
+            put32(0, at + 16)
+            put32(0, at + 20)
+        }
+        let sent = withUnsafePointer(to: &remoteRTCP) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(rtcpFD, buffer.baseAddress, length, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        if sent == length { statistics.rtcpSent += 1 }
+    }
+
+    // MARK: Sockets
+
+    static func bind(host: String, port: UInt16) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | SB_SOCK_NONBLOCK | SB_SOCK_CLOEXEC, 0)
+        guard fd >= 0 else { return nil }
+        var addr = sockaddr_in()
+        guard fill(&addr, host: host, port: port) else { Glibc.close(fd); return nil }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else { Glibc.close(fd); return nil }
+        return fd
+    }
+
+    static func fill(_ addr: inout sockaddr_in, host: String, port: UInt16) -> Bool { SIPUDPSocket.fill(&addr, host: host, port: port) }
+
+    static func same(_ a: sockaddr_in, _ b: sockaddr_in) -> Bool {
+        a.sin_port == b.sin_port && a.sin_addr.s_addr == b.sin_addr.s_addr
+    }
+}
+
+/// The RTCP socket's readiness, forwarded to its leg.
+final class RTCPSocketHandler: Selectable {
+    let onReadable: () -> Void
+    init(_ onReadable: @escaping () -> Void) { self.onReadable = onReadable }
+    func handle(events: UInt32) { onReadable() }
+}

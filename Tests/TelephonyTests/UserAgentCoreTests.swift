@@ -1,0 +1,163 @@
+import Crypto
+import Runtime
+import Testing
+import Wire
+@testable import Telephony
+
+/// The core as a pure engine: PRACK both ways, early media, re-INVITE answers, the registrar, trunks.
+@Suite("User agent core")
+struct UserAgentCoreTests {
+    static let offer = PlainRTPNegotiator.offer(AudioSessionConfig(address: "127.0.0.1", port: 30_000), sessionID: 7, version: 1)
+    static let local = PlainRTPNegotiator.offer(AudioSessionConfig(address: "127.0.0.1", port: 40_000), sessionID: 9, version: 1)
+    static let phone = SIPPeer(host: "127.0.0.1", port: 5071)
+
+    static func core(trunks: [TrunkConfig] = []) -> UserAgentCore {
+        UserAgentCore(config: UserAgentConfig(host: "127.0.0.1", port: 5060, trunks: trunks, devices: ["127.0.0.1"]))
+    }
+
+    static func invite(extra: [(String, String)] = [], body: SessionDescription? = offer) -> SIPMessage {
+        var m = Fixture.request(.invite, body: body.map { Array($0.serialize().utf8) } ?? [])
+        m.headers.remove("Route")
+        if body != nil { m.headers.add("Content-Type", "application/sdp") }
+        for (n, v) in extra { m.headers.add(n, v) }
+        return m
+    }
+
+    static func sent(_ outputs: [UserAgentOutput]) -> [SIPMessage] {
+        outputs.compactMap { if case .send(let m, _) = $0 { m } else { nil } }
+    }
+
+    static func callID(_ outputs: [UserAgentOutput]) -> CallID? {
+        outputs.lazy.compactMap { if case .event(.incomingCall(let id, _, _, _)) = $0 { id } else { nil } }.first
+    }
+
+    @Test("early media: a 183 with our SDP, reliable with RSeq when the caller supports 100rel, retransmitted until PRACK")
+    func reliableEarlyMedia() throws {
+        let core = Self.core()
+        let inv = Self.invite(extra: [("Supported", "100rel")])
+        let id = try #require(Self.callID(core.receive(inv.serialize(), from: Self.phone, now: Fixture.at(0))))
+        let progress = Self.sent(core.progress(id, sdp: Self.local, now: Fixture.at(10)))
+        let r183 = try #require(progress.first)
+        #expect(r183.status == 183)
+        #expect(r183.headers.tokens("Require").contains("100rel"))
+        let rseq = try #require(r183.headers["RSeq"].flatMap { UInt32($0) })
+        #expect(Self.sdp(r183)?.media.first?.port == 40_000)
+        #expect(try r183.to().tag != nil && (try r183.contacts().first) != nil)
+        // No PRACK yet: T1 later it goes again.
+        let again = Self.sent(core.tick(now: Fixture.at(600)))
+        #expect(again.map(\.status) == [183])
+        // The PRACK stops the retransmissions and gets 200.
+        var prack = Fixture.request(.prack, branch: "z9hG4bK-p", cseq: 2, toTag: try r183.to().tag)
+        prack.headers.remove("Route")
+        prack.headers.add("RAck", "\(rseq) 1 INVITE")
+        let answered = Self.sent(core.receive(prack.serialize(), from: Self.phone, now: Fixture.at(700)))
+        #expect(answered.map(\.status) == [200])
+        #expect(Self.sent(core.tick(now: Fixture.at(5000))).allSatisfy { $0.status != 183 })
+    }
+
+    @Test("a PRACK for an RSeq we never sent is 481")
+    func strayPrack() throws {
+        let core = Self.core()
+        let id = try #require(Self.callID(core.receive(Self.invite(extra: [("Supported", "100rel")]).serialize(), from: Self.phone, now: Fixture.at(0))))
+        let r183 = try #require(Self.sent(core.progress(id, sdp: Self.local, now: Fixture.at(1))).first)
+        var prack = Fixture.request(.prack, branch: "z9hG4bK-p", cseq: 2, toTag: try r183.to().tag)
+        prack.headers.add("RAck", "999999999 1 INVITE")
+        #expect(Self.sent(core.receive(prack.serialize(), from: Self.phone, now: Fixture.at(2))).map(\.status) == [481])
+    }
+
+    @Test("without 100rel the 183 is sent once, unreliably, and an INVITE requiring 100rel is accepted")
+    func unreliableEarlyMedia() throws {
+        let core = Self.core()
+        let id = try #require(Self.callID(core.receive(Self.invite().serialize(), from: Self.phone, now: Fixture.at(0))))
+        let r183 = try #require(Self.sent(core.progress(id, sdp: Self.local, now: Fixture.at(1))).first)
+        #expect(r183.headers["RSeq"] == nil)
+        #expect(Self.sent(core.tick(now: Fixture.at(2000))).allSatisfy { $0.status != 183 })
+        let core2 = Self.core()
+        let out = core2.receive(Self.invite(extra: [("Require", "100rel")]).serialize(), from: Self.phone, now: Fixture.at(0))
+        #expect(Self.callID(out) != nil)
+        #expect(!Self.sent(out).contains { $0.status == 420 })
+    }
+
+    @Test("a re-INVITE putting us on hold is answered with our SDP, recvonly, version bumped")
+    func reinviteAnswer() throws {
+        let core = Self.core()
+        let id = try #require(Self.callID(core.receive(Self.invite().serialize(), from: Self.phone, now: Fixture.at(0))))
+        let ok = try #require(Self.sent(core.answer(id, sdp: Self.local, now: Fixture.at(1))).first { $0.status == 200 })
+        let tag = try #require(try ok.to().tag)
+        var ack = Fixture.request(.ack, branch: "z9hG4bK-a", cseq: 1, toTag: tag)
+        ack.headers.remove("Route")
+        _ = core.receive(ack.serialize(), from: Self.phone, now: Fixture.at(2))
+        var hold = Self.offer
+        hold.media[0].direction = .sendonly
+        var re = Fixture.request(.invite, branch: "z9hG4bK-re", cseq: 2, toTag: tag, body: Array(hold.serialize().utf8))
+        re.headers.remove("Route")
+        re.headers.add("Content-Type", "application/sdp")
+        let out = core.receive(re.serialize(), from: Self.phone, now: Fixture.at(3))
+        let reOK = try #require(Self.sent(out).first { $0.status == 200 })
+        let answer = try #require(Self.sdp(reOK))
+        #expect(answer.media.first?.direction == .recvonly)
+        #expect(answer.media.first?.port == 40_000)
+        #expect((answer.origin?.sessionVersion ?? 0) > (Self.local.origin?.sessionVersion ?? 0))
+        #expect(out.contains { if case .event(.updated(id, _)) = $0 { true } else { false } })
+    }
+
+    @Test("as caller, a reliable 183 is PRACKed once with RAck in the early dialog; its retransmission is not")
+    func sendsPrack() throws {
+        let trunk = TrunkConfig(name: "t", host: "127.0.0.1", port: 5080, healthInterval: 0)
+        let core = Self.core(trunks: [trunk])
+        let (id, out) = core.invite(to: SIPURI(user: "15550100", host: "127.0.0.1"), from: SIPAddress(uri: SIPURI(user: "me", host: "127.0.0.1")),
+                                    sdp: Self.local, trunk: trunk, now: Fixture.at(0))
+        let inv = try #require(Self.sent(out).first)
+        #expect(inv.headers.tokens("Supported").contains("100rel"))
+        var r183 = Fixture.response(183, to: inv, toTag: "uas1")
+        r183.headers.add("Require", "100rel")
+        r183.headers.add("RSeq", "42")
+        let first = Self.sent(core.receive(r183.serialize(), from: trunk.peer, now: Fixture.at(10)))
+        let prack = try #require(first.first { $0.method == .prack })
+        #expect(prack.headers["RAck"] == "42 1 INVITE")
+        #expect(try prack.cseq().sequence == 2)
+        #expect(try prack.to().tag == "uas1")
+        #expect(prack.requestURI?.user == "bob")  // the 183's Contact
+        let repeatPrack = Self.sent(core.receive(r183.serialize(), from: trunk.peer, now: Fixture.at(20)))
+        #expect(!repeatPrack.contains { $0.method == .prack })
+        let ok = Fixture.response(200, to: inv, toTag: "uas1")
+        let after = core.receive(ok.serialize(), from: trunk.peer, now: Fixture.at(30))
+        #expect(Self.sent(after).contains { $0.method == .ack })
+        #expect(after.contains { if case .event(.connected(id, _)) = $0 { true } else { false } })
+    }
+
+    @Test("a TCP peer gets a TCP Via and no retransmissions")
+    func tcpVia() throws {
+        let trunk = TrunkConfig(name: "t", host: "127.0.0.1", port: 5080, transport: .tcp, healthInterval: 0)
+        let core = Self.core(trunks: [trunk])
+        let (_, out) = core.invite(to: SIPURI(user: "1", host: "127.0.0.1"), from: SIPAddress(uri: SIPURI(user: "me", host: "127.0.0.1")),
+                                   sdp: Self.local, trunk: trunk, now: Fixture.at(0))
+        let inv = try #require(Self.sent(out).first)
+        #expect(try inv.topVia().transport == "TCP")
+        #expect(inv.headers["Contact"]?.contains("transport=tcp") == true)
+        #expect(Self.sent(core.tick(now: Fixture.at(1000))).isEmpty)
+    }
+
+    @Test("unanswered INVITEs per source are capped (503), answered ones no longer count; a trunk's cap is larger")
+    func pendingCap() throws {
+        let trunk = TrunkConfig(name: "carrier", host: "127.0.0.9", healthInterval: 0)
+        let core = UserAgentCore(config: UserAgentConfig(host: "127.0.0.1", port: 5060, trunks: [trunk], devices: ["127.0.0.1"],
+                                                         maxPendingPerSource: 4, maxPendingPerTrunk: 8))
+        func invite(_ n: Int, from host: String) -> [UserAgentOutput] {
+            var m = Self.invite()
+            m.headers.set("Via", "SIP/2.0/UDP \(host):5071;branch=z9hG4bK-cap\(n)")
+            m.headers.set("Call-ID", "cap-\(n)@\(host)")
+            return core.receive(m.serialize(), from: SIPPeer(host: host, port: 5071), now: Fixture.at(UInt64(n)))
+        }
+        var ids: [CallID] = []
+        for n in 0..<4 { ids.append(try #require(Self.callID(invite(n, from: "127.0.0.1")))) }
+        #expect(Self.sent(invite(4, from: "127.0.0.1")).map(\.status) == [503])
+        _ = core.answer(ids[0], sdp: Self.local, now: Fixture.at(10))
+        #expect(Self.callID(invite(5, from: "127.0.0.1")) != nil)
+        // The trunk's source may have 8 setting up.
+        for n in 100..<108 { #expect(Self.callID(invite(n, from: "127.0.0.9")) != nil) }
+        #expect(Self.sent(invite(108, from: "127.0.0.9")).map(\.status) == [503])
+    }
+
+    static func sdp(_ m: SIPMessage) -> SessionDescription? { try? SessionDescription.parse(m.body) }
+}

@@ -1,0 +1,151 @@
+"""SIPp and baresip around a live `switchboard serve --sip-port`: scenarios, runs, the account's REST calls."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+
+from rig import REPO, free_udp_port, start_server, wait_until
+
+SIPP_SCENARIOS = REPO / "Tests" / "Fixtures" / "sip" / "sipp"
+
+
+def start_sip_server(extra_args=(), **kw):
+    """A server with SIP on a free port; returns (server, sip_port)."""
+    port = free_udp_port()
+    server = start_server(["--sip-port", str(port), *extra_args], https=False, **kw)
+    wait_until(lambda: f"sip:   udp+tcp 127.0.0.1:{port}" in server.log(), timeout=10, what="SIP listening")
+    return server, port
+
+
+def account_auth(server) -> dict:
+    account = json.loads((server.data_dir / "account.json").read_text())
+    raw = f"{account['api_key']}:{account['api_secret']}".encode()
+    return {"Authorization": "Basic " + base64.b64encode(raw).decode()}
+
+
+def api(server, method: str, path: str, **kw) -> requests.Response:
+    return requests.request(method, server.http_url + path, headers=account_auth(server), timeout=10, **kw)
+
+
+def expect_status_scenario(status: int, tmp: Path) -> Path:
+    """A one-off SIPp UAC scenario: INVITE with SDP, then exactly `status`, ACKed."""
+    path = tmp / f"uac-{status}.xml"
+    path.write_text(f"""<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="expect {status}">
+  <send retrans="500"><![CDATA[
+
+    INVITE sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+    Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+    From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+    To: <sip:[service]@[remote_ip]:[remote_port]>
+    Call-ID: [call_id]
+    CSeq: 1 INVITE
+    Contact: sip:sipp@[local_ip]:[local_port]
+    Max-Forwards: 70
+    Content-Type: application/sdp
+    Content-Length: [len]
+
+    v=0
+    o=user1 53655765 2353687637 IN IP[local_ip_type] [local_ip]
+    s=-
+    c=IN IP[media_ip_type] [media_ip]
+    t=0 0
+    m=audio [media_port] RTP/AVP 0
+    a=rtpmap:0 PCMU/8000
+
+  ]]></send>
+  <recv response="100" optional="true"/>
+  <recv response="{status}"/>
+  <send><![CDATA[
+
+    ACK sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+    [last_Via:]
+    From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+    To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
+    Call-ID: [call_id]
+    CSeq: 1 ACK
+    Max-Forwards: 70
+    Content-Length: 0
+
+  ]]></send>
+</scenario>
+""")
+    return path
+
+
+def sipp(args: list[str], timeout: float = 30) -> subprocess.CompletedProcess:
+    return subprocess.run(["sipp", *args, "-nostdin", "-timeout", f"{int(timeout)}s", "-timeout_error"],
+                          capture_output=True, text=True, timeout=timeout + 10)
+
+
+def sipp_call(sip_port: int, number: str, status: int, tmp: Path, transport: str = "u1") -> subprocess.CompletedProcess:
+    """One INVITE from 127.0.0.1 to `number`, expecting `status`."""
+    return sipp(["-sf", str(expect_status_scenario(status, tmp)), f"127.0.0.1:{sip_port}", "-i", "127.0.0.1",
+                 "-p", str(free_udp_port()), "-t", transport, "-m", "1", "-s", number], timeout=20)
+
+
+def metric(server, name: str, **labels) -> float | None:
+    text = requests.get(server.http_url + "/metrics", timeout=5).text
+    want = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    pattern = re.escape(name) + (r"\{" + re.escape(want) + r"\}" if labels else "") + r" ([0-9.e+-]+)$"
+    for line in text.splitlines():
+        m = re.match(pattern, line)
+        if m:
+            return float(m.group(1))
+    return None
+
+
+class Baresip:
+    """A headless baresip phone on loopback with a config directory of its own, driven over ctrl_tcp."""
+
+    def __init__(self, account_line: str, tmp: Path):
+        self.dir = tmp / "baresip"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.sip_port = free_udp_port()
+        self.ctrl_port = free_udp_port()
+        (self.dir / "accounts").write_text(account_line + "\n")
+        (self.dir / "contacts").write_text("")
+        (self.dir / "config").write_text(f"""poll_method epoll
+sip_listen 127.0.0.1:{self.sip_port}
+net_interface 127.0.0.1
+audio_player aufile,{self.dir}/played.wav
+audio_source ausine,440
+audio_alert aufile,/dev/null
+ausrc_srate 48000
+ausrc_channels 2
+module_path /usr/lib/baresip/modules
+module stdio.so
+module g711.so
+module ausine.so
+module aufile.so
+module_app account.so
+module_app menu.so
+module_app ctrl_tcp.so
+ctrl_tcp_listen 127.0.0.1:{self.ctrl_port}
+""")
+        self.log_path = self.dir / "baresip.log"
+        self.log_file = open(self.log_path, "wb")
+        self.process = subprocess.Popen(["baresip", "-f", str(self.dir)], stdin=subprocess.PIPE, stdout=self.log_file,
+                                        stderr=subprocess.STDOUT)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log_file.close()
