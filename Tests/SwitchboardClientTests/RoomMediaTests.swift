@@ -38,7 +38,8 @@ struct RoomMediaTests {
 
             try recorder.finish()
             let file = try WAVFileReader(path: recording)
-            #expect(file.sampleRate == 48_000 && (try file.readAll()).count > 48_000)
+            let recorded = try file.readAll()
+            #expect(file.sampleRate == 48_000 && recorded.count > 48_000)
             try? FileManager.default.removeItem(atPath: recording)
 
             let stats = await aliceMedia.statistics()

@@ -4,13 +4,18 @@ import Wire
 /// call events, each call's end reported once. Pure: the session's ledger comes in with each input.
 ///
 /// The server pushes `call:hangup` only to a callee whose answered leg the other side ended. A caller's
-/// own server call ends with its `leg:status:update`; why it ended is the callee leg's last status
-/// in the same conversation (rejected, timed out) or, after an answer, a hangup from the far end.
+/// own server call ends with its member leaving the call's conversation (`member:left`, which comes
+/// before the leg's last `leg:status:update`, and that one no longer reaches a user who has left);
+/// why it ended is the callee leg's last status there (rejected, timed out) or, after an answer, a
+/// hangup from the far end.
 struct CallTracker {
     /// Calls whose end has been reported.
     private(set) var ended: Set<CallID> = []
     /// The latest status of each leg seen, by conversation, to explain a caller's end.
     private var legsByConversation: [String: [CallID: LegStatus]] = [:]
+    /// Each leg seen, by its member id (whether a leg is the user's own is known from the ledger, which
+    /// may learn of a placed call only after the leg's first statuses).
+    private var legsByMember: [String: CallID] = [:]
     /// Bounds the memory of a long-lived session: ended calls are forgotten past this many.
     let limit = 1024
 
@@ -30,19 +35,35 @@ struct CallTracker {
     }
 
     mutating func event(_ e: ConversationEvent, ledger: VoiceLedger) -> [CallEvent] {
+        if e.type == "member:left" {
+            guard let member = e.memberID, let id = legsByMember[member], ledger.placed.contains(id) || ledger.answered.contains(id) else { return [] }
+            legsByMember[member] = nil
+            return ended(id, conversation: e.conversationID, ledger: ledger)
+        }
         guard let update = LegStatusUpdate(e) else { return [] }
         var out: [CallEvent] = [.legStatus(update)]
         let id = update.legID
         if legsByConversation[update.conversationID] == nil, legsByConversation.count >= limit { legsByConversation.removeAll() }
         legsByConversation[update.conversationID, default: [:]][id] = update.status
-        guard update.status.isTerminal, ledger.placed.contains(id) || ledger.answered.contains(id) else { return out }
+        if !update.status.isTerminal {
+            if legsByMember.count >= limit { legsByMember.removeAll() }
+            legsByMember[update.memberID] = id
+            return out
+        }
+        legsByMember[update.memberID] = nil
+        guard ledger.placed.contains(id) || ledger.answered.contains(id) else { return out }
+        return out + ended(id, conversation: update.conversationID, ledger: ledger)
+    }
+
+    /// The user's own leg `id` is over: its hangup, with why, unless already reported.
+    private mutating func ended(_ id: CallID, conversation: String, ledger: VoiceLedger) -> [CallEvent] {
         let reason: CallHangupReason
         if ledger.hangingUp.contains(id) {
             reason = .localHangup
         } else if ledger.answered.contains(id) {
             reason = .remoteHangup
         } else {
-            let others = (legsByConversation[update.conversationID] ?? [:]).filter { $0.key != id }.map(\.value)
+            let others = (legsByConversation[conversation] ?? [:]).filter { $0.key != id }.map(\.value)
             if others.contains(.answered) || others.contains(.completed) {
                 reason = .remoteHangup
             } else if others.contains(.rejected) || others.contains(.busy) {
@@ -53,9 +74,8 @@ struct CallTracker {
                 reason = .remoteHangup
             }
         }
-        out += end(id, reason: reason)
-        legsByConversation[update.conversationID] = nil
-        return out
+        legsByConversation[conversation] = nil
+        return end(id, reason: reason)
     }
 
     /// The local side hung up: reported now unless the call's end already was.

@@ -86,7 +86,7 @@ public struct Voice: Sendable {
             continuation.finish()
         }
         let fromEvents = Task {
-            for await event in conversationEvents where event.type == "leg:status:update" {
+            for await event in conversationEvents where event.type == "leg:status:update" || event.type == "member:left" {
                 feed.event(event, ledger: session.voiceLedger.withLock { $0 })
             }
             continuation.finish()
