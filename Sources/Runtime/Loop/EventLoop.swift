@@ -213,8 +213,8 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Stops the loop and waits until its thread has left `run` (its current job, timers and mailbox
     /// done), up to `timeout`; true when it has. A process must do this before `exit`: `exit` runs the
-    /// C libraries' atexit handlers (OpenSSL frees its ciphers and locks), and a loop thread still in a
-    /// DTLS or SRTP call then touches freed memory. On the loop's own thread it only stops (false).
+    /// C libraries' atexit handlers (OpenSSL frees its locks and tables), and a loop thread still
+    /// calling into OpenSSL then touches freed memory. On the loop's own thread it only stops (false).
     @discardableResult
     public func stopAndWait(timeout: Duration = .seconds(5)) -> Bool {
         stop()

@@ -12,9 +12,10 @@ public enum ClientLoops {
     static let http = HTTPClient(group: network)
 
     /// Stops the client's loop threads and waits until they are out of their loops; true when both
-    /// are. A program calls this before it exits: `exit` runs the C libraries' atexit handlers
-    /// (OpenSSL's frees its global state), and a loop thread still in a DTLS, SRTP or TLS call at that
-    /// moment crashes the process. Sessions and media stop working from here on.
+    /// are. A program calls this before it exits: `exit` runs OpenSSL's atexit cleanup, which frees
+    /// its global locks, and a loop thread still calling into OpenSSL then (the network loop masking
+    /// a WebSocket frame with `RAND_bytes`, the media loop protecting SRTP) takes a freed lock and the
+    /// process dies with SIGSEGV. Sessions and media stop working from here on.
     @discardableResult
     public static func shutdown(timeout: Duration = .seconds(5)) -> Bool {
         let networkDone = network.shutdownAndWait(timeout: timeout)

@@ -24,13 +24,13 @@ public struct Voice: Sendable {
         let answer = try await session.request("call:create", body)
         guard let id = answer["call_id"]?.stringValue else { throw .server(code: "invalid-response", detail: "no call_id") }
         let call = CallID(id)
-        session.voiceLedger.withLock { _ = $0.placed.insert(call) }
+        session.voiceLedger.withLock { $0.remember(call, in: \.placed) }
         return call
     }
 
     /// Answers an invite; the user's other sessions hear `answeredElsewhere`.
     public func answer(_ call: CallID) async throws(SessionError) {
-        session.voiceLedger.withLock { _ = $0.answered.insert(call) }
+        session.voiceLedger.withLock { $0.remember(call, in: \.answered) }
         do {
             try await session.request("call:answer", ["call_id": .string(call.rawValue)])
         } catch {
@@ -46,7 +46,7 @@ public struct Voice: Sendable {
 
     /// Ends the user's leg of the call; every call event stream of the session reports `.localHangup`.
     public func hangup(_ call: CallID) async throws(SessionError) {
-        session.voiceLedger.withLock { _ = $0.hangingUp.insert(call) }
+        session.voiceLedger.withLock { $0.remember(call, in: \.hangingUp) }
         do {
             try await session.request("call:hangup", ["call_id": .string(call.rawValue)])
         } catch {
