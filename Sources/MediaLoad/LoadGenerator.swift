@@ -68,7 +68,12 @@ public final class LoadGenerator: Sendable {
 
     private let next: Mutex<Int>
 
-    public func shutdown() { for loop in loops { loop.stop() } }
+    /// Stops the peers' loops and waits for their threads to leave them, so the process can exit
+    /// without a loop thread inside DTLS or SRTP while the C libraries' atexit handlers run.
+    public func shutdown() {
+        for loop in loops { loop.stop() }
+        for loop in loops { loop.stopAndWait() }
+    }
 
     private func on<T: Sendable>(_ loop: Int, _ body: @escaping @Sendable (LoopState, EventLoop) throws -> T) async throws -> T {
         let box = states[loop]

@@ -89,4 +89,30 @@ struct EventLoopTests {
         loop.executeBeforeWait { log.add(loop.inLoop ? "on loop" : "elsewhere") }
         #expect(try await log.wait(for: 1) == ["on loop"])
     }
+
+    @Test("stopAndWait returns only once the loop thread has finished the job it was running and left the loop")
+    func stopAndWaitJoins() async throws {
+        let loop = EventLoop()
+        loop.startThread(name: "test-stop")
+        let log = Log()
+        loop.execute {
+            log.add("started")
+            usleep(300_000)  // a long job: a DTLS handshake step, a tick over many peers
+            log.add("finished")
+        }
+        _ = try await log.wait(for: 1)
+        // Plain `stop()` returns at once, with the job still running; exiting then races the loop.
+        #expect(loop.stopAndWait(timeout: .seconds(10)))
+        #expect(log.all == ["started", "finished"])
+        #expect(loop.hasFinished)
+    }
+
+    @Test("stopAndWait on a loop never started returns at once; a group waits for every loop")
+    func stopAndWaitUnstarted() {
+        #expect(EventLoop().stopAndWait(timeout: .seconds(1)))
+        let group = EventLoopGroup(threads: 3, name: "test-group")
+        #expect(group.shutdownAndWait(timeout: .seconds(10)))
+        let allFinished = group.loops.allSatisfy { $0.hasFinished }
+        #expect(allFinished)
+    }
 }

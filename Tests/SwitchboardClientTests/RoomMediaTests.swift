@@ -37,8 +37,9 @@ struct RoomMediaTests {
             #expect(await aliceEvents.wait { $0.contains { $0.kind == .speakingOff && $0.from == bobMedia.memberID } })
 
             try recorder.finish()
-            let file = try WAVFile([UInt8](try Data(contentsOf: URL(fileURLWithPath: recording))))
-            #expect(file.sampleRate == 48_000 && file.samples.count > 48_000)
+            let file = try WAVFileReader(path: recording)
+            let recorded = try file.readAll()
+            #expect(file.sampleRate == 48_000 && recorded.count > 48_000)
             try? FileManager.default.removeItem(atPath: recording)
 
             let stats = await aliceMedia.statistics()
@@ -51,16 +52,31 @@ struct RoomMediaTests {
         }
     }
 
-    @Test("a WAV file round-trips through the writer and the parser, which refuses what it cannot play")
-    func wav() throws {
-        let file = WAVFile(sampleRate: 16_000, channels: 2, samples: [1, -1, 300, -300, .max, .min])
-        let parsed = try WAVFile(file.serialize())
-        #expect(parsed == file)
-        #expect(parsed.mono == [1, 300, .max])
-        #expect(throws: WAVFile.ParseError.notRIFFWAVE) { try WAVFile(Array("RIFF....WAVX".utf8)) }
-        #expect(throws: WAVFile.ParseError.truncated(needed: 12, available: 4)) { try WAVFile(Array("RIFF".utf8)) }
-        var eight = file.serialize()
-        eight[34] = 8  // bits per sample
-        #expect(throws: WAVFile.ParseError.self) { try WAVFile(eight) }
+    @Test("a 16 kHz WAV file plays at 48 kHz through Audio's reader and resampler; what is not a WAV file is refused")
+    func wavSource() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tone-\(UUID().uuidString).wav").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try WAVFileWriter(path: path, sampleRate: 16_000)
+        let second = (0..<16_000).map { Int16((sin(2 * Double.pi * 500 * Double($0) / 16_000) * 10_000).rounded()) }
+        try second.withUnsafeBufferPointer { (b) throws(AudioFileError) in try writer.write(b) }
+        try writer.finish()
+
+        let source = try WAVFileSource(path: path)
+        var frame = AudioFrame(rate: .hz48000)
+        var frames = 0
+        var crossings = 0
+        var previous: Int16 = 0
+        while source.read(into: &frame) {
+            frames += 1
+            frame.withSamples { s in
+                for v in s where (v < 0) != (previous < 0) { crossings += 1; previous = v }
+            }
+        }
+        #expect((49...51).contains(frames), "one second is 50 frames of 20 ms, got \(frames)")
+        #expect(abs(Double(crossings) / 2 - 500) < 15, "500 Hz keeps its pitch: \(Double(crossings) / 2) Hz")
+
+        try Array("not a wav file at all".utf8).withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: path)) }
+        #expect(throws: WAVFileSource.LoadError.self) { try WAVFileSource(path: path) }
+        #expect(throws: WAVFileSource.LoadError.self) { try WAVFileSource(path: path + ".missing") }
     }
 }

@@ -202,8 +202,8 @@ actor LiveLeg {
     func tick() {
         let steps = engine.tick(now: now)
         if !steps.isEmpty, engine.phase != .bridged, let child {
-            // A connect that was not answered in time: its leg stops ringing.
-            Task { [calls] in await calls.leg(child)?.end(.timeout) }
+            // A connect that was not answered in time: its leg stops ringing (and its user hears why).
+            Task { [calls] in await calls.leg(child)?.ringingTimedOut() }
             self.child = nil
         }
         run(steps)

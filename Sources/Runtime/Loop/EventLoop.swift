@@ -35,7 +35,10 @@ public final class EventLoop: @unchecked Sendable {
     private let wakeFD: Int32
     private let mailbox = Mutex<[@Sendable () -> Void]>([])
     private let stopping = Atomic<Bool>(false)
-    /// Set, under the mailbox lock, once the loop has run its last job: later jobs would never run.
+    /// Set once `run` has begun (or a thread was started for it).
+    private let started = Atomic<Bool>(false)
+    /// Set, under the mailbox lock, once the loop has run its last job: later jobs would never run, and
+    /// `stopAndWait` may return.
     private let finished = Atomic<Bool>(false)
     private let threadID = Atomic<UInt>(0)
     private var handlers: [Int32: Selectable] = [:]
@@ -146,6 +149,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs the loop on the calling thread until `stop()`.
     public func run() {
+        started.store(true, ordering: .releasing)
         threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .releasing)
         let maxEvents: Int32 = 256
         let datas = UnsafeMutablePointer<UInt64>.allocate(capacity: Int(maxEvents))
@@ -181,7 +185,7 @@ public final class EventLoop: @unchecked Sendable {
         timerHeap.removeAll()
         // Released outside the lock: a captured object's deinit may post to this loop again.
         let unrun = mailbox.withLock { box in
-            finished.store(true, ordering: .relaxed)
+            finished.store(true, ordering: .releasing)
             return swapOut(&box)
         }
         _ = unrun
@@ -202,6 +206,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Starts the loop on a new thread.
     public func startThread(name: String) {
+        started.store(true, ordering: .releasing)
         let box = Unmanaged.passRetained(self)
         var attr = pthread_attr_t()
         pthread_attr_init(&attr)
@@ -220,6 +225,27 @@ public final class EventLoop: @unchecked Sendable {
         stopping.store(true, ordering: .relaxed)
         _ = sb_eventfd_signal(wakeFD)
     }
+
+    /// Stops the loop and waits until its thread has left `run` (its current job, timers and mailbox
+    /// done), up to `timeout`; true when it has. A process must do this before `exit`: `exit` runs the
+    /// C libraries' atexit handlers (OpenSSL frees its locks and tables), and a loop thread still
+    /// calling into OpenSSL then touches freed memory. On the loop's own thread it only stops (false).
+    @discardableResult
+    public func stopAndWait(timeout: Duration = .seconds(5)) -> Bool {
+        stop()
+        guard !inLoop else { return false }
+        guard started.load(ordering: .acquiring) else { return true }
+        let deadline = sb_monotonic_ns() &+ UInt64(timeout.components.seconds) * 1_000_000_000
+            &+ UInt64(timeout.components.attoseconds / 1_000_000_000)
+        while !finished.load(ordering: .acquiring) {
+            if sb_monotonic_ns() >= deadline { return false }
+            usleep(500)
+        }
+        return true
+    }
+
+    /// Whether `run` has returned.
+    public var hasFinished: Bool { finished.load(ordering: .acquiring) }
 
     private func runMailbox() {
         while true {
@@ -310,6 +336,13 @@ public final class EventLoopGroup: Sendable {
     }
 
     public func shutdown() { for loop in loops { loop.stop() } }
+
+    /// Stops every loop and waits for their threads to leave them (see `EventLoop.stopAndWait`).
+    @discardableResult
+    public func shutdownAndWait(timeout: Duration = .seconds(5)) -> Bool {
+        for loop in loops { loop.stop() }
+        return loops.allSatisfy { $0.stopAndWait(timeout: timeout) }
+    }
 }
 
 /// The value, leaving an empty array behind.

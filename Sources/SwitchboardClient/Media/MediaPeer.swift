@@ -8,7 +8,8 @@ import Runtime
 import Wire
 
 /// One client-role peer connection of the SDK: publishing (Opus from an `AudioSource`, VP8 from
-/// an IVF recording) or subscribing (Opus decoded to an `AudioSink`, VP8 counted), over a
+/// an IVF recording) or subscribing (Opus through a `JitterBuffer`, decoded every 20 ms to an
+/// `AudioSink`; VP8 counted), over a
 /// `ClientTransport`. Confined to the media loop's thread; `MediaPeerHandle` reaches it.
 final class MediaPeer: Selectable {
     struct AudioOut {
@@ -40,7 +41,10 @@ final class MediaPeer: Selectable {
         var member: String
         var video: Bool
         var decoder: OpusCodec?
-        var lastSequence: UInt16?
+        /// Received Opus packets, reordered and timed out to the decoder once per 20 ms.
+        var jitter: JitterBuffer?
+        /// When the next 20 ms of this stream is due at the sink (monotonic ns; 0 before the first).
+        var nextPlayout: UInt64 = 0
     }
 
     let transport: ClientTransport
@@ -88,6 +92,7 @@ final class MediaPeer: Selectable {
             sendAudio(now: now)
             sendVideo(now: now)
         }
+        playOut(now: now)
         _ = loop.schedule(after: .milliseconds(4)) { [self] in tick() }
     }
 
@@ -130,25 +135,57 @@ final class MediaPeer: Selectable {
             videoSink?.packet(payload: p + offset, length: end - offset, marker: marker)
             return
         }
-        guard let sink, let decoder = incoming[index].decoder else { return }
+        guard sink != nil, incoming[index].jitter != nil else { return }
         let sequence = Bytes.u16(p, 2)
-        if let last = incoming[index].lastSequence {
-            let delta = sequence &- last
-            if delta == 0 || delta > 0x8000 { return }  // repeated or late: already played over
-            // Up to three lost frames are concealed so the sink keeps real time.
-            if delta > 1 {
-                for _ in 0..<min(3, Int(delta) - 1) {
-                    if (try? decoder.conceal(next: nil, into: &frame)) != nil { sink.receive(frame, from: incoming[index].member) }
+        let timestamp = Bytes.u32(p, 4)
+        _ = incoming[index].jitter?.insert(sequence: sequence, timestamp: timestamp,
+                                           payload: UnsafeRawBufferPointer(start: p + offset, count: end - offset), arrival: sb_monotonic_ns())
+    }
+
+    /// Hands each received audio stream's next 20 ms to the sink when it is due: the packet the
+    /// jitter buffer has for that moment, concealment (Opus FEC when the next packet is in) for a gap,
+    /// nothing while the stream is idle or still filling.
+    private func playOut(now: UInt64) {
+        guard let sink else { return }
+        for index in incoming.indices where incoming[index].jitter != nil {
+            guard let decoder = incoming[index].decoder else { continue }
+            if incoming[index].nextPlayout == 0 { incoming[index].nextPlayout = now }
+            // Fallen far behind (a stalled loop): carry on from here rather than burst.
+            if now &- incoming[index].nextPlayout > 200_000_000, now > incoming[index].nextPlayout { incoming[index].nextPlayout = now }
+            while now >= incoming[index].nextPlayout {
+                incoming[index].nextPlayout &+= 20_000_000
+                guard let output = incoming[index].jitter?.pop(now: now) else { break }
+                let played: Bool
+                switch output {
+                case .packet(_, _, let payload):
+                    played = decode(payload, with: decoder)
+                case .conceal(_, let next):
+                    played = conceal(next, with: decoder)
+                case .empty:
+                    played = false
                 }
+                if played { sink.receive(frame, from: incoming[index].member) }
             }
         }
-        incoming[index].lastSequence = sequence
-        do {
-            try decoder.decode(UnsafeRawBufferPointer(start: p + offset, count: end - offset), into: &frame)
-        } catch {
-            return
+    }
+
+    private func decode(_ payload: ArraySlice<UInt8>, with decoder: OpusCodec) -> Bool {
+        payload.withUnsafeBytes { b -> Bool in
+            do { try decoder.decode(b, into: &frame) } catch { return false }
+            return true
         }
-        sink.receive(frame, from: incoming[index].member)
+    }
+
+    /// A lost frame: rebuilt from the next packet's FEC when it is here, else Opus concealment.
+    private func conceal(_ next: ArraySlice<UInt8>?, with decoder: OpusCodec) -> Bool {
+        guard let next else {
+            do { try decoder.conceal(next: nil, into: &frame) } catch { return false }
+            return true
+        }
+        return next.withUnsafeBytes { b -> Bool in
+            do { try decoder.conceal(next: b, into: &frame) } catch { return false }
+            return true
+        }
     }
 
     /// PLI and FIR (RFC 4585 §6.3.1, RFC 5104 §4.3.1) restart a replayed recording at its key frame.

@@ -120,7 +120,9 @@ final class MediaPeerHandle: Sendable {
                     k.member = s.member
                     return k
                 }
-                return MediaPeer.Incoming(ssrc: s.ssrc, member: s.member, video: s.video, decoder: parts.decoders[s.ssrc])
+                let decoder = parts.decoders[s.ssrc]
+                return MediaPeer.Incoming(ssrc: s.ssrc, member: s.member, video: s.video, decoder: decoder,
+                                          jitter: decoder == nil ? nil : JitterBuffer())
             }
             return ClientSDP.answer(to: offer, ice: peer.transport.local, certificate: peer.transport.certificate, remoteSetup: remote.setup,
                                     keepInactive: true)

@@ -22,9 +22,12 @@ public final class WAVRecorder: AudioSink {
     /// The samples so far.
     public var samples: [Int16] { recorded.withLock { $0.map { Int16(clamping: $0) } } }
 
-    /// Writes the file.
-    public func finish() throws {
-        try Data(WAVFile(sampleRate: 48_000, samples: samples).serialize()).write(to: URL(fileURLWithPath: path))
+    /// Writes the file (through Audio's `WAVFileWriter`).
+    public func finish() throws(AudioFileError) {
+        let writer = try WAVFileWriter(path: path, sampleRate: 48_000)
+        let samples = samples
+        try samples.withUnsafeBufferPointer { (b) throws(AudioFileError) in try writer.write(b) }
+        try writer.finish()
     }
 }
 

@@ -1,12 +1,13 @@
 import Audio
 import Foundation
 
-/// A sine tone, e.g. 440 Hz, at `amplitude` of full scale (0…1).
+/// A steady sine tone, e.g. 440 Hz, at `amplitude` of full scale (0…1): Audio's `ToneGenerator`
+/// playing one continuous step.
 public final class ToneSource: AudioSource, @unchecked Sendable {
-    // Invariant: `phase` is touched only by `read`, on the one media thread the source is handed to.
+    // Invariant: `generator` is touched only by `read`, on the one media thread the source is handed to.
     public let frequency: Double
     public let amplitude: Double
-    private var phase = 0.0
+    private var generator: ToneGenerator?
 
     public init(frequency: Double, amplitude: Double = 0.3) {
         self.frequency = frequency
@@ -14,17 +15,17 @@ public final class ToneSource: AudioSource, @unchecked Sendable {
     }
 
     public func read(into frame: inout AudioFrame) -> Bool {
-        let step = 2 * Double.pi * frequency / Double(frame.rate.rawValue)
-        let scale = amplitude * 32767
-        var phase = self.phase
-        frame.withMutableSamples { s in
-            for i in 0..<s.count {
-                s[i] = Int16((sin(phase) * scale).rounded())
-                phase += step
-                if phase > 2 * Double.pi { phase -= 2 * Double.pi }
-            }
+        guard amplitude > 0 else {
+            frame.clear()
+            return true
         }
-        self.phase = phase
+        if generator?.rate != frame.rate {
+            // One-second steps: a whole number of periods for whole-hertz tones, so the phase the
+            // generator restarts each step at joins without a click.
+            let cadence = ToneCadence([.init([frequency], milliseconds: 1000)], repeats: true)
+            generator = ToneGenerator(cadence, rate: frame.rate, level: 20 * log10(amplitude))
+        }
+        generator?.fill(&frame)
         return true
     }
 }

@@ -1,13 +1,14 @@
 import Audio
 import Foundation
 
-/// Plays a 16-bit PCM WAV file at 48 kHz (other rates are resampled by nearest sample; the first
-/// channel of a multi-channel file), once or looping.
+/// Plays a WAV file (8- or 16-bit PCM, any channel count mixed down to mono, through Audio's
+/// `WAVFileReader`) at 48 kHz, once or looping. 8 and 16 kHz files go through Audio's `Resampler`;
+/// other rates are converted by nearest sample.
 public final class WAVFileSource: AudioSource, @unchecked Sendable {
     // Invariant: `position` is touched only by `read`, on the one media thread the source is handed to.
     public enum LoadError: Error, Sendable, CustomStringConvertible {
         case unreadable(String)
-        case invalid(WAVFile.ParseError)
+        case invalid(AudioFileError)
         public var description: String {
             switch self {
             case .unreadable(let path): return "cannot read \(path)"
@@ -21,17 +22,41 @@ public final class WAVFileSource: AudioSource, @unchecked Sendable {
     private var position = 0
 
     public init(path: String, loop: Bool = false) throws(LoadError) {
-        guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path) }
-        let file: WAVFile
-        do { file = try WAVFile([UInt8](data)) } catch { throw .invalid(error) }
-        let mono = file.mono
-        if file.sampleRate == 48_000 {
-            samples = mono
-        } else {
-            let count = mono.count * 48_000 / file.sampleRate
-            samples = (0..<count).map { mono[min(mono.count - 1, $0 * file.sampleRate / 48_000)] }
+        let rate: Int
+        let mono: [Int16]
+        do {
+            let reader = try WAVFileReader(path: path)
+            rate = reader.sampleRate
+            mono = try reader.readAll()
+        } catch .open {
+            throw .unreadable(path)
+        } catch {
+            throw .invalid(error)
         }
+        samples = Self.to48k(mono, rate: rate)
         loops = loop
+    }
+
+    static func to48k(_ mono: [Int16], rate: Int) -> [Int16] {
+        guard rate != 48_000, !mono.isEmpty, rate > 0 else { return mono }
+        if let input = SampleRate(hertz: rate), let resampler = try? Resampler(from: input, to: .hz48000) {
+            var out: [Int16] = []
+            out.reserveCapacity(mono.count * 48_000 / rate + AudioFrame(rate: .hz48000).count)
+            var source = AudioFrame(rate: input)
+            var destination = AudioFrame(rate: .hz48000)
+            var i = 0
+            while i < mono.count {
+                let n = min(source.count, mono.count - i)
+                source.clear()
+                mono.withUnsafeBufferPointer { all in source.copy(from: UnsafeBufferPointer(rebasing: all[i..<i + n])) }
+                guard (try? resampler.process(source, into: &destination)) != nil else { break }
+                destination.withSamples { out += $0.prefix(n * 48_000 / rate) }
+                i += n
+            }
+            return out
+        }
+        let count = mono.count * 48_000 / rate
+        return (0..<count).map { mono[min(mono.count - 1, $0 * rate / 48_000)] }
     }
 
     public func read(into frame: inout AudioFrame) -> Bool {

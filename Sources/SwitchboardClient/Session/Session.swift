@@ -60,6 +60,8 @@ public final class Session: Sendable {
     }
 
     let state: Mutex<State>
+    /// The session's own calls (placed, answered, being hung up here), for every call event stream.
+    let voiceLedger = Mutex(VoiceLedger())
     private let heartbeat = Mutex<Task<Void, Never>?>(nil)
 
     init(server: URL, token: String, options: Options) throws(SessionError) {
@@ -258,7 +260,15 @@ public final class Session: Sendable {
             state.withLock { $0.pushedError = SessionError.from(code: code, detail: body["detail"]?.stringValue ?? "") }
             return
         }
-        let targets = state.withLock { s in s.generation == generation ? s.pushStreams.values.filter { type.hasPrefix($0.prefix) }.map(\.continuation) : [] }
+        deliverPush(message, type: type, generation: generation)
+    }
+
+    /// Hands a pushed message to the streams that asked for its type; with no generation, a message
+    /// this side makes itself (a local hangup) that every current stream hears.
+    func deliverPush(_ message: JSONValue, type: String, generation: Int? = nil) {
+        let targets = state.withLock { s in
+            generation == nil || s.generation == generation ? s.pushStreams.values.filter { type.hasPrefix($0.prefix) }.map(\.continuation) : []
+        }
         for t in targets { t.yield(message) }
     }
 

@@ -4,16 +4,19 @@ import Synchronization
 import SwitchboardClient
 import Wire
 
-/// `switchboard client`: a headless client on the SDK that joins a room or a video session and
-/// prints what happens, one line per event (JSON lines with --json).
+/// `switchboard client`: a headless client on the SDK that joins a room or a video session, or places
+/// or answers a voice call, and prints what happens, one line per event (JSON lines with --json).
 struct ClientCommand {
-    static let command = Command(name: "client", summary: "join a room or a video session as a headless client", usage: usage) { args in
+    static let command = Command(name: "client", summary: "join a room or a video session, or make a call, as a headless client",
+                                 usage: usage) { args in
         try await run(args)
     }
 
     static let usage = """
         Usage: switchboard client room join ROOM --as NAME [--play tone:440|FILE.wav] [--record OUT.wav] [--json]
                switchboard client video join SESSION_ID --token TOKEN [--publish FILE.ivf] [--name NAME] [--json]
+               switchboard client call NUMBER|USER --as NAME [--context JSON] [--dtmf DIGITS] [--json]
+               switchboard client call --answer --as NAME [--json]
 
           --server URL     the server (default $SWITCHBOARD_URL, else http://127.0.0.1:8080)
           --app URL        the rooms app server that logs NAME in (default SERVER/rooms/api, `serve --dev`)
@@ -21,23 +24,39 @@ struct ClientCommand {
           --play SOURCE    what to send: tone:FREQUENCY, or a 16-bit PCM WAV file (default: nothing)
           --record FILE    write what the others say to a WAV file on leaving
           --publish FILE   a VP8 IVF recording to publish as a camera (with a 440 Hz tone as audio)
+          --token TOKEN    (call) log in with this user token instead of through the app server
+          --context JSON   (call) a JSON object the application's answer URL gets as custom_data
+          --dtmf DIGITS    (call) digits to send once the call is answered
+          --answer         (call) wait for a call to NAME and answer it
+
+        A call is placed through the application (its answer URL's NCCO decides where it goes) and
+        prints its events until it ends; with --seconds it hangs up after that long.
 
         ROOM is a conversation id (CON-…) or the display name of a room the app server lists or creates.
         Video join subscribes to every stream and reports frames and key frames received.
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h"])
+        do {
+            return try await dispatch(argv)
+        } catch {
+            ClientLoops.shutdown()
+            throw error
+        }
+    }
+
+    static func dispatch(_ argv: [String]) async throws -> Int32 {
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--answer"])
         let positionals = args.positionals
+        if positionals.first == "call" {
+            try args.check(known: ["--as", "--token", "--app", "--context", "--dtmf", "--answer", "--json", "--server", "--seconds"])
+            return try await CallCommand.run(args, server: serverURL(args), seconds: seconds(args), printer: EventPrinter(json: args.flag("--json")))
+        }
         guard positionals.count == 3, positionals[1] == "join" else {
             throw CLIError("expected 'client room join ROOM' or 'client video join SESSION_ID' (see switchboard help client)")
         }
-        let server = URL(string: args["--server"] ?? ProcessInfo.processInfo.environment["SWITCHBOARD_URL"] ?? "http://127.0.0.1:8080")
-        guard let server else { throw CLIError("--server: not a URL") }
-        let seconds = try args["--seconds"].map { v -> Double in
-            guard let s = Double(v), s > 0 else { throw CLIError("--seconds: expected a positive number") }
-            return s
-        }
+        let server = try serverURL(args)
+        let seconds = try seconds(args)
         let printer = EventPrinter(json: args.flag("--json"))
         switch positionals[0] {
         case "room":
@@ -48,6 +67,19 @@ struct ClientCommand {
             return try await video(positionals[2], args: args, server: server, seconds: seconds, printer: printer)
         default:
             throw CLIError("expected 'room' or 'video' after 'client'")
+        }
+    }
+
+    static func serverURL(_ args: Arguments) throws -> URL {
+        let server = URL(string: args["--server"] ?? ProcessInfo.processInfo.environment["SWITCHBOARD_URL"] ?? "http://127.0.0.1:8080")
+        guard let server else { throw CLIError("--server: not a URL") }
+        return server
+    }
+
+    static func seconds(_ args: Arguments) throws -> Double? {
+        try args["--seconds"].map { v -> Double in
+            guard let s = Double(v), s > 0 else { throw CLIError("--seconds: expected a positive number") }
+            return s
         }
     }
 
@@ -166,10 +198,10 @@ struct ClientCommand {
         }
     }
 
-    /// Leaves at once: the client's loop threads run until the process ends, and tearing the
-    /// process down around them gains nothing.
+    /// Stops the client's loop threads before the process exits (see `ClientLoops.shutdown`).
     static func finish() -> Int32 {
-        _exit(0)
+        ClientLoops.shutdown()
+        return 0
     }
 
     static func wait(_ seconds: Double?) async {

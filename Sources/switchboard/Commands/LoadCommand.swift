@@ -81,7 +81,7 @@ struct LoadCommand {
         }
 
         let group = EventLoopGroup(threads: 1, name: "load-http")
-        defer { group.shutdown() }
+        defer { group.shutdownAndWait() }
         let http = HTTPClient(group: group)
         func post(_ path: String, _ sdp: String?) async throws -> [String: Any] {
             let body = try sdp.map { try JSONSerialization.data(withJSONObject: ["sdp": $0]) } ?? Data()

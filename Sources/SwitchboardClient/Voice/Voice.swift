@@ -1,0 +1,105 @@
+import Synchronization
+import Wire
+
+/// In-app voice for a session's user (docs/protocol.md, "Voice calls"): place server calls, answer or
+/// reject invites, hang up, mute, earmuff and send DTMF on the realtime socket, and follow the user's
+/// calls as `CallEvent`s.
+///
+/// ```swift
+/// let call = try await session.voice.serverCall(to: "bob", context: ["reason": "standup"])
+/// for await event in session.voice.events() { print(event) }
+/// ```
+public struct Voice: Sendable {
+    let session: Session
+
+    init(session: Session) { self.session = session }
+
+    /// Places a call through the application: its answer URL gets `to`, the user as `from_user` and
+    /// `context` as `custom_data`, and the NCCO it returns runs (a `connect` rings the callee).
+    /// - Returns: the id of the user's leg.
+    @discardableResult
+    public func serverCall(to: String, context: [String: JSONValue] = [:]) async throws(SessionError) -> CallID {
+        var body: [String: JSONValue] = ["to": .string(to)]
+        if !context.isEmpty { body["custom_data"] = .object(context) }
+        let answer = try await session.request("call:create", body)
+        guard let id = answer["call_id"]?.stringValue else { throw .server(code: "invalid-response", detail: "no call_id") }
+        let call = CallID(id)
+        session.voiceLedger.withLock { $0.remember(call, in: \.placed) }
+        return call
+    }
+
+    /// Answers an invite; the user's other sessions hear `answeredElsewhere`.
+    public func answer(_ call: CallID) async throws(SessionError) {
+        session.voiceLedger.withLock { $0.remember(call, in: \.answered) }
+        do {
+            try await session.request("call:answer", ["call_id": .string(call.rawValue)])
+        } catch {
+            session.voiceLedger.withLock { _ = $0.answered.remove(call) }
+            throw error
+        }
+    }
+
+    /// Rejects an invite; the caller's leg hears it as a rejection.
+    public func reject(_ call: CallID) async throws(SessionError) {
+        try await session.request("call:reject", ["call_id": .string(call.rawValue)])
+    }
+
+    /// Ends the user's leg of the call; every call event stream of the session reports `.localHangup`.
+    public func hangup(_ call: CallID) async throws(SessionError) {
+        session.voiceLedger.withLock { $0.remember(call, in: \.hangingUp) }
+        do {
+            try await session.request("call:hangup", ["call_id": .string(call.rawValue)])
+        } catch {
+            session.voiceLedger.withLock { _ = $0.hangingUp.remove(call) }
+            throw error
+        }
+        session.deliverPush(["type": "call:hangup", "body": ["call_id": .string(call.rawValue), "reason": "localHangup"]], type: "call:hangup")
+    }
+
+    /// Stops (or restarts) sending the user's audio into the answered call.
+    public func setMuted(_ muted: Bool, call: CallID) async throws(SessionError) {
+        try await session.request("call:mute", ["call_id": .string(call.rawValue), "muted": .bool(muted)])
+    }
+
+    /// Stops (or restarts) the user hearing the answered call.
+    public func setEarmuffed(_ earmuffed: Bool, call: CallID) async throws(SessionError) {
+        try await session.request("call:earmuff", ["call_id": .string(call.rawValue), "earmuffed": .bool(earmuffed)])
+    }
+
+    /// Sends DTMF digits (0-9, *, #) into the user's leg; its NCCO (an `input`) hears them.
+    public func sendDTMF(_ digits: String, call: CallID) async throws(SessionError) {
+        try await session.request("call:dtmf", ["call_id": .string(call.rawValue), "digits": .string(digits)])
+    }
+
+    /// The user's call events from now on: invites, cancelled invites, hangups with their reason, and
+    /// the status of every leg of the user's calls. Each call makes a new stream.
+    public func events() -> AsyncStream<CallEvent> {
+        let (stream, continuation) = AsyncStream<CallEvent>.makeStream(bufferingPolicy: .unbounded)
+        let feed = CallEventFeed(continuation)
+        let session = session
+        let pushes = session.pushes(prefix: "call:")
+        let conversationEvents = session.events()
+        let fromPushes = Task {
+            for await message in pushes {
+                feed.push(message, ledger: session.voiceLedger.withLock { $0 })
+            }
+            continuation.finish()
+        }
+        let fromEvents = Task {
+            for await event in conversationEvents where event.type == "leg:status:update" || event.type == "member:left" {
+                feed.event(event, ledger: session.voiceLedger.withLock { $0 })
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in
+            fromPushes.cancel()
+            fromEvents.cancel()
+        }
+        return stream
+    }
+}
+
+extension Session {
+    /// In-app voice calls of the session's user.
+    public var voice: Voice { Voice(session: self) }
+}
