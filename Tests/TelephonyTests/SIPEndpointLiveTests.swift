@@ -64,21 +64,32 @@ final class EventLog: Sendable {
     let events = Mutex<[CallEvent]>([])
 }
 
-/// Runs sipp to completion and returns its exit status and output.
+/// Runs sipp to completion and returns its exit status and output. Its output goes to a file, not a
+/// pipe: sipp redraws its statistics screen the whole time, and a pipe nobody reads fills up and blocks
+/// it for good. A sipp still running at `timeout` is stopped, killed if it ignores that.
 func runSIPp(_ arguments: [String], timeout: Duration = .seconds(30)) async throws -> (Int32, String) {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: "/usr/bin/sipp")
     p.arguments = arguments + ["-nostdin", "-timeout", "20s", "-timeout_error"]
-    let pipe = Pipe()
-    p.standardOutput = pipe
-    p.standardError = pipe
+    let log = FileManager.default.temporaryDirectory.appendingPathComponent("sipp-\(UUID().uuidString).log").path
+    FileManager.default.createFile(atPath: log, contents: nil)
+    defer { try? FileManager.default.removeItem(atPath: log) }
+    let out = FileHandle(forWritingAtPath: log)
+    p.standardOutput = out
+    p.standardError = out
     try p.run()
-    let deadline = ContinuousClock.now + timeout
+    var deadline = ContinuousClock.now + timeout
     while p.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-    if p.isRunning { p.terminate() }
-    p.waitUntilExit()
-    let out = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    return (p.terminationStatus, String(out.suffix(3000)))
+    if p.isRunning {
+        p.terminate()
+        deadline = ContinuousClock.now + .seconds(3)
+        while p.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+    }
+    while p.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+    try? out?.close()
+    let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+    return (p.terminationStatus, String(text.suffix(3000)))
 }
 
 func scenario(_ name: String) -> String {
