@@ -369,6 +369,8 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             send(response, for: head)
             return
         }
+        // Nothing left to chain behind: let the finished task (and the request and response it holds) go.
+        if inFlight == 0 { lastHandler = nil }
         if inFlight > 0 {
             // A full pipeline has room again; an upgrade or a last request stays paused until it is answered.
             if pipelineFull {
@@ -427,6 +429,7 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         channel.write(head.serialized())
         state = .webSocket
         inFlight = 0
+        lastHandler = nil
         watch = .none
         loop.cancel(timer)
         timer = nil
