@@ -16,12 +16,18 @@ enum SIPSyntax {
 
     static func isWhitespace(_ c: Character) -> Bool { c == " " || c == "\t" || c == "\r" || c == "\n" }
 
+    /// Strips SP, HTAB, CR and LF from both ends, scalar by scalar: by `Character` a space followed by a
+    /// combining mark is one grapheme that is not whitespace, so its space would survive the trim and a
+    /// round trip through the serializer would add one more each time.
     static func trim(_ s: Substring) -> Substring {
-        var s = s
-        while let f = s.first, isWhitespace(f) { s.removeFirst() }
-        while let l = s.last, isWhitespace(l) { s.removeLast() }
-        return s
+        let scalars = s.unicodeScalars
+        var start = scalars.startIndex, end = scalars.endIndex
+        while start < end, isWhitespace(scalars[start]) { start = scalars.index(after: start) }
+        while end > start, isWhitespace(scalars[scalars.index(before: end)]) { end = scalars.index(before: end) }
+        return Substring(scalars[start..<end])
     }
+
+    static func isWhitespace(_ u: Unicode.Scalar) -> Bool { u == " " || u == "\t" || u == "\r" || u == "\n" }
 
     static func trim(_ s: String) -> String { String(trim(Substring(s))) }
 
