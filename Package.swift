@@ -54,7 +54,7 @@ let package = Package(
         // Live state and orchestration: rooms, video sessions, calls, over Media and Platform.
         .target(name: "Live", dependencies: ["Platform", "Media", "Runtime", "Crypto", "Wire", "Audio"]),
         // REST routes, realtime gateway, web assets: translation only.
-        .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media", "Telephony"]),
+        .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media", "Telephony", "Audio"]),
         // The Swift client SDK: sessions, conversations, headless media, video, view models.
         .target(name: "SwitchboardClient", dependencies: ["Audio", "MediaLoad", "Media", "Runtime", "Crypto", "Wire", "CShims"]),
         .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire", "Audio",

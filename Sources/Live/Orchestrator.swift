@@ -36,7 +36,6 @@ public final class Orchestrator: Sendable {
         let players = MixerPlayers(engine: engine, synthesizer: SpeechSynthesizer(), http: http, downloads: audioDirectory + "/downloads")
         audio = ConversationAudio(rooms: rooms, players: players,
                                   recordings: Recordings(engine: engine, players: players, directory: audioDirectory + "/recordings"))
-        (callMedia as? MixerCallMedia)?.attach(audio: audio, rooms: rooms, events: calls)
         events.subscribe { event in
             switch event {
             case .audioLevels(let router, let levels): Task { await rooms.levels(router: router, levels) }

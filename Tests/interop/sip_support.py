@@ -107,7 +107,7 @@ def metric(server, name: str, **labels) -> float | None:
 class Baresip:
     """A headless baresip phone on loopback with a config directory of its own, driven over ctrl_tcp."""
 
-    def __init__(self, account_line: str, tmp: Path):
+    def __init__(self, account_line: str, tmp: Path, tone: int = 440):
         self.dir = tmp / "baresip"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.sip_port = free_udp_port()
@@ -117,8 +117,9 @@ class Baresip:
         (self.dir / "config").write_text(f"""poll_method epoll
 sip_listen 127.0.0.1:{self.sip_port}
 net_interface 127.0.0.1
-audio_player aufile,{self.dir}/played.wav
-audio_source ausine,440
+audio_player aubridge,sink
+snd_path {self.dir}
+audio_source ausine,{tone}
 audio_alert aufile,/dev/null
 ausrc_srate 48000
 ausrc_channels 2
@@ -127,6 +128,8 @@ module stdio.so
 module g711.so
 module ausine.so
 module aufile.so
+module aubridge.so
+module sndfile.so
 module_app account.so
 module_app menu.so
 module_app ctrl_tcp.so
@@ -139,6 +142,18 @@ ctrl_tcp_listen 127.0.0.1:{self.ctrl_port}
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def played(self):
+        """What the phone heard (the sndfile module's decoded-audio dump of its last call) as mono float samples and the rate."""
+        import wave
+
+        import numpy as np
+        dumps = sorted(self.dir.glob("dump-*-dec.wav"), key=lambda p: p.stat().st_mtime)
+        assert dumps, f"baresip wrote no recording: {sorted(p.name for p in self.dir.iterdir())}"
+        with wave.open(str(dumps[-1])) as w:
+            rate, channels = w.getframerate(), w.getnchannels()
+            data = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float64)
+        return data.reshape(-1, channels)[:, 0] if channels > 1 else data, rate
 
     def stop(self):
         if self.process.poll() is None:

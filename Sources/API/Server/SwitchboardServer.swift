@@ -62,12 +62,20 @@ public final class SwitchboardServer: Sendable {
         voiceWebhooks = VoiceWebhooks(client: HTTPClient(group: group))
         let publicBase = configuration.publicURL ?? "http://\(configuration.listen)"
         let callsStore = core.calls
-        let callMedia = MixerCallMedia(resolve: { uuid in
+        let resolveLeg: @Sendable (String) -> MixerCallMedia.LegPlace? = { uuid in
             guard let leg = try? callsStore.get(uuid: uuid) else { return nil }
             return MixerCallMedia.LegPlace(conversationID: leg.conversationID, memberID: leg.memberID, applicationID: leg.applicationID)
-        }, recordingURL: { "\(publicBase)/v1/recordings/\($0.rawValue)/file" })
+        }
+        let mixerMedia = MixerCallMedia(resolve: resolveLeg, recordingURL: { "\(publicBase)/v1/recordings/\($0.rawValue)/file" })
+        // With a SIP edge, phone legs are dialled and answered there and their RTP joins the conversations' mixes.
+        let (platform, rtpPorts) = (core, configuration.rtpPorts)
+        let phoneMedia = sip.map {
+            PhoneCallMedia(mixer: mixerMedia, edge: $0.edge, core: platform, rtpPorts: rtpPorts, host: $0.host, resolve: resolveLeg)
+        }
         live = Orchestrator(engine: media, core: core, roomSettings: roomSettings, clients: clients, voiceWebhooks: voiceWebhooks,
-                            callMedia: callMedia, audioDirectory: configuration.dataDirectory + "/audio", http: HTTPClient(group: group))
+                            callMedia: phoneMedia ?? mixerMedia, audioDirectory: configuration.dataDirectory + "/audio", http: HTTPClient(group: group))
+        mixerMedia.attach(audio: live.audio, rooms: live.rooms, events: live.calls)
+        phoneMedia?.attach(rooms: live.rooms, calls: live.calls)
         live.calls.attach(clients: clients)
         CallRoutes(core: core, calls: live.calls).register(on: &router)
         ConversationAudioRoutes(core: core, audio: live.audio).register(on: &router)

@@ -103,6 +103,27 @@ public final class Calls: CallMediaEvents, Sendable {
         return leg
     }
 
+    /// A call from a phone (a SIP INVITE to a number the application owns): an inbound leg whose NCCO
+    /// comes from the application's answer URL. The leg waits for `start`, which the telephony edge
+    /// calls once the caller's audio is connected (its SIP 200 OK sent).
+    public func incoming(application: Application, from: CallEndpoint, to: CallEndpoint, sipHeaders: [String: String] = [:]) throws -> CallLeg {
+        guard let answer = application.voiceAnswer.map(VoiceWebhooks.Target.init) else {
+            throw PlatformError.invalid("The application has no voice answer_url.")
+        }
+        let leg = try core.calls.create(CallLegs.NewLeg(applicationID: application.id, direction: .inbound, from: from, to: to))
+        var payload = Self.answerPayload(leg, fromUser: nil, customData: nil)
+        for (k, v) in sipHeaders.sorted(by: { $0.key < $1.key }) where k.hasPrefix("X-") { payload.append(("SipHeader_\(k)", .string(v))) }
+        let runner = LiveLeg(leg: leg, application: application, script: .answerURL(answer, payload: payload),
+                             eventTarget: application.voiceEvent.map(VoiceWebhooks.Target.init), user: nil, calls: self)
+        live.withLock { $0[leg.uuid] = runner }
+        return leg
+    }
+
+    /// Starts an `incoming` leg: started, ringing, answered, then its NCCO.
+    public func start(uuid: String) async {
+        await leg(uuid)?.arrive()
+    }
+
     /// The answer webhook's parameters, in the documented order.
     static func answerPayload(_ leg: CallLeg, fromUser: String?, customData: JSONValue?) -> [(String, JSONValue)] {
         var p: [(String, JSONValue)] = [("to", .string(leg.to.address)), ("from", .string(leg.from.address))]

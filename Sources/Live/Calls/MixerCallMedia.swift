@@ -81,7 +81,7 @@ public final class MixerCallMedia: CallMedia {
         stop(leg: leg)
         Task {
             var options = options
-            let listeners = await rooms.mixerParticipants(conversationID: place.conversationID, memberID: place.memberID)
+            let listeners = await Self.listeners(of: place, rooms: rooms)
             options.heardBy = listeners
             do {
                 guard !listeners.isEmpty else { throw ConversationAudio.Failure.notMixing(place.conversationID) }
@@ -107,7 +107,7 @@ public final class MixerCallMedia: CallMedia {
         if record.split && record.format != .wav { throw .failed("record: split conversation is recorded as wav") }
         let url = recordingURL
         Task {
-            let listeners = await rooms.mixerParticipants(conversationID: place.conversationID, memberID: place.memberID)
+            let listeners = await Self.listeners(of: place, rooms: rooms)
             var options = RecordingOptions(format: AudioFileKind(rawValue: record.format.rawValue) ?? .mp3,
                                            participant: listeners.first, split: record.split && !listeners.isEmpty,
                                            endOnSilence: record.endOnSilence, timeOut: record.timeOut, beepStart: record.beepStart)
@@ -126,4 +126,16 @@ public final class MixerCallMedia: CallMedia {
     }
 
     private func events() -> (any CallMediaEvents)? { attached.withLock { $0.events } }
+
+    /// The leg's participants in its conversation's mix, which mixes from now on. An app leg's client
+    /// publishes its microphone just after the call starts, so its participant is awaited a moment.
+    static func listeners(of place: LegPlace, rooms: Rooms, wait: Duration = .seconds(3)) async -> [MixerParticipantID] {
+        await rooms.requireMix(conversationID: place.conversationID)
+        let deadline = ContinuousClock.now + wait
+        while true {
+            let found = await rooms.mixerParticipants(conversationID: place.conversationID, memberID: place.memberID)
+            if !found.isEmpty || ContinuousClock.now >= deadline { return found }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
 }

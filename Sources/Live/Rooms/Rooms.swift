@@ -65,6 +65,8 @@ public actor Rooms {
         var forwarded: Set<ProducerID> = []
         /// In mixed mode: the room's mixer and the producer carrying the mix.
         var mixer: MediaEngine.MixerInfo?
+        /// Members whose audio is not WebRTC (phone legs), by member id: mixer participants fed by ports.
+        var lines: [String: MixerParticipantID] = [:]
         var busy = false
         var waiters: [CheckedContinuation<Void, Never>] = []
 
@@ -79,6 +81,9 @@ public actor Rooms {
     }
 
     var rooms: [String: Room] = [:]
+    /// Conversations whose calls need the mix (a talk, a stream, a recording), with when it was asked:
+    /// their rooms mix whatever their size. Forgotten when the room closes, or after an hour unused.
+    var mixRequired: [String: ContinuousClock.Instant] = [:]
     var roomsByRouter: [RouterID: String] = [:]
     /// Members whose connection closed, with the number of their latest close: only the grace timer of the
     /// latest close may mark a member left, so an older timer cannot fire into a brief second disconnect.
@@ -119,7 +124,7 @@ public actor Rooms {
             return
         }
         room.busy = false
-        if room.peers.isEmpty, room.router == nil, rooms[room.conversationID] === room {
+        if room.peers.isEmpty, room.lines.isEmpty, room.router == nil, rooms[room.conversationID] === room {
             rooms.removeValue(forKey: room.conversationID)
         }
     }
@@ -439,7 +444,8 @@ public actor Rooms {
 
     /// Whether the room should mix now, by its mode and size.
     func wantsMix(_ room: Room) -> Bool {
-        switch settings.mode {
+        if !room.lines.isEmpty || mixRequired[room.conversationID] != nil { return true }
+        return switch settings.mode {
         case .sfu: false
         case .mixed: true
         case .auto: room.publishers > settings.mixAbove
@@ -449,7 +455,7 @@ public actor Rooms {
     /// Switches the room between forwarding and mixing when its mode says so: every subscriber is
     /// renegotiated (the old m-lines go `inactive`, the new ones are added), nobody is dropped.
     func updateMode(_ room: Room) async {
-        let wanted = wantsMix(room) && !room.peers.isEmpty
+        let wanted = wantsMix(room) && !(room.peers.isEmpty && room.lines.isEmpty)
         guard wanted != (room.mixer != nil) else { return }
         if wanted {
             guard let router = try? await ensureRouter(room),
@@ -484,7 +490,72 @@ public actor Rooms {
     /// A member's participants in the room's mixer (one per socket with media).
     public func mixerParticipants(conversationID: String, memberID: String) -> [MixerParticipantID] {
         guard let room = rooms[conversationID], room.mixer != nil else { return [] }
-        return room.peers.values.filter { $0.memberID == memberID }.map(Rooms.participant)
+        return room.peers.values.filter { $0.memberID == memberID }.map(Rooms.participant) + (room.lines[memberID].map { [$0] } ?? [])
+    }
+
+    // MARK: Lines (phone legs)
+
+    /// A member whose audio is not WebRTC (a phone leg's RTP): the room mixes while it has one, and the
+    /// line is a mixer participant whose port `make` builds on the mixer's worker. Replaces an earlier
+    /// line of the member.
+    public func addLine(conversationID: String, applicationID: String, memberID: String,
+                        options: MixerParticipantOptions = MixerParticipantOptions(), make: @escaping MixerPortFactory) async throws(LiveError) {
+        let room = room(conversationID, applicationID: applicationID)
+        await lock(room)
+        defer { unlock(room) }
+        let participant = MixerParticipantID("l" + memberID)
+        room.lines[memberID] = participant
+        await updateMode(room)
+        guard let mixer = room.mixer else {
+            room.lines[memberID] = nil
+            await closeRouterIfEmpty(room)
+            throw .media(.invalid("the conversation's mixer could not be started"))
+        }
+        do {
+            try await engine.addMixerPort(mixer.id, participant, options: options, make: make)
+        } catch {
+            room.lines[memberID] = nil
+            await updateMode(room)
+            await closeRouterIfEmpty(room)
+            throw .media(error)
+        }
+    }
+
+    /// The line leaves (its port closes); the room stops mixing when nothing else needs it.
+    public func removeLine(conversationID: String, memberID: String) async {
+        guard let room = rooms[conversationID] else { return }
+        await lock(room)
+        defer { unlock(room) }
+        guard let participant = room.lines.removeValue(forKey: memberID) else { return }
+        if let mixer = room.mixer { try? await engine.removeMixerParticipant(mixer.id, participant) }
+        await updateMode(room)
+        await closeRouterIfEmpty(room)
+    }
+
+    /// Mute (nobody hears the line) and earmuff (the line hears nothing).
+    public func setLine(conversationID: String, memberID: String, muted: Bool, earmuffed: Bool) async {
+        guard let room = rooms[conversationID], let participant = room.lines[memberID], let mixer = room.mixer else { return }
+        try? await engine.setMixerOptions(mixer.id, participant, MixerParticipantOptions(muted: muted, earmuffed: earmuffed))
+    }
+
+    /// Moves a line to another conversation's room (an NCCO `conversation` action): the old port is closed
+    /// and `make` builds the new one there.
+    public func moveLine(from old: String, to new: String, applicationID: String, memberID: String, make: @escaping MixerPortFactory) async throws(LiveError) {
+        await removeLine(conversationID: old, memberID: memberID)
+        try await addLine(conversationID: new, applicationID: applicationID, memberID: memberID, make: make)
+    }
+
+    /// The conversation's calls need its mix (a talk, a stream, a recording): the room mixes from now on.
+    public func requireMix(conversationID: String) async {
+        let now = ContinuousClock.now
+        if mixRequired[conversationID] == nil {
+            mixRequired = mixRequired.filter { rooms[$0.key] != nil || now - $0.value < .seconds(3600) }
+        }
+        mixRequired[conversationID] = now
+        guard let room = rooms[conversationID] else { return }
+        await lock(room)
+        defer { unlock(room) }
+        await updateMode(room)
     }
 
     // MARK: Speakers
@@ -550,7 +621,8 @@ public actor Rooms {
 
     /// The last member gone: the router closes with whatever is left in it.
     private func closeRouterIfEmpty(_ room: Room) async {
-        guard room.peers.isEmpty, let router = room.router else { return }
+        guard room.peers.isEmpty, room.lines.isEmpty, let router = room.router else { return }
+        mixRequired[room.conversationID] = nil
         room.router = nil
         room.mixer = nil
         roomsByRouter[router] = nil

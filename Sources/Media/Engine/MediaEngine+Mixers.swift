@@ -38,6 +38,16 @@ extension MediaEngine {
         }
     }
 
+    /// Adds (or replaces) a participant whose audio enters and leaves through a port (a phone leg):
+    /// `make` runs on the mixer's worker thread with that worker's loop; the port is closed when the
+    /// participant leaves or the mixer closes.
+    public func addMixerPort(_ mixer: MixerID, _ participant: MixerParticipantID, options: MixerParticipantOptions = MixerParticipantOptions(),
+                             make: @escaping MixerPortFactory) async throws(MediaError) {
+        try await worker(mixer: mixer).run { core throws(MediaError) in
+            try core.addMixerPort(mixer, participant: participant, options: options, make: make)
+        }
+    }
+
     public func removeMixerParticipant(_ mixer: MixerID, _ participant: MixerParticipantID) async throws(MediaError) {
         try await worker(mixer: mixer).run { core throws(MediaError) in try core.removeMixerParticipant(mixer, participant: participant) }
     }

@@ -32,6 +32,8 @@ final class Mixer {
     private(set) var participants: [MixerParticipantID: MixerParticipant] = [:]
     /// Participants with an input, in join order (the tick walks this).
     private var inputs: [MixerParticipant] = []
+    /// Participants whose audio leaves through a `MixerPort` (phone legs): each gets what it hears every tick.
+    private var ports: [MixerParticipant] = []
     private var bySlot: [MixerParticipant?]
     private var scratch: AudioFrame
     private let sharedEncoder: OpusCodec
@@ -116,9 +118,11 @@ final class Mixer {
         }
         participant.input = input
         participant.producer = producer
+        participant.port = (input as? PortMixerInput)?.port
         participants[id] = participant
         bySlot[free] = participant
         if input != nil { inputs.append(participant) }
+        if participant.port != nil { ports.append(participant) }
         producer?.mixerInput = input as? RTPMixerInput
         core.join(participant.slot)
         applyOptions()
@@ -131,6 +135,11 @@ final class Mixer {
         core.leave(participant.slot)
         bySlot[participant.slot.rawValue] = nil
         inputs.removeAll { $0 === participant }
+        if let port = participant.port {
+            ports.removeAll { $0 === participant }
+            participant.port = nil
+            port.close()
+        }
         for tap in taps where tap.slot == participant.slot.rawValue { tap.slot = -2 }
         for consumer in output.consumers where consumer.mixerSlot == participant.slot.rawValue { consumer.mixerSlot = -1 }
         applyOptions()
@@ -225,6 +234,7 @@ final class Mixer {
             timestamp &+= Mixer.samplesPerTick
             stats.ticksIdle &+= 1
             for tap in taps { tap.capture(nil) }
+            for participant in ports { participant.port?.deliver(nil, now: now) }
             return
         }
         wasMixing = fed > 0
@@ -235,6 +245,14 @@ final class Mixer {
         }
         let anyMixed = core.mixedCount > 0
         if !taps.isEmpty { captureTaps(anyMixed: anyMixed) }
+        for participant in ports {
+            let heard: AudioFrame? = switch core.output(for: participant.slot) {
+            case .own: core.ownMix(for: participant.slot)
+            case .shared: anyMixed ? core.shared : nil
+            case .silence: nil
+            }
+            participant.port?.deliver(heard, now: now)
+        }
         var sharedReady = false
         output.consumers.withUnsafeBufferPointer { list in
             for consumer in list {

@@ -9,6 +9,8 @@ final class MixerParticipant {
     var input: (any MixerInput)?
     /// The producer feeding `input` (a WebRTC microphone), whose levels come from the decoded signal.
     var producer: Producer?
+    /// Where what this participant hears goes when it is not a WebRTC listener (a phone leg).
+    var port: (any MixerPort)?
     var options: MixerParticipantOptions
     let encoder: OpusCodec
     /// RTP header (with the RFC 6464 extension) followed by the encoded own mix.

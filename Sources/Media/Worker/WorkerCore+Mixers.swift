@@ -43,6 +43,18 @@ extension WorkerCore {
         }
     }
 
+    /// A participant whose audio comes and goes through a port made here, on this worker's loop.
+    func addMixerPort(_ id: MixerID, participant: MixerParticipantID, options: MixerParticipantOptions,
+                      make: MixerPortFactory) throws(MediaError) {
+        let mixer = try mixer(id)
+        let port: any MixerPort
+        do { port = try make(loop) } catch { throw .invalid("mixer port: \(error)") }
+        do { try mixer.add(participant, input: PortMixerInput(port), producer: nil, options: options) } catch {
+            port.close()
+            throw error
+        }
+    }
+
     func removeMixerParticipant(_ id: MixerID, participant: MixerParticipantID) throws(MediaError) {
         try mixer(id).remove(participant)
     }

@@ -19,7 +19,7 @@ import Runtime
 /// makes the unchecked Sendable conformance sound (it only lets the leg be handed to its loop). The
 /// packet path (`handle(events:)`, `send(_:)`) allocates nothing, takes no lock and logs nothing.
 public final class RTPLeg: Selectable, @unchecked Sendable {
-    public unowned let loop: EventLoop
+    public private(set) unowned var loop: EventLoop
     public let port: UInt16
     public private(set) var negotiated: NegotiatedAudio
     public private(set) var statistics = RTPLegStatistics()
@@ -34,7 +34,9 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     private let rtpFD: Int32
     private let rtcpFD: Int32
     private var rtcp: RTCPSocketHandler?
-    private let codec: any Codec
+    private var codec: any Codec
+    /// The session is known (`configure` ran): until then nothing is sent or decoded.
+    public private(set) var configured = false
     private var frame: AudioFrame
     private let receiveBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
     private let sendBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1500, alignment: 8)
@@ -55,22 +57,27 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
 
     /// Binds an even port and the odd one above from `pool` on `host`; `negotiated` from the SDP
     /// offer/answer says where to send, which codec and which payload types.
-    public init(loop: EventLoop, pool: RTPPortPool, host: String, negotiated: NegotiatedAudio,
-                ssrc: UInt32 = UInt32.random(in: 1...UInt32.max)) throws(RTPLegError) {
+    public convenience init(loop: EventLoop, pool: RTPPortPool, host: String, negotiated: NegotiatedAudio,
+                            ssrc: UInt32 = UInt32.random(in: 1...UInt32.max)) throws(RTPLegError) {
+        try self.init(loop: loop, pool: pool, host: host, ssrc: ssrc)
+        do { try configure(negotiated) } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// Binds the port pair before the session is known (an outbound offer needs our port first);
+    /// the leg neither sends nor receives until `configure` gives it the peer's answer.
+    public init(loop: EventLoop, pool: RTPPortPool, host: String, ssrc: UInt32 = UInt32.random(in: 1...UInt32.max)) throws(RTPLegError) {
         self.loop = loop
         self.pool = pool
-        self.negotiated = negotiated
         self.ssrc = ssrc
+        negotiated = NegotiatedAudio(remoteAddress: "0.0.0.0", remotePort: 9, codec: .pcmu, payloadType: 0, telephoneEventPayloadType: nil,
+                                     ptime: 20, direction: .inactive)
         sequence = UInt16(truncatingIfNeeded: ssrc >> 7)
         timestamp = ssrc &* 2_654_435_761
-        switch negotiated.codec {
-        case .pcmu: codec = G711Codec(.muLaw)
-        case .pcma: codec = G711Codec(.aLaw)
-        case .opus:
-            do { codec = try OpusCodec() } catch { throw .codec("\(error)") }
-        case .telephoneEvent: throw .codec("telephone-event is not a voice codec")
-        }
-        frame = AudioFrame(rate: codec.sampleRate)
+        codec = G711Codec(.muLaw)
+        frame = AudioFrame(rate: .hz8000)
         var fds: (Int32, Int32) = (-1, -1)
         guard let port = pool.acquire({ port in
             guard let a = Self.bind(host: host, port: port) else { return false }
@@ -84,18 +91,36 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         }
         self.port = port
         (rtpFD, rtcpFD) = fds
-        guard Self.fill(&remote, host: negotiated.remoteAddress, port: negotiated.remotePort),
-              Self.fill(&remoteRTCP, host: negotiated.remoteAddress, port: negotiated.remotePort &+ 1) else {
-            Glibc.close(rtpFD); Glibc.close(rtcpFD); pool.release(port)
-            receiveBuffer.deallocate()
-            sendBuffer.deallocate()
-            throw .badAddress(negotiated.remoteAddress)
-        }
         loop.register(fd: rtpFD, events: SB_EPOLLIN, handler: self)
         let handler = RTCPSocketHandler { [unowned self] in self.readRTCP() }
         rtcp = handler
         loop.register(fd: rtcpFD, events: SB_EPOLLIN, handler: handler)
         scheduleReport()
+    }
+
+    /// Sets the session from the offer/answer: the peer's address, the codec and payload types.
+    public func configure(_ negotiated: NegotiatedAudio) throws(RTPLegError) {
+        let codec: any Codec
+        switch negotiated.codec {
+        case .pcmu: codec = G711Codec(.muLaw)
+        case .pcma: codec = G711Codec(.aLaw)
+        case .opus:
+            do { codec = try OpusCodec() } catch { throw .codec("\(error)") }
+        case .telephoneEvent: throw .codec("telephone-event is not a voice codec")
+        }
+        var remote = sockaddr_in()
+        var remoteRTCP = sockaddr_in()
+        guard Self.fill(&remote, host: negotiated.remoteAddress, port: negotiated.remotePort),
+              Self.fill(&remoteRTCP, host: negotiated.remoteAddress, port: negotiated.remotePort &+ 1) else {
+            throw .badAddress(negotiated.remoteAddress)
+        }
+        self.codec = codec
+        self.negotiated = negotiated
+        self.remote = remote
+        self.remoteRTCP = remoteRTCP
+        latchedSSRC = nil
+        frame = AudioFrame(rate: codec.sampleRate)
+        configured = true
     }
 
     deinit {
@@ -115,6 +140,26 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         Glibc.close(rtcpFD)
         rtcp = nil
         pool.release(port)
+    }
+
+    /// Stops using this loop, sockets kept open (packets wait in them): call on the leg's loop, then
+    /// `attach(to:)` on the next one. How a call's audio moves to another conversation's mixer.
+    public func detach() {
+        guard !closed else { return }
+        loop.cancel(dtmfTimer)
+        loop.cancel(reportTimer)
+        dtmf = nil
+        loop.unregister(fd: rtpFD)
+        loop.unregister(fd: rtcpFD)
+    }
+
+    /// Runs on `loop` from now on: call on that loop, after `detach()` on the old one.
+    public func attach(to loop: EventLoop) {
+        guard !closed else { return }
+        self.loop = loop
+        loop.register(fd: rtpFD, events: SB_EPOLLIN, handler: self)
+        if let rtcp { loop.register(fd: rtcpFD, events: SB_EPOLLIN, handler: rtcp) }
+        scheduleReport()
     }
 
     /// A re-INVITE changed the session: new remote address or direction (same codec).

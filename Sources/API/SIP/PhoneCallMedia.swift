@@ -1,0 +1,327 @@
+import Foundation
+import Live
+import Media
+import Platform
+import Runtime
+import Synchronization
+import Telephony
+import Wire
+
+/// Calls' media with a SIP edge: `connect` to a phone (through the trunk that owns the caller's number)
+/// or to a registered SIP device, inbound INVITEs to an application's number, and each phone leg's RTP
+/// as a line in its conversation's mix, so a phone, a browser and the NCCO's talk, stream and record
+/// meet in one mixer. Everything that is not about a phone leg goes to the mixer's `MixerCallMedia`.
+///
+/// SIP statuses become leg statuses (`ringing`, `answered`, `busy`, `rejected`, `timeout`, `failed`,
+/// `cancelled`, `completed`) through `CallMediaEvents.dialStatus`; DTMF from the phone (RFC 4733)
+/// through `digits`.
+final class PhoneCallMedia: CallMedia, IncomingCallHandler {
+    /// A phone leg in progress: its SIP call, its line once the mixer has it, where it is.
+    private final class PhoneLeg: @unchecked Sendable {
+        let uuid: String
+        var place: MixerCallMedia.LegPlace
+        /// Hangs the SIP call up (CANCEL, BYE or a final response, whichever fits).
+        var hangup: @Sendable () -> Void = {}
+        /// Confined to the line's loop once set.
+        let line = Mutex<PhoneLine?>(nil)
+        var answered = false
+        init(uuid: String, place: MixerCallMedia.LegPlace) {
+            self.uuid = uuid
+            self.place = place
+        }
+    }
+
+    /// Hands a leg between loops (it is used by one loop at a time).
+    private struct UncheckedLeg: @unchecked Sendable { let leg: RTPLeg }
+
+    private struct Attached: Sendable {
+        var rooms: Rooms?
+        var calls: Calls?
+    }
+
+    let mixer: MixerCallMedia
+    let edge: SIPEdge
+    let core: PlatformCore
+    let pool: RTPPortPool
+    let host: String
+    private let resolve: @Sendable (String) -> MixerCallMedia.LegPlace?
+    private let attached = Mutex(Attached())
+    private let legs = Mutex<[String: PhoneLeg]>([:])
+    private let logger = Logger(label: "phone")
+
+    init(mixer: MixerCallMedia, edge: SIPEdge, core: PlatformCore, rtpPorts: ClosedRange<UInt16>, host: String,
+         resolve: @escaping @Sendable (String) -> MixerCallMedia.LegPlace?) {
+        self.mixer = mixer
+        self.edge = edge
+        self.core = core
+        pool = RTPPortPool(range: rtpPorts)
+        self.host = host
+        self.resolve = resolve
+    }
+
+    /// Connects the rooms and calls once they exist, and starts taking inbound calls.
+    func attach(rooms: Rooms, calls: Calls) {
+        attached.withLock { $0 = Attached(rooms: rooms, calls: calls) }
+        edge.setHandler(self)
+    }
+
+    /// Phone legs in progress.
+    var activeCount: Int { legs.withLock { $0.count } }
+
+    // MARK: CallMedia
+
+    func perform(_ command: CallMediaCommand, leg uuid: String) throws(CallMediaError) {
+        switch command {
+        case .dial(let endpoint, let from, _) where endpoint.kind == .phone || endpoint.kind == .sip:
+            try dial(endpoint, from: from, leg: uuid)
+        case .sendDigits(let digits):
+            guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(command, leg: uuid) }
+            guard let line = phone.line.withLock({ $0 }) else { throw .failed("dtmf: the call has no audio yet") }
+            line.loop.execute { for d in digits { line.leg.sendDigit(d) } }
+        case .collectDigits:
+            // A phone leg's digits always reach the leg (RFC 4733); the NCCO engine decides what it collects.
+            guard legs.withLock({ $0[uuid] }) != nil else { return try mixer.perform(command, leg: uuid) }
+        case .bridge(let conversationID, _):
+            guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(command, leg: uuid) }
+            move(phone, to: conversationID)
+        default:
+            try mixer.perform(command, leg: uuid)
+        }
+    }
+
+    func stop(leg uuid: String) { mixer.stop(leg: uuid) }
+
+    func release(leg uuid: String) {
+        mixer.release(leg: uuid)
+        guard let phone = legs.withLock({ $0.removeValue(forKey: uuid) }) else { return }
+        phone.hangup()
+        removeLine(phone)
+    }
+
+    // MARK: Outbound
+
+    private func dial(_ endpoint: CallEndpoint, from: String?, leg uuid: String) throws(CallMediaError) {
+        guard let place = resolve(uuid) else { throw .unavailable("leg \(uuid) is in no conversation") }
+        let callerID = from.flatMap(CallEndpoint.normalizedNumber) ?? from ?? "anonymous"
+        let target: OutboundTarget
+        switch endpoint {
+        case .phone(let number, _):
+            target = .number(number, trunk: try trunk(forCaller: callerID))
+        case .sip(let uri, _):
+            // Registered devices of this server (`sip:user@…` where the user registered to us).
+            guard let at = uri.firstIndex(of: "@") else { throw .failed("connect: sip uri \(uri) has no user part") }
+            target = .device(String(uri[uri.index(uri.startIndex, offsetBy: uri.hasPrefix("sip:") ? 4 : 0)..<at]), uri)
+        default:
+            throw .unavailable("\(endpoint.kind.rawValue) legs are not placed over SIP")
+        }
+        let phone = PhoneLeg(uuid: uuid, place: place)
+        legs.withLock { $0[uuid] = phone }
+        Task { await self.place(phone, target: target, callerID: callerID) }
+    }
+
+    private enum OutboundTarget: Sendable {
+        case number(String, trunk: String)
+        case device(String, String)
+    }
+
+    /// The trunk that owns the caller's number; with one trunk on the server, that one.
+    private func trunk(forCaller callerID: String) throws(CallMediaError) -> String {
+        if let trunk = edge.directory.route(number: callerID)?.trunk { return trunk }
+        let all = (try? core.sipTrunks.all()) ?? []
+        if all.count == 1 { return all[0].id }
+        if all.isEmpty { throw .unavailable("no SIP trunk is configured for phone calls") }
+        throw .failed("connect: the from number \(callerID) belongs to no trunk; link it with /number/buy and a trunk_id")
+    }
+
+    private func place(_ phone: PhoneLeg, target: OutboundTarget, callerID: String) async {
+        guard let (rooms, events) = parts() else { return }
+        let uuid = phone.uuid
+        let line: PhoneLine
+        do { line = try await addLine(phone, rooms: rooms, negotiated: nil) } catch {
+            return finish(phone, status: "failed", reason: "\(error)", events: events)
+        }
+        let offered = AudioSessionConfig(address: host, port: line.leg.port)
+        let offer = PlainRTPNegotiator.offer(offered, sessionID: UInt64(line.leg.port), version: 1)
+        let call: OutboundCall
+        do {
+            switch target {
+            case .number(let number, let trunk): call = try await edge.placeCall(to: number, from: callerID, trunk: trunk, sdp: offer)
+            case .device(let user, let uri):
+                let domain = uri.split(separator: "@").last.map(String.init) ?? host
+                call = try await edge.callUser("\(user)@\(domain)", from: callerID, sdp: offer)
+            }
+        } catch {
+            return finish(phone, status: "failed", reason: "\(error)", events: events)
+        }
+        phone.hangup = { call.hangup() }
+        // Released while the INVITE was being sent: cancel it now.
+        guard legs.withLock({ $0[uuid] }) === phone else { return call.hangup() }
+        var ringing = false
+        for await event in call.events {
+            switch event {
+            case .progress(_, let status, let answer):
+                if let answer { configure(phone, answer: answer, offered: offered) }
+                if !ringing, status == 180 || status == 183 {
+                    ringing = true
+                    events.dialStatus("ringing", leg: uuid)
+                }
+            case .connected(_, let remote):
+                if let remote { configure(phone, answer: remote, offered: offered) }
+                phone.answered = true
+                events.dialStatus("answered", leg: uuid)
+            case .updated(_, let remote):
+                configure(phone, answer: remote, offered: offered)
+            case .ended(_, let status, let reason):
+                finish(phone, status: Self.legStatus(sipStatus: status, answered: phone.answered), reason: reason, events: events)
+            case .incomingCall:
+                break
+            }
+        }
+    }
+
+    private func configure(_ phone: PhoneLeg, answer: SessionDescription, offered: AudioSessionConfig) {
+        guard let line = phone.line.withLock({ $0 }) else { return }
+        do {
+            let negotiated = try PlainRTPNegotiator.negotiated(answer: answer, offered: offered)
+            line.loop.execute { try? line.configure(negotiated) }
+        } catch {
+            logger.warning("unusable answer SDP", ["leg": phone.uuid, "error": "\(error)"])
+        }
+    }
+
+    /// The leg status a SIP call's end gives: nil (BYE or CANCEL) completes an answered call.
+    static func legStatus(sipStatus: Int?, answered: Bool) -> String {
+        guard let sipStatus else { return answered ? "completed" : "cancelled" }
+        switch sipStatus {
+        case 486, 600: return "busy"
+        case 603: return "rejected"
+        case 408, 480: return "unanswered"
+        case 487: return "cancelled"
+        default: return "failed"
+        }
+    }
+
+    // MARK: Inbound
+
+    /// An INVITE to a number of an application (on the edge's loop): the leg is made, its RTP joins the
+    /// conversation's mix, the call is answered, then the answer URL's NCCO runs.
+    func incomingCall(_ call: IncomingCall) {
+        Task { await self.take(call) }
+    }
+
+    private func take(_ call: IncomingCall) async {
+        guard let (rooms, events) = parts(), let calls = attached.withLock({ $0.calls }) else { return call.reject(status: 480) }
+        guard let offer = call.offer else { return call.reject(status: 488) }
+        guard let appID = call.route?.applicationID, let app = try? core.applications.get(id: appID), app.voiceAnswer != nil else {
+            return call.reject(status: 480)
+        }
+        let probe = AudioSessionConfig(address: host, port: 9)
+        guard let (_, negotiated) = try? PlainRTPNegotiator.answer(offer, local: probe, sessionID: 1, version: 1) else {
+            return call.reject(status: 488)
+        }
+        let caller = call.from.uri.user ?? "unknown"
+        var headers: [String: String] = [:]
+        for field in call.headers where field.name.hasPrefix("X-") { headers[field.name] = field.value }
+        let leg: CallLeg
+        do {
+            leg = try calls.incoming(application: app, from: .phone(number: CallEndpoint.normalizedNumber(caller) ?? caller, dtmfAnswer: nil),
+                                     to: .phone(number: call.number, dtmfAnswer: nil), sipHeaders: headers)
+        } catch {
+            return call.reject(status: 500)
+        }
+        let phone = PhoneLeg(uuid: leg.uuid, place: MixerCallMedia.LegPlace(conversationID: leg.conversationID, memberID: leg.memberID,
+                                                                            applicationID: app.id))
+        phone.hangup = { call.hangup() }
+        legs.withLock { $0[leg.uuid] = phone }
+        let line: PhoneLine
+        do { line = try await addLine(phone, rooms: rooms, negotiated: negotiated) } catch {
+            call.reject(status: 503)
+            return finish(phone, status: "failed", reason: "\(error)", events: events)
+        }
+        let local = AudioSessionConfig(address: host, port: line.leg.port)
+        guard let (answer, _) = try? PlainRTPNegotiator.answer(offer, local: local, sessionID: UInt64(line.leg.port), version: 1) else {
+            call.reject(status: 488)
+            return finish(phone, status: "failed", reason: "no common codec", events: events)
+        }
+        call.answer(sdp: answer)
+        phone.answered = true
+        await calls.start(uuid: leg.uuid)
+        for await event in call.events {
+            switch event {
+            case .updated(_, let remote):
+                if let (_, n) = try? PlainRTPNegotiator.answer(remote, local: local, sessionID: UInt64(line.leg.port), version: 2) {
+                    line.loop.execute { line.leg.update(n) }
+                }
+            case .ended(_, let status, let reason):
+                finish(phone, status: Self.legStatus(sipStatus: status, answered: true), reason: reason, events: events)
+            default:
+                break
+            }
+        }
+    }
+
+    // MARK: Lines
+
+    private func parts() -> (Rooms, any CallMediaEvents)? {
+        attached.withLock { a in
+            guard let rooms = a.rooms, let calls = a.calls else { return nil }
+            return (rooms, calls)
+        }
+    }
+
+    /// The leg's RTP as a line in its conversation's mix; DTMF from the phone goes to the leg.
+    private func addLine(_ phone: PhoneLeg, rooms: Rooms, negotiated: NegotiatedAudio?) async throws -> PhoneLine {
+        let (pool, host, uuid) = (pool, host, phone.uuid)
+        let events = parts()?.1
+        try await rooms.addLine(conversationID: phone.place.conversationID, applicationID: phone.place.applicationID,
+                                memberID: phone.place.memberID) { loop in
+            let line = try PhoneLine(loop: loop, pool: pool, host: host, negotiated: negotiated)
+            line.onDigit = { digit in events?.digits(String(digit), leg: uuid) }
+            phone.line.withLock { $0 = line }
+            return line
+        }
+        guard let line = phone.line.withLock({ $0 }) else { throw CallMediaError.failed("the phone line was not made") }
+        return line
+    }
+
+    private func removeLine(_ phone: PhoneLeg) {
+        guard let rooms = attached.withLock({ $0.rooms }) else { return }
+        let place = phone.place
+        Task { await rooms.removeLine(conversationID: place.conversationID, memberID: place.memberID) }
+    }
+
+    /// An NCCO `conversation` action on a phone leg: its RTP leg moves, sockets and session kept, to
+    /// that conversation's mix (the store has moved its member already).
+    private func move(_ phone: PhoneLeg, to conversationID: String) {
+        guard let rooms = attached.withLock({ $0.rooms }), let old = phone.line.withLock({ $0 }),
+              phone.place.conversationID != conversationID, let moved = resolve(phone.uuid) else { return }
+        let from = phone.place
+        phone.place = moved
+        let (uuid, events) = (phone.uuid, parts()?.1)
+        Task {
+            let leg: RTPLeg = await withCheckedContinuation { c in old.loop.execute { c.resume(returning: UncheckedLeg(leg: old.handOver())) } }.leg
+            await rooms.removeLine(conversationID: from.conversationID, memberID: from.memberID)
+            do {
+                try await rooms.addLine(conversationID: moved.conversationID, applicationID: moved.applicationID, memberID: moved.memberID) { loop in
+                    let line = try PhoneLine(loop: loop, leg: leg, negotiated: nil)
+                    line.onDigit = { digit in events?.digits(String(digit), leg: uuid) }
+                    phone.line.withLock { $0 = line }
+                    return line
+                }
+            } catch {
+                logger.warning("phone leg not moved", ["leg": uuid, "conversation": moved.conversationID, "error": "\(error)"])
+            }
+        }
+    }
+
+    /// The SIP side of the leg is over: its line leaves the mix and the leg hears the status.
+    private func finish(_ phone: PhoneLeg, status: String, reason: String, events: any CallMediaEvents) {
+        let known = legs.withLock { l -> Bool in
+            guard l[phone.uuid] === phone else { return false }
+            l[phone.uuid] = nil
+            return true
+        }
+        removeLine(phone)
+        if known { events.dialStatus(status, leg: phone.uuid) }
+    }
+}

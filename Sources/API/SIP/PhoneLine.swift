@@ -1,0 +1,135 @@
+import Audio
+import Media
+import Runtime
+import Telephony
+
+/// A phone leg's RTP as a mixer participant: what the phone says is decoded by the leg, resampled to
+/// the mixer's 48 kHz and queued for the next ticks; what its participant hears each tick is resampled
+/// to the codec's rate and sent, so the mixer's tick paces the phone's stream (silence included, as
+/// phones expect a steady 20 ms stream).
+///
+/// Lives on the mixer's worker loop: made there by the factory, every method runs there, which is what
+/// makes the unchecked Sendable sound (it only lets the line be handed to its loop). Everything the
+/// packet path needs is allocated when the session is configured.
+final class PhoneLine: MixerPort, @unchecked Sendable {
+    /// Frames of what the phone said waiting for a tick: enough for a packet burst, little added delay.
+    static let queueFrames = 6
+    /// Frames queued before the first is mixed (and again after the queue ran dry): one frame of jitter.
+    static let primeFrames = 2
+
+    let leg: RTPLeg
+    unowned let loop: EventLoop
+    /// DTMF the phone sent (RFC 4733), reported once per key press, on the loop.
+    var onDigit: ((Character) -> Void)? {
+        get { leg.onDigit }
+        set { leg.onDigit = newValue }
+    }
+
+    private var toMixer: Resampler?
+    private var fromMixer: Resampler?
+    private var said = AudioFrame(rate: .hz8000)
+    private var resampled = AudioFrame(rate: .hz48000)
+    private var outgoing = AudioFrame(rate: .hz8000)
+    private var silence = AudioFrame(rate: .hz8000)
+    private var ring = [Int16](repeating: 0, count: PhoneLine.queueFrames * SampleRate.hz48000.samplesPerFrame)
+    private var head = 0
+    private var count = 0
+    private var primed = false
+    private(set) var framesDropped = 0
+    private var handedOver = false
+
+    /// Binds the leg's ports; `negotiated` when the session is already known (an inbound offer).
+    convenience init(loop: EventLoop, pool: RTPPortPool, host: String, negotiated: NegotiatedAudio?) throws {
+        try self.init(loop: loop, leg: try RTPLeg(loop: loop, pool: pool, host: host), negotiated: negotiated)
+    }
+
+    /// Takes over `leg` (moved from another line with `handOver()`), on `loop`.
+    init(loop: EventLoop, leg: RTPLeg, negotiated: NegotiatedAudio?) throws {
+        self.loop = loop
+        self.leg = leg
+        if leg.loop !== loop { leg.attach(to: loop) }
+        leg.onAudio = { [unowned self] samples in self.heardFromPhone(samples) }
+        do {
+            if let negotiated { try configure(negotiated) } else if leg.configured { try prepare() }
+        } catch {
+            leg.close()
+            throw error
+        }
+    }
+
+    /// Lets the leg go to another line (another conversation's mixer): this line stops using it and
+    /// `close` no longer closes it. Call on the loop; the leg's sockets stay open.
+    func handOver() -> RTPLeg {
+        handedOver = true
+        leg.onAudio = nil
+        leg.onDigit = nil
+        leg.detach()
+        return leg
+    }
+
+    /// The session (from the answer, or a re-INVITE's codec change): codec, peer, resamplers.
+    func configure(_ negotiated: NegotiatedAudio) throws {
+        try leg.configure(negotiated)
+        try prepare()
+    }
+
+    /// Resamplers and frames for the leg's codec rate.
+    private func prepare() throws {
+        let rate = SampleRate(rawValue: leg.sampleRate) ?? .hz8000
+        toMixer = try Resampler(from: rate, to: .hz48000)
+        fromMixer = try Resampler(from: .hz48000, to: rate)
+        said = AudioFrame(rate: rate)
+        outgoing = AudioFrame(rate: rate)
+        silence = AudioFrame(rate: rate)
+        count = 0
+        primed = false
+    }
+
+    // MARK: Packet path (no allocation, lock or log)
+
+    private func heardFromPhone(_ samples: UnsafeBufferPointer<Int16>) {
+        guard let toMixer, samples.count == said.count else { return }
+        said.copy(from: samples)
+        do { try toMixer.process(said, into: &resampled) } catch { return }
+        if count == Self.queueFrames {
+            // The phone sends faster than we tick (clock drift, a burst): drop the oldest.
+            head = (head + 1) % Self.queueFrames
+            count -= 1
+            framesDropped += 1
+        }
+        let n = resampled.count
+        let slot = (head + count) % Self.queueFrames
+        ring.withUnsafeMutableBufferPointer { dst in
+            resampled.withSamples { src in for i in 0..<n { dst[slot * n + i] = src[i] } }
+        }
+        count += 1
+    }
+
+    func pull(into frame: inout AudioFrame, now: UInt64) -> Bool {
+        if !primed {
+            guard count >= Self.primeFrames else { return false }
+            primed = true
+        }
+        guard count > 0 else {
+            primed = false
+            return false
+        }
+        let n = frame.count
+        let base = head * n
+        ring.withUnsafeBufferPointer { src in frame.copy(from: UnsafeBufferPointer(rebasing: src[base..<base + n])) }
+        head = (head + 1) % Self.queueFrames
+        count -= 1
+        return true
+    }
+
+    func deliver(_ heard: AudioFrame?, now: UInt64) {
+        guard leg.configured, let fromMixer else { return }
+        if let heard, (try? fromMixer.process(heard, into: &outgoing)) != nil {
+            outgoing.withSamples { leg.send($0) }
+        } else {
+            silence.withSamples { leg.send($0) }
+        }
+    }
+
+    func close() { if !handedOver { leg.close() } }
+}

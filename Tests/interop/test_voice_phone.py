@@ -1,0 +1,166 @@
+"""App-to-phone and phone-to-app calls through the whole path: an application's answer webhook returns the
+tutorial's NCCO (talk, then connect to a phone), the call leaves over a SIP trunk to baresip, and the phone's
+RTP joins the conversation's mix with the logged-in client's WebRTC audio, so each side hears the other's tone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+import requests
+
+from accounts_support import bearer, token
+from media_support import collect_audio, dominant_frequency, sine_track
+from rig import wait_until
+from rooms_support import AudioMember, Realtime, wait_for
+from sip_support import Baresip, api, start_sip_server
+
+PHONE = "15557654321"
+APP_NUMBER = "15550142"
+
+
+class Hooks:
+    """The application's webhook server: answers with `ncco(query)`, records every event."""
+
+    def __init__(self):
+        self.events = []
+        self.answers = []
+        self.ncco = lambda request: []
+        hooks = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _handle(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(n)) if n else {}
+                if self.path.startswith("/answer"):
+                    hooks.answers.append(body)
+                    reply = json.dumps(hooks.ncco(body)).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(reply)))
+                    self.end_headers()
+                    self.wfile.write(reply)
+                    return
+                hooks.events.append(body)
+                self.send_response(204)
+                self.end_headers()
+
+            do_GET = do_POST = _handle
+
+            def log_message(self, *a):
+                pass
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
+
+    def statuses(self, uuid):
+        return [e["status"] for e in self.events if e.get("uuid") == uuid and "status" in e]
+
+    def legs(self):
+        return list(dict.fromkeys(e["uuid"] for e in self.events if "status" in e))
+
+
+@pytest.fixture(scope="module")
+def sip_server():
+    server, port = start_sip_server()
+    yield server, port
+    server.stop()
+
+
+def application(server, hooks) -> tuple[str, str]:
+    r = api(server, "POST", "/v2/applications", json={"name": "phone calls", "capabilities": {"voice": {"webhooks": {
+        "answer_url": {"address": hooks.url + "/answer", "http_method": "POST"},
+        "event_url": {"address": hooks.url + "/event", "http_method": "POST"}}}}})
+    assert r.status_code == 201, r.text
+    return r.json()["id"], r.json()["keys"]["private_key"]
+
+
+def user_jwt(server, app_id, key, name) -> str:
+    r = requests.post(server.http_url + "/v1/users", headers={"Authorization": bearer(token(app_id, key))}, json={"name": name}, timeout=10)
+    assert r.status_code in (201, 409), r.text
+    return token(app_id, key, sub=name, ttl=3600)
+
+
+def trunk_and_number(server, phone: Baresip, app_id: str) -> str:
+    r = api(server, "POST", "/v1/sip/trunks", json={"name": "carrier", "host": "127.0.0.1", "port": phone.sip_port, "transport": "udp",
+                                                     "allow": ["127.0.0.0/8"], "health_interval": 0})
+    assert r.status_code == 201, r.text
+    trunk = r.json()["id"]
+    r = api(server, "POST", "/number/buy", data={"country": "US", "msisdn": APP_NUMBER, "trunk_id": trunk})
+    assert r.status_code == 200, r.text
+    r = api(server, "POST", "/number/update", data={"country": "US", "msisdn": APP_NUMBER, "app_id": app_id})
+    assert r.status_code == 200, r.text
+    return trunk
+
+
+def frequency_of(samples, rate):
+    return dominant_frequency(samples[-min(len(samples), rate):], rate)
+
+
+def test_app_to_phone_tutorial_flow(sip_server, tmp_path):
+    server, sip_port = sip_server
+    hooks = Hooks()
+    app_id, key = application(server, hooks)
+    phone = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0;answermode=auto", tmp_path, tone=660)
+    try:
+        trunk_and_number(server, phone, app_id)
+        # The tutorial's answer webhook: a prompt, then connect from the application's number to the dialled phone.
+        hooks.ncco = lambda req: [{"action": "talk", "text": "Please wait while we connect you."},
+                                  {"action": "connect", "from": APP_NUMBER, "endpoint": [{"type": "phone", "number": req["to"]}]}]
+        asyncio.run(_client_calls_phone(server, hooks, app_id, key, phone))
+    finally:
+        phone.stop()
+
+
+async def _client_calls_phone(server, hooks, app_id, key, phone):
+    rt = await Realtime(server.ws_url).connect()
+    await rt.login(user_jwt(server, app_id, key, "alice"))
+    created = await rt.request("call:create", {"to": PHONE, "custom_data": {"ref": "tutorial"}})
+    call_id, conversation = created["call_id"], created["conversation_id"]
+    member = AudioMember(rt, conversation)
+    await member.publish(sine_track(440))
+    await member.subscribe()
+    # The answer webhook saw the client's call as the tutorial's server does.
+    await wait_for(lambda: hooks.answers, timeout=10, what="answer webhook")
+    answer = hooks.answers[0]
+    assert answer["to"] == PHONE and answer["from_user"] == "alice" and answer["custom_data"] == {"ref": "tutorial"}
+    assert answer["uuid"] == call_id and answer["conversation_uuid"] == conversation
+
+    # The connect leg reaches baresip through the trunk and is answered.
+    await wait_for(lambda: len(hooks.legs()) == 2 and "answered" in hooks.statuses(hooks.legs()[1]), timeout=20,
+                   what=f"phone leg answered; events {hooks.events}; baresip:\n{phone.log()[-2000:]}\nserver:\n{server.log()[-3000:]}")
+    phone_leg = hooks.legs()[1]
+    assert hooks.statuses(phone_leg)[:3] == ["started", "ringing", "answered"], hooks.events
+
+    # The client hears the phone's 660 Hz through the conversation's mix.
+    await wait_for(lambda: member.tracks, timeout=10, what="mix track")
+    track = next(iter(member.tracks.values()))
+    samples, rate = await collect_audio(track, 3.0)
+    assert np.sqrt(np.mean(samples[-rate:] ** 2)) > 100, "the client hears nothing"
+    heard = frequency_of(samples, rate)
+    assert abs(heard - 660) < 15, f"client heard {heard} Hz"
+
+    # Hang up from the client: both legs complete, the phone is released.
+    await rt.request("call:hangup", {"call_id": call_id})
+    await wait_for(lambda: "completed" in hooks.statuses(phone_leg) and "completed" in hooks.statuses(call_id), timeout=10,
+                   what=f"completed; events {hooks.events}")
+    completed = [e for e in hooks.events if e.get("uuid") == phone_leg and e.get("status") == "completed"][0]
+    assert int(completed["duration"]) >= 3 and completed["start_time"] and completed["end_time"]
+    assert hooks.statuses(phone_leg) == ["started", "ringing", "answered", "completed"], hooks.events
+    await member.close()
+    await rt.close()
+    wait_until(lambda: "terminated" in phone.log().lower() or "closed" in phone.log().lower(), timeout=10,
+               what=f"baresip call ended:\n{phone.log()[-1500:]}")
+    # The phone heard the client's 440 Hz.
+    time.sleep(0.5)
+    played, rate = phone.played()
+    assert len(played) > rate * 2, "the phone recorded nothing"
+    tone = played[-int(rate * 2.5):-int(rate * 0.5)]
+    heard = dominant_frequency(tone, rate)
+    assert abs(heard - 440) < 15, f"phone heard {heard} Hz"
