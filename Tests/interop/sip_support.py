@@ -143,6 +143,22 @@ ctrl_tcp_listen 127.0.0.1:{self.ctrl_port}
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def command(self, line: str):
+        """Runs a menu command ("/dial sip:…", "/hangup") over ctrl_tcp (netstring-framed JSON)."""
+        import socket
+        name, _, params = line.lstrip("/").partition(" ")
+        body = json.dumps({"command": name, "params": params, "token": name}).encode()
+        deadline = time.time() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.ctrl_port), timeout=5) as conn:
+                    conn.sendall(str(len(body)).encode() + b":" + body + b",")
+                    return conn.recv(4096)
+            except OSError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.2)
+
     def played(self):
         """What the phone heard (the sndfile module's decoded-audio dump of its last call) as mono float samples and the rate."""
         import wave

@@ -66,7 +66,7 @@ class Hooks:
         return list(dict.fromkeys(e["uuid"] for e in self.events if "status" in e))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def sip_server():
     server, port = start_sip_server()
     yield server, port
@@ -164,3 +164,130 @@ async def _client_calls_phone(server, hooks, app_id, key, phone):
     tone = played[-int(rate * 2.5):-int(rate * 0.5)]
     heard = dominant_frequency(tone, rate)
     assert abs(heard - 440) < 15, f"phone heard {heard} Hz"
+
+
+def test_phone_to_app_rings_the_user_who_answers_and_hears_the_phone(sip_server, tmp_path):
+    server, sip_port = sip_server
+    hooks = Hooks()
+    app_id, key = application(server, hooks)
+    caller = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path, tone=660)
+    try:
+        trunk_and_number(server, caller, app_id)
+        hooks.ncco = lambda req: [{"action": "connect", "endpoint": [{"type": "app", "user": "bob"}]}]
+        asyncio.run(_phone_calls_user(server, hooks, app_id, key, caller, sip_port))
+    finally:
+        caller.stop()
+
+
+async def _phone_calls_user(server, hooks, app_id, key, caller, sip_port):
+    rt = await Realtime(server.ws_url).connect()
+    await rt.login(user_jwt(server, app_id, key, "bob"))
+    caller.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+    await wait_for(lambda: rt.seen("call:invite"), timeout=15,
+                   what=f"call:invite; events {hooks.events}\nbaresip:\n{caller.log()[-2000:]}\nserver:\n{server.log()[-2000:]}")
+    invite = rt.seen("call:invite")[0]["body"]
+    assert invite["from"] == {"type": "phone", "number": PHONE} and invite["channel_type"] == "phone"
+    answer = hooks.answers[0]
+    assert answer["to"] == APP_NUMBER and answer["from"] == PHONE
+    await rt.request("call:answer", {"call_id": invite["call_id"]})
+    member = AudioMember(rt, invite["conversation_id"])
+    await member.publish(sine_track(440))
+    await member.subscribe()
+    await wait_for(lambda: member.tracks, timeout=10, what="mix track")
+    samples, rate = await collect_audio(next(iter(member.tracks.values())), 3.0)
+    heard = frequency_of(samples, rate)
+    assert abs(heard - 660) < 15, f"the user heard {heard} Hz"
+    inbound = hooks.legs()[0]
+    assert hooks.statuses(inbound)[:3] == ["started", "ringing", "answered"], hooks.events
+    # The phone hangs up: both legs complete and the user hears of it.
+    caller.command("/hangup")
+    await wait_for(lambda: "completed" in hooks.statuses(inbound) and "completed" in hooks.statuses(invite["call_id"]), timeout=10,
+                   what=f"completed; events {hooks.events}")
+    await member.close()
+    await rt.close()
+    time.sleep(0.5)
+    played, rate = caller.played()
+    tone = played[-int(rate * 2.5):-int(rate * 0.5)]
+    heard = dominant_frequency(tone, rate)
+    assert abs(heard - 440) < 15, f"the phone heard {heard} Hz"
+
+
+def test_phone_to_app_rejected_and_unanswered(sip_server, tmp_path):
+    server, sip_port = sip_server
+    hooks = Hooks()
+    app_id, key = application(server, hooks)
+    caller = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path, tone=660)
+    try:
+        trunk_and_number(server, caller, app_id)
+        hooks.ncco = lambda req: [{"action": "connect", "timeout": 3, "endpoint": [{"type": "app", "user": "carol"}]}]
+        asyncio.run(_reject_then_ignore(server, hooks, app_id, key, caller, sip_port))
+    finally:
+        caller.stop()
+
+
+async def _reject_then_ignore(server, hooks, app_id, key, caller, sip_port):
+    rt = await Realtime(server.ws_url).connect()
+    await rt.login(user_jwt(server, app_id, key, "carol"))
+    caller.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+    await wait_for(lambda: rt.seen("call:invite"), timeout=15, what="first invite")
+    first = rt.seen("call:invite")[0]["body"]["call_id"]
+    await rt.request("call:reject", {"call_id": first})
+    await wait_for(lambda: "rejected" in hooks.statuses(first), timeout=10, what=f"rejected; {hooks.events}")
+    inbound = hooks.legs()[0]
+    # Nothing is left in the NCCO: the phone's call ends.
+    await wait_for(lambda: "completed" in hooks.statuses(inbound), timeout=10, what=f"inbound completed; {hooks.events}")
+    await asyncio.sleep(1)
+    caller.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+    await wait_for(lambda: len(rt.seen("call:invite")) == 2, timeout=15, what="second invite")
+    second = rt.seen("call:invite")[1]["body"]["call_id"]
+    # Nobody answers within the connect's timeout: the app leg times out and the invite is withdrawn.
+    await wait_for(lambda: "timeout" in hooks.statuses(second), timeout=15, what=f"timeout; {hooks.events}")
+    await wait_for(lambda: rt.seen("call:invite:cancel", call_id=second), timeout=5, what="invite cancelled")
+    assert rt.seen("call:invite:cancel", call_id=second)[0]["body"]["reason"] == "remoteTimeout"
+    await rt.close()
+
+
+def test_development_test_phone_answers_says_its_prompt_and_echoes(tmp_path):
+    """`serve --dev` puts a test phone on a loopback trunk: a call to it goes out over SIP to the server's own
+    edge, which answers, says a prompt, then sends back what it hears."""
+    server, _ = start_sip_server(dev=True)
+    try:
+        hooks = Hooks()
+        app_id, key = application(server, hooks)
+        numbers = api(server, "GET", "/account/numbers").json()["numbers"]
+        assert [n["msisdn"] for n in numbers] == ["15550100"]
+        trunks = api(server, "GET", "/v1/sip/trunks").json()
+        trunks = trunks.get("trunks", trunks) if isinstance(trunks, dict) else trunks
+        assert [t["name"] for t in trunks] == ["dev-loopback"]
+        hooks.ncco = lambda req: [{"action": "connect", "endpoint": [{"type": "phone", "number": req["to"]}]}]
+        asyncio.run(_call_test_phone(server, hooks, app_id, key))
+    finally:
+        server.stop()
+
+
+async def _call_test_phone(server, hooks, app_id, key):
+    rt = await Realtime(server.ws_url).connect()
+    await rt.login(user_jwt(server, app_id, key, "newcomer"))
+    created = await rt.request("call:create", {"to": "15550100"})
+    member = AudioMember(rt, created["conversation_id"])
+    await member.publish(sine_track(440))
+    await member.subscribe()
+    await wait_for(lambda: len(hooks.legs()) == 2 and "answered" in hooks.statuses(hooks.legs()[1]), timeout=15,
+                   what=f"test phone answered; {hooks.events}\n{server.log()[-3000:]}")
+    await wait_for(lambda: member.tracks, timeout=10, what="mix track")
+    track = next(iter(member.tracks.values()))
+    # The prompt first: speech, not the caller's tone.
+    prompt, rate = await collect_audio(track, 2.0)
+    assert np.sqrt(np.mean(prompt ** 2)) > 100, "no prompt"
+    assert abs(dominant_frequency(prompt, rate) - 440) > 20
+    # Then the caller's own 440 Hz comes back.
+    deadline = time.time() + 15
+    while True:
+        samples, rate = await collect_audio(track, 1.0)
+        if np.sqrt(np.mean(samples ** 2)) > 100 and abs(dominant_frequency(samples, rate) - 440) < 15:
+            break
+        assert time.time() < deadline, "the test phone never echoed the caller's tone"
+    await rt.request("call:hangup", {"call_id": created["call_id"]})
+    await wait_for(lambda: "completed" in hooks.statuses(hooks.legs()[1]), timeout=10, what="completed")
+    await member.close()
+    await rt.close()

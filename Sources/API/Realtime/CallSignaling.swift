@@ -24,7 +24,7 @@ struct CallSignaling {
             guard let to = body["to"]?.stringValue, !to.isEmpty, to.count <= 200 else {
                 throw APIError.badRequest("body.to is required.", code: "missing-to")
             }
-            let leg = try calls.serverCall(application: context.application, user: user, to: to, customData: body["custom_data"])
+            let leg = try await calls.serverCall(application: context.application, user: user, to: to, customData: body["custom_data"])
             return ["call_id": .string(leg.uuid), "conversation_id": .string(leg.conversationID)]
         }
         guard let uuid = body["call_id"]?.stringValue, !uuid.isEmpty else {

@@ -59,10 +59,9 @@ final class PhoneCallMedia: CallMedia, IncomingCallHandler {
         self.resolve = resolve
     }
 
-    /// Connects the rooms and calls once they exist, and starts taking inbound calls.
+    /// Connects the rooms and calls once they exist.
     func attach(rooms: Rooms, calls: Calls) {
         attached.withLock { $0 = Attached(rooms: rooms, calls: calls) }
-        edge.setHandler(self)
     }
 
     /// Phone legs in progress.
@@ -106,7 +105,7 @@ final class PhoneCallMedia: CallMedia, IncomingCallHandler {
         let target: OutboundTarget
         switch endpoint {
         case .phone(let number, _):
-            target = .number(number, trunk: try trunk(forCaller: callerID))
+            target = .number(number, trunk: try trunk(forCaller: callerID, callee: number))
         case .sip(let uri, _):
             // Registered devices of this server (`sip:user@…` where the user registered to us).
             guard let at = uri.firstIndex(of: "@") else { throw .failed("connect: sip uri \(uri) has no user part") }
@@ -124,9 +123,11 @@ final class PhoneCallMedia: CallMedia, IncomingCallHandler {
         case device(String, String)
     }
 
-    /// The trunk that owns the caller's number; with one trunk on the server, that one.
-    private func trunk(forCaller callerID: String) throws(CallMediaError) -> String {
+    /// The trunk that owns the caller's number; else the trunk of the dialled number when it is one of
+    /// this server's (the development test phone); with one trunk on the server, that one.
+    private func trunk(forCaller callerID: String, callee: String) throws(CallMediaError) -> String {
         if let trunk = edge.directory.route(number: callerID)?.trunk { return trunk }
+        if let trunk = CallEndpoint.normalizedNumber(callee).flatMap({ edge.directory.route(number: $0)?.trunk }) { return trunk }
         let all = (try? core.sipTrunks.all()) ?? []
         if all.count == 1 { return all[0].id }
         if all.isEmpty { throw .unavailable("no SIP trunk is configured for phone calls") }
@@ -163,12 +164,12 @@ final class PhoneCallMedia: CallMedia, IncomingCallHandler {
                 if let answer { configure(phone, answer: answer, offered: offered) }
                 if !ringing, status == 180 || status == 183 {
                     ringing = true
-                    events.dialStatus("ringing", leg: uuid)
+                    events.dialStatus("ringing", reason: nil, leg: uuid)
                 }
             case .connected(_, let remote):
                 if let remote { configure(phone, answer: remote, offered: offered) }
                 phone.answered = true
-                events.dialStatus("answered", leg: uuid)
+                events.dialStatus("answered", reason: nil, leg: uuid)
             case .updated(_, let remote):
                 configure(phone, answer: remote, offered: offered)
             case .ended(_, let status, let reason):
@@ -322,6 +323,6 @@ final class PhoneCallMedia: CallMedia, IncomingCallHandler {
             return true
         }
         removeLine(phone)
-        if known { events.dialStatus(status, leg: phone.uuid) }
+        if known { events.dialStatus(status, reason: reason, leg: phone.uuid) }
     }
 }

@@ -12,6 +12,8 @@ public final class SIPService: Sendable {
     let core: PlatformCore
     let logger = Logger(label: "sip")
     let port = Mutex<UInt16?>(nil)
+    /// The development test phone's own user agent, when it runs.
+    let testPhone = Mutex<SIPEdge?>(nil)
     let host: String
 
     init(core: PlatformCore, host: String, port: UInt16, rtpPorts: ClosedRange<UInt16>) {
@@ -25,11 +27,21 @@ public final class SIPService: Sendable {
     /// The bound SIP port (UDP and TCP), nil before start.
     public var boundPort: UInt16? { port.withLock { $0 } }
 
-    func start(metrics: Metrics, development: Bool) async throws -> UInt16 {
+    /// Binds the edge; inbound calls go to `inbound` (the Voice API). In development mode the test phone
+    /// answers its number on a loopback trunk of `apiKey`'s account (see `TestPhone`).
+    func start(metrics: Metrics, development: Bool, inbound: (any IncomingCallHandler)?, apiKey: String) async throws -> UInt16 {
         let bound = try await edge.start()
-        if development, ProcessInfo.processInfo.environment["SWITCHBOARD_DEV_SIP_ECHO"] == "1" {
-            edge.setHandler(EchoAnswerer(edge: edge, pool: RTPPortPool(range: rtpPorts), host: host))
+        let environment = ProcessInfo.processInfo.environment
+        if development, environment["SWITCHBOARD_DEV_SIP_ECHO"] == "1" {
+            edge.setHandler(TestPhone(edge: edge, pool: RTPPortPool(range: rtpPorts), host: host, answerAll: true))
             logger.warning("development: every routed inbound SIP call is answered with an RTP echo (SWITCHBOARD_DEV_SIP_ECHO)")
+        } else {
+            edge.setHandler(inbound)
+            if development, environment["SWITCHBOARD_DEV_TEST_PHONE"] != "0" {
+                do { try await startTestPhone(apiKey: apiKey, serverPort: bound) } catch {
+                    logger.warning("development: no test phone", ["error": "\(error)"])
+                }
+            }
         }
         port.withLock { $0 = bound }
         let edge = self.edge
@@ -43,7 +55,37 @@ public final class SIPService: Sendable {
         return bound
     }
 
-    func stop() async { await edge.stop() }
+    func stop() async {
+        if let phone = testPhone.withLock({ $0 }) { await phone.stop() }
+        await edge.stop()
+    }
+
+    /// The development test phone: its own SIP user agent on a free loopback port, the `dev-loopback`
+    /// trunk pointing at it, and its number on that trunk.
+    private func startTestPhone(apiKey: String, serverPort: UInt16) async throws {
+        let server = TrunkConfig(name: "switchboard", host: host, port: serverPort, allowedSources: [host])
+        let phone = SIPEdge(config: UserAgentConfig(host: host, port: 0, trunks: [server]), tcp: false, directory: TestPhone.Directory())
+        let port = try await phone.start()
+        testPhone.withLock { $0 = phone }
+        phone.setHandler(TestPhone(edge: phone, pool: RTPPortPool(range: rtpPorts), host: host, answerAll: false))
+        try installTestPhone(apiKey: apiKey, port: port)
+        edge.updateTrunks(((try? core.sipTrunks.all()) ?? []).map(\.edgeConfig))
+        logger.info("development: test phone \(TestPhone.number) on trunk \(TestPhone.trunkName) (\(host):\(port)) says a prompt, then echoes")
+    }
+
+    /// The loopback trunk (to the test phone's port) and the test number on it, made or brought up to date.
+    private func installTestPhone(apiKey: String, port: UInt16) throws {
+        let input = SIPTrunkInput(name: TestPhone.trunkName, host: host, port: Int(port), transport: "udp", allow: [host], healthInterval: 0)
+        let trunk = if let existing = try core.sipTrunks.list(apiKey: apiKey).first(where: { $0.name == TestPhone.trunkName }) {
+            try core.sipTrunks.update(id: existing.id, apiKey: apiKey, input: input)
+        } else {
+            try core.sipTrunks.create(apiKey: apiKey, input: input)
+        }
+        if (try? core.numbers.get(msisdn: TestPhone.number, apiKey: apiKey)) == nil {
+            _ = try core.numbers.buy(apiKey: apiKey, country: "US", msisdn: TestPhone.number)
+        }
+        _ = try core.numbers.assignTrunk(msisdn: TestPhone.number, apiKey: apiKey, trunkID: trunk.id)
+    }
 
     /// The trunk's live status (health and registration), by trunk ID.
     public func status(ofTrunk id: String) -> TrunkStatus? { edge.snapshot.trunks.first { $0.name == id } }

@@ -31,6 +31,8 @@ public final class SwitchboardServer: Sendable {
     /// The telephony edge (nil with `--sip-port 0`); it binds in `startSIP`.
     public let sip: SIPService?
     let sipStarted = Mutex(false)
+    /// Phone legs' media and inbound calls over the SIP edge (nil without one).
+    let phoneMedia: PhoneCallMedia?
 
     public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
@@ -69,7 +71,7 @@ public final class SwitchboardServer: Sendable {
         let mixerMedia = MixerCallMedia(resolve: resolveLeg, recordingURL: { "\(publicBase)/v1/recordings/\($0.rawValue)/file" })
         // With a SIP edge, phone legs are dialled and answered there and their RTP joins the conversations' mixes.
         let (platform, rtpPorts) = (core, configuration.rtpPorts)
-        let phoneMedia = sip.map {
+        phoneMedia = sip.map {
             PhoneCallMedia(mixer: mixerMedia, edge: $0.edge, core: platform, rtpPorts: rtpPorts, host: $0.host, resolve: resolveLeg)
         }
         live = Orchestrator(engine: media, core: core, roomSettings: roomSettings, clients: clients, voiceWebhooks: voiceWebhooks,
@@ -153,7 +155,7 @@ public final class SwitchboardServer: Sendable {
     public func startSIP() async throws -> SocketAddress? {
         guard let sip else { return nil }
         do {
-            let port = try await sip.start(metrics: .shared, development: configuration.development)
+            let port = try await sip.start(metrics: .shared, development: configuration.development, inbound: phoneMedia, apiKey: account.0.apiKey)
             sipStarted.withLock { $0 = true }
             return SocketAddress(host: sipHostForDisplay, port: port)
         } catch {

@@ -85,8 +85,9 @@ public final class Calls: CallMediaEvents, Sendable {
     }
 
     /// A call an app user places from a client (`call:create`): an inbound leg whose NCCO comes from the
-    /// application's answer URL, with `from_user` and `custom_data`.
-    public func serverCall(application: Application, user: User, to: String, customData: JSONValue?) throws -> CallLeg {
+    /// application's answer URL, with `from_user` and `custom_data`. It is answered (its member joined, so
+    /// the client can publish at once) before this returns; the NCCO runs on.
+    public func serverCall(application: Application, user: User, to: String, customData: JSONValue?) async throws -> CallLeg {
         guard let answer = application.voiceAnswer.map(VoiceWebhooks.Target.init) else {
             throw PlatformError.invalid("The application has no voice answer_url.")
         }
@@ -99,8 +100,8 @@ public final class Calls: CallMediaEvents, Sendable {
         let runner = LiveLeg(leg: leg, application: application, script: .answerURL(answer, payload: payload),
                              eventTarget: application.voiceEvent.map(VoiceWebhooks.Target.init), user: user, calls: self)
         live.withLock { $0[leg.uuid] = runner }
-        Task { await runner.arrive() }
-        return leg
+        await runner.arrive()
+        return (try? core.calls.get(uuid: leg.uuid)) ?? leg
     }
 
     /// A call from a phone (a SIP INVITE to a number the application owns): an inbound leg whose NCCO
@@ -259,8 +260,8 @@ public final class Calls: CallMediaEvents, Sendable {
         Task { await l.request(eventURL, payload: fields, awaits: false) }
     }
 
-    public func dialStatus(_ status: String, leg uuid: String) {
+    public func dialStatus(_ status: String, reason: String?, leg uuid: String) {
         guard let l = leg(uuid), let s = CallStatus(rawValue: status) else { return }
-        Task { await l.mediaStatus(s) }
+        Task { await l.mediaStatus(s, reason: reason) }
     }
 }

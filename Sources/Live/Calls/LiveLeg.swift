@@ -263,11 +263,11 @@ actor LiveLeg {
     func conversationEnded() { run(engine.conversationEnded(now: now)) }
 
     /// A status from media for a dialled phone/sip/websocket leg.
-    func mediaStatus(_ status: CallStatus) {
+    func mediaStatus(_ status: CallStatus, reason: String? = nil) {
         switch status {
         case .ringing: setStatus(.ringing)
         case .answered: answered()
-        case let s where s.isTerminal: end(s)
+        case let s where s.isTerminal: end(s, reason: s == .failed ? reason : nil)
         default: break
         }
     }

@@ -6,9 +6,9 @@ import Wire
 /// The telephony edge of the server: the SIP endpoint on its own loop, screening sources against
 /// trunks and registered devices, routing INVITEs to numbers, registering devices, placing calls.
 ///
-/// Inbound: an INVITE from a trunk to a number no account owns is 404; to an owned number with no
-/// voice application, or while no `IncomingCallHandler` is set, 480; otherwise it is offered to the
-/// handler as an `IncomingCall`. Outbound: `placeCall` (through a trunk) and `callUser` (to a
+/// Inbound: an INVITE from a trunk to a number no account owns is 404; while no `IncomingCallHandler`
+/// is set, 480; otherwise it is offered to the handler as an `IncomingCall` (which answers 480 itself
+/// for a number with no voice application). Outbound: `placeCall` (through a trunk) and `callUser` (to a
 /// registered device) return an `OutboundCall` whose events follow the call.
 public final class SIPEdge: Sendable {
     public let loop = EventLoop()
@@ -129,10 +129,8 @@ public final class SIPEdge: Sendable {
         let digits = user.hasPrefix("+") ? String(user.dropFirst()) : user
         let route = directory.route(number: digits)
         if trunk != nil, route == nil { return ep.reject(id, status: 404) }
-        guard let handler = handler.withLock({ $0 }), route == nil || route?.applicationID != nil else {
-            // The number is ours but nothing answers it (no voice application, or no call handler yet).
-            return ep.reject(id, status: 480)
-        }
+        // The handler decides for numbers with no voice application (480 unless it answers them itself).
+        guard let handler = handler.withLock({ $0 }) else { return ep.reject(id, status: 480) }
         let call = IncomingCall(id: id, request: request, from: from, to: to, number: digits, route: route, trunk: trunk?.name,
                                 offer: offer, edge: self)
         streams.withLock { $0[id] = call.continuation }

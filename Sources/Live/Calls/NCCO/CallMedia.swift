@@ -18,8 +18,9 @@ public protocol CallMediaEvents: AnyObject, Sendable {
     func mediaFinished(leg: String)
     /// DTMF arrived from the leg.
     func digits(_ digits: String, leg: String)
-    /// A dialled leg changed status (`ringing`, `answered`, `busy`, `failed`, `completed`…).
-    func dialStatus(_ status: String, leg: String)
+    /// A dialled leg changed status (`ringing`, `answered`, `busy`, `failed`, `completed`…); `reason` says
+    /// why a leg failed, for its event.
+    func dialStatus(_ status: String, reason: String?, leg: String)
     /// A recording the leg's NCCO started has ended; `fields` go to the record action's event URL.
     func recordingFinished(leg: String, eventURL: NCCOAction.Callback?, fields: [String: JSONValue])
 }
