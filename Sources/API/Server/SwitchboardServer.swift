@@ -31,6 +31,8 @@ public final class SwitchboardServer: Sendable {
     /// The telephony edge (nil with `--sip-port 0`); it binds in `startSIP`.
     public let sip: SIPService?
     let sipStarted = Mutex(false)
+    /// The built-in voice app server of the dialer (development mode only).
+    let phoneDemo: PhoneDemoApp?
 
     public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
@@ -87,6 +89,9 @@ public final class SwitchboardServer: Sendable {
         if configuration.development {
             RoomMediaDemoApp(core: core, apiKey: account.0.apiKey, dataDirectory: configuration.dataDirectory).register(on: &router)
         }
+        phoneDemo = configuration.development
+            ? PhoneDemoApp(core: core, apiKey: account.0.apiKey, dataDirectory: configuration.dataDirectory, testNumber: nil) : nil
+        phoneDemo?.register(on: &router)
         WebRoutes(root: Self.findWebRoot(configuration.webRoot)).register(on: &router)
         linkBase = LinkBaseMiddleware(publicURL: configuration.publicURL)
         let app = HTTPApplication(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware(), linkBase,
@@ -136,6 +141,7 @@ public final class SwitchboardServer: Sendable {
             s = try http.listen(httpsAddress, tls: context)
         }
         linkBase.listening(http: h, https: s)
+        phoneDemo?.listening(on: h)
         started.withLock { $0 = (h, s, caFile) }
         return (h, s)
     }
