@@ -163,7 +163,7 @@ def test_alice_calls_bob_by_name_they_talk_send_a_tone_and_hang_up_then_bob_reje
         after = {who: inbound_bytes(page) for who, page in (("alice", alice), ("bob", bob))}
         print("bytes in/out before", before, "after", after)
         for who in ("alice", "bob"):
-            assert after[who][0] - before[who][0] > 8000, f"{who}'s inbound audio is not growing: {before} {after}"
+            assert after[who][0] - before[who][0] > 5000, f"{who}'s inbound audio is not growing: {before} {after}"
             assert after[who][1] > before[who][1], f"{who} sends nothing"
         # What bob hears is alice's 440 Hz; alice hears bob's 660 Hz (within an FFT bin or two).
         heard_by_bob = bob.evaluate(DOMINANT_FREQUENCY_JS)

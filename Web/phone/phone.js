@@ -330,15 +330,16 @@ $("answer").addEventListener("click", () => guarded(async () => {
     micMessage(`${$("mic-message").textContent} The call is still ringing.`);
     return;
   }
+  // The server tells this user's sessions the call was answered (answeredElsewhere), this one
+  // included, possibly before the answer's reply: the invite is settled from here on.
+  app.invite = null;
   try {
     await app.rt.request("call:answer", { call_id: invite.call_id });
   } catch (e) {
     stopMicrophone();
-    app.invite = null;
     show("dial-view");
     throw new Error(`The call could not be answered: ${e.message}`);
   }
-  app.invite = null;
   app.call = newCall({ id: invite.call_id, conversationID: invite.conversation_id, direction: "inbound", peer: describe(invite.from) });
   app.muted = false;
   showCall();

@@ -47,6 +47,11 @@ final class PhoneDemoApp: Sendable {
     func listening(on address: SocketAddress) {
         let host = address.host == "0.0.0.0" ? "127.0.0.1" : address.host == "::" ? "::1" : address.host
         base.withLock { $0 = "http://\(SocketAddress(host: host, port: address.port))" }
+        // An application from an earlier run may point at another port; a page with a saved token
+        // places calls without logging in through /phone/api/auth first.
+        if FileManager.default.fileExists(atPath: file) {
+            Task { [self] in _ = try? application() }
+        }
     }
 
     /// The demo application and its signing key, created (or recovered from the file) once; its voice
