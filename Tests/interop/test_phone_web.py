@@ -231,3 +231,29 @@ def test_a_refused_microphone_is_explained_and_no_call_is_placed(server, playwri
         screenshot(page, "phone-mic-refused")
     finally:
         browser.close()
+
+
+def test_losing_the_server_is_announced_and_the_page_comes_back(playwright):
+    data = tempfile.mkdtemp(prefix="phone-net-")
+    s = start_server(https=False, dev=True, data_dir=data)
+    port = s.http_port
+    browser = launch(playwright)
+    try:
+        page = open_phone(browser, s, "erin")
+        s.stop()
+        page.wait_for_selector("#net-message:not([hidden])", timeout=10_000)
+        assert "connection to the server was lost" in page.inner_text("#net-message")
+        assert page.inner_text("#net") == "Reconnecting…"
+        assert page.inner_text("#announcer").startswith("Connection lost")
+        screenshot(page, "phone-network-lost")
+        s = start_server(https=False, dev=True, data_dir=data, http_port=port)
+        # Back on the same address: the session is gone with the old process, so the page logs in again.
+        page.wait_for_selector("#net-message", state="hidden", timeout=20_000)
+        assert page.evaluate("phone.rt.state") == "connected" and page.is_hidden("#net")
+        assert page.is_visible("#dial-view")
+    finally:
+        browser.close()
+        s.stop()
+        s.cleanup()
+        import shutil
+        shutil.rmtree(data, ignore_errors=True)

@@ -131,3 +131,42 @@ def test_the_tutorial_client_logs_in_calls_and_hangs_up(stack):
     assert statuses(out, callee_leg) == ["started", "ringing", "answered", "completed"]
     completed = [e for e in events(out) if e.get("uuid") == call_id and e.get("status") == "completed"][0]
     assert completed["direction"] == "inbound" and int(completed["duration"]) >= 0
+
+
+def test_the_dialer_page_in_production_logs_in_through_switchboard_voice(stack):
+    """Without --dev the page is served but has no built-in app server: `?app=` points it at switchboard-voice."""
+    from playwright.sync_api import sync_playwright
+
+    from media_support import CHROMIUM_ARGS
+    from rig import CHROMIUM, screenshot
+    s, _, voice, out = stack
+    assert requests.post(s.base + "/phone/api/auth", json={"name": "x"}, timeout=5).status_code == 404
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            pages = {}
+            for name in ("carol", "dan"):
+                page = browser.new_context(viewport={"width": 375, "height": 740}).new_page()
+                page.set_default_timeout(15_000)
+                page.goto(f"{s.base}/phone/?app={voice}")
+                page.fill("#name", name)
+                page.click("#login")
+                page.wait_for_selector("#dial-view:not([hidden])")
+                assert page.is_hidden("#test-hint")  # switchboard-voice has no test number
+                pages[name] = page
+            carol, dan = pages["carol"], pages["dan"]
+            carol.fill("#number", "dan")
+            carol.click("#call")
+            dan.wait_for_selector("#incoming-view:not([hidden])")
+            dan.click("#answer")
+            for page in (carol, dan):
+                page.wait_for_function("document.querySelector('#call-state').dataset.state === 'answered'")
+            call_id = carol.evaluate("phone.call.id")
+            screenshot(carol, "phone-voice-example-answered")
+            dan.click("#hangup")
+            carol.wait_for_function("document.querySelector('#call-state').dataset.state === 'ended'")
+            assert "dan hung up" in carol.inner_text("#call-state")
+        finally:
+            browser.close()
+    wait_until(lambda: "completed" in statuses(out, call_id), timeout=10, what="completed logged")
+    assert statuses(out, call_id) == ["started", "ringing", "answered", "completed"]

@@ -279,8 +279,7 @@ async function getMicrophone() {
     app.mic = await openMicrophone();
     return true;
   } catch (e) {
-    micMessage(e.message);
-    announce(e.message);
+    micMessage(e.message);  // an alert: read out at once
     return false;
   }
 }
