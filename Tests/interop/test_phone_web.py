@@ -257,3 +257,35 @@ def test_losing_the_server_is_announced_and_the_page_comes_back(playwright):
         s.cleanup()
         import shutil
         shutil.rmtree(data, ignore_errors=True)
+
+
+def test_a_call_cut_by_a_server_restart_ends_on_both_pages_with_a_reason(playwright):
+    data = tempfile.mkdtemp(prefix="phone-restart-")
+    s = start_server(https=False, dev=True, data_dir=data)
+    port = s.http_port
+    browser = launch(playwright)
+    try:
+        alice = open_phone(browser, s, "alice")
+        bob = open_phone(browser, s, "bob")
+        alice.fill("#number", "bob")
+        alice.click("#call")
+        bob.wait_for_selector("#incoming-view:not([hidden])")
+        bob.click("#answer")
+        for page in (alice, bob):
+            wait(lambda: call_state(page)[0] == "answered", 10, "answered")
+        s.stop()
+        alice.wait_for_selector("#net-message:not([hidden])", timeout=10_000)
+        assert "call's audio stops" in alice.inner_text("#net-message")
+        screenshot(alice, "phone-call-network-lost")
+        s = start_server(https=False, dev=True, data_dir=data, http_port=port)
+        # The restarted server ended the interrupted legs; the pages read that back after logging in again.
+        for page, who in ((alice, "alice"), (bob, "bob")):
+            wait(lambda: call_state(page)[0] == "ended", 20, f"{who}'s call ends after the restart")
+            assert "cut off while the connection was down" in call_state(page)[1]
+        screenshot(alice, "phone-call-ended-by-restart")
+    finally:
+        browser.close()
+        s.stop()
+        s.cleanup()
+        import shutil
+        shutil.rmtree(data, ignore_errors=True)

@@ -232,11 +232,26 @@ function networkLost() {
 
 window.addEventListener("offline", () => { if (app.rt) networkLost(); });
 
-/** The socket is back; the server dropped the call's media with the old one, so it starts again. */
-async function reconnected() {
+/** The socket is back; the server dropped the call's media with the old one, so it starts again.
+ *  A resumed session replayed the events missed meanwhile; after a fresh login (the server
+ *  restarted, or the session expired) the call's leg statuses are read back first. */
+async function reconnected({ resumed }) {
   error("");
   $("net-message").hidden = true;
-  if (app.call && app.call.state !== "ended" && app.call.conversationID) await guarded(startMedia);
+  const call = app.call;
+  if (!call || call.state === "ended" || !call.conversationID) return;
+  if (!resumed) {
+    try {
+      const page = await api("GET", `/v1/conversations/${call.conversationID}/events?event_type=leg:status:update&page_size=100`,
+        { token: app.user.jwt });
+      for (const ev of page?._embedded?.events || []) legStatus({ ...ev.body, conversation_id: call.conversationID });
+    } catch (e) {
+      // No longer a member: the call ended while this page was away (a server restart ends every call).
+      if (e.status === 403 || e.status === 404) endCall("The call was cut off while the connection was down.", "disconnected");
+      else console.error("could not read the call's status", e);
+    }
+  }
+  if (app.call === call && call.state !== "ended") await guarded(startMedia);
 }
 
 // MARK: Calls
