@@ -136,18 +136,24 @@ def test_alice_calls_bob_by_name_they_talk_send_a_tone_and_hang_up_then_bob_reje
         assert alice.get_attribute("#number", "aria-invalid") == "true"
         screenshot(alice, "phone-invalid-number")
 
+        # Readable at 375 px: nothing sticks out sideways.
+        assert alice.evaluate("document.documentElement.scrollWidth") <= PHONE_SIZE["width"]
+        # By keyboard: Enter in the number field calls; the incoming call takes the focus to Answer.
         alice.fill("#number", "bob")
-        alice.click("#call")
+        alice.press("#number", "Enter")
         alice.wait_for_selector("#call-view:not([hidden])")
+        assert alice.get_attribute("#call-state", "aria-live") == "polite"
         bob.wait_for_selector("#incoming-view:not([hidden])", timeout=10_000)
         assert bob.inner_text("#incoming-from") == "alice"
+        assert bob.evaluate("document.activeElement.id") == "answer"
+        assert "Incoming call from alice" in bob.inner_text("#announcer")
         wait(lambda: call_state(alice)[0] in ("calling", "ringing"), 5, "alice calling")
         wait(lambda: call_state(alice)[0] == "ringing", 5, "alice sees ringing")
         assert "Ringing bob" in call_state(alice)[1]
         screenshot(alice, "phone-ringing")
         screenshot(bob, "phone-incoming")
 
-        bob.click("#answer")
+        bob.keyboard.press("Enter")
         for page, who in ((alice, "alice"), (bob, "bob")):
             wait(lambda: call_state(page)[0] == "answered", 10, f"{who} answered")
         # The timer runs.
