@@ -110,7 +110,7 @@ final class VoiceApp: Sendable {
         // The answer URL: the caller id, then the callee the client asked for (`to`).
         router.get("/voice/answer") { [self] req in
             guard let to = req.query["to"]?.trimmingCharacters(in: .whitespaces), !to.isEmpty, to.count <= 200 else {
-                throw APIError.badRequest("to is required.")
+                throw APIError.badRequest("to is required (1 to 200 characters).")
             }
             let endpoint: JSONValue
             var connect: [String: JSONValue] = ["action": "connect"]

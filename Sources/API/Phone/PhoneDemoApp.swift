@@ -149,7 +149,7 @@ final class PhoneDemoApp: Sendable {
             var to = req.query["to"]
             if req.method == .POST, let body = try? req.json() { to = body["to"]?.stringValue ?? to }
             guard let to = to?.trimmingCharacters(in: .whitespaces), !to.isEmpty, to.count <= 200 else {
-                throw APIError.badRequest("to is required.", code: "missing-to")
+                throw APIError.badRequest("to is required (1 to 200 characters).", code: "missing-to")
             }
             let (appID, _) = try application()
             return .json(ncco(to: to, applicationID: appID))
