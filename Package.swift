@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "switchboard", targets: ["switchboard"]),
         .executable(name: "switchboard-dropin", targets: ["switchboard-dropin"]),
+        .executable(name: "switchboard-voice", targets: ["switchboard-voice"]),
         .library(name: "SwitchboardClient", targets: ["SwitchboardClient"]),
     ],
     dependencies: [],
@@ -62,6 +63,7 @@ let package = Package(
         // Audio benchmarks (scripts/bench-audio).
         .executableTarget(name: "audio-bench", dependencies: ["Audio"], path: "Benchmarks/audio-bench"),
         .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
+        .executableTarget(name: "switchboard-voice", dependencies: ["Runtime", "Crypto", "Wire"], path: "Examples/voice"),
 
         .testTarget(name: "WireTests", dependencies: ["Wire"], resources: []),
         // libsrtp as the reference the SRTP implementation is checked against; tests only.

@@ -12,6 +12,11 @@ DEVELOPMENT_ROUTES = [
     ("POST", "/rooms/api/auth", {"name": "mallory"}),
     ("GET", "/rooms/api/rooms", None),
     ("POST", "/rooms/api/rooms", {"display_name": "x"}),
+    ("POST", "/phone/api/auth", {"name": "mallory"}),
+    ("GET", "/phone/api/answer?to=15550100", None),
+    ("POST", "/phone/api/answer", {"to": "bob"}),
+    ("POST", "/phone/api/event", {"status": "started"}),
+    ("GET", "/phone/api/config", None),
     ("POST", "/video/api/session", {}),
     ("POST", "/video/api/token", {"sessionId": "1_x"}),
     ("POST", "/test/media/rooms/r/publish", {"sdp": "v=0"}),
@@ -49,6 +54,7 @@ def test_with_dev_the_development_routes_answer_and_the_start_banner_says_so():
         r = requests.post(s.http_url + "/rooms/api/auth", json={"name": "devuser"}, timeout=10)
         assert r.status_code == 200 and r.json()["jwt"]
         assert requests.get(s.http_url + "/test/media/stats", timeout=5).status_code == 200
+        assert requests.get(s.http_url + "/phone/api/config", timeout=5).json() == {"test_number": None}
         assert "DEVELOPMENT MODE" in s.log()
     finally:
         s.cleanup()

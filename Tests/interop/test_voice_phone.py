@@ -146,6 +146,11 @@ async def _client_calls_phone(server, hooks, app_id, key, phone):
     heard = frequency_of(samples, rate)
     assert abs(heard - 660) < 15, f"client heard {heard} Hz"
 
+    # Keys the client presses reach the phone as RFC 4733 events.
+    await rt.request("call:dtmf", {"call_id": call_id, "digits": "5#"})
+    await wait_for(lambda: "received event: '5'" in phone.log() and "received event: '#'" in phone.log(), timeout=10,
+                   what=f"DTMF at the phone:\n{phone.log()[-1500:]}")
+
     # Hang up from the client: both legs complete, the phone is released.
     await rt.request("call:hangup", {"call_id": call_id})
     await wait_for(lambda: "completed" in hooks.statuses(phone_leg) and "completed" in hooks.statuses(call_id), timeout=10,

@@ -5,6 +5,7 @@
 // over the realtime gateway: conversation events and rtc:* media signaling
 // (docs/protocol.md, "Media (rtc:*)"). No framework, no build step.
 import { Realtime, api } from "/web/lib/realtime.js";
+import { ConversationAudio } from "/web/lib/conversation-audio.js";
 
 const params = new URLSearchParams(location.search);
 const APP = (params.get("app") || "/rooms/api").replace(/\/$/, "");
@@ -15,13 +16,9 @@ const app = {
   rt: null,
   room: null,          // {id, title, memberID}
   members: new Map(),  // member_id -> {id, name, muted, speaking}
-  pub: null,           // publishing RTCPeerConnection
-  sub: null,           // subscribing RTCPeerConnection
+  media: null,         // ConversationAudio of the room: publishing and subscribing peer connections
   mic: null,           // MediaStream
   muted: false,
-  tracks: new Map(),   // mid -> {member_id, name}
-  audio: new Map(),    // mid -> <audio>
-  negotiation: Promise.resolve(),
   starting: null,
 };
 window.rooms = app;  // for tests and debugging
@@ -83,7 +80,7 @@ async function logIn(user) {
     rt.on(type, (msg) => conversationEvent(msg));
   }
   rt.on("rtc:offer", (msg) => {
-    if (app.room && msg.body.conversation_id === app.room.id) negotiate(msg.body.offer, msg.body.tracks);
+    if (app.room && msg.body.conversation_id === app.room.id) app.media?.offer(msg.body.offer, msg.body.tracks);
   });
   try {
     await rt.connect();
@@ -301,8 +298,9 @@ async function startMedia() {
           $("mic-message").hidden = false;
         }
       }
+      app.media = new ConversationAudio(app.rt, app.room.id, { onFailed: restartMedia });
       if (app.mic) await publish();
-      await subscribe();
+      await app.media.subscribe();
     } finally {
       app.starting = null;
     }
@@ -311,75 +309,14 @@ async function startMedia() {
 }
 
 async function publish() {
-  const pc = new RTCPeerConnection();
-  app.pub = pc;
-  const track = app.mic.getAudioTracks()[0];
-  track.enabled = !app.muted;
-  pc.addTransceiver(track, { direction: "sendonly", streams: [app.mic] });
-  pc.onconnectionstatechange = () => { if (pc.connectionState === "failed" && app.pub === pc) restartMedia(); };
-  await pc.setLocalDescription(await pc.createOffer());
-  const reply = await app.rt.request("rtc:publish", { conversation_id: app.room.id, offer: pc.localDescription.sdp });
-  await pc.setRemoteDescription({ type: "answer", sdp: reply.body.answer });
+  await app.media.publish(app.mic, { muted: app.muted });
   $("mute").disabled = false;
   if (app.muted) await app.rt.request("rtc:mute", { conversation_id: app.room.id, muted: true });
 }
 
-async function subscribe() {
-  const pc = new RTCPeerConnection();
-  app.sub = pc;
-  app.tracks.clear();
-  app.negotiation = Promise.resolve();
-  pc.ontrack = (ev) => attach(ev.transceiver);
-  pc.onconnectionstatechange = () => { if (pc.connectionState === "failed" && app.sub === pc) restartMedia(); };
-  const reply = await app.rt.request("rtc:subscribe", { conversation_id: app.room.id });
-  if (reply.body.offer) await negotiate(reply.body.offer, reply.body.tracks);
-}
-
-/** Applies a server offer and answers it; offers are handled one at a time, in order. */
-function negotiate(offer, tracks) {
-  const pc = app.sub;
-  app.negotiation = app.negotiation.then(async () => {
-    if (!pc || pc !== app.sub) return;
-    for (const t of tracks || []) app.tracks.set(t.mid, t);
-    await pc.setRemoteDescription({ type: "offer", sdp: offer });
-    await pc.setLocalDescription(await pc.createAnswer());
-    await app.rt.request("rtc:answer", { conversation_id: app.room.id, answer: pc.localDescription.sdp });
-    const live = new Set((tracks || []).map((t) => t.mid));
-    for (const t of pc.getTransceivers()) {
-      if (live.has(t.mid)) attach(t);
-      else detach(t.mid);
-    }
-  }).catch((e) => console.error("renegotiation failed", e));
-  return app.negotiation;
-}
-
-function attach(transceiver) {
-  const mid = transceiver.mid;
-  if (mid == null) return;
-  let el = app.audio.get(mid);
-  if (!el) {
-    el = document.createElement("audio");
-    el.autoplay = true;
-    document.body.append(el);
-    app.audio.set(mid, el);
-  }
-  if (el.srcObject?.getTracks()[0] !== transceiver.receiver.track) {
-    el.srcObject = new MediaStream([transceiver.receiver.track]);
-    el.play().catch(() => {});
-  }
-}
-
-function detach(mid) {
-  const el = app.audio.get(mid);
-  if (el) { el.srcObject = null; el.remove(); app.audio.delete(mid); }
-  app.tracks.delete(mid);
-}
-
 function closeMedia(stopMic = true) {
-  for (const pc of [app.pub, app.sub]) if (pc) pc.close();
-  app.pub = null;
-  app.sub = null;
-  for (const mid of [...app.audio.keys()]) detach(mid);
+  if (app.media) app.media.close();
+  app.media = null;
   if (stopMic && app.mic) { for (const t of app.mic.getTracks()) t.stop(); app.mic = null; }
   $("mute").disabled = true;
 }
@@ -452,24 +389,7 @@ $("leave").addEventListener("click", () => guarded(async () => {
 }));
 
 /** Per-member inbound audio from getStats, keyed by name (for tests and debugging). */
-app.inbound = async () => {
-  const out = {};
-  if (!app.sub) return out;
-  for (const t of app.sub.getTransceivers()) {
-    const info = app.tracks.get(t.mid);
-    if (!info) continue;
-    // A reused m-line may have had earlier streams (SSRCs): add them up.
-    const sum = { packetsReceived: 0, audioLevel: 0, totalAudioEnergy: 0, mid: t.mid };
-    (await t.receiver.getStats()).forEach((s) => {
-      if (s.type !== "inbound-rtp") return;
-      sum.packetsReceived += s.packetsReceived || 0;
-      sum.totalAudioEnergy += s.totalAudioEnergy || 0;
-      sum.audioLevel = Math.max(sum.audioLevel, s.audioLevel || 0);
-    });
-    out[info.name] = sum;
-  }
-  return out;
-};
+app.inbound = async () => (app.media ? app.media.inbound() : {});
 
 // MARK: Start
 

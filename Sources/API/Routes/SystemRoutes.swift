@@ -21,7 +21,7 @@ struct WebRoutes {
     init(root: String) { files = StaticFiles(root: root) }
 
     func register(on router: inout Router) {
-        for prefix in ["/", "/web/*", "/rooms", "/rooms/*", "/video", "/video/*", "/dialer", "/dialer/*", "/assets/*"] {
+        for prefix in ["/", "/web/*", "/rooms", "/rooms/*", "/video", "/video/*", "/phone", "/phone/*", "/dialer", "/dialer/*", "/assets/*"] {
             router.get(prefix) { [files] request in
                 var rel = request.path
                 if rel.hasPrefix("/web/") { rel = String(rel.dropFirst(5)) } else { rel = String(rel.dropFirst()) }

@@ -37,7 +37,7 @@ public final class SIPService: Sendable {
             logger.warning("development: every routed inbound SIP call is answered with an RTP echo (SWITCHBOARD_DEV_SIP_ECHO)")
         } else {
             edge.setHandler(inbound)
-            if development, environment["SWITCHBOARD_DEV_TEST_PHONE"] != "0" {
+            if Self.runsTestPhone(development: development) {
                 do { try await startTestPhone(apiKey: apiKey, serverPort: bound) } catch {
                     logger.warning("development: no test phone", ["error": "\(error)"])
                 }
@@ -53,6 +53,12 @@ public final class SIPService: Sendable {
         }
         metrics.collector("sip") { Self.render(edge.snapshot) }
         return bound
+    }
+
+    /// Whether this start runs the development test phone (`SWITCHBOARD_DEV_TEST_PHONE=0` turns it off).
+    static func runsTestPhone(development: Bool) -> Bool {
+        let environment = ProcessInfo.processInfo.environment
+        return development && environment["SWITCHBOARD_DEV_SIP_ECHO"] != "1" && environment["SWITCHBOARD_DEV_TEST_PHONE"] != "0"
     }
 
     func stop() async {

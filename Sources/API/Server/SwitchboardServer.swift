@@ -33,6 +33,8 @@ public final class SwitchboardServer: Sendable {
     let sipStarted = Mutex(false)
     /// Phone legs' media and inbound calls over the SIP edge (nil without one).
     let phoneMedia: PhoneCallMedia?
+    /// The built-in voice app server of the dialer (development mode only).
+    let phoneDemo: PhoneDemoApp?
 
     public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
@@ -97,6 +99,10 @@ public final class SwitchboardServer: Sendable {
         if configuration.development {
             RoomMediaDemoApp(core: core, apiKey: account.0.apiKey, dataDirectory: configuration.dataDirectory).register(on: &router)
         }
+        phoneDemo = configuration.development
+            ? PhoneDemoApp(core: core, apiKey: account.0.apiKey, dataDirectory: configuration.dataDirectory,
+                           testNumber: sip != nil && SIPService.runsTestPhone(development: true) ? TestPhone.number : nil) : nil
+        phoneDemo?.register(on: &router)
         WebRoutes(root: Self.findWebRoot(configuration.webRoot)).register(on: &router)
         linkBase = LinkBaseMiddleware(publicURL: configuration.publicURL)
         let app = HTTPApplication(router: router, middleware: [RequestIDMiddleware(), AccessLogMiddleware(), CORSMiddleware(), linkBase,
@@ -146,6 +152,7 @@ public final class SwitchboardServer: Sendable {
             s = try http.listen(httpsAddress, tls: context)
         }
         linkBase.listening(http: h, https: s)
+        phoneDemo?.listening(on: h)
         started.withLock { $0 = (h, s, caFile) }
         return (h, s)
     }

@@ -236,11 +236,13 @@ public final class Calls: CallMediaEvents, Sendable {
         try await l.muted(muted, earmuffed: earmuffed)
     }
 
-    /// DTMF the user's client sends into its own leg: the leg's NCCO hears it (an `input` collects it).
+    /// DTMF the user's client sends into its own leg: the leg's NCCO hears it (an `input` collects it), and
+    /// a phone leg it is connected to gets it as RFC 4733 events (menus on the far end work).
     public func digits(uuid: String, user: User, digits: String) async throws {
         guard let l = leg(uuid) else { throw CallError.notLive }
         guard await l.ownerUserID == user.id else { throw CallError.notYours }
         await l.digits(digits)
+        await l.forwardDigits(digits)
     }
 
     // MARK: CallMediaEvents

@@ -250,6 +250,14 @@ actor LiveLeg {
     func mediaFinished() { run(engine.mediaFinished(now: now)) }
     func digits(_ d: String) { run(engine.digits(d, now: now)) }
 
+    /// Sends the user's DTMF on to the leg this one is connected with (the `connect` it dialled, or the
+    /// leg that dialled it), when that leg can carry it (a phone).
+    func forwardDigits(_ d: String) {
+        let other: String? = if case .bridgedTo(let parent) = script { parent } else if engine.phase == .bridged { child } else { nil }
+        guard let other else { return }
+        try? calls.media.perform(.sendDigits(d), leg: other)
+    }
+
     func dialStarted(child: String) { self.child = child }
 
     func dialAnswered() { run(engine.dialAnswered(now: now)) }

@@ -1,0 +1,172 @@
+"""switchboard-voice (the reference voice app server of the app-to-phone tutorial) against a live Switchboard.
+
+Driven the way the tutorial's iOS client does it: POST /auth → JWT; realtime login with it; `call:create`
+with `to` → Switchboard fetches the answer route (talk + connect) and posts every status to the event route,
+which logs one JSON line each; hangup → `completed` is logged. The answer routes' NCCOs are checked as the
+tutorial writes them: the caller id is the number linked to the application.
+"""
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+import jwt as pyjwt
+import pytest
+import requests
+
+from conv_support import App, RealtimeClient, Server, binary, free_port, wait_until
+from rig import run_async
+
+LINKED = "15550123"
+
+
+@pytest.fixture(scope="module")
+def stack():
+    s = Server().start()
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    a = App(s, name="voice-tutorial", capabilities={"voice": {"webhooks": {
+        "answer_url": {"address": base + "/voice/answer", "http_method": "GET"},
+        "event_url": {"address": base + "/voice/event", "http_method": "POST"}}}})
+    # The tutorial's number: bought and linked to the application.
+    key, secret = s.auth
+    assert requests.post(s.base + "/number/buy", data={"api_key": key, "api_secret": secret, "country": "US", "msisdn": LINKED},
+                         timeout=10).status_code == 200
+    assert requests.post(s.base + "/number/update", data={"api_key": key, "api_secret": secret, "country": "US", "msisdn": LINKED,
+                                                          "app_id": a.id}, timeout=10).status_code == 200
+    work = tempfile.mkdtemp(prefix="voice-")
+    key_file = os.path.join(work, "app.key")
+    with open(key_file, "w") as f:
+        f.write(a.private_key)
+    out = os.path.join(work, "voice.log")
+    log = open(out, "wb")
+    proc = subprocess.Popen([binary("switchboard-voice", "SWITCHBOARD_VOICE_BIN"), "--switchboard", s.base, "--app-id", a.id,
+                             "--key-file", key_file, "--listen", f"127.0.0.1:{port}", "--api-key", key, "--api-secret", secret,
+                             "--inbound-user", "bob"],
+                            stdout=log, stderr=subprocess.STDOUT, cwd=work)
+
+    def up():
+        assert proc.poll() is None, open(out).read()
+        try:
+            requests.get(base + "/voice/answer-inbound", timeout=1)
+            return True
+        except requests.ConnectionError:
+            return False
+    wait_until(up, timeout=15, what="switchboard-voice")
+    yield s, a, base, out
+    proc.terminate()
+    proc.wait(10)
+    s.close()
+
+
+def events(out):
+    """The JSON lines switchboard-voice printed for the event route."""
+    lines = []
+    for line in open(out, errors="replace"):
+        line = line.strip()
+        if line.startswith("{"):
+            lines.append(json.loads(line))
+    return lines
+
+
+def statuses(out, uuid):
+    return [e.get("status") for e in events(out) if e.get("uuid") == uuid and "status" in e]
+
+
+def test_answer_routes_are_the_tutorials_nccos(stack):
+    _, _, voice, _ = stack
+    to_phone = requests.get(voice + "/voice/answer", params={"to": "447700900001", "from_user": "alice"}, timeout=10).json()
+    assert to_phone == [{"action": "talk", "text": "Please wait while we connect you."},
+                        {"action": "connect", "from": LINKED, "endpoint": [{"type": "phone", "number": "447700900001"}]}]
+    to_user = requests.get(voice + "/voice/answer", params={"to": "bob"}, timeout=10).json()
+    assert to_user[1] == {"action": "connect", "endpoint": [{"type": "app", "user": "bob"}]}
+    inbound = requests.get(voice + "/voice/answer-inbound", params={"to": LINKED, "from": "447700900002"}, timeout=10).json()
+    assert inbound[1] == {"action": "connect", "endpoint": [{"type": "app", "user": "bob"}]}
+    # A phone calling the application's own number reaches the same answer URL: it rings --inbound-user.
+    own = requests.get(voice + "/voice/answer", params={"to": LINKED, "from": "447700900002"}, timeout=10).json()
+    assert own == inbound
+    missing = requests.get(voice + "/voice/answer", timeout=10)
+    assert missing.status_code == 400 and missing.json()["title"]
+
+
+def test_the_tutorial_client_logs_in_calls_and_hangs_up(stack):
+    s, a, voice, out = stack
+    r = requests.post(voice + "/auth", json={"name": "alice"}, timeout=10)
+    assert r.status_code == 200, r.text
+    alice = r.json()
+    claims = pyjwt.decode(alice["jwt"], options={"verify_signature": False})
+    assert claims["sub"] == "alice" and claims["application_id"] == a.id and alice["user_id"].startswith("USR-")
+    # A second login reuses the user; bob is created on his first login.
+    assert requests.post(voice + "/auth", json={"name": "alice"}, timeout=10).json()["user_id"] == alice["user_id"]
+    bob = requests.post(voice + "/auth", json={"name": "bob"}, timeout=10).json()
+    assert [u["name"] for u in a.ok("GET", "/v1/users", params={"name": "alice"})["_embedded"]["users"]] == ["alice"]
+    assert requests.post(voice + "/auth", json={}, timeout=10).status_code == 400
+
+    async def clients():
+        caller = await RealtimeClient.connect(s, alice["jwt"])
+        callee = await RealtimeClient.connect(s, bob["jwt"])
+        placed = await caller.request("call:create", {"to": "bob"})
+        assert placed["type"] == "call:create:success", placed
+        call_id = placed["body"]["call_id"]
+        invite = await callee.wait_for(lambda m: m.get("type") == "call:invite", timeout=10)
+        assert invite["body"]["from"] == {"type": "app", "user": "alice"}
+        answered = await callee.request("call:answer", {"call_id": invite["body"]["call_id"]})
+        assert answered["type"] == "call:answer:success", answered
+        await caller.wait_for(lambda m: m.get("type") == "leg:status:update" and m["body"]["leg_id"] == invite["body"]["call_id"]
+                              and m["body"]["status"] == "answered", timeout=10)
+        hung = await caller.request("call:hangup", {"call_id": call_id})
+        assert hung["type"] == "call:hangup:success", hung
+        await callee.wait_for(lambda m: m.get("type") == "call:hangup", timeout=10)
+        await caller.close()
+        await callee.close()
+        return call_id, invite["body"]["call_id"]
+
+    call_id, callee_leg = run_async(clients(), 40)
+    deadline = time.time() + 10
+    while time.time() < deadline and ("completed" not in statuses(out, call_id) or "completed" not in statuses(out, callee_leg)):
+        time.sleep(0.1)
+    print("caller", statuses(out, call_id), "callee", statuses(out, callee_leg))
+    assert statuses(out, call_id) == ["started", "ringing", "answered", "completed"]
+    assert statuses(out, callee_leg) == ["started", "ringing", "answered", "completed"]
+    completed = [e for e in events(out) if e.get("uuid") == call_id and e.get("status") == "completed"][0]
+    assert completed["direction"] == "inbound" and int(completed["duration"]) >= 0
+
+
+def test_the_dialer_page_in_production_logs_in_through_switchboard_voice(stack):
+    """Without --dev the page is served but has no built-in app server: `?app=` points it at switchboard-voice."""
+    from playwright.sync_api import sync_playwright
+
+    from media_support import CHROMIUM_ARGS
+    from rig import CHROMIUM, screenshot
+    s, _, voice, out = stack
+    assert requests.post(s.base + "/phone/api/auth", json={"name": "x"}, timeout=5).status_code == 404
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            pages = {}
+            for name in ("carol", "dan"):
+                page = browser.new_context(viewport={"width": 375, "height": 740}).new_page()
+                page.set_default_timeout(15_000)
+                page.goto(f"{s.base}/phone/?app={voice}")
+                page.fill("#name", name)
+                page.click("#login")
+                page.wait_for_selector("#dial-view:not([hidden])")
+                assert page.is_hidden("#test-hint")  # switchboard-voice has no test number
+                pages[name] = page
+            carol, dan = pages["carol"], pages["dan"]
+            carol.fill("#number", "dan")
+            carol.click("#call")
+            dan.wait_for_selector("#incoming-view:not([hidden])")
+            dan.click("#answer")
+            for page in (carol, dan):
+                page.wait_for_function("document.querySelector('#call-state').dataset.state === 'answered'")
+            call_id = carol.evaluate("phone.call.id")
+            screenshot(carol, "phone-voice-example-answered")
+            dan.click("#hangup")
+            carol.wait_for_function("document.querySelector('#call-state').dataset.state === 'ended'")
+            assert "dan hung up" in carol.inner_text("#call-state")
+        finally:
+            browser.close()
+    wait_until(lambda: "completed" in statuses(out, call_id), timeout=10, what="completed logged")
+    assert statuses(out, call_id) == ["started", "ringing", "answered", "completed"]
