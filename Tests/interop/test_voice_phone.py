@@ -296,3 +296,110 @@ async def _call_test_phone(server, hooks, app_id, key):
     await wait_for(lambda: "completed" in hooks.statuses(hooks.legs()[1]), timeout=10, what="completed")
     await member.close()
     await rt.close()
+
+
+def test_input_collects_rfc4733_digits_from_sipp(sip_server, tmp_path):
+    from rig import free_udp_port
+    from sip_support import SIPP_SCENARIOS, sipp
+    server, sip_port = sip_server
+    hooks = Hooks()
+    app_id, key = application(server, hooks)
+    phone = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path)  # owns the trunk's address; SIPp calls from 127.0.0.1 too
+    try:
+        trunk_and_number(server, phone, app_id)
+        hooks.ncco = lambda req: [{"action": "input", "type": ["dtmf"], "dtmf": {"maxDigits": 2, "timeOut": 10},
+                                   "eventUrl": [hooks.url + "/event/input"]}]
+        p = sipp(["-sf", str(SIPP_SCENARIOS / "uac-dtmf-input.xml"), f"127.0.0.1:{sip_port}", "-i", "127.0.0.1",
+                  "-p", str(free_udp_port()), "-mp", str(free_udp_port()), "-m", "1", "-s", APP_NUMBER], timeout=30)
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:] + server.log()[-2000:]
+        inputs = [e for e in hooks.events if "dtmf" in e]
+        assert inputs and inputs[0]["dtmf"]["digits"] == "24" and inputs[0]["dtmf"]["timed_out"] is False, hooks.events
+        wait_until(lambda: "completed" in hooks.statuses(hooks.legs()[0]), timeout=10, what=f"completed: {hooks.events}")
+    finally:
+        phone.stop()
+
+
+def test_record_holds_what_the_phone_says(sip_server, tmp_path):
+    server, sip_port = sip_server
+    hooks = Hooks()
+    app_id, key = application(server, hooks)
+    caller = Baresip(f"<sip:15550111@127.0.0.1>;regint=0", tmp_path, tone=660)
+    try:
+        trunk_and_number(server, caller, app_id)
+        # Record, then wait for a key that never comes: the call ends after the input's time-out, and the recording with it.
+        hooks.ncco = lambda req: [{"action": "record", "format": "wav", "eventUrl": [hooks.url + "/event/record"]},
+                                  {"action": "input", "type": ["dtmf"], "dtmf": {"timeOut": 4}}]
+        caller.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+        try:
+            wait_until(lambda: [e for e in hooks.events if "recording_url" in e], timeout=20, what="record event")
+        except TimeoutError:
+            raise AssertionError(f"{hooks.events}\n{server.log()[-3000:]}")
+        record = [e for e in hooks.events if "recording_url" in e][0]
+        r = requests.get(record["recording_url"], headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+        assert r.status_code == 200 and r.content[:4] == b"RIFF", r.status_code
+        import io
+        import wave
+        with wave.open(io.BytesIO(r.content)) as w:
+            rate = w.getframerate()
+            data = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float64).reshape(-1, w.getnchannels())[:, 0]
+        assert len(data) > rate * 2, f"{len(data) / rate:.1f} s recorded"
+        assert abs(dominant_frequency(data[-rate * 2:], rate) - 660) < 15
+    finally:
+        caller.stop()
+
+
+def test_conversation_joins_two_phones_and_a_browser(sip_server, tmp_path):
+    server, sip_port = sip_server
+    hooks = Hooks()
+    app_id, key = application(server, hooks)
+    first = Baresip(f"<sip:15550111@127.0.0.1>;regint=0", tmp_path / "a", tone=660)
+    second = Baresip(f"<sip:15550222@127.0.0.1>;regint=0", tmp_path / "b", tone=880)
+    try:
+        trunk_and_number(server, first, app_id)
+        jwt = user_jwt(server, app_id, key, "carol")
+        r = requests.post(server.http_url + "/v1/conversations", headers={"Authorization": bearer(token(app_id, key))},
+                          json={"name": "standup"}, timeout=10)
+        assert r.status_code in (200, 201), r.text
+        conversation = r.json()["id"]
+        hooks.ncco = lambda req: [{"action": "conversation", "name": "standup"}]
+        asyncio.run(_standup(server, hooks, jwt, conversation, first, second, sip_port))
+    finally:
+        first.stop()
+        second.stop()
+
+
+def peaks(samples, rate, near):
+    """Relative spectral energy at each frequency in `near` (±10 Hz), against the strongest of them."""
+    spectrum = np.abs(np.fft.rfft(samples * np.hanning(len(samples))))
+    freqs = np.fft.rfftfreq(len(samples), 1 / rate)
+    energy = {f: spectrum[(freqs > f - 10) & (freqs < f + 10)].max() for f in near}
+    top = max(energy.values())
+    return {f: e / top for f, e in energy.items()}
+
+
+async def _standup(server, hooks, jwt, conversation, first, second, sip_port):
+    from rooms_support import join_rest
+    rt = await Realtime(server.ws_url).connect()
+    await rt.login(jwt)
+    join_rest(server.http_url, jwt, conversation)
+    carol = AudioMember(rt, conversation)
+    await carol.publish(sine_track(440))
+    await carol.subscribe()
+    first.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+    second.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+    await wait_for(lambda: len([l for l in hooks.legs() if "answered" in hooks.statuses(l)]) == 2, timeout=15,
+                   what=f"both phones answered: {hooks.events}")
+    await wait_for(lambda: carol.tracks, timeout=10, what=f"mix track; {hooks.events}\n{server.log()[-3000:]}")
+    await asyncio.sleep(1.5)
+    samples, rate = await collect_audio(next(iter(carol.tracks.values())), 3.0)
+    heard = peaks(samples[-2 * rate:], rate, [440, 660, 880])
+    assert heard[660] > 0.3 and heard[880] > 0.3 and heard[440] < 0.1, f"carol hears {heard}"
+    first.command("/hangup")
+    second.command("/hangup")
+    await carol.close()
+    await rt.close()
+    # Each phone heard the other and carol, not itself.
+    for phone, own, others in [(first, 660, [880, 440]), (second, 880, [660, 440])]:
+        played, prate = phone.played()
+        heard = peaks(played[-int(prate * 2.5):-int(prate * 0.5)], prate, [440, 660, 880])
+        assert all(heard[f] > 0.2 for f in others) and heard[own] < 0.1, f"phone {own} heard {heard}"

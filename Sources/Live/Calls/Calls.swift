@@ -258,8 +258,17 @@ public final class Calls: CallMediaEvents, Sendable {
     }
 
     public func recordingFinished(leg uuid: String, eventURL: NCCOAction.Callback?, fields: [String: JSONValue]) {
-        guard let l = leg(uuid) else { return }
-        Task { await l.request(eventURL, payload: fields, awaits: false) }
+        if let l = leg(uuid) {
+            Task { await l.request(eventURL, payload: fields, awaits: false) }
+            return
+        }
+        // Most recordings end with their call: the leg is gone, its application and event URL are in the store.
+        guard let ended = try? core.calls.get(uuid: uuid), let app = try? core.applications.get(id: ended.applicationID),
+              let target = eventURL.map({ VoiceWebhooks.Target(url: $0.url, method: $0.method == .get ? .GET : .POST) })
+                ?? app.voiceEvent.map(VoiceWebhooks.Target.init) else { return }
+        let payload: [(String, JSONValue)] = [("uuid", .string(uuid)), ("conversation_uuid", .string(ended.conversationID)),
+                                              ("timestamp", .string(core.clock.now().iso8601))] + fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        webhooks.event(payload, to: target, application: app, lane: uuid)
     }
 
     public func dialStatus(_ status: String, reason: String?, leg uuid: String) {

@@ -7,8 +7,9 @@ import Wire
 /// `CallMedia` over conversation mixers: NCCO `talk`, `stream` and `record` for legs that are
 /// members of a conversation whose room mixes (app legs today; SIP legs join the same mix once the
 /// telephony edge bridges them). A talk or stream plays into the mix heard only by the leg's own
-/// participants and reports `mediaFinished` when it ends; a recording records what the leg hears
-/// and reports its URL, size and times to the record action's event URL.
+/// participants and reports `mediaFinished` when it ends; a recording records the conversation's mix
+/// (with `split`, what the leg says and hears on two channels) and reports its URL, size and times to
+/// the record action's event URL.
 public final class MixerCallMedia: CallMedia {
     /// A leg's conversation and member.
     public struct LegPlace: Sendable {
@@ -108,8 +109,10 @@ public final class MixerCallMedia: CallMedia {
         let url = recordingURL
         Task {
             let listeners = await Self.listeners(of: place, rooms: rooms)
+            // The call as a whole (everyone the leg talks with, and the leg) unless split asks for the leg's two directions.
+            let split = record.split && !listeners.isEmpty
             var options = RecordingOptions(format: AudioFileKind(rawValue: record.format.rawValue) ?? .mp3,
-                                           participant: listeners.first, split: record.split && !listeners.isEmpty,
+                                           participant: split ? listeners.first : nil, split: split,
                                            endOnSilence: record.endOnSilence, timeOut: record.timeOut, beepStart: record.beepStart)
             options.beepHeardBy = listeners.isEmpty ? nil : listeners
             _ = try? await audio.record(conversationID: place.conversationID, applicationID: place.applicationID, options: options) { info in

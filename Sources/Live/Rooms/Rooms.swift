@@ -481,7 +481,8 @@ public actor Rooms {
             await updateForwarding(room)
             return
         }
-        for peer in room.peers.values where peer.subscription != nil { _ = try? await renegotiate(peer, in: room, push: true) }
+        // Every subscriber, also those who had nothing to receive yet (alone in the room until a phone line came).
+        for peer in room.peers.values where peer.subscribing { _ = try? await renegotiate(peer, in: room, push: true) }
     }
 
     /// The room's mixer, for players and recorders (nil unless the room mixes).
