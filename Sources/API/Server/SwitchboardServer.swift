@@ -31,8 +31,8 @@ public final class SwitchboardServer: Sendable {
     /// The telephony edge (nil with `--sip-port 0`); it binds in `startSIP`.
     public let sip: SIPService?
     let sipStarted = Mutex(false)
-    /// Phone legs' media and inbound calls over the SIP edge (nil without one).
-    let phoneMedia: PhoneCallMedia?
+    /// Phone and websocket legs' media, and inbound calls over the SIP edge.
+    let lineMedia: LineCallMedia
     /// The built-in voice app server of the dialer (development mode only).
     let phoneDemo: PhoneDemoApp?
 
@@ -71,15 +71,15 @@ public final class SwitchboardServer: Sendable {
             return MixerCallMedia.LegPlace(conversationID: leg.conversationID, memberID: leg.memberID, applicationID: leg.applicationID)
         }
         let mixerMedia = MixerCallMedia(resolve: resolveLeg, recordingURL: { "\(publicBase)/v1/recordings/\($0.rawValue)/file" })
-        // With a SIP edge, phone legs are dialled and answered there and their RTP joins the conversations' mixes.
-        let (platform, rtpPorts) = (core, configuration.rtpPorts)
-        phoneMedia = sip.map {
-            PhoneCallMedia(mixer: mixerMedia, edge: $0.edge, core: platform, rtpPorts: rtpPorts, host: $0.host, resolve: resolveLeg)
-        }
+        // Phone legs (over the SIP edge, when there is one) and websocket legs join the conversations' mixes as lines.
+        let (platform, rtpPorts, loops) = (core, configuration.rtpPorts, group)
+        let lineMedia = LineCallMedia(mixer: mixerMedia, edge: sip?.edge, group: loops, core: platform, rtpPorts: rtpPorts,
+                                      host: sip?.host ?? Self.sipHost(configuration), resolve: resolveLeg)
+        self.lineMedia = lineMedia
         live = Orchestrator(engine: media, core: core, roomSettings: roomSettings, clients: clients, voiceWebhooks: voiceWebhooks,
-                            callMedia: phoneMedia ?? mixerMedia, audioDirectory: configuration.dataDirectory + "/audio", http: HTTPClient(group: group))
+                            callMedia: lineMedia, audioDirectory: configuration.dataDirectory + "/audio", http: HTTPClient(group: group))
         mixerMedia.attach(audio: live.audio, rooms: live.rooms, events: live.calls)
-        phoneMedia?.attach(rooms: live.rooms, calls: live.calls)
+        lineMedia.attach(rooms: live.rooms, calls: live.calls)
         live.calls.attach(clients: clients)
         CallRoutes(core: core, calls: live.calls).register(on: &router)
         ConversationAudioRoutes(core: core, audio: live.audio).register(on: &router)
@@ -162,7 +162,7 @@ public final class SwitchboardServer: Sendable {
     public func startSIP() async throws -> SocketAddress? {
         guard let sip else { return nil }
         do {
-            let port = try await sip.start(metrics: .shared, development: configuration.development, inbound: phoneMedia, apiKey: account.0.apiKey)
+            let port = try await sip.start(metrics: .shared, development: configuration.development, inbound: lineMedia, apiKey: account.0.apiKey)
             sipStarted.withLock { $0 = true }
             return SocketAddress(host: sipHostForDisplay, port: port)
         } catch {

@@ -1,3 +1,4 @@
+import Audio
 import Foundation
 import Live
 import Media
@@ -7,16 +8,17 @@ import Synchronization
 import Telephony
 import Wire
 
-/// Calls' media with a SIP edge: `connect` to a phone (through the trunk that owns the caller's number)
-/// or to a registered SIP device, inbound INVITEs to an application's number, and each phone leg's RTP
-/// as a line in its conversation's mix, so a phone, a browser and the NCCO's talk, stream and record
-/// meet in one mixer. Everything that is not about a phone leg goes to the mixer's `MixerCallMedia`.
+/// Calls' media for legs whose audio is not WebRTC, each a line in its conversation's mix (so a phone,
+/// a browser and the NCCO's talk, stream and record meet in one mixer): `connect` to a phone (through
+/// the trunk that owns the caller's number) or a registered SIP device and inbound INVITEs to an
+/// application's number, over the SIP edge; `connect` to a `websocket` (L16 both ways). Everything
+/// else goes to the mixer's `MixerCallMedia`.
 ///
 /// SIP statuses become leg statuses (`ringing`, `answered`, `busy`, `rejected`, `timeout`, `failed`,
 /// `cancelled`, `completed`) through `CallMediaEvents.dialStatus`; DTMF from the phone (RFC 4733)
 /// through `digits`.
-final class PhoneCallMedia: CallMedia, IncomingCallHandler {
-    /// A phone leg in progress: its SIP call, its line once the mixer has it, where it is.
+final class LineCallMedia: CallMedia, IncomingCallHandler {
+    /// A phone or websocket leg in progress: its call, its line once the mixer has it, where it is.
     private final class PhoneLeg: @unchecked Sendable {
         let uuid: String
         var place: MixerCallMedia.LegPlace
@@ -40,7 +42,10 @@ final class PhoneCallMedia: CallMedia, IncomingCallHandler {
     }
 
     let mixer: MixerCallMedia
-    let edge: SIPEdge
+    /// Nil when the server runs no SIP edge (`--sip-port 0`): phone legs are refused, websockets still work.
+    let edge: SIPEdge?
+    /// Loops for the websocket legs' client connections.
+    let group: EventLoopGroup
     let core: PlatformCore
     let pool: RTPPortPool
     let host: String
@@ -49,10 +54,11 @@ final class PhoneCallMedia: CallMedia, IncomingCallHandler {
     private let legs = Mutex<[String: PhoneLeg]>([:])
     private let logger = Logger(label: "phone")
 
-    init(mixer: MixerCallMedia, edge: SIPEdge, core: PlatformCore, rtpPorts: ClosedRange<UInt16>, host: String,
+    init(mixer: MixerCallMedia, edge: SIPEdge?, group: EventLoopGroup, core: PlatformCore, rtpPorts: ClosedRange<UInt16>, host: String,
          resolve: @escaping @Sendable (String) -> MixerCallMedia.LegPlace?) {
         self.mixer = mixer
         self.edge = edge
+        self.group = group
         self.core = core
         pool = RTPPortPool(range: rtpPorts)
         self.host = host
@@ -73,6 +79,8 @@ final class PhoneCallMedia: CallMedia, IncomingCallHandler {
         switch command {
         case .dial(let endpoint, let from, _) where endpoint.kind == .phone || endpoint.kind == .sip:
             try dial(endpoint, from: from, leg: uuid)
+        case .dial(.websocket(let uri, let contentType, let headers), _, _):
+            try dialWebSocket(uri, contentType: contentType, headers: headers, leg: uuid)
         case .sendDigits(let digits):
             guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(command, leg: uuid) }
             guard let line = phone.line.withLock({ $0 }) else { throw .failed("dtmf: the call has no audio yet") }
@@ -100,6 +108,7 @@ final class PhoneCallMedia: CallMedia, IncomingCallHandler {
     // MARK: Outbound
 
     private func dial(_ endpoint: CallEndpoint, from: String?, leg uuid: String) throws(CallMediaError) {
+        guard let edge else { throw .unavailable("this server runs no SIP edge (--sip-port 0): \(endpoint.kind.rawValue) calls cannot be placed") }
         guard let place = resolve(uuid) else { throw .unavailable("leg \(uuid) is in no conversation") }
         let callerID = from.flatMap(CallEndpoint.normalizedNumber) ?? from ?? "anonymous"
         let target: OutboundTarget
@@ -126,6 +135,7 @@ final class PhoneCallMedia: CallMedia, IncomingCallHandler {
     /// The trunk that owns the caller's number; else the trunk of the dialled number when it is one of
     /// this server's (the development test phone); with one trunk on the server, that one.
     private func trunk(forCaller callerID: String, callee: String) throws(CallMediaError) -> String {
+        guard let edge else { throw .unavailable("this server runs no SIP edge") }
         if let trunk = edge.directory.route(number: callerID)?.trunk { return trunk }
         if let trunk = CallEndpoint.normalizedNumber(callee).flatMap({ edge.directory.route(number: $0)?.trunk }) { return trunk }
         let all = (try? core.sipTrunks.all()) ?? []
@@ -135,7 +145,7 @@ final class PhoneCallMedia: CallMedia, IncomingCallHandler {
     }
 
     private func place(_ phone: PhoneLeg, target: OutboundTarget, callerID: String) async {
-        guard let (rooms, events) = parts() else { return }
+        guard let edge, let (rooms, events) = parts() else { return }
         let uuid = phone.uuid
         let line: PhoneLine
         do { line = try await addLine(phone, rooms: rooms, negotiated: nil) } catch {
@@ -202,11 +212,74 @@ final class PhoneCallMedia: CallMedia, IncomingCallHandler {
         }
     }
 
+    // MARK: WebSocket
+
+    /// `connect` to a websocket: the socket opens (answered), its first message says what it carries, then
+    /// 20 ms L16 messages flow both ways through the conversation's mix until either side closes.
+    private func dialWebSocket(_ uri: String, contentType: String, headers: [String: String], leg uuid: String) throws(CallMediaError) {
+        let type = contentType.lowercased().replacingOccurrences(of: " ", with: "")
+        let rate: SampleRate
+        switch type {
+        case "audio/l16;rate=16000": rate = .hz16000
+        case "audio/l16;rate=8000": rate = .hz8000
+        default: throw .failed("connect: websocket content-type must be audio/l16;rate=8000 or audio/l16;rate=16000, not \(contentType)")
+        }
+        guard let place = resolve(uuid) else { throw .unavailable("leg \(uuid) is in no conversation") }
+        let phone = PhoneLeg(uuid: uuid, place: place)
+        legs.withLock { $0[uuid] = phone }
+        Task { await self.openWebSocket(phone, uri: uri, rate: rate, contentType: type, headers: headers) }
+    }
+
+    private func openWebSocket(_ phone: PhoneLeg, uri: String, rate: SampleRate, contentType: String, headers: [String: String]) async {
+        guard let (rooms, events) = parts() else { return }
+        let box = LineBox()
+        var callbacks = WebSocketCallbacks()
+        callbacks.onBinary = { _, bytes in
+            guard let target = box.line.withLock({ $0 }) else { return }
+            target.loop.execute { target.received(bytes) }
+        }
+        callbacks.onClose = { [weak self] _, code, reason in
+            self?.finish(phone, status: "completed", reason: "websocket closed (\(code)) \(reason)", events: events)
+        }
+        let socket: WebSocket
+        do {
+            socket = try await WebSocketClient.connect(url: uri, group: group, callbacks: callbacks)
+        } catch {
+            return finish(phone, status: "failed", reason: "websocket \(uri): \(error)", events: events)
+        }
+        phone.hangup = { socket.close(code: 1000, reason: "hangup") }
+        guard legs.withLock({ $0[phone.uuid] }) === phone else { return socket.close(code: 1000, reason: "hangup") }
+        var first: [String: JSONValue] = ["event": "websocket:connected", "content-type": .string(contentType)]
+        for (k, v) in headers { first[k] = .string(v) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        socket.send(text: (try? encoder.encode(JSONValue.object(first))).map { String(decoding: $0, as: UTF8.self) } ?? "{}")
+        do {
+            try await rooms.addLine(conversationID: phone.place.conversationID, applicationID: phone.place.applicationID,
+                                    memberID: phone.place.memberID) { loop in
+                let made = try WebSocketLine(loop: loop, rate: rate, socket: socket)
+                box.line.withLock { $0 = made }
+                return made
+            }
+        } catch {
+            socket.close(code: 1011, reason: "no mixer")
+            return finish(phone, status: "failed", reason: "\(error)", events: events)
+        }
+        phone.answered = true
+        events.dialStatus("answered", reason: nil, leg: phone.uuid)
+    }
+
+    /// Where a websocket's messages go once its line exists.
+    private final class LineBox: Sendable {
+        let line = Mutex<WebSocketLine?>(nil)
+    }
+
     // MARK: Inbound
 
     /// An INVITE to a number of an application (on the edge's loop): the leg is made, its RTP joins the
     /// conversation's mix, the call is answered, then the answer URL's NCCO runs.
     func incomingCall(_ call: IncomingCall) {
+        guard edge != nil else { return call.reject(status: 480) }
         Task { await self.take(call) }
     }
 

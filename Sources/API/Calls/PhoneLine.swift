@@ -4,7 +4,7 @@ import Runtime
 import Telephony
 
 /// A phone leg's RTP as a mixer participant: what the phone says is decoded by the leg, resampled to
-/// the mixer's 48 kHz and queued for the next ticks; what its participant hears each tick is resampled
+/// the mixer's 48 kHz and queued for the next ticks (`LineQueue`); what its participant hears each tick is resampled
 /// to the codec's rate and sent, so the mixer's tick paces the phone's stream (silence included, as
 /// phones expect a steady 20 ms stream).
 ///
@@ -12,11 +12,6 @@ import Telephony
 /// makes the unchecked Sendable sound (it only lets the line be handed to its loop). Everything the
 /// packet path needs is allocated when the session is configured.
 final class PhoneLine: MixerPort, @unchecked Sendable {
-    /// Frames of what the phone said waiting for a tick: enough for a packet burst, little added delay.
-    static let queueFrames = 6
-    /// Frames queued before the first is mixed (and again after the queue ran dry): one frame of jitter.
-    static let primeFrames = 2
-
     let leg: RTPLeg
     unowned let loop: EventLoop
     /// DTMF the phone sent (RFC 4733), reported once per key press, on the loop.
@@ -31,11 +26,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     private var resampled = AudioFrame(rate: .hz48000)
     private var outgoing = AudioFrame(rate: .hz8000)
     private var silence = AudioFrame(rate: .hz8000)
-    private var ring = [Int16](repeating: 0, count: PhoneLine.queueFrames * SampleRate.hz48000.samplesPerFrame)
-    private var head = 0
-    private var count = 0
-    private var primed = false
-    private(set) var framesDropped = 0
+    private var queue = LineQueue()
     private var handedOver = false
 
     /// Binds the leg's ports; `negotiated` when the session is already known (an inbound offer).
@@ -81,8 +72,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         said = AudioFrame(rate: rate)
         outgoing = AudioFrame(rate: rate)
         silence = AudioFrame(rate: rate)
-        count = 0
-        primed = false
+        queue.reset()
     }
 
     // MARK: Packet path (no allocation, lock or log)
@@ -91,36 +81,10 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         guard let toMixer, samples.count == said.count else { return }
         said.copy(from: samples)
         do { try toMixer.process(said, into: &resampled) } catch { return }
-        if count == Self.queueFrames {
-            // The phone sends faster than we tick (clock drift, a burst): drop the oldest.
-            head = (head + 1) % Self.queueFrames
-            count -= 1
-            framesDropped += 1
-        }
-        let n = resampled.count
-        let slot = (head + count) % Self.queueFrames
-        ring.withUnsafeMutableBufferPointer { dst in
-            resampled.withSamples { src in for i in 0..<n { dst[slot * n + i] = src[i] } }
-        }
-        count += 1
+        queue.push(resampled)
     }
 
-    func pull(into frame: inout AudioFrame, now: UInt64) -> Bool {
-        if !primed {
-            guard count >= Self.primeFrames else { return false }
-            primed = true
-        }
-        guard count > 0 else {
-            primed = false
-            return false
-        }
-        let n = frame.count
-        let base = head * n
-        ring.withUnsafeBufferPointer { src in frame.copy(from: UnsafeBufferPointer(rebasing: src[base..<base + n])) }
-        head = (head + 1) % Self.queueFrames
-        count -= 1
-        return true
-    }
+    func pull(into frame: inout AudioFrame, now: UInt64) -> Bool { queue.pull(into: &frame) }
 
     func deliver(_ heard: AudioFrame?, now: UInt64) {
         guard leg.configured, let fromMixer else { return }

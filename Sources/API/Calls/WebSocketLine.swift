@@ -1,0 +1,65 @@
+import Audio
+import Media
+import Runtime
+
+/// A `websocket` leg's audio as a mixer participant: 16-bit little-endian linear PCM (`audio/l16`) at
+/// 8 or 16 kHz in 20 ms binary messages both ways, as the Voice API's WebSocket endpoint does. What the
+/// socket sends is resampled to 48 kHz and queued for the ticks (`LineQueue`); what the participant
+/// hears each tick goes out as one message (silence included, a steady 20 ms stream).
+///
+/// Lives on the mixer's worker loop like `PhoneLine`; the socket's callbacks run on an HTTP loop and
+/// post each message here (`received`). Each outgoing message is one small array the socket keeps until
+/// it is written: 50 a second per leg, off the RTP path.
+final class WebSocketLine: MixerPort, @unchecked Sendable {
+    unowned let loop: EventLoop
+    let rate: SampleRate
+    let socket: WebSocket
+    private let toMixer: Resampler
+    private let fromMixer: Resampler
+    private var said: AudioFrame
+    private var resampled = AudioFrame(rate: .hz48000)
+    private var outgoing: AudioFrame
+    private var queue = LineQueue()
+    private(set) var malformed = 0
+
+    init(loop: EventLoop, rate: SampleRate, socket: WebSocket) throws {
+        self.loop = loop
+        self.rate = rate
+        self.socket = socket
+        toMixer = try Resampler(from: rate, to: .hz48000)
+        fromMixer = try Resampler(from: .hz48000, to: rate)
+        said = AudioFrame(rate: rate)
+        outgoing = AudioFrame(rate: rate)
+    }
+
+    /// One binary message from the socket (on the loop): exactly 20 ms of L16 at the leg's rate.
+    func received(_ bytes: [UInt8]) {
+        let n = said.count
+        guard bytes.count == 2 * n else {
+            malformed += 1
+            return
+        }
+        said.withMutableSamples { d in
+            for i in 0..<n { d[i] = Int16(bitPattern: UInt16(bytes[2 * i]) | UInt16(bytes[2 * i + 1]) << 8) }
+        }
+        guard (try? toMixer.process(said, into: &resampled)) != nil else { return }
+        queue.push(resampled)
+    }
+
+    func pull(into frame: inout AudioFrame, now: UInt64) -> Bool { queue.pull(into: &frame) }
+
+    func deliver(_ heard: AudioFrame?, now: UInt64) {
+        if let heard, (try? fromMixer.process(heard, into: &outgoing)) != nil {} else { outgoing.clear() }
+        var bytes = [UInt8](repeating: 0, count: 2 * outgoing.count)
+        outgoing.withSamples { s in
+            for i in 0..<s.count {
+                let v = UInt16(bitPattern: s[i])
+                bytes[2 * i] = UInt8(v & 0xFF)
+                bytes[2 * i + 1] = UInt8(v >> 8)
+            }
+        }
+        socket.send(binary: bytes)
+    }
+
+    func close() {}
+}
