@@ -108,7 +108,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     // MARK: Outbound
 
     private func dial(_ endpoint: CallEndpoint, from: String?, leg uuid: String) throws(CallMediaError) {
-        guard let edge else { throw .unavailable("this server runs no SIP edge (--sip-port 0): \(endpoint.kind.rawValue) calls cannot be placed") }
+        guard let edge else { throw .unavailable("no SIP trunk can carry \(endpoint.kind.rawValue) calls: this server runs no SIP edge (--sip-port 0)") }
         guard let place = resolve(uuid) else { throw .unavailable("leg \(uuid) is in no conversation") }
         let callerID = from.flatMap(CallEndpoint.normalizedNumber) ?? from ?? "anonymous"
         let target: OutboundTarget
