@@ -97,6 +97,41 @@ struct MixerTests {
         #expect(share(of: 880, in: own) > 0.8 && share(of: 440, in: own) < 0.01, "a hears b and not itself")
     }
 
+    /// A port whose far end says `said` (48 kHz) and that keeps what it is given to hear (used on this test's thread only).
+    final class RecordingPort: MixerPort, @unchecked Sendable {
+        var said: [Int16]
+        var heard: [AudioFrame?] = []
+        var closed = false
+        init(said: [Int16]) { self.said = said }
+        func pull(into frame: inout AudioFrame, now: UInt64) -> Bool {
+            guard said.count >= frame.count else { return false }
+            said.withUnsafeBufferPointer { frame.copy(from: UnsafeBufferPointer(rebasing: $0[0..<960])) }
+            said.removeFirst(960)
+            return true
+        }
+        func deliver(_ heard: AudioFrame?, now: UInt64) { self.heard.append(heard) }
+        func close() { closed = true }
+    }
+
+    @Test("ports (phone lines): each hears the other every tick and not itself; a silent tick delivers nil; leaving closes the port")
+    func ports() throws {
+        let a = RecordingPort(said: tone(440, frames: 10))
+        let b = RecordingPort(said: tone(880, frames: 10))
+        try core.addMixerPort(mixerID, participant: MixerParticipantID("a"), options: MixerParticipantOptions()) { _ in a }
+        try core.addMixerPort(mixerID, participant: MixerParticipantID("b"), options: MixerParticipantOptions()) { _ in b }
+        _ = try run(14)
+        #expect(a.heard.count == 14 && b.heard.count == 14, "one delivery per tick, silent or not")
+        let aHeard = try #require(a.heard[5])
+        let bHeard = try #require(b.heard[5])
+        #expect(share(of: 880, in: aHeard) > 0.8 && share(of: 440, in: aHeard) < 0.01, "a hears b, not itself")
+        #expect(share(of: 440, in: bHeard) > 0.8 && share(of: 880, in: bHeard) < 0.01, "b hears a, not itself")
+        #expect(a.heard.last! == nil, "after both went quiet the tick delivers silence")
+        try core.removeMixerParticipant(mixerID, participant: MixerParticipantID("a"))
+        #expect(a.closed && !b.closed)
+        core.closeMixer(mixerID)
+        #expect(b.closed, "closing the mixer closes its ports")
+    }
+
     @Test("a muted speaker is not heard; an earmuffed participant gets silence")
     func muteAndEarmuff() throws {
         try speaker("a", 440, frames: 30)
