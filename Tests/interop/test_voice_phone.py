@@ -403,3 +403,35 @@ async def _standup(server, hooks, jwt, conversation, first, second, sip_port):
         played, prate = phone.played()
         heard = peaks(played[-int(prate * 2.5):-int(prate * 0.5)], prate, [440, 660, 880])
         assert all(heard[f] > 0.2 for f in others) and heard[own] < 0.1, f"phone {own} heard {heard}"
+
+
+def test_swift_sdk_client_calls_the_test_phone_and_hears_itself(tmp_path):
+    """`switchboard client call` (the Swift SDK) places a server call to the development test phone with a 440 Hz
+    tone as its microphone; its recording holds the phone's prompt, then its own tone echoed back over SIP/RTP."""
+    import subprocess
+    import wave
+
+    from rig import server_binary
+    server, _ = start_sip_server(dev=True)
+    try:
+        hooks = Hooks()
+        app_id, key = application(server, hooks)
+        hooks.ncco = lambda req: [{"action": "connect", "endpoint": [{"type": "phone", "number": req["to"]}]}]
+        out = tmp_path / "heard.wav"
+        p = subprocess.run([str(server_binary()), "client", "call", "15550100", "--as", "sdk", "--token", user_jwt(server, app_id, key, "sdk"),
+                            "--server", server.http_url, "--play", "tone:440", "--record", str(out), "--seconds", "10", "--json"],
+                           capture_output=True, text=True, timeout=40)
+        assert p.returncode == 0, p.stdout + p.stderr
+        events = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+        assert any(e.get("event") == "media" for e in events), events
+        with wave.open(str(out)) as w:
+            rate = w.getframerate()
+            data = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float64).reshape(-1, w.getnchannels())[:, 0]
+        assert len(data) > rate * 6, f"{len(data) / rate:.1f} s recorded"
+        assert np.sqrt(np.mean(data[: rate * 3] ** 2)) > 100, "no prompt"
+        tail = data[-rate * 2:]
+        assert np.sqrt(np.mean(tail ** 2)) > 100 and abs(dominant_frequency(tail, rate) - 440) < 15, "no echo of the tone"
+        wait_until(lambda: len(hooks.legs()) == 2 and "completed" in hooks.statuses(hooks.legs()[1]), timeout=10,
+                   what=f"completed: {hooks.events}")
+    finally:
+        server.stop()

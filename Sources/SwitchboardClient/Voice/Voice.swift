@@ -19,13 +19,31 @@ public struct Voice: Sendable {
     /// - Returns: the id of the user's leg.
     @discardableResult
     public func serverCall(to: String, context: [String: JSONValue] = [:]) async throws(SessionError) -> CallID {
+        try await place(to: to, context: context).callID
+    }
+
+    /// A call this user placed: its leg, and the conversation the call's audio meets in.
+    public struct PlacedCall: Sendable, Hashable {
+        public var callID: CallID
+        public var conversationID: String
+    }
+
+    /// `serverCall`, also returning the call's conversation, where `Session.enableMedia` (or
+    /// `enableMedia(for:)`) sends and receives the call's audio.
+    public func place(to: String, context: [String: JSONValue] = [:]) async throws(SessionError) -> PlacedCall {
         var body: [String: JSONValue] = ["to": .string(to)]
         if !context.isEmpty { body["custom_data"] = .object(context) }
         let answer = try await session.request("call:create", body)
         guard let id = answer["call_id"]?.stringValue else { throw .server(code: "invalid-response", detail: "no call_id") }
         let call = CallID(id)
         session.voiceLedger.withLock { $0.remember(call, in: \.placed) }
-        return call
+        return PlacedCall(callID: call, conversationID: answer["conversation_id"]?.stringValue ?? "")
+    }
+
+    /// Turns on the audio of a call (placed, or an answered invite's `conversationID`): publishes `source`
+    /// and plays what the others say (a phone through the mixer, another app user) into `sink`.
+    public func enableMedia(inCallConversation conversationID: String, source: AudioSource?, sink: AudioSink?) async throws(SessionError) -> RoomMedia {
+        try await session.enableMedia(in: conversationID, source: source, sink: sink)
     }
 
     /// Answers an invite; the user's other sessions hear `answeredElsewhere`.

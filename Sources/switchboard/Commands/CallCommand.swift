@@ -26,8 +26,17 @@ enum CallCommand {
             let app = RoomsAppServer(url: URL(string: args["--app"] ?? server.absoluteString + "/rooms/api") ?? server)
             token = try await app.logIn(name: name).token
         }
+        let source = try ClientCommand.source(args["--play"])
+        let recorder = args["--record"].map { WAVRecorder(path: $0) }
         let session = try await Session.connect(to: server, token: token)
         let voice = session.voice
+        var media: RoomMedia?
+        /// The call's audio, once there is a conversation to send it into (with --play or --record).
+        func startMedia(_ conversationID: String) async throws {
+            guard media == nil, source != nil || recorder != nil, !conversationID.isEmpty else { return }
+            media = try await voice.enableMedia(inCallConversation: conversationID, source: source, sink: recorder)
+            printer.print(["event": "media", "conversation_id": .string(conversationID)], line: "audio on in \(conversationID)")
+        }
         let events = voice.events()
         let deadline = seconds.map { ContinuousClock.now + .seconds($0) }
 
@@ -35,9 +44,11 @@ enum CallCommand {
         var answered = false
         var ended = false
         if !answering {
-            let id = try await voice.serverCall(to: positionals[1], context: context)
+            let placed = try await voice.place(to: positionals[1], context: context)
+            let id = placed.callID
             call = id
             printer.print(["event": "placed", "call_id": .string(id.rawValue), "to": .string(positionals[1])], line: "placed \(id) to \(positionals[1])")
+            try await startMedia(placed.conversationID)
         } else {
             printer.print(["event": "waiting", "user": .string(name)], line: "waiting for a call to \(name)")
         }
@@ -63,6 +74,7 @@ enum CallCommand {
                 try await voice.answer(invite.callID)
                 answered = true
                 printer.print(["event": "answered", "call_id": .string(invite.callID.rawValue)], line: "answered \(invite.callID)")
+                try await startMedia(invite.conversationID)
                 if let dtmf { try await voice.sendDTMF(dtmf, call: invite.callID) }
             case .legStatus(let update) where !answering && update.legID != call && update.status == .answered && !answered:
                 answered = true
@@ -83,6 +95,8 @@ enum CallCommand {
             try? await voice.hangup(call)
             printer.print(["event": "call:hangup", "call_id": .string(call.rawValue), "reason": "localHangup"], line: "hangup \(call): localHangup")
         }
+        await media?.disable()
+        try recorder?.finish()
         await session.logout()
         return ClientCommand.finish()
     }

@@ -22,7 +22,7 @@ struct ClientCommand {
           --app URL        the rooms app server that logs NAME in (default SERVER/rooms/api, `serve --dev`)
           --seconds N      leave after N seconds (default: until interrupted)
           --play SOURCE    what to send: tone:FREQUENCY, or a 16-bit PCM WAV file (default: nothing)
-          --record FILE    write what the others say to a WAV file on leaving
+          --record FILE    write what the others say (in a call: the phone or user at the other end) to a WAV file on leaving
           --publish FILE   a VP8 IVF recording to publish as a camera (with a 440 Hz tone as audio)
           --token TOKEN    (call) log in with this user token instead of through the app server
           --context JSON   (call) a JSON object the application's answer URL gets as custom_data
@@ -49,7 +49,7 @@ struct ClientCommand {
         let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--answer"])
         let positionals = args.positionals
         if positionals.first == "call" {
-            try args.check(known: ["--as", "--token", "--app", "--context", "--dtmf", "--answer", "--json", "--server", "--seconds"])
+            try args.check(known: ["--as", "--token", "--app", "--context", "--dtmf", "--answer", "--play", "--record", "--json", "--server", "--seconds"])
             return try await CallCommand.run(args, server: serverURL(args), seconds: seconds(args), printer: EventPrinter(json: args.flag("--json")))
         }
         guard positionals.count == 3, positionals[1] == "join" else {
