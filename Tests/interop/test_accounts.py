@@ -311,7 +311,23 @@ ROUTES = {
         lambda s, a, v, p: ("POST", v.path(p, f"/stream/{v.stream}/mute"), {}),
     "POST /v2/project/{pid}/session/{sid}/mute":
         lambda s, a, v, p: ("POST", v.path(p, "/mute"), {"json": {"active": False, "excludedStreamIds": []}}),
+    "POST /v1/calls": lambda s, a, v, p: ("POST", "/v1/calls", {"json": CALL}),
+    "GET /v1/calls": lambda s, a, v, p: ("GET", "/v1/calls", {}),
+    "GET /v1/calls/{uuid}": lambda s, a, v, p: ("GET", f"/v1/calls/{fresh_call(s, a)}", {}),
+    "PUT /v1/calls/{uuid}": lambda s, a, v, p: ("PUT", f"/v1/calls/{fresh_call(s, a)}", {"json": {"action": "hangup"}}),
+    "GET /v1/sip/trunks": lambda s, a, v, p: ("GET", "/v1/sip/trunks", {}),
+    "POST /v1/sip/trunks": lambda s, a, v, p: ("POST", "/v1/sip/trunks", {"json": {"name": f"t-{uuid.uuid4().hex[:8]}", "host": "192.0.2.10"}}),
 }
+
+# A call to the matrix application's user alice (nobody answers: it rings until hung up).
+CALL = {"to": [{"type": "app", "user": "alice"}], "from": {"type": "phone", "number": "14155550100"},
+        "ncco": [{"action": "talk", "text": "matrix"}], "ringing_timer": 60}
+
+
+def fresh_call(server: Server, app) -> str:
+    r = server.request("POST", "/v1/calls", bearer(token(app[0], app[1])), json=CALL)
+    assert r.status_code == 201, r.text
+    return r.json()["uuid"]
 
 
 def test_matrix_documents_every_route():
