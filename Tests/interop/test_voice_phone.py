@@ -435,3 +435,39 @@ def test_swift_sdk_client_calls_the_test_phone_and_hears_itself(tmp_path):
                    what=f"completed: {hooks.events}")
     finally:
         server.stop()
+
+
+def test_answer_url_down_falls_back_then_fails_with_the_documented_events():
+    """The answer URL refuses connections: the fallback answer URL gets `reason` and `original_request` and its NCCO
+    runs; with the fallback down too, an error event and `failed`."""
+    from rig import free_port
+    server = start_sip_server()[0]
+    try:
+        hooks = Hooks()
+        dead = f"http://127.0.0.1:{free_port()}/answer"
+        for fallback, expect in [(hooks.url + "/answer-fallback", "completed"), (f"http://127.0.0.1:{free_port()}/fallback", "failed")]:
+            r = api(server, "POST", "/v2/applications", json={"name": "fallback", "capabilities": {"voice": {"webhooks": {
+                "answer_url": {"address": dead, "http_method": "POST"},
+                "fallback_answer_url": {"address": fallback, "http_method": "POST"},
+                "event_url": {"address": hooks.url + "/event", "http_method": "POST"}}}}})
+            assert r.status_code == 201, r.text
+            app_id, key = r.json()["id"], r.json()["keys"]["private_key"]
+            hooks.ncco = lambda req: [{"action": "talk", "text": "from the fallback"}]
+            hooks.answers.clear()
+            asyncio.run(_place_and_wait(server, hooks, app_id, key, expect))
+            if expect == "completed":
+                assert hooks.answers[0]["reason"] and hooks.answers[0]["original_request"]["url"] == dead
+    finally:
+        server.stop()
+
+
+async def _place_and_wait(server, hooks, app_id, key, expect):
+    rt = await Realtime(server.ws_url).connect()
+    await rt.login(user_jwt(server, app_id, key, "dana"))
+    created = await rt.request("call:create", {"to": "15550999"})
+    call = created["call_id"]
+    await wait_for(lambda: expect in hooks.statuses(call), timeout=30, what=f"{expect}: {hooks.events}")
+    if expect == "failed":
+        errors = [e for e in hooks.events if e.get("type") == "error" and e.get("uuid") == call]
+        assert errors and errors[0]["code"] == "answer-failed", hooks.events
+    await rt.close()
