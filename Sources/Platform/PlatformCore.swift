@@ -14,6 +14,7 @@ public final class PlatformCore: Sendable {
     public let calls: CallLegs
     public let sipTrunks: SIPTrunks
     public let sipCredentials: SIPCredentials
+    public let sipBindings: SIPBindings
 
     /// Opens (and migrates) `<dataDirectory>/switchboard.db`; `:memory:` data directories are for tests.
     public init(dataDirectory: String, clock: any WallClock = SystemClock()) throws {
@@ -28,6 +29,7 @@ public final class PlatformCore: Sendable {
         videoSessions = VideoSessions(db: db, clock: clock)
         sipTrunks = SIPTrunks(db: db, clock: clock)
         sipCredentials = SIPCredentials(db: db, clock: clock, users: users)
+        sipBindings = SIPBindings(db: db, clock: clock)
         conversations = Conversations(db: db, clock: clock, users: users, bus: LocalEventBus())
         calls = CallLegs(db: db, clock: clock, conversations: conversations)
     }

@@ -51,6 +51,36 @@ struct RegistrarTests {
         #expect(!registrar.isRegistered(host: "127.0.0.7", now: Fixture.at(611_000)))
     }
 
+    @Test("an accepted REGISTER names its address of record (to be stored); restored bindings count, expired and duplicate ones do not")
+    mutating func restore() throws {
+        let first = registrar.register(Self.register(), from: peer, now: Fixture.at(0), ha1: lookup)
+        let ok = registrar.register(Self.register(auth: try Self.authorize(first), cseq: 2), from: peer, now: Fixture.at(10), ha1: lookup)
+        #expect(ok.aor == "alice@app-1" && first.aor == nil)
+        let kept = registrar.lookup("alice@app-1", now: Fixture.at(20))
+        var restarted = Registrar(secret: Array("another-secret".utf8))
+        var expired = kept[0]
+        expired.contact = SIPURI(user: "alice", host: "127.0.0.1", port: 5091)
+        expired.expires = Fixture.at(5)
+        restarted.restore(kept + kept + [expired], now: Fixture.at(20))
+        #expect(restarted.bindingCount == 1)
+        #expect(restarted.lookup("alice@app-1", now: Fixture.at(20)) == kept)
+    }
+
+    @Test("a stored binding comes back on this process's clock with the time it had left")
+    func savedRoundTrip() throws {
+        let binding = Binding(aor: "alice@app-1", contact: SIPURI(user: "alice", host: "127.0.0.1", port: 5090), source: peer,
+                              expires: Instant.now().adding(.seconds(600)), callID: "reg-1", sequence: 7)
+        let saved = SIPEdge.saved(binding)
+        #expect(saved.contact == "sip:alice@127.0.0.1:5090" && saved.transport == "UDP")
+        let back = try #require(SIPEdge.binding(saved))
+        #expect(back.contact == binding.contact && back.source == peer && back.sequence == 7)
+        let drift = Int64(back.expires.nanoseconds) - Int64(binding.expires.nanoseconds)
+        #expect(abs(drift) < 2_000_000_000)
+        var old = saved
+        old.expiresAtMillis = SIPEdge.wallMillis() - 1
+        #expect(SIPEdge.binding(old) == nil, "an expired binding is not restored")
+    }
+
     @Test("a wrong password is challenged again, never bound")
     mutating func wrongPassword() throws {
         let first = registrar.register(Self.register(), from: peer, now: Fixture.at(0), ha1: lookup)

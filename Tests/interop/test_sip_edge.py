@@ -134,3 +134,35 @@ def test_baresip_registers_with_digest(sip_server, tmp_path):
         wait_until(lambda: "200 OK" in phone.log() or "registered" in phone.log().lower(), timeout=5, what="baresip saw 200")
     finally:
         phone.stop()
+
+
+def test_a_registration_survives_a_restart(tmp_path):
+    """An accepted REGISTER is an acknowledged write: after a restart the device is still registered (and callable)
+    without registering again."""
+    from rig import free_udp_port, start_server
+    from sip_support import account_auth
+    import requests
+    data = tmp_path / "data"
+    port = free_udp_port()
+    server = start_server(["--sip-port", str(port)], https=False, data_dir=data)
+    phone = None
+    try:
+        wait_until(lambda: f"sip:   udp+tcp 127.0.0.1:{port}" in server.log(), timeout=10, what="SIP listening")
+        r = api(server, "POST", "/v2/applications", json={"name": "phones"})
+        app_id = r.json()["id"]
+        from accounts_support import bearer, token
+        key = r.json()["keys"]["private_key"]
+        requests.post(server.http_url + "/v1/users", headers={"Authorization": bearer(token(app_id, key))}, json={"name": "erin"}, timeout=10)
+        assert cli(server, "trunks", "device-password", "--app-id", app_id, "--user", "erin", "--password", "correct-horse").returncode == 0
+        phone = Baresip(f'<sip:erin@{app_id}>;auth_pass=correct-horse;outbound="sip:127.0.0.1:{port}";regint=3600', tmp_path / "phone")
+        wait_until(lambda: (metric(server, "switchboard_sip_registrations") or 0) == 1, timeout=15, what=f"registered:\n{phone.log()}")
+        registers = phone.log().count("REGISTER")
+        assert server.stop() == 0
+        server = start_server(["--sip-port", str(port)], https=False, data_dir=data)
+        wait_until(lambda: f"sip:   udp+tcp 127.0.0.1:{port}" in server.log(), timeout=10, what="SIP listening again")
+        assert metric(server, "switchboard_sip_registrations") == 1
+        assert phone.log().count("REGISTER") == registers, "the phone did not need to register again"
+    finally:
+        if phone:
+            phone.stop()
+        server.stop()

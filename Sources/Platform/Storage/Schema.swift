@@ -147,5 +147,19 @@ enum Schema {
                 UNIQUE (realm, username)
             );
             """),
+        Migration(version: 6, name: "sip device registrations", sql: """
+            CREATE TABLE sip_bindings (
+                aor TEXT NOT NULL,
+                contact TEXT NOT NULL,
+                source_host TEXT NOT NULL,
+                source_port INTEGER NOT NULL,
+                transport TEXT NOT NULL,
+                expires_at INTEGER NOT NULL,
+                call_id TEXT NOT NULL,
+                sequence INTEGER NOT NULL,
+                PRIMARY KEY (aor, contact)
+            );
+            CREATE INDEX sip_bindings_by_expiry ON sip_bindings (expires_at);
+            """),
     ]
 }

@@ -1,3 +1,4 @@
+import Glibc
 import Crypto
 import Runtime
 import Synchronization
@@ -32,9 +33,12 @@ public final class SIPEdge: Sendable {
         do {
             return try await loop.submit { [self] in
                 let ep = try SIPEndpoint(loop: loop, config: config, tcp: tcp) { [unowned self] ep, event in self.handle(event, on: ep) }
-                ep.core.registrar = Registrar(secret: SystemRandom().bytes(32))
+                var registrar = Registrar(secret: SystemRandom().bytes(32))
                 let directory = self.directory
+                registrar.restore(directory.savedBindings().compactMap(Self.binding), now: .now())
+                ep.core.registrar = registrar
                 ep.core.deviceCredentials = { realm, username in directory.deviceHA1(realm: realm, username: username) }
+                ep.onBindings = { aor, list in directory.saveBindings(aor: aor, list.map(Self.saved)) }
                 ep.onTrunk = { [unowned self] _, status in for o in self.trunkObservers.withLock({ $0 }) { o(status) } }
                 ep.updateTrunks(config.trunks)
                 endpoint.withLock { $0 = ep }
@@ -54,6 +58,28 @@ public final class SIPEdge: Sendable {
         }
         for c in streams.withLock({ s in defer { s.removeAll() }; return Array(s.values) }) { c.finish() }
         loop.stop()
+    }
+
+    /// A binding as stored, its expiry moved from this process's monotonic clock to the wall clock.
+    static func saved(_ b: Binding) -> SavedBinding {
+        let now = Instant.now()
+        let left = b.expires > now ? Int64((b.expires.nanoseconds - now.nanoseconds) / 1_000_000) : 0
+        return SavedBinding(aor: b.aor, contact: b.contact.description, sourceHost: b.source.host, sourcePort: b.source.port,
+                            transport: b.source.transport.rawValue, expiresAtMillis: wallMillis() + left, callID: b.callID, sequence: b.sequence)
+    }
+
+    /// A stored binding back on this process's clock; nil when it no longer parses or has expired.
+    static func binding(_ s: SavedBinding) -> Binding? {
+        let left = s.expiresAtMillis - wallMillis()
+        guard left > 0, let contact = try? SIPURI.parse(s.contact), let transport = SIPTransportKind(name: s.transport) else { return nil }
+        return Binding(aor: s.aor, contact: contact, source: SIPPeer(host: s.sourceHost, port: s.sourcePort, transport: transport),
+                       expires: Instant.now().adding(.milliseconds(left)), callID: s.callID, sequence: s.sequence)
+    }
+
+    static func wallMillis() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 
     public func setHandler(_ handler: (any IncomingCallHandler)?) { self.handler.withLock { $0 = handler } }

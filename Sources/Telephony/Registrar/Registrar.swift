@@ -79,7 +79,19 @@ public struct Registrar: Sendable {
             let left = b.expires.nanoseconds > now.nanoseconds ? (b.expires.nanoseconds - now.nanoseconds) / 1_000_000_000 : 0
             return (SIPHeaderName.contact, "<\(b.contact)>;expires=\(left)")
         }
-        return RegistrarDecision(status: 200, headers: listed)
+        return RegistrarDecision(status: 200, headers: listed, aor: aor)
+    }
+
+    /// Bindings kept from before a restart (their expiry already converted to this process's clock);
+    /// expired ones and those over the limits are left out.
+    public mutating func restore(_ saved: [Binding], now: Instant) {
+        for b in saved where b.expires > now && count < maxBindings {
+            var list = bindings[b.aor] ?? []
+            guard list.count < maxBindingsPerAOR, !list.contains(where: { $0.contact == b.contact }) else { continue }
+            list.append(b)
+            bindings[b.aor] = list
+            count += 1
+        }
     }
 
     /// Current contacts of `user@domain`.

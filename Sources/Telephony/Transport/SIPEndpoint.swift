@@ -25,6 +25,8 @@ public final class SIPEndpoint: Selectable, @unchecked Sendable {
     public var idleTimeout: Duration = .seconds(600)
     /// Trunk health and registration changes, on the loop.
     public var onTrunk: ((SIPEndpoint, TrunkStatus) -> Void)?
+    /// An address of record's bindings changed (a REGISTER was accepted), before the 200 is sent.
+    public var onBindings: ((String, [Binding]) -> Void)?
     /// Counters, trunk states and sizes for `/metrics`, readable from any thread.
     public let snapshot = Mutex(SIPEndpointSnapshot())
     private let socket: SIPUDPSocket
@@ -171,6 +173,7 @@ public final class SIPEndpoint: Selectable, @unchecked Sendable {
                 }
             case .event(let event): onEvent(self, event)
             case .trunk(let status): onTrunk?(self, status)
+            case .bindings(let aor, let list): onBindings?(aor, list)
             }
         }
         publish()

@@ -154,6 +154,8 @@ extension UserAgentCore {
         self.registrar = registrar
         var r = response(decision.status, to: request, toTag: random.hex(6), reason: decision.reason)
         for header in decision.headers { r.headers.add(header.name, header.value) }
+        // Kept before the 200 goes out: an acknowledged registration survives a restart.
+        if let aor = decision.aor { out.append(.bindings(aor: aor, registrar.lookup(aor, now: now))) }
         respond(r, key: key, now: now)
     }
 

@@ -6,4 +6,6 @@ public enum UserAgentOutput: Hashable, Sendable {
     case event(CallEvent)
     /// A trunk's health or registration changed.
     case trunk(TrunkStatus)
+    /// A device registration changed the bindings of an address of record (all of them, now).
+    case bindings(aor: String, [Binding])
 }
