@@ -44,7 +44,7 @@ let package = Package(
         // The client role of the media stack and the media benchmarks: the load generator behind
         // `switchboard load`, the in-process fan-out benchmark and the UDP send floor. Its peers are
         // confined to their loop threads as workers are, and built the same way.
-        .target(name: "MediaLoad", dependencies: ["Media", "Wire", "Crypto", "Runtime", "CShims"],
+        .target(name: "MediaLoad", dependencies: ["Media", "Wire", "Crypto", "Runtime", "CShims", "Audio"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
         // SIP telephony edge: transactions, dialogs, digest auth, plain-RTP SDP (sans-I/O), and the
         // UDP/TCP transport and user-agent shell on the event loops.
