@@ -10,8 +10,9 @@ import Runtime
 /// - `POST /test/media/rooms/:room/publish` — body: the client's SDP offer (raw, or JSON
 ///   `{"sdp": …}`) → `{"transport", "sdp" (answer), "producers"}`.
 /// - `POST /test/media/rooms/:room/subscribe` → `{"transport", "sdp" (our offer)}`.
-/// - Both take `?mode=mixed|sfu` (counts when the request makes the room: a mixed room mixes its
-///   publishers and gives subscribers the mix); a mixed room's subscribe takes `?speaker=<publishing
+/// - Both take `?mode=mixed|sfu` and `?capacity=N` (count when the request makes the room: a mixed
+///   room mixes its publishers and gives subscribers the mix; its mixer holds N participants, default
+///   256, every publisher and subscriber being one); a mixed room's subscribe takes `?speaker=<publishing
 ///   transport>` to hear as that publisher (its mix-minus), one leg that speaks and listens.
 /// - `GET /test/media/ticks[?reset=1]` → per worker, how late its 20 ms ticks ran (µs); `reset`
 ///   starts the histogram again after reading, for a measured window.
@@ -28,7 +29,7 @@ struct MediaTestRoutes {
         router.post("/test/media/rooms/:room/publish", bodyLimit: 256 * 1024) { request in
             try await answeringLiveErrors {
                 let publication = try await bench.publish(room: request.parameter("room"), offer: try Self.sdp(request),
-                                                          mode: try Self.mode(request))
+                                                          mode: try Self.mode(request), capacity: try Self.capacity(request))
                 return .jsonObject([
                     "transport": publication.transport.rawValue, "sdp": publication.answer,
                     "producers": publication.producers.map { ["id": $0.id.rawValue, "kind": $0.parameters.kind.rawValue] },
@@ -38,6 +39,7 @@ struct MediaTestRoutes {
         router.post("/test/media/rooms/:room/subscribe", bodyLimit: 64 * 1024) { request in
             try await answeringLiveErrors {
                 let subscription = try await bench.subscribe(room: request.parameter("room"), mode: try Self.mode(request),
+                                                             capacity: try Self.capacity(request),
                                                              speaker: request.query["speaker"].map { TransportID(rawValue: $0) })
                 return .jsonObject([
                     "transport": subscription.transport.rawValue, "sdp": subscription.offer,
@@ -68,6 +70,12 @@ struct MediaTestRoutes {
         router.get("/test/media/ticks") { request in
             .json(await bench.tickLateness(reset: request.query["reset"] == "1"))
         }
+    }
+
+    static func capacity(_ request: HTTPRequest) throws -> Int? {
+        guard let text = request.query["capacity"] else { return nil }
+        guard let n = Int(text), (1...10_000).contains(n) else { throw APIError.badRequest("capacity: expected 1 to 10000.") }
+        return n
     }
 
     static func mode(_ request: HTTPRequest) throws -> RoomMode? {

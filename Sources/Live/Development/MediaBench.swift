@@ -39,12 +39,13 @@ public final class MediaBench: Sendable {
         } catch { throw .media(error) }
     }
 
-    /// The mixer of a mixed room, made with the room (`mode` counts only for a room's first request).
-    func mixer(room name: String, router: RouterID, mode: RoomMode?) async throws(LiveError) -> MediaEngine.MixerInfo? {
+    /// The mixer of a mixed room, made with the room (`mode` and `capacity`, its participants at most,
+    /// count only for a room's first request).
+    func mixer(room name: String, router: RouterID, mode: RoomMode?, capacity: Int?) async throws(LiveError) -> MediaEngine.MixerInfo? {
         if let existing = mixers.withLock({ $0[name] }) { return existing }
         guard mode == .mixed else { return nil }
         let made: MediaEngine.MixerInfo
-        do { made = try await engine.createMixer(router: router, capacity: 10_000) } catch { throw .media(error) }
+        do { made = try await engine.createMixer(router: router, capacity: capacity ?? 256) } catch { throw .media(error) }
         let kept = mixers.withLock { mixers -> MediaEngine.MixerInfo in
             if let existing = mixers[name] { return existing }
             mixers[name] = made
@@ -56,9 +57,9 @@ public final class MediaBench: Sendable {
 
     /// A publishing transport in the named room, from the client's offer. In a mixed room its audio
     /// tracks speak into the mixer as participant `<transport id>`.
-    public func publish(room: String, offer: String, mode: RoomMode? = nil) async throws(LiveError) -> MediaEngine.Publication {
+    public func publish(room: String, offer: String, mode: RoomMode? = nil, capacity: Int? = nil) async throws(LiveError) -> MediaEngine.Publication {
         let router = try await router(named: room)
-        let mixer = try await mixer(room: room, router: router, mode: mode)
+        let mixer = try await mixer(room: room, router: router, mode: mode, capacity: capacity)
         do {
             let publication = try await engine.publish(router: router, offer: offer)
             owned.withLock { $0[publication.transport] = room }
@@ -76,9 +77,10 @@ public final class MediaBench: Sendable {
     /// A subscribing transport to everything in the named room (in a mixed room: to the mix); it
     /// waits for `answer`. In a mixed room the subscriber hears as `speaker` (a publishing transport
     /// of the room: its mix-minus while it is mixed), or as a listening participant of its own.
-    public func subscribe(room: String, mode: RoomMode? = nil, speaker: TransportID? = nil) async throws(LiveError) -> MediaEngine.Subscription {
+    public func subscribe(room: String, mode: RoomMode? = nil, capacity: Int? = nil,
+                          speaker: TransportID? = nil) async throws(LiveError) -> MediaEngine.Subscription {
         let router = try await router(named: room)
-        let mixer = try await mixer(room: room, router: router, mode: mode)
+        let mixer = try await mixer(room: room, router: router, mode: mode, capacity: capacity)
         do {
             let subscription = try await engine.subscribe(router: router, producers: mixer.map { [$0.output] })
             owned.withLock { $0[subscription.transport] = room }

@@ -77,6 +77,8 @@ struct LoadCommand {
         let rooms = try int("--rooms", 1)
         let publishers = try int("--publishers", 1)
         let subscribers = legs ? 0 : try int("--subscribers", 10)
+        // A mixed room's mixer holds every publisher and subscriber as a participant.
+        let roomQuery = "?mode=\(mode)" + (mixed ? "&capacity=\(min(10_000, publishers + subscribers + 8))" : "")
         let duration = try int("--duration", 10)
         let warmup = try int("--warmup", 2)
         let threads = max(1, try int("--threads", 1))
@@ -101,7 +103,7 @@ struct LoadCommand {
         func post(_ path: String, _ sdp: String?, _ query: String? = nil) async throws -> [String: Any] {
             let body = try sdp.map { try JSONSerialization.data(withJSONObject: ["sdp": $0]) } ?? Data()
             let response = try await http.execute(HTTPClientRequest(
-                method: .POST, url: base + path + (path.hasPrefix("/test/media/rooms/") ? query ?? "?mode=" + mode : ""),
+                method: .POST, url: base + path + (path.hasPrefix("/test/media/rooms/") ? query ?? roomQuery : ""),
                 headers: ["content-type": "application/json"], body: Array(body)))
             guard (200..<300).contains(response.status) else { throw CLIError("\(path): HTTP \(response.status) \(response.text)") }
             if response.body.isEmpty { return [:] }
@@ -147,7 +149,7 @@ struct LoadCommand {
         let rssPublishers = serverPID.flatMap(residentKiB)
         /// A subscriber in `room`: a listener of its own, or (legs) hearing as the publisher `speaker`.
         func subscribe(room: Int, speaker: String?) async throws {
-            let query = "?mode=" + mode + (speaker.map { "&speaker=" + $0 } ?? "")
+            let query = roomQuery + (speaker.map { "&speaker=" + $0 } ?? "")
             let offer = try await post("/test/media/rooms/\(roomPrefix)-\(room)/subscribe", nil, query)
             guard let sdp = offer["sdp"] as? String, let transport = offer["transport"] as? String else {
                 throw CLIError("subscribe: no SDP in reply")
