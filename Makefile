@@ -57,7 +57,7 @@ soak: setup-test release
 BENCH ?= all
 bench: setup-test release
 	@if [ "$(BENCH)" = all ]; then \
-	  scripts/bench && scripts/bench-jwt && scripts/bench-realtime && scripts/bench-media && scripts/bench-rooms && scripts/bench-video; \
+	  scripts/bench && scripts/bench-jwt && scripts/bench-realtime && scripts/bench-media && scripts/bench-rooms && scripts/bench-video && scripts/bench-mixer; \
 	else scripts/bench-$(BENCH); fi
 
 clean:

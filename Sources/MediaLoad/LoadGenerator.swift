@@ -124,7 +124,10 @@ public final class LoadGenerator: Sendable {
     /// A publisher and its SDP offer (Opus, plus VP8 when `video`).
     /// `videoKbps` sets the synthetic video bitrate (1100-byte payloads; default 880 kb/s);
     /// with a `capture`, the video is that recording replayed in real time instead.
-    public func makePublisher(video: Bool, videoKbps: Int = 880, capture: VideoCapture? = nil) async throws -> (Peer, offer: String) {
+    /// With `opus`, the audio stream is that real Opus loop (its bursts, when `burst` is given, timed
+    /// on that clock for a mixed room's listeners) instead of filler.
+    public func makePublisher(video: Bool, videoKbps: Int = 880, capture: VideoCapture? = nil,
+                              opus: OpusLoop? = nil, burst: BurstClock? = nil) async throws -> (Peer, offer: String) {
         let (peer, ice) = try await add(role: .publisher)
         let random = SystemRandom()
         var streams = [(kind: MediaKind.audio, ssrc: random.next(UInt32.self) | 1)]
@@ -137,7 +140,9 @@ public final class LoadGenerator: Sendable {
         let list = streams.map {
             LoadPeer.Stream(
                 ssrc: $0.ssrc, payloadType: $0.kind == .audio ? 111 : 96, video: $0.kind == .video, videoRate: rate,
-                capture: $0.kind == .video ? capture : nil)
+                capture: $0.kind == .video ? capture : nil,
+                opus: $0.kind == .audio ? (burst != nil ? opus?.burst : opus?.quiet) : nil,
+                burst: $0.kind == .audio && opus != nil ? burst : nil)
         }
         try await on(peer.loop) { state, _ in state.peers[peer.index].streams = list }
         return (peer, offer)
@@ -155,8 +160,9 @@ public final class LoadGenerator: Sendable {
 
     // MARK: Subscribers
 
-    /// A subscriber answering the server's offer; returns the answer to post.
-    public func makeSubscriber(offer text: String) async throws -> (Peer, answer: String) {
+    /// A subscriber answering the server's offer; returns the answer to post. A mixed room's
+    /// listener measures its latency on the bursts of `burst` (see `OpusLoop`).
+    public func makeSubscriber(offer text: String, burst: BurstClock? = nil) async throws -> (Peer, answer: String) {
         let (peer, ice) = try await add(role: .subscriber)
         let remote = try ClientSDP.remote(text)
         let offer: SessionDescription
@@ -166,6 +172,7 @@ public final class LoadGenerator: Sendable {
             try state.peers[peer.index].configure(
                 remote: remote.ice, server: remote.address, fingerprint: remote.fingerprint,
                 dtlsRole: remote.setup == .active ? .server : .client)
+            state.peers[peer.index].burst = burst
         }
         return (peer, answer)
     }

@@ -27,6 +27,11 @@ final class LoadPeer: Selectable {
         /// Replayed VP8 frames instead of synthetic video packets.
         var capture: VideoCapture?
         var replay = Replay()
+        /// Real Opus packets sent in a loop instead of filler (audio), and where the loop is.
+        var opus: [[UInt8]]?
+        var opusFrame = 0
+        /// Set on the publisher whose loop has bursts: each burst's start goes here for the listeners.
+        var burst: BurstClock?
     }
 
     /// Where a stream is in its capture: the next frame, when the current loop started,
@@ -72,6 +77,9 @@ final class LoadPeer: Selectable {
     }
     private var receivedStreams: [Received] = []
     var measuring = false
+    /// A mixed room's listener: latency is measured per burst (see `OpusLoop`), not per packet.
+    var burst: BurstClock?
+    private var lastBurst: UInt64 = 0
 
     init(role: Role, certificate: DTLSCertificate, bindHost: String, srtpProfiles: [SRTPProfile]) throws(Media.SocketError) {
         self.role = role
@@ -109,9 +117,19 @@ final class LoadPeer: Selectable {
         guard measuring, size >= 12 + 16 else { return }
         received &+= 1
         // The send time rides in the padding, which receivers discard (RFC 3550 §5.1).
-        if Bytes.byte(p, 0) & 0x20 != 0, Bytes.byte(p, size - 1) == UInt8(LoadPeer.trailerLength) {
+        if Bytes.byte(p, 0) & 0x20 != 0, Int(Bytes.byte(p, size - 1)) >= LoadPeer.trailerLength {
             let sentAt = Bytes.u64(p, size - LoadPeer.trailerLength)
             if sentAt > 0, now > sentAt { histogram.record(now - sentAt) }
+        } else if let burst {
+            // A mix: the first loud packet after a burst began is that burst arriving.
+            let sentAt = burst.sentAt.load(ordering: .relaxed)
+            if sentAt != lastBurst, sentAt > 0, now > sentAt,
+               let view = try? RTPView(UnsafeRawBufferPointer(start: p, count: size)),
+               let level = view.audioLevel(id: 1, in: UnsafeRawBufferPointer(start: p, count: size)),
+               level.level <= OpusLoop.loudLevel {
+                lastBurst = sentAt
+                histogram.record(now - sentAt)
+            }
         }
         let ssrc = Bytes.u32(p, 8)
         let index = receivedStreams.firstIndex { $0.ssrc == ssrc } ?? {
@@ -155,6 +173,19 @@ final class LoadPeer: Selectable {
     func sendMedia(now: UInt64) {
         guard connected else { return }
         for i in streams.indices where streams[i].capture == nil {
+            if let opus = streams[i].opus {
+                // Real Opus, padded to the filler's size (160 bytes with the send time) when shorter.
+                let k = streams[i].opusFrame
+                streams[i].opusFrame = (k + 1) % opus.count
+                if k == 0, let burst = streams[i].burst { burst.sentAt.store(now, ordering: .relaxed) }
+                let packet = opus[k]
+                let payload = sendBuffer + RTPView.fixedHeaderLength
+                packet.withUnsafeBytes { payload.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                let extra = max(0, 160 - LoadPeer.trailerLength - packet.count)
+                sendPacket(&streams[i], payloadLength: packet.count, marker: false, now: now, extraPadding: extra)
+                streams[i].timestamp &+= 960
+                continue
+            }
             var count = 1
             if streams[i].video {
                 streams[i].credit += streams[i].videoRate
@@ -219,7 +250,7 @@ final class LoadPeer: Selectable {
 
     /// Writes the RTP header in front of the payload already in `sendBuffer`, appends the
     /// send-time padding, protects and sends; advances the stream's sequence number.
-    private func sendPacket(_ stream: inout Stream, payloadLength: Int, marker: Bool, now: UInt64) {
+    private func sendPacket(_ stream: inout Stream, payloadLength: Int, marker: Bool, now: UInt64, extraPadding: Int = 0) {
         guard transport.connected else { return }
         let p = sendBuffer
         Bytes.setByte(p, 0, 0xA0)  // V=2, P=1
@@ -227,9 +258,13 @@ final class LoadPeer: Selectable {
         Bytes.put16(p, 2, stream.sequence)
         Bytes.put32(p, 4, stream.timestamp)
         Bytes.put32(p, 8, stream.ssrc)
-        let end = RTPView.fixedHeaderLength + payloadLength
+        var end = RTPView.fixedHeaderLength + payloadLength
+        if extraPadding > 0 {
+            (p + end).initializeMemory(as: UInt8.self, repeating: 0, count: extraPadding)
+            end += extraPadding
+        }
         Bytes.put64(p, end, now)
-        Bytes.setByte(p, end + 8, UInt8(LoadPeer.trailerLength))
+        Bytes.setByte(p, end + 8, UInt8(LoadPeer.trailerLength + extraPadding))
         guard transport.sendRTP(p, length: end + LoadPeer.trailerLength, capacity: 2048) else { return }
         if measuring { sent &+= 1 }
         stream.sequence &+= 1

@@ -64,7 +64,7 @@ final class LiveVideoServer: Sendable {
             body = Array(form.utf8)
             h["Content-Type"] = "application/x-www-form-urlencoded"
         }
-        let r = try await http.execute(HTTPClientRequest(method: method, url: "http://\(base)\(path)", headers: h, body: body))
+        let r = try await http.execute(HTTPClientRequest(method: method, url: "http://\(base)\(path)", headers: h, body: body), timeout: .seconds(60))
         return Reply(status: r.status, json: (try? JSONDecoder().decode(JSONValue.self, from: Data(r.body))) ?? .null, text: r.text)
     }
 

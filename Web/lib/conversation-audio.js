@@ -112,11 +112,13 @@ export class ConversationAudio {
       const info = this.tracks.get(t.mid);
       if (!info) continue;
       // A reused m-line may have had earlier streams (SSRCs): add them up.
-      const sum = { packetsReceived: 0, bytesReceived: 0, audioLevel: 0, totalAudioEnergy: 0, mid: t.mid };
+      const sum = { packetsReceived: 0, bytesReceived: 0, audioLevel: 0, totalAudioEnergy: 0, totalSamplesReceived: 0, concealedSamples: 0, mid: t.mid };
       (await t.receiver.getStats()).forEach((s) => {
         if (s.type !== "inbound-rtp") return;
         sum.packetsReceived += s.packetsReceived || 0;
         sum.bytesReceived += s.bytesReceived || 0;
+        sum.totalSamplesReceived += s.totalSamplesReceived || 0;
+        sum.concealedSamples += s.concealedSamples || 0;
         sum.totalAudioEnergy += s.totalAudioEnergy || 0;
         sum.audioLevel = Math.max(sum.audioLevel, s.audioLevel || 0);
       });

@@ -20,6 +20,7 @@ int sb_epoll_create(void);
 int sb_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
 /* Waits; fills fds[i]/events[i]; returns the count or -1. */
 int sb_epoll_wait(int epfd, uint64_t *datas, uint32_t *events, int max, int timeout_ms);
+int sb_epoll_wait_ns(int epfd, uint64_t *datas, uint32_t *events, int max, int64_t timeout_ns);
 int sb_eventfd(void);
 int sb_eventfd_signal(int fd);
 int sb_eventfd_drain(int fd);

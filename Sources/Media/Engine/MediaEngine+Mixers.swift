@@ -108,16 +108,31 @@ extension MediaEngine {
         return closed
     }
 
-    /// How late the workers' 20 ms ticks ran (p50, p99, max seen), microseconds.
-    public func tickLateness() async -> [(p50: Double, p99: Double)] {
-        var out: [(Double, Double)] = []
+    /// How late each worker's 20 ms ticks ran behind their deadlines since the worker started (or
+    /// since the last `reset`), one entry per worker. The mixers send on these ticks, so this is the
+    /// jitter the mixing adds to every listener's packets.
+    public func tickLateness(reset: Bool = false) async -> [TickLateness] {
+        var out: [TickLateness] = []
         for worker in workers {
-            if let v = try? await worker.run({ core throws(MediaError) in TickLateness(p50: core.tickLateness.percentile(0.5), p99: core.tickLateness.percentile(0.99)) }) {
-                out.append((v.p50 * 1000, v.p99 * 1000))
+            let index = worker.index
+            if let v = try? await worker.run({ core throws(MediaError) -> TickLateness in
+                let h = core.tickLateness
+                if reset { core.resetTickLateness() }
+                return TickLateness(worker: index, ticks: h.count, p50Microseconds: h.percentile(0.5) * 1000,
+                                    p99Microseconds: h.percentile(0.99) * 1000, p999Microseconds: h.percentile(0.999) * 1000)
+            }) {
+                out.append(v)
             }
         }
         return out
     }
 
-    private struct TickLateness: Sendable { var p50: Double; var p99: Double }
+    /// One worker's tick lateness (microseconds, upper edges of 10 µs buckets).
+    public struct TickLateness: Sendable, Hashable, Codable {
+        public var worker: Int
+        public var ticks: UInt64
+        public var p50Microseconds: Double
+        public var p99Microseconds: Double
+        public var p999Microseconds: Double
+    }
 }

@@ -37,6 +37,9 @@ final class WorkerCore: Selectable {
     private var tickCount: UInt64 = 0
     /// How late each tick ran behind its deadline, nanoseconds.
     private(set) var tickLateness = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
+
+    /// Starts the lateness histogram again (a benchmark's measured window).
+    func resetTickLateness() { tickLateness = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000) }
     private var seed: UInt64
 
     // Counters for stats and the benchmark.

@@ -156,8 +156,8 @@ public final class EventLoop: @unchecked Sendable {
         let evs = UnsafeMutablePointer<UInt32>.allocate(capacity: Int(maxEvents))
         defer { datas.deallocate(); evs.deallocate() }
         while !stopping.load(ordering: .relaxed) {
-            let timeout = nextTimeoutMillis()
-            let n = sb_epoll_wait(epfd, datas, evs, maxEvents, timeout)
+            let timeout = nextTimeoutNanoseconds()
+            let n = sb_epoll_wait_ns(epfd, datas, evs, maxEvents, timeout)
             if n > 0 {
                 for i in 0..<Int(n) {
                     let token = datas[i]
@@ -263,12 +263,14 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private func nextTimeoutMillis() -> Int32 {
+    /// Until the next timer is due (at most 1 s), in nanoseconds: a timer wakes the loop on its
+    /// deadline rather than up to a millisecond after it.
+    private func nextTimeoutNanoseconds() -> Int64 {
         while let top = timerHeap.first, timerCallbacks[top.id] == nil { _ = heapPop() }
-        guard let top = timerHeap.first else { return 1000 }
+        guard let top = timerHeap.first else { return 1_000_000_000 }
         let now = sb_monotonic_ns()
         if top.deadline <= now { return 0 }
-        return Int32(min(1000, (top.deadline - now + 999_999) / 1_000_000))
+        return Int64(min(1_000_000_000, top.deadline - now))
     }
 
     private func runTimers() {

@@ -30,6 +30,10 @@ struct LoadCommand {
           --video-capture F  publishers replay the VP8 frames of IVF file F in real time
                              (scripts/make-video-capture makes one; implies --video)
           --room NAME        room name prefix (default: load-RANDOM); rooms are NAME-0, NAME-1, ...
+          --mode sfu|mixed   how the rooms carry audio (default sfu): forwarded, or mixed on the
+                             server (each subscriber gets one mixed stream)
+          --legs             mixed rooms: each publisher also subscribes, hearing its own
+                             mix-minus (a leg that speaks and listens; --subscribers is ignored)
           --srtp gcm|cm      SRTP profile the peers ask for: AEAD_AES_128_GCM (default, what the
                              server prefers) or AES128_CM_HMAC_SHA1_80 (what Chromium prefers)
           --server-pid PID   report the server's CPU and RSS from /proc
@@ -40,6 +44,12 @@ struct LoadCommand {
 
         The server must run with --dev (development mode, loopback only).
 
+        Publishers send real Opus (a 400 Hz tone looped every second, padded to 160 bytes with the
+        send time); in each room the first publisher's tone is loud for the first 100 ms of every
+        second. Forwarded packets carry their send time; a mix does not, so in mixed rooms latency is
+        measured per burst: its first packet leaving the publisher to the first loud mixed packet.
+        The report gives the server's tick lateness over the window (GET /test/media/ticks).
+
         --udp-floor measures what the kernel alone charges for the forwarding output pattern: one
         socket sending datagrams (default 172 bytes) round-robin to N local sockets with sendmmsg as
         fast as it can, no user-space packet work; reports datagrams/s and CPU per datagram.
@@ -49,19 +59,26 @@ struct LoadCommand {
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process", "--udp-floor"])
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process", "--udp-floor", "--legs"])
         if args.flag("--in-process") { return try inProcess(args) }
         if args.flag("--udp-floor") { return try udpFloor(args) }
-        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps", "--video-capture", "--room", "--srtp", "--timeout"])
+        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps", "--video-capture", "--room", "--srtp", "--timeout", "--mode", "--legs"])
         let base = try args.require("--server").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         func int(_ name: String, _ fallback: Int) throws -> Int {
             guard let v = args[name] else { return fallback }
             guard let n = Int(v), n >= 0 else { throw CLIError("\(name): expected a number") }
             return n
         }
+        let mode = args["--mode"] ?? "sfu"
+        guard mode == "sfu" || mode == "mixed" else { throw CLIError("--mode: expected sfu or mixed") }
+        let mixed = mode == "mixed"
+        let legs = args.flag("--legs")
+        if legs && !mixed { throw CLIError("--legs: only with --mode mixed") }
         let rooms = try int("--rooms", 1)
         let publishers = try int("--publishers", 1)
-        let subscribers = try int("--subscribers", 10)
+        let subscribers = legs ? 0 : try int("--subscribers", 10)
+        // A mixed room's mixer holds every publisher and subscriber as a participant.
+        let roomQuery = "?mode=\(mode)" + (mixed ? "&capacity=\(min(10_000, publishers + subscribers + 8))" : "")
         let duration = try int("--duration", 10)
         let warmup = try int("--warmup", 2)
         let threads = max(1, try int("--threads", 1))
@@ -83,10 +100,11 @@ struct LoadCommand {
         let group = EventLoopGroup(threads: 1, name: "load-http")
         defer { group.shutdownAndWait() }
         let http = HTTPClient(group: group)
-        func post(_ path: String, _ sdp: String?) async throws -> [String: Any] {
+        func post(_ path: String, _ sdp: String?, _ query: String? = nil) async throws -> [String: Any] {
             let body = try sdp.map { try JSONSerialization.data(withJSONObject: ["sdp": $0]) } ?? Data()
             let response = try await http.execute(HTTPClientRequest(
-                method: .POST, url: base + path, headers: ["content-type": "application/json"], body: Array(body)))
+                method: .POST, url: base + path + (path.hasPrefix("/test/media/rooms/") ? query ?? roomQuery : ""),
+                headers: ["content-type": "application/json"], body: Array(body)))
             guard (200..<300).contains(response.status) else { throw CLIError("\(path): HTTP \(response.status) \(response.text)") }
             if response.body.isEmpty { return [:] }
             return (try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]) ?? [:]
@@ -103,32 +121,53 @@ struct LoadCommand {
             return (count, asked.addingTimeInterval(Date().timeIntervalSince(asked) / 2))
         }
 
+        func ticks(reset: Bool) async -> [[String: Any]] {
+            guard let r = try? await http.execute(HTTPClientRequest(url: base + "/test/media/ticks" + (reset ? "?reset=1" : ""))),
+                  (200..<300).contains(r.status),
+                  let list = try? JSONSerialization.jsonObject(with: Data(r.body)) as? [[String: Any]] else { return [] }
+            return list
+        }
+
         let generator = try LoadGenerator(threads: threads, srtpProfiles: [try srtpProfile(args)])
         defer { generator.shutdown() }
+        let opus = try OpusLoop()
+        let clocks = (0..<rooms).map { _ in BurstClock() }
         let roomPrefix = args["--room"] ?? "load-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let rssBefore = serverPID.flatMap(residentKiB)
+        var publishing: [(room: Int, transport: String)] = []
         for room in 0..<rooms {
-            for _ in 0..<publishers {
-                let (peer, offer) = try await generator.makePublisher(video: video, videoKbps: videoKbps, capture: capture)
+            for p in 0..<publishers {
+                let (peer, offer) = try await generator.makePublisher(video: video, videoKbps: videoKbps, capture: capture,
+                                                                      opus: opus, burst: p == 0 ? clocks[room] : nil)
                 let reply = try await post("/test/media/rooms/\(roomPrefix)-\(room)/publish", offer)
                 guard let answer = reply["sdp"] as? String else { throw CLIError("publish: no SDP in reply") }
                 try await generator.completePublisher(peer, answer: answer)
+                if let transport = reply["transport"] as? String { publishing.append((room, transport)) }
             }
         }
         try await waitConnected(generator, expected: rooms * publishers)
         let rssPublishers = serverPID.flatMap(residentKiB)
-        for room in 0..<rooms {
-            for _ in 0..<subscribers {
-                let offer = try await post("/test/media/rooms/\(roomPrefix)-\(room)/subscribe", nil)
-                guard let sdp = offer["sdp"] as? String, let transport = offer["transport"] as? String else {
-                    throw CLIError("subscribe: no SDP in reply")
-                }
-                let (_, answer) = try await generator.makeSubscriber(offer: sdp)
-                _ = try await post("/test/media/transports/\(transport)/answer", answer)
+        /// A subscriber in `room`: a listener of its own, or (legs) hearing as the publisher `speaker`.
+        func subscribe(room: Int, speaker: String?) async throws {
+            let query = roomQuery + (speaker.map { "&speaker=" + $0 } ?? "")
+            let offer = try await post("/test/media/rooms/\(roomPrefix)-\(room)/subscribe", nil, query)
+            guard let sdp = offer["sdp"] as? String, let transport = offer["transport"] as? String else {
+                throw CLIError("subscribe: no SDP in reply")
+            }
+            let (_, answer) = try await generator.makeSubscriber(offer: sdp, burst: mixed ? clocks[room] : nil)
+            _ = try await post("/test/media/transports/\(transport)/answer", answer)
+        }
+        if legs {
+            for (room, transport) in publishing { try await subscribe(room: room, speaker: transport) }
+        } else {
+            for room in 0..<rooms {
+                for _ in 0..<subscribers { try await subscribe(room: room, speaker: nil) }
             }
         }
-        try await waitConnected(generator, expected: rooms * (publishers + subscribers))
+        let subscribing = legs ? publishing.count : rooms * subscribers
+        try await waitConnected(generator, expected: rooms * publishers + subscribing)
         try await Task.sleep(for: .seconds(warmup))
+        _ = await ticks(reset: true)
 
         // Each server-side count carries the time it was read, so a slow stats reply from a
         // saturated server does not stretch or shrink its window.
@@ -148,11 +187,14 @@ struct LoadCommand {
         let generatorAfter = cpuSeconds(getpid())
         let outAfter = await serverDatagramsOut()
         let rssAfter = serverPID.flatMap(residentKiB)
+        let tickWindow = await ticks(reset: false)
 
         let serverOutRate = Double(outAfter.count &- outBefore.count) / outAfter.at.timeIntervalSince(outBefore.at)
-        let consumers = rooms * publishers * subscribers * (video ? 2 : 1)
+        // A mixed room's subscriber consumes one stream, the mix; a forwarding one every track.
+        let consumers = mixed ? subscribing : rooms * publishers * subscribers * (video ? 2 : 1)
         var result: [String: Any] = [
-            "rooms": rooms, "publishers_per_room": publishers, "subscribers_per_room": subscribers, "video": video,
+            "mode": mode, "legs": legs, "opus_mean_payload_bytes": (opus.meanPayload * 10).rounded() / 10,
+            "rooms": rooms, "publishers_per_room": publishers, "subscribers_per_room": legs ? publishers : subscribers, "video": video,
             "consumers": consumers, "seconds": (elapsed * 100).rounded() / 100,
             "sent_packets_per_s": Int(Double(report.publishersSent) / elapsed),
             "received_packets_per_s": Int(Double(report.subscribersReceived) / elapsed),
@@ -166,6 +208,12 @@ struct LoadCommand {
             result["capture_height"] = capture.height
             result["capture_kbps"] = Int(capture.kilobitsPerSecond)
             result["capture_packets_per_s"] = (capture.packetsPerSecond * 10).rounded() / 10
+        }
+        if let worker = tickWindow.first {
+            result["server_tick_lateness_us_p50"] = worker["p50Microseconds"]
+            result["server_tick_lateness_us_p99"] = worker["p99Microseconds"]
+            result["server_tick_lateness_us_p999"] = worker["p999Microseconds"]
+            result["server_ticks"] = worker["ticks"]
         }
         if let worker = await serverStats().first {
             result["server_forwarding_us_p50"] = worker["forwardingMicrosecondsP50"]
@@ -188,7 +236,8 @@ struct LoadCommand {
         if let before = rssBefore, let after = rssAfter, let mid = rssPublishers, consumers > 0 {
             result["server_rss_kib"] = after
             result["server_kib_per_consumer"] = (Double(after - mid) / Double(consumers) * 10).rounded() / 10
-            _ = before
+            result["server_kib_per_subscriber"] = (Double(after - mid) / Double(max(1, subscribing)) * 10).rounded() / 10
+            result["server_kib_per_publisher"] = (Double(mid - before) / Double(max(1, rooms * publishers)) * 10).rounded() / 10
         }
         if args.flag("--json") {
             let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])

@@ -12,7 +12,15 @@ final class LiveServer: Sendable {
     let state: TestRouteState
     let staticRoot: String
 
-    init(configuration: HTTPServerConfiguration = .init(), tls: TLSContext? = nil, threads: Int = 1) throws {
+    /// The server's defaults with a request deadline far above the seconds other tests of a run can hold
+    /// the machine's cores for (tests of the deadlines themselves set their own).
+    static var patient: HTTPServerConfiguration {
+        var c = HTTPServerConfiguration()
+        c.headerTimeout = .seconds(120)
+        return c
+    }
+
+    init(configuration: HTTPServerConfiguration = LiveServer.patient, tls: TLSContext? = nil, threads: Int = 1) throws {
         group = EventLoopGroup(threads: threads, name: "test")
         metrics = Metrics()
         state = TestRouteState()

@@ -1,0 +1,92 @@
+"""The mixer benchmark's load is real audio through a real mix: `switchboard load --mode mixed` makes a
+mixed `/test/media` room whose publishers send Opus (a 400 Hz tone, loud for 100 ms each second), an
+aiortc subscriber joining the same room receives one track, the mix, and decodes the tone from it; the
+load report shows its listeners receiving the mix without loss, a per-burst latency and the worker's
+tick lateness. `--legs` runs legs that speak and hear their own mix-minus. A bad mode is the JSON error."""
+
+import asyncio
+import json
+import subprocess
+import time
+import urllib.error
+
+import numpy as np
+import pytest
+
+from media_support import MediaServer, collect_audio, dominant_frequency, loopback_ice, subscribe
+from rig import run_async, server_binary
+
+
+@pytest.fixture
+def server():
+    s = MediaServer()
+    yield s
+    s.stop()
+
+
+def load(server, *args):
+    return subprocess.Popen([str(server_binary()), "load", "--server", server.base, "--warmup", "1", "--duration", "4",
+                             "--json", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(process):
+    try:
+        out, err = process.communicate(timeout=90)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_mixed_load_is_a_real_mix_an_aiortc_listener_decodes(server):
+    loopback_ice()
+    run = load(server, "--mode", "mixed", "--room", "mixload", "--publishers", "3", "--subscribers", "5")
+
+    async def scenario():
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            stats = await server.arequest("GET", "/test/media/stats")
+            if any(worker.get("consumers", 0) >= 5 for worker in stats):
+                break
+            await asyncio.sleep(0.1)
+        pc, tracks = await subscribe(server, "mixload-0")
+        for _ in range(100):
+            if tracks:
+                break
+            await asyncio.sleep(0.05)
+        assert len(tracks) == 1, tracks  # the mix, not the three speakers
+        await asyncio.sleep(1.0)
+        samples, rate = await collect_audio(tracks[0], 2.0)
+        await pc.close()
+        return samples, rate
+
+    samples, rate = run_async(scenario(), 60)
+    report = finish(run)
+    print("peak", float(np.abs(samples).max()), "dominant", dominant_frequency(samples, rate), "report", report)
+    assert abs(dominant_frequency(samples, rate) - 400) < 10
+    assert float(np.abs(samples).max()) > 3000  # the loud bursts are in it
+    assert report["mode"] == "mixed" and report["consumers"] == 5, report
+    # One mixed packet per listener per 20 ms, nothing missing.
+    assert report["received_packets_per_s"] > 0.9 * 5 * 50, report
+    assert report["loss_percent"] < 1, report
+    assert 0 < report["latency_ms_p50"] < 200, report
+    assert report["server_ticks"] > 150 and report["server_tick_lateness_us_p99"] < 200_000, report
+
+
+def test_mixed_legs_each_hear_a_mix(server):
+    report = finish(load(server, "--mode", "mixed", "--legs", "--publishers", "8"))
+    assert report["legs"] and report["consumers"] == 8, report
+    assert report["received_packets_per_s"] > 0.9 * 8 * 50, report
+    assert report["loss_percent"] < 1, report
+
+
+def test_a_bad_mode_or_capacity_is_the_json_error(server):
+    for query in ("mode=auto", "mode=loud", "mode=mixed&capacity=0", "mode=mixed&capacity=x"):
+        with pytest.raises(urllib.error.HTTPError) as failure:
+            server.request("POST", f"/test/media/rooms/bad/subscribe?{query}")
+        assert failure.value.code == 400
+        body = json.loads(failure.value.read())
+        assert body["type"].endswith("bad-request") and ("mode" in body["detail"] or "capacity" in body["detail"]), body
+    run = subprocess.run([str(server_binary()), "load", "--server", server.base, "--mode", "loud"],
+                         capture_output=True, text=True, timeout=30)
+    assert run.returncode != 0 and "--mode: expected sfu or mixed" in run.stderr, run.stderr
