@@ -5,7 +5,7 @@ only), so the page logs in through the reference voice app server, switchboard-v
 
 The dialer in Firefox calls a baresip phone behind a `carrier` trunk: ringing, answered, the page's inbound
 audio, the digits at the phone, hang up, `completed` at the event URL, and what the phone recorded (Firefox's
-fake microphone is its own sine). Prints one JSON line with what it measured; assertions are the caller's."""
+fake microphone is its own 1 kHz sine). Prints one JSON line with what it measured; assertions are the caller's."""
 import json
 import subprocess
 import sys
@@ -16,6 +16,7 @@ from pathlib import Path
 from conv_support import binary
 from firefox_support import Firefox
 from media_support import dominant_frequency
+from phone_support import DOMINANT_FREQUENCY_JS
 from rig import free_port, wait_until
 from sip_support import Baresip, api, start_sip_server
 
@@ -86,6 +87,7 @@ def main():
         result["inbound_packets_2s"] = second[0] - first[0]
         result["inbound_bytes_2s"] = second[1] - first[1]
         result["outbound_packets_2s"] = second[2] - first[2]
+        result["page_heard"] = firefox.js_async(f"({DOMINANT_FREQUENCY_JS})()")
         firefox.screenshot("phone-sip-firefox-answered")
 
         firefox.click("#show-dtmf")

@@ -86,3 +86,25 @@ RECORD_STATES_JS = """() => {
   const note = () => { const s = el.dataset.state || ''; if (s && window.seenStates.at(-1) !== s) window.seenStates.push(s); };
   new MutationObserver(note).observe(el, {attributes: true, childList: true, characterData: true, subtree: true});
 }"""
+
+# The loudest 100 ms (RMS, dBFS) of what the page receives over `ms` milliseconds: speech spreads over many
+# frequency bins, so its level is read in the time domain.
+LOUDEST_JS = """async (ms) => {
+  const receivers = phone.media.sub.getReceivers().filter((r) => r.track && r.track.kind === 'audio');
+  const ctx = new AudioContext();
+  await ctx.resume();
+  const analyser = ctx.createAnalyser();
+  analyser.fftSize = 4096;
+  for (const r of receivers) ctx.createMediaStreamSource(new MediaStream([r.track])).connect(analyser);
+  const samples = new Float32Array(analyser.fftSize);
+  let loudest = -Infinity;
+  for (let t = 0; t < ms; t += 100) {
+    await new Promise((r) => setTimeout(r, 100));
+    analyser.getFloatTimeDomainData(samples);
+    let sum = 0;
+    for (const s of samples) sum += s * s;
+    loudest = Math.max(loudest, 10 * Math.log10(sum / samples.length + 1e-12));
+  }
+  ctx.close();
+  return loudest;
+}"""
