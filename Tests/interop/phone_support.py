@@ -30,13 +30,14 @@ def launch(playwright, *args):
 
 
 def wait(predicate, timeout, what, interval=0.05):
+    """Polls `predicate` until it is truthy; `what` (a string, or a function giving one) says what failed."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout}s: {what}")
+            raise AssertionError(f"not within {timeout}s: {what() if callable(what) else what}")
         time.sleep(interval)
 
 

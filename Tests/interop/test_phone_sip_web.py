@@ -12,8 +12,8 @@ the page. The page's fake microphone plays a 440 Hz WAV.
    connects audio both ways, the phone hangs up. Reject: the page goes back to the dialer and the phone
    gets a BYE (an inbound call is answered with 200 OK at once so the NCCO's talk can play; the user's
    rejection ends the NCCO, which ends the phone's call), the app leg is `rejected`.
-3. A server without the carrier: the page dials the built-in test number from the hint, 15550100,
-   and hears the prompt, then its own 440 Hz echoed.
+3. The page dials the built-in test number from the hint, 15550100 (on the dev-loopback trunk, while the
+   caller id is on the carrier's), and hears the prompt, then its own 440 Hz echoed.
 4. Firefox (in a network namespace, production mode through switchboard-voice) calls the phone too.
 
 Screenshots of every state: Tests/interop/artifacts/phone-sip-*.png."""
@@ -243,34 +243,34 @@ def test_a_phone_calls_the_page_which_answers_then_rejects_the_next_call(stack, 
     page.context.close()
 
 
-def test_the_page_calls_the_built_in_test_number_and_hears_the_prompt_then_itself(playwright):
-    server, _ = start_sip_server(dev=True)
-    browser = launch(playwright, f"--use-file-for-fake-audio-capture={tone_wav(440)}")
-    try:
-        page = open_phone(browser, server, "newcomer")
-        page.wait_for_selector("#test-hint:not([hidden])")
-        assert page.inner_text("#test-number") == "15550100"
-        page.click("#test-number")
-        assert page.input_value("#number") == "15550100"
-        page.click("#call")
-        wait(lambda: call_state(page)[0] == "answered", 15, f"the test phone answers: {call_state(page)}")
-        # The prompt first: speech, well above silence, and not the page's own tone.
-        prompt_level = page.evaluate(LOUDEST_JS, 2000)
-        prompt = page.evaluate(DOMINANT_FREQUENCY_JS)
-        print("prompt loudest", prompt_level, "dBFS; dominant", prompt)
-        assert prompt_level > -40 and abs(prompt["frequency"] - 440) > 20, (prompt_level, prompt)
-        screenshot(page, "phone-sip-test-number")
-        # Then the page's 440 Hz comes back.
-        echo = heard(page, 440, timeout=20)
-        print("echo", echo)
-        assert abs(echo["frequency"] - 440) < 15 and echo["level"] > -70, echo
-        screenshot(page, "phone-sip-test-number-echo")
-        page.click("#hangup")
-        wait(lambda: call_state(page)[0] == "ended", 5, "ended")
-    finally:
-        browser.close()
-        server.stop()
-        server.cleanup()
+def test_the_page_calls_the_built_in_test_number_and_hears_the_prompt_then_itself(stack, browser):
+    """The test number is on the dev-loopback trunk: the call goes there even though the page's caller id,
+    the application's number, belongs to the carrier trunk."""
+    mark = len(stack.phone.log())
+    page = open_phone(browser, stack.server, "newcomer")
+    page.wait_for_selector("#test-hint:not([hidden])")
+    assert page.inner_text("#test-number") == "15550100"
+    page.click("#test-number")
+    assert page.input_value("#number") == "15550100"
+    page.click("#call")
+    wait(lambda: call_state(page)[0] == "answered", 15,
+         lambda: f"the test phone answers: {call_state(page)} {page.inner_text('#error')}\n"
+                 f"the carrier's phone:\n{stack.phone.log()[mark:][-1000:]}")
+    # The prompt first: speech, well above silence, and not the page's own tone.
+    prompt_level = page.evaluate(LOUDEST_JS, 2000)
+    prompt = page.evaluate(DOMINANT_FREQUENCY_JS)
+    print("prompt loudest", prompt_level, "dBFS; dominant", prompt)
+    assert prompt_level > -40 and abs(prompt["frequency"] - 440) > 20, (prompt_level, prompt)
+    screenshot(page, "phone-sip-test-number")
+    # Then the page's 440 Hz comes back.
+    echo = heard(page, 440, timeout=20)
+    print("echo", echo)
+    assert abs(echo["frequency"] - 440) < 15 and echo["level"] > -70, echo
+    screenshot(page, "phone-sip-test-number-echo")
+    page.click("#hangup")
+    wait(lambda: call_state(page)[0] == "ended", 5, "ended")
+    assert "incoming call" not in stack.phone.log()[mark:].lower(), "the carrier's phone rang"
+    page.context.close()
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not shutil.which(FIREFOX),
