@@ -34,7 +34,7 @@ from phone_support import (DOMINANT_FREQUENCY_JS, LOUDEST_JS, RECORD_STATES_JS, 
                            tone_wav, wait)
 from media_support import dominant_frequency
 from rig import screenshot
-from sip_support import Baresip, api, start_sip_server
+from sip_support import Baresip, api, metric, start_sip_server
 from test_rooms_firefox import NAMESPACE_SETUP
 
 PHONE = "15557654321"
@@ -225,6 +225,11 @@ def test_a_phone_calls_the_page_which_answers_then_rejects_the_next_call(stack, 
     # The next call is rejected: the page is back at the dialer, the phone's call ends with a BYE.
     time.sleep(1)
     mark = len(stack.phone.log())
+
+    def sent(kind, **labels):
+        return metric(stack.server, f"switchboard_sip_{kind}_total", direction="out", **labels) or 0
+    before = sent("responses", method="INVITE", code="200"), sent("requests", method="BYE"), \
+        sent("responses", method="INVITE", code="486"), sent("responses", method="INVITE", code="603")
     stack.phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{stack.sip_port}")
     page.wait_for_selector("#incoming-view:not([hidden])", timeout=15_000)
     page.click("#reject")
@@ -233,6 +238,12 @@ def test_a_phone_calls_the_page_which_answers_then_rejects_the_next_call(stack, 
     assert "You rejected the call" in page.inner_text("#announcer")
     wait(lambda: phone_calls_ended(stack.phone, mark), 10, f"the phone's call ends:\n{stack.phone.log()[mark:][-1500:]}")
     screenshot(page, "phone-sip-rejected")
+    # What the phone got: 200 OK (answered for the NCCO's talk), then a BYE; no 486 or 603.
+    after = sent("responses", method="INVITE", code="200"), sent("requests", method="BYE"), \
+        sent("responses", method="INVITE", code="486"), sent("responses", method="INVITE", code="603")
+    delta = [a - b for a, b in zip(after, before)]
+    print("200 OK, BYE, 486, 603 sent to the phone:", delta)
+    assert delta[0] >= 1 and delta[1] >= 1 and delta[2:] == [0, 0], (before, after)
     ended = stack.phone.log()[mark:]
     print("the phone saw:", [line for line in ended.splitlines() if "terminated" in line.lower() or "closed" in line.lower()])
     legs = stack.calls()
