@@ -20,6 +20,10 @@ PREFS = {
     "media.navigator.permission.disabled": True,
     "media.autoplay.default": 0,
     "media.autoplay.blocking_policy": 0,
+    "media.autoplay.block-webaudio": False,
+    # No sound card here: without a mock audio backend an AudioContext stays suspended, so a page
+    # cannot analyse what it receives.
+    "media.cubeb.force_mock_context": True,
     # The server's candidate is 127.0.0.1: gather on loopback too, and show real host addresses.
     "media.peerconnection.ice.loopback": True,
     "media.peerconnection.ice.force_interface": "lo",

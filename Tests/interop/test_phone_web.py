@@ -3,32 +3,15 @@ microphone plays a 440 Hz WAV, bob's 660 Hz. alice calls bob by user name, bob a
 each other (getStats bytes rising, the tone's frequency measured in the page), a DTMF key is sent,
 alice hangs up; then bob rejects a second call. A browser that refuses the microphone says so.
 Screenshots of every state go to Tests/interop/artifacts/phone-*.png."""
-import math
-import struct
 import tempfile
 import time
-import wave
-from pathlib import Path
 
 import pytest
 import requests
 
-from media_support import CHROMIUM_ARGS
+from phone_support import (DOMINANT_FREQUENCY_JS, PHONE_SIZE, call_state, inbound_bytes, launch, open_phone, tone_wav,
+                           wait)
 from rig import CHROMIUM, screenshot, start_server
-
-PHONE_SIZE = {"width": 375, "height": 740}
-
-
-def tone_wav(frequency: float, seconds: float = 5.0, rate: int = 48000) -> Path:
-    """A mono 16-bit WAV of a sine at `frequency` (Chromium loops it as the fake microphone)."""
-    path = Path(tempfile.mkdtemp(prefix="phone-tone-")) / f"tone-{int(frequency)}.wav"
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(rate)
-        w.writeframes(b"".join(struct.pack("<h", int(0.5 * 32767 * math.sin(2 * math.pi * frequency * i / rate)))
-                               for i in range(int(seconds * rate))))
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -44,61 +27,6 @@ def playwright():
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
         yield p
-
-
-def launch(playwright, *args):
-    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS + list(args))
-
-
-def wait(predicate, timeout, what, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout}s: {what}")
-        time.sleep(interval)
-
-
-def open_phone(browser, server, name):
-    context = browser.new_context(viewport=PHONE_SIZE)
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    page.goto(server.http_url + "/phone/")
-    page.wait_for_selector("#login-view:not([hidden])")
-    page.fill("#name", name)
-    page.click("#login")
-    page.wait_for_selector("#dial-view:not([hidden])")
-    return page
-
-
-def call_state(page):
-    return page.eval_on_selector("#call-state", "e => [e.dataset.state || '', e.textContent]")
-
-
-def inbound_bytes(page):
-    stats = page.evaluate("phone.stats()")
-    return sum(s["bytesReceived"] for s in stats["inbound"].values()), stats["outbound"]["bytesSent"]
-
-
-# The dominant frequency of what the page receives, measured with an AnalyserNode on the received track.
-DOMINANT_FREQUENCY_JS = """async () => {
-  const receivers = phone.media.sub.getReceivers().filter((r) => r.track && r.track.kind === 'audio');
-  const ctx = new AudioContext();
-  await ctx.resume();
-  const analyser = ctx.createAnalyser();
-  analyser.fftSize = 8192;
-  for (const r of receivers) ctx.createMediaStreamSource(new MediaStream([r.track])).connect(analyser);
-  await new Promise((r) => setTimeout(r, 1500));
-  const bins = new Float32Array(analyser.frequencyBinCount);
-  analyser.getFloatFrequencyData(bins);
-  let best = 5;
-  for (let i = 5; i < bins.length; i++) if (bins[i] > bins[best]) best = i;
-  const result = {frequency: best * ctx.sampleRate / analyser.fftSize, level: bins[best]};
-  ctx.close();
-  return result;
-}"""
 
 
 def test_start_page_links_the_dialer_and_the_demo_routes_answer(server):

@@ -133,11 +133,16 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     }
 
     /// The trunk that owns the caller's number; else the trunk of the dialled number when it is one of
-    /// this server's (the development test phone); with one trunk on the server, that one.
+    /// this server's; with one trunk on the server, that one. A number on the development loopback trunk
+    /// (the test phone) is reached only through it, whoever calls: no carrier knows it.
     private func trunk(forCaller callerID: String, callee: String) throws(CallMediaError) -> String {
         guard let edge else { throw .unavailable("this server runs no SIP edge") }
+        let dialled = CallEndpoint.normalizedNumber(callee).flatMap { edge.directory.route(number: $0)?.trunk }
+        if let dialled, ((try? core.sipTrunks.all()) ?? []).contains(where: { $0.id == dialled && $0.name == TestPhone.trunkName }) {
+            return dialled
+        }
         if let trunk = edge.directory.route(number: callerID)?.trunk { return trunk }
-        if let trunk = CallEndpoint.normalizedNumber(callee).flatMap({ edge.directory.route(number: $0)?.trunk }) { return trunk }
+        if let dialled { return dialled }
         let all = (try? core.sipTrunks.all()) ?? []
         if all.count == 1 { return all[0].id }
         if all.isEmpty { throw .unavailable("no SIP trunk is configured for phone calls") }
