@@ -42,6 +42,22 @@ def free_udp_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+def free_sip_port(host: str = "127.0.0.1") -> int:
+    """A port free for both UDP and TCP (SIP listens on both with one number): a UDP port the kernel picks,
+    kept only when TCP can bind it too."""
+    for _ in range(50):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+            u.bind((host, 0))
+            port = u.getsockname()[1]
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as t:
+                try:
+                    t.bind((host, port))
+                except OSError:
+                    continue
+                return port
+    raise RuntimeError("no port free for both UDP and TCP")
+
+
 def server_binary() -> Path:
     """The switchboard executable: $SWITCHBOARD_BIN, else the release build, else the debug build.
 

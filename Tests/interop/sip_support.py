@@ -13,14 +13,14 @@ from pathlib import Path
 
 import requests
 
-from rig import REPO, free_udp_port, start_server, wait_until
+from rig import REPO, free_sip_port, free_udp_port, start_server, wait_until
 
 SIPP_SCENARIOS = REPO / "Tests" / "Fixtures" / "sip" / "sipp"
 
 
 def start_sip_server(extra_args=(), **kw):
     """A server with SIP on a free port; returns (server, sip_port)."""
-    port = free_udp_port()
+    port = free_sip_port()
     server = start_server(["--sip-port", str(port), *extra_args], https=False, **kw)
     wait_until(lambda: f"sip:   udp+tcp 127.0.0.1:{port}" in server.log(), timeout=10, what="SIP listening")
     return server, port
@@ -110,8 +110,8 @@ class Baresip:
     def __init__(self, account_line: str, tmp: Path, tone: int = 440):
         self.dir = tmp / "baresip"
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.sip_port = free_udp_port()
-        self.ctrl_port = free_udp_port()
+        self.sip_port = free_sip_port()
+        self.ctrl_port = free_sip_port()
         (self.dir / "accounts").write_text(account_line + "\n")
         (self.dir / "contacts").write_text("")
         (self.dir / "config").write_text(f"""poll_method epoll

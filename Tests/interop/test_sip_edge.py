@@ -139,11 +139,11 @@ def test_baresip_registers_with_digest(sip_server, tmp_path):
 def test_a_registration_survives_a_restart(tmp_path):
     """An accepted REGISTER is an acknowledged write: after a restart the device is still registered (and callable)
     without registering again."""
-    from rig import free_udp_port, start_server
+    from rig import free_sip_port, start_server
     from sip_support import account_auth
     import requests
     data = tmp_path / "data"
-    port = free_udp_port()
+    port = free_sip_port()
     server = start_server(["--sip-port", str(port)], https=False, data_dir=data)
     phone = None
     try:
