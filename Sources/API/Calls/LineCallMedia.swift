@@ -348,19 +348,27 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         }
     }
 
-    /// The leg's RTP as a line in its conversation's mix; DTMF from the phone goes to the leg.
+    /// The leg's RTP as a line in its conversation's mix.
     private func addLine(_ phone: PhoneLeg, rooms: Rooms, negotiated: NegotiatedAudio?) async throws -> PhoneLine {
-        let (pool, host, uuid) = (pool, host, phone.uuid)
-        let events = parts()?.1
+        let (pool, host) = (pool, host)
         try await rooms.addLine(conversationID: phone.place.conversationID, applicationID: phone.place.applicationID,
-                                memberID: phone.place.memberID) { loop in
-            let line = try PhoneLine(loop: loop, pool: pool, host: host, negotiated: negotiated)
+                                memberID: phone.place.memberID, make: factory(phone) { loop in
+                                    try PhoneLine(loop: loop, pool: pool, host: host, negotiated: negotiated)
+                                })
+        guard let line = phone.line.withLock({ $0 }) else { throw CallMediaError.failed("the phone line was not made") }
+        return line
+    }
+
+    /// The mixer port of a phone leg: `make` builds the line on the mixer's loop; the phone's DTMF goes
+    /// to the leg, and the leg keeps the line (for DTMF out, answers, moves).
+    private func factory(_ phone: PhoneLeg, _ make: @escaping @Sendable (EventLoop) throws -> PhoneLine) -> MixerPortFactory {
+        let (uuid, events) = (phone.uuid, parts()?.1)
+        return { loop in
+            let line = try make(loop)
             line.onDigit = { digit in events?.digits(String(digit), leg: uuid) }
             phone.line.withLock { $0 = line }
             return line
         }
-        guard let line = phone.line.withLock({ $0 }) else { throw CallMediaError.failed("the phone line was not made") }
-        return line
     }
 
     private func removeLine(_ phone: PhoneLeg) {
@@ -376,17 +384,13 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
               phone.place.conversationID != conversationID, let moved = resolve(phone.uuid) else { return }
         let from = phone.place
         phone.place = moved
-        let (uuid, events) = (phone.uuid, parts()?.1)
+        let uuid = phone.uuid
         Task {
             let leg: RTPLeg = await withCheckedContinuation { c in old.loop.execute { c.resume(returning: UncheckedLeg(leg: old.handOver())) } }.leg
             await rooms.removeLine(conversationID: from.conversationID, memberID: from.memberID)
             do {
-                try await rooms.addLine(conversationID: moved.conversationID, applicationID: moved.applicationID, memberID: moved.memberID) { loop in
-                    let line = try PhoneLine(loop: loop, leg: leg, negotiated: nil)
-                    line.onDigit = { digit in events?.digits(String(digit), leg: uuid) }
-                    phone.line.withLock { $0 = line }
-                    return line
-                }
+                try await rooms.addLine(conversationID: moved.conversationID, applicationID: moved.applicationID, memberID: moved.memberID,
+                                        make: factory(phone) { loop in try PhoneLine(loop: loop, leg: leg, negotiated: nil) })
             } catch {
                 logger.warning("phone leg not moved", ["leg": uuid, "conversation": moved.conversationID, "error": "\(error)"])
             }

@@ -539,13 +539,6 @@ public actor Rooms {
         try? await engine.setMixerOptions(mixer.id, participant, MixerParticipantOptions(muted: muted, earmuffed: earmuffed))
     }
 
-    /// Moves a line to another conversation's room (an NCCO `conversation` action): the old port is closed
-    /// and `make` builds the new one there.
-    public func moveLine(from old: String, to new: String, applicationID: String, memberID: String, make: @escaping MixerPortFactory) async throws(LiveError) {
-        await removeLine(conversationID: old, memberID: memberID)
-        try await addLine(conversationID: new, applicationID: applicationID, memberID: memberID, make: make)
-    }
-
     /// The conversation's calls need its mix (a talk, a stream, a recording): the room mixes from now on.
     public func requireMix(conversationID: String) async {
         let now = ContinuousClock.now
