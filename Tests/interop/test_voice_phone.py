@@ -239,8 +239,10 @@ async def _reject_then_ignore(server, hooks, app_id, key, caller, sip_port):
     await rt.request("call:reject", {"call_id": first})
     await wait_for(lambda: "rejected" in hooks.statuses(first), timeout=10, what=f"rejected; {hooks.events}")
     inbound = hooks.legs()[0]
-    # Nothing is left in the NCCO: the phone's call ends.
-    await wait_for(lambda: "completed" in hooks.statuses(inbound), timeout=10, what=f"inbound completed; {hooks.events}")
+    # The call was never answered (a lone connect rings the user): the phone is refused with 603 Decline.
+    await wait_for(lambda: "rejected" in hooks.statuses(inbound), timeout=10, what=f"inbound rejected; {hooks.events}")
+    assert hooks.statuses(inbound) == ["started", "ringing", "rejected"], hooks.events
+    wait_until(lambda: "603" in caller.log(), timeout=10, what=f"603 at the phone:\n{caller.log()[-1500:]}")
     await asyncio.sleep(1)
     caller.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
     await wait_for(lambda: len(rt.seen("call:invite")) == 2, timeout=15, what="second invite")
@@ -249,6 +251,9 @@ async def _reject_then_ignore(server, hooks, app_id, key, caller, sip_port):
     await wait_for(lambda: "timeout" in hooks.statuses(second), timeout=15, what=f"timeout; {hooks.events}")
     await wait_for(lambda: rt.seen("call:invite:cancel", call_id=second), timeout=5, what="invite cancelled")
     assert rt.seen("call:invite:cancel", call_id=second)[0]["body"]["reason"] == "remoteTimeout"
+    second_inbound = hooks.legs()[2]
+    await wait_for(lambda: "timeout" in hooks.statuses(second_inbound), timeout=10, what=f"inbound timeout; {hooks.events}")
+    wait_until(lambda: "480" in caller.log(), timeout=10, what=f"480 at the phone:\n{caller.log()[-1500:]}")
     await rt.close()
 
 

@@ -27,6 +27,9 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         /// Confined to the line's loop once set.
         let line = Mutex<PhoneLine?>(nil)
         var answered = false
+        /// An inbound call still ringing: sends the 200 OK (once), or refuses the call with a status.
+        var answer: (@Sendable () -> Void)?
+        var refuse: (@Sendable (Int) -> Void)?
         init(uuid: String, place: MixerCallMedia.LegPlace) {
             self.uuid = uuid
             self.place = place
@@ -77,6 +80,13 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     func perform(_ command: CallMediaCommand, leg uuid: String) throws(CallMediaError) {
         switch command {
+        case .say, .play, .collectDigits, .startRecording, .bridge, .sendDigits:
+            // The NCCO needs the caller's audio: a ringing inbound call is answered first.
+            answerIfRinging(uuid)
+        case .dial:
+            break
+        }
+        switch command {
         case .dial(let endpoint, let from, _) where endpoint.kind == .phone || endpoint.kind == .sip:
             try dial(endpoint, from: from, leg: uuid)
         case .dial(.websocket(let uri, let contentType, let headers), _, _):
@@ -97,6 +107,33 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     }
 
     func stop(leg uuid: String) { mixer.stop(leg: uuid) }
+
+    func connected(leg uuid: String) { answerIfRinging(uuid) }
+
+    func declined(leg uuid: String, status: String) {
+        guard let phone = legs.withLock({ $0[uuid] }), !phone.answered, let refuse = phone.refuse else { return }
+        phone.answer = nil
+        phone.refuse = nil
+        refuse(Self.sipStatus(declined: status))
+    }
+
+    /// The final response refusing an inbound call whose leg ended with `status` before it was answered.
+    static func sipStatus(declined status: String) -> Int {
+        switch status {
+        case "rejected": 603
+        case "busy": 486
+        default: 480
+        }
+    }
+
+    private func answerIfRinging(_ uuid: String) {
+        guard let phone = legs.withLock({ $0[uuid] }), !phone.answered, let answer = phone.answer else { return }
+        phone.answer = nil
+        phone.refuse = nil
+        phone.answered = true
+        answer()
+        parts()?.1.dialStatus("answered", reason: nil, leg: uuid)
+    }
 
     func release(leg uuid: String) {
         mixer.release(leg: uuid)
@@ -322,8 +359,10 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             call.reject(status: 488)
             return finish(phone, status: "failed", reason: "no common codec", events: events)
         }
-        call.answer(sdp: answer)
-        phone.answered = true
+        // It rings while its NCCO starts; the first action that needs audio, or an answered connect, answers it.
+        phone.answer = { call.answer(sdp: answer) }
+        phone.refuse = { status in call.reject(status: status) }
+        call.ring()
         await calls.start(uuid: leg.uuid)
         for await event in call.events {
             switch event {
@@ -332,7 +371,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
                     line.loop.execute { line.leg.update(n) }
                 }
             case .ended(_, let status, let reason):
-                finish(phone, status: Self.legStatus(sipStatus: status, answered: true), reason: reason, events: events)
+                finish(phone, status: Self.legStatus(sipStatus: status, answered: phone.answered), reason: reason, events: events)
             default:
                 break
             }

@@ -105,12 +105,12 @@ final class PhoneDemoApp: Sendable {
         if let number = Self.phoneNumber(to), !linked.contains(number) {
             endpoint = ["type": "phone", "number": .string(number)]
         } else if Self.phoneNumber(to) != nil {
-            // A phone called the application's number: ring the user who logged in last.
+            // A phone called the application's number: ring the user who logged in last. Connect only (the
+            // phone-to-app tutorial's NCCO): the phone rings until the user answers, and a reject reaches it as 603.
             guard let user = lastUser.withLock({ $0 }) else {
                 return [["action": "talk", "text": "Nobody is logged in to the phone demo. Goodbye."]]
             }
-            return [["action": "talk", "text": "Please wait while we connect you."],
-                    ["action": "connect", "endpoint": [["type": "app", "user": .string(user)]]]]
+            return [["action": "connect", "endpoint": [["type": "app", "user": .string(user)]]]]
         } else {
             // Another user of the application: the callee sees the caller's user name.
             return [["action": "talk", "text": "Please wait while we connect you."],

@@ -105,8 +105,10 @@ public final class Calls: CallMediaEvents, Sendable {
     }
 
     /// A call from a phone (a SIP INVITE to a number the application owns): an inbound leg whose NCCO
-    /// comes from the application's answer URL. The leg waits for `start`, which the telephony edge
-    /// calls once the caller's audio is connected (its SIP 200 OK sent).
+    /// comes from the application's answer URL. The leg waits for `start` (its line is in the mix, the
+    /// phone hears ringing); it is answered when its NCCO first needs the audio (a talk, a stream, an
+    /// input, a record, a conversation) or a `connect` it dialled is answered, and declined with the
+    /// connect's outcome when neither happens (`CallMedia.connected`, `declined`, media's `answered`).
     public func incoming(application: Application, from: CallEndpoint, to: CallEndpoint, sipHeaders: [String: String] = [:]) throws -> CallLeg {
         guard let answer = application.voiceAnswer.map(VoiceWebhooks.Target.init) else {
             throw PlatformError.invalid("The application has no voice answer_url.")
@@ -120,9 +122,9 @@ public final class Calls: CallMediaEvents, Sendable {
         return leg
     }
 
-    /// Starts an `incoming` leg: started, ringing, answered, then its NCCO.
+    /// Starts an `incoming` leg: started and ringing, then its NCCO (the answer comes from media).
     public func start(uuid: String) async {
-        await leg(uuid)?.arrive()
+        await leg(uuid)?.arrive(answered: false)
     }
 
     /// The answer webhook's parameters, in the documented order.
@@ -160,9 +162,9 @@ public final class Calls: CallMediaEvents, Sendable {
     }
 
     /// A leg has ended: the legs tied to it hear of it.
-    func ended(uuid: String, parent: String?, child: String?, wasAnswered: Bool, endOnExitConversation: String?) async {
+    func ended(uuid: String, status: CallStatus, parent: String?, child: String?, wasAnswered: Bool, endOnExitConversation: String?) async {
         _ = live.withLock { $0.removeValue(forKey: uuid) }
-        if let parent, let p = leg(parent) { await p.childEnded(wasAnswered: wasAnswered) }
+        if let parent, let p = leg(parent) { await p.childEnded(wasAnswered: wasAnswered, status: status) }
         if let child, let c = leg(child) { await c.hangup(reason: "parent ended") }
         if let conversation = endOnExitConversation {
             for other in (try? core.calls.legs(inConversation: conversation)) ?? [] where !other.status.isTerminal {

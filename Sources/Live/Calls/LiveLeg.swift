@@ -28,6 +28,9 @@ actor LiveLeg {
     var lengthTimer: Task<Void, Never>?
     var tickTimer: Task<Void, Never>?
     var endOnExit = false
+    var scriptStarted = false
+    /// How the last `connect` this leg dialled ended, when it was not answered.
+    var lastDialStatus: CallStatus?
 
     init(leg: CallLeg, application: Application, script: Script, eventTarget: VoiceWebhooks.Target?, user: User?, calls: Calls) {
         uuid = leg.uuid
@@ -65,11 +68,12 @@ actor LiveLeg {
         }
     }
 
-    /// An inbound leg (an app user's server call): answered at once, then its NCCO runs.
-    func arrive() {
+    /// An inbound leg: an app user's server call is answered at once; a phone's waits for its media to
+    /// answer it (`answered` from media). Its NCCO runs either way.
+    func arrive(answered: Bool = true) {
         sendEvent(status: .started)
         setStatus(.ringing)
-        setStatus(.answered)
+        if answered { setStatus(.answered) }
         startScript()
     }
 
@@ -109,10 +113,12 @@ actor LiveLeg {
             guard !Task.isCancelled else { return }
             await self?.hangup(reason: "length timer")
         }
-        startScript()
+        // An inbound phone call runs its NCCO while it rings; it is answered when the NCCO needs it.
+        if !scriptStarted { startScript() }
     }
 
     func startScript() {
+        scriptStarted = true
         switch script {
         case .inline(let ncco):
             run(engine.load(ncco, now: now))
@@ -205,6 +211,7 @@ actor LiveLeg {
             // A connect that was not answered in time: its leg stops ringing (and its user hears why).
             Task { [calls] in await calls.leg(child)?.ringingTimedOut() }
             self.child = nil
+            lastDialStatus = .timeout
         }
         run(steps)
     }
@@ -260,11 +267,15 @@ actor LiveLeg {
 
     func dialStarted(child: String) { self.child = child }
 
-    func dialAnswered() { run(engine.dialAnswered(now: now)) }
+    func dialAnswered() {
+        calls.media.connected(leg: uuid)
+        run(engine.dialAnswered(now: now))
+    }
 
     /// The dialled leg ended: before answering it failed the connect, after it the bridge.
-    func childEnded(wasAnswered: Bool) {
+    func childEnded(wasAnswered: Bool, status: CallStatus? = nil) {
         child = nil
+        if !wasAnswered { lastDialStatus = status }
         run(wasAnswered ? engine.bridgeEnded(now: now) : engine.dialFailed(now: now))
     }
 
@@ -299,6 +310,12 @@ actor LiveLeg {
         lengthTimer?.cancel()
         tickTimer?.cancel()
         let wasAnswered = leg.answeredAt != nil
+        var status = status
+        if !wasAnswered, leg.direction == .inbound, status == .completed {
+            // Never answered (a phone waiting on a connect nobody took): it ends as the connect did.
+            status = lastDialStatus ?? .unanswered
+        }
+        if !wasAnswered { calls.media.declined(leg: uuid, status: status.rawValue) }
         setStatus(status, reason: reason)
         calls.media.release(leg: uuid)
         let (calls, uuid, child, endOnExit, conversation) = (calls, uuid, child, endOnExit, leg.conversationID)
@@ -307,7 +324,7 @@ actor LiveLeg {
             _ = user
         }
         Task {
-            await calls.ended(uuid: uuid, parent: parent, child: child, wasAnswered: wasAnswered,
+            await calls.ended(uuid: uuid, status: status, parent: parent, child: child, wasAnswered: wasAnswered,
                               endOnExitConversation: endOnExit ? conversation : nil)
         }
     }

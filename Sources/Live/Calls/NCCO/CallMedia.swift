@@ -10,6 +10,17 @@ public protocol CallMedia: Sendable {
     func stop(leg: String)
     /// The leg has ended: release everything it held.
     func release(leg: String)
+    /// A `connect` the leg dialled was answered: a call still waiting to be answered (an inbound phone
+    /// call) is answered now.
+    func connected(leg: String)
+    /// The leg ends without ever being answered, because its `connect` ended with `status` (rejected,
+    /// busy, timeout...) or its NCCO ran out: an inbound call is refused with the matching response.
+    func declined(leg: String, status: String)
+}
+
+extension CallMedia {
+    public func connected(leg: String) {}
+    public func declined(leg: String, status: String) {}
 }
 
 /// What media reports back to the calls it serves.
