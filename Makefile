@@ -57,7 +57,8 @@ soak: setup-test release
 BENCH ?= all
 bench: setup-test release
 	@if [ "$(BENCH)" = all ]; then \
-	  scripts/bench && scripts/bench-jwt && scripts/bench-realtime && scripts/bench-media && scripts/bench-rooms && scripts/bench-video; \
+	  scripts/bench && scripts/bench-jwt && scripts/bench-realtime && scripts/bench-media && scripts/bench-rooms && scripts/bench-video \
+	    && scripts/bench-calls && scripts/bench-bridged; \
 	else scripts/bench-$(BENCH); fi
 
 clean:

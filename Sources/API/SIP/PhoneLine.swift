@@ -37,6 +37,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     private var primed = false
     private(set) var framesDropped = 0
     private var handedOver = false
+    private var closed = false
 
     /// Binds the leg's ports; `negotiated` when the session is already known (an inbound offer).
     convenience init(loop: EventLoop, pool: RTPPortPool, host: String, negotiated: NegotiatedAudio?) throws {
@@ -47,11 +48,13 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     init(loop: EventLoop, leg: RTPLeg, negotiated: NegotiatedAudio?) throws {
         self.loop = loop
         self.leg = leg
+        PhoneLineCounters.lines.add(1, ordering: .relaxed)
         if leg.loop !== loop { leg.attach(to: loop) }
         leg.onAudio = { [unowned self] samples in self.heardFromPhone(samples) }
         do {
             if let negotiated { try configure(negotiated) } else if leg.configured { try prepare() }
         } catch {
+            PhoneLineCounters.lines.subtract(1, ordering: .relaxed)
             leg.close()
             throw error
         }
@@ -89,6 +92,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
 
     private func heardFromPhone(_ samples: UnsafeBufferPointer<Int16>) {
         guard let toMixer, samples.count == said.count else { return }
+        PhoneLineCounters.received.add(1, ordering: .relaxed)
         said.copy(from: samples)
         do { try toMixer.process(said, into: &resampled) } catch { return }
         if count == Self.queueFrames {
@@ -96,6 +100,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
             head = (head + 1) % Self.queueFrames
             count -= 1
             framesDropped += 1
+            PhoneLineCounters.framesDropped.add(1, ordering: .relaxed)
         }
         let n = resampled.count
         let slot = (head + count) % Self.queueFrames
@@ -124,12 +129,22 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
 
     func deliver(_ heard: AudioFrame?, now: UInt64) {
         guard leg.configured, let fromMixer else { return }
+        let before = leg.statistics.packetsSent
         if let heard, (try? fromMixer.process(heard, into: &outgoing)) != nil {
             outgoing.withSamples { leg.send($0) }
         } else {
             silence.withSamples { leg.send($0) }
         }
+        PhoneLineCounters.count(sent: leg.statistics.packetsSent > before)
     }
 
-    func close() { if !handedOver { leg.close() } }
+    func close() {
+        guard !closed else { return }
+        closed = true
+        PhoneLineCounters.lines.subtract(1, ordering: .relaxed)
+        guard !handedOver else { return }
+        PhoneLineCounters.lost.add(leg.statistics.packetsLost, ordering: .relaxed)
+        PhoneLineCounters.malformed.add(leg.statistics.packetsDropped, ordering: .relaxed)
+        leg.close()
+    }
 }
