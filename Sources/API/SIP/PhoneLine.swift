@@ -41,15 +41,16 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
 
     /// Binds the leg's ports; `negotiated` when the session is already known (an inbound offer).
     convenience init(loop: EventLoop, pool: RTPPortPool, host: String, negotiated: NegotiatedAudio?) throws {
-        try self.init(loop: loop, leg: try RTPLeg(loop: loop, pool: pool, host: host), negotiated: negotiated)
+        try self.init(loop: loop, leg: try RTPLeg(loop: loop, pool: pool, host: host), negotiated: negotiated, handedOver: false)
     }
 
-    /// Takes over `leg` (moved from another line with `handOver()`), on `loop`.
-    init(loop: EventLoop, leg: RTPLeg, negotiated: NegotiatedAudio?) throws {
+    /// Takes over `leg`, on `loop`: a leg moved from another line with `handOver()` (detached, so it is
+    /// attached here even when the new mixer runs on the same loop as the old one), or a fresh leg.
+    init(loop: EventLoop, leg: RTPLeg, negotiated: NegotiatedAudio?, handedOver moved: Bool = true) throws {
         self.loop = loop
         self.leg = leg
         PhoneLineCounters.lines.add(1, ordering: .relaxed)
-        if leg.loop !== loop { leg.attach(to: loop) }
+        if moved || leg.loop !== loop { leg.attach(to: loop) }
         leg.onAudio = { [unowned self] samples in self.heardFromPhone(samples) }
         do {
             if let negotiated { try configure(negotiated) } else if leg.configured { try prepare() }
@@ -143,6 +144,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         closed = true
         PhoneLineCounters.lines.subtract(1, ordering: .relaxed)
         guard !handedOver else { return }
+        PhoneLineCounters.arrived.add(leg.statistics.packetsReceived, ordering: .relaxed)
         PhoneLineCounters.lost.add(leg.statistics.packetsLost, ordering: .relaxed)
         PhoneLineCounters.malformed.add(leg.statistics.packetsDropped, ordering: .relaxed)
         leg.close()

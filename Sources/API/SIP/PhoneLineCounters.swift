@@ -11,6 +11,9 @@ enum PhoneLineCounters {
     static let sent = Atomic<Int>(0)
     /// Voice frames a line could not send (the socket refused them: a full send buffer).
     static let sendFailed = Atomic<Int>(0)
+    /// RTP packets that reached phone legs, duplicates and late ones included, added when a leg closes
+    /// (beside `received`, which counts only the frames decoded: the difference is duplicates and reordering).
+    static let arrived = Atomic<Int>(0)
     /// Packets missing from phones' sequence numbers, added when a leg closes.
     static let lost = Atomic<Int>(0)
     /// Packets from phones that were not usable RTP (malformed, unknown payload), added when a leg closes.
@@ -32,6 +35,8 @@ enum PhoneLineCounters {
         out += "switchboard_phone_rtp_packets_total{direction=\"sent\"} \(sent.load(ordering: .relaxed))\n"
         out += "# HELP switchboard_phone_rtp_send_failed_total Voice frames to phones the socket refused.\n"
         out += "# TYPE switchboard_phone_rtp_send_failed_total counter\nswitchboard_phone_rtp_send_failed_total \(sendFailed.load(ordering: .relaxed))\n"
+        out += "# HELP switchboard_phone_rtp_arrived_total RTP packets that reached phone legs, duplicates and late ones included (counted when a leg closes).\n"
+        out += "# TYPE switchboard_phone_rtp_arrived_total counter\nswitchboard_phone_rtp_arrived_total \(arrived.load(ordering: .relaxed))\n"
         out += "# HELP switchboard_phone_rtp_lost_total Packets missing from phones' RTP sequence numbers (counted when a leg closes).\n"
         out += "# TYPE switchboard_phone_rtp_lost_total counter\nswitchboard_phone_rtp_lost_total \(lost.load(ordering: .relaxed))\n"
         out += "# HELP switchboard_phone_rtp_dropped_total Packets from phones dropped as unusable (counted when a leg closes).\n"
