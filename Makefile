@@ -57,7 +57,12 @@ soak: setup-test release
 BENCH ?= all
 bench: setup-test release
 	@if [ "$(BENCH)" = all ]; then \
+<<<<<<< HEAD
 	  scripts/bench && scripts/bench-jwt && scripts/bench-realtime && scripts/bench-media && scripts/bench-rooms && scripts/bench-video && scripts/bench-mixer; \
+=======
+	  scripts/bench && scripts/bench-jwt && scripts/bench-realtime && scripts/bench-media && scripts/bench-rooms && scripts/bench-video \
+	    && scripts/bench-calls && scripts/bench-bridged; \
+>>>>>>> callbench
 	else scripts/bench-$(BENCH); fi
 
 clean:

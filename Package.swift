@@ -67,6 +67,7 @@ let package = Package(
                                                               "SwitchboardClient"]),
         // Audio benchmarks (scripts/bench-audio).
         .executableTarget(name: "audio-bench", dependencies: ["Audio"], path: "Benchmarks/audio-bench"),
+        .executableTarget(name: "ncco-bench", dependencies: ["Live", "Wire"], path: "Benchmarks/ncco-bench"),
         .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
         .executableTarget(name: "switchboard-voice", dependencies: ["Runtime", "Crypto", "Wire"], path: "Examples/voice"),
 

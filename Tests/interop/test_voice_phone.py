@@ -476,3 +476,38 @@ async def _place_and_wait(server, hooks, app_id, key, expect):
         errors = [e for e in hooks.events if e.get("type") == "error" and e.get("uuid") == call]
         assert errors and errors[0]["code"] == "answer-failed", hooks.events
     await rt.close()
+
+
+def test_two_phones_in_a_named_conversation_hear_each_other_on_one_media_worker(tmp_path):
+    """NCCO `conversation` moves each phone leg from its call's own mix into the named one. With one media
+    worker both mixers run on the same loop: the moved leg must keep reading its socket there (it went deaf)."""
+    server, sip_port = start_sip_server(["--threads", "1"])
+    hooks = Hooks()
+    low = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path / "low", tone=440)
+    high = Baresip("<sip:15557654322@127.0.0.1>;regint=0", tmp_path / "high", tone=660)
+    try:
+        app_id, _ = application(server, hooks)
+        trunk_and_number(server, low, app_id)
+        hooks.ncco = lambda req: [{"action": "conversation", "name": "bridge"}]
+        low.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+        wait_until(lambda: "answered" in hooks.statuses(hooks.legs()[0]) if hooks.legs() else False, timeout=15,
+                   what=f"first call answered; {hooks.events}\n{low.log()[-1500:]}")
+        high.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+        wait_until(lambda: len(hooks.legs()) == 2 and "answered" in hooks.statuses(hooks.legs()[1]), timeout=15,
+                   what=f"second call answered; {hooks.events}\n{high.log()[-1500:]}")
+        time.sleep(4)
+        low.command("/hangup")
+        high.command("/hangup")
+        wait_until(lambda: all("completed" in hooks.statuses(leg) for leg in hooks.legs()), timeout=10, what=f"completed; {hooks.events}")
+        time.sleep(0.5)
+        for phone, other in ((low, 660), (high, 440)):
+            played, rate = phone.played()
+            assert len(played) > rate * 3, "the phone recorded nothing"
+            tone = played[-int(rate * 2.5):-int(rate * 0.5)]
+            assert np.sqrt(np.mean(tone ** 2)) > 100, "the phone hears silence"
+            heard = dominant_frequency(tone, rate)
+            assert abs(heard - other) < 15, f"the phone heard {heard} Hz, not the other phone's {other} Hz"
+    finally:
+        low.stop()
+        high.stop()
+        server.stop()

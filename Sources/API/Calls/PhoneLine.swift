@@ -28,21 +28,25 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     private var silence = AudioFrame(rate: .hz8000)
     private var queue = LineQueue()
     private var handedOver = false
+    private var closed = false
 
     /// Binds the leg's ports; `negotiated` when the session is already known (an inbound offer).
     convenience init(loop: EventLoop, pool: RTPPortPool, host: String, negotiated: NegotiatedAudio?) throws {
-        try self.init(loop: loop, leg: try RTPLeg(loop: loop, pool: pool, host: host), negotiated: negotiated)
+        try self.init(loop: loop, leg: try RTPLeg(loop: loop, pool: pool, host: host), negotiated: negotiated, handedOver: false)
     }
 
-    /// Takes over `leg` (moved from another line with `handOver()`), on `loop`.
-    init(loop: EventLoop, leg: RTPLeg, negotiated: NegotiatedAudio?) throws {
+    /// Takes over `leg`, on `loop`: a leg moved from another line with `handOver()` (detached, so it is
+    /// attached here even when the new mixer runs on the same loop as the old one), or a fresh leg.
+    init(loop: EventLoop, leg: RTPLeg, negotiated: NegotiatedAudio?, handedOver moved: Bool = true) throws {
         self.loop = loop
         self.leg = leg
-        if leg.loop !== loop { leg.attach(to: loop) }
+        PhoneLineCounters.lines.add(1, ordering: .relaxed)
+        if moved || leg.loop !== loop { leg.attach(to: loop) }
         leg.onAudio = { [unowned self] samples in self.heardFromPhone(samples) }
         do {
             if let negotiated { try configure(negotiated) } else if leg.configured { try prepare() }
         } catch {
+            PhoneLineCounters.lines.subtract(1, ordering: .relaxed)
             leg.close()
             throw error
         }
@@ -79,21 +83,36 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
 
     private func heardFromPhone(_ samples: UnsafeBufferPointer<Int16>) {
         guard let toMixer, samples.count == said.count else { return }
+        PhoneLineCounters.received.add(1, ordering: .relaxed)
         said.copy(from: samples)
         do { try toMixer.process(said, into: &resampled) } catch { return }
+        let dropped = queue.dropped
         queue.push(resampled)
+        // The phone sends faster than we tick (clock drift, a burst): the queue dropped its oldest frame.
+        if queue.dropped != dropped { PhoneLineCounters.framesDropped.add(1, ordering: .relaxed) }
     }
 
     func pull(into frame: inout AudioFrame, now: UInt64) -> Bool { queue.pull(into: &frame) }
 
     func deliver(_ heard: AudioFrame?, now: UInt64) {
         guard leg.configured, let fromMixer else { return }
+        let before = leg.statistics.packetsSent
         if let heard, (try? fromMixer.process(heard, into: &outgoing)) != nil {
             outgoing.withSamples { leg.send($0) }
         } else {
             silence.withSamples { leg.send($0) }
         }
+        PhoneLineCounters.count(sent: leg.statistics.packetsSent > before)
     }
 
-    func close() { if !handedOver { leg.close() } }
+    func close() {
+        guard !closed else { return }
+        closed = true
+        PhoneLineCounters.lines.subtract(1, ordering: .relaxed)
+        guard !handedOver else { return }
+        PhoneLineCounters.arrived.add(leg.statistics.packetsReceived, ordering: .relaxed)
+        PhoneLineCounters.lost.add(leg.statistics.packetsLost, ordering: .relaxed)
+        PhoneLineCounters.malformed.add(leg.statistics.packetsDropped, ordering: .relaxed)
+        leg.close()
+    }
 }

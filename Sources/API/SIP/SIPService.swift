@@ -52,6 +52,7 @@ public final class SIPService: Sendable {
             logger.info("trunk", ["trunk": status.name, "up": status.up.map { "\($0)" } ?? "unknown", "registration": "\(status.registration)"])
         }
         metrics.collector("sip") { Self.render(edge.snapshot) }
+        metrics.collector("phone") { PhoneLineCounters.render() }
         return bound
     }
 
