@@ -511,3 +511,44 @@ def test_two_phones_in_a_named_conversation_hear_each_other_on_one_media_worker(
         low.stop()
         high.stop()
         server.stop()
+
+
+def test_a_slow_event_url_does_not_stall_calls():
+    """Every event takes the receiver 2 s: calls are still placed at once and their NCCOs run (the answer URL is
+    called for each), events arrive later in order, and /metrics counts them delivered."""
+    from sip_support import metric
+    server = start_sip_server()[0]
+    slow = Hooks()
+    fast = Hooks()
+    handler = slow.http.RequestHandlerClass
+    original = handler._handle
+
+    def slow_handle(self):
+        time.sleep(2)
+        original(self)
+    handler.do_POST = handler.do_GET = slow_handle
+    try:
+        r = api(server, "POST", "/v2/applications", json={"name": "slow events", "capabilities": {"voice": {"webhooks": {
+            "answer_url": {"address": fast.url + "/answer", "http_method": "POST"},
+            "event_url": {"address": slow.url + "/event", "http_method": "POST"}}}}})
+        app_id, key = r.json()["id"], r.json()["keys"]["private_key"]
+        fast.ncco = lambda req: [{"action": "talk", "text": "hello"}]
+
+        async def place():
+            rt = await Realtime(server.ws_url).connect()
+            await rt.login(user_jwt(server, app_id, key, "frank"))
+            start = time.monotonic()
+            calls = [(await rt.request("call:create", {"to": "15550999"}))["call_id"] for _ in range(4)]
+            placed = time.monotonic() - start
+            await wait_for(lambda: len(fast.answers) == 4, timeout=5, what="every answer URL called")
+            answered = time.monotonic() - start
+            await rt.close()
+            return calls, placed, answered
+        calls, placed, answered = asyncio.run(place())
+        assert placed < 2 and answered < 4, f"placed in {placed:.1f} s, NCCOs fetched in {answered:.1f} s"
+        # Each leg's events still arrive, in order, once the receiver gets to them.
+        wait_until(lambda: all(slow.statuses(c)[:3] == ["started", "ringing", "answered"] for c in calls), timeout=60,
+                   what=f"events: {[slow.statuses(c) for c in calls]}")
+        assert (metric(server, "switchboard_voice_event_delivered_total") or 0) >= 12
+    finally:
+        server.stop()
