@@ -72,6 +72,8 @@ final class LoadPeer: Selectable {
     }
     private var receivedStreams: [Received] = []
     var measuring = false
+    /// When the first RTP packet arrived (monotonic ns; 0: none yet), measured or not.
+    private(set) var firstMediaAt: UInt64 = 0
 
     init(role: Role, certificate: DTLSCertificate, bindHost: String, srtpProfiles: [SRTPProfile]) throws(Media.SocketError) {
         self.role = role
@@ -106,6 +108,7 @@ final class LoadPeer: Selectable {
             return
         case .rtp(let plain): size = plain
         }
+        if firstMediaAt == 0 { firstMediaAt = now }
         guard measuring, size >= 12 + 16 else { return }
         received &+= 1
         // The send time rides in the padding, which receivers discard (RFC 3550 §5.1).
