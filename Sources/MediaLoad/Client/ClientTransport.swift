@@ -27,6 +27,7 @@ package final class ClientTransport {
     package let local: ICEParameters
     package let certificate: DTLSCertificate
     private let srtpProfiles: [SRTPProfile]
+    private let dtlsRetransmission: DTLSEngine.RetransmissionPolicy
     private var remote = ICEParameters(usernameFragment: "", password: "")
     /// The server's candidate, the only address checks are expected from.
     private var server: PeerAddress?
@@ -41,13 +42,18 @@ package final class ClientTransport {
     package private(set) var failed = false
     package private(set) var failure: String?
 
-    package init(certificate: DTLSCertificate, bindHost: String, srtpProfiles: [SRTPProfile]) throws(Media.SocketError) {
+    /// `dtlsRetransmission`: when DTLS flights are sent again. A full ICE agent on the server (Janus's
+    /// libnice) drops a ClientHello that arrives before its own triggered check has succeeded, so the
+    /// first retransmission decides how long such a join takes.
+    package init(certificate: DTLSCertificate, bindHost: String, srtpProfiles: [SRTPProfile],
+                 dtlsRetransmission: DTLSEngine.RetransmissionPolicy = .default) throws(Media.SocketError) {
         socket = try UDPSocket(host: bindHost, port: 0)
         local = ICEParameters.random(iceLite: false)
         destination = .allocate(capacity: 1)
         destination.initialize(to: sockaddr_storage())
         self.certificate = certificate
         self.srtpProfiles = srtpProfiles
+        self.dtlsRetransmission = dtlsRetransmission
     }
 
     deinit { destination.deallocate() }
@@ -59,7 +65,8 @@ package final class ClientTransport {
         server.write(to: destination, ipv6Socket: socket.isIPv6)
         dtls = try DTLSEngine(
             role: dtlsRole == .client ? .client : .server, certificate: certificate,
-            expectedRemoteFingerprint: (fingerprint.algorithm, fingerprint.value), srtpProfiles: srtpProfiles)
+            expectedRemoteFingerprint: (fingerprint.algorithm, fingerprint.value), srtpProfiles: srtpProfiles,
+            retransmission: dtlsRetransmission)
     }
 
     /// Whether `configure` has run.
