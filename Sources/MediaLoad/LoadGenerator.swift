@@ -75,7 +75,7 @@ public final class LoadGenerator: Sendable {
         for loop in loops { loop.stopAndWait() }
     }
 
-    private func on<T: Sendable>(_ loop: Int, _ body: @escaping @Sendable (LoopState, EventLoop) throws -> T) async throws -> T {
+    func on<T: Sendable>(_ loop: Int, _ body: @escaping @Sendable (LoopState, EventLoop) throws -> T) async throws -> T {
         let box = states[loop]
         let eventLoop = loops[loop]
         return try await eventLoop.submit { try body(box.state, eventLoop) }

@@ -80,10 +80,16 @@ final class LoadPeer: Selectable {
     /// A mixed room's listener: latency is measured per burst (see `OpusLoop`), not per packet.
     var burst: BurstClock?
     private var lastBurst: UInt64 = 0
+    /// When the first RTP packet arrived (monotonic ns; 0: none yet), measured or not.
+    private(set) var firstMediaAt: UInt64 = 0
 
     init(role: Role, certificate: DTLSCertificate, bindHost: String, srtpProfiles: [SRTPProfile]) throws(Media.SocketError) {
         self.role = role
-        transport = try ClientTransport(certificate: certificate, bindHost: bindHost, srtpProfiles: srtpProfiles)
+        // First DTLS retransmission after 50 ms rather than 500: join times measure the server, not a
+        // ClientHello the server dropped because it came before its own ICE check succeeded.
+        transport = try ClientTransport(
+            certificate: certificate, bindHost: bindHost, srtpProfiles: srtpProfiles,
+            dtlsRetransmission: .init(initialMilliseconds: 50, maximumMilliseconds: 8_000))
     }
 
     deinit { sendBuffer.deallocate() }
@@ -114,6 +120,7 @@ final class LoadPeer: Selectable {
             return
         case .rtp(let plain): size = plain
         }
+        if firstMediaAt == 0 { firstMediaAt = now }
         guard measuring, size >= 12 + 16 else { return }
         received &+= 1
         // The send time rides in the padding, which receivers discard (RFC 3550 §5.1).

@@ -27,7 +27,10 @@ package final class ClientTransport {
     package let local: ICEParameters
     package let certificate: DTLSCertificate
     private let srtpProfiles: [SRTPProfile]
+    private let dtlsRetransmission: DTLSEngine.RetransmissionPolicy
     private var remote = ICEParameters(usernameFragment: "", password: "")
+    /// The server's candidate, the only address checks are expected from.
+    private var server: PeerAddress?
     private let destination: UnsafeMutablePointer<sockaddr_storage>
     private var dtls: DTLSEngine?
     private var srtpIn: SRTPTransform?
@@ -39,13 +42,18 @@ package final class ClientTransport {
     package private(set) var failed = false
     package private(set) var failure: String?
 
-    package init(certificate: DTLSCertificate, bindHost: String, srtpProfiles: [SRTPProfile]) throws(Media.SocketError) {
+    /// `dtlsRetransmission`: when DTLS flights are sent again. A full ICE agent on the server (Janus's
+    /// libnice) drops a ClientHello that arrives before its own triggered check has succeeded, so the
+    /// first retransmission decides how long such a join takes.
+    package init(certificate: DTLSCertificate, bindHost: String, srtpProfiles: [SRTPProfile],
+                 dtlsRetransmission: DTLSEngine.RetransmissionPolicy = .default) throws(Media.SocketError) {
         socket = try UDPSocket(host: bindHost, port: 0)
         local = ICEParameters.random(iceLite: false)
         destination = .allocate(capacity: 1)
         destination.initialize(to: sockaddr_storage())
         self.certificate = certificate
         self.srtpProfiles = srtpProfiles
+        self.dtlsRetransmission = dtlsRetransmission
     }
 
     deinit { destination.deallocate() }
@@ -53,10 +61,12 @@ package final class ClientTransport {
     /// Points the transport at the server's candidate and sets up DTLS.
     package func configure(remote: ICEParameters, server: PeerAddress, fingerprint: DTLSFingerprintValue, dtlsRole: DTLSRole) throws {
         self.remote = remote
+        self.server = server
         server.write(to: destination, ipv6Socket: socket.isIPv6)
         dtls = try DTLSEngine(
             role: dtlsRole == .client ? .client : .server, certificate: certificate,
-            expectedRemoteFingerprint: (fingerprint.algorithm, fingerprint.value), srtpProfiles: srtpProfiles)
+            expectedRemoteFingerprint: (fingerprint.algorithm, fingerprint.value), srtpProfiles: srtpProfiles,
+            retransmission: dtlsRetransmission)
     }
 
     /// Whether `configure` has run.
@@ -75,6 +85,18 @@ package final class ClientTransport {
         guard let bytes = try? request.serialize(
             integrityKey: Array(remote.password.utf8), hmacSHA1: { HMAC.sha1(key: $0, data: $1) }, fingerprint: true) else { return }
         send(bytes)
+    }
+
+    /// Answers a full ICE agent's checks (RFC 8445 §7.3): a server that is not ICE-lite (Janus's
+    /// libnice even in its lite mode) sends triggered checks and nominates only once they succeed.
+    private func answerCheck(_ request: STUNMessage, bytes: UnsafeRawBufferPointer) {
+        let key = Array(local.password.utf8)
+        guard let server, request.verifyIntegrity(in: bytes, key: key, hmacSHA1: { HMAC.sha1(key: $0, data: $1) }) else { return }
+        let mapped = server.isIPv6 ? STUNAddress.ipv6(high: server.high, low: server.low, port: server.port)
+            : STUNAddress.ipv4(UInt32(truncatingIfNeeded: server.low), port: server.port)
+        guard let reply = try? STUNMessage.bindingSuccess(to: request, mappedAddress: mapped).serialize(
+            integrityKey: key, hmacSHA1: { HMAC.sha1(key: $0, data: $1) }, fingerprint: true) else { return }
+        send(reply)
     }
 
     private func send(_ bytes: [UInt8]) {
@@ -102,6 +124,8 @@ package final class ClientTransport {
             if message.type == .bindingSuccess, !iceConnected {
                 iceConnected = true
                 if let dtls, dtls.role == .client { for d in dtls.start(now: now) { send(d) } }
+            } else if message.type == .bindingRequest {
+                answerCheck(message, bytes: UnsafeRawBufferPointer(start: p, count: length))
             }
         } else if first >= 20 && first <= 63 {
             guard let dtls else { return .none }

@@ -41,6 +41,10 @@ struct LoadCommand {
                              plus warmup, duration and 50 ms per peer) — a saturated server or
                              generator stops answering rather than failing
           --json             print the report as JSON
+          --janus URL        the same load through Janus's VideoRoom (HTTP API root, e.g.
+                             http://198.18.0.1:8088/janus) instead of --server (scripts/bench-peers);
+                             the peers bind --bind HOST (default: the URL's host)
+          --joins N          join time instead: N publisher+subscriber pairs, each in a new room
 
         The server must run with --dev (development mode, loopback only).
 
@@ -62,6 +66,7 @@ struct LoadCommand {
         let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process", "--udp-floor", "--legs"])
         if args.flag("--in-process") { return try inProcess(args) }
         if args.flag("--udp-floor") { return try udpFloor(args) }
+        if args["--janus"] != nil || args["--joins"] != nil { return try await PeerBench.run(args) }
         try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps", "--video-capture", "--room", "--srtp", "--timeout", "--mode", "--legs"])
         let base = try args.require("--server").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         func int(_ name: String, _ fallback: Int) throws -> Int {
