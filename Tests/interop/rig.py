@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -178,7 +179,21 @@ def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | No
     `http_port` on the same port, so that clients of the first one come back to it.
     `max_open_files` runs the server as under `ulimit -n N` (soft and hard limit).
     `dev` turns on development mode (`--dev`): the demo app servers and the /test/media routes.
+
+    A port found free can be taken before the server binds it (another test's outgoing connection gets it as
+    its local port): when the server says so (EADDRINUSE) on ports this function chose, it tries new ones.
     """
+    for attempt in range(3):
+        try:
+            return _start_once(extra_args, https=https, data_dir=data_dir, env=env, host=host, timeout=timeout,
+                               max_open_files=max_open_files, dev=dev, http_port=http_port)
+        except RuntimeError as e:
+            if http_port is not None or attempt == 2 or not re.search(r'bind (tcp )?[0-9.]+:[0-9]+", 98\)', str(e)):
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_once(extra_args, *, https, data_dir, env, host, timeout, max_open_files, dev, http_port) -> Server:
     owns = data_dir is None
     data = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="switchboard-interop-"))
     data.mkdir(parents=True, exist_ok=True)

@@ -20,8 +20,15 @@ SIPP_SCENARIOS = REPO / "Tests" / "Fixtures" / "sip" / "sipp"
 
 def start_sip_server(extra_args=(), **kw):
     """A server with SIP on a free port; returns (server, sip_port)."""
-    port = free_sip_port()
-    server = start_server(["--sip-port", str(port), *extra_args], https=False, **kw)
+    for attempt in range(3):
+        port = free_sip_port()
+        try:
+            server = start_server(["--sip-port", str(port), *extra_args], https=False, **kw)
+            break
+        except RuntimeError as e:
+            # The port was taken between finding it free and the server binding it: try another.
+            if attempt == 2 or '", 98)' not in str(e):
+                raise
     wait_until(lambda: f"sip:   udp+tcp 127.0.0.1:{port}" in server.log(), timeout=10, what="SIP listening")
     return server, port
 
