@@ -151,13 +151,13 @@ final class VoiceApp: Sendable {
         return HTTPApplication(router: router, middleware: [CORSMiddleware()])
     }
 
-    /// A phone calls in: it is connected to the app user `--inbound-user`.
+    /// A phone calls in: it is connected to the app user `--inbound-user` (the phone-to-app tutorial's NCCO,
+    /// a lone `connect`: the phone rings until the user answers, and hears 603 when the user rejects).
     func inboundNCCO() -> HTTPResponse {
         guard let user = config.inboundUser else {
             return .json([["action": "talk", "text": "Nobody takes calls here yet. Goodbye."]] as JSONValue)
         }
-        return .json([["action": "talk", "text": "Please wait while we connect you."],
-                      ["action": "connect", "endpoint": [["type": "app", "user": .string(user)]]]] as JSONValue)
+        return .json([["action": "connect", "endpoint": [["type": "app", "user": .string(user)]]]] as JSONValue)
     }
 
     /// `--from-number`, else the first number linked to the application (needs the account's key and secret).
