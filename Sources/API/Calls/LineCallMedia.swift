@@ -145,7 +145,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     // MARK: Outbound
 
     private func dial(_ endpoint: CallEndpoint, from: String?, leg uuid: String) throws(CallMediaError) {
-        guard let edge else { throw .unavailable("no SIP trunk can carry \(endpoint.kind.rawValue) calls: this server runs no SIP edge (--sip-port 0)") }
+        guard edge != nil else { throw .unavailable("no SIP trunk can carry \(endpoint.kind.rawValue) calls: this server runs no SIP edge (--sip-port 0)") }
         guard let place = resolve(uuid) else { throw .unavailable("leg \(uuid) is in no conversation") }
         let callerID = from.flatMap(CallEndpoint.normalizedNumber) ?? from ?? "anonymous"
         let target: OutboundTarget
@@ -169,17 +169,13 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         case device(String, String)
     }
 
-    /// The trunk that owns the caller's number; else the trunk of the dialled number when it is one of
-    /// this server's; with one trunk on the server, that one. A number on the development loopback trunk
-    /// (the test phone) is reached only through it, whoever calls: no carrier knows it.
+    /// The trunk of the dialled number when it is one of this server's (no carrier knows it: the
+    /// development test phone, a loopback PBX); else the trunk that owns the caller's number; with one
+    /// trunk on the server, that one.
     private func trunk(forCaller callerID: String, callee: String) throws(CallMediaError) -> String {
         guard let edge else { throw .unavailable("this server runs no SIP edge") }
-        let dialled = CallEndpoint.normalizedNumber(callee).flatMap { edge.directory.route(number: $0)?.trunk }
-        if let dialled, ((try? core.sipTrunks.all()) ?? []).contains(where: { $0.id == dialled && $0.name == TestPhone.trunkName }) {
-            return dialled
-        }
+        if let dialled = CallEndpoint.normalizedNumber(callee).flatMap({ edge.directory.route(number: $0)?.trunk }) { return dialled }
         if let trunk = edge.directory.route(number: callerID)?.trunk { return trunk }
-        if let dialled { return dialled }
         let all = (try? core.sipTrunks.all()) ?? []
         if all.count == 1 { return all[0].id }
         if all.isEmpty { throw .unavailable("no SIP trunk is configured for phone calls") }

@@ -28,7 +28,7 @@ final class PhoneDemoApp: Sendable {
     let file: String
     let testNumber: String?
     let logger = Logger(label: "phone-demo")
-    private let state = Mutex<(applicationID: String, key: RSAPrivateKey)?>(nil)
+    private let demo: DemoApplication
     /// Where the server listens (`http://host:port`), known once it is bound.
     private let base = Mutex<String?>(nil)
     /// The base the application's webhooks were last pointed at.
@@ -41,6 +41,7 @@ final class PhoneDemoApp: Sendable {
         self.apiKey = apiKey
         self.testNumber = testNumber
         file = dataDirectory + "/phone-demo.json"
+        demo = DemoApplication(core: core, apiKey: apiKey, name: Self.applicationName, file: file)
     }
 
     /// The HTTP listener is bound: the application's answer and event URLs point at it.
@@ -49,7 +50,7 @@ final class PhoneDemoApp: Sendable {
         base.withLock { $0 = "http://\(SocketAddress(host: host, port: address.port))" }
         // An application from an earlier run may point at another port; a page with a saved token
         // places calls without logging in through /phone/api/auth first.
-        if FileManager.default.fileExists(atPath: file) {
+        if demo.saved {
             Task { [self] in _ = try? application() }
         }
     }
@@ -57,23 +58,7 @@ final class PhoneDemoApp: Sendable {
     /// The demo application and its signing key, created (or recovered from the file) once; its voice
     /// webhooks are (re)pointed at this server whenever the listening address changed.
     func application() throws -> (applicationID: String, key: RSAPrivateKey) {
-        let resolved = try state.withLock { cached in
-            if let cached { return cached }
-            if let data = FileManager.default.contents(atPath: file),
-               let object = try? JSONSerialization.jsonObject(with: data) as? [String: String],
-               let id = object["id"], let pem = object["private_key"],
-               (try? core.applications.get(id: id)) != nil, let key = try? RSAPrivateKey(pem: pem) {
-                cached = (id, key)
-                return (id, key)
-            }
-            let (app, pem) = try core.applications.create(apiKey: apiKey, input: ApplicationInput(name: Self.applicationName))
-            guard let pem else { throw APIError.internalError("The demo application has no private key.") }
-            let json = try JSONSerialization.data(withJSONObject: ["id": app.id, "private_key": pem], options: [.sortedKeys])
-            FileManager.default.createFile(atPath: file, contents: json, attributes: [.posixPermissions: 0o600])
-            let key = try RSAPrivateKey(pem: pem)
-            cached = (app.id, key)
-            return (app.id, key)
-        }
+        let resolved = try demo.get()
         if let base = base.withLock({ $0 }), hooked.withLock({ $0 }) != base {
             _ = try core.applications.update(id: resolved.applicationID, apiKey: apiKey, input: ApplicationInput(capabilities: [
                 "voice": ["webhooks": [

@@ -22,33 +22,18 @@ final class RoomMediaDemoApp: Sendable {
     let apiKey: String
     let file: String
     let roomTTL = 600
-    private let state = Mutex<(applicationID: String, key: RSAPrivateKey)?>(nil)
+    private let demo: DemoApplication
 
     init(core: PlatformCore, apiKey: String, dataDirectory: String) {
         self.core = core
         self.apiKey = apiKey
         file = dataDirectory + "/rooms-demo.json"
+        demo = DemoApplication(core: core, apiKey: apiKey, name: Self.applicationName, file: file)
     }
 
     /// The demo application and its signing key, created (or recovered from the file) once.
     func application() throws -> (applicationID: String, key: RSAPrivateKey) {
-        try state.withLock { cached in
-            if let cached { return cached }
-            if let data = FileManager.default.contents(atPath: file),
-               let object = try? JSONSerialization.jsonObject(with: data) as? [String: String],
-               let id = object["id"], let pem = object["private_key"],
-               (try? core.applications.get(id: id)) != nil, let key = try? RSAPrivateKey(pem: pem) {
-                cached = (id, key)
-                return (id, key)
-            }
-            let (app, pem) = try core.applications.create(apiKey: apiKey, input: ApplicationInput(name: Self.applicationName))
-            guard let pem else { throw APIError.internalError("The demo application has no private key.") }
-            let json = try JSONSerialization.data(withJSONObject: ["id": app.id, "private_key": pem], options: [.sortedKeys])
-            FileManager.default.createFile(atPath: file, contents: json, attributes: [.posixPermissions: 0o600])
-            let key = try RSAPrivateKey(pem: pem)
-            cached = (app.id, key)
-            return (app.id, key)
-        }
+        try demo.get()
     }
 
     func register(on router: inout Router) {
