@@ -1,4 +1,5 @@
 import Audio
+@testable import API
 import Foundation
 import Testing
 import Wire
@@ -47,6 +48,50 @@ struct RoomMediaTests {
             #expect(stats.receiving.packetsReceived > 50)
             await bobMedia.disable()
             await aliceMedia.disable()
+            await alice.logout()
+            await bob.logout()
+        }
+    }
+
+    @Test("the server drops a member's socket: its media comes back by itself and both sides hear each other again")
+    func mediaAfterReconnect() async throws {
+        try await LiveServer.with { live in
+            let room = try live.conversation("reconnect")
+            var options = Session.Options()
+            options.backoff = Backoff(first: .milliseconds(200), maximum: .seconds(1))
+            let alice = try await Session.connect(to: live.url, token: try live.userToken("alice"), options: options)
+            let bob = try await Session.connect(to: live.url, token: try live.userToken("bob"))
+            let aliceHears = LevelMeter()
+            let bobHears = LevelMeter()
+            let aliceMedia = try await alice.enableMedia(in: room, source: ToneSource(frequency: 440), sink: aliceHears)
+            let aliceStates = Collector(aliceMedia.states())
+            let bobMedia = try await bob.enableMedia(in: room, source: ToneSource(frequency: 660), sink: bobHears)
+            let aliceMember = aliceMedia.memberID
+            func frames() -> (alice: Int, bob: Int) {
+                (aliceHears.levels[bobMedia.memberID]?.frames ?? 0, bobHears.levels[aliceMember]?.frames ?? 0)
+            }
+            #expect(await eventually(seconds: 15) { frames().alice > 50 && frames().bob > 50 })
+
+            // What the server does on a ping timeout: push the error, close with 4002. The server frees
+            // alice's media with the socket.
+            let gateway = live.server.gateway
+            let socket = try #require(gateway.state.withLock { s in s.sessions[alice.sessionID ?? ""]?.socket })
+            gateway.fail(socket, "session:error", rid: nil, .pingTimeout, "test")
+            socket.close(code: 4002, reason: "pingTimeout")
+            #expect(await aliceStates.wait { $0.contains(.reconnecting) })
+            #expect(await aliceStates.wait(seconds: 15) { $0.contains(.reconnected(attempt: 1)) })
+            let before = frames()
+            #expect(await eventually(seconds: 15) { frames().alice > before.alice + 50 && frames().bob > before.bob + 50 },
+                    "after the restart: \(frames()) against \(before)")
+            #expect(aliceMedia.memberID == aliceMember, "the same member publishes again")
+            #expect(abs((bobHears.levels[aliceMember]?.frequency ?? 0) - 440) < 40)
+            #expect(abs((aliceHears.levels[bobMedia.memberID]?.frequency ?? 0) - 660) < 40)
+            let stats = await aliceMedia.statistics()
+            #expect(stats.sending?.connected == true && stats.receiving.connected)
+
+            await aliceMedia.disable()
+            #expect(await aliceStates.wait { $0.contains(.disconnected(.closed)) })
+            await bobMedia.disable()
             await alice.logout()
             await bob.logout()
         }

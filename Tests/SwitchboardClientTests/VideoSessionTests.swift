@@ -1,5 +1,7 @@
 import Audio
 import Foundation
+@testable import API
+import Live
 import Testing
 import Wire
 @testable import SwitchboardClient
@@ -62,6 +64,52 @@ struct VideoSessionTests {
             await #expect(throws: SessionError.invalidToken) {
                 _ = try await VideoSession.connect(to: live.url, sessionID: sid, token: "T1==garbage")
             }
+        }
+    }
+
+    @Test("a dropped socket: the client connects again, publishes and subscribes again by itself, and video flows both ways again")
+    func reconnect() async throws {
+        try await LiveServer.with { live in
+            let (sid, tokens) = try await videoSessionAndTokens(live, roles: [("publisher", "alice"), ("publisher", "bob")])
+            let alice = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[0])
+            let aliceEvents = Collector(alice.events())
+            let bob = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[1])
+            let bobEvents = Collector(bob.events())
+            let alicePublished = try await alice.publish(name: "alice-cam", video: try IVFFileSource(path: fixtureIVF))
+            let bobPublished = try await bob.publish(name: "bob-cam", video: try IVFFileSource(path: fixtureIVF))
+            let aliceSees = VideoFrameCounter()
+            let bobSees = VideoFrameCounter()
+            try await alice.subscribe(bobPublished.id, video: aliceSees)
+            try await bob.subscribe(alicePublished.id, video: bobSees)
+            #expect(await eventually(seconds: 15) { aliceSees.frames >= 20 && bobSees.frames >= 20 })
+
+            // The network drops alice's socket (the server sees it close without video:disconnect).
+            let before = alice.connectionID
+            let gateway = live.server.gateway
+            let hub = live.server.live.video
+            let socket = try #require(gateway.state.withLock { s in
+                s.requests.keys.first { hub.connection(for: ClientID(rawValue: $0.id))?.id == before }
+            })
+            socket.close(code: 1006, reason: "")
+            #expect(await aliceEvents.wait { $0.contains(.reconnecting) })
+            #expect(await aliceEvents.wait(seconds: 20) { $0.contains { if case .reconnected = $0 { true } else { false } } })
+            #expect(alice.connectionID != before)
+            // Bob sees alice's old stream go and her stream published again; he subscribes to it as an app would.
+            #expect(await bobEvents.wait { $0.contains { if case .streamDestroyed(let s, "networkDisconnected") = $0 { s.id == alicePublished.id } else { false } } })
+            let republished = try #require(await bobEvents.wait(seconds: 15) { events in
+                events.contains { if case .streamCreated(let s) = $0 { s.name == "alice-cam" && s.id != alicePublished.id } else { false } }
+            } ? bobEvents.all.compactMap { if case .streamCreated(let s) = $0, s.name == "alice-cam" { s } else { nil } }.last : nil)
+            let bobSeesAgain = VideoFrameCounter()
+            try await bob.subscribe(republished.id, video: bobSeesAgain)
+            // Alice subscribed again to bob's stream by herself: her counter keeps rising.
+            let aliceBefore = aliceSees.frames
+            #expect(await eventually(seconds: 15) { bobSeesAgain.frames >= 20 && aliceSees.frames >= aliceBefore + 20 },
+                    "bob \(bobSeesAgain.frames), alice \(aliceSees.frames - aliceBefore)")
+            #expect(await alice.statistics(alicePublished.id)?.connected == true, "the id publish returned names the new stream here")
+            try await alice.unpublish(alicePublished.id)
+            #expect(await bobEvents.wait { $0.contains { if case .streamDestroyed(let s, _) = $0 { s.id == republished.id } else { false } } })
+            await alice.disconnect()
+            await bob.disconnect()
         }
     }
 }

@@ -60,9 +60,13 @@ def test_alice_calls_bob_by_name_they_talk_send_a_tone_and_hang_up_then_bob_reje
         # Validation: letters after digits is neither a number nor a name.
         alice.fill("#number", "12ab")
         alice.click("#call")
-        assert alice.is_visible("#number-error") and "3 to 20 digits" in alice.inner_text("#number-error")
+        assert alice.is_visible("#number-error") and "6 to 15 digits" in alice.inner_text("#number-error")
         assert alice.get_attribute("#number", "aria-invalid") == "true"
         screenshot(alice, "phone-invalid-number")
+        # A number the Voice API would refuse (E.164: 6 to 15 digits) is refused in the page.
+        alice.fill("#number", "12345")
+        alice.click("#call")
+        assert alice.is_visible("#number-error") and "6 to 15 digits" in alice.inner_text("#number-error")
 
         # Readable at 375 px: nothing sticks out sideways.
         assert alice.evaluate("document.documentElement.scrollWidth") <= PHONE_SIZE["width"]

@@ -62,15 +62,15 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // MARK: Number field
 
-/** What the dialler accepts: a phone number (an optional + and 3 to 20 digits; spaces, dots, dashes
+/** What the dialler accepts: a phone number (an optional + and 6 to 15 digits; spaces, dots, dashes
  *  and brackets are dropped) or a user name. Returns {to, kind} or {error}. */
 export function parseTarget(raw) {
   const value = raw.trim();
   if (!value) return { error: "Enter a phone number or a user name." };
   const compact = value.replace(/[\s().-]/g, "");
   if (/^\+?[0-9*#]/.test(compact)) {
-    if (/^\+?[0-9]{3,20}$/.test(compact)) return { to: compact, kind: "number" };
-    return { error: "A phone number is an optional + followed by 3 to 20 digits." };
+    if (/^\+?[0-9]{6,15}$/.test(compact)) return { to: compact, kind: "number" };
+    return { error: "A phone number is an optional + followed by 6 to 15 digits." };
   }
   if (value.length <= 100 && /^[\p{L}\p{N}._@-]+$/u.test(value)) return { to: value, kind: "user" };
   return { error: "A user name may only have letters, digits and . _ - @." };

@@ -284,8 +284,9 @@ public final class Session: Sendable {
     }
 
     private func closed(code: UInt16, reason: String, generation: Int) {
-        let outcome = state.withLock { s -> (pending: [CheckedContinuation<JSONValue, any Error>], reason: SessionError, wasCurrent: Bool) in
-            guard s.generation == generation else { return ([], .transportClosed, false) }
+        let outcome = state.withLock { s -> (pending: [CheckedContinuation<JSONValue, any Error>], reason: SessionError, wasCurrent: Bool, wasIn: Bool) in
+            guard s.generation == generation else { return ([], .transportClosed, false, false) }
+            let wasIn = s.authenticated || s.sessionID != nil
             s.socket = nil
             s.authenticated = false
             let pending = Array(s.pending.values)
@@ -297,12 +298,10 @@ public final class Session: Sendable {
             default: break
             }
             s.pushedError = nil
-            return (pending, why, s.ended == nil)
+            return (pending, why, s.ended == nil, wasIn)
         }
         for p in outcome.pending { p.resume(throwing: SessionError.transportClosed) }
-        guard outcome.wasCurrent else { return }
-        let loggedIn = state.withLock { $0.sessionID != nil }
-        guard loggedIn else { return }
+        guard outcome.wasCurrent, outcome.wasIn else { return }
         if outcome.reason == .tokenExpired && options.tokenProvider == nil || !options.reconnect {
             shutdown(outcome.reason, notify: true)
             return
@@ -413,6 +412,13 @@ public final class Session: Sendable {
                 cursor = page.nextCursor
             } while cursor != nil
         }
+    }
+
+    /// The socket was authenticated by other means than a login (`video:connect` and its token): from
+    /// now on it is pinged, and its drop ends or restarts the session like a logged-in one's.
+    func linked() {
+        state.withLock { $0.authenticated = true }
+        startHeartbeat()
     }
 
     // MARK: Heartbeat and shutdown

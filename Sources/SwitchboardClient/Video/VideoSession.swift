@@ -5,50 +5,96 @@ import Wire
 /// A client of a video session (docs/protocol.md, "Video sessions"): connect with a video token,
 /// publish a recording and a source's audio, subscribe to others' streams, signal, disconnect.
 /// Media goes through the server's SFU on the client-role stack.
+///
+/// When the socket drops, the server ends the connection and its streams at once; the client
+/// connects again with the same token within `reconnectWindow` (`.reconnecting`, then
+/// `.reconnected` with the new connection id), publishes its streams again (the others see them
+/// destroyed and created anew; the ids `publish` returned keep working here) and subscribes again
+/// to the streams it had that are still there. Past the window it ends with `.disconnected`.
 public final class VideoSession: Sendable {
     public let sessionID: String
-    public let connectionID: String
     /// The others connected and the streams published when this client connected.
     public let connections: [VideoConnection]
     public let streams: [VideoStream]
-    let link: Session
-    private let publishers = Mutex<[String: MediaPeerHandle]>([:])
-    private let subscribers = Mutex<[String: MediaPeerHandle]>([:])
+    let server: URL
+    let token: String
+    let caFile: String?
+    let reconnectWindow: Duration?
+
+    private struct Link {
+        var session: Session
+        var connectionID: String
+        var reconnecting = false
+        var ended = false
+    }
+    /// A stream this client publishes: what `publish` was given, and the server's id for it now.
+    private struct Published {
+        var name: String
+        var audio: AudioSource?
+        var video: IVFFileSource?
+        var current: String
+        var peer: MediaPeerHandle
+    }
+    private struct Subscribed {
+        var audio: AudioSink?
+        var video: VideoFrameCounter?
+        var peer: MediaPeerHandle
+    }
+    private let link: Mutex<Link>
+    /// Keyed by the id `publish` returned.
+    private let publishers = Mutex<[String: Published]>([:])
+    private let subscribers = Mutex<[String: Subscribed]>([:])
     private let eventStreams = Mutex<[Int: AsyncStream<VideoEvent>.Continuation]>([:])
-    private let relay = Mutex<Task<Void, Never>?>(nil)
+    private let relays = Mutex<[Task<Void, Never>]>([])
     private let nextStream = Atomic<Int>(0)
 
-    init(link: Session, sessionID: String, reply: JSONValue) {
-        self.link = link
+    private init(server: URL, token: String, caFile: String?, reconnectWindow: Duration?, sessionID: String, link: Session, reply: JSONValue) {
+        self.server = server
+        self.token = token
+        self.caFile = caFile
+        self.reconnectWindow = reconnectWindow
         self.sessionID = sessionID
-        connectionID = reply["connectionId"]?.stringValue ?? ""
+        self.link = Mutex(Link(session: link, connectionID: reply["connectionId"]?.stringValue ?? ""))
         connections = (reply["connections"]?.arrayValue ?? []).compactMap { VideoConnection(json: $0) }
         streams = (reply["streams"]?.arrayValue ?? []).compactMap { VideoStream(json: $0) }
     }
 
+    /// This client's connection id (a new one after a reconnect).
+    public var connectionID: String { link.withLock { $0.connectionID } }
+
     /// Connects to `sessionID` with a client token (Vonage JWT, OpenTok JWT or `T1==`).
+    /// `reconnectWindow`: how long to keep trying after the socket drops (nil: do not reconnect).
     /// - Throws: `.invalidToken`, `.tokenExpired`, `.server(code: "sessionNotFound", …)`, `.unreachable`.
-    public static func connect(to server: URL, sessionID: String, token: String, caFile: String? = nil) async throws(SessionError) -> VideoSession {
+    public static func connect(to server: URL, sessionID: String, token: String, caFile: String? = nil,
+                               reconnectWindow: Duration? = .seconds(30)) async throws(SessionError) -> VideoSession {
+        let (link, reply, pushes, states) = try await open(server: server, sessionID: sessionID, token: token, caFile: caFile)
+        let session = VideoSession(server: server, token: token, caFile: caFile, reconnectWindow: reconnectWindow, sessionID: sessionID,
+                                   link: link, reply: reply)
+        session.follow(pushes: pushes, states: states)
+        return session
+    }
+
+    /// A socket that has sent `video:connect`, with its pushes and states (registered before, so none is missed).
+    private static func open(server: URL, sessionID: String, token: String, caFile: String?) async throws(SessionError)
+        -> (Session, JSONValue, AsyncStream<JSONValue>, AsyncStream<ConnectionState>) {
         var options = Session.Options()
         options.reconnect = false
         options.caFile = caFile
         let link = try Session(server: server, token: token, options: options)
         let pushes = link.pushes(prefix: "video:")
         let states = link.states()
-        let reply: JSONValue
         do {
             try await link.open()
-            reply = try await link.request("video:connect", ["sessionId": .string(sessionID), "token": .string(token)])
+            let reply = try await link.request("video:connect", ["sessionId": .string(sessionID), "token": .string(token)])
+            link.linked()
+            return (link, reply, pushes, states)
         } catch {
             link.shutdown(.closed, notify: false)
             throw error
         }
-        let session = VideoSession(link: link, sessionID: sessionID, reply: reply)
-        session.start(pushes: pushes, states: states)
-        return session
     }
 
-    private func start(pushes: AsyncStream<JSONValue>, states: AsyncStream<ConnectionState>) {
+    private func follow(pushes: AsyncStream<JSONValue>, states: AsyncStream<ConnectionState>) {
         let task = Task { [weak self] in
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { [weak self] in
@@ -59,12 +105,17 @@ public final class VideoSession: Sendable {
                 }
                 group.addTask { [weak self] in
                     for await state in states {
-                        if case .disconnected(let why) = state, why != .closed { self?.emit(.disconnected(reason: "networkDisconnected")) }
+                        guard case .disconnected(let why) = state, why != .closed, let self else { continue }
+                        if self.reconnectWindow == nil {
+                            self.emit(.disconnected(reason: "networkDisconnected"))
+                        } else {
+                            Task { await self.reconnect() }
+                        }
                     }
                 }
             }
         }
-        relay.withLock { $0 = task }
+        relays.withLock { $0.append(task) }
     }
 
     private func emit(_ event: VideoEvent) {
@@ -81,21 +132,28 @@ public final class VideoSession: Sendable {
         return stream
     }
 
+    // MARK: Publishing and subscribing
+
     /// Publishes a stream: `video` replayed as a camera, `audio` encoded with Opus. Returns the
     /// stream; others get `.streamCreated` once its media is flowing.
     public func publish(name: String, audio: AudioSource? = nil, video: IVFFileSource? = nil) async throws(SessionError) -> VideoStream {
+        let (stream, peer) = try await startPublishing(name: name, audio: audio, video: video)
+        publishers.withLock { $0[stream.id] = Published(name: name, audio: audio, video: video, current: stream.id, peer: peer) }
+        return stream
+    }
+
+    private func startPublishing(name: String, audio: AudioSource?, video: IVFFileSource?) async throws(SessionError) -> (VideoStream, MediaPeerHandle) {
         let peer = try await MediaPeerHandle()
         do throws(SessionError) {
             let offer = try await peer.publishOffer(audio: audio, video: video)
-            let reply = try await link.request("video:publish", [
+            let reply = try await request("video:publish", [
                 "name": .string(name), "hasAudio": .bool(audio != nil), "hasVideo": .bool(video != nil), "videoType": "camera", "offer": .string(offer),
             ])
             guard let answer = reply["answer"]?.stringValue, let stream = VideoStream(json: reply["stream"]) ?? VideoStream(json: ["streamId": reply["streamId"] ?? .null]) else {
                 throw SessionError.media("video:publish gave no answer")
             }
             try await peer.applyAnswer(answer)
-            publishers.withLock { $0[stream.id] = peer }
-            return stream
+            return (stream, peer)
         } catch {
             peer.close()
             throw error
@@ -104,21 +162,30 @@ public final class VideoSession: Sendable {
 
     /// Stops publishing a stream.
     public func unpublish(_ streamID: String) async throws(SessionError) {
-        publishers.withLock { $0.removeValue(forKey: streamID) }?.close()
-        try await link.request("video:unpublish", ["streamId": .string(streamID)])
+        guard let published = publishers.withLock({ $0.removeValue(forKey: streamID) }) else {
+            try await request("video:unpublish", ["streamId": .string(streamID)])
+            return
+        }
+        published.peer.close()
+        try await request("video:unpublish", ["streamId": .string(published.current)])
     }
 
     /// Receives a stream: its audio into `audio`, its video frames counted by `video`.
     public func subscribe(_ streamID: String, audio: AudioSink? = nil, video: VideoFrameCounter? = nil) async throws(SessionError) {
-        let reply = try await link.request("video:subscribe", ["streamId": .string(streamID)])
+        let peer = try await startSubscribing(streamID, audio: audio, video: video)
+        subscribers.withLock { $0[streamID] = Subscribed(audio: audio, video: video, peer: peer) }
+    }
+
+    private func startSubscribing(_ streamID: String, audio: AudioSink?, video: VideoFrameCounter?) async throws(SessionError) -> MediaPeerHandle {
+        let reply = try await request("video:subscribe", ["streamId": .string(streamID)])
         guard let offer = reply["offer"]?.stringValue else { throw SessionError.media("video:subscribe gave no offer") }
         let peer = try await MediaPeerHandle()
         do throws(SessionError) {
             let parsed = try? SessionDescription.parse(offer)
             let owners = Dictionary((parsed?.media ?? []).compactMap { $0.mid.map { ($0, streamID) } }, uniquingKeysWith: { a, _ in a })
             let answer = try await peer.answer(offer: offer, owners: owners, sink: audio, videoSink: video)
-            try await link.request("video:subscribe:answer", ["streamId": .string(streamID), "answer": .string(answer)])
-            subscribers.withLock { $0[streamID] = peer }
+            try await request("video:subscribe:answer", ["streamId": .string(streamID), "answer": .string(answer)])
+            return peer
         } catch {
             peer.close()
             throw error
@@ -126,32 +193,125 @@ public final class VideoSession: Sendable {
     }
 
     public func unsubscribe(_ streamID: String) async throws(SessionError) {
-        subscribers.withLock { $0.removeValue(forKey: streamID) }?.close()
-        try await link.request("video:unsubscribe", ["streamId": .string(streamID)])
+        subscribers.withLock { $0.removeValue(forKey: streamID) }?.peer.close()
+        try await request("video:unsubscribe", ["streamId": .string(streamID)])
     }
 
     /// Sends a signal to everyone in the session, or to one connection.
     public func signal(type: String, data: String, to connectionID: String? = nil) async throws(SessionError) {
         var body: [String: JSONValue] = ["type": .string(type), "data": .string(data)]
         if let connectionID { body["to"] = .string(connectionID) }
-        try await link.request("video:signal", body)
+        try await request("video:signal", body)
     }
 
-    /// Counters of a published or subscribed stream's connection.
+    /// Counters of a published or subscribed stream's connection (the current one, after a reconnect).
     public func statistics(_ streamID: String) async -> MediaStatistics? {
-        guard let peer = publishers.withLock({ $0[streamID] }) ?? subscribers.withLock({ $0[streamID] }) else { return nil }
+        guard let peer = publishers.withLock({ $0[streamID]?.peer }) ?? subscribers.withLock({ $0[streamID]?.peer }) else { return nil }
         return await peer.statistics()
+    }
+
+    @discardableResult
+    private func request(_ type: String, _ body: [String: JSONValue], timeout: Duration? = nil) async throws(SessionError) -> JSONValue {
+        try await link.withLock { $0.session }.request(type, body, timeout: timeout)
+    }
+
+    // MARK: Reconnecting
+
+    /// The socket dropped and the server ended the connection with it: connect again with the same
+    /// token, publish again and subscribe again to what is still there; give up after the window.
+    private func reconnect() async {
+        let start = link.withLock { l -> Bool in
+            guard !l.reconnecting, !l.ended else { return false }
+            l.reconnecting = true
+            return true
+        }
+        guard start, let window = reconnectWindow else { return }
+        emit(.reconnecting)
+        for p in publishers.withLock({ $0.values.map(\.peer) }) { p.close() }
+        for p in subscribers.withLock({ $0.values.map(\.peer) }) { p.close() }
+        let deadline = ContinuousClock.now + window
+        var backoff = Backoff(first: .milliseconds(250), maximum: .seconds(4))
+        while ContinuousClock.now < deadline, !link.withLock({ $0.ended }) {
+            try? await Task.sleep(for: backoff.next(unit: Double.random(in: 0..<1)))
+            let opened: (Session, JSONValue, AsyncStream<JSONValue>, AsyncStream<ConnectionState>)
+            do throws(SessionError) {
+                opened = try await Self.open(server: server, sessionID: sessionID, token: token, caFile: caFile)
+            } catch .invalidToken, .tokenExpired {
+                break
+            } catch let e where e.code == "sessionNotFound" {
+                break
+            } catch {
+                continue
+            }
+            let (session, reply, pushes, states) = opened
+            let current = link.withLock { l -> Bool in
+                guard !l.ended else { return false }
+                l.session.shutdown(.closed, notify: false)
+                l.session = session
+                l.connectionID = reply["connectionId"]?.stringValue ?? ""
+                return true
+            }
+            guard current else {
+                session.shutdown(.closed, notify: false)
+                return
+            }
+            follow(pushes: pushes, states: states)
+            if await restoreMedia(present: Set((reply["streams"]?.arrayValue ?? []).compactMap { $0["streamId"]?.stringValue })) {
+                link.withLock { $0.reconnecting = false }
+                emit(.reconnected(connectionID: connectionID))
+                return
+            }
+            // Dropped again while publishing: try again within the window.
+        }
+        link.withLock { $0.reconnecting = false }
+        emit(.disconnected(reason: "networkDisconnected"))
+    }
+
+    /// Publishes every stream again and subscribes again to those of `present`; false when the new
+    /// socket dropped meanwhile.
+    private func restoreMedia(present: Set<String>) async -> Bool {
+        for (id, p) in publishers.withLock({ Array($0) }) {
+            do throws(SessionError) {
+                let (stream, peer) = try await startPublishing(name: p.name, audio: p.audio, video: p.video)
+                publishers.withLock { $0[id]?.current = stream.id; $0[id]?.peer = peer }
+            } catch .transportClosed, .closed {
+                return false
+            } catch {
+                publishers.withLock { _ = $0.removeValue(forKey: id) }
+                emit(.error(error))
+            }
+        }
+        for (id, s) in subscribers.withLock({ Array($0) }) {
+            guard present.contains(id) else {
+                subscribers.withLock { _ = $0.removeValue(forKey: id) }
+                continue
+            }
+            do throws(SessionError) {
+                let peer = try await startSubscribing(id, audio: s.audio, video: s.video)
+                subscribers.withLock { $0[id]?.peer = peer }
+            } catch .transportClosed, .closed {
+                return false
+            } catch {
+                subscribers.withLock { _ = $0.removeValue(forKey: id) }
+                emit(.error(error))
+            }
+        }
+        return true
     }
 
     /// Leaves the session: streams end, the socket closes.
     public func disconnect() async {
-        _ = try? await link.request("video:disconnect", [:], timeout: .seconds(3))
-        for p in publishers.withLock({ $0.values }) { p.close() }
-        for p in subscribers.withLock({ $0.values }) { p.close() }
+        _ = try? await request("video:disconnect", [:], timeout: .seconds(3))
+        let session = link.withLock { l -> Session in
+            l.ended = true
+            return l.session
+        }
+        for p in publishers.withLock({ $0.values.map(\.peer) }) { p.close() }
+        for p in subscribers.withLock({ $0.values.map(\.peer) }) { p.close() }
         publishers.withLock { $0 = [:] }
         subscribers.withLock { $0 = [:] }
-        link.shutdown(.closed, notify: false)
-        relay.withLock { $0?.cancel() }
+        session.shutdown(.closed, notify: false)
+        for t in relays.withLock({ $0 }) { t.cancel() }
         let streams = eventStreams.withLock { s in
             defer { s = [:] }
             return Array(s.values)

@@ -45,7 +45,12 @@ public enum VideoEvent: Sendable, Hashable {
     case streamPropertyChanged(VideoStream, property: String, newValue: Bool)
     case signal(type: String, data: String, from: String?)
     case muteForced(streamID: String)
-    /// The server ended this client's connection (`forceDisconnected`, …) or the socket closed.
+    /// The socket dropped; the client is connecting again (its streams are gone meanwhile).
+    case reconnecting
+    /// Connected again as `connectionID`, streams published and subscriptions made again.
+    case reconnected(connectionID: String)
+    /// The server ended this client's connection (`forceDisconnected`, …), or the socket closed and
+    /// reconnecting failed or was off (`networkDisconnected`).
     case disconnected(reason: String)
     case error(SessionError)
 

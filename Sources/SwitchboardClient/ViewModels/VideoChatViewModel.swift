@@ -44,6 +44,7 @@ public final class VideoChatViewModel {
             received[s.id] = nil
         case .connectionCreated(let c): connections.append(c.id)
         case .connectionDestroyed(let c, _): connections.removeAll { $0 == c.id }
+        case .reconnected(let id): connectionID = id
         case .error(let e): error = e
         default: break
         }

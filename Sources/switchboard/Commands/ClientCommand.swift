@@ -193,6 +193,8 @@ struct ClientCommand {
         case .streamPropertyChanged(let s, let p, let v): return "streamPropertyChanged \(s.id) \(p)=\(v)"
         case .signal(let t, let d, let f): return "signal \(t) \(d) from \(f ?? "server")"
         case .muteForced(let id): return "muteForced \(id)"
+        case .reconnecting: return "reconnecting"
+        case .reconnected(let id): return "reconnected \(id)"
         case .disconnected(let r): return "disconnected \(r)"
         case .error(let e): return "error \(e)"
         }
