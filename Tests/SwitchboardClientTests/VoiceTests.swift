@@ -104,6 +104,41 @@ struct VoiceTests {
         }
     }
 
+    @Test("the caller's app restarts mid-call: a new session reconnects to the call, hears the callee again and hangs up")
+    func reconnectCall() async throws {
+        try await VoiceRig.with(ncco: connectBob) { rig in
+            let bobEvents = Collector(rig.bob.voice.events())
+            let placed = try await rig.alice.voice.place(to: "bob")
+            #expect(await bobEvents.wait { invite($0) != nil })
+            let ringing = try #require(invite(bobEvents.all))
+            try await rig.bob.voice.answer(ringing.callID)
+            let bobHears = LevelMeter()
+            let bobMedia = try await rig.bob.voice.enableMedia(inCallConversation: ringing.conversationID, source: ToneSource(frequency: 660), sink: bobHears)
+            let first = try await rig.alice.voice.enableMedia(inCallConversation: placed.conversationID, source: ToneSource(frequency: 440), sink: nil)
+            #expect(await eventually(seconds: 15) { bobHears.levels.values.contains { $0.frames > 25 } })
+            await first.disable()
+
+            // The app comes back with a new session of the same user and takes the call up again.
+            let again = try await Session.connect(to: rig.live.url, token: rig.live.userToken("alice"))
+            let againEvents = Collector(again.voice.events())
+            await #expect(throws: SessionError.self) { _ = try await rig.bob.voice.reconnect(placed.callID, source: nil, sink: nil) }
+            let aliceHears = LevelMeter()
+            let media = try await again.voice.reconnect(placed.callID, source: ToneSource(frequency: 440), sink: aliceHears)
+            #expect(await eventually(seconds: 15) { (aliceHears.levels[bobMedia.memberID]?.frames ?? 0) > 25 })
+            #expect(abs((aliceHears.levels[bobMedia.memberID]?.frequency ?? 0) - 660) < 40)
+            let before = bobHears.levels.values.map(\.frames).max() ?? 0
+            #expect(await eventually(seconds: 15) { (bobHears.levels.values.map(\.frames).max() ?? 0) > before + 25 }, "bob hears alice again")
+
+            try await again.voice.hangup(placed.callID)
+            #expect(await againEvents.wait { $0.contains(.hangup(placed.callID, reason: .localHangup)) })
+            #expect(await bobEvents.wait { $0.contains(.hangup(ringing.callID, reason: .remoteHangup)) })
+            await #expect(throws: SessionError.self) { _ = try await again.voice.reconnect(placed.callID, source: nil, sink: nil) }
+            await media.disable()
+            await bobMedia.disable()
+            await again.logout()
+        }
+    }
+
     @Test("the callee rejects: the caller's call ends as rejected, the callee leg reports rejected")
     func rejected() async throws {
         try await VoiceRig.with(ncco: connectBob) { rig in

@@ -5,7 +5,7 @@ import Runtime
 import Wire
 
 /// `call:*` messages on the realtime gateway (docs/protocol.md, "Voice calls"): a logged-in user places
-/// server calls and answers, rejects, hangs up, mutes and sends DTMF on its legs.
+/// server calls and answers, rejects, hangs up, mutes, sends DTMF on and reconnects to its legs.
 struct CallSignaling {
     let calls: Calls
 
@@ -31,6 +31,9 @@ struct CallSignaling {
             throw APIError.badRequest("body.call_id is required.", code: "missing-call-id")
         }
         switch type {
+        case "call:reconnect":
+            let leg = try await calls.reconnect(uuid: uuid, user: user)
+            return ["call_id": .string(leg.uuid), "conversation_id": .string(leg.conversationID), "status": .string(leg.status.rawValue)]
         case "call:answer": try await calls.answer(uuid: uuid, user: user)
         case "call:reject": try await calls.reject(uuid: uuid, user: user)
         case "call:hangup": try await calls.hangup(uuid: uuid, user: user)

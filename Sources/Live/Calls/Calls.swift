@@ -232,6 +232,14 @@ public final class Calls: CallMediaEvents, Sendable {
         await l.hangup(reason: "localHangup")
     }
 
+    /// The user's own live leg, to take its audio up again after the client lost it (`call:reconnect`):
+    /// the leg as it is now, with the conversation its audio meets in.
+    public func reconnect(uuid: String, user: User) async throws -> CallLeg {
+        guard let l = leg(uuid) else { throw CallError.notLive }
+        guard await l.ownerUserID == user.id else { throw CallError.notYours }
+        return await l.leg
+    }
+
     public func setMedia(uuid: String, user: User, muted: Bool?, earmuffed: Bool?) async throws {
         guard let l = leg(uuid) else { throw CallError.notLive }
         guard await l.ownerUserID == user.id else { throw CallError.notYours }

@@ -46,6 +46,16 @@ public struct Voice: Sendable {
         try await session.enableMedia(in: conversationID, source: source, sink: sink)
     }
 
+    /// Takes up a live call of this user again (`call:reconnect`), e.g. after the app restarted with a
+    /// new session: the call's events reach `events()` again and its audio is turned on as with
+    /// `enableMedia(inCallConversation:)`. Fails with `callNotLive` once the call has ended.
+    public func reconnect(_ call: CallID, source: AudioSource?, sink: AudioSink?) async throws(SessionError) -> RoomMedia {
+        let reply = try await session.request("call:reconnect", ["call_id": .string(call.rawValue)])
+        guard let conversation = reply["conversation_id"]?.stringValue else { throw .server(code: "invalid-response", detail: "no conversation_id") }
+        session.voiceLedger.withLock { $0.remember(call, in: \.placed) }
+        return try await session.enableMedia(in: conversation, source: source, sink: sink)
+    }
+
     /// Answers an invite; the user's other sessions hear `answeredElsewhere`.
     public func answer(_ call: CallID) async throws(SessionError) {
         session.voiceLedger.withLock { $0.remember(call, in: \.answered) }
