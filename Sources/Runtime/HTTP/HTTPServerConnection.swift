@@ -261,8 +261,9 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         let previous = lastHandler
         // Handlers that reach the store (or any other blocking work) run off the loops, so a slow write never
         // stalls the connections of a loop; routes that do no I/O opt in to the loop and save the thread hop
-        // (unless requests ahead of them are still in the lane, which they then follow).
-        if laneOutstanding == 0 && responder.runsOnEventLoop(head) {
+        // (behind requests still in the lane they take their turn there, and hop to the loop to run).
+        let onLoop = responder.runsOnEventLoop(head)
+        if laneOutstanding == 0 && onLoop {
             lastHandler = Task(executorPreference: loop) { [self] in
                 await previous?.value
                 let response = await responder.respond(to: request)
@@ -280,7 +281,8 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
         laneOutstanding += 1
         let queued = lane.add { [self] in
             await previous?.value
-            let response = await responder.respond(to: request)
+            let response = onLoop ? await Task(executorPreference: loop) { await responder.respond(to: request) }.value
+                                  : await responder.respond(to: request)
             loop.execute { [self] in
                 self.laneOutstanding -= 1
                 self.responseReady(response, for: head)
