@@ -21,13 +21,15 @@ struct RealtimeGatewayTests {
         let server: HTTPServer
         let port: UInt16
 
-        init(replayCapacity: Int = 1000) throws {
+        /// `pingInterval`: when set, the gateway's ticker runs (pings at that interval, token expiry checked).
+        init(replayCapacity: Int = 1000, pingInterval: Duration? = nil) throws {
             platform = try TestPlatform()
             group = EventLoopGroup(threads: 2, name: "rt-test")
             work = WorkPool(threads: 4, name: "rt-work")
             let authenticator = Authenticator(core: platform.core)
             var settings = RealtimeGateway.Settings()
             settings.replayCapacity = replayCapacity
+            if let pingInterval { settings.pingInterval = pingInterval }
             gateway = RealtimeGateway(core: platform.core, authenticator: authenticator, settings: settings, work: work,
                                       deliveryLoop: group.loops[0])
             platform.core.conversations.bus.add(gateway)
@@ -38,9 +40,11 @@ struct RealtimeGatewayTests {
             let app = HTTPApplication(router: router, middleware: [AuthMiddleware(authenticator: authenticator)])
             server = HTTPServer(group: group, responder: app, metrics: Metrics(), work: work)
             port = try server.listen(SocketAddress(host: "127.0.0.1", port: 0)).port
+            if pingInterval != nil { gateway.start() }
         }
 
         func stop() async {
+            gateway.stop()
             await server.shutdown(gracePeriod: .milliseconds(100))
             group.shutdown()
             work.shutdown()
@@ -69,8 +73,24 @@ struct RealtimeGatewayTests {
         }
 
         func send(_ type: String, tid: String, _ body: JSONValue = [:]) {
-            socket.send(text: String(decoding: try! JSONEncoder().encode(JSONValue.object(["type": .string(type), "tid": .string(tid), "body": body])),
-                                     as: UTF8.self))
+            socket.send(text: Self.text(type, tid: tid, body))
+        }
+
+        static func text(_ type: String, tid: String, _ body: JSONValue = [:]) -> String {
+            String(decoding: try! JSONEncoder().encode(JSONValue.object(["type": .string(type), "tid": .string(tid), "body": body])),
+                   as: UTF8.self)
+        }
+
+        var closeCode: UInt16? { received.closeCode.withLock { $0 } }
+
+        /// Waits until the server has closed the socket; returns the close code it sent.
+        func closed(timeout: Duration = .seconds(20)) async throws -> UInt16 {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if let code = closeCode { return code }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            throw TestFailure("the socket was not closed; last messages: \(messages.suffix(3))")
         }
 
         var messages: [JSONValue] { received.messages.withLock { $0 } }
@@ -205,6 +225,143 @@ struct RealtimeGatewayTests {
         let texts = try await back.wait("five replayed and one live") { $0.filter { $0["type"]?.stringValue == "text" }.count >= 6 }
             .filter { $0["type"]?.stringValue == "text" }.compactMap { $0["body"]?["text"]?.stringValue }
         #expect(texts == (0..<5).map { "missed-\($0)" } + ["live"])
+        await rig.stop()
+    }
+
+    @Test("a login token that expires during the session ends it with tokenExpired and close 4001")
+    func tokenExpiresInSession() async throws {
+        let rig = try Rig(pingInterval: .seconds(30))
+        let p = rig.platform
+        let (app, key) = try await p.createApplication()
+        _ = await p.send(.POST, "/v1/users", auth: bearer(p.token(app: app, key: key)), json: ["name": "ada"])
+        let c = try await Client(port: rig.port, group: rig.group)
+        c.send("session:login", tid: "1", ["token": .string(p.token(app: app, key: key, sub: "ada", lifetime: 30))])
+        #expect(try await c.answer(rid: "1")["type"]?.stringValue == "session:success")
+        // Within the 60 s leeway after exp the session lives on.
+        p.clock.advance(60)
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(c.closeCode == nil)
+        p.clock.advance(31)
+        #expect(try await c.closed() == 4001)
+        let pushed = c.messages.last { $0["type"]?.stringValue == "session:error" }
+        #expect(pushed?["body"]?["code"]?.stringValue == "tokenExpired")
+        #expect(pushed?["rid"] == nil, "a pushed error answers no request")
+        await rig.stop()
+    }
+
+    @Test("a request before login is refused with notLoggedIn, and the socket can still log in")
+    func requestBeforeLogin() async throws {
+        let rig = try Rig()
+        let p = rig.platform
+        let (app, key) = try await p.createApplication()
+        _ = await p.send(.POST, "/v1/users", auth: bearer(p.token(app: app, key: key)), json: ["name": "ada"])
+        let c = try await Client(port: rig.port, group: rig.group)
+        c.send("rtc:mute", tid: "early", ["conversation_id": "CON-x", "muted": true])
+        let refused = try await c.answer(rid: "early")
+        #expect(refused["type"]?.stringValue == "session:error")
+        #expect(refused["body"]?["code"]?.stringValue == "notLoggedIn")
+        c.send("unknown:thing", tid: "early2")
+        #expect(try await c.answer(rid: "early2")["body"]?["code"]?.stringValue == "notLoggedIn")
+        c.send("session:login", tid: "login", ["token": .string(p.token(app: app, key: key, sub: "ada"))])
+        #expect(try await c.answer(rid: "login")["type"]?.stringValue == "session:success")
+        // Logged in, an unknown type is answered as such, not as notLoggedIn.
+        c.send("unknown:thing", tid: "late")
+        #expect(try await c.answer(rid: "late")["body"]?["code"]?.stringValue == "unknownType")
+        #expect(c.closeCode == nil)
+        await rig.stop()
+    }
+
+    @Test("requests sent back to back without waiting are answered in the order they were sent")
+    func pipelinedRequests() async throws {
+        let rig = try Rig()
+        let r = try await room(rig, users: 1)
+        let c = r.clients[0]
+        let token = rig.platform.token(app: r.app, key: r.key, sub: "user0")
+        // Queued requests of three kinds that take different paths (a token check, an unknown type, a bad
+        // token); all in one burst.
+        let count = 300
+        for i in 0..<count {
+            switch i % 3 {
+            case 0: c.send("session:refresh", tid: "t\(i)", ["token": .string(token)])
+            case 1: c.send("nobody:handles", tid: "t\(i)")
+            default: c.send("session:refresh", tid: "t\(i)", ["token": "bad"])
+            }
+        }
+        let answers = try await c.wait("\(count) answers") { $0.filter { $0["rid"]?.stringValue?.hasPrefix("t") == true }.count >= count }
+            .filter { $0["rid"]?.stringValue?.hasPrefix("t") == true }
+        #expect(answers.compactMap { $0["rid"]?.stringValue } == (0..<count).map { "t\($0)" })
+        let kinds = answers.prefix(3).map { $0["type"]?.stringValue ?? "" }
+        #expect(kinds == ["session:refresh:success", "error", "session:refresh:error"])
+        await rig.stop()
+    }
+
+    @Test("a message of 256 KiB is handled, one byte more closes the socket with 1009")
+    func messageLimit() async throws {
+        let rig = try Rig()
+        let limit = RealtimeGateway.maxMessageSize
+        #expect(limit == 256 * 1024)
+        func padded(_ tid: String, to size: Int) -> String {
+            let empty = Client.text("session:ping", tid: tid, ["pad": ""])
+            return Client.text("session:ping", tid: tid, ["pad": .string(String(repeating: "x", count: size - empty.utf8.count))])
+        }
+        let c = try await Client(port: rig.port, group: rig.group)
+        let exact = padded("exact", to: limit)
+        #expect(exact.utf8.count == limit)
+        c.socket.send(text: exact)
+        #expect(try await c.answer(rid: "exact")["type"]?.stringValue == "session:pong")
+        c.socket.send(text: padded("over", to: limit + 1))
+        #expect(try await c.closed() == 1009)
+        #expect(!c.messages.contains { $0["rid"]?.stringValue == "over" })
+        await rig.stop()
+    }
+
+    @Test("session:ping is answered with session:pong; a client that answers pings stays through many intervals")
+    func pingPong() async throws {
+        let rig = try Rig(pingInterval: .milliseconds(400))
+        let r = try await room(rig, users: 2)
+        let c = r.clients[0]
+        c.send("session:ping", tid: "p")
+        let pong = try await c.answer(rid: "p")
+        #expect(pong["type"]?.stringValue == "session:pong")
+        #expect(pong["body"] == .object([:]))
+        // Two unanswered pings end a session (pingTimeout, 4002); our client answers every ping frame, so
+        // six intervals later it is still connected and still receives events.
+        try await Task.sleep(for: .milliseconds(2400))
+        #expect(c.closeCode == nil)
+        #expect(rig.gateway.connectedSessionCount(userID: try #require(c.messages.first { $0["rid"]?.stringValue == "login" }?["body"]?["user"]?["id"]?.stringValue)) == 1)
+        _ = await rig.platform.send(.POST, "/v1/conversations/\(r.cid)/events", auth: bearer(rig.platform.token(app: r.app, key: r.key)),
+                                    json: ["type": "text", "from": .string(r.members[1]), "body": ["text": "still here"]])
+        try await c.wait("the text") { $0.contains { $0["body"]?["text"]?.stringValue == "still here" } }
+        await rig.stop()
+    }
+
+    @Test("a resume that reaches past the replay ring replays what it holds and names the conversation incomplete")
+    func resumeIncomplete() async throws {
+        let rig = try Rig(replayCapacity: 3)
+        let r = try await room(rig, users: 2)
+        let token = bearer(rig.platform.token(app: r.app, key: r.key))
+        let away = r.clients[1]
+        let sessionID = try #require(away.messages.first { $0["rid"]?.stringValue == "login" }?["body"]?["session_id"]?.stringValue)
+        let lastSeen = away.events.last?["id"]?.intValue ?? 0
+        away.socket.close()
+        _ = try await away.closed()
+        try await Task.sleep(for: .milliseconds(100))
+        for i in 0..<5 {
+            _ = await rig.platform.send(.POST, "/v1/conversations/\(r.cid)/events", auth: token,
+                                        json: ["type": "text", "from": .string(r.members[0]), "body": ["text": .string("m\(i)")]])
+        }
+        let back = try await Client(port: rig.port, group: rig.group)
+        back.send("session:resume", tid: "r", ["session_id": .string(sessionID), "last_event_ids": [r.cid: .number(Double(lastSeen))]])
+        let answer = try await back.answer(rid: "r")
+        #expect(answer["body"]?["replayed"]?.intValue == 3)
+        #expect(answer["body"]?["incomplete"] == [.string(r.cid)])
+        let texts = try await back.wait("three replayed") { $0.filter { $0["type"]?.stringValue == "text" }.count >= 3 }
+            .filter { $0["type"]?.stringValue == "text" }.compactMap { $0["body"]?["text"]?.stringValue }
+        #expect(texts == ["m2", "m3", "m4"])
+        // An unknown session is refused; the client has to log in again.
+        let stranger = try await Client(port: rig.port, group: rig.group)
+        stranger.send("session:resume", tid: "x", ["session_id": "SES-unknown"])
+        #expect(try await stranger.answer(rid: "x")["body"]?["code"]?.stringValue == "invalidSession")
         await rig.stop()
     }
 }

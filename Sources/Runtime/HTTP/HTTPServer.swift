@@ -79,6 +79,8 @@ public final class HTTPServer: Sendable {
                 done.signal()
             }
         }
+        // Called from a work-pool job, the loops would otherwise be woken only once this job returns.
+        EventLoop.flushDeferredWakeUps()
         for _ in group.loops { done.wait() }
         acceptors = lock.withLock { $0 }
         listeners.withLock { $0.append((listener, acceptors)) }

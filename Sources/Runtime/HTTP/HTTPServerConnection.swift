@@ -52,8 +52,13 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
     static let maxPipelined = 16
     /// Requests dispatched whose responses are not written yet.
     private var inFlight = 0
-    /// The handler of the latest request: the next one starts when it has finished.
+    /// The latest handler that runs on the loop: a request after it starts when it has finished.
     private var lastHandler: Task<Void, Never>?
+    /// Handlers that run off the loops, one at a time in request order: one task takes a pipelined burst
+    /// one request after another, and wakes the loop once for all their responses (`EventLoop.execute`).
+    private lazy var lane = SerialJobs(capacity: Self.maxPipelined + 1, executor: server.work)
+    /// Requests handed to `lane` whose responses have not come back to the loop yet.
+    private var laneOutstanding = 0
     /// Responses that arrived while a streamed body was still being written, in request order.
     private var ready: [(HTTPResponse, HTTPRequestHead)] = []
     private var streaming = false
@@ -247,23 +252,47 @@ final class HTTPServerConnection: ChannelHandler, @unchecked Sendable {
             state = .idle
         }
         requestStarted = false
-        var request = HTTPRequest(head: head, body: body, remoteAddress: channel.remote, isSecure: isSecure)
+        var parsed = HTTPRequest(head: head, body: body, remoteAddress: channel.remote, isSecure: isSecure)
         body = []
-        if draining { request.head.headers["connection"] = "close" }
+        if draining { parsed.head.headers["connection"] = "close" }
+        let request = parsed
         let responder = server.responder
         let loop = self.loop
         let previous = lastHandler
         // Handlers that reach the store (or any other blocking work) run off the loops, so a slow write never
-        // stalls the connections of a loop; routes that do no I/O opt in to the loop and save the thread hop.
-        let executor: any TaskExecutor = responder.runsOnEventLoop(head) ? loop : server.work
-        lastHandler = Task(executorPreference: executor) { [self] in
-            await previous?.value
-            let response = await responder.respond(to: request)
-            if loop.inLoop {
-                self.responseReady(response, for: head)
-            } else {
-                loop.execute { [self] in self.responseReady(response, for: head) }
+        // stalls the connections of a loop; routes that do no I/O opt in to the loop and save the thread hop
+        // (behind requests still in the lane they take their turn there, and hop to the loop to run).
+        let onLoop = responder.runsOnEventLoop(head)
+        if laneOutstanding == 0 && onLoop {
+            lastHandler = Task(executorPreference: loop) { [self] in
+                await previous?.value
+                let response = await responder.respond(to: request)
+                if loop.inLoop {
+                    self.responseReady(response, for: head)
+                } else {
+                    loop.execute { [self] in self.responseReady(response, for: head) }
+                }
             }
+            return
+        }
+        // Anything still running on the loop is older: the lane's job waits for it, and nothing on the loop
+        // starts again before the lane is empty.
+        lastHandler = nil
+        laneOutstanding += 1
+        let queued = lane.add { [self] in
+            await previous?.value
+            let response = onLoop ? await Task(executorPreference: loop) { await responder.respond(to: request) }.value
+                                  : await responder.respond(to: request)
+            loop.execute { [self] in
+                self.laneOutstanding -= 1
+                self.responseReady(response, for: head)
+            }
+        }
+        // Cannot happen (at most `maxPipelined` requests are in flight); answered rather than trusted.
+        if !queued {
+            laneOutstanding -= 1
+            responseReady(.error(APIError(status: 503, code: "service-unavailable", title: "Service Unavailable",
+                                          detail: "Too many requests are waiting on this connection.")), for: head)
         }
     }
 

@@ -33,7 +33,12 @@ public final class EventLoop: @unchecked Sendable {
     public let index: Int
     private let epfd: Int32
     private let wakeFD: Int32
-    private let mailbox = Mutex<[@Sendable () -> Void]>([])
+    private struct Mailbox {
+        var jobs: [@Sendable () -> Void] = []
+        /// An eventfd wake-up was sent for these jobs and the loop has not taken them yet.
+        var signalled = false
+    }
+    private let mailbox = Mutex(Mailbox())
     private let stopping = Atomic<Bool>(false)
     /// Set once `run` has begun (or a thread was started for it).
     private let started = Atomic<Bool>(false)
@@ -72,15 +77,42 @@ public final class EventLoop: @unchecked Sendable {
     public var inLoop: Bool { threadID.load(ordering: .acquiring) == UInt(bitPattern: Int(bitPattern: pthread_self())) }
 
     /// Runs `job` on the loop thread soon. Safe from any thread.
+    ///
+    /// From a `WorkPool` thread the wake-up is deferred until the pool's current job returns (or 1 ms has
+    /// passed since the first deferred one, checked at the next `execute`): the responses and events of a
+    /// burst of requests handled in one job then wake the loop once and leave in one pass, so a fan-out
+    /// writes them to each socket in one system call. A loop already awake, or woken by any other thread
+    /// meanwhile, runs the job at once; order is the mailbox's either way.
     public func execute(_ job: @escaping @Sendable () -> Void) {
-        let wasEmpty = mailbox.withLock { box in
+        let inLoop = self.inLoop
+        let deferring = inLoop ? nil : DeferredWakeUps.current
+        let signal = mailbox.withLock { box in
             // A finished loop would hold the job (and all it captures) forever without running it.
             if finished.load(ordering: .relaxed) { return false }
-            box.append(job)
-            return box.count == 1
+            box.jobs.append(job)
+            // On the loop thread the mailbox runs before the next wait, so no wake-up is needed.
+            guard !inLoop, deferring == nil, !box.signalled else { return false }
+            box.signalled = true
+            return true
         }
-        // On the loop thread the mailbox runs before the next wait, so no wake-up is needed.
-        if wasEmpty && !inLoop { _ = sb_eventfd_signal(wakeFD) }
+        if signal { _ = sb_eventfd_signal(wakeFD) }
+        deferring?.owe(self)
+    }
+
+    /// Sends the wake-up a deferring thread owes, unless the loop was woken meanwhile or has run everything.
+    func wakeIfOwed() {
+        let signal = mailbox.withLock { box in
+            guard !box.jobs.isEmpty, !box.signalled, !finished.load(ordering: .relaxed) else { return false }
+            box.signalled = true
+            return true
+        }
+        if signal { _ = sb_eventfd_signal(wakeFD) }
+    }
+
+    /// Sends now the wake-ups the calling thread deferred (see `execute`); for work-pool code about to block
+    /// until a loop has run something it posted.
+    public static func flushDeferredWakeUps() {
+        DeferredWakeUps.current?.flush()
     }
 
     /// Runs `job` on the loop thread once the work that is ready now (I/O, timers, mailbox, and whatever
@@ -186,7 +218,7 @@ public final class EventLoop: @unchecked Sendable {
         // Released outside the lock: a captured object's deinit may post to this loop again.
         let unrun = mailbox.withLock { box in
             finished.store(true, ordering: .releasing)
-            return swapOut(&box)
+            return swapOut(&box.jobs)
         }
         _ = unrun
     }
@@ -252,7 +284,11 @@ public final class EventLoop: @unchecked Sendable {
             // Swap buffers instead of copying: no allocation per wake-up once both have grown.
             var jobs = spareJobs
             spareJobs = []
-            mailbox.withLock { swap(&$0, &jobs) }
+            mailbox.withLock { box in
+                swap(&box.jobs, &jobs)
+                // Awake now: the next job posted from another thread needs a wake-up of its own.
+                box.signalled = false
+            }
             if jobs.isEmpty {
                 spareJobs = jobs
                 return
@@ -352,4 +388,42 @@ private func swapOut<T>(_ array: inout [T]) -> [T] {
     var taken: [T] = []
     swap(&taken, &array)
     return taken
+}
+
+/// The loops a work-pool thread has posted to without waking them, during its current job (see
+/// `EventLoop.execute`). One per pool thread, touched only by that thread.
+final class DeferredWakeUps {
+    /// How long a job may hold back a wake-up it owes, checked whenever it posts again.
+    static let limitNanoseconds: UInt64 = 1_000_000
+    private var loops: [EventLoop] = []
+    private var since: UInt64 = 0
+
+    func owe(_ loop: EventLoop) {
+        let now = sb_monotonic_ns()
+        if loops.isEmpty { since = now }
+        if !loops.contains(where: { $0 === loop }) { loops.append(loop) }
+        if now &- since >= Self.limitNanoseconds { flush() }
+    }
+
+    func flush() {
+        guard !loops.isEmpty else { return }
+        for loop in loops { loop.wakeIfOwed() }
+        loops.removeAll(keepingCapacity: true)
+    }
+
+    /// The calling thread's, while it runs a job for a work pool that defers wake-ups.
+    static var current: DeferredWakeUps? {
+        pthread_getspecific(key).map { Unmanaged<DeferredWakeUps>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Installs (or with nil removes) the calling thread's; the caller keeps it alive meanwhile.
+    static func install(_ w: DeferredWakeUps?) {
+        _ = pthread_setspecific(key, w.map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) })
+    }
+
+    private static let key: pthread_key_t = {
+        var k = pthread_key_t()
+        precondition(pthread_key_create(&k, nil) == 0, "pthread_key_create failed")
+        return k
+    }()
 }
