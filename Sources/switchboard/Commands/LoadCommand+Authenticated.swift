@@ -169,7 +169,12 @@ final class AuthenticatedLoad: Sendable {
             try await session.request("rtc:join", ["conversation_id": cid])
             joinedMembers.add(1, ordering: .relaxed)
             let reply = try await session.request("rtc:subscribe", ["conversation_id": cid])
-            guard let offer = reply["offer"]?.stringValue else { throw CLIError("rtc:subscribe gave no offer (nobody publishes)") }
+            // A room of more than SWITCHBOARD_ROOM_MIX_ABOVE (50) members mixes unless the server runs with
+            // SWITCHBOARD_ROOM_MODE=sfu; its switch renegotiates every listener, which these peers do not follow.
+            guard let offer = reply["offer"]?.stringValue else {
+                throw CLIError("rtc:subscribe gave no offer: nobody publishes, or the room switched to mixing (a server "
+                               + "with SWITCHBOARD_ROOM_MODE=auto mixes rooms of more than 50 members; run it with SWITCHBOARD_ROOM_MODE=sfu)")
+            }
             let text = try await answer(offer)
             try await session.request("rtc:answer", ["conversation_id": cid, "answer": .string(text)])
         } catch let error as SessionError {
