@@ -196,6 +196,10 @@ struct LoadCommand {
         }
         try await waitConnected(generator, expected: rooms * publishers)
         let rssPublishers = serverPID.flatMap(residentKiB)
+        // Set-up without forwarding load: on the authenticated path every join is pushed to every
+        // member's socket, and that work would otherwise share the server's CPU with the forwarding.
+        // Mixed rooms keep sending (their listeners measure latency on the publishers' bursts).
+        if !mixed { await generator.holdMedia(true) }
         /// A subscriber in `room`: a listener of its own, or (legs) hearing as the publisher `speaker`.
         func subscribe(room: Int, speaker: String?) async throws {
             let query = roomQuery + (speaker.map { "&speaker=" + $0 } ?? "")
@@ -226,6 +230,7 @@ struct LoadCommand {
         let subscribing = await generator.connectionCounts().total - rooms * publishers
         try await waitConnected(generator, expected: rooms * publishers + subscribing)
         let setupSeconds = Date().timeIntervalSince(setupStarted)
+        await generator.holdMedia(false)
         let serverMembers = await auth?.serverJoinedMembers()
         try await Task.sleep(for: .seconds(warmup))
         _ = await ticks(reset: true)
