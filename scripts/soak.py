@@ -243,7 +243,7 @@ def rooms_worker(t: Target, binary: str, stats: Stats, stop: threading.Event, ro
     """Back-to-back `switchboard load` rounds: every round builds its rooms, sends audio and tears down."""
     while not stop.is_set():
         t0 = time.monotonic()
-        out = subprocess.run([binary, "load", "--server", t.base, "--rooms", str(rooms), "--publishers", "2",
+        out = subprocess.run([binary, "load", "--dev-routes", "--server", t.base, "--rooms", str(rooms), "--publishers", "2",
                               "--subscribers", str(subscribers), "--duration", "20", "--warmup", "2", "--json"],
                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
         try:

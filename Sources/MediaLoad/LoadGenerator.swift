@@ -46,6 +46,8 @@ public final class LoadGenerator: Sendable {
         var publishers: [LoadPeer] = []
         var ticking = false
         var ticks = 0
+        /// Publishers send nothing while set (the rest of the tick, ICE and DTLS, goes on).
+        var holding = false
     }
 
     /// `srtpProfiles` defaults to what the server itself offers (`SRTPTransform.supportedProfiles`).
@@ -107,7 +109,7 @@ public final class LoadGenerator: Sendable {
         state.ticks &+= 1
         let housekeeping = state.ticks % 10 == 0
         if housekeeping { for peer in state.peers { peer.tick(now: now) } }
-        for peer in state.publishers {
+        for peer in state.publishers where !state.holding {
             peer.replayCaptures(now: now)
             if peer.nextSend == 0 { peer.nextSend = now + UInt64.random(in: 0..<20_000_000) }
             if now >= peer.nextSend {
@@ -178,6 +180,12 @@ public final class LoadGenerator: Sendable {
     }
 
     // MARK: Running
+
+    /// Holds (or releases) every publisher's media: a caller that sets up many listeners holds it so
+    /// the server's forwarding does not compete with their signaling, and releases it before measuring.
+    public func holdMedia(_ hold: Bool) async {
+        for i in loops.indices { _ = try? await on(i) { state, _ in state.holding = hold } }
+    }
 
     /// Counts of connected and failed peers, the first failure, and where the first peer
     /// that is neither connected nor failed stands.

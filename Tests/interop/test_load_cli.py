@@ -5,10 +5,14 @@ import socket
 import subprocess
 import time
 
+import pytest
+
 from rig import server_binary
 
 
-def test_load_gives_up_at_its_timeout_when_the_server_never_answers():
+@pytest.mark.parametrize("signaling", [["--dev-routes"], ["--api-key", "k", "--api-secret", "s"]],
+                         ids=["dev-routes", "authenticated"])
+def test_load_gives_up_at_its_timeout_when_the_server_never_answers(signaling):
     # A listener that accepts connections and never replies stands for a saturated server.
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
@@ -16,7 +20,8 @@ def test_load_gives_up_at_its_timeout_when_the_server_never_answers():
         port = silent.getsockname()[1]
         started = time.monotonic()
         run = subprocess.run(
-            [str(server_binary()), "load", "--server", f"http://127.0.0.1:{port}", "--subscribers", "1", "--timeout", "2"],
+            [str(server_binary()), "load", "--server", f"http://127.0.0.1:{port}", *signaling, "--subscribers", "1",
+             "--timeout", "2"],
             capture_output=True, text=True, timeout=30)
         elapsed = time.monotonic() - started
     assert run.returncode == 3, run.stderr

@@ -41,7 +41,7 @@ def test_replayed_capture_decodes_at_720p_through_the_sfu(server, capture):
     loopback_ice()
     path, summary = capture
     load = subprocess.Popen(
-        [str(server_binary()), "load", "--server", server.base, "--room", "capture", "--rooms", "1",
+        [str(server_binary()), "load", "--dev-routes", "--server", server.base, "--room", "capture", "--rooms", "1",
          "--publishers", "1", "--subscribers", "3", "--video-capture", path, "--warmup", "1", "--duration", "5",
          "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

@@ -3,19 +3,22 @@ import Foundation
 import Media
 import MediaLoad
 import Runtime
+import SwitchboardClient
 import Wire
 
-/// `switchboard load`: P publishers and S subscribers per room against a server started with
-/// `switchboard serve --dev`, using our own stack in the client role. Reports
-/// forwarded packets/s, loss, added one-way latency, and (with `--server-pid`) the server's
-/// CPU from /proc.
+/// `switchboard load`: P publishers and S subscribers per room, each a member signed in as a deployment's
+/// clients are (an application, a user and JWT each, a realtime session, `rtc:*` or `video:*`), or
+/// through `switchboard serve --dev`'s development routes; media on our own stack in the client role.
+/// Reports forwarded packets/s, loss, added one-way latency, join time, and (with `--server-pid`) the
+/// server's CPU from /proc.
 struct LoadCommand {
     static let command = Command(name: "load", summary: "media load generator (SFU benchmark)", usage: usage) { args in
         try await run(args)
     }
 
     static let usage = """
-        Usage: switchboard load --server http://127.0.0.1:8080 [options]
+        Usage: switchboard load --server http://127.0.0.1:8080 [--data DIR | --api-key KEY --api-secret SECRET] [options]
+               switchboard load --server http://127.0.0.1:8080 --dev-routes [options]
                switchboard load --in-process [--consumers 1,10,100] [--packets N] [--payload BYTES] [--srtp gcm|cm]
                switchboard load --udp-floor [--consumers 100,1000] [--payload BYTES] [--duration SEC]
 
@@ -31,9 +34,10 @@ struct LoadCommand {
                              (scripts/make-video-capture makes one; implies --video)
           --room NAME        room name prefix (default: load-RANDOM); rooms are NAME-0, NAME-1, ...
           --mode sfu|mixed   how the rooms carry audio (default sfu): forwarded, or mixed on the
-                             server (each subscriber gets one mixed stream)
-          --legs             mixed rooms: each publisher also subscribes, hearing its own
-                             mix-minus (a leg that speaks and listens; --subscribers is ignored)
+                             server (each subscriber gets one mixed stream; development routes only)
+          --legs             each publisher also subscribes (--subscribers is ignored): in mixed
+                             rooms hearing its own mix-minus; in video sessions receiving every
+                             other publisher's stream (--rooms N --publishers 2 --legs: N 1:1 calls)
           --srtp gcm|cm      SRTP profile the peers ask for: AEAD_AES_128_GCM (default, what the
                              server prefers) or AES128_CM_HMAC_SHA1_80 (what Chromium prefers)
           --server-pid PID   report the server's CPU and RSS from /proc
@@ -46,7 +50,22 @@ struct LoadCommand {
                              the peers bind --bind HOST (default: the URL's host)
           --joins N          join time instead: N publisher+subscriber pairs, each in a new room
 
-        The server must run with --dev (development mode, loopback only).
+        Signaling (default: the authenticated path, what a deployment runs; the server needs no --dev):
+          the account's credentials create an application (or --app-id ID --key-file PEM reuse one);
+          every member is a new user of it with its own JWT, logs in over /v1/realtime (the SDK's
+          Session), joins its room's conversation (rtc:join) and publishes (rtc:publish) or
+          subscribes (rtc:subscribe, rtc:answer). With video, a room is a video session: a token
+          per connection, video:connect, video:publish, and one video:subscribe per stream.
+          --data DIR         the server's data directory, for account.json (SWITCHBOARD_DATA)
+          --api-key KEY      account api key (SWITCHBOARD_API_KEY) ...
+          --api-secret S     ... and secret (SWITCHBOARD_API_SECRET)
+          --ca FILE          CA certificate for an https server
+          --app-id ID        reuse this application ...
+          --key-file FILE    ... signing with its private key (PEM)
+          --dev-routes       the development routes instead (/test/media/...; the server runs with
+                             --dev): no users or sessions, for comparison and for mixed rooms
+        The report gives join_ms_p50/p99 (a listener's signaling, first request to accepted answer),
+        setup_seconds (everything up to the last peer connected) and, authenticated, members_joined.
 
         Publishers send real Opus (a 400 Hz tone looped every second, padded to 160 bytes with the
         send time); in each room the first publisher's tone is loud for the first 100 ms of every
@@ -63,11 +82,12 @@ struct LoadCommand {
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process", "--udp-floor", "--legs"])
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process", "--udp-floor", "--legs", "--dev-routes"])
         if args.flag("--in-process") { return try inProcess(args) }
         if args.flag("--udp-floor") { return try udpFloor(args) }
         if args["--janus"] != nil || args["--joins"] != nil { return try await PeerBench.run(args) }
-        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps", "--video-capture", "--room", "--srtp", "--timeout", "--mode", "--legs"])
+        try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps", "--video-capture", "--room", "--srtp", "--timeout", "--mode", "--legs",
+                              "--dev-routes", "--api-key", "--api-secret", "--data", "--ca", "--app-id", "--key-file"])
         let base = try args.require("--server").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         func int(_ name: String, _ fallback: Int) throws -> Int {
             guard let v = args[name] else { return fallback }
@@ -77,8 +97,9 @@ struct LoadCommand {
         let mode = args["--mode"] ?? "sfu"
         guard mode == "sfu" || mode == "mixed" else { throw CLIError("--mode: expected sfu or mixed") }
         let mixed = mode == "mixed"
+        // Mixed rooms exist only on the development routes.
+        let devRoutes = args.flag("--dev-routes") || mixed
         let legs = args.flag("--legs")
-        if legs && !mixed { throw CLIError("--legs: only with --mode mixed") }
         let rooms = try int("--rooms", 1)
         let publishers = try int("--publishers", 1)
         let subscribers = legs ? 0 : try int("--subscribers", 10)
@@ -95,7 +116,11 @@ struct LoadCommand {
             do { capture = try VideoCapture(ivf: Array(data)) } catch { throw CLIError("--video-capture: \(path): \(error)") }
         }
         let video = args.flag("--video") || args["--video-kbps"] != nil || capture != nil
-        let limit = try int("--timeout", 120 + warmup + duration + rooms * (publishers + subscribers) / 20)
+        if legs && !mixed && (devRoutes || !video) {
+            throw CLIError("--legs: only with --mode mixed, or with --video on the authenticated path")
+        }
+        // A member on the authenticated path also gets a user, a token, a login and a join.
+        let limit = try int("--timeout", 120 + warmup + duration + rooms * (publishers + subscribers) / (devRoutes ? 20 : 5))
         Thread.detachNewThread {
             Thread.sleep(forTimeInterval: TimeInterval(limit))
             FileHandle.standardError.write(Data("load: no result within \(limit) s (--timeout): the server or the generator is saturated\n".utf8))
@@ -140,10 +165,29 @@ struct LoadCommand {
         let roomPrefix = args["--room"] ?? "load-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let rssBefore = serverPID.flatMap(residentKiB)
         var publishing: [(room: Int, transport: String)] = []
+        /// Milliseconds from a listener's first signaling request to its answer being accepted.
+        var joinMilliseconds: [Double] = []
+        func timed(_ body: () async throws -> Void) async throws {
+            let started = ContinuousClock.now
+            try await body()
+            let took = ContinuousClock.now - started
+            joinMilliseconds.append(Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15)
+        }
+        let setupStarted = Date()
+        var auth: AuthenticatedLoad?
+        if !devRoutes {
+            auth = try await AuthenticatedLoad.prepare(args, base: base, prefix: roomPrefix, rooms: rooms, video: video)
+        }
+        defer { ClientLoops.shutdown() }
         for room in 0..<rooms {
             for p in 0..<publishers {
                 let (peer, offer) = try await generator.makePublisher(video: video, videoKbps: videoKbps, capture: capture,
                                                                       opus: opus, burst: p == 0 ? clocks[room] : nil)
+                if let auth {
+                    let answer = try await auth.publish(room: room, index: p, offer: offer)
+                    try await generator.completePublisher(peer, answer: answer)
+                    continue
+                }
                 let reply = try await post("/test/media/rooms/\(roomPrefix)-\(room)/publish", offer)
                 guard let answer = reply["sdp"] as? String else { throw CLIError("publish: no SDP in reply") }
                 try await generator.completePublisher(peer, answer: answer)
@@ -152,6 +196,10 @@ struct LoadCommand {
         }
         try await waitConnected(generator, expected: rooms * publishers)
         let rssPublishers = serverPID.flatMap(residentKiB)
+        // Set-up without forwarding load: on the authenticated path every join is pushed to every
+        // member's socket, and that work would otherwise share the server's CPU with the forwarding.
+        // Mixed rooms keep sending (their listeners measure latency on the publishers' bursts).
+        if !mixed { await generator.holdMedia(true) }
         /// A subscriber in `room`: a listener of its own, or (legs) hearing as the publisher `speaker`.
         func subscribe(room: Int, speaker: String?) async throws {
             let query = roomQuery + (speaker.map { "&speaker=" + $0 } ?? "")
@@ -162,15 +210,28 @@ struct LoadCommand {
             let (_, answer) = try await generator.makeSubscriber(offer: sdp, burst: mixed ? clocks[room] : nil)
             _ = try await post("/test/media/transports/\(transport)/answer", answer)
         }
-        if legs {
-            for (room, transport) in publishing { try await subscribe(room: room, speaker: transport) }
+        let makeAnswer: @Sendable (String) async throws -> String = { offer in try await generator.makeSubscriber(offer: offer).answer }
+        if let auth {
+            for room in 0..<rooms {
+                if legs {
+                    for p in 0..<publishers { try await timed { try await auth.subscribe(room: room, publisher: p, answer: makeAnswer) } }
+                } else {
+                    for _ in 0..<subscribers { try await timed { try await auth.subscribe(room: room, answer: makeAnswer) } }
+                }
+            }
+        } else if legs {
+            for (room, transport) in publishing { try await timed { try await subscribe(room: room, speaker: transport) } }
         } else {
             for room in 0..<rooms {
-                for _ in 0..<subscribers { try await subscribe(room: room, speaker: nil) }
+                for _ in 0..<subscribers { try await timed { try await subscribe(room: room, speaker: nil) } }
             }
         }
-        let subscribing = legs ? publishing.count : rooms * subscribers
+        // A video session's listener has a connection per stream it receives; a leg hears everyone else.
+        let subscribing = await generator.connectionCounts().total - rooms * publishers
         try await waitConnected(generator, expected: rooms * publishers + subscribing)
+        let setupSeconds = Date().timeIntervalSince(setupStarted)
+        await generator.holdMedia(false)
+        let serverMembers = await auth?.serverJoinedMembers()
         try await Task.sleep(for: .seconds(warmup))
         _ = await ticks(reset: true)
 
@@ -196,18 +257,28 @@ struct LoadCommand {
 
         let serverOutRate = Double(outAfter.count &- outBefore.count) / outAfter.at.timeIntervalSince(outBefore.at)
         // A mixed room's subscriber consumes one stream, the mix; a forwarding one every track.
-        let consumers = mixed ? subscribing : rooms * publishers * subscribers * (video ? 2 : 1)
+        let consumers = mixed ? subscribing : rooms * publishers * (legs ? publishers - 1 : subscribers) * (video ? 2 : 1)
         var result: [String: Any] = [
             "mode": mode, "legs": legs, "opus_mean_payload_bytes": (opus.meanPayload * 10).rounded() / 10,
             "rooms": rooms, "publishers_per_room": publishers, "subscribers_per_room": legs ? publishers : subscribers, "video": video,
             "consumers": consumers, "seconds": (elapsed * 100).rounded() / 100,
             "sent_packets_per_s": Int(Double(report.publishersSent) / elapsed),
             "received_packets_per_s": Int(Double(report.subscribersReceived) / elapsed),
-            "server_datagrams_out_per_s": Int(serverOutRate),
+            "signaling": auth == nil ? "dev-routes" : "authenticated",
+            "setup_seconds": (setupSeconds * 100).rounded() / 100,
+            "join_ms_p50": percentile(joinMilliseconds, 0.50), "join_ms_p99": percentile(joinMilliseconds, 0.99),
             "loss_percent": (report.lossFraction * 10_000).rounded() / 100,
             "latency_ms_p50": report.latency.percentile(0.50), "latency_ms_p99": report.latency.percentile(0.99),
             "latency_ms_p999": report.latency.percentile(0.999),
         ]
+        // The development routes count the server's datagrams; a production server does not say.
+        if outAfter.count > 0 { result["server_datagrams_out_per_s"] = Int(serverOutRate) }
+        if let auth {
+            result["application_id"] = auth.app.id
+            result[video ? "video_sessions" : "conversations"] = auth.rooms
+            result["members_joined"] = auth.joined
+            if let serverMembers { result["server_members_joined"] = serverMembers }
+        }
         if let capture {
             result["capture_width"] = capture.width
             result["capture_height"] = capture.height
@@ -250,7 +321,15 @@ struct LoadCommand {
         } else {
             for key in result.keys.sorted() { print("\(key.padding(toLength: 34, withPad: " ", startingAt: 0)) \(result[key]!)") }
         }
+        await auth?.close()
         return report.subscribersReceived > 0 ? 0 : 1
+    }
+
+    /// The `fraction` percentile of `values` in milliseconds, to 0.1 ms (0 when there are none).
+    static func percentile(_ values: [Double], _ fraction: Double) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        return (sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))] * 10).rounded() / 10
     }
 
     static func inProcess(_ args: Arguments) throws -> Int32 {
