@@ -38,6 +38,15 @@ final class NarrowbandResampler {
         return out
     }()
 
+    /// The same phases transposed for going up: entry j holds, in lane p, the tap that multiplies input
+    /// `m + j` for output `6m + p` (lanes 6 and 7 zero), so one input position yields six outputs from 20
+    /// vector multiply-adds and no horizontal sums.
+    static let upColumns: [SIMD8<Float>] = (0..<tapsPerPhase).map { j in
+        var column = SIMD8<Float>()
+        for p in 0..<factor { column[p] = upFilters[p * tapsPerPhase + j] }
+        return column
+    }
+
     let direction: Direction
     /// Input history (the last `taps - 1` or `tapsPerPhase - 1` samples) followed by one frame of input.
     private var buffer: [Float]
@@ -77,15 +86,14 @@ final class NarrowbandResampler {
                     for k in outputs..<destination.count { destination[k] = 0 }
                 }
             case .up:
-                Self.upFilters.withUnsafeBufferPointer { g in
-                    let coefficients = UnsafeRawPointer(g.baseAddress!)
+                Self.upColumns.withUnsafeBufferPointer { columns in
+                    let x = buf.baseAddress!
                     let inputs = min(frameIn, destination.count / Self.factor)
                     for m in 0..<inputs {
-                        let x = base + 4 * m
-                        for p in 0..<Self.factor {
-                            let y = Self.dot(x, coefficients + 4 * p * Self.tapsPerPhase, count: Self.tapsPerPhase)
-                            destination[Self.factor * m + p] = Self.saturate(y)
-                        }
+                        var acc = SIMD8<Float>()
+                        for j in 0..<Self.tapsPerPhase { acc += columns[j] * SIMD8(repeating: x[m + j]) }
+                        let out = Self.factor * m
+                        for p in 0..<Self.factor { destination[out + p] = Self.saturate(acc[p]) }
                     }
                     for k in (Self.factor * inputs)..<destination.count { destination[k] = 0 }
                 }
@@ -112,9 +120,11 @@ final class NarrowbandResampler {
         return acc.sum()
     }
 
+    /// Nearest Int16, saturating. Adds ±0.5 and truncates: `rounded()` is a libm call on baseline x86-64.
     @inline(__always)
     private static func saturate(_ y: Float) -> Int16 {
-        Int16(max(-32768, min(32767, y.rounded())))
+        let clamped = max(-32768, min(32767, y))
+        return Int16(clamped + (clamped < 0 ? -0.5 : 0.5))
     }
 
     /// Kaiser-windowed sinc, `taps` long, cutoff 3.9 kHz at 48 kHz, normalised to unity DC gain.

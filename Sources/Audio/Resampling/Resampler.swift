@@ -14,13 +14,14 @@ public final class Resampler {
     private let narrowband: NarrowbandResampler?
 
     /// `quality` is speexdsp's 0...10; 5 is its voice default (about 0.3 ms latency at 48 kHz). It does not
-    /// apply to 8 ↔ 48 kHz, whose filter is fixed (see `NarrowbandResampler`).
-    public init(from input: SampleRate, to output: SampleRate, quality: Int32 = 5) throws(CodecError) {
+    /// apply to 8 ↔ 48 kHz, whose filter is fixed (see `NarrowbandResampler`), unless `general` asks for
+    /// speexdsp at every rate (how the benchmark compares the two).
+    public init(from input: SampleRate, to output: SampleRate, quality: Int32 = 5, general: Bool = false) throws(CodecError) {
         self.input = input
         self.output = output
         switch (input, output) {
-        case (.hz8000, .hz48000): narrowband = NarrowbandResampler(.up)
-        case (.hz48000, .hz8000): narrowband = NarrowbandResampler(.down)
+        case (.hz8000, .hz48000) where !general: narrowband = NarrowbandResampler(.up)
+        case (.hz48000, .hz8000) where !general: narrowband = NarrowbandResampler(.down)
         default: narrowband = nil
         }
         if input == output || narrowband != nil {
