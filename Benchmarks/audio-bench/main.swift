@@ -85,10 +85,18 @@ do {
     let gdec = try measure(100_000) { try buffer.withUnsafeBytes { try g711.decode(UnsafeRawBufferPointer(rebasing: $0[0..<160]), into: &out8) } }
     row("G.711 µ-law encode", String(format: "%.2f", genc * 1e6), "µs")
     row("G.711 µ-law decode", String(format: "%.2f", gdec * 1e6), "µs")
-    let down = try Resampler(from: .hz48000, to: .hz8000)
+    // A phone line in a mix resamples both ways every tick: the dedicated ratio-6 filter beside speexdsp
+    // (quality 5, the general resampler used for it before), same process, same frames.
     let wide = sineFrame(440, rate: .hz48000)
-    let rs = try measure(20_000) { try down.process(wide, into: &out8) }
-    row("resample 48 → 8 kHz", String(format: "%.1f", rs * 1e6), "µs")
+    var out48 = AudioFrame(rate: .hz48000)
+    for (name, general) in [("polyphase FIR", false), ("speexdsp q5", true)] {
+        let down = try Resampler(from: .hz48000, to: .hz8000, general: general)
+        let up = try Resampler(from: .hz8000, to: .hz48000, general: general)
+        let d = try measure(20_000) { try down.process(wide, into: &out8) }
+        let u = try measure(20_000) { try up.process(narrow, into: &out48) }
+        row("resample 48 → 8 kHz, \(name)", String(format: "%.2f", d * 1e6), "µs")
+        row("resample 8 → 48 kHz, \(name)", String(format: "%.2f", u * 1e6), "µs")
+    }
     var detector = DTMFDetector(rate: .hz8000)
     let dt = measure(100_000) { _ = detector.process(narrow) }
     row("DTMF detector 8 kHz", String(format: "%.2f", dt * 1e6), "µs")

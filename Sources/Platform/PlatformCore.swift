@@ -32,5 +32,9 @@ public final class PlatformCore: Sendable {
         sipBindings = SIPBindings(db: db, clock: clock)
         conversations = Conversations(db: db, clock: clock, users: users, bus: LocalEventBus())
         calls = CallLegs(db: db, clock: clock, conversations: conversations)
+        // Deleting an application or a trunk unlinks numbers in the store, behind `Numbers`' back.
+        let numbers = numbers
+        applications.onDelete { numbers.forgetRoutes() }
+        sipTrunks.onChange { numbers.forgetRoutes() }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Audio
 
@@ -36,6 +37,39 @@ struct ResamplerTests {
             all += narrow.samples
         }
         #expect(Signals.rms(Array(all.suffix(1600))) < 100)  // would alias to 2 kHz at full level
+    }
+
+    @Test("going down to 8 kHz, 3.4 kHz passes and 6 kHz is at least 40 dB down")
+    func telephoneBand() throws {
+        func level(_ frequency: Double) throws -> (rms: Double, tone: Double) {
+            let down = try Resampler(from: .hz48000, to: .hz8000)
+            var narrow = AudioFrame(rate: .hz8000)
+            var all: [Int16] = []
+            for frame in Signals.sineFrames(frequency, rate: .hz48000, frames: 25) {
+                try down.process(frame, into: &narrow)
+                all += narrow.samples
+            }
+            let tail = Array(all.suffix(1600))
+            return (Signals.rms(tail), Signals.power(tail, frequency < 4000 ? frequency : 8000 - frequency, rate: 8000))
+        }
+        let inputRMS = 10_000 / 2.0.squareRoot()
+        let pass = try level(3400)
+        #expect(abs(pass.rms - inputRMS) < inputRMS * 0.12)  // within 1 dB
+        let stop = try level(6000)
+        #expect(20 * log10(stop.rms / inputRMS) <= -40)
+        // Nothing of it folds back to 2 kHz either.
+        #expect(stop.tone < pass.tone / 10_000)
+        // And back up: a 3.4 kHz tone at 8 kHz comes out at 48 kHz with its level, images removed.
+        let up = try Resampler(from: .hz8000, to: .hz48000)
+        var wide = AudioFrame(rate: .hz48000)
+        var all: [Int16] = []
+        for frame in Signals.sineFrames(3400, rate: .hz8000, frames: 25) {
+            try up.process(frame, into: &wide)
+            all += wide.samples
+        }
+        let tail = Array(all.suffix(9600))
+        #expect(abs(Signals.rms(tail) - inputRMS) < inputRMS * 0.12)
+        #expect(Signals.power(tail, 4600, rate: 48_000) < Signals.power(tail, 3400, rate: 48_000) / 10_000)
     }
 
     @Test("rate mismatches are typed errors; same rate copies")

@@ -16,12 +16,13 @@ public final class SIPService: Sendable {
     let testPhone = Mutex<SIPEdge?>(nil)
     let host: String
 
-    init(core: PlatformCore, host: String, port: UInt16, rtpPorts: ClosedRange<UInt16>) {
+    init(core: PlatformCore, host: String, port: UInt16, rtpPorts: ClosedRange<UInt16>, maxCalls: Int = 0, maxPendingInvites: Int = 1000) {
         self.core = core
         self.host = host
         self.rtpPorts = rtpPorts
         let trunks = ((try? core.sipTrunks.all()) ?? []).map(\.edgeConfig)
-        edge = SIPEdge(config: UserAgentConfig(host: host, port: port, trunks: trunks), directory: PlatformDirectory(core: core))
+        edge = SIPEdge(config: UserAgentConfig(host: host, port: port, trunks: trunks, maxCalls: maxCalls, maxPendingInvites: maxPendingInvites),
+                       directory: PlatformDirectory(core: core))
     }
 
     /// The bound SIP port (UDP and TCP), nil before start.
@@ -105,6 +106,10 @@ public final class SIPService: Sendable {
         out += "# HELP switchboard_sip_responses_total SIP responses by direction, method and status code.\n# TYPE switchboard_sip_responses_total counter\n"
         for (k, v) in s.statistics.responses.sorted(by: { ($0.key.direction, $0.key.method, $0.key.status) < ($1.key.direction, $1.key.method, $1.key.status) }) {
             out += "switchboard_sip_responses_total{direction=\"\(k.direction)\",method=\"\(k.method)\",code=\"\(k.status)\"} \(v)\n"
+        }
+        out += "# HELP switchboard_sip_invites_shed_total New INVITEs refused 503 with Retry-After by overload shedding, by reason (calls: the concurrent-call limit; pending: too many INVITEs unanswered).\n# TYPE switchboard_sip_invites_shed_total counter\n"
+        for reason in OverloadReason.allCases {
+            out += "switchboard_sip_invites_shed_total{reason=\"\(reason.rawValue)\"} \(s.statistics.shed[reason, default: 0])\n"
         }
         out += "# HELP switchboard_sip_transactions SIP transactions in progress.\n# TYPE switchboard_sip_transactions gauge\nswitchboard_sip_transactions \(s.transactions)\n"
         out += "# HELP switchboard_sip_calls SIP calls in progress.\n# TYPE switchboard_sip_calls gauge\nswitchboard_sip_calls \(s.calls)\n"

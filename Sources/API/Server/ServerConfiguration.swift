@@ -40,6 +40,10 @@ public struct ServerConfiguration: Sendable {
     public var sipAddress: String? = nil
     /// UDP ports for RTP legs (each leg takes an even port and the odd one above for RTCP).
     public var rtpPorts: ClosedRange<UInt16> = 20_000...29_999
+    /// SIP overload shedding: calls up at once (0: no limit) and INVITEs unanswered at once past which new
+    /// INVITEs get `503` with `Retry-After`.
+    public var sipMaxCalls = 0
+    public var sipMaxPendingInvites = 1000
 
     public init() {}
 
@@ -70,6 +74,8 @@ public struct ServerConfiguration: Sendable {
         Setting(flag: "--media-announce", env: "SWITCHBOARD_MEDIA_ANNOUNCE", key: "media_announce", help: "IP announced in ICE candidates"),
         Setting(flag: "--sip-port", env: "SWITCHBOARD_SIP_PORT", key: "sip_port", help: "SIP port, UDP and TCP (default 5060; 0 = off)"),
         Setting(flag: "--sip-address", env: "SWITCHBOARD_SIP_ADDRESS", key: "sip_address", help: "SIP bind and contact address (default: the --listen host)"),
+        Setting(flag: "--sip-max-calls", env: "SWITCHBOARD_SIP_MAX_CALLS", key: "sip_max_calls", help: "SIP calls up at once; new INVITEs past it get 503 (default 0: no limit)"),
+        Setting(flag: "--sip-max-pending-invites", env: "SWITCHBOARD_SIP_MAX_PENDING_INVITES", key: "sip_max_pending_invites", help: "INVITEs not yet answered at once; new ones past it get 503 (default 1000)"),
         Setting(flag: "--rtp-ports", env: "SWITCHBOARD_RTP_PORTS", key: "rtp_ports", help: "UDP port range for RTP legs, LOW-HIGH (default 20000-29999)"),
         Setting(flag: "--dev", env: "SWITCHBOARD_DEV", key: "dev", help: "development mode: demo app servers and test routes, loopback only (a flag; true|false in env/config)"),
     ]
@@ -160,6 +166,14 @@ public struct ServerConfiguration: Sendable {
                 throw ConfigurationError("--sip-address: expected an IP address, got '\(v)'")
             }
             c.sipAddress = v
+        }
+        if let v = values["sip_max_calls"] {
+            guard let n = Int(v), n >= 0 else { throw ConfigurationError("--sip-max-calls: expected 0 or more, got '\(v)'") }
+            c.sipMaxCalls = n
+        }
+        if let v = values["sip_max_pending_invites"] {
+            guard let n = Int(v), n >= 1 else { throw ConfigurationError("--sip-max-pending-invites: expected 1 or more, got '\(v)'") }
+            c.sipMaxPendingInvites = n
         }
         if let v = values["rtp_ports"] {
             let parts = v.split(separator: "-")

@@ -50,7 +50,8 @@ public final class SwitchboardServer: Sendable {
         UserRoutes(core: core).register(on: &router)
         NumberRoutes(core: core, authenticator: authenticator).register(on: &router)
         sip = configuration.sipPort == 0 ? nil
-            : SIPService(core: core, host: Self.sipHost(configuration), port: configuration.sipPort, rtpPorts: configuration.rtpPorts)
+            : SIPService(core: core, host: Self.sipHost(configuration), port: configuration.sipPort, rtpPorts: configuration.rtpPorts,
+                         maxCalls: configuration.sipMaxCalls, maxPendingInvites: configuration.sipMaxPendingInvites)
         SIPRoutes(core: core, authenticator: authenticator, service: sip).register(on: &router)
         let roomSettings = RoomSettings(environment: ProcessInfo.processInfo.environment)
         ConversationRoutes(core: core, capacity: roomSettings.capacity).register(on: &router)

@@ -1,6 +1,7 @@
 import CSpeexDSP
 
-/// Converts 20 ms frames between 8, 16 and 48 kHz with the speexdsp resampler.
+/// Converts 20 ms frames between 8, 16 and 48 kHz: 8 ↔ 48 kHz (every phone line in a mix, both ways,
+/// every tick) with `NarrowbandResampler`'s integer-ratio polyphase filter, the other pairs with speexdsp.
 ///
 /// speexdsp because it is small, made for real-time voice (fixed, bounded work per call, no
 /// allocation after creation), exposes one quality knob instead of filter design, and ships in
@@ -10,12 +11,20 @@ public final class Resampler {
     public let input: SampleRate
     public let output: SampleRate
     private let state: OpaquePointer?
+    private let narrowband: NarrowbandResampler?
 
-    /// `quality` is speexdsp's 0...10; 5 is its voice default (about 0.3 ms latency at 48 kHz).
-    public init(from input: SampleRate, to output: SampleRate, quality: Int32 = 5) throws(CodecError) {
+    /// `quality` is speexdsp's 0...10; 5 is its voice default (about 0.3 ms latency at 48 kHz). It does not
+    /// apply to 8 ↔ 48 kHz, whose filter is fixed (see `NarrowbandResampler`), unless `general` asks for
+    /// speexdsp at every rate (how the benchmark compares the two).
+    public init(from input: SampleRate, to output: SampleRate, quality: Int32 = 5, general: Bool = false) throws(CodecError) {
         self.input = input
         self.output = output
-        if input == output {
+        switch (input, output) {
+        case (.hz8000, .hz48000) where !general: narrowband = NarrowbandResampler(.up)
+        case (.hz48000, .hz8000) where !general: narrowband = NarrowbandResampler(.down)
+        default: narrowband = nil
+        }
+        if input == output || narrowband != nil {
             state = nil
             return
         }
@@ -36,6 +45,10 @@ public final class Resampler {
     public func process(_ source: AudioFrame, into destination: inout AudioFrame) throws(CodecError) {
         guard source.rate == input else { throw .rateMismatch(expected: input, actual: source.rate) }
         guard destination.rate == output else { throw .rateMismatch(expected: output, actual: destination.rate) }
+        if let narrowband {
+            source.withSamples { s in destination.withMutableSamples { d in narrowband.process(s, into: d) } }
+            return
+        }
         guard let state else {
             destination.withMutableSamples { d in source.withSamples { s in _ = d.update(fromContentsOf: s) } }
             return
@@ -57,5 +70,6 @@ public final class Resampler {
     /// Forgets filter history (a new talk spurt, a seek).
     public func reset() {
         if let state { speex_resampler_reset_mem(state) }
+        narrowband?.reset()
     }
 }

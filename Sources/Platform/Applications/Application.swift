@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 import Store
 import Wire
 
@@ -74,11 +75,15 @@ public final class Applications: Sendable {
     let db: any SQLStore
     let clock: any WallClock
     let keyCache = PublicKeyCache(capacity: 4096)
+    /// Called after an application is deleted (the store unlinks its numbers).
+    let deletions = Mutex<[@Sendable () -> Void]>([])
 
     init(db: any SQLStore, clock: any WallClock) {
         self.db = db
         self.clock = clock
     }
+
+    public func onDelete(_ observer: @escaping @Sendable () -> Void) { deletions.withLock { $0.append(observer) } }
 
     /// Creates an application; returns it with the private key when one was generated (shown once, never stored).
     public func create(apiKey: String, input: ApplicationInput) throws -> (Application, privateKey: String?) {
@@ -150,6 +155,7 @@ public final class Applications: Sendable {
     public func delete(id: String, apiKey: String) throws {
         let app = try get(id: id, apiKey: apiKey)
         try db.execute("DELETE FROM applications WHERE id = ?", [.text(app.id)])
+        for o in deletions.withLock({ $0 }) { o() }
     }
 
     /// The parsed public key of an application, cached across requests.

@@ -1,5 +1,6 @@
 import Foundation
 import Store
+import Synchronization
 
 /// An E.164 number the operator owns on a SIP trunk, optionally linked to an application.
 public struct PhoneNumber: Sendable, Equatable {
@@ -16,6 +17,18 @@ public struct PhoneNumber: Sendable, Equatable {
 public final class Numbers: Sendable {
     let db: any SQLStore
     let clock: any WallClock
+    /// `owner(of:)` answers by number, absent ones included (the SIP edge asks once per INVITE). Every write
+    /// to a number goes through this type and forgets its entry; changes made elsewhere that touch numbers
+    /// (an application or a trunk deleted: the store nulls the links) call `forgetRoutes()`. Cleared whole
+    /// when it reaches `routeCapacity`, so numbers dialled at random cannot grow it without bound.
+    let routes = Mutex(RouteCache())
+    static let routeCapacity = 10_000
+
+    struct RouteCache {
+        var entries: [String: PhoneNumber?] = [:]
+        /// Bumped by every forget: a lookup that read the store across a forget does not keep what it read.
+        var generation: UInt64 = 0
+    }
 
     init(db: any SQLStore, clock: any WallClock) {
         self.db = db
@@ -43,6 +56,7 @@ public final class Numbers: Sendable {
         } catch {
             throw uniqueViolation(error, as: PlatformError.conflict("The number \(m) is already owned."))
         }
+        forgetRoute(m)
         return n
     }
 
@@ -59,6 +73,7 @@ public final class Numbers: Sendable {
         var n = try get(msisdn: msisdn, apiKey: apiKey)
         n.applicationID = applicationID
         try db.execute("UPDATE numbers SET application_id = ? WHERE msisdn = ?", [SQLValue(applicationID), .text(n.msisdn)])
+        forgetRoute(n.msisdn)
         return n
     }
 
@@ -67,12 +82,14 @@ public final class Numbers: Sendable {
         var n = try get(msisdn: msisdn, apiKey: apiKey)
         n.trunkID = trunkID
         try db.execute("UPDATE numbers SET trunk_id = ? WHERE msisdn = ?", [SQLValue(trunkID), .text(n.msisdn)])
+        forgetRoute(n.msisdn)
         return n
     }
 
     public func cancel(msisdn: String, apiKey: String) throws {
         let n = try get(msisdn: msisdn, apiKey: apiKey)
         try db.execute("DELETE FROM numbers WHERE msisdn = ?", [.text(n.msisdn)])
+        forgetRoute(n.msisdn)
     }
 
     public func list(apiKey: String, applicationID: String? = nil, pattern: String? = nil) throws -> [PhoneNumber] {
@@ -83,10 +100,36 @@ public final class Numbers: Sendable {
         return try db.query(sql + " ORDER BY msisdn", b).map(Self.number)
     }
 
-    /// The number a call to `msisdn` is for, across the account (inbound routing).
+    /// The number a call to `msisdn` is for, across the account (inbound routing); from the cache when
+    /// it was asked before and has not changed since.
     public func owner(of msisdn: String) throws -> PhoneNumber? {
         guard let m = try? Self.normalize(msisdn) else { return nil }
-        return try db.queryOne("SELECT * FROM numbers WHERE msisdn = ?", [.text(m)]).map(Self.number)
+        let (cached, generation) = routes.withLock { ($0.entries[m], $0.generation) }
+        if let cached { return cached }
+        // The store is read under no lock. A write racing this read forgets its number after the write, so
+        // what this read returns is kept only when no forget happened meanwhile.
+        let number = try db.queryOne("SELECT * FROM numbers WHERE msisdn = ?", [.text(m)]).map(Self.number)
+        routes.withLock { cache in
+            guard cache.generation == generation else { return }
+            if cache.entries.count >= Self.routeCapacity { cache.entries.removeAll() }
+            cache.entries[m] = .some(number)
+        }
+        return number
+    }
+
+    /// Forgets every cached route (an application or trunk deleted: the store changed numbers' links).
+    public func forgetRoutes() {
+        routes.withLock { cache in
+            cache.generation &+= 1
+            cache.entries.removeAll()
+        }
+    }
+
+    func forgetRoute(_ msisdn: String) {
+        routes.withLock { cache in
+            cache.generation &+= 1
+            cache.entries[msisdn] = nil
+        }
     }
 
     static func number(_ r: Row) -> PhoneNumber {

@@ -104,8 +104,8 @@ public final class SIPEdge: Sendable {
         return try await loop.submit { [self] () throws(EdgeError) -> OutboundCall in
             guard let ep = endpoint.withLock({ $0 }) else { throw .stopped }
             guard let config = ep.core.config.trunks.first(where: { $0.name == trunk }) else { throw .unknownTrunk(trunk) }
-            let from = SIPAddress(uri: SIPURI(user: callerID, host: ep.core.config.host))
-            let id = ep.invite(to: SIPURI(user: digits, host: config.host, port: config.port), from: from, sdp: sdp, trunk: config)
+            let from = SIPAddress(uri: SIPURI(user: callerID, host: IPEndpoint.reference(ep.core.config.host)))
+            let id = ep.invite(to: SIPURI(user: digits, host: IPEndpoint.reference(config.host), port: config.port), from: from, sdp: sdp, trunk: config)
             return track(id)
         }
     }
@@ -117,11 +117,11 @@ public final class SIPEdge: Sendable {
             guard let binding = ep.core.registrar?.lookup(aor, now: .now()).max(by: { $0.expires < $1.expires }) else {
                 throw .notRegistered(aor)
             }
-            let from = SIPAddress(uri: SIPURI(user: callerID, host: ep.core.config.host))
+            let from = SIPAddress(uri: SIPURI(user: callerID, host: IPEndpoint.reference(ep.core.config.host)))
             // The contact's own address when it is numeric (RFC 3261 §8.1.2), else where the REGISTER came from.
             var peer = binding.source
-            if AddressRange.bytes(of: binding.contact.host) != nil {
-                peer = SIPPeer(host: binding.contact.host, port: binding.contact.port ?? 5060,
+            if AddressRange.bytes(of: binding.contact.hostPort.host) != nil {
+                peer = SIPPeer(host: binding.contact.hostPort.host, port: binding.contact.port ?? 5060,
                                transport: binding.contact.transport.flatMap { SIPTransportKind(name: $0) } ?? binding.source.transport)
             }
             return track(ep.invite(to: binding.contact, from: from, sdp: sdp, peer: peer))

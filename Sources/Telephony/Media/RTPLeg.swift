@@ -40,8 +40,10 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     private var frame: AudioFrame
     private let receiveBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
     private let sendBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1500, alignment: 8)
-    private var remote = sockaddr_in()
-    private var remoteRTCP = sockaddr_in()
+    private var remote = IPEndpoint(storage: sockaddr_storage(), length: 0)
+    private var remoteRTCP = IPEndpoint(storage: sockaddr_storage(), length: 0)
+    /// AF_INET or AF_INET6, by the address the leg binds; an IPv6 leg sends to IPv4 peers v4-mapped.
+    private let family: Int32
     private var latchedSSRC: UInt32?
     private var ssrc: UInt32
     private var sequence: UInt16
@@ -79,6 +81,7 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         codec = G711Codec(.muLaw)
         frame = AudioFrame(rate: .hz8000)
         var fds: (Int32, Int32) = (-1, -1)
+        family = IPEndpoint.family(of: host) ?? AF_INET
         guard let port = pool.acquire({ port in
             guard let a = Self.bind(host: host, port: port) else { return false }
             guard let b = Self.bind(host: host, port: port + 1) else { Glibc.close(a); return false }
@@ -108,10 +111,8 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
             do { codec = try OpusCodec() } catch { throw .codec("\(error)") }
         case .telephoneEvent: throw .codec("telephone-event is not a voice codec")
         }
-        var remote = sockaddr_in()
-        var remoteRTCP = sockaddr_in()
-        guard Self.fill(&remote, host: negotiated.remoteAddress, port: negotiated.remotePort),
-              Self.fill(&remoteRTCP, host: negotiated.remoteAddress, port: negotiated.remotePort &+ 1) else {
+        guard let remote = IPEndpoint(host: negotiated.remoteAddress, port: negotiated.remotePort, family: family),
+              let remoteRTCP = IPEndpoint(host: negotiated.remoteAddress, port: negotiated.remotePort &+ 1, family: family) else {
             throw .badAddress(negotiated.remoteAddress)
         }
         self.codec = codec
@@ -165,8 +166,8 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     /// A re-INVITE changed the session: new remote address or direction (same codec).
     public func update(_ negotiated: NegotiatedAudio) {
         if negotiated.remoteAddress != self.negotiated.remoteAddress || negotiated.remotePort != self.negotiated.remotePort {
-            _ = Self.fill(&remote, host: negotiated.remoteAddress, port: negotiated.remotePort)
-            _ = Self.fill(&remoteRTCP, host: negotiated.remoteAddress, port: negotiated.remotePort &+ 1)
+            if let r = IPEndpoint(host: negotiated.remoteAddress, port: negotiated.remotePort, family: family) { remote = r }
+            if let r = IPEndpoint(host: negotiated.remoteAddress, port: negotiated.remotePort &+ 1, family: family) { remoteRTCP = r }
             latchedSSRC = nil
         }
         self.negotiated.direction = negotiated.direction
@@ -178,17 +179,12 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
 
     public func handle(events: UInt32) {
         for _ in 0..<64 {
-            var from = sockaddr_in()
-            var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let n = withUnsafeMutablePointer(to: &from) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(rtpFD, receiveBuffer.baseAddress, receiveBuffer.count, 0, $0, &len) }
-            }
-            guard n > 0 else { return }
+            guard let (n, from) = IPEndpoint.receive(fd: rtpFD, into: receiveBuffer), n > 0 else { return }
             receive(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n]), from: from)
         }
     }
 
-    private func receive(_ packet: UnsafeRawBufferPointer, from source: sockaddr_in) {
+    private func receive(_ packet: UnsafeRawBufferPointer, from source: IPEndpoint) {
         // RFC 3550 §5.1: version 2, then CSRCs and an optional extension before the payload.
         guard packet.count >= 12, packet[0] >> 6 == 2 else { statistics.packetsDropped += 1; return }
         let csrcCount = Int(packet[0] & 0x0F)
@@ -207,10 +203,10 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         let isVoice = payloadType == negotiated.payloadType
         let isEvent = payloadType == negotiated.telephoneEventPayloadType
         guard isVoice || isEvent else { statistics.packetsDropped += 1; return }
-        if latchedSSRC != senderSSRC, !Self.same(source, remote) || latchedSSRC == nil {
+        if latchedSSRC != senderSSRC, !IPEndpoint.same(source, remote) || latchedSSRC == nil {
             remote = source
             remoteRTCP = source
-            remoteRTCP.sin_port = (UInt16(bigEndian: source.sin_port) &+ 1).bigEndian
+            remoteRTCP.port = source.port &+ 1
             statistics.latches += 1
         }
         latchedSSRC = senderSSRC
@@ -313,11 +309,7 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     }
 
     private func transmit(_ count: Int) {
-        let sent = withUnsafePointer(to: &remote) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                sendto(rtpFD, sendBuffer.baseAddress, count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        let sent = remote.withSockAddr { sendto(rtpFD, sendBuffer.baseAddress, count, 0, $0, $1) }
         if sent == count {
             statistics.packetsSent += 1
             statistics.octetsSent += count - 12
@@ -376,32 +368,15 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
             put32(0, at + 16)
             put32(0, at + 20)
         }
-        let sent = withUnsafePointer(to: &remoteRTCP) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                sendto(rtcpFD, buffer.baseAddress, length, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        let sent = remoteRTCP.withSockAddr { sendto(rtcpFD, buffer.baseAddress, length, 0, $0, $1) }
         if sent == length { statistics.rtcpSent += 1 }
     }
 
     // MARK: Sockets
 
+    /// A UDP socket bound to `host:port` (IPv4 or IPv6 by the address), nil when it cannot bind.
     static func bind(host: String, port: UInt16) -> Int32? {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | SB_SOCK_NONBLOCK | SB_SOCK_CLOEXEC, 0)
-        guard fd >= 0 else { return nil }
-        var addr = sockaddr_in()
-        guard fill(&addr, host: host, port: port) else { Glibc.close(fd); return nil }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard rc == 0 else { Glibc.close(fd); return nil }
-        return fd
-    }
-
-    static func fill(_ addr: inout sockaddr_in, host: String, port: UInt16) -> Bool { SIPUDPSocket.fill(&addr, host: host, port: port) }
-
-    static func same(_ a: sockaddr_in, _ b: sockaddr_in) -> Bool {
-        a.sin_port == b.sin_port && a.sin_addr.s_addr == b.sin_addr.s_addr
+        IPEndpoint.boundSocket(type: Int32(SOCK_DGRAM.rawValue), host: host, port: port, flags: SB_SOCK_NONBLOCK | SB_SOCK_CLOEXEC)?.fd
     }
 }
 

@@ -37,3 +37,12 @@ public enum TransactionKey: Hashable, Sendable {
         .rfc3261(branch: branch, sentBy: "", method: method)
     }
 }
+
+extension TransactionKey {
+    /// The method the transaction was opened with (ACK counts as its INVITE).
+    public var method: SIPMethod {
+        switch self {
+        case .rfc3261(_, _, let method), .rfc2543(_, _, _, _, _, let method): method
+        }
+    }
+}

@@ -36,17 +36,14 @@ final class SIPTCPConnection: Selectable {
         loop.register(fd: fd, events: SB_EPOLLIN | SB_EPOLLRDHUP | (connecting ? SB_EPOLLOUT : 0), handler: self)
     }
 
-    /// Opens a non-blocking connection to an IPv4 `peer`; nil when the address is not numeric IPv4.
+    /// Opens a non-blocking connection to `peer` (numeric IPv4 or IPv6); nil when the address is not numeric.
     static func connect(to peer: SIPPeer) -> Int32? {
-        var addr = sockaddr_in()
-        guard SIPUDPSocket.fill(&addr, host: peer.host, port: peer.port) else { return nil }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | SB_SOCK_NONBLOCK | SB_SOCK_CLOEXEC, 0)
+        guard let family = IPEndpoint.family(of: peer.host), let address = IPEndpoint(host: peer.host, port: peer.port) else { return nil }
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | SB_SOCK_NONBLOCK | SB_SOCK_CLOEXEC, 0)
         guard fd >= 0 else { return nil }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        let rc = address.withSockAddr { Glibc.connect(fd, $0, $1) }
         guard rc == 0 || errno == EINPROGRESS else { Glibc.close(fd); return nil }
         return fd
     }

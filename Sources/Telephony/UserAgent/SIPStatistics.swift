@@ -11,6 +11,8 @@ public struct SIPStatistics: Hashable, Sendable {
 
     public private(set) var requests: [Key: Int] = [:]
     public private(set) var responses: [Key: Int] = [:]
+    /// New INVITEs refused `503` by overload shedding, by reason.
+    public internal(set) var shed: [OverloadReason: Int] = [:]
 
     public init() {}
 
@@ -31,4 +33,12 @@ public struct SIPStatistics: Hashable, Sendable {
         [SIPMethod.invite, .ack, .bye, .cancel, .options, .register, .prack, .update, .info, .message, .refer, .notify, .subscribe]
             .contains(method) ? method.rawValue : "other"
     }
+}
+
+/// Why a new INVITE was shed (`UserAgentConfig.maxCalls`, `maxPendingInvites`).
+public enum OverloadReason: String, Hashable, Sendable, CaseIterable {
+    /// As many calls up as allowed.
+    case calls
+    /// Too many INVITEs still unanswered.
+    case pending
 }

@@ -11,11 +11,19 @@ public struct UserAgentConfig: Hashable, Sendable {
     public var maxPendingPerSource: Int
     /// The same cap for a trunk's sources: a carrier legitimately has many calls setting up at once.
     public var maxPendingPerTrunk: Int
+    /// Overload shedding: new INVITEs are answered `503` with `Retry-After` while this many calls are up
+    /// (0: no limit)…
+    public var maxCalls: Int
+    /// …or while this many INVITEs from all sources are still unanswered (the answers falling behind:
+    /// past this, the callers' retransmissions would add to the work faster than it is done).
+    public var maxPendingInvites: Int
+    /// The `Retry-After` of a shed INVITE, in seconds.
+    public var retryAfterSeconds: Int
     public var userAgent: String
 
     public init(host: String = "0.0.0.0", port: UInt16 = 5060, trunks: [TrunkConfig] = [], devices: [String] = [],
                 timers: SIPTimers = .default, maxPendingPerSource: Int = 64, maxPendingPerTrunk: Int = 2048,
-                userAgent: String = "Switchboard") {
+                maxCalls: Int = 0, maxPendingInvites: Int = 1000, retryAfterSeconds: Int = 5, userAgent: String = "Switchboard") {
         self.host = host
         self.port = port
         self.trunks = trunks
@@ -23,6 +31,9 @@ public struct UserAgentConfig: Hashable, Sendable {
         self.timers = timers
         self.maxPendingPerSource = maxPendingPerSource
         self.maxPendingPerTrunk = maxPendingPerTrunk
+        self.maxCalls = maxCalls
+        self.maxPendingInvites = maxPendingInvites
+        self.retryAfterSeconds = retryAfterSeconds
         self.userAgent = userAgent
     }
 

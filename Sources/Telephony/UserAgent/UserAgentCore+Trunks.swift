@@ -60,9 +60,9 @@ extension UserAgentCore {
     /// An OPTIONS or REGISTER to the trunk (the REGISTER in its own Call-ID, CSeq rising).
     func trunkRequest(_ method: SIPMethod, state: inout TrunkState) -> SIPMessage {
         let trunk = state.config
-        let target = SIPURI(host: trunk.host, port: trunk.port)
+        let target = SIPURI(host: IPEndpoint.reference(trunk.host), port: trunk.port)
         let user = trunk.credentials?.username ?? "switchboard"
-        var address = SIPAddress(uri: SIPURI(user: user, host: trunk.host))
+        var address = SIPAddress(uri: SIPURI(user: user, host: IPEndpoint.reference(trunk.host)))
         var h = SIPHeaders()
         h.add(SIPHeaderName.maxForwards, "70")
         h.add(SIPHeaderName.to, address.description)

@@ -36,6 +36,8 @@ public final class UserAgentCore {
     var timers = DeadlineQueue<TimerOwner>()
     enum TimerOwner: Hashable { case server(TransactionKey), client(TransactionKey) }
     var unansweredBySource: [String: Int] = [:]
+    /// INVITE server transactions not yet given a final response, from all sources (overload shedding).
+    var unansweredInvites = 0
 
     static let allowed: [SIPMethod] = [.invite, .ack, .bye, .cancel, .options, .update, .info, .prack, .register]
 
@@ -316,6 +318,9 @@ public final class UserAgentCore {
         }
         let pending = unansweredBySource[peer.host, default: 0]
         guard pending < config.maxPendingPerSource || (pending < config.maxPendingPerTrunk && trunk(forSource: peer.host) != nil) else { return reject(request, 503, "too many pending transactions", peer: peer) }
+        if method == .invite, (try? request.to().tag) == nil, let reason = overload() {
+            return shed(request, reason: reason, key: key, peer: peer, now: now)
+        }
         guard Self.allowed.contains(method) else {
             var r = response(501, to: request)
             r.headers.add(SIPHeaderName.allow, Self.allowed.map(\.rawValue).joined(separator: ", "))
@@ -338,6 +343,7 @@ public final class UserAgentCore {
         servers[key] = (tx, peer)
         unanswered.insert(key)
         unansweredBySource[peer.host, default: 0] += 1
+        if method == .invite { unansweredInvites += 1 }
         switch method {
         case .options:
             var r = response(200, to: request)
@@ -372,6 +378,30 @@ public final class UserAgentCore {
         default:
             respond(response(501, to: request), key: key, now: now)
         }
+    }
+
+    /// Whether a new INVITE must be shed now, and why.
+    func overload() -> OverloadReason? {
+        if config.maxCalls > 0, calls.count >= config.maxCalls { return .calls }
+        if unansweredInvites >= config.maxPendingInvites { return .pending }
+        return nil
+    }
+
+    /// Refuses a new INVITE with `503` and `Retry-After` (RFC 3261 §21.5.4) before any call state exists.
+    /// Statefully, so the caller's retransmissions get the same 503 from the transaction and its ACK is
+    /// absorbed, at the cost of a transaction that lingers a few seconds (no call, no handler, no store).
+    func shed(_ request: SIPMessage, reason: OverloadReason, key: TransactionKey, peer: SIPPeer, now: Instant) {
+        statistics.shed[reason, default: 0] += 1
+        var r = response(503, to: request, toTag: random.hex(6), reason: "Service Unavailable")
+        r.headers.add(SIPHeaderName.retryAfter, String(config.retryAfterSeconds))
+        guard var tx = try? ServerTransaction(request: request, reliable: peer.transport.isReliable, timers: config.timers) else {
+            return send(r, peer: peer)
+        }
+        _ = tx.start()
+        servers[key] = (tx, peer)
+        let actions = tx.respond(r, now: now)
+        servers[key]?.tx = tx
+        run(actions, server: key, peer: peer)
     }
 
     func receiveInvite(_ request: SIPMessage, key: TransactionKey, peer: SIPPeer, now: Instant) {
@@ -511,12 +541,13 @@ public final class UserAgentCore {
     // MARK: Plumbing
 
     func contact(for peer: SIPPeer) -> String {
-        peer.transport == .udp ? "<sip:switchboard@\(config.host):\(config.port)>"
-            : "<sip:switchboard@\(config.host):\(config.port);transport=\(peer.transport.rawValue.lowercased())>"
+        let host = IPEndpoint.reference(config.host)
+        return peer.transport == .udp ? "<sip:switchboard@\(host):\(config.port)>"
+            : "<sip:switchboard@\(host):\(config.port);transport=\(peer.transport.rawValue.lowercased())>"
     }
 
     func via(branch: String, transport: SIPTransportKind) -> String {
-        "SIP/2.0/\(transport.rawValue) \(config.host):\(config.port);branch=\(branch);rport"
+        "SIP/2.0/\(transport.rawValue) \(IPEndpoint.reference(config.host)):\(config.port);branch=\(branch);rport"
     }
 
     func nextSessionVersion() -> UInt64 {
@@ -634,6 +665,7 @@ public final class UserAgentCore {
 
     func answered(_ key: TransactionKey, host: String) {
         guard unanswered.remove(key) != nil else { return }
+        if key.method == .invite { unansweredInvites -= 1 }
         let left = unansweredBySource[host, default: 1] - 1
         unansweredBySource[host] = left > 0 ? left : nil
     }
