@@ -7,8 +7,10 @@ import Runtime
 /// `switchboard load --janus URL --mode mixed [--legs]`: the mixed-room load of `load --mode mixed`
 /// through Janus's AudioBridge, for `scripts/bench-peers`. The same generator peers and Opus loop;
 /// each peer is one AudioBridge participant (one send-receive peer connection, the plugin's own mix
-/// for it): speakers join unmuted and send, listeners join muted and send nothing, and with `--legs`
-/// every publisher speaks and listens. Latency is measured per burst, as for Switchboard's mixes.
+/// for it): speakers join unmuted, listeners muted, and with `--legs`
+/// every publisher speaks and listens. A muted participant still sends its (quiet) Opus, as a browser
+/// muted by the plugin does; AudioBridge sends a participant that never sent media no mix.
+/// Latency is measured per burst, as for Switchboard's mixes.
 extension PeerBench {
     static func audioBridge(url: String, args: Arguments, rooms: Int, publishers: Int, subscribers: Int, legs: Bool, warmup: Int,
                             duration: Int, threads: Int, profile: SRTPProfile, http: HTTPClient) async throws -> Int32 {
@@ -39,10 +41,10 @@ extension PeerBench {
         let firstRoom = UInt64.random(in: 1_000_000...1_000_000_000)
         let session = bridge.session
         /// One participant: attach, join with the offer, the answer applied, the host candidate trickled.
-        func join(room: Int, opus: OpusLoop?, hears: Bool, bursting: Bool) async throws {
+        func join(room: Int, muted: Bool, hears: Bool, bursting: Bool) async throws {
             let (peer, offer) = try await generator.makeParticipant(opus: opus, burst: hears || bursting ? clocks[room] : nil, bursting: bursting)
             let handle = try await session.attach(JanusAudioBridge.plugin)
-            let answer = try await bridge.join(handle, room: firstRoom + UInt64(room), muted: opus == nil, offer: offer)
+            let answer = try await bridge.join(handle, room: firstRoom + UInt64(room), muted: muted, offer: offer)
             try await generator.completePublisher(peer, answer: answer)
             try await session.trickle(handle, candidate: try await generator.hostCandidate(peer))
             // The end of candidates once connected (Janus in ICE-lite mode fails a component whose
@@ -56,11 +58,11 @@ extension PeerBench {
             try await bridge.createRoom(firstRoom + UInt64(room))
             // Without --legs a speaker still gets its mix from AudioBridge, but does not measure it:
             // latency is the listeners', as for Switchboard's send-only publishers.
-            for p in 0..<publishers { try await join(room: room, opus: opus, hears: legs, bursting: p == 0) }
+            for p in 0..<publishers { try await join(room: room, muted: false, hears: legs, bursting: p == 0) }
         }
         try await LoadCommand.waitConnected(generator, expected: rooms * publishers)
         for room in 0..<rooms {
-            for _ in 0..<listeners { try await join(room: room, opus: nil, hears: true, bursting: false) }
+            for _ in 0..<listeners { try await join(room: room, muted: true, hears: true, bursting: false) }
         }
         try await LoadCommand.waitConnected(generator, expected: rooms * (publishers + listeners))
         try await Task.sleep(for: .seconds(warmup))
