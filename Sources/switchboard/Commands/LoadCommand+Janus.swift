@@ -8,9 +8,9 @@ import Runtime
 /// through Janus's AudioBridge, for `scripts/bench-peers`. The same generator peers and Opus loop;
 /// each peer is one AudioBridge participant (one send-receive peer connection, the plugin's own mix
 /// for it): speakers join unmuted, listeners muted, and with `--legs`
-/// every publisher speaks and listens. A muted participant still sends its (quiet) Opus, as a browser
-/// muted by the plugin does; AudioBridge sends a participant that never sent media no mix.
-/// Latency is measured per burst, as for Switchboard's mixes.
+/// every publisher speaks and listens. A muted listener sends nothing (the plugin has no packet of
+/// its to receive), as Switchboard's receive-only listeners. Latency is measured per burst, as for
+/// Switchboard's mixes.
 extension PeerBench {
     static func audioBridge(url: String, args: Arguments, rooms: Int, publishers: Int, subscribers: Int, legs: Bool, warmup: Int,
                             duration: Int, threads: Int, profile: SRTPProfile, http: HTTPClient) async throws -> Int32 {
@@ -42,7 +42,8 @@ extension PeerBench {
         let session = bridge.session
         /// One participant: attach, join with the offer, the answer applied, the host candidate trickled.
         func join(room: Int, muted: Bool, hears: Bool, bursting: Bool) async throws {
-            let (peer, offer) = try await generator.makeParticipant(opus: opus, burst: hears || bursting ? clocks[room] : nil, bursting: bursting)
+            let (peer, offer) = try await generator.makeParticipant(
+                opus: muted ? nil : opus, burst: hears || bursting ? clocks[room] : nil, bursting: bursting)
             let handle = try await session.attach(JanusAudioBridge.plugin)
             let answer = try await bridge.join(handle, room: firstRoom + UInt64(room), muted: muted, offer: offer)
             try await generator.completePublisher(peer, answer: answer)
