@@ -160,6 +160,30 @@ public final class LoadGenerator: Sendable {
         }
     }
 
+    // MARK: Mixer participants
+
+    /// A participant of a mixing server that is offered to (Janus's AudioBridge): one send-receive
+    /// Opus m-line on one transport. With `opus` it speaks (that loop; its bursts on `burst`'s clock
+    /// when `bursting`), without it it only listens; either way it counts what it hears and, with
+    /// `burst`, measures latency per burst as a mixed room's listener does. The RFC 6464 extension is
+    /// offered as id 1, as a browser would; a mix that comes back without it is decoded instead.
+    public func makeParticipant(opus: OpusLoop?, burst: BurstClock?, bursting: Bool) async throws -> (Peer, offer: String) {
+        let (peer, ice) = try await add(role: .publisher)
+        let random = SystemRandom()
+        let ssrc = random.next(UInt32.self) | 1
+        let offer = ClientSDP.offer(
+            ice: ice, certificate: certificate, sessionID: random.next(UInt64.self) >> 1,
+            streams: [ClientSDP.OutgoingStream(kind: .audio, ssrc: ssrc, codec: .opus)], audioLevelID: 1, direction: .sendrecv)
+        let list = opus.map {
+            [LoadPeer.Stream(ssrc: ssrc, payloadType: 111, video: false, opus: bursting ? $0.burst : $0.quiet, burst: bursting ? burst : nil)]
+        } ?? []
+        try await on(peer.loop) { state, _ in
+            state.peers[peer.index].streams = list
+            state.peers[peer.index].burst = burst
+        }
+        return (peer, offer)
+    }
+
     // MARK: Subscribers
 
     /// A subscriber answering the server's offer; returns the answer to post. A mixed room's

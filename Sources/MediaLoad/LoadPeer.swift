@@ -1,3 +1,4 @@
+import Audio
 import CShims
 import Crypto
 import Glibc
@@ -131,9 +132,7 @@ final class LoadPeer: Selectable {
             // A mix: the first loud packet after a burst began is that burst arriving.
             let sentAt = burst.sentAt.load(ordering: .relaxed)
             if sentAt != lastBurst, sentAt > 0, now > sentAt,
-               let view = try? RTPView(UnsafeRawBufferPointer(start: p, count: size)),
-               let level = view.audioLevel(id: 1, in: UnsafeRawBufferPointer(start: p, count: size)),
-               level.level <= OpusLoop.loudLevel {
+               let level = mixLevel(UnsafeRawBufferPointer(start: p, count: size)), level <= OpusLoop.loudLevel {
                 lastBurst = sentAt
                 histogram.record(now - sentAt)
             }
@@ -149,6 +148,28 @@ final class LoadPeer: Selectable {
             streams[index].last = max(streams[index].last, extended)
             streams[index].count += 1
         }
+    }
+
+    /// Decodes a mix that carries no level of its own (only while a burst is awaited).
+    private var levelDecoder: OpusCodec?
+    private var levelFrame = AudioFrame(rate: .hz16000)
+
+    /// A mixed packet's RFC 6464 level: its audio level extension (id 1), or else the level of its
+    /// Opus payload decoded (a mixer that does not stamp its mix).
+    private func mixLevel(_ packet: UnsafeRawBufferPointer) -> UInt8? {
+        guard let view = try? RTPView(packet) else { return nil }
+        if let level = view.audioLevel(id: 1, in: packet) { return level.level }
+        if levelDecoder == nil {
+            levelDecoder = try? OpusCodec({
+                var c = OpusCodec.Configuration()
+                c.sampleRate = .hz16000
+                return c
+            }())
+        }
+        guard let decoder = levelDecoder else { return nil }
+        let payload = UnsafeRawBufferPointer(rebasing: packet[view.payloadRange])
+        do { try decoder.decode(payload, into: &levelFrame) } catch { return nil }
+        return AudioLevel.level(levelFrame)
     }
 
     /// A publisher honours PLI and FIR (RFC 4585 §6.3.1, RFC 5104 §4.3.1) on replayed video by

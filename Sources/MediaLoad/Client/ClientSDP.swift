@@ -43,10 +43,11 @@ package enum ClientSDP {
             setup: first.setup ?? sdp.setup ?? .actpass)
     }
 
-    /// A send-only offer, one m-line per stream; `audioLevelID` adds the RFC 6464 client-to-mixer
-    /// audio level extension to audio m-lines, which the server's speaking detection reads.
+    /// A send-only offer (or `direction`, e.g. send-receive for a mixer's participant), one m-line
+    /// per stream; `audioLevelID` adds the RFC 6464 audio level extension to audio m-lines, which the
+    /// server's speaking detection reads (and a mixer may stamp on its mix).
     package static func offer(ice: ICEParameters, certificate: DTLSCertificate, sessionID: UInt64, streams: [OutgoingStream],
-                              audioLevelID: UInt8? = nil, cname: String = "load") -> String {
+                              audioLevelID: UInt8? = nil, cname: String = "load", direction: SDPDirection = .sendonly) -> String {
         var offer = SessionDescription(origin: SDPOrigin(sessionID: sessionID, sessionVersion: 1))
         offer.lines.append(.attribute("group", "BUNDLE " + streams.indices.map(String.init).joined(separator: " ")))
         for (i, stream) in streams.enumerated() {
@@ -58,7 +59,7 @@ package enum ClientSDP {
             m.fingerprint = SDPFingerprint(algorithm: "sha-256", value: certificate.fingerprintSHA256)
             m.setup = .actpass
             m.mid = String(i)
-            m.direction = .sendonly
+            m.direction = direction
             m.rtcpMux = true
             m.addAttribute("rtpmap", "\(codec.payloadType) \(codec.rtpmap)")
             for fb in codec.feedback { m.addAttribute("rtcp-fb", "\(codec.payloadType) \(fb)") }

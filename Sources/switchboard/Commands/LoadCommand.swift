@@ -47,7 +47,8 @@ struct LoadCommand {
           --json             print the report as JSON
           --janus URL        the same load through Janus's VideoRoom (HTTP API root, e.g.
                              http://198.18.0.1:8088/janus) instead of --server (scripts/bench-peers);
-                             the peers bind --bind HOST (default: the URL's host)
+                             the peers bind --bind HOST (default: the URL's host); with --mode mixed
+                             [--legs], through Janus's AudioBridge (each peer one participant)
           --joins N          join time instead: N publisher+subscriber pairs, each in a new room
 
         Signaling (default: the authenticated path, what a deployment runs; the server needs no --dev):

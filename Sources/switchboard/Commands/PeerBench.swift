@@ -9,7 +9,7 @@ import Runtime
 enum PeerBench {
     static let known: Set<String> = [
         "--server", "--janus", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid",
-        "--json", "--video", "--video-kbps", "--srtp", "--timeout", "--joins", "--bind",
+        "--json", "--video", "--video-kbps", "--srtp", "--timeout", "--joins", "--bind", "--mode", "--legs",
     ]
 
     static func run(_ args: Arguments) async throws -> Int32 {
@@ -38,9 +38,17 @@ enum PeerBench {
         let group = EventLoopGroup(threads: 1, name: "load-http")
         defer { group.shutdownAndWait() }
         let http = HTTPClient(group: group)
+        let profile = try LoadCommand.srtpProfile(args)
+        let mode = args["--mode"] ?? "sfu"
+        guard mode == "sfu" || mode == "mixed" else { throw CLIError("--mode: expected sfu or mixed") }
+        if args.flag("--legs") && mode != "mixed" { throw CLIError("--legs: only with --mode mixed") }
+        if mode == "mixed" {
+            guard let url = args["--janus"], joins == 0 else { throw CLIError("--mode mixed: with --janus (AudioBridge), not --joins") }
+            return try await audioBridge(url: url, args: args, rooms: rooms, publishers: publishers, subscribers: subscribers,
+                                         legs: args.flag("--legs"), warmup: warmup, duration: duration, threads: threads, profile: profile, http: http)
+        }
         let signalling: any RoomSignalling
         let generator: LoadGenerator
-        let profile = try LoadCommand.srtpProfile(args)
         if let url = args["--janus"] {
             // Janus carries no media on 127.x: the peers bind --bind, or the address Janus's API is on.
             guard let host = URLComponents(string: url)?.host else { throw CLIError("--janus: expected http://HOST:PORT/janus") }
