@@ -6,7 +6,7 @@ extension VideoSession {
     /// Publishes a stream whose media comes from `offer`, made elsewhere; returns the stream and
     /// the server's answer to apply.
     public func publish(name: String, offer: String, hasAudio: Bool = true, hasVideo: Bool = true) async throws(SessionError) -> (stream: VideoStream, answer: String) {
-        let reply = try await link.request("video:publish", [
+        let reply = try await request("video:publish", [
             "name": .string(name), "hasAudio": .bool(hasAudio), "hasVideo": .bool(hasVideo), "videoType": "camera", "offer": .string(offer),
         ])
         guard let answer = reply["answer"]?.stringValue,
@@ -19,10 +19,10 @@ extension VideoSession {
     /// Subscribes to a stream with a media stack of the caller's: `answer` turns the server's
     /// offer into the answer sent back.
     public func subscribe(_ streamID: String, answer: (String) async throws -> String) async throws(SessionError) {
-        let reply = try await link.request("video:subscribe", ["streamId": .string(streamID)])
+        let reply = try await request("video:subscribe", ["streamId": .string(streamID)])
         guard let offer = reply["offer"]?.stringValue else { throw SessionError.media("video:subscribe gave no offer") }
         let text: String
-        do { text = try await answer(offer) } catch { throw SessionError.media("answer to the subscribe offer: \(error)") }
-        try await link.request("video:subscribe:answer", ["streamId": .string(streamID), "answer": .string(text)])
+        do { text = try await answer(offer) } catch let e as SessionError { throw e } catch { throw SessionError.media("answer to the subscribe offer: \(error)") }
+        try await request("video:subscribe:answer", ["streamId": .string(streamID), "answer": .string(text)])
     }
 }

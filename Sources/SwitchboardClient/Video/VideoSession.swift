@@ -146,12 +146,7 @@ public final class VideoSession: Sendable {
         let peer = try await MediaPeerHandle()
         do throws(SessionError) {
             let offer = try await peer.publishOffer(audio: audio, video: video)
-            let reply = try await request("video:publish", [
-                "name": .string(name), "hasAudio": .bool(audio != nil), "hasVideo": .bool(video != nil), "videoType": "camera", "offer": .string(offer),
-            ])
-            guard let answer = reply["answer"]?.stringValue, let stream = VideoStream(json: reply["stream"]) ?? VideoStream(json: ["streamId": reply["streamId"] ?? .null]) else {
-                throw SessionError.media("video:publish gave no answer")
-            }
+            let (stream, answer) = try await publish(name: name, offer: offer, hasAudio: audio != nil, hasVideo: video != nil)
             try await peer.applyAnswer(answer)
             return (stream, peer)
         } catch {
@@ -177,14 +172,13 @@ public final class VideoSession: Sendable {
     }
 
     private func startSubscribing(_ streamID: String, audio: AudioSink?, video: VideoFrameCounter?) async throws(SessionError) -> MediaPeerHandle {
-        let reply = try await request("video:subscribe", ["streamId": .string(streamID)])
-        guard let offer = reply["offer"]?.stringValue else { throw SessionError.media("video:subscribe gave no offer") }
         let peer = try await MediaPeerHandle()
         do throws(SessionError) {
-            let parsed = try? SessionDescription.parse(offer)
-            let owners = Dictionary((parsed?.media ?? []).compactMap { $0.mid.map { ($0, streamID) } }, uniquingKeysWith: { a, _ in a })
-            let answer = try await peer.answer(offer: offer, owners: owners, sink: audio, videoSink: video)
-            try await request("video:subscribe:answer", ["streamId": .string(streamID), "answer": .string(answer)])
+            try await subscribe(streamID) { offer in
+                let parsed = try? SessionDescription.parse(offer)
+                let owners = Dictionary((parsed?.media ?? []).compactMap { $0.mid.map { ($0, streamID) } }, uniquingKeysWith: { a, _ in a })
+                return try await peer.answer(offer: offer, owners: owners, sink: audio, videoSink: video)
+            }
             return peer
         } catch {
             peer.close()
@@ -211,7 +205,7 @@ public final class VideoSession: Sendable {
     }
 
     @discardableResult
-    private func request(_ type: String, _ body: [String: JSONValue], timeout: Duration? = nil) async throws(SessionError) -> JSONValue {
+    func request(_ type: String, _ body: [String: JSONValue], timeout: Duration? = nil) async throws(SessionError) -> JSONValue {
         try await link.withLock { $0.session }.request(type, body, timeout: timeout)
     }
 
