@@ -39,6 +39,9 @@ public actor Rooms {
         var awaitingAnswer = false
         /// Something changed while an offer was out: offer again after the answer.
         var dirty = false
+        /// The room switched between forwarding and mixing: the next offer puts every new stream on
+        /// a new m-line rather than on one its old streams left.
+        var freshLines = false
         var muted = false
         var earmuffed = false
         var paused: [ConsumerID: Bool] = [:]
@@ -360,7 +363,10 @@ public actor Rooms {
         }
         guard let current = subscription else { return nil }
         let updated: MediaEngine.Subscription
-        do { updated = try await engine.updateSubscription(current, producers: wanted) } catch { throw .media(error) }
+        do { updated = try await engine.updateSubscription(current, producers: wanted, reuseInactive: !peer.freshLines) } catch {
+            throw .media(error)
+        }
+        peer.freshLines = false
         peer.subscription = updated
         if let mixer = room.mixer, let consumer = engine.activeConsumers(updated)[mixer.output] {
             // The peer hears the mix as its participant: without its own voice, nothing while earmuffed.
@@ -481,6 +487,7 @@ public actor Rooms {
     func updateMode(_ room: Room) async {
         let wanted = wantsMix(room) && !(room.peers.isEmpty && room.lines.isEmpty)
         guard wanted != (room.mixer != nil) else { return }
+        for peer in room.peers.values { peer.freshLines = true }
         if wanted {
             guard let router = try? await ensureRouter(room),
                   let mixer = try? await engine.createMixer(router: router, capacity: max(16, settings.capacity + 8),
