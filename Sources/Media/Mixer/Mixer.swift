@@ -273,6 +273,8 @@ final class Mixer {
             // Plain listeners: one encode, then per listener only the header rewrite, SRTP and the
             // queue (sent with sendmmsg by the worker), prefetching a few listeners ahead.
             if anyMixed {
+                // No plain listener (a room of phone legs): the shared mix is encoded only if a routed consumer needs it.
+                guard !plain.isEmpty else { return finishRouted(anyMixed: anyMixed, sharedReady: &sharedReady, now: now, queue: queue) }
                 encodeShared()
                 sharedReady = true
                 sendAll(plain, sharedPacket, sharedLength, now: now, queue: queue)
@@ -282,6 +284,11 @@ final class Mixer {
         } else {
             route(plain, anyMixed: anyMixed, sharedReady: &sharedReady, now: now, queue: queue)
         }
+        finishRouted(anyMixed: anyMixed, sharedReady: &sharedReady, now: now, queue: queue)
+    }
+
+    /// The routed consumers' packets, then the timeline moves on.
+    private func finishRouted(anyMixed: Bool, sharedReady: inout Bool, now: UInt64, queue: SendQueue) {
         route(others, anyMixed: anyMixed, sharedReady: &sharedReady, now: now, queue: queue)
         sequence &+= 1
         timestamp &+= Mixer.samplesPerTick
