@@ -1,4 +1,5 @@
 import Foundation
+import Live
 import Platform
 import Runtime
 import Wire
@@ -10,21 +11,31 @@ struct ConversationRoutes {
     let core: PlatformCore
     /// Joined members a conversation admits (`SWITCHBOARD_ROOM_CAPACITY`); one more is `room-full`.
     let capacity: Int
+    /// Audio rooms: an update may change a live room's `room_mode` (none in tests of the REST API alone).
+    var rooms: Rooms? = nil
     var conversations: Conversations { core.conversations }
+
+    /// A conversation's create/update body; `properties.room_mode` and `room_mix_above` are checked here.
+    static func input(_ req: HTTPRequest) throws -> Conversations.Input {
+        let input = try Conversations.Input(json: try req.json())
+        _ = try RoomModeSetting(properties: input.properties)
+        return input
+    }
 
     func register(on router: inout Router) {
         let conversations = self.conversations
         let core = self.core
         let capacity = self.capacity
+        let rooms = self.rooms
 
         router.post("/v1/conversations") { req in
             let app = try req.requireApplicationToken()
-            let c = try conversations.create(applicationID: app.id, input: Conversations.Input(json: try req.json()))
+            let c = try conversations.create(applicationID: app.id, input: try Self.input(req))
             return .jsonObject(Self.render(c, base: req.baseURL), status: 201)
         }
         router.post("/v0.1/conversations") { req in
             let app = try req.requireApplicationToken()
-            let c = try conversations.create(applicationID: app.id, input: Conversations.Input(json: try req.json()))
+            let c = try conversations.create(applicationID: app.id, input: try Self.input(req))
             return .jsonObject(["id": c.id, "href": "\(req.baseURL)/v0.1/conversations/\(c.id)"], status: 200)
         }
         router.get("/v1/conversations") { req in
@@ -49,7 +60,8 @@ struct ConversationRoutes {
         }
         router.put("/v1/conversations/:cid") { req in
             let app = try req.requireApplicationToken()
-            let c = try conversations.update(id: req.parameter("cid"), applicationID: app.id, input: Conversations.Input(json: try req.json()))
+            let c = try conversations.update(id: req.parameter("cid"), applicationID: app.id, input: try Self.input(req))
+            await rooms?.conversationUpdated(conversationID: c.id, applicationID: app.id)
             return .jsonObject(Self.render(c, base: req.baseURL))
         }
         router.delete("/v1/conversations/:cid") { req in

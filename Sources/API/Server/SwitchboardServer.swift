@@ -54,7 +54,6 @@ public final class SwitchboardServer: Sendable {
                          maxCalls: configuration.sipMaxCalls, maxPendingInvites: configuration.sipMaxPendingInvites)
         SIPRoutes(core: core, authenticator: authenticator, service: sip).register(on: &router)
         let roomSettings = RoomSettings(environment: ProcessInfo.processInfo.environment)
-        ConversationRoutes(core: core, capacity: roomSettings.capacity).register(on: &router)
         var realtimeSettings = RealtimeGateway.Settings()
         realtimeSettings.pingInterval = configuration.realtimePingInterval
         realtimeSettings.loginTimeout = configuration.realtimeLoginTimeout
@@ -82,6 +81,7 @@ public final class SwitchboardServer: Sendable {
         mixerMedia.attach(audio: live.audio, rooms: live.rooms, events: live.calls)
         lineMedia.attach(rooms: live.rooms, calls: live.calls)
         live.calls.attach(clients: clients)
+        ConversationRoutes(core: core, capacity: roomSettings.capacity, rooms: live.rooms).register(on: &router)
         CallRoutes(core: core, calls: live.calls).register(on: &router)
         ConversationAudioRoutes(core: core, audio: live.audio).register(on: &router)
         CallSignaling(calls: live.calls).register(on: gateway)

@@ -18,6 +18,9 @@ public final class MixerCore {
     private let n: Int
     private var present: [Bool]
     private var flags: [MixerFlags]
+    /// Per slot: hears everyone (no canHear) and is not earmuffed, so without an input of its
+    /// own it gets the shared mix whenever no mixed speaker restricts who hears it.
+    private var simple: [Bool]
     private var gains: [Int32]  // Q12
     private var inputs: [Int16]
     private var hasInput: [Bool]
@@ -30,6 +33,10 @@ public final class MixerCore {
     private var selected: [Int]
     private var selectedCount = 0
     public private(set) var shared: AudioFrame
+    /// True after a tick where no mixed speaker had canSpeak: then every slot that hears everyone,
+    /// is not earmuffed and had no input gets `.shared` (or `.silence` when nothing was mixed), so
+    /// the owner may send those the shared packet without asking `output(for:)` slot by slot.
+    public private(set) var sharedIsUniversal = true
     private let silence: AudioFrame
 
     public init(capacity: Int, rate: SampleRate, maxSpeakers: Int = 5) {
@@ -40,6 +47,7 @@ public final class MixerCore {
         n = rate.samplesPerFrame
         present = [Bool](repeating: false, count: self.capacity)
         flags = [MixerFlags](repeating: MixerFlags(), count: self.capacity)
+        simple = [Bool](repeating: true, count: self.capacity)
         gains = [Int32](repeating: 4096, count: self.capacity)
         inputs = [Int16](repeating: 0, count: self.capacity * n)
         hasInput = [Bool](repeating: false, count: self.capacity)
@@ -72,6 +80,7 @@ public final class MixerCore {
     public func setFlags(_ f: MixerFlags, for slot: MixerSlot) {
         guard valid(slot) else { return }
         flags[slot.rawValue] = f
+        simple[slot.rawValue] = f.canHear == nil && !f.earmuffed
         gains[slot.rawValue] = Int32((max(0, min(4, f.volume)) * 4096).rounded())
     }
 
@@ -114,9 +123,14 @@ public final class MixerCore {
                 for i in 0..<n { out[i] = SoftLimiter.limit(acc[i]) }
             }
         }
+        var restricted = false
+        for k in 0..<selectedCount where flags[selected[k]].canSpeak != nil { restricted = true }
+        sharedIsUniversal = !restricted
+        let plain: MixerOutput = selectedCount > 0 ? .shared : .silence
         for listener in 0..<capacity {
             guard present[listener] else { continue }
-            kinds[listener] = route(listener)
+            // Most slots are listeners that hear everyone: no per-speaker checks for them.
+            kinds[listener] = !restricted && simple[listener] && !hasInput[listener] ? plain : route(listener)
         }
         for i in 0..<capacity { hasInput[i] = false }
     }

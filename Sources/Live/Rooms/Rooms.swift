@@ -39,6 +39,9 @@ public actor Rooms {
         var awaitingAnswer = false
         /// Something changed while an offer was out: offer again after the answer.
         var dirty = false
+        /// The room switched between forwarding and mixing: the next offer puts every new stream on
+        /// a new m-line rather than on one its old streams left.
+        var freshLines = false
         var muted = false
         var earmuffed = false
         var paused: [ConsumerID: Bool] = [:]
@@ -67,6 +70,9 @@ public actor Rooms {
         var mixer: MediaEngine.MixerInfo?
         /// Members whose audio is not WebRTC (phone legs), by member id: mixer participants fed by ports.
         var lines: [String: MixerParticipantID] = [:]
+        /// The conversation's own `room_mode` / `room_mix_above` (its properties), read when the room
+        /// starts and again when the conversation is updated.
+        var setting = RoomModeSetting()
         var busy = false
         var waiters: [CheckedContinuation<Void, Never>] = []
 
@@ -105,6 +111,7 @@ public actor Rooms {
     private func room(_ conversationID: String, applicationID: String) -> Room {
         if let room = rooms[conversationID] { return room }
         let room = Room(conversationID: conversationID, applicationID: applicationID)
+        room.setting = storedSetting(conversationID, applicationID: applicationID)
         rooms[conversationID] = room
         return room
     }
@@ -356,7 +363,10 @@ public actor Rooms {
         }
         guard let current = subscription else { return nil }
         let updated: MediaEngine.Subscription
-        do { updated = try await engine.updateSubscription(current, producers: wanted) } catch { throw .media(error) }
+        do { updated = try await engine.updateSubscription(current, producers: wanted, reuseInactive: !peer.freshLines) } catch {
+            throw .media(error)
+        }
+        peer.freshLines = false
         peer.subscription = updated
         if let mixer = room.mixer, let consumer = engine.activeConsumers(updated)[mixer.output] {
             // The peer hears the mix as its participant: without its own voice, nothing while earmuffed.
@@ -442,14 +452,34 @@ public actor Rooms {
     /// A peer's participant in the room's mixer.
     static func participant(_ peer: Peer) -> MixerParticipantID { MixerParticipantID("c\(peer.client.rawValue)") }
 
-    /// Whether the room should mix now, by its mode and size.
+    /// Whether the room should mix now, by its mode (the conversation's own, else the server's) and size.
     func wantsMix(_ room: Room) -> Bool {
         if !room.lines.isEmpty || mixRequired[room.conversationID] != nil { return true }
-        return switch settings.mode {
-        case .sfu: false
-        case .mixed: true
-        case .auto: room.publishers > settings.mixAbove
-        }
+        return room.setting.mixes(members: room.publishers, defaults: settings)
+    }
+
+    private func storedSetting(_ conversationID: String, applicationID: String) -> RoomModeSetting {
+        guard let conversation = try? conversations.get(id: conversationID, applicationID: applicationID) else { return RoomModeSetting() }
+        return RoomModeSetting(stored: conversation.properties)
+    }
+
+    /// The conversation was updated (its properties may hold a new `room_mode`): a live room
+    /// switches between forwarding and mixing now, renegotiating every subscriber; nobody rejoins.
+    public func conversationUpdated(conversationID: String, applicationID: String) async {
+        guard let room = rooms[conversationID], room.applicationID == applicationID else { return }
+        await lock(room)
+        defer { unlock(room) }
+        let setting = storedSetting(conversationID, applicationID: applicationID)
+        guard setting != room.setting else { return }
+        room.setting = setting
+        logger.info("room setting changed", ["conversation": conversationID, "mode": setting.mode?.rawValue ?? "default"])
+        await updateMode(room)
+    }
+
+    /// The room's current audio path, for tests and diagnostics: nil when the room has no state here.
+    public func currentMode(conversationID: String) -> RoomMode? {
+        guard let room = rooms[conversationID] else { return nil }
+        return room.mixer == nil ? .sfu : .mixed
     }
 
     /// Switches the room between forwarding and mixing when its mode says so: every subscriber is
@@ -457,6 +487,7 @@ public actor Rooms {
     func updateMode(_ room: Room) async {
         let wanted = wantsMix(room) && !(room.peers.isEmpty && room.lines.isEmpty)
         guard wanted != (room.mixer != nil) else { return }
+        for peer in room.peers.values { peer.freshLines = true }
         if wanted {
             guard let router = try? await ensureRouter(room),
                   let mixer = try? await engine.createMixer(router: router, capacity: max(16, settings.capacity + 8),

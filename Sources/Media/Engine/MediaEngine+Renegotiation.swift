@@ -14,8 +14,11 @@ extension MediaEngine {
     /// Makes the transport consume exactly `wanted`: consumers of other producers close and
     /// their m-lines go `inactive`; new producers get a consumer on a free m-line of their
     /// kind or a new one at the end. The offer (and version) change only when something did.
-    /// Producers that vanished meanwhile are skipped.
-    public func updateSubscription(_ subscription: Subscription, producers wanted: [ProducerID]) async throws(MediaError) -> Subscription {
+    /// Producers that vanished meanwhile are skipped. With `reuseInactive` false every new consumer
+    /// gets a new m-line (a room switching between forwarding and mixing: a client that keys its
+    /// receivers by the SSRCs of an m-line's first use, as aiortc does, then hears the new streams too).
+    public func updateSubscription(_ subscription: Subscription, producers wanted: [ProducerID],
+                                   reuseInactive: Bool = true) async throws(MediaError) -> Subscription {
         guard let info = subscription.info else { throw .invalid("subscription \(subscription.transport) cannot be renegotiated") }
         var s = subscription
         var changed = false
@@ -34,7 +37,7 @@ extension MediaEngine {
             guard let consumer = try? await consume(transport: s.transport, producer: producer) else { continue }
             active.insert(producer)
             changed = true
-            if let free = s.inactive.filter({ s.consumers[$0].kind == consumer.kind }).min() {
+            if reuseInactive, let free = s.inactive.filter({ s.consumers[$0].kind == consumer.kind }).min() {
                 s.consumers[free] = consumer
                 s.inactive.remove(free)
             } else {

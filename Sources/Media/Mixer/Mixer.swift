@@ -35,8 +35,16 @@ final class Mixer {
     /// Participants whose audio leaves through a `MixerPort` (phone legs): each gets what it hears every tick.
     private var ports: [MixerParticipant] = []
     private var bySlot: [MixerParticipant?]
+    /// The output's consumers split for the send loop, rebuilt when the output's consumers or the
+    /// participants change: `plain` get the shared mix (or silence) as a whole whenever
+    /// `MixerCore.sharedIsUniversal`, walked with prefetch like a forwarding fan-out; `others`
+    /// (mixed speakers, restricted or earmuffed listeners) are routed one by one.
+    private var plain: [Consumer] = []
+    private var others: [Consumer] = []
+    private var listsVersion: UInt64 = .max
+    private var listsDirty = true
     private var scratch: AudioFrame
-    private let sharedEncoder: OpusCodec
+    private let sharedEncoder: OpusEncoder
     let sharedPacket: UnsafeMutableRawPointer
     private(set) var sharedLength = 0
     private let silencePacket: UnsafeMutableRawPointer
@@ -65,7 +73,7 @@ final class Mixer {
         scratch = AudioFrame(rate: rate)
         scratch.clear()
         do {
-            sharedEncoder = try OpusCodec({ var c = OpusCodec.Configuration(); c.sampleRate = .hz48000; return c }())
+            sharedEncoder = try OpusEncoder({ var c = OpusCodec.Configuration(); c.sampleRate = .hz48000; return c }())
         } catch { throw .invalid("opus encoder: \(error)") }
         sharedPacket = .allocate(byteCount: Mixer.packetCapacity, alignment: 16)
         silencePacket = .allocate(byteCount: Mixer.packetCapacity, alignment: 16)
@@ -74,7 +82,7 @@ final class Mixer {
         Mixer.writeHeader(sharedPacket)
         Mixer.writeHeader(silencePacket)
         // Digital silence, encoded once by an encoder of its own (no state shared with the mix).
-        if let silent = try? OpusCodec() {
+        if let silent = try? OpusEncoder() {
             let frame = AudioFrame(rate: rate)
             let room = UnsafeMutableRawBufferPointer(start: silencePacket + Mixer.headerLength,
                                                      count: Mixer.packetCapacity - Mixer.headerLength)
@@ -112,13 +120,11 @@ final class Mixer {
             remove(existing.id)
         }
         guard let free = bySlot.firstIndex(where: { $0 == nil }) else { throw .invalid("mixer \(self.id) is full (\(core.capacity))") }
-        let participant: MixerParticipant
-        do { participant = try MixerParticipant(id: id, slot: MixerSlot(free), options: options, rate: rate) } catch {
-            throw .invalid("opus encoder: \(error)")
-        }
+        let participant = MixerParticipant(id: id, slot: MixerSlot(free), options: options, rate: rate)
         participant.input = input
         participant.producer = producer
         participant.port = (input as? PortMixerInput)?.port
+        if participant.needsEncoder, !participant.makeEncoder() { throw .invalid("opus encoder") }
         participants[id] = participant
         bySlot[free] = participant
         if input != nil { inputs.append(participant) }
@@ -127,6 +133,7 @@ final class Mixer {
         core.join(participant.slot)
         applyOptions()
         for consumer in output.consumers where consumer.mixerParticipant == id { consumer.mixerSlot = free }
+        listsDirty = true
     }
 
     func remove(_ id: MixerParticipantID) {
@@ -143,6 +150,7 @@ final class Mixer {
         for tap in taps where tap.slot == participant.slot.rawValue { tap.slot = -2 }
         for consumer in output.consumers where consumer.mixerSlot == participant.slot.rawValue { consumer.mixerSlot = -1 }
         applyOptions()
+        listsDirty = true
     }
 
     /// A producer closed: whoever it fed leaves.
@@ -153,18 +161,24 @@ final class Mixer {
     func setOptions(_ id: MixerParticipantID, _ options: MixerParticipantOptions) throws(MediaError) {
         guard let participant = participants[id] else { throw .notFound("participant \(id) in mixer \(self.id)") }
         participant.options = options
+        if participant.needsEncoder { participant.makeEncoder() }
         applyOptions()
+        listsDirty = true
     }
 
     /// Sends the mix on `consumer` as `participant` hears it (its mix-minus, its earmuff).
     func bind(_ consumer: Consumer, to participant: MixerParticipantID) {
         consumer.mixerParticipant = participant
         consumer.mixerSlot = participants[participant]?.slot.rawValue ?? -1
+        listsDirty = true
     }
 
     /// Flags in slots: ids in canHear/canSpeak resolve to slots of current participants.
     private func applyOptions() {
+        // A speaker heard only by some gives everyone else a mix of their own.
+        let anyCanSpeak = participants.values.contains { $0.options.canSpeak != nil }
         for participant in participants.values {
+            if anyCanSpeak { participant.makeEncoder() }
             let o = participant.options
             core.setFlags(MixerFlags(
                 muted: o.muted, earmuffed: o.earmuffed, volume: o.volume,
@@ -253,9 +267,49 @@ final class Mixer {
             }
             participant.port?.deliver(heard, now: now)
         }
+        if listsDirty || listsVersion != output.consumersVersion { sortConsumers() }
         var sharedReady = false
-        output.consumers.withUnsafeBufferPointer { list in
-            for consumer in list {
+        if core.sharedIsUniversal {
+            // Plain listeners: one encode, then per listener only the header rewrite, SRTP and the
+            // queue (sent with sendmmsg by the worker), prefetching a few listeners ahead.
+            if anyMixed {
+                // No plain listener (a room of phone legs): the shared mix is encoded only if a routed consumer needs it.
+                guard !plain.isEmpty else { return finishRouted(anyMixed: anyMixed, sharedReady: &sharedReady, now: now, queue: queue) }
+                encodeShared()
+                sharedReady = true
+                sendAll(plain, sharedPacket, sharedLength, now: now, queue: queue)
+            } else {
+                sendAll(plain, silencePacket, silenceLength, now: now, queue: queue)
+            }
+        } else {
+            route(plain, anyMixed: anyMixed, sharedReady: &sharedReady, now: now, queue: queue)
+        }
+        finishRouted(anyMixed: anyMixed, sharedReady: &sharedReady, now: now, queue: queue)
+    }
+
+    /// The routed consumers' packets, then the timeline moves on.
+    private func finishRouted(anyMixed: Bool, sharedReady: inout Bool, now: UInt64, queue: SendQueue) {
+        route(others, anyMixed: anyMixed, sharedReady: &sharedReady, now: now, queue: queue)
+        sequence &+= 1
+        timestamp &+= Mixer.samplesPerTick
+    }
+
+    /// Every consumer of `list` gets the same packet.
+    private func sendAll(_ list: [Consumer], _ packet: UnsafeMutableRawPointer, _ length: Int, now: UInt64, queue: SendQueue) {
+        guard length > Mixer.headerLength else { return }
+        let (sequence, timestamp) = (self.sequence, self.timestamp)
+        list.withUnsafeBufferPointer { list in
+            stats.packetsSent &+= UInt64(list.count)
+            Prefetch.forEach(list) {
+                $0.forward(packet, length: length, sequence: sequence, timestamp: timestamp, keyframe: false, now: now, queue: queue)
+            }
+        }
+    }
+
+    /// Each consumer of `list` gets what its participant hears.
+    private func route(_ list: [Consumer], anyMixed: Bool, sharedReady: inout Bool, now: UInt64, queue: SendQueue) {
+        list.withUnsafeBufferPointer { list in
+            Prefetch.forEach(list) { consumer in
                 let slot = consumer.mixerSlot
                 let kind: MixerOutput = slot >= 0 ? core.output(for: MixerSlot(slot)) : (anyMixed ? .shared : .silence)
                 switch kind {
@@ -266,16 +320,28 @@ final class Mixer {
                     }
                     send(consumer, sharedPacket, sharedLength, now: now, queue: queue)
                 case .own:
-                    guard let participant = bySlot[slot] else { continue }
+                    guard let participant = bySlot[slot] else { return }
                     if participant.encodedTick != tickNumber { encodeOwn(participant) }
-                    send(consumer, participant.packet, participant.packetLength, now: now, queue: queue)
+                    guard let packet = participant.packet else { return }
+                    send(consumer, packet, participant.packetLength, now: now, queue: queue)
                 case .silence:
                     send(consumer, silencePacket, silenceLength, now: now, queue: queue)
                 }
             }
         }
-        sequence &+= 1
-        timestamp &+= Mixer.samplesPerTick
+    }
+
+    /// Splits the output's consumers into `plain` and `others` (keeping the arrays' storage, so a
+    /// steady room allocates nothing here).
+    private func sortConsumers() {
+        plain.removeAll(keepingCapacity: true)
+        others.removeAll(keepingCapacity: true)
+        for consumer in output.consumers {
+            let slot = consumer.mixerSlot
+            if slot < 0 || bySlot[slot]?.isPlainListener ?? true { plain.append(consumer) } else { others.append(consumer) }
+        }
+        listsVersion = output.consumersVersion
+        listsDirty = false
     }
 
     private func noteTappedInput(_ slot: Int) {
@@ -311,12 +377,21 @@ final class Mixer {
 
     private func encodeOwn(_ participant: MixerParticipant) {
         participant.encodedTick = tickNumber
-        let room = UnsafeMutableRawBufferPointer(start: participant.packet + Mixer.headerLength,
+        if participant.encoder == nil {
+            // Not foreseen on the control path (see `MixerParticipant.needsEncoder`): made here, once.
+            stats.encodersMadeOnTick &+= 1
+            participant.makeEncoder()
+        }
+        guard let encoder = participant.encoder, let packet = participant.packet else {
+            participant.packetLength = 0
+            return
+        }
+        let room = UnsafeMutableRawBufferPointer(start: packet + Mixer.headerLength,
                                                  count: Mixer.packetCapacity - Mixer.headerLength)
         let mix = core.ownMix(for: participant.slot)
-        let n = (try? participant.encoder.encode(mix, into: room)) ?? 0
+        let n = (try? encoder.encode(mix, into: room)) ?? 0
         participant.packetLength = n > 0 ? Mixer.headerLength + n : 0
-        Mixer.setLevel(participant.packet, Audio.AudioLevel.level(mix))
+        Mixer.setLevel(packet, Audio.AudioLevel.level(mix))
         stats.ownEncodes &+= 1
     }
 
@@ -327,6 +402,7 @@ final class Mixer {
         s.participants = participants.count
         s.inputs = inputs.count
         s.outputs = output.consumers.count
+        s.encoders = participants.values.filter { $0.encoder != nil }.count
         s.speaking = inputs.filter { core.isSpeaking($0.slot) }.map(\.id).sorted { $0.rawValue < $1.rawValue }
         return s
     }

@@ -1,8 +1,11 @@
 import Audio
 
 /// One participant of a `Mixer`: its slot in the `MixerCore`, its input, and the encoder and packet
-/// buffer for its own mix (mix-minus-self while it is one of the mixed speakers). Everything is
-/// allocated at join; the tick only fills it. Confined to the worker thread.
+/// buffer for its own mix (mix-minus-self while it is one of the mixed speakers, or a mix restricted
+/// by canHear/canSpeak). A plain listener (no input, hears everyone) only ever gets the shared mix,
+/// so it has no encoder: `Mixer` makes one on the control path when the participant could need its
+/// own mix (`needsEncoder`), and the tick makes one only if that was not foreseen. Confined to the
+/// worker thread.
 final class MixerParticipant {
     let id: MixerParticipantID
     let slot: MixerSlot
@@ -12,24 +15,42 @@ final class MixerParticipant {
     /// Where what this participant hears goes when it is not a WebRTC listener (a phone leg).
     var port: (any MixerPort)?
     var options: MixerParticipantOptions
-    let encoder: OpusCodec
-    /// RTP header (with the RFC 6464 extension) followed by the encoded own mix.
-    let packet: UnsafeMutableRawPointer
+    private let rate: SampleRate
+    /// libopus' encoder (43 KiB), made when first needed.
+    private(set) var encoder: OpusEncoder?
+    /// RTP header (with the RFC 6464 extension) followed by the encoded own mix; allocated with the encoder.
+    private(set) var packet: UnsafeMutableRawPointer?
     var packetLength = 0
     /// Tick number of the own mix in `packet` (encoded at most once per tick, however many outputs).
     var encodedTick: UInt64 = .max
     var speaking = false
 
-    init(id: MixerParticipantID, slot: MixerSlot, options: MixerParticipantOptions, rate: SampleRate) throws(CodecError) {
+    init(id: MixerParticipantID, slot: MixerSlot, options: MixerParticipantOptions, rate: SampleRate) {
         self.id = id
         self.slot = slot
         self.options = options
-        var configuration = OpusCodec.Configuration()
-        configuration.sampleRate = rate
-        encoder = try OpusCodec(configuration)
-        packet = .allocate(byteCount: Mixer.packetCapacity, alignment: 16)
-        Mixer.writeHeader(packet)
+        self.rate = rate
     }
 
-    deinit { packet.deallocate() }
+    deinit { packet?.deallocate() }
+
+    /// Gets the shared mix whatever the speakers do, unless a speaker's canSpeak leaves it out.
+    var isPlainListener: Bool { input == nil && port == nil && options.canHear == nil && !options.earmuffed }
+
+    /// Could get a mix of its own: it speaks (mix-minus), or hears only some.
+    var needsEncoder: Bool { input != nil || port != nil || options.canHear != nil }
+
+    /// Makes the encoder and packet buffer unless they exist; false if libopus refused.
+    @discardableResult
+    func makeEncoder() -> Bool {
+        if encoder != nil { return true }
+        var configuration = OpusCodec.Configuration()
+        configuration.sampleRate = rate
+        guard let made = try? OpusEncoder(configuration) else { return false }
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: Mixer.packetCapacity, alignment: 16)
+        Mixer.writeHeader(buffer)
+        encoder = made
+        packet = buffer
+        return true
+    }
 }

@@ -11,6 +11,10 @@ public struct MixerStats: Sendable, Hashable, Codable {
     public var sharedEncodes: UInt64 = 0
     public var ownEncodes: UInt64 = 0
     public var packetsSent: UInt64 = 0
+    /// Participants holding an Opus encoder of their own (speakers, restricted listeners; plain
+    /// listeners share the one mix and have none), and encoders the tick had to make itself.
+    public var encoders = 0
+    public var encodersMadeOnTick: UInt64 = 0
     /// Participants currently speaking, by the decoded signal.
     public var speaking: [MixerParticipantID] = []
     public init() {}

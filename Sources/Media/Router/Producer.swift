@@ -17,7 +17,10 @@ final class Producer {
     unowned(unsafe) let router: Router
     private(set) var ssrc: UInt32?
     private(set) var rtxSSRC: UInt32?
-    var consumers: [Consumer] = []
+    var consumers: [Consumer] = [] { didSet { consumersVersion &+= 1 } }
+    /// Bumped by every change of `consumers`: a mixer keeps its own lists of its output's
+    /// consumers and rebuilds them when this moves.
+    private(set) var consumersVersion: UInt64 = 0
     var paused = false
     /// Set while a mixer decodes this track: payloads go to its jitter buffer, and the level for
     /// active speaker comes from the decoded signal (`noteLoudness`) instead of RFC 6464.

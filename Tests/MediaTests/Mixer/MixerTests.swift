@@ -121,6 +121,7 @@ struct MixerTests {
         try core.addMixerPort(mixerID, participant: MixerParticipantID("b"), options: MixerParticipantOptions()) { _ in b }
         _ = try run(14)
         #expect(a.heard.count == 14 && b.heard.count == 14, "one delivery per tick, silent or not")
+        #expect(try core.mixerStats(mixerID).sharedEncodes == 0, "nobody listens to the shared mix: it is not encoded")
         let aHeard = try #require(a.heard[5])
         let bHeard = try #require(b.heard[5])
         #expect(share(of: 880, in: aHeard) > 0.8 && share(of: 440, in: aHeard) < 0.01, "a hears b, not itself")

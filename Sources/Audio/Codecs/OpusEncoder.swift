@@ -1,0 +1,40 @@
+import COpus
+
+/// An Opus encoder alone (mono, 20 ms frames), for what only ever encodes: a mixer's shared mix
+/// and each mixed speaker's own mix. `OpusCodec` also holds a decoder (18 KiB of libopus state
+/// at 48 kHz) that an encoder-only user would carry for nothing; the encoder is 43 KiB.
+/// Configured as `OpusCodec`'s encoder (same `Configuration`), so its packets are the same.
+public final class OpusEncoder {
+    public let sampleRate: SampleRate
+    private let encoder: OpaquePointer
+
+    public init(_ configuration: OpusCodec.Configuration = OpusCodec.Configuration()) throws(CodecError) {
+        sampleRate = configuration.sampleRate
+        var error: Int32 = 0
+        guard let enc = opus_encoder_create(Int32(sampleRate.rawValue), 1, OPUS_APPLICATION_VOIP, &error), error == OPUS_OK else {
+            throw .creationFailed(code: error)
+        }
+        encoder = enc
+        _ = sb_opus_set_bitrate(enc, configuration.bitrate)
+        _ = sb_opus_set_inband_fec(enc, configuration.inbandFEC ? 1 : 0)
+        _ = sb_opus_set_packet_loss_perc(enc, configuration.expectedLossPercent)
+        _ = sb_opus_set_complexity(enc, configuration.complexity)
+    }
+
+    deinit { opus_encoder_destroy(encoder) }
+
+    /// Encodes one 20 ms frame into `output`; returns the payload length.
+    public func encode(_ frame: AudioFrame, into output: UnsafeMutableRawBufferPointer) throws(CodecError) -> Int {
+        guard frame.rate == sampleRate else { throw .rateMismatch(expected: sampleRate, actual: frame.rate) }
+        guard let base = output.baseAddress, output.count > 0 else { throw .outputTooSmall(needed: 1, available: 0) }
+        let encoder = self.encoder
+        let n = frame.withSamples { s in
+            opus_encode(encoder, s.baseAddress!, Int32(s.count), base.assumingMemoryBound(to: UInt8.self), Int32(min(output.count, Int(Int32.max))))
+        }
+        guard n > 0 else {
+            if n == OPUS_BUFFER_TOO_SMALL { throw .outputTooSmall(needed: OpusCodec.maxPayload, available: output.count) }
+            throw .encodeFailed(code: n)
+        }
+        return Int(n)
+    }
+}
