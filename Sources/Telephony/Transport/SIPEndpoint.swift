@@ -43,7 +43,12 @@ public final class SIPEndpoint: Selectable, @unchecked Sendable {
     public init(loop: EventLoop, config: UserAgentConfig, tcp: Bool = true, random: any RandomSource = SystemRandom(),
                 onEvent: @escaping (SIPEndpoint, CallEvent) -> Void) throws(SIPTransportError) {
         self.loop = loop
-        self.socket = try SIPUDPSocket(host: config.host, port: config.port)
+        var udp = try SIPUDPSocket(host: config.host, port: config.port)
+        // Any port: the one the kernel gave UDP may be some TCP connection's local port already.
+        for _ in 0..<16 where tcp && config.port == 0 && !SIPTCPListener.canBind(host: config.host, port: udp.port) {
+            udp = try SIPUDPSocket(host: config.host, port: 0)
+        }
+        self.socket = udp
         var effective = config
         effective.port = socket.port
         self.core = UserAgentCore(config: effective, random: random)

@@ -22,6 +22,14 @@ final class SIPTCPListener: Selectable {
 
     deinit { Glibc.close(fd) }
 
+    /// Whether a TCP listener could take `port` now (bound and let go at once).
+    static func canBind(host: String, port: UInt16) -> Bool {
+        guard let (fd, _) = IPEndpoint.boundSocket(type: Int32(SOCK_STREAM.rawValue), host: host, port: port,
+                                                   flags: SB_SOCK_CLOEXEC, reuseAddress: true) else { return false }
+        Glibc.close(fd)
+        return true
+    }
+
     func handle(events: UInt32) {
         for _ in 0..<64 {
             var from = sockaddr_storage()
