@@ -68,18 +68,13 @@ extension PeerBench {
         try await LoadCommand.waitConnected(generator, expected: rooms * (publishers + listeners))
         try await Task.sleep(for: .seconds(warmup))
 
-        let cpuBefore = serverPID.flatMap(LoadCommand.cpuSeconds)
-        let busyBefore = serverPID.flatMap(LoadCommand.allowedCPUsBusy)
-        let generatorBefore = LoadCommand.cpuSeconds(getpid())
+        let cpuBefore = LoadCommand.CPUSample(serverPID: serverPID)
         let started = Date()
         await generator.startMeasuring()
         try await Task.sleep(for: .seconds(duration))
         let elapsed = Date().timeIntervalSince(started)
         let report = await generator.stopMeasuring(seconds: elapsed)
-        let cpuAfter = serverPID.flatMap(LoadCommand.cpuSeconds)
-        let busyAfter = serverPID.flatMap(LoadCommand.allowedCPUsBusy)
-        let generatorAfter = LoadCommand.cpuSeconds(getpid())
-        let window = Date().timeIntervalSince(started)
+        let cpuAfter = LoadCommand.CPUSample(serverPID: serverPID)
 
         let hearing = rooms * (legs ? publishers : listeners)
         var result: [String: Any] = [
@@ -92,9 +87,7 @@ extension PeerBench {
             "latency_ms_p50": report.latency.percentile(0.50), "latency_ms_p99": report.latency.percentile(0.99),
             "latency_ms_p999": report.latency.percentile(0.999),
         ]
-        if let a = cpuBefore, let b = cpuAfter { result["server_cpu_cores"] = ((b - a) / window * 1000).rounded() / 1000 }
-        if let a = busyBefore, let b = busyAfter { result["server_cpus_busy_cores"] = ((b - a) / window * 1000).rounded() / 1000 }
-        if let a = generatorBefore, let b = generatorAfter { result["generator_cpu_cores"] = ((b - a) / window * 1000).rounded() / 1000 }
+        cpuAfter.record(since: cpuBefore, into: &result)
         try print(result, json: json)
         return report.subscribersReceived > 0 ? 0 : 1
     }

@@ -239,19 +239,13 @@ struct LoadCommand {
         // Each server-side count carries the time it was read, so a slow stats reply from a
         // saturated server does not stretch or shrink its window.
         let outBefore = await serverDatagramsOut()
-        let cpuBefore = serverPID.flatMap(cpuSeconds)
-        let busyBefore = serverPID.flatMap(allowedCPUsBusy)
-        let cpuBeforeAt = Date()
-        let generatorBefore = cpuSeconds(getpid())
+        let cpuBefore = CPUSample(serverPID: serverPID)
         let started = Date()
         await generator.startMeasuring()
         try await Task.sleep(for: .seconds(duration))
         let elapsed = Date().timeIntervalSince(started)
         let report = await generator.stopMeasuring(seconds: elapsed)
-        let cpuAfter = serverPID.flatMap(cpuSeconds)
-        let busyAfter = serverPID.flatMap(allowedCPUsBusy)
-        let cpuAfterAt = Date()
-        let generatorAfter = cpuSeconds(getpid())
+        let cpuAfter = CPUSample(serverPID: serverPID)
         let outAfter = await serverDatagramsOut()
         let rssAfter = serverPID.flatMap(residentKiB)
         let tickWindow = await ticks(reset: false)
@@ -296,19 +290,9 @@ struct LoadCommand {
             result["server_forwarding_us_p50"] = worker["forwardingMicrosecondsP50"]
             result["server_forwarding_us_p99"] = worker["forwardingMicrosecondsP99"]
         }
-        if let a = cpuBefore, let b = cpuAfter {
-            let cores = (b - a) / cpuAfterAt.timeIntervalSince(cpuBeforeAt)
-            result["server_cpu_cores"] = (cores * 1000).rounded() / 1000
-            if cores > 0 {
-                result["forwarded_packets_per_s_per_core"] = Int(serverOutRate / cores)
-            }
-        }
-        if let a = generatorBefore, let b = generatorAfter {
-            // A generator near its CPUs' capacity under-reports what the server could do.
-            result["generator_cpu_cores"] = ((b - a) / cpuAfterAt.timeIntervalSince(cpuBeforeAt) * 1000).rounded() / 1000
-        }
-        if let a = busyBefore, let b = busyAfter {
-            result["server_cpus_busy_cores"] = ((b - a) / cpuAfterAt.timeIntervalSince(cpuBeforeAt) * 1000).rounded() / 1000
+        // A generator near its CPUs' capacity under-reports what the server could do (generator_cpu_cores).
+        if let cores = cpuAfter.record(since: cpuBefore, into: &result), cores > 0 {
+            result["forwarded_packets_per_s_per_core"] = Int(serverOutRate / cores)
         }
         if let before = rssBefore, let after = rssAfter, let mid = rssPublishers, consumers > 0 {
             result["server_rss_kib"] = after
@@ -425,6 +409,38 @@ struct LoadCommand {
         }
         let counts = await generator.connectionCounts()
         throw CLIError("only \(counts.connected) of \(expected) peers connected within 30 s (\(counts.stuck ?? "?"))")
+    }
+
+    /// What a measured window cost in CPU, read at its start and at its end: the server process,
+    /// everything the CPUs it may run on did (softirq delivery included), and the load generator.
+    struct CPUSample {
+        let at = Date()
+        let server: Double?
+        let busy: Double?
+        let generator: Double?
+
+        init(serverPID: Int32?) {
+            server = serverPID.flatMap(LoadCommand.cpuSeconds)
+            busy = serverPID.flatMap(LoadCommand.allowedCPUsBusy)
+            generator = LoadCommand.cpuSeconds(getpid())
+        }
+
+        /// Writes the cores used since `start` (`server_cpu_cores`, `server_cpus_busy_cores`,
+        /// `generator_cpu_cores`) into `result`; returns the server's.
+        @discardableResult
+        func record(since start: CPUSample, into result: inout [String: Any]) -> Double? {
+            let window = at.timeIntervalSince(start.at)
+            func cores(_ a: Double?, _ b: Double?) -> Double? {
+                guard let a, let b, window > 0 else { return nil }
+                return (b - a) / window
+            }
+            let server = cores(start.server, self.server)
+            for (key, value) in [("server_cpu_cores", server), ("server_cpus_busy_cores", cores(start.busy, busy)),
+                                 ("generator_cpu_cores", cores(start.generator, generator))] {
+                if let value { result[key] = (value * 1000).rounded() / 1000 }
+            }
+            return server
+        }
     }
 
     /// utime + stime of a process in seconds (/proc/PID/stat fields 14 and 15).
