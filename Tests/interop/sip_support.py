@@ -19,18 +19,27 @@ SIPP_SCENARIOS = REPO / "Tests" / "Fixtures" / "sip" / "sipp"
 
 
 def start_sip_server(extra_args=(), **kw):
-    """A server with SIP on a free port; returns (server, sip_port)."""
+    """A server with SIP on a free port; returns (server, sip_port).
+
+    The port can be taken between finding it free and the server binding it (HTTP answers /health before
+    SIP binds, so the server may exit just after `start_server` returns): then it tries another port."""
     for attempt in range(3):
         port = free_sip_port()
         try:
             server = start_server(["--sip-port", str(port), *extra_args], https=False, **kw)
-            break
         except RuntimeError as e:
-            # The port was taken between finding it free and the server binding it: try another.
             if attempt == 2 or '", 98)' not in str(e):
                 raise
-    wait_until(lambda: f"sip:   udp+tcp 127.0.0.1:{port}" in server.log(), timeout=10, what="SIP listening")
-    return server, port
+            continue
+        listening = f"sip:   udp+tcp 127.0.0.1:{port}"
+        wait_until(lambda: listening in server.log() or server.process.poll() is not None, timeout=10, what="SIP listening")
+        if listening in server.log():
+            return server, port
+        log = server.log()
+        server.stop()
+        if attempt == 2 or '", 98)' not in log:
+            raise RuntimeError(f"switchboard exited before SIP listened:\n{log[-2000:]}")
+    raise AssertionError("unreachable")
 
 
 def account_auth(server) -> dict:

@@ -139,15 +139,12 @@ def test_baresip_registers_with_digest(sip_server, tmp_path):
 def test_a_registration_survives_a_restart(tmp_path):
     """An accepted REGISTER is an acknowledged write: after a restart the device is still registered (and callable)
     without registering again."""
-    from rig import free_sip_port, start_server
-    from sip_support import account_auth
+    from rig import start_server
     import requests
     data = tmp_path / "data"
-    port = free_sip_port()
-    server = start_server(["--sip-port", str(port)], https=False, data_dir=data)
+    server, port = start_sip_server(data_dir=data)
     phone = None
     try:
-        wait_until(lambda: f"sip:   udp+tcp 127.0.0.1:{port}" in server.log(), timeout=10, what="SIP listening")
         r = api(server, "POST", "/v2/applications", json={"name": "phones"})
         app_id = r.json()["id"]
         from accounts_support import bearer, token
