@@ -38,7 +38,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def free_udp_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.bind((host, 0))
         return s.getsockname()[1]
 
@@ -46,11 +46,12 @@ def free_udp_port(host: str = "127.0.0.1") -> int:
 def free_sip_port(host: str = "127.0.0.1") -> int:
     """A port free for both UDP and TCP (SIP listens on both with one number): a UDP port the kernel picks,
     kept only when TCP can bind it too."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     for _ in range(50):
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+        with socket.socket(family, socket.SOCK_DGRAM) as u:
             u.bind((host, 0))
             port = u.getsockname()[1]
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as t:
+            with socket.socket(family, socket.SOCK_STREAM) as t:
                 try:
                     t.bind((host, port))
                 except OSError:
@@ -73,14 +74,16 @@ def server_binary() -> Path:
     raise RuntimeError("no switchboard build found: run `swift build -c release` first")
 
 
-def wait_until(predicate, timeout: float = 10.0, interval: float = 0.02, what: str = "condition"):
+def wait_until(predicate, timeout: float = 10.0, interval: float = 0.02, what="condition"):
+    """Polls `predicate` until it is truthy. `what` names the wait; a callable is called only on timeout,
+    so a message can carry the logs as they are then."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+            raise TimeoutError(f"timed out after {timeout}s waiting for {what() if callable(what) else what}")
         time.sleep(interval)
 
 

@@ -219,7 +219,7 @@ async def wait_for(predicate, timeout=10.0, interval=0.05, what="condition"):
         if value:
             return value
         if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+            raise TimeoutError(f"timed out after {timeout}s waiting for {what() if callable(what) else what}")
         await asyncio.sleep(interval)
 
 

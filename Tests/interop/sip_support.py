@@ -18,27 +18,23 @@ from rig import REPO, free_sip_port, free_udp_port, start_server, wait_until
 SIPP_SCENARIOS = REPO / "Tests" / "Fixtures" / "sip" / "sipp"
 
 
-def start_sip_server(extra_args=(), **kw):
-    """A server with SIP on a free port; returns (server, sip_port).
+def start_sip_server(extra_args=(), sip_host: str = "127.0.0.1", **kw):
+    """A server with SIP on a free port of `sip_host`; returns (server, sip_port).
 
-    The port can be taken between finding it free and the server binding it (HTTP answers /health before
-    SIP binds, so the server may exit just after `start_server` returns): then it tries another port."""
+    The port can be taken between finding it free and the server binding it; the server then exits (SIP binds
+    before HTTP answers) and it is started again on another port."""
+    shown = f"[{sip_host}]" if ":" in sip_host else sip_host
     for attempt in range(3):
-        port = free_sip_port()
+        port = free_sip_port(sip_host)
         try:
             server = start_server(["--sip-port", str(port), *extra_args], https=False, **kw)
         except RuntimeError as e:
             if attempt == 2 or '", 98)' not in str(e):
                 raise
             continue
-        listening = f"sip:   udp+tcp 127.0.0.1:{port}"
-        wait_until(lambda: listening in server.log() or server.process.poll() is not None, timeout=10, what="SIP listening")
-        if listening in server.log():
-            return server, port
-        log = server.log()
-        server.stop()
-        if attempt == 2 or '", 98)' not in log:
-            raise RuntimeError(f"switchboard exited before SIP listened:\n{log[-2000:]}")
+        wait_until(lambda: f"sip:   udp+tcp {shown}:{port}" in server.log(), timeout=10,
+                   what=lambda: f"SIP listening:\n{server.log()[-2000:]}")
+        return server, port
     raise AssertionError("unreachable")
 
 
@@ -126,10 +122,27 @@ class Baresip:
     def __init__(self, account_line: str, tmp: Path, tone: int = 440):
         self.dir = tmp / "baresip"
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.sip_port = free_sip_port()
-        self.ctrl_port = free_sip_port()
         (self.dir / "accounts").write_text(account_line + "\n")
         (self.dir / "contacts").write_text("")
+        self.log_path = self.dir / "baresip.log"
+        # Its ports are found free first; another process can take one before baresip binds it, and then
+        # baresip exits at once: it is started again on other ports.
+        for attempt in range(3):
+            self.sip_port = free_sip_port()
+            self.ctrl_port = free_sip_port()
+            self._write_config(tone)
+            self.log_file = open(self.log_path, "wb")
+            self.process = subprocess.Popen(["baresip", "-f", str(self.dir)], stdin=subprocess.PIPE, stdout=self.log_file,
+                                            stderr=subprocess.STDOUT)
+            wait_until(lambda: "baresip is ready" in self.log() or self.process.poll() is not None, timeout=10,
+                       what=lambda: f"baresip ready:\n{self.log()}")
+            if self.process.poll() is None:
+                return
+            self.log_file.close()
+            if attempt == 2 or "Address already in use" not in self.log():
+                raise RuntimeError(f"baresip exited ({self.process.returncode}):\n{self.log()}")
+
+    def _write_config(self, tone: int):
         (self.dir / "config").write_text(f"""poll_method epoll
 sip_listen 127.0.0.1:{self.sip_port}
 net_interface 127.0.0.1
@@ -151,10 +164,6 @@ module_app menu.so
 module_app ctrl_tcp.so
 ctrl_tcp_listen 127.0.0.1:{self.ctrl_port}
 """)
-        self.log_path = self.dir / "baresip.log"
-        self.log_file = open(self.log_path, "wb")
-        self.process = subprocess.Popen(["baresip", "-f", str(self.dir)], stdin=subprocess.PIPE, stdout=self.log_file,
-                                        stderr=subprocess.STDOUT)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")

@@ -130,7 +130,7 @@ def test_baresip_registers_with_digest(sip_server, tmp_path):
     phone = Baresip(f'<sip:alice@{app_id}>;auth_pass=correct-horse;outbound="sip:127.0.0.1:{port}";regint=600', tmp_path / "right")
     try:
         wait_until(lambda: (metric(server, "switchboard_sip_registrations") or 0) == before + 1, timeout=15,
-                   what=f"baresip registered; log:\n{phone.log()}")
+                   what=lambda: f"baresip registered; log:\n{phone.log()}")
         wait_until(lambda: "200 OK" in phone.log() or "registered" in phone.log().lower(), timeout=5, what="baresip saw 200")
     finally:
         phone.stop()
@@ -152,7 +152,7 @@ def test_a_registration_survives_a_restart(tmp_path):
         requests.post(server.http_url + "/v1/users", headers={"Authorization": bearer(token(app_id, key))}, json={"name": "erin"}, timeout=10)
         assert cli(server, "trunks", "device-password", "--app-id", app_id, "--user", "erin", "--password", "correct-horse").returncode == 0
         phone = Baresip(f'<sip:erin@{app_id}>;auth_pass=correct-horse;outbound="sip:127.0.0.1:{port}";regint=3600', tmp_path / "phone")
-        wait_until(lambda: (metric(server, "switchboard_sip_registrations") or 0) == 1, timeout=15, what=f"registered:\n{phone.log()}")
+        wait_until(lambda: (metric(server, "switchboard_sip_registrations") or 0) == 1, timeout=15, what=lambda: f"registered:\n{phone.log()}")
         registers = phone.log().count("REGISTER")
         assert server.stop() == 0
         server = start_server(["--sip-port", str(port)], https=False, data_dir=data)

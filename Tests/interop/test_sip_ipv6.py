@@ -10,29 +10,15 @@ import subprocess
 import time
 import uuid
 
-from rig import start_server, wait_until
-from sip_support import api
+from rig import free_udp_port, wait_until
+from sip_support import api, start_sip_server
 
 NUMBER = "15550166"
 
 
-def free_port6() -> int:
-    with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
-        s.bind(("::1", 0))
-        return s.getsockname()[1]
-
-
 def start_ipv6_server():
-    for attempt in range(3):
-        port = free_port6()
-        try:
-            server = start_server(["--sip-port", str(port), "--sip-address", "::1", "--rtp-ports", "37000-37999"], https=False, dev=True,
-                                  env={"SWITCHBOARD_DEV_SIP_ECHO": "1"})
-            break
-        except RuntimeError as e:
-            if attempt == 2 or '", 98)' not in str(e):
-                raise
-    wait_until(lambda: f"sip:   udp+tcp [::1]:{port}" in server.log(), timeout=10, what="SIP listening on [::1]\n" + server.log()[-1500:])
+    server, port = start_sip_server(["--sip-address", "::1", "--rtp-ports", "37000-37999"], sip_host="::1", dev=True,
+                                    env={"SWITCHBOARD_DEV_SIP_ECHO": "1"})
     r = api(server, "POST", "/v1/sip/trunks", json={"name": "v6", "host": "::1", "port": 5999, "transport": "udp", "allow": ["::1"],
                                                      "health_interval": 0})
     assert r.status_code == 201, r.text
@@ -53,7 +39,7 @@ def mulaw(sample: int) -> int:
 def test_sipp_calls_over_ipv6(tmp_path):
     server, port = start_ipv6_server()
     try:
-        run = subprocess.run(["sipp", "-sn", "uac", f"[::1]:{port}", "-i", "::1", "-p", str(free_port6()), "-mp", str(free_port6()),
+        run = subprocess.run(["sipp", "-sn", "uac", f"[::1]:{port}", "-i", "::1", "-p", str(free_udp_port("::1")), "-mp", str(free_udp_port("::1")),
                               "-s", NUMBER, "-m", "3", "-d", "300", "-nostdin", "-timeout", "20s", "-timeout_error"],
                              capture_output=True, text=True, timeout=40, cwd=tmp_path)
         assert run.returncode == 0, run.stdout[-2500:] + run.stderr[-2500:] + server.log()[-1500:]

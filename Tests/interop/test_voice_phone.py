@@ -134,7 +134,7 @@ async def _client_calls_phone(server, hooks, app_id, key, phone):
 
     # The connect leg reaches baresip through the trunk and is answered.
     await wait_for(lambda: len(hooks.legs()) == 2 and "answered" in hooks.statuses(hooks.legs()[1]), timeout=20,
-                   what=f"phone leg answered; events {hooks.events}; baresip:\n{phone.log()[-2000:]}\nserver:\n{server.log()[-3000:]}")
+                   what=lambda: f"phone leg answered; events {hooks.events}; baresip:\n{phone.log()[-2000:]}\nserver:\n{server.log()[-3000:]}")
     phone_leg = hooks.legs()[1]
     assert hooks.statuses(phone_leg)[:3] == ["started", "ringing", "answered"], hooks.events
 
@@ -149,19 +149,19 @@ async def _client_calls_phone(server, hooks, app_id, key, phone):
     # Keys the client presses reach the phone as RFC 4733 events.
     await rt.request("call:dtmf", {"call_id": call_id, "digits": "5#"})
     await wait_for(lambda: "received event: '5'" in phone.log() and "received event: '#'" in phone.log(), timeout=10,
-                   what=f"DTMF at the phone:\n{phone.log()[-1500:]}")
+                   what=lambda: f"DTMF at the phone:\n{phone.log()[-1500:]}")
 
     # Hang up from the client: both legs complete, the phone is released.
     await rt.request("call:hangup", {"call_id": call_id})
     await wait_for(lambda: "completed" in hooks.statuses(phone_leg) and "completed" in hooks.statuses(call_id), timeout=10,
-                   what=f"completed; events {hooks.events}")
+                   what=lambda: f"completed; events {hooks.events}")
     completed = [e for e in hooks.events if e.get("uuid") == phone_leg and e.get("status") == "completed"][0]
     assert int(completed["duration"]) >= 3 and completed["start_time"] and completed["end_time"]
     assert hooks.statuses(phone_leg) == ["started", "ringing", "answered", "completed"], hooks.events
     await member.close()
     await rt.close()
     wait_until(lambda: "terminated" in phone.log().lower() or "closed" in phone.log().lower(), timeout=10,
-               what=f"baresip call ended:\n{phone.log()[-1500:]}")
+               what=lambda: f"baresip call ended:\n{phone.log()[-1500:]}")
     # The phone heard the client's 440 Hz.
     time.sleep(0.5)
     played, rate = phone.played()
@@ -189,7 +189,7 @@ async def _phone_calls_user(server, hooks, app_id, key, caller, sip_port):
     await rt.login(user_jwt(server, app_id, key, "bob"))
     caller.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
     await wait_for(lambda: rt.seen("call:invite"), timeout=15,
-                   what=f"call:invite; events {hooks.events}\nbaresip:\n{caller.log()[-2000:]}\nserver:\n{server.log()[-2000:]}")
+                   what=lambda: f"call:invite; events {hooks.events}\nbaresip:\n{caller.log()[-2000:]}\nserver:\n{server.log()[-2000:]}")
     invite = rt.seen("call:invite")[0]["body"]
     assert invite["from"] == {"type": "phone", "number": PHONE} and invite["channel_type"] == "phone"
     answer = hooks.answers[0]
@@ -207,7 +207,7 @@ async def _phone_calls_user(server, hooks, app_id, key, caller, sip_port):
     # The phone hangs up: both legs complete and the user hears of it.
     caller.command("/hangup")
     await wait_for(lambda: "completed" in hooks.statuses(inbound) and "completed" in hooks.statuses(invite["call_id"]), timeout=10,
-                   what=f"completed; events {hooks.events}")
+                   what=lambda: f"completed; events {hooks.events}")
     await member.close()
     await rt.close()
     time.sleep(0.5)
@@ -237,23 +237,23 @@ async def _reject_then_ignore(server, hooks, app_id, key, caller, sip_port):
     await wait_for(lambda: rt.seen("call:invite"), timeout=15, what="first invite")
     first = rt.seen("call:invite")[0]["body"]["call_id"]
     await rt.request("call:reject", {"call_id": first})
-    await wait_for(lambda: "rejected" in hooks.statuses(first), timeout=10, what=f"rejected; {hooks.events}")
+    await wait_for(lambda: "rejected" in hooks.statuses(first), timeout=10, what=lambda: f"rejected; {hooks.events}")
     inbound = hooks.legs()[0]
     # The call was never answered (a lone connect rings the user): the phone is refused with 603 Decline.
-    await wait_for(lambda: "rejected" in hooks.statuses(inbound), timeout=10, what=f"inbound rejected; {hooks.events}")
+    await wait_for(lambda: "rejected" in hooks.statuses(inbound), timeout=10, what=lambda: f"inbound rejected; {hooks.events}")
     assert hooks.statuses(inbound) == ["started", "ringing", "rejected"], hooks.events
-    wait_until(lambda: "603" in caller.log(), timeout=10, what=f"603 at the phone:\n{caller.log()[-1500:]}")
+    wait_until(lambda: "603" in caller.log(), timeout=10, what=lambda: f"603 at the phone:\n{caller.log()[-1500:]}")
     await asyncio.sleep(1)
     caller.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
     await wait_for(lambda: len(rt.seen("call:invite")) == 2, timeout=15, what="second invite")
     second = rt.seen("call:invite")[1]["body"]["call_id"]
     # Nobody answers within the connect's timeout: the app leg times out and the invite is withdrawn.
-    await wait_for(lambda: "timeout" in hooks.statuses(second), timeout=15, what=f"timeout; {hooks.events}")
+    await wait_for(lambda: "timeout" in hooks.statuses(second), timeout=15, what=lambda: f"timeout; {hooks.events}")
     await wait_for(lambda: rt.seen("call:invite:cancel", call_id=second), timeout=5, what="invite cancelled")
     assert rt.seen("call:invite:cancel", call_id=second)[0]["body"]["reason"] == "remoteTimeout"
     second_inbound = hooks.legs()[2]
-    await wait_for(lambda: "timeout" in hooks.statuses(second_inbound), timeout=10, what=f"inbound timeout; {hooks.events}")
-    wait_until(lambda: "480" in caller.log(), timeout=10, what=f"480 at the phone:\n{caller.log()[-1500:]}")
+    await wait_for(lambda: "timeout" in hooks.statuses(second_inbound), timeout=10, what=lambda: f"inbound timeout; {hooks.events}")
+    wait_until(lambda: "480" in caller.log(), timeout=10, what=lambda: f"480 at the phone:\n{caller.log()[-1500:]}")
     await rt.close()
 
 
@@ -283,7 +283,7 @@ async def _call_test_phone(server, hooks, app_id, key):
     await member.publish(sine_track(440))
     await member.subscribe()
     await wait_for(lambda: len(hooks.legs()) == 2 and "answered" in hooks.statuses(hooks.legs()[1]), timeout=15,
-                   what=f"test phone answered; {hooks.events}\n{server.log()[-3000:]}")
+                   what=lambda: f"test phone answered; {hooks.events}\n{server.log()[-3000:]}")
     await wait_for(lambda: member.tracks, timeout=10, what="mix track")
     track = next(iter(member.tracks.values()))
     # The prompt first: speech, not the caller's tone.
@@ -319,7 +319,7 @@ def test_input_collects_rfc4733_digits_from_sipp(sip_server, tmp_path):
         assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:] + server.log()[-2000:]
         inputs = [e for e in hooks.events if "dtmf" in e]
         assert inputs and inputs[0]["dtmf"]["digits"] == "24" and inputs[0]["dtmf"]["timed_out"] is False, hooks.events
-        wait_until(lambda: "completed" in hooks.statuses(hooks.legs()[0]), timeout=10, what=f"completed: {hooks.events}")
+        wait_until(lambda: "completed" in hooks.statuses(hooks.legs()[0]), timeout=10, what=lambda: f"completed: {hooks.events}")
     finally:
         phone.stop()
 
@@ -393,8 +393,8 @@ async def _standup(server, hooks, jwt, conversation, first, second, sip_port):
     first.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
     second.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
     await wait_for(lambda: len([l for l in hooks.legs() if "answered" in hooks.statuses(l)]) == 2, timeout=15,
-                   what=f"both phones answered: {hooks.events}")
-    await wait_for(lambda: carol.tracks, timeout=10, what=f"mix track; {hooks.events}\n{server.log()[-3000:]}")
+                   what=lambda: f"both phones answered: {hooks.events}")
+    await wait_for(lambda: carol.tracks, timeout=10, what=lambda: f"mix track; {hooks.events}\n{server.log()[-3000:]}")
     await asyncio.sleep(1.5)
     samples, rate = await collect_audio(next(iter(carol.tracks.values())), 3.0)
     heard = peaks(samples[-2 * rate:], rate, [440, 660, 880])
@@ -437,7 +437,7 @@ def test_swift_sdk_client_calls_the_test_phone_and_hears_itself(tmp_path):
         tail = data[-rate * 2:]
         assert np.sqrt(np.mean(tail ** 2)) > 100 and abs(dominant_frequency(tail, rate) - 440) < 15, "no echo of the tone"
         wait_until(lambda: len(hooks.legs()) == 2 and "completed" in hooks.statuses(hooks.legs()[1]), timeout=10,
-                   what=f"completed: {hooks.events}")
+                   what=lambda: f"completed: {hooks.events}")
     finally:
         server.stop()
 
@@ -471,7 +471,7 @@ async def _place_and_wait(server, hooks, app_id, key, expect):
     await rt.login(user_jwt(server, app_id, key, "dana"))
     created = await rt.request("call:create", {"to": "15550999"})
     call = created["call_id"]
-    await wait_for(lambda: expect in hooks.statuses(call), timeout=30, what=f"{expect}: {hooks.events}")
+    await wait_for(lambda: expect in hooks.statuses(call), timeout=30, what=lambda: f"{expect}: {hooks.events}")
     if expect == "failed":
         errors = [e for e in hooks.events if e.get("type") == "error" and e.get("uuid") == call]
         assert errors and errors[0]["code"] == "answer-failed", hooks.events
@@ -491,14 +491,14 @@ def test_two_phones_in_a_named_conversation_hear_each_other_on_one_media_worker(
         hooks.ncco = lambda req: [{"action": "conversation", "name": "bridge"}]
         low.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
         wait_until(lambda: "answered" in hooks.statuses(hooks.legs()[0]) if hooks.legs() else False, timeout=15,
-                   what=f"first call answered; {hooks.events}\n{low.log()[-1500:]}")
+                   what=lambda: f"first call answered; {hooks.events}\n{low.log()[-1500:]}")
         high.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
         wait_until(lambda: len(hooks.legs()) == 2 and "answered" in hooks.statuses(hooks.legs()[1]), timeout=15,
-                   what=f"second call answered; {hooks.events}\n{high.log()[-1500:]}")
+                   what=lambda: f"second call answered; {hooks.events}\n{high.log()[-1500:]}")
         time.sleep(4)
         low.command("/hangup")
         high.command("/hangup")
-        wait_until(lambda: all("completed" in hooks.statuses(leg) for leg in hooks.legs()), timeout=10, what=f"completed; {hooks.events}")
+        wait_until(lambda: all("completed" in hooks.statuses(leg) for leg in hooks.legs()), timeout=10, what=lambda: f"completed; {hooks.events}")
         time.sleep(0.5)
         for phone, other in ((low, 660), (high, 440)):
             played, rate = phone.played()

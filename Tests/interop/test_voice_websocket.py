@@ -87,10 +87,10 @@ async def _talk_to_socket(server, hooks, app_id, key, peer):
     member = AudioMember(rt, created["conversation_id"])
     await member.publish(sine_track(440))
     await member.subscribe()
-    await wait_for(lambda: peer.first is not None, timeout=10, what=f"websocket opened; {hooks.events}\n{server.log()[-2000:]}")
+    await wait_for(lambda: peer.first is not None, timeout=10, what=lambda: f"websocket opened; {hooks.events}\n{server.log()[-2000:]}")
     assert peer.first == {"event": "websocket:connected", "content-type": "audio/l16;rate=16000", "caller": "alice"}
     legs = lambda: list(dict.fromkeys(e["uuid"] for e in hooks.events if "status" in e))
-    await wait_for(lambda: len(legs()) == 2 and "answered" in hooks.statuses(legs()[1]), timeout=10, what=f"answered; {hooks.events}")
+    await wait_for(lambda: len(legs()) == 2 and "answered" in hooks.statuses(legs()[1]), timeout=10, what=lambda: f"answered; {hooks.events}")
     await wait_for(lambda: member.tracks, timeout=10, what="mix track")
     samples, rate = await collect_audio(next(iter(member.tracks.values())), 3.0)
     heard = dominant_frequency(samples[-rate:], rate)
@@ -100,6 +100,6 @@ async def _talk_to_socket(server, hooks, app_id, key, peer):
     assert abs(dominant_frequency(received, 16000) - 440) < 15
     await rt.request("call:hangup", {"call_id": created["call_id"]})
     await wait_for(lambda: peer.closed.is_set(), timeout=10, what="socket closed")
-    await wait_for(lambda: "completed" in hooks.statuses(legs()[1]), timeout=10, what=f"completed; {hooks.events}")
+    await wait_for(lambda: "completed" in hooks.statuses(legs()[1]), timeout=10, what=lambda: f"completed; {hooks.events}")
     await member.close()
     await rt.close()

@@ -31,6 +31,7 @@ public final class SwitchboardServer: Sendable {
     /// The telephony edge (nil with `--sip-port 0`); it binds in `startSIP`.
     public let sip: SIPService?
     let sipStarted = Mutex(false)
+    let servicesStarted = Mutex(false)
     /// Phone and websocket legs' media, and inbound calls over the SIP edge.
     let lineMedia: LineCallMedia
     /// The built-in voice app server of the dialer (development mode only).
@@ -117,19 +118,7 @@ public final class SwitchboardServer: Sendable {
     /// Binds the listeners; returns the bound addresses.
     @discardableResult
     public func start() throws -> (http: SocketAddress, https: SocketAddress?) {
-        gateway.start()
-        webhooks.start()
-        voiceWebhooks.start()
-        // Legs a previous run left open cannot be running now.
-        if let ended = try? core.calls.failInterrupted(), !ended.isEmpty { logger.info("ended interrupted calls", ["count": ended.count]) }
-        let conversations = core.conversations
-        sweeper.withLock { $0 = Task {
-            // Conversations with a ttl disappear once they have had no member for that long.
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                _ = try? conversations.sweepExpired()
-            }
-        } }
+        startServices()
         let h = try http.listen(configuration.listen)
         var s: SocketAddress?
         var caFile: String?
@@ -158,10 +147,30 @@ public final class SwitchboardServer: Sendable {
         return (h, s)
     }
 
+    /// The gateway, the webhook queues and the sweeper: started once, by whichever of `startSIP` and `start` runs first.
+    func startServices() {
+        guard servicesStarted.withLock({ started in defer { started = true }; return !started }) else { return }
+        gateway.start()
+        webhooks.start()
+        voiceWebhooks.start()
+        // Legs a previous run left open cannot be running now.
+        if let ended = try? core.calls.failInterrupted(), !ended.isEmpty { logger.info("ended interrupted calls", ["count": ended.count]) }
+        let conversations = core.conversations
+        sweeper.withLock { $0 = Task {
+            // Conversations with a ttl disappear once they have had no member for that long.
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                _ = try? conversations.sweepExpired()
+            }
+        } }
+    }
+
     /// Starts the SIP edge; returns where it listens, or nil when SIP is off (or the default port was busy).
+    /// `serve` calls it before `start`, so a server that answers HTTP already has its SIP port (or has exited).
     @discardableResult
     public func startSIP() async throws -> SocketAddress? {
         guard let sip else { return nil }
+        startServices()
         do {
             let port = try await sip.start(metrics: .shared, development: configuration.development, inbound: lineMedia, apiKey: account.0.apiKey)
             sipStarted.withLock { $0 = true }

@@ -35,8 +35,9 @@ struct ServeCommand {
         // Before anything opens a descriptor or sizes its limits from the descriptor budget.
         let descriptors = DescriptorLimit.raiseToHard()
         let server = try SwitchboardServer(configuration: config)
-        let (httpAddress, httpsAddress) = try server.start()
+        // SIP binds first: once HTTP answers, the whole server is up (or the process has said why not).
         let sipAddress = try await server.startSIP()
+        let (httpAddress, httpsAddress) = try server.start()
         logger.info("descriptor limit", ["soft": "\(descriptors.soft)", "hard": "\(descriptors.hard)",
                                          "max_connections": "\(server.connectionLimit)",
                                          "max_connections_per_address": "\(config.maxConnectionsPerAddress)"])
