@@ -9,7 +9,10 @@ import os
 import subprocess
 import tempfile
 import time
+import uuid
 
+import jwt
+import numpy as np
 import requests
 
 from rig import REPO, free_port, wait_until
@@ -283,3 +286,38 @@ class Dropin:
     def stop(self):
         self.proc.terminate()
         self.proc.wait(10)
+
+
+def app_headers(server) -> dict:
+    """An application JWT for the built-in rooms app (`serve --dev` writes its key to rooms-demo.json)."""
+    demo = json.loads((server.data_dir / "rooms-demo.json").read_text())
+    now = int(time.time())
+    token = jwt.encode({"application_id": demo["id"], "iat": now, "jti": str(uuid.uuid4()), "exp": now + 600},
+                       demo["private_key"], algorithm="RS256")
+    return {"Authorization": f"Bearer {token}"}
+
+
+def mix_track(member):
+    """A mixed room's one `Room mix` track on `member`, once it has arrived."""
+    for mid, info in member.track_info.items():
+        if info.get("name") == "Room mix" and mid in member.tracks:
+            return member.tracks[mid]
+    return None
+
+
+def tone_strength(samples, rate, tone) -> float:
+    """Spectral magnitude near `tone` (±8 Hz), relative to the median magnitude of the 200-2000 Hz band."""
+    spectrum = np.abs(np.fft.rfft(samples * np.hanning(len(samples))))
+    freqs = np.fft.rfftfreq(len(samples), 1 / rate)
+    floor = float(np.median(spectrum[(freqs > 200) & (freqs < 2000)])) + 1e-9
+    return float(spectrum[(freqs > tone - 8) & (freqs < tone + 8)].max()) / floor
+
+
+async def drain(track):
+    """aiortc queues every decoded frame since the track began: skip to live audio."""
+    loop = asyncio.get_running_loop()
+    for _ in range(5000):
+        start = loop.time()
+        await asyncio.wait_for(track.recv(), timeout=5)
+        if loop.time() - start > 0.012:
+            return

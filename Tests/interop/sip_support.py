@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import re
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -94,15 +92,28 @@ def expect_status_scenario(status: int, tmp: Path) -> Path:
     return path
 
 
-def sipp(args: list[str], timeout: float = 30) -> subprocess.CompletedProcess:
-    return subprocess.run(["sipp", *args, "-nostdin", "-timeout", f"{int(timeout)}s", "-timeout_error"],
-                          capture_output=True, text=True, timeout=timeout + 10)
+class FreePort:
+    """An argument of `sipp` that becomes a UDP port found free on `host` (for -p and -mp)."""
+
+    def __init__(self, host: str = "127.0.0.1"):
+        self.host = host
+
+
+def sipp(args: list, timeout: float = 30, cwd=None) -> subprocess.CompletedProcess:
+    """Runs SIPp to completion. Its `FreePort` arguments are found free just before; when another process took
+    one first SIPp exits at once ("errno = 98") and runs again on others."""
+    for attempt in range(3):
+        argv = [str(free_udp_port(a.host)) if isinstance(a, FreePort) else a for a in args]
+        run = subprocess.run(["sipp", *argv, "-nostdin", "-timeout", f"{int(timeout)}s", "-timeout_error"],
+                             capture_output=True, text=True, timeout=timeout + 10, cwd=cwd)
+        if run.returncode == 0 or "errno = 98" not in run.stdout + run.stderr or attempt == 2:
+            return run
 
 
 def sipp_call(sip_port: int, number: str, status: int, tmp: Path, transport: str = "u1") -> subprocess.CompletedProcess:
     """One INVITE from 127.0.0.1 to `number`, expecting `status`."""
     return sipp(["-sf", str(expect_status_scenario(status, tmp)), f"127.0.0.1:{sip_port}", "-i", "127.0.0.1",
-                 "-p", str(free_udp_port()), "-t", transport, "-m", "1", "-s", number], timeout=20)
+                 "-p", FreePort(), "-t", transport, "-m", "1", "-s", number], timeout=20)
 
 
 def metric(server, name: str, **labels) -> float | None:

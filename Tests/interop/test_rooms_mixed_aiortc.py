@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from rig import start_server
-from rooms_support import AudioMember, Realtime, auth, collect_audio, create_room, loopback_ice, media_stats, sine_track, wait_for
+from rooms_support import (AudioMember, Realtime, auth, collect_audio, create_room, drain, loopback_ice, media_stats, mix_track,
+                           sine_track, tone_strength, wait_for)
 
 TONES = {"speaker-a": 440.0, "speaker-b": 660.0, "speaker-c": 880.0}
 LISTENERS = 20
@@ -23,24 +24,7 @@ def server():
 
 
 def tone_strengths(samples, rate):
-    """Spectral magnitude near each tone, relative to the median magnitude of the 200-2000 Hz band."""
-    window = samples * np.hanning(len(samples))
-    spectrum = np.abs(np.fft.rfft(window))
-    freqs = np.fft.rfftfreq(len(samples), 1 / rate)
-    band = spectrum[(freqs > 200) & (freqs < 2000)]
-    floor = float(np.median(band)) + 1e-9
-    out = {}
-    for name, tone in TONES.items():
-        near = (freqs > tone - 8) & (freqs < tone + 8)
-        out[name] = float(spectrum[near].max()) / floor
-    return out
-
-
-def mix_track(member):
-    for mid, info in member.track_info.items():
-        if info.get("name") == "Room mix" and mid in member.tracks:
-            return member.tracks[mid]
-    return None
+    return {name: tone_strength(samples, rate, tone) for name, tone in TONES.items()}
 
 
 def test_mixed_room_listeners_hear_all_speakers_and_speakers_not_themselves(server):
@@ -71,15 +55,6 @@ def test_mixed_room_listeners_hear_all_speakers_and_speakers_not_themselves(serv
         for m in everyone:
             assert len([t for t in m.track_info.values()]) == 1, m.track_info
         await asyncio.sleep(2.0)  # jitter buffers fill, Opus settles
-
-        async def drain(track):
-            # aiortc queues every decoded frame since the track began: skip to live audio.
-            loop = asyncio.get_running_loop()
-            for _ in range(5000):
-                start = loop.time()
-                await asyncio.wait_for(track.recv(), timeout=5)
-                if loop.time() - start > 0.012:
-                    return
 
         async def hear(m):
             await drain(mix_track(m))

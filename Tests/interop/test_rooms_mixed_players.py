@@ -2,18 +2,16 @@
 heard by aiortc listeners for a plausible time, bad sources are refused with typed errors, and a
 WAV recording of the room holds both speakers' tones for the time it ran."""
 import asyncio
-import json
 import subprocess
 import time
-import uuid
 
-import jwt
 import numpy as np
 import pytest
 import requests
 
 from rig import start_server
-from rooms_support import AudioMember, Realtime, auth, create_room, loopback_ice, sine_track, wait_for
+from rooms_support import (AudioMember, Realtime, app_headers, auth, create_room, loopback_ice, mix_track, sine_track, tone_strength,
+                           wait_for)
 
 TONES = {"speaker-a": 440.0, "speaker-b": 660.0}
 
@@ -25,14 +23,6 @@ def server():
     yield s
     s.stop()
     s.cleanup()
-
-
-def app_headers(server):
-    demo = json.loads((server.data_dir / "rooms-demo.json").read_text())
-    now = int(time.time())
-    token = jwt.encode({"application_id": demo["id"], "iat": now, "jti": str(uuid.uuid4()), "exp": now + 600},
-                       demo["private_key"], algorithm="RS256")
-    return {"Authorization": f"Bearer {token}"}
 
 
 async def collect_until(track, seconds):
@@ -50,20 +40,6 @@ async def collect_until(track, seconds):
         chunks.append((data.reshape(-1, len(frame.layout.channels))[:, 0] if data.ndim == 2 and data.shape[0] == 1 else data[0])
                       .astype(np.float64))
     return (np.concatenate(chunks) if chunks else np.zeros(0)), rate
-
-
-def mix_track(member):
-    for mid, info in member.track_info.items():
-        if info.get("name") == "Room mix" and mid in member.tracks:
-            return member.tracks[mid]
-    return None
-
-
-def strength(samples, rate, tone):
-    spectrum = np.abs(np.fft.rfft(samples * np.hanning(len(samples))))
-    freqs = np.fft.rfftfreq(len(samples), 1 / rate)
-    floor = float(np.median(spectrum[(freqs > 200) & (freqs < 2000)])) + 1e-9
-    return float(spectrum[(freqs > tone - 8) & (freqs < tone + 8)].max()) / floor
 
 
 def test_say_heard_and_recording_holds_the_tones(server, tmp_path):
@@ -137,4 +113,4 @@ def test_say_heard_and_recording_holds_the_tones(server, tmp_path):
     tail = data[-48000:]  # the last second: both speakers established
     assert np.abs(tail).max() > 1000
     for name, tone in TONES.items():
-        assert strength(tail, 48000, tone) > 20, f"{name}'s tone is missing from the recording"
+        assert tone_strength(tail, 48000, tone) > 20, f"{name}'s tone is missing from the recording"

@@ -3,17 +3,15 @@ aiortc members (two tone speakers, four listeners) stay on the subscribe connect
 keep hearing both tones, per speaker track while forwarding and in the one `Room mix` track while
 mixing; nobody rejoins. A bad `room_mode` is refused with the JSON error shape."""
 import asyncio
-import json
-import time
 import uuid
 
-import jwt
 import numpy as np
 import pytest
 import requests
 
 from rig import start_server
-from rooms_support import AudioMember, Realtime, auth, collect_audio, create_room, loopback_ice, sine_track, wait_for
+from rooms_support import (AudioMember, Realtime, app_headers, auth, collect_audio, create_room, drain, loopback_ice, sine_track,
+                           tone_strength, wait_for)
 
 TONES = {"speaker-a": 440.0, "speaker-b": 660.0}
 LISTENERS = 4
@@ -28,14 +26,6 @@ def server():
     s.cleanup()
 
 
-def app_headers(server):
-    demo = json.loads((server.data_dir / "rooms-demo.json").read_text())
-    now = int(time.time())
-    token = jwt.encode({"application_id": demo["id"], "iat": now, "jti": str(uuid.uuid4()), "exp": now + 600},
-                       demo["private_key"], algorithm="RS256")
-    return {"Authorization": f"Bearer {token}"}
-
-
 def set_mode(server, room, mode):
     url = server.http_url + f"/v1/conversations/{room}"
     current = requests.get(url, headers=app_headers(server), timeout=10).json()
@@ -47,28 +37,11 @@ def set_mode(server, room, mode):
     return r
 
 
-def strength(samples, rate, tone):
-    spectrum = np.abs(np.fft.rfft(samples * np.hanning(len(samples))))
-    freqs = np.fft.rfftfreq(len(samples), 1 / rate)
-    floor = float(np.median(spectrum[(freqs > 200) & (freqs < 2000)])) + 1e-9
-    return float(spectrum[(freqs > tone - 8) & (freqs < tone + 8)].max()) / floor
-
-
-async def drain(track):
-    """aiortc queues every decoded frame since the track began: skip to live audio."""
-    loop = asyncio.get_running_loop()
-    for _ in range(5000):
-        start = loop.time()
-        await asyncio.wait_for(track.recv(), timeout=5)
-        if loop.time() - start > 0.012:
-            return
-
-
 async def hear(track, seconds=1.5, skip=True):
     if skip:
         await drain(track)
     samples, rate = await collect_audio(track, seconds)
-    return {name: strength(samples, rate, tone) for name, tone in TONES.items()}, float(np.abs(samples).max())
+    return {name: tone_strength(samples, rate, tone) for name, tone in TONES.items()}, float(np.abs(samples).max())
 
 
 def live_tracks(member):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-import uuid
 
 import pytest
 

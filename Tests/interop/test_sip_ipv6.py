@@ -6,12 +6,10 @@ from __future__ import annotations
 import math
 import socket
 import struct
-import subprocess
 import time
 import uuid
 
-from rig import free_udp_port, wait_until
-from sip_support import api, start_sip_server
+from sip_support import FreePort, api, sipp, start_sip_server
 
 NUMBER = "15550166"
 
@@ -39,9 +37,8 @@ def mulaw(sample: int) -> int:
 def test_sipp_calls_over_ipv6(tmp_path):
     server, port = start_ipv6_server()
     try:
-        run = subprocess.run(["sipp", "-sn", "uac", f"[::1]:{port}", "-i", "::1", "-p", str(free_udp_port("::1")), "-mp", str(free_udp_port("::1")),
-                              "-s", NUMBER, "-m", "3", "-d", "300", "-nostdin", "-timeout", "20s", "-timeout_error"],
-                             capture_output=True, text=True, timeout=40, cwd=tmp_path)
+        run = sipp(["-sn", "uac", f"[::1]:{port}", "-i", "::1", "-p", FreePort("::1"), "-mp", FreePort("::1"), "-s", NUMBER,
+                    "-m", "3", "-d", "300"], timeout=20, cwd=tmp_path)
         assert run.returncode == 0, run.stdout[-2500:] + run.stderr[-2500:] + server.log()[-1500:]
     finally:
         server.stop()

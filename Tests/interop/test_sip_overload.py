@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import re
 import socket
-import subprocess
 import threading
 import time
 import uuid
 
 import requests
 
-from rig import free_udp_port
-from sip_support import SIPP_SCENARIOS, api, metric, sipp_call, start_sip_server
+from sip_support import SIPP_SCENARIOS, FreePort, api, metric, sipp, sipp_call, start_sip_server
 from test_voice_phone import Hooks, application
 
 NUMBER = "15550177"
@@ -71,10 +69,9 @@ def test_calls_above_the_limit_are_refused_503_with_retry_after_and_none_times_o
         prober = threading.Thread(target=probe, daemon=True)
         prober.start()
         # 20 calls/s, each held 1.5 s when answered: about 30 wanted at once, 6 times the limit.
-        run = subprocess.run(["sipp", "-sf", str(SIPP_SCENARIOS / "uac-or-503.xml"), f"127.0.0.1:{port}", "-i", "127.0.0.1",
-                              "-p", str(free_udp_port()), "-mp", str(free_udp_port()), "-s", NUMBER, "-r", "20", "-m", str(calls),
-                              "-l", str(calls), "-nostdin", "-timeout", "60s", "-timeout_error", "-trace_stat", "-stf",
-                              str(tmp_path / "stat.csv")], capture_output=True, text=True, timeout=90, cwd=tmp_path)
+        run = sipp(["-sf", str(SIPP_SCENARIOS / "uac-or-503.xml"), f"127.0.0.1:{port}", "-i", "127.0.0.1", "-p", FreePort(),
+                    "-mp", FreePort(), "-s", NUMBER, "-r", "20", "-m", str(calls), "-l", str(calls), "-trace_stat", "-stf",
+                    str(tmp_path / "stat.csv")], timeout=60, cwd=tmp_path)
         stop.set()
         prober.join(timeout=10)
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -106,9 +103,8 @@ def test_a_number_moved_to_another_application_routes_the_next_invite_there(tmp_
         trunk_and_number(server, app_a)
 
         def call():
-            run = subprocess.run(["sipp", "-sn", "uac", f"127.0.0.1:{port}", "-i", "127.0.0.1", "-p", str(free_udp_port()),
-                                  "-mp", str(free_udp_port()), "-s", NUMBER, "-m", "1", "-d", "200", "-nostdin", "-timeout", "20s",
-                                  "-timeout_error"], capture_output=True, text=True, timeout=30, cwd=tmp_path)
+            run = sipp(["-sn", "uac", f"127.0.0.1:{port}", "-i", "127.0.0.1", "-p", FreePort(), "-mp", FreePort(), "-s", NUMBER,
+                        "-m", "1", "-d", "200"], timeout=20, cwd=tmp_path)
             assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
 
         call()

@@ -304,8 +304,7 @@ async def _call_test_phone(server, hooks, app_id, key):
 
 
 def test_input_collects_rfc4733_digits_from_sipp(sip_server, tmp_path):
-    from rig import free_udp_port
-    from sip_support import SIPP_SCENARIOS, sipp
+    from sip_support import SIPP_SCENARIOS, FreePort, sipp
     server, sip_port = sip_server
     hooks = Hooks()
     app_id, key = application(server, hooks)
@@ -315,7 +314,7 @@ def test_input_collects_rfc4733_digits_from_sipp(sip_server, tmp_path):
         hooks.ncco = lambda req: [{"action": "input", "type": ["dtmf"], "dtmf": {"maxDigits": 2, "timeOut": 10},
                                    "eventUrl": [hooks.url + "/event/input"]}]
         p = sipp(["-sf", str(SIPP_SCENARIOS / "uac-dtmf-input.xml"), f"127.0.0.1:{sip_port}", "-i", "127.0.0.1",
-                  "-p", str(free_udp_port()), "-mp", str(free_udp_port()), "-m", "1", "-s", APP_NUMBER], timeout=30)
+                  "-p", FreePort(), "-mp", FreePort(), "-m", "1", "-s", APP_NUMBER], timeout=30)
         assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:] + server.log()[-2000:]
         inputs = [e for e in hooks.events if "dtmf" in e]
         assert inputs and inputs[0]["dtmf"]["digits"] == "24" and inputs[0]["dtmf"]["timed_out"] is False, hooks.events
@@ -328,7 +327,7 @@ def test_record_holds_what_the_phone_says(sip_server, tmp_path):
     server, sip_port = sip_server
     hooks = Hooks()
     app_id, key = application(server, hooks)
-    caller = Baresip(f"<sip:15550111@127.0.0.1>;regint=0", tmp_path, tone=660)
+    caller = Baresip("<sip:15550111@127.0.0.1>;regint=0", tmp_path, tone=660)
     try:
         trunk_and_number(server, caller, app_id)
         # Record, then wait for a key that never comes: the call ends after the input's time-out, and the recording with it.
@@ -357,8 +356,8 @@ def test_conversation_joins_two_phones_and_a_browser(sip_server, tmp_path):
     server, sip_port = sip_server
     hooks = Hooks()
     app_id, key = application(server, hooks)
-    first = Baresip(f"<sip:15550111@127.0.0.1>;regint=0", tmp_path / "a", tone=660)
-    second = Baresip(f"<sip:15550222@127.0.0.1>;regint=0", tmp_path / "b", tone=880)
+    first = Baresip("<sip:15550111@127.0.0.1>;regint=0", tmp_path / "a", tone=660)
+    second = Baresip("<sip:15550222@127.0.0.1>;regint=0", tmp_path / "b", tone=880)
     try:
         trunk_and_number(server, first, app_id)
         jwt = user_jwt(server, app_id, key, "carol")

@@ -22,43 +22,23 @@ public final class OpusCodec: Codec {
     /// Largest payload `encode` writes (RFC 7587 bounds a packet at 1275 bytes per frame).
     public static let maxPayload = 1275
 
-    private let encoder: OpaquePointer
+    private let encoder: OpusEncoder
     private let decoder: OpaquePointer
 
     public init(_ configuration: Configuration = Configuration()) throws(CodecError) {
         sampleRate = configuration.sampleRate
+        encoder = try OpusEncoder(configuration)
         var error: Int32 = 0
-        guard let enc = opus_encoder_create(Int32(sampleRate.rawValue), 1, OPUS_APPLICATION_VOIP, &error), error == OPUS_OK else {
-            throw .creationFailed(code: error)
-        }
         guard let dec = opus_decoder_create(Int32(sampleRate.rawValue), 1, &error), error == OPUS_OK else {
-            opus_encoder_destroy(enc)
             throw .creationFailed(code: error)
         }
-        encoder = enc
         decoder = dec
-        _ = sb_opus_set_bitrate(enc, configuration.bitrate)
-        _ = sb_opus_set_inband_fec(enc, configuration.inbandFEC ? 1 : 0)
-        _ = sb_opus_set_packet_loss_perc(enc, configuration.expectedLossPercent)
-        _ = sb_opus_set_complexity(enc, configuration.complexity)
     }
 
-    deinit {
-        opus_encoder_destroy(encoder)
-        opus_decoder_destroy(decoder)
-    }
+    deinit { opus_decoder_destroy(decoder) }
 
     public func encode(_ frame: AudioFrame, into output: UnsafeMutableRawBufferPointer) throws(CodecError) -> Int {
-        guard frame.rate == sampleRate else { throw .rateMismatch(expected: sampleRate, actual: frame.rate) }
-        guard let base = output.baseAddress, output.count > 0 else { throw .outputTooSmall(needed: 1, available: 0) }
-        let n = frame.withSamples { s in
-            opus_encode(encoder, s.baseAddress!, Int32(s.count), base.assumingMemoryBound(to: UInt8.self), Int32(min(output.count, Int(Int32.max))))
-        }
-        guard n > 0 else {
-            if n == OPUS_BUFFER_TOO_SMALL { throw .outputTooSmall(needed: Self.maxPayload, available: output.count) }
-            throw .encodeFailed(code: n)
-        }
-        return Int(n)
+        try encoder.encode(frame, into: output)
     }
 
     public func decode(_ payload: UnsafeRawBufferPointer, into frame: inout AudioFrame) throws(CodecError) {

@@ -3,7 +3,7 @@ import COpus
 /// An Opus encoder alone (mono, 20 ms frames), for what only ever encodes: a mixer's shared mix
 /// and each mixed speaker's own mix. `OpusCodec` also holds a decoder (18 KiB of libopus state
 /// at 48 kHz) that an encoder-only user would carry for nothing; the encoder is 43 KiB.
-/// Configured as `OpusCodec`'s encoder (same `Configuration`), so its packets are the same.
+/// `OpusCodec` encodes through one of these, so both send the same packets for a `Configuration`.
 public final class OpusEncoder {
     public let sampleRate: SampleRate
     private let encoder: OpaquePointer
