@@ -79,6 +79,19 @@ final class TLSPhone {
         return nil
     }
 
+    /// Bytes as they arrive, unparsed (for the keep-alive pong); empty when none came within `timeout`.
+    func receiveRaw(timeout: Duration = .seconds(10)) async throws -> [UInt8] {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            switch stream.read(into: buffer) {
+            case .bytes(let n): return Array(buffer[0..<n])
+            case .wouldBlock: try await Task.sleep(for: .milliseconds(5))
+            case .eof, .failed: return []
+            }
+        }
+        return []
+    }
+
     /// The next final response (1xx skipped).
     func final(timeout: Duration = .seconds(20)) async throws -> SIPMessage? {
         while let m = try await receive(timeout: timeout) {
@@ -139,6 +152,9 @@ struct SIPTLSLiveTests {
         #expect(registered.status == 200)
         let bindings = try await ep.loop.submit { ep.endpoint.core.registrar?.lookup("alice@127.0.0.1", now: .now()) ?? [] }
         #expect(bindings.count == 1 && bindings.first?.source.transport == .tls)
+        // An RFC 5626 keep-alive ping on the flow gets its pong.
+        #expect(try await phone.send("\r\n\r\n"))
+        #expect(try await phone.receiveRaw() == [13, 10])
         #expect(try await ep.loop.submit { ep.endpoint.tlsConnectionCount } == 1)
         #expect(ep.endpoint.snapshot.withLock { $0.tlsConnections } == 1)
         await ep.stop()

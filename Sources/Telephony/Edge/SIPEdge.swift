@@ -129,8 +129,10 @@ public final class SIPEdge: Sendable {
             }
             let from = SIPAddress(uri: SIPURI(user: callerID, host: IPEndpoint.reference(ep.core.config.host)))
             // The contact's own address when it is numeric (RFC 3261 §8.1.2), else where the REGISTER came from.
+            // A device that registered over TLS is called over that connection (RFC 5923 reuse, RFC 5626 flows):
+            // it has no certificate of its own to be reached by a new one.
             var peer = binding.source
-            if AddressRange.bytes(of: binding.contact.hostPort.host) != nil {
+            if binding.source.transport != .tls, AddressRange.bytes(of: binding.contact.hostPort.host) != nil {
                 peer = SIPPeer(host: binding.contact.hostPort.host, port: binding.contact.port ?? 5060,
                                transport: binding.contact.transport.flatMap { SIPTransportKind(name: $0) } ?? binding.source.transport)
             }

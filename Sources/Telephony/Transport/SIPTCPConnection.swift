@@ -32,6 +32,8 @@ final class SIPTCPConnection: Selectable {
     private let readBuffer: UnsafeMutableRawBufferPointer
     /// Bytes queued for a slow reader before the connection is dropped.
     static let maxPendingWrite = 1 << 20
+    /// The keep-alive ping of RFC 5626 §3.5.1 (`\r\n\r\n`).
+    static let ping: [UInt8] = [13, 10, 13, 10]
 
     /// `tls` makes this a TLS connection over `fd` (server or client side by its context).
     init(fd: Int32, peer: SIPPeer, loop: EventLoop, connecting: Bool, tls: TLSStream? = nil, limits: SIPParserLimits,
@@ -91,6 +93,11 @@ final class SIPTCPConnection: Selectable {
             switch stream.read(into: readBuffer) {
             case .bytes(let n):
                 lastActivity = .now()
+                // RFC 5626 §4.4.1 keep-alive: a double CRLF between messages is a ping, answered with one CRLF.
+                if n == 4, parser.bufferedByteCount == 0, readBuffer[0..<4].elementsEqual(Self.ping) {
+                    send([13, 10])
+                    continue
+                }
                 parser.append(contentsOf: UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
                 do {
                     while let message = try parser.next() {
