@@ -253,3 +253,23 @@ def _listening(port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--sip-tls-port", "nope"], "--sip-tls-port: expected 0-65535"),
+    (["--sip-port", "47000", "--sip-tls-port", "47000"], "TLS needs a port of its own"),
+    (["--sip-tls-ca", "/nonexistent/ca.pem"], "--sip-tls-ca: cannot read"),
+])
+def test_bad_tls_settings_are_refused_at_start(tmp_path, args, message):
+    import subprocess
+    from rig import server_binary
+    p = subprocess.run([str(server_binary()), "serve", "--listen", "127.0.0.1:0", "--data", str(tmp_path), *args],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode != 0 and message in p.stdout + p.stderr, p.stdout + p.stderr
+
+
+def test_serve_help_lists_the_tls_flags():
+    import subprocess
+    from rig import server_binary
+    out = subprocess.run([str(server_binary()), "help", "serve"], capture_output=True, text=True, timeout=10).stdout
+    assert "--sip-tls-port" in out and "SWITCHBOARD_SIP_TLS_PORT" in out and "--sip-tls-ca" in out

@@ -179,6 +179,9 @@ public struct ServerConfiguration: Sendable {
             guard let port = UInt16(v) else { throw ConfigurationError("--sip-tls-port: expected 0-65535") }
             c.sipTLSPort = port
         }
+        if let tls = c.sipTLSPort, tls != 0, tls == c.sipPort {
+            throw ConfigurationError("--sip-tls-port: \(tls) is the SIP port (UDP and TCP); TLS needs a port of its own")
+        }
         if let v = values["sip_tls_ca"], !v.isEmpty {
             guard FileManager.default.isReadableFile(atPath: v) else { throw ConfigurationError("--sip-tls-ca: cannot read '\(v)'") }
             c.sipTLSCAFile = v
