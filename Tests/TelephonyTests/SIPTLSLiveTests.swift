@@ -213,6 +213,13 @@ struct SIPTLSLiveTests {
         #expect(try await closedByPeer(silent, within: .seconds(5)))
         let counts = ep.endpoint.snapshot.withLock { ($0.tlsHandshakeFailures, $0.tlsHandshakeTimeouts, $0.tlsConnections) }
         #expect(counts.0 == 1 && counts.1 == 1 && counts.2 == 1, "\(counts)")
+        // A client that had finished its handshake and goes away (no close_notify) is no handshake failure.
+        let other = try await TLSPhone(port: tlsPort, caFile: cert.caFile)
+        #expect(try await other.send(Self.request("OPTIONS", uri: "sip:alice@127.0.0.1", callID: "o3@tls")))
+        #expect(try await other.final()?.status == 200)
+        Glibc.shutdown(other.fd, Int32(SHUT_RDWR))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(ep.endpoint.snapshot.withLock { ($0.tlsHandshakeFailures, $0.tlsConnections) } == (1, 1))
         // After the handshake, garbage framing drops the stream as on TCP.
         #expect(try await phone.send("INVITE sip:x SIP/2.0\r\nContent-Length: nonsense\r\n\r\n"))
         #expect(try await phone.receive(timeout: .seconds(5)) == nil)

@@ -84,12 +84,14 @@ package final class TLSStream: ByteStream {
         if context.isServer {
             SSL_set_accept_state(ssl)
         } else {
-            if let serverName {
-                if !serverName.contains(":") && !serverName.allSatisfy({ $0.isNumber || $0 == "." }) {
-                    _ = sb_ssl_set_tlsext_host_name(ssl, serverName)
-                }
+            if let name = serverName {
+                // An address (IPv6 with or without brackets, hex digits included) is checked against IP names
+                // and sent without SNI (RFC 6066 §3); anything else is a host name.
+                let serverName = name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
+                let isAddress = serverName.contains(":") || serverName.allSatisfy({ $0.isNumber || $0 == "." })
+                if !isAddress { _ = sb_ssl_set_tlsext_host_name(ssl, serverName) }
                 let param = SSL_get0_param(ssl)
-                if serverName.allSatisfy({ $0.isNumber || $0 == "." || $0 == ":" }) {
+                if isAddress {
                     X509_VERIFY_PARAM_set1_ip_asc(param, serverName)
                 } else {
                     X509_VERIFY_PARAM_set1_host(param, serverName, 0)

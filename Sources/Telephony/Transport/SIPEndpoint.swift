@@ -39,6 +39,8 @@ public final class SIPEndpoint: Selectable, @unchecked Sendable {
     private var tlsListener: SIPTCPListener?
     private let tls: SIPTLSConfig?
     private var tlsHandshakeFailures = 0
+    /// TLS connections made and not yet closed (kept as a count: `publish` runs after every message).
+    private var tlsOpen = 0
     private var tlsHandshakeTimeouts = 0
     private var connections: [SIPPeer: SIPTCPConnection] = [:]
     private let onEvent: (SIPEndpoint, CallEvent) -> Void
@@ -91,7 +93,7 @@ public final class SIPEndpoint: Selectable, @unchecked Sendable {
     public var tcpEnabled: Bool { listener != nil }
     public var connectionCount: Int { connections.count }
     /// Open TLS connections, handshaking or established.
-    public var tlsConnectionCount: Int { connections.values.lazy.filter(\.isTLS).count }
+    public var tlsConnectionCount: Int { tlsOpen }
 
     /// Stops listening and closes every connection; pending transactions are abandoned.
     public func close() {
@@ -168,6 +170,7 @@ public final class SIPEndpoint: Selectable, @unchecked Sendable {
                          },
                          onClose: { [unowned self] connection, failed in
                              if self.connections[connection.peer] === connection { self.connections[connection.peer] = nil }
+                             if connection.isTLS { self.tlsOpen -= 1 }
                              if connection.isTLS, !connection.isHandshakeComplete, !connection.timedOut, !self.closed {
                                  self.tlsHandshakeFailures += 1
                              }
@@ -175,6 +178,7 @@ public final class SIPEndpoint: Selectable, @unchecked Sendable {
                              else { self.publish() }
                          })
         if let tls, stream != nil {
+            tlsOpen += 1
             connection.handshakeTimer = loop.schedule(after: tls.handshakeTimeout) { [weak self, weak connection] in
                 guard let self, let connection, !connection.isClosed else { return }
                 connection.handshakeTimer = nil
@@ -241,7 +245,7 @@ public final class SIPEndpoint: Selectable, @unchecked Sendable {
         let calls = core.activeCalls
         let bindings = core.registrar?.bindingCount ?? 0
         let secure = tlsConnectionCount
-        let open = connections.count - secure
+        let open = max(0, connections.count - secure)
         let (failures, timeouts) = (tlsHandshakeFailures, tlsHandshakeTimeouts)
         snapshot.withLock {
             $0 = SIPEndpointSnapshot(statistics: statistics, trunks: trunks, transactions: transactions, calls: calls,

@@ -55,8 +55,13 @@ final class SIPTCPConnection: Selectable {
     }
 
     var isTLS: Bool { tls != nil }
-    /// True for TCP; for TLS once the handshake has finished.
-    var isHandshakeComplete: Bool { tls?.isHandshakeComplete ?? true }
+    /// True for TCP; for TLS once the handshake has finished (sticky: after a fatal error, such as a peer
+    /// closing without close_notify, OpenSSL reports the session in handshake again).
+    var isHandshakeComplete: Bool {
+        if !handshook, tls?.isHandshakeComplete ?? true { handshook = true }
+        return handshook
+    }
+    private var handshook = false
     var isClosed: Bool { closed }
 
     /// Opens a non-blocking connection to `peer` (numeric IPv4 or IPv6); nil when the address is not numeric.
@@ -93,6 +98,7 @@ final class SIPTCPConnection: Selectable {
             switch stream.read(into: readBuffer) {
             case .bytes(let n):
                 lastActivity = .now()
+                handshook = true
                 // RFC 5626 §4.4.1 keep-alive: a double CRLF between messages is a ping, answered with one CRLF.
                 if n == 4, parser.bufferedByteCount == 0, readBuffer[0..<4].elementsEqual(Self.ping) {
                     send([13, 10])
@@ -109,6 +115,8 @@ final class SIPTCPConnection: Selectable {
                     return close(failed: false)
                 }
             case .wouldBlock:
+                // Noted now: after a fatal alert or an unclean end OpenSSL reports the session in handshake again.
+                _ = isHandshakeComplete
                 return
             case .eof:
                 return close(failed: false)
