@@ -243,6 +243,15 @@ def test_garbage_and_silence_on_the_tls_port_are_closed_and_counted(tmp_path):
                 pass
         assert metric(server, "switchboard_sip_tls_connections") == 0
         assert server.process.poll() is None
+
+        # The CLI makes a TLS trunk (port 5061 unless given) and lists it as such.
+        from test_sip_edge import cli
+        p = cli(server, "trunks", "create", "--host", "127.0.0.1", "--name", "cli-tls", "--transport", "tls")
+        assert p.returncode == 0, p.stderr
+        row = next(l for l in cli(server, "trunks", "list").stdout.splitlines() if "cli-tls" in l)
+        assert "tls" in row.split() and "5061" in row.split(), row
+        p = cli(server, "trunks", "create", "--host", "127.0.0.1", "--name", "cli-sctp", "--transport", "sctp")
+        assert p.returncode != 0 and "transport must be udp, tcp or tls" in p.stderr, p.stderr
     finally:
         server.stop()
 
