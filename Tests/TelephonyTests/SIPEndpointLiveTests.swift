@@ -14,11 +14,11 @@ final class LiveEndpoint: Sendable {
     // Set once in init on the loop before any other use; read-only afterwards.
     nonisolated(unsafe) private(set) var endpoint: SIPEndpoint!
 
-    init(devices: [String] = ["127.0.0.1"], trunks: [TrunkConfig] = []) async throws {
+    init(devices: [String] = ["127.0.0.1"], trunks: [TrunkConfig] = [], tls: SIPTLSConfig? = nil) async throws {
         loop.startThread(name: "sip-test")
         let config = UserAgentConfig(host: "127.0.0.1", port: 0, trunks: trunks, devices: devices)
         endpoint = try await loop.submit { [log] in
-            try SIPEndpoint(loop: self.loop, config: config) { endpoint, event in
+            try SIPEndpoint(loop: self.loop, config: config, tls: tls) { endpoint, event in
                 log.events.withLock { $0.append(event) }
                 guard case .incomingCall(let id, _, let to, let offer) = event else { return }
                 let local = AudioSessionConfig(address: "127.0.0.1", port: 40_000)

@@ -130,7 +130,8 @@ def metric(server, name: str, **labels) -> float | None:
 class Baresip:
     """A headless baresip phone on loopback with a config directory of its own, driven over ctrl_tcp."""
 
-    def __init__(self, account_line: str, tmp: Path, tone: int = 440):
+    def __init__(self, account_line: str, tmp: Path, tone: int = 440, extra_config: str = ""):
+        self.extra_config = extra_config
         self.dir = tmp / "baresip"
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "accounts").write_text(account_line + "\n")
@@ -174,7 +175,7 @@ module_app account.so
 module_app menu.so
 module_app ctrl_tcp.so
 ctrl_tcp_listen 127.0.0.1:{self.ctrl_port}
-""")
+{self.extra_config}""")
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")

@@ -30,8 +30,13 @@ public final class SIPService: Sendable {
 
     /// Binds the edge; inbound calls go to `inbound` (the Voice API). In development mode the test phone
     /// answers its number on a loopback trunk of `apiKey`'s account (see `TestPhone`).
-    func start(metrics: Metrics, development: Bool, inbound: (any IncomingCallHandler)?, apiKey: String) async throws -> UInt16 {
-        let bound = try await edge.start()
+    func start(metrics: Metrics, development: Bool, inbound: (any IncomingCallHandler)?, apiKey: String,
+               tls: SIPTLSConfig? = nil) async throws -> UInt16 {
+        let bound = try await edge.start(tls: tls)
+        if let tls, edge.tlsPort == nil {
+            logger.warning("SIP over TLS is off: its default port could not be bound (give --sip-tls-port to choose one, 0 to silence this)",
+                           ["port": "\(tls.port)"])
+        }
         let environment = ProcessInfo.processInfo.environment
         if development, environment["SWITCHBOARD_DEV_SIP_ECHO"] == "1" {
             edge.setHandler(TestPhone(edge: edge, pool: RTPPortPool(range: rtpPorts), host: host, answerAll: true))
@@ -115,6 +120,10 @@ public final class SIPService: Sendable {
         out += "# HELP switchboard_sip_calls SIP calls in progress.\n# TYPE switchboard_sip_calls gauge\nswitchboard_sip_calls \(s.calls)\n"
         out += "# HELP switchboard_sip_registrations Device registrations (bindings) held by the registrar.\n# TYPE switchboard_sip_registrations gauge\nswitchboard_sip_registrations \(s.bindings)\n"
         out += "# HELP switchboard_sip_tcp_connections Open SIP TCP connections.\n# TYPE switchboard_sip_tcp_connections gauge\nswitchboard_sip_tcp_connections \(s.connections)\n"
+        out += "# HELP switchboard_sip_tls_connections Open SIP TLS connections (handshaking or established).\n# TYPE switchboard_sip_tls_connections gauge\nswitchboard_sip_tls_connections \(s.tlsConnections)\n"
+        out += "# HELP switchboard_sip_tls_handshake_failures_total SIP TLS connections closed before their handshake finished, by reason (failed: a bad or broken handshake; timeout: not finished in time).\n# TYPE switchboard_sip_tls_handshake_failures_total counter\n"
+        out += "switchboard_sip_tls_handshake_failures_total{reason=\"failed\"} \(s.tlsHandshakeFailures)\n"
+        out += "switchboard_sip_tls_handshake_failures_total{reason=\"timeout\"} \(s.tlsHandshakeTimeouts)\n"
         out += "# HELP switchboard_sip_trunk_up 1 when the trunk answers health checks, 0 when not, absent before the first check.\n# TYPE switchboard_sip_trunk_up gauge\n"
         for t in s.trunks {
             guard let up = t.up else { continue }

@@ -36,6 +36,11 @@ public struct ServerConfiguration: Sendable {
     /// Whether the SIP port was asked for (flag, environment or file): then a busy port is an error,
     /// while the default 5060 being busy only leaves SIP off with a warning.
     public var sipPortRequired = false
+    /// SIP over TLS port (the server's certificate, as HTTPS); nil: the SIP port + 1 (5061 with the default 5060),
+    /// where a busy port leaves TLS off with a warning; 0 turns TLS off.
+    public var sipTLSPort: UInt16? = nil
+    /// CA certificates (PEM) trusted for outbound SIP over TLS besides the system store (self-signed carriers).
+    public var sipTLSCAFile: String? = nil
     /// Address SIP binds and puts in Via/Contact; default: the HTTP listener's host.
     public var sipAddress: String? = nil
     /// UDP ports for RTP legs (each leg takes an even port and the odd one above for RTCP).
@@ -46,6 +51,13 @@ public struct ServerConfiguration: Sendable {
     public var sipMaxPendingInvites = 1000
 
     public init() {}
+
+    /// The SIP-over-TLS port to bind (0: any free one) and whether it was asked for; nil when TLS is off.
+    public var effectiveSIPTLSPort: (port: UInt16, required: Bool)? {
+        guard sipPort != 0 else { return nil }
+        if let sipTLSPort { return sipTLSPort == 0 ? nil : (sipTLSPort, true) }
+        return sipPort == UInt16.max ? nil : (sipPort + 1, false)
+    }
 
     /// One setting: its flag, environment variable and config-file key.
     public struct Setting: Sendable {
@@ -73,6 +85,8 @@ public struct ServerConfiguration: Sendable {
         Setting(flag: "--media-port", env: "SWITCHBOARD_MEDIA_PORT", key: "media_port", help: "first UDP media port (default 10000; 0 = any)"),
         Setting(flag: "--media-announce", env: "SWITCHBOARD_MEDIA_ANNOUNCE", key: "media_announce", help: "IP announced in ICE candidates"),
         Setting(flag: "--sip-port", env: "SWITCHBOARD_SIP_PORT", key: "sip_port", help: "SIP port, UDP and TCP (default 5060; 0 = off)"),
+        Setting(flag: "--sip-tls-port", env: "SWITCHBOARD_SIP_TLS_PORT", key: "sip_tls_port", help: "SIP over TLS port, with the HTTPS certificate (default: SIP port + 1; 0 = off)"),
+        Setting(flag: "--sip-tls-ca", env: "SWITCHBOARD_SIP_TLS_CA", key: "sip_tls_ca", help: "PEM CA file trusted for outbound SIP over TLS besides the system store"),
         Setting(flag: "--sip-address", env: "SWITCHBOARD_SIP_ADDRESS", key: "sip_address", help: "SIP bind and contact address (default: the --listen host)"),
         Setting(flag: "--sip-max-calls", env: "SWITCHBOARD_SIP_MAX_CALLS", key: "sip_max_calls", help: "SIP calls up at once; new INVITEs past it get 503 (default 0: no limit)"),
         Setting(flag: "--sip-max-pending-invites", env: "SWITCHBOARD_SIP_MAX_PENDING_INVITES", key: "sip_max_pending_invites", help: "INVITEs not yet answered at once; new ones past it get 503 (default 1000)"),
@@ -160,6 +174,17 @@ public struct ServerConfiguration: Sendable {
             guard let port = UInt16(v) else { throw ConfigurationError("--sip-port: expected 0-65535") }
             c.sipPort = port
             c.sipPortRequired = true
+        }
+        if let v = values["sip_tls_port"] {
+            guard let port = UInt16(v) else { throw ConfigurationError("--sip-tls-port: expected 0-65535") }
+            c.sipTLSPort = port
+        }
+        if let tls = c.sipTLSPort, tls != 0, tls == c.sipPort {
+            throw ConfigurationError("--sip-tls-port: \(tls) is the SIP port (UDP and TCP); TLS needs a port of its own")
+        }
+        if let v = values["sip_tls_ca"], !v.isEmpty {
+            guard FileManager.default.isReadableFile(atPath: v) else { throw ConfigurationError("--sip-tls-ca: cannot read '\(v)'") }
+            c.sipTLSCAFile = v
         }
         if let v = values["sip_address"], !v.isEmpty {
             guard SocketAddress(parsing: v.contains(":") ? "[\(v)]:0" : "\(v):0") != nil else {

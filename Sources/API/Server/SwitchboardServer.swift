@@ -3,6 +3,7 @@ import Live
 import Media
 import Platform
 import Runtime
+import Telephony
 import Wire
 
 /// The whole server: loops, listeners, routes. Tests start it in-process on port 0.
@@ -28,6 +29,8 @@ public final class SwitchboardServer: Sendable {
     let logger = Logger(label: "server")
     let linkBase: LinkBaseMiddleware
     let started = Mutex<(http: SocketAddress?, https: SocketAddress?, caFile: String?)>((nil, nil, nil))
+    /// The certificate HTTPS and SIP over TLS serve, once selected (see `serverCertificate`).
+    let certificate = Mutex<(TLSContext, developmentCA: String?)?>(nil)
     /// The telephony edge (nil with `--sip-port 0`); it binds in `startSIP`.
     public let sip: SIPService?
     let sipStarted = Mutex(false)
@@ -123,28 +126,40 @@ public final class SwitchboardServer: Sendable {
         var s: SocketAddress?
         var caFile: String?
         if let httpsAddress = configuration.https {
-            let context: TLSContext
+            let (context, dev) = try serverCertificate()
+            caFile = dev
+            s = try http.listen(httpsAddress, tls: context)
+        }
+        linkBase.listening(http: h, https: s)
+        phoneDemo?.listening(on: h)
+        started.withLock { $0 = (h, s, caFile ?? $0.caFile) }
+        return (h, s)
+    }
+
+    /// The server's certificate, one for HTTPS and SIP over TLS: `--tls-cert`/`--tls-key`, else the development
+    /// certificate (made on first use in the data directory; its CA file returned). Loaded once.
+    func serverCertificate() throws -> (TLSContext, developmentCA: String?) {
+        try certificate.withLock { loaded in
+            if let loaded { return loaded }
+            let selected: (TLSContext, developmentCA: String?)
             if let cert = configuration.tlsCertificate, let key = configuration.tlsKey {
-                context = try TLSContext(certificateFile: cert, keyFile: key)
+                selected = (try TLSContext(certificateFile: cert, keyFile: key), nil)
             } else {
                 var hosts = ["localhost", "127.0.0.1", "::1"]
-                if httpsAddress.host != "0.0.0.0" && httpsAddress.host != "::" && !hosts.contains(httpsAddress.host) {
-                    hosts.append(httpsAddress.host)
+                for host in [configuration.https?.host, sip?.host].compactMap({ $0 })
+                where host != "0.0.0.0" && host != "::" && !hosts.contains(host) {
+                    hosts.append(host)
                 }
                 if let name = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init), !hosts.contains(name) {
                     hosts.append(name)
                 }
                 let (dev, created) = try DevelopmentCertificate.ensure(in: configuration.dataDirectory, hosts: hosts)
-                if created { logger.info("generated a development CA for HTTPS", ["ca": dev.caFile]) }
-                caFile = dev.caFile
-                context = try TLSContext(certificateFile: dev.certificateFile, keyFile: dev.keyFile)
+                if created { logger.info("generated a development CA for HTTPS and SIP over TLS", ["ca": dev.caFile]) }
+                selected = (try TLSContext(certificateFile: dev.certificateFile, keyFile: dev.keyFile), dev.caFile)
             }
-            s = try http.listen(httpsAddress, tls: context)
+            loaded = selected
+            return selected
         }
-        linkBase.listening(http: h, https: s)
-        phoneDemo?.listening(on: h)
-        started.withLock { $0 = (h, s, caFile) }
-        return (h, s)
     }
 
     /// The gateway, the webhook queues and the sweeper: started once, by whichever of `startSIP` and `start` runs first.
@@ -171,8 +186,16 @@ public final class SwitchboardServer: Sendable {
     public func startSIP() async throws -> SocketAddress? {
         guard let sip else { return nil }
         startServices()
+        var tls: SIPTLSConfig?
+        if let (port, required) = configuration.effectiveSIPTLSPort {
+            let (server, dev) = try serverCertificate()
+            if let dev { started.withLock { $0.caFile = dev } }
+            let client = try TLSContext(clientCAFile: configuration.sipTLSCAFile, verify: true, systemStore: true)
+            tls = SIPTLSConfig(port: port, server: server, client: client, required: required)
+        }
         do {
-            let port = try await sip.start(metrics: .shared, development: configuration.development, inbound: lineMedia, apiKey: account.0.apiKey)
+            let port = try await sip.start(metrics: .shared, development: configuration.development, inbound: lineMedia, apiKey: account.0.apiKey,
+                                           tls: tls)
             sipStarted.withLock { $0 = true }
             return SocketAddress(host: sipHostForDisplay, port: port)
         } catch {
@@ -184,6 +207,12 @@ public final class SwitchboardServer: Sendable {
     }
 
     var sipHostForDisplay: String { Self.sipHost(configuration) }
+
+    /// Where SIP over TLS listens; nil when it is off or `startSIP` has not run.
+    public var sipTLSAddress: SocketAddress? {
+        guard sipStarted.withLock({ $0 }), let port = sip?.edge.tlsPort else { return nil }
+        return SocketAddress(host: sipHostForDisplay, port: port)
+    }
 
     /// SIP binds where HTTP listens unless told otherwise; a wildcard listener binds SIP on loopback
     /// (Via and Contact need a concrete address: give --sip-address).

@@ -22,7 +22,8 @@ public final class SIPTrunks: Sendable {
     public func create(apiKey: String, input: SIPTrunkInput) throws -> SIPTrunk {
         guard let host = input.host else { throw PlatformError.invalid("host is required.") }
         let now = clock.now().millis
-        var t = SIPTrunk(id: UUID().uuidString.lowercased(), name: input.name ?? host, host: host, port: input.port ?? 5060,
+        var t = SIPTrunk(id: UUID().uuidString.lowercased(), name: input.name ?? host, host: host,
+                         port: input.port ?? (input.transport?.lowercased() == "tls" ? 5061 : 5060),
                          transport: input.transport ?? "udp", username: input.username ?? nil, password: input.password ?? nil,
                          register: input.register ?? false, allow: input.allow ?? [], healthInterval: input.healthInterval ?? 30,
                          createdAt: now, updatedAt: now)
@@ -96,7 +97,7 @@ public final class SIPTrunks: Sendable {
         guard !t.name.isEmpty, t.name.count <= 100, !t.name.contains(",") else { throw PlatformError.invalid("name must be 1 to 100 characters.") }
         guard isNumericAddress(t.host) else { throw PlatformError.invalid("host must be a numeric IPv4 or IPv6 address.") }
         guard (1...65535).contains(t.port) else { throw PlatformError.invalid("port must be 1-65535.") }
-        guard ["udp", "tcp"].contains(t.transport) else { throw PlatformError.invalid("transport must be udp or tcp.") }
+        guard ["udp", "tcp", "tls"].contains(t.transport) else { throw PlatformError.invalid("transport must be udp, tcp or tls.") }
         guard (0...86_400).contains(t.healthInterval) else { throw PlatformError.invalid("health_interval must be 0-86400 seconds.") }
         if t.register && (t.username ?? "").isEmpty { throw PlatformError.invalid("register needs a username and password.") }
         guard t.allow.count <= 64 else { throw PlatformError.invalid("allow takes at most 64 entries.") }

@@ -1,8 +1,9 @@
 import CShims
 import Glibc
 
-/// The outcome of one non-blocking read or write.
-enum IOResult {
+/// The outcome of one non-blocking read or write. `package`: the SIP transport reads and writes its
+/// TCP and TLS connections through the same streams as HTTP.
+package enum IOResult {
     case bytes(Int)
     case wouldBlock
     case eof
@@ -10,7 +11,7 @@ enum IOResult {
 }
 
 /// A byte stream over a non-blocking socket: plain TCP or TLS.
-protocol ByteStream: AnyObject {
+package protocol ByteStream: AnyObject {
     func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult
     func write(_ bytes: UnsafeRawBufferPointer) -> IOResult
     /// True while a TLS handshake or renegotiation needs the socket writable to make progress.
@@ -18,11 +19,11 @@ protocol ByteStream: AnyObject {
     func shutdown()
 }
 
-final class PlainStream: ByteStream {
-    let fd: Int32
-    init(fd: Int32) { self.fd = fd }
+package final class PlainStream: ByteStream {
+    package let fd: Int32
+    package init(fd: Int32) { self.fd = fd }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
         let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
         if n > 0 { return .bytes(n) }
         if n == 0 { return .eof }
@@ -30,13 +31,13 @@ final class PlainStream: ByteStream {
         return e == EAGAIN || e == EWOULDBLOCK || e == EINTR ? .wouldBlock : .failed(e)
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
+    package func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
         let n = send(fd, bytes.baseAddress, bytes.count, SB_MSG_NOSIGNAL)
         if n >= 0 { return .bytes(n) }
         let e = errno
         return e == EAGAIN || e == EWOULDBLOCK || e == EINTR ? .wouldBlock : .failed(e)
     }
 
-    var wantsWritable: Bool { false }
-    func shutdown() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+    package var wantsWritable: Bool { false }
+    package func shutdown() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
 }

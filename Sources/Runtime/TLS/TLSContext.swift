@@ -40,7 +40,8 @@ public final class TLSContext: @unchecked Sendable {
     }
 
     /// A client context; verifies peers against `caFile` (or the system store) unless `verify` is false.
-    public init(clientCAFile caFile: String? = nil, verify: Bool = true) throws {
+    /// With `systemStore`, the system store is trusted besides `caFile`.
+    public init(clientCAFile caFile: String? = nil, verify: Bool = true, systemStore: Bool = false) throws {
         guard let ctx = SSL_CTX_new(TLS_client_method()) else { throw TLSError("SSL_CTX_new") }
         self.ctx = ctx
         isServer = false
@@ -50,9 +51,8 @@ public final class TLSContext: @unchecked Sendable {
             SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nil)
             if let caFile {
                 guard SSL_CTX_load_verify_locations(ctx, caFile, nil) == 1 else { throw TLSError("CA file \(caFile)") }
-            } else {
-                SSL_CTX_set_default_verify_paths(ctx)
             }
+            if caFile == nil || systemStore { SSL_CTX_set_default_verify_paths(ctx) }
         } else {
             SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nil)
         }
@@ -69,13 +69,14 @@ public final class TLSContext: @unchecked Sendable {
     }
 }
 
-/// TLS over a non-blocking socket; the handshake runs inside the first reads and writes.
-final class TLSStream: ByteStream {
-    let fd: Int32
+/// TLS over a non-blocking socket; the handshake runs inside the first reads and writes. `package` for
+/// SIP over TLS (RFC 3261 §26.2), which frames its own messages over it.
+package final class TLSStream: ByteStream {
+    package let fd: Int32
     let ssl: OpaquePointer
     private var lastWantWrite = false
 
-    init(fd: Int32, context: TLSContext, serverName: String? = nil) throws {
+    package init(fd: Int32, context: TLSContext, serverName: String? = nil) throws {
         guard let ssl = SSL_new(context.ctx) else { throw TLSError("SSL_new") }
         self.fd = fd
         self.ssl = ssl
@@ -83,12 +84,14 @@ final class TLSStream: ByteStream {
         if context.isServer {
             SSL_set_accept_state(ssl)
         } else {
-            if let serverName {
-                if !serverName.contains(":") && !serverName.allSatisfy({ $0.isNumber || $0 == "." }) {
-                    _ = sb_ssl_set_tlsext_host_name(ssl, serverName)
-                }
+            if let name = serverName {
+                // An address (IPv6 with or without brackets, hex digits included) is checked against IP names
+                // and sent without SNI (RFC 6066 §3); anything else is a host name.
+                let serverName = name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
+                let isAddress = serverName.contains(":") || serverName.allSatisfy({ $0.isNumber || $0 == "." })
+                if !isAddress { _ = sb_ssl_set_tlsext_host_name(ssl, serverName) }
                 let param = SSL_get0_param(ssl)
-                if serverName.allSatisfy({ $0.isNumber || $0 == "." || $0 == ":" }) {
+                if isAddress {
                     X509_VERIFY_PARAM_set1_ip_asc(param, serverName)
                 } else {
                     X509_VERIFY_PARAM_set1_host(param, serverName, 0)
@@ -101,9 +104,12 @@ final class TLSStream: ByteStream {
 
     deinit { SSL_free(ssl) }
 
-    var wantsWritable: Bool { lastWantWrite }
+    package var wantsWritable: Bool { lastWantWrite }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
+    /// Whether the handshake has finished (a peer that never finishes it is closed by its owner's timer).
+    package var isHandshakeComplete: Bool { SSL_is_init_finished(ssl) == 1 }
+
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
         ERR_clear_error()
         let n = SSL_read(ssl, buffer.baseAddress, Int32(min(buffer.count, Int(Int32.max))))
         if n > 0 {
@@ -113,7 +119,7 @@ final class TLSStream: ByteStream {
         return classify(n)
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
+    package func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
         if bytes.isEmpty { return .bytes(0) }
         ERR_clear_error()
         let n = SSL_write(ssl, bytes.baseAddress, Int32(min(bytes.count, 1 << 20)))
@@ -145,7 +151,7 @@ final class TLSStream: ByteStream {
         }
     }
 
-    func shutdown() {
+    package func shutdown() {
         ERR_clear_error()
         if SSL_is_init_finished(ssl) == 1 { _ = SSL_shutdown(ssl) }
         ERR_clear_error()

@@ -16,23 +16,29 @@ public final class SIPEdge: Sendable {
     public let directory: any TelephonyDirectory
     let config: UserAgentConfig
     let tcp: Bool
+    let tls: SIPTLSConfig?
     let endpoint = Mutex<SIPEndpoint?>(nil)
+    let boundTLSPort = Mutex<UInt16?>(nil)
     let handler = Mutex<(any IncomingCallHandler)?>(nil)
     let streams = Mutex<[CallID: AsyncStream<CallEvent>.Continuation]>([:])
     let trunkObservers = Mutex<[@Sendable (TrunkStatus) -> Void]>([])
 
-    public init(config: UserAgentConfig, tcp: Bool = true, directory: any TelephonyDirectory) {
+    /// With `tls`, SIP over TLS listens on its port besides UDP and TCP on the SIP port.
+    public init(config: UserAgentConfig, tcp: Bool = true, tls: SIPTLSConfig? = nil, directory: any TelephonyDirectory) {
         self.config = config
         self.tcp = tcp
+        self.tls = tls
         self.directory = directory
     }
 
-    /// Binds the sockets on the edge's own loop thread; returns the bound port.
-    public func start() async throws -> UInt16 {
+    /// Binds the sockets on the edge's own loop thread; returns the bound port. `tls` (else the one given at
+    /// init) adds SIP over TLS.
+    public func start(tls: SIPTLSConfig? = nil) async throws -> UInt16 {
+        let tls = tls ?? self.tls
         loop.startThread(name: "sip")
         do {
             return try await loop.submit { [self] in
-                let ep = try SIPEndpoint(loop: loop, config: config, tcp: tcp) { [unowned self] ep, event in self.handle(event, on: ep) }
+                let ep = try SIPEndpoint(loop: loop, config: config, tcp: tcp, tls: tls) { [unowned self] ep, event in self.handle(event, on: ep) }
                 var registrar = Registrar(secret: SystemRandom().bytes(32))
                 let directory = self.directory
                 registrar.restore(directory.savedBindings().compactMap(Self.binding), now: .now())
@@ -42,6 +48,7 @@ public final class SIPEdge: Sendable {
                 ep.onTrunk = { [unowned self] _, status in for o in self.trunkObservers.withLock({ $0 }) { o(status) } }
                 ep.updateTrunks(config.trunks)
                 endpoint.withLock { $0 = ep }
+                boundTLSPort.withLock { $0 = ep.tlsPort }
                 return ep.port
             }
         } catch {
@@ -88,6 +95,9 @@ public final class SIPEdge: Sendable {
 
     public func updateTrunks(_ trunks: [TrunkConfig]) { onLoop { $0.updateTrunks(trunks) } }
 
+    /// The bound SIP-over-TLS port; nil before start or without TLS.
+    public var tlsPort: UInt16? { boundTLSPort.withLock { $0 } }
+
     /// Counters and states for `/metrics`.
     public var snapshot: SIPEndpointSnapshot { endpoint.withLock { $0 }?.snapshot.withLock { $0 } ?? SIPEndpointSnapshot() }
 
@@ -119,8 +129,10 @@ public final class SIPEdge: Sendable {
             }
             let from = SIPAddress(uri: SIPURI(user: callerID, host: IPEndpoint.reference(ep.core.config.host)))
             // The contact's own address when it is numeric (RFC 3261 §8.1.2), else where the REGISTER came from.
+            // A device that registered over TLS is called over that connection (RFC 5923 reuse, RFC 5626 flows):
+            // it has no certificate of its own to be reached by a new one.
             var peer = binding.source
-            if AddressRange.bytes(of: binding.contact.hostPort.host) != nil {
+            if binding.source.transport != .tls, AddressRange.bytes(of: binding.contact.hostPort.host) != nil {
                 peer = SIPPeer(host: binding.contact.hostPort.host, port: binding.contact.port ?? 5060,
                                transport: binding.contact.transport.flatMap { SIPTransportKind(name: $0) } ?? binding.source.transport)
             }

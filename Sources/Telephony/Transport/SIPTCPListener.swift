@@ -2,21 +2,25 @@ import CShims
 import Glibc
 import Runtime
 
-/// A listening TCP socket for SIP (IPv4 or IPv6 by its address), accepting on the endpoint's loop.
+/// A listening TCP socket for SIP over TCP or TLS (IPv4 or IPv6 by its address), accepting on the endpoint's
+/// loop; accepted peers carry `transport`.
 final class SIPTCPListener: Selectable {
     let fd: Int32
     let port: UInt16
-    private let onAccept: (Int32, SIPPeer) -> Void
+    let transport: SIPTransportKind
+    /// Set by the endpoint before the listener is registered.
+    var onAccept: (Int32, SIPPeer) -> Void
 
-    init(host: String, port: UInt16, onAccept: @escaping (Int32, SIPPeer) -> Void) throws(SIPTransportError) {
+    init(host: String, port: UInt16, transport: SIPTransportKind = .tcp, onAccept: @escaping (Int32, SIPPeer) -> Void) throws(SIPTransportError) {
         guard IPEndpoint.family(of: host) != nil else { throw .badAddress(host) }
         guard let (fd, bound) = IPEndpoint.boundSocket(type: Int32(SOCK_STREAM.rawValue), host: host, port: port,
                                                        flags: SB_SOCK_NONBLOCK | SB_SOCK_CLOEXEC, reuseAddress: true) else {
-            throw .system("bind tcp \(IPEndpoint.reference(host)):\(port)", errno)
+            throw .system("bind \(transport.rawValue.lowercased()) \(IPEndpoint.reference(host)):\(port)", errno)
         }
         guard listen(fd, 256) == 0 else { let e = errno; Glibc.close(fd); throw .system("listen", e) }
         self.fd = fd
         self.port = bound
+        self.transport = transport
         self.onAccept = onAccept
     }
 
@@ -41,7 +45,7 @@ final class SIPTCPListener: Selectable {
             var one: Int32 = 1
             setsockopt(cfd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             let peer = IPEndpoint(storage: from, length: len)
-            onAccept(cfd, SIPPeer(host: peer.host, port: peer.port, transport: .tcp))
+            onAccept(cfd, SIPPeer(host: peer.host, port: peer.port, transport: transport))
         }
     }
 }

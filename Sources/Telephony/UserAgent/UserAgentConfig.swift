@@ -3,6 +3,8 @@ public struct UserAgentConfig: Hashable, Sendable {
     /// The address put in Via and Contact (the listening address).
     public var host: String
     public var port: UInt16
+    /// The SIP-over-TLS port put in Via and Contact of messages sent over TLS; nil when TLS is off.
+    public var tlsPort: UInt16?
     public var trunks: [TrunkConfig]
     /// Hosts of registered devices, also allowed to send requests.
     public var devices: [String]
@@ -23,9 +25,11 @@ public struct UserAgentConfig: Hashable, Sendable {
 
     public init(host: String = "0.0.0.0", port: UInt16 = 5060, trunks: [TrunkConfig] = [], devices: [String] = [],
                 timers: SIPTimers = .default, maxPendingPerSource: Int = 64, maxPendingPerTrunk: Int = 2048,
-                maxCalls: Int = 0, maxPendingInvites: Int = 1000, retryAfterSeconds: Int = 5, userAgent: String = "Switchboard") {
+                maxCalls: Int = 0, maxPendingInvites: Int = 1000, retryAfterSeconds: Int = 5, userAgent: String = "Switchboard",
+                tlsPort: UInt16? = nil) {
         self.host = host
         self.port = port
+        self.tlsPort = tlsPort
         self.trunks = trunks
         self.devices = devices
         self.timers = timers
@@ -35,6 +39,11 @@ public struct UserAgentConfig: Hashable, Sendable {
         self.maxPendingInvites = maxPendingInvites
         self.retryAfterSeconds = retryAfterSeconds
         self.userAgent = userAgent
+    }
+
+    /// The port this user agent receives `transport` on: the TLS port for TLS, the SIP port otherwise.
+    public func port(for transport: SIPTransportKind) -> UInt16 {
+        transport == .tls ? tlsPort ?? port : port
     }
 
     func isAllowed(_ host: String) -> Bool {

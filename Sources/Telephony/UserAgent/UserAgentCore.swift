@@ -542,12 +542,13 @@ public final class UserAgentCore {
 
     func contact(for peer: SIPPeer) -> String {
         let host = IPEndpoint.reference(config.host)
-        return peer.transport == .udp ? "<sip:switchboard@\(host):\(config.port)>"
-            : "<sip:switchboard@\(host):\(config.port);transport=\(peer.transport.rawValue.lowercased())>"
+        let port = config.port(for: peer.transport)
+        return peer.transport == .udp ? "<sip:switchboard@\(host):\(port)>"
+            : "<sip:switchboard@\(host):\(port);transport=\(peer.transport.rawValue.lowercased())>"
     }
 
     func via(branch: String, transport: SIPTransportKind) -> String {
-        "SIP/2.0/\(transport.rawValue) \(IPEndpoint.reference(config.host)):\(config.port);branch=\(branch);rport"
+        "SIP/2.0/\(transport.rawValue) \(IPEndpoint.reference(config.host)):\(config.port(for: transport));branch=\(branch);rport"
     }
 
     func nextSessionVersion() -> UInt64 {

@@ -47,7 +47,10 @@ struct ServeCommand {
         }
         var lines = ["Switchboard \(SwitchboardServer.version) serving", "  http:  http://\(httpAddress)/"]
         if let httpsAddress { lines.append("  https: https://\(httpsAddress)/") }
-        if let sipAddress { lines.append("  sip:   udp+tcp \(sipAddress) (rtp \(config.rtpPorts.lowerBound)-\(config.rtpPorts.upperBound))") }
+        if let sipAddress {
+            let tls = server.sipTLSAddress.map { ", tls \($0)" } ?? ""
+            lines.append("  sip:   udp+tcp \(sipAddress)\(tls) (rtp \(config.rtpPorts.lowerBound)-\(config.rtpPorts.upperBound))")
+        }
         if let ca = server.developmentCAFile { lines.append("  development CA: \(ca)") }
         lines.append("  data:  \(config.dataDirectory)")
         if config.development {

@@ -10,7 +10,7 @@ struct TrunksCommand {
 
     static let usage = """
     Usage:
-      switchboard trunks create --host IP [--name NAME] [--port 5060] [--transport udp|tcp]
+      switchboard trunks create --host IP [--name NAME] [--port 5060] [--transport udp|tcp|tls]
                                 [--username U --password P] [--register] [--allow CIDR[,CIDR...]] [--health-interval S]
       switchboard trunks list
       switchboard trunks show --trunk ID|NAME
