@@ -1,6 +1,6 @@
 """`switchboard load --janus` and `--joins` against a real Janus in the bench rig's namespace
 (scripts/janus-rig): the generator's peers publish and subscribe through Janus's VideoRoom and
-receive what Janus forwards, join times come back for both servers, and the rig leaves no
+receive what Janus forwards, speak and listen through its AudioBridge and receive the mix, join times come back for both servers, and the rig leaves no
 namespace behind when it is stopped."""
 
 import json
@@ -57,6 +57,24 @@ def test_janus_forwards_every_publisher_to_every_subscriber(janus):
         assert r["received_packets_per_s"] > 0.9 * 2 * 150 * 3, r
         assert r["loss_percent"] < 1, r
         assert 0 < r["latency_ms_p50"] < 50, r
+
+
+def test_janus_audiobridge_mixes_speakers_to_listeners_and_legs(janus):
+    """The mixed-room load through AudioBridge: every listener (and, with --legs, every speaking leg) receives
+    one mixed stream at 50 packets/s, and the speaker's bursts come back in the mix (latency measured)."""
+    namespace, url = janus
+    r = load(namespace, "--janus", url, "--mode", "mixed", "--publishers", "3", "--subscribers", "4", "--duration", "3",
+             "--warmup", "1")
+    assert (r["server"], r["mode"], r["legs"], r["consumers"]) == ("janus", "mixed", False, 4), r
+    # At least 4 listeners x one 20 ms mix each (AudioBridge also sends the speakers their mix).
+    assert r["received_packets_per_s"] > 0.9 * 4 * 50, r
+    assert r["loss_percent"] < 1, r
+    assert 0 < r["latency_ms_p50"] < 500, r
+    r = load(namespace, "--janus", url, "--mode", "mixed", "--legs", "--publishers", "4", "--duration", "3", "--warmup", "1")
+    assert (r["legs"], r["consumers"]) == (True, 4), r
+    assert r["sent_packets_per_s"] > 0.9 * 4 * 50, r
+    assert r["received_packets_per_s"] > 0.9 * 4 * 50, r
+    assert r["loss_percent"] < 1, r
 
 
 def test_join_time_is_measured_for_janus_and_switchboard(janus, tmp_path):
