@@ -100,6 +100,15 @@ def sine_track(frequency, sample_rate=48000, amplitude=0.3):
     return SineTrack()
 
 
+def wav_samples(source):
+    """A 16-bit WAV's first channel as float samples, and its rate; `source` is a path or a binary file object."""
+    import wave
+    with wave.open(str(source) if isinstance(source, (str, os.PathLike)) else source) as w:
+        rate, channels = w.getframerate(), w.getnchannels()
+        data = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float64)
+    return data.reshape(-1, channels)[:, 0], rate
+
+
 def dominant_frequency(samples, sample_rate):
     window = samples * np.hanning(len(samples))
     spectrum = np.abs(np.fft.rfft(window))

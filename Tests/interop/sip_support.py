@@ -116,6 +116,20 @@ def sipp_call(sip_port: int, number: str, status: int, tmp: Path, transport: str
                  "-p", FreePort(), "-t", transport, "-m", "1", "-s", number], timeout=20)
 
 
+def trunk_and_number(server, phone: "Baresip", app_id: str, number: str) -> str:
+    """A UDP trunk to `phone` (health checks off) and `number` bought on it and linked to `app_id`; returns the trunk id.
+    A `connect` to a phone from `number` leaves over this trunk, and calls from the phone's address come in on it."""
+    r = api(server, "POST", "/v1/sip/trunks", json={"name": "carrier", "host": "127.0.0.1", "port": phone.sip_port, "transport": "udp",
+                                                     "allow": ["127.0.0.0/8"], "health_interval": 0})
+    assert r.status_code == 201, r.text
+    trunk = r.json()["id"]
+    r = api(server, "POST", "/number/buy", data={"country": "US", "msisdn": number, "trunk_id": trunk})
+    assert r.status_code == 200, r.text
+    r = api(server, "POST", "/number/update", data={"country": "US", "msisdn": number, "app_id": app_id})
+    assert r.status_code == 200, r.text
+    return trunk
+
+
 def metric(server, name: str, **labels) -> float | None:
     text = requests.get(server.http_url + "/metrics", timeout=5).text
     want = ",".join(f'{k}="{v}"' for k, v in labels.items())
@@ -198,15 +212,10 @@ ctrl_tcp_listen 127.0.0.1:{self.ctrl_port}
 
     def played(self):
         """What the phone heard (the sndfile module's decoded-audio dump of its last call) as mono float samples and the rate."""
-        import wave
-
-        import numpy as np
+        from media_support import wav_samples
         dumps = sorted(self.dir.glob("dump-*-dec.wav"), key=lambda p: p.stat().st_mtime)
         assert dumps, f"baresip wrote no recording: {sorted(p.name for p in self.dir.iterdir())}"
-        with wave.open(str(dumps[-1])) as w:
-            rate, channels = w.getframerate(), w.getnchannels()
-            data = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float64)
-        return data.reshape(-1, channels)[:, 0] if channels > 1 else data, rate
+        return wav_samples(dumps[-1])
 
     def stop(self):
         if self.process.poll() is None:

@@ -13,7 +13,7 @@ import uuid
 import requests
 
 from sip_support import SIPP_SCENARIOS, FreePort, api, metric, sipp, sipp_call, start_sip_server
-from test_voice_phone import Hooks, application
+from voice_support import Hooks, application
 
 NUMBER = "15550177"
 

@@ -5,65 +5,22 @@ RTP joins the conversation's mix with the logged-in client's WebRTC audio, so ea
 from __future__ import annotations
 
 import asyncio
-import json
-import threading
+import io
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 import requests
 
 from accounts_support import bearer, token
-from media_support import collect_audio, dominant_frequency, sine_track
+from media_support import collect_audio, dominant_frequency, sine_track, wav_samples
 from rig import wait_until
 from rooms_support import AudioMember, Realtime, wait_for
-from sip_support import Baresip, api, start_sip_server
+from sip_support import Baresip, api, start_sip_server, trunk_and_number
+from voice_support import Hooks, application, client_call, user_jwt
 
 PHONE = "15557654321"
 APP_NUMBER = "15550142"
-
-
-class Hooks:
-    """The application's webhook server: answers with `ncco(query)`, records every event."""
-
-    def __init__(self):
-        self.events = []
-        self.answers = []
-        self.ncco = lambda request: []
-        hooks = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def _handle(self):
-                n = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(n)) if n else {}
-                if self.path.startswith("/answer"):
-                    hooks.answers.append(body)
-                    reply = json.dumps(hooks.ncco(body)).encode()
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(reply)))
-                    self.end_headers()
-                    self.wfile.write(reply)
-                    return
-                hooks.events.append(body)
-                self.send_response(204)
-                self.end_headers()
-
-            do_GET = do_POST = _handle
-
-            def log_message(self, *a):
-                pass
-
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
-
-    def statuses(self, uuid):
-        return [e["status"] for e in self.events if e.get("uuid") == uuid and "status" in e]
-
-    def legs(self):
-        return list(dict.fromkeys(e["uuid"] for e in self.events if "status" in e))
 
 
 @pytest.fixture
@@ -71,32 +28,6 @@ def sip_server():
     server, port = start_sip_server()
     yield server, port
     server.stop()
-
-
-def application(server, hooks) -> tuple[str, str]:
-    r = api(server, "POST", "/v2/applications", json={"name": "phone calls", "capabilities": {"voice": {"webhooks": {
-        "answer_url": {"address": hooks.url + "/answer", "http_method": "POST"},
-        "event_url": {"address": hooks.url + "/event", "http_method": "POST"}}}}})
-    assert r.status_code == 201, r.text
-    return r.json()["id"], r.json()["keys"]["private_key"]
-
-
-def user_jwt(server, app_id, key, name) -> str:
-    r = requests.post(server.http_url + "/v1/users", headers={"Authorization": bearer(token(app_id, key))}, json={"name": name}, timeout=10)
-    assert r.status_code in (201, 409), r.text
-    return token(app_id, key, sub=name, ttl=3600)
-
-
-def trunk_and_number(server, phone: Baresip, app_id: str) -> str:
-    r = api(server, "POST", "/v1/sip/trunks", json={"name": "carrier", "host": "127.0.0.1", "port": phone.sip_port, "transport": "udp",
-                                                     "allow": ["127.0.0.0/8"], "health_interval": 0})
-    assert r.status_code == 201, r.text
-    trunk = r.json()["id"]
-    r = api(server, "POST", "/number/buy", data={"country": "US", "msisdn": APP_NUMBER, "trunk_id": trunk})
-    assert r.status_code == 200, r.text
-    r = api(server, "POST", "/number/update", data={"country": "US", "msisdn": APP_NUMBER, "app_id": app_id})
-    assert r.status_code == 200, r.text
-    return trunk
 
 
 def frequency_of(samples, rate):
@@ -109,7 +40,7 @@ def test_app_to_phone_tutorial_flow(sip_server, tmp_path):
     app_id, key = application(server, hooks)
     phone = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0;answermode=auto", tmp_path, tone=660)
     try:
-        trunk_and_number(server, phone, app_id)
+        trunk_and_number(server, phone, app_id, APP_NUMBER)
         # The tutorial's answer webhook: a prompt, then connect from the application's number to the dialled phone.
         hooks.ncco = lambda req: [{"action": "talk", "text": "Please wait while we connect you."},
                                   {"action": "connect", "from": APP_NUMBER, "endpoint": [{"type": "phone", "number": req["to"]}]}]
@@ -177,7 +108,7 @@ def test_phone_to_app_rings_the_user_who_answers_and_hears_the_phone(sip_server,
     app_id, key = application(server, hooks)
     caller = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path, tone=660)
     try:
-        trunk_and_number(server, caller, app_id)
+        trunk_and_number(server, caller, app_id, APP_NUMBER)
         hooks.ncco = lambda req: [{"action": "connect", "endpoint": [{"type": "app", "user": "bob"}]}]
         asyncio.run(_phone_calls_user(server, hooks, app_id, key, caller, sip_port))
     finally:
@@ -223,7 +154,7 @@ def test_phone_to_app_rejected_and_unanswered(sip_server, tmp_path):
     app_id, key = application(server, hooks)
     caller = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path, tone=660)
     try:
-        trunk_and_number(server, caller, app_id)
+        trunk_and_number(server, caller, app_id, APP_NUMBER)
         hooks.ncco = lambda req: [{"action": "connect", "timeout": 3, "endpoint": [{"type": "app", "user": "carol"}]}]
         asyncio.run(_reject_then_ignore(server, hooks, app_id, key, caller, sip_port))
     finally:
@@ -310,7 +241,7 @@ def test_input_collects_rfc4733_digits_from_sipp(sip_server, tmp_path):
     app_id, key = application(server, hooks)
     phone = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path)  # owns the trunk's address; SIPp calls from 127.0.0.1 too
     try:
-        trunk_and_number(server, phone, app_id)
+        trunk_and_number(server, phone, app_id, APP_NUMBER)
         hooks.ncco = lambda req: [{"action": "input", "type": ["dtmf"], "dtmf": {"maxDigits": 2, "timeOut": 10},
                                    "eventUrl": [hooks.url + "/event/input"]}]
         p = sipp(["-sf", str(SIPP_SCENARIOS / "uac-dtmf-input.xml"), f"127.0.0.1:{sip_port}", "-i", "127.0.0.1",
@@ -329,7 +260,7 @@ def test_record_holds_what_the_phone_says(sip_server, tmp_path):
     app_id, key = application(server, hooks)
     caller = Baresip("<sip:15550111@127.0.0.1>;regint=0", tmp_path, tone=660)
     try:
-        trunk_and_number(server, caller, app_id)
+        trunk_and_number(server, caller, app_id, APP_NUMBER)
         # Record, then wait for a key that never comes: the call ends after the input's time-out, and the recording with it.
         hooks.ncco = lambda req: [{"action": "record", "format": "wav", "eventUrl": [hooks.url + "/event/record"]},
                                   {"action": "input", "type": ["dtmf"], "dtmf": {"timeOut": 4}}]
@@ -341,11 +272,7 @@ def test_record_holds_what_the_phone_says(sip_server, tmp_path):
         record = [e for e in hooks.events if "recording_url" in e][0]
         r = requests.get(record["recording_url"], headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
         assert r.status_code == 200 and r.content[:4] == b"RIFF", r.status_code
-        import io
-        import wave
-        with wave.open(io.BytesIO(r.content)) as w:
-            rate = w.getframerate()
-            data = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float64).reshape(-1, w.getnchannels())[:, 0]
+        data, rate = wav_samples(io.BytesIO(r.content))
         assert len(data) > rate * 2, f"{len(data) / rate:.1f} s recorded"
         assert abs(dominant_frequency(data[-rate * 2:], rate) - 660) < 15
     finally:
@@ -359,7 +286,7 @@ def test_conversation_joins_two_phones_and_a_browser(sip_server, tmp_path):
     first = Baresip("<sip:15550111@127.0.0.1>;regint=0", tmp_path / "a", tone=660)
     second = Baresip("<sip:15550222@127.0.0.1>;regint=0", tmp_path / "b", tone=880)
     try:
-        trunk_and_number(server, first, app_id)
+        trunk_and_number(server, first, app_id, APP_NUMBER)
         jwt = user_jwt(server, app_id, key, "carol")
         r = requests.post(server.http_url + "/v1/conversations", headers={"Authorization": bearer(token(app_id, key))},
                           json={"name": "standup"}, timeout=10)
@@ -412,25 +339,16 @@ async def _standup(server, hooks, jwt, conversation, first, second, sip_port):
 def test_swift_sdk_client_calls_the_test_phone_and_hears_itself(tmp_path):
     """`switchboard client call` (the Swift SDK) places a server call to the development test phone with a 440 Hz
     tone as its microphone; its recording holds the phone's prompt, then its own tone echoed back over SIP/RTP."""
-    import subprocess
-    import wave
-
-    from rig import server_binary
     server, _ = start_sip_server(dev=True)
     try:
         hooks = Hooks()
         app_id, key = application(server, hooks)
         hooks.ncco = lambda req: [{"action": "connect", "endpoint": [{"type": "phone", "number": req["to"]}]}]
         out = tmp_path / "heard.wav"
-        p = subprocess.run([str(server_binary()), "client", "call", "15550100", "--as", "sdk", "--token", user_jwt(server, app_id, key, "sdk"),
-                            "--server", server.http_url, "--play", "tone:440", "--record", str(out), "--seconds", "10", "--json"],
-                           capture_output=True, text=True, timeout=40)
-        assert p.returncode == 0, p.stdout + p.stderr
-        events = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+        events = client_call(server, "15550100", "sdk", user_jwt(server, app_id, key, "sdk"), "--play", "tone:440", "--record", str(out),
+                             seconds=10, timeout=40)
         assert any(e.get("event") == "media" for e in events), events
-        with wave.open(str(out)) as w:
-            rate = w.getframerate()
-            data = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float64).reshape(-1, w.getnchannels())[:, 0]
+        data, rate = wav_samples(out)
         assert len(data) > rate * 6, f"{len(data) / rate:.1f} s recorded"
         assert np.sqrt(np.mean(data[: rate * 3] ** 2)) > 100, "no prompt"
         tail = data[-rate * 2:]
@@ -486,7 +404,7 @@ def test_two_phones_in_a_named_conversation_hear_each_other_on_one_media_worker(
     high = Baresip("<sip:15557654322@127.0.0.1>;regint=0", tmp_path / "high", tone=660)
     try:
         app_id, _ = application(server, hooks)
-        trunk_and_number(server, low, app_id)
+        trunk_and_number(server, low, app_id, APP_NUMBER)
         hooks.ncco = lambda req: [{"action": "conversation", "name": "bridge"}]
         low.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
         wait_until(lambda: "answered" in hooks.statuses(hooks.legs()[0]) if hooks.legs() else False, timeout=15,

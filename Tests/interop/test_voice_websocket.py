@@ -14,7 +14,7 @@ import pytest
 from media_support import collect_audio, dominant_frequency, sine_track
 from rig import start_server
 from rooms_support import AudioMember, Realtime, wait_for
-from test_voice_phone import Hooks, application, user_jwt
+from voice_support import Hooks, application, user_jwt
 
 
 class SocketPeer:

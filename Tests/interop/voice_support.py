@@ -1,0 +1,82 @@
+"""Voice applications for the interop tests: the answer/event webhook server, an application pointing at it,
+its users' tokens, and `switchboard client call` (the Swift SDK) run as a user would run it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import requests
+
+from accounts_support import bearer, token
+from rig import server_binary
+from sip_support import api
+
+
+class Hooks:
+    """The application's webhook server: answers with `ncco(query)`, records every event."""
+
+    def __init__(self):
+        self.events = []
+        self.answers = []
+        self.ncco = lambda request: []
+        hooks = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _handle(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(n)) if n else {}
+                if self.path.startswith("/answer"):
+                    hooks.answers.append(body)
+                    reply = json.dumps(hooks.ncco(body)).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(reply)))
+                    self.end_headers()
+                    self.wfile.write(reply)
+                    return
+                hooks.events.append(body)
+                self.send_response(204)
+                self.end_headers()
+
+            do_GET = do_POST = _handle
+
+            def log_message(self, *a):
+                pass
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
+
+    def statuses(self, uuid):
+        return [e["status"] for e in self.events if e.get("uuid") == uuid and "status" in e]
+
+    def legs(self):
+        return list(dict.fromkeys(e["uuid"] for e in self.events if "status" in e))
+
+
+def application(server, hooks) -> tuple[str, str]:
+    """An application whose answer and event URLs are `hooks`; returns its id and private key."""
+    r = api(server, "POST", "/v2/applications", json={"name": "phone calls", "capabilities": {"voice": {"webhooks": {
+        "answer_url": {"address": hooks.url + "/answer", "http_method": "POST"},
+        "event_url": {"address": hooks.url + "/event", "http_method": "POST"}}}}})
+    assert r.status_code == 201, r.text
+    return r.json()["id"], r.json()["keys"]["private_key"]
+
+
+def user_jwt(server, app_id, key, name) -> str:
+    """Creates the user `name` (or finds it there) and returns a token to log in as it."""
+    r = requests.post(server.http_url + "/v1/users", headers={"Authorization": bearer(token(app_id, key))}, json={"name": name}, timeout=10)
+    assert r.status_code in (201, 409), r.text
+    return token(app_id, key, sub=name, ttl=3600)
+
+
+def client_call(server, to: str, name: str, jwt: str, *args: str, seconds: float, timeout: float = 60) -> list[dict]:
+    """Runs `switchboard client call TO --as NAME --token JWT ARGS --seconds SECONDS --json` to its end; returns the
+    JSON events it printed, in order."""
+    p = subprocess.run([str(server_binary()), "client", "call", to, "--as", name, "--token", jwt, "--server", server.http_url,
+                        *args, "--seconds", str(seconds), "--json"], capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, f"client call exited {p.returncode}:\n{p.stdout}\n{p.stderr}"
+    return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
