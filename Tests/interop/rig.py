@@ -6,6 +6,7 @@ in conftest.py.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -245,6 +246,19 @@ def _start_once(extra_args, *, https, data_dir, env, host, timeout, max_open_fil
         server.cleanup()
         raise
     return server
+
+
+def client(server, *args, seconds=6):
+    """`switchboard client ARGS --json` against `server`, leaving after `seconds`; read it with `client_lines`."""
+    return subprocess.Popen([str(server_binary()), "client", *args, "--server", server.http_url, "--seconds", str(seconds), "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def client_lines(proc, timeout: float = 60) -> list[dict]:
+    """The JSON lines a `client` printed, once it has exited successfully."""
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, err
+    return [json.loads(l) for l in out.splitlines() if l.strip()]
 
 
 def artifact_path(name: str) -> Path:

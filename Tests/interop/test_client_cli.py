@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from rig import REPO, server_binary, start_server
+from rig import REPO, client, client_lines as lines, server_binary, start_server
+from video_support import dev_session, dev_token
 
 
 @pytest.fixture(scope="module")
@@ -20,17 +21,6 @@ def server():
     yield s
     s.stop()
     s.cleanup()
-
-
-def client(server, *args, seconds=6):
-    return subprocess.Popen([str(server_binary()), "client", *args, "--server", server.http_url, "--seconds", str(seconds), "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def lines(proc):
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
-    return [json.loads(l) for l in out.splitlines() if l.strip()]
 
 
 def test_two_room_clients_hear_each_others_tones_and_record(server, tmp_path):
@@ -52,9 +42,8 @@ def test_two_room_clients_hear_each_others_tones_and_record(server, tmp_path):
 
 
 def test_video_client_publishes_a_recording_another_receives(server):
-    sid = requests.post(server.http_url + "/video/api/session").json()["sessionId"]
-    token = lambda name: requests.post(server.http_url + "/video/api/token",
-                                       json={"sessionId": sid, "role": "publisher", "data": f"name={name}"}).json()["token"]
+    sid = dev_session(server)
+    token = lambda name: dev_token(server, sid, name)
     ivf = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
     viewer = client(server, "video", "join", sid, "--token", token("bob"), seconds=8)
     publisher = client(server, "video", "join", sid, "--token", token("alice"), "--publish", str(ivf), seconds=6)

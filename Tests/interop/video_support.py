@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import time
 
+import requests
+
 from rig import start_server, wait_until
 
 CHROMIUM_ARGS = [
@@ -24,6 +26,21 @@ def start_video_server(https: bool = False):
 def account(server) -> dict:
     """The primary account (api_key, api_secret) the server wrote into its data directory."""
     return json.loads((server.data_dir / "account.json").read_text())
+
+
+def dev_session(server) -> str:
+    """A routed session from the development app server (`serve --dev`, /video/api)."""
+    r = requests.post(server.http_url + "/video/api/session", timeout=10)
+    r.raise_for_status()
+    return r.json()["sessionId"]
+
+
+def dev_token(server, session_id: str, name: str, role: str = "publisher") -> str:
+    """A token for `session_id` from the development app server, with `name=NAME` as its data."""
+    r = requests.post(server.http_url + "/video/api/token", timeout=10,
+                      json={"sessionId": session_id, "role": role, "data": f"name={name}"})
+    r.raise_for_status()
+    return r.json()["token"]
 
 
 def opentok_client(server):

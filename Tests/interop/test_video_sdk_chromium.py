@@ -1,0 +1,98 @@
+"""The Swift SDK and Chromium in one video session: `switchboard client video join` publishes a VP8
+recording and Chromium (the playground of `serve --dev`, fake camera and microphone) publishes its
+camera; each decodes the other's video, and Chromium sees the SDK client's stream go when it leaves."""
+import time
+
+import pytest
+
+from rig import REPO, chromium, client, client_lines, new_page, screenshot, wait_until
+from video_support import CHROMIUM_ARGS, dev_session, dev_token, join, start_video_server, wait_for_log
+
+pytest.importorskip("playwright.sync_api")
+
+RECORDING = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
+# The SDK client stays this long; Chromium's checks must fit inside it, with room for a loaded machine.
+SDK_SECONDS = 16
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = start_video_server()
+    yield s
+    code = s.stop()
+    log = s.log()
+    s.cleanup()
+    assert code == 0, log[-4000:]
+
+
+def inbound_video(page, stream_id: str) -> dict | None:
+    """Chromium's inbound-rtp video stats for one subscribed stream (None before it has any)."""
+    entry = page.evaluate("window.playground.stats()").get(stream_id)
+    return entry and entry["video"]
+
+
+def outbound_video_codec(page) -> str | None:
+    """The codec Chromium's camera is sent with. The SDK's frame counter reads every payload as VP8, so
+    its key-frame count only means "VP8 key frames" when this is VP8."""
+    return page.evaluate("""async () => {
+        const report = await window.playground.state.publisher.pc.getStats();
+        let codec = null;
+        report.forEach((s) => { if (s.type === "outbound-rtp" && s.kind === "video") codec = report.get(s.codecId)?.mimeType; });
+        return codec;
+    }""")
+
+
+def test_sdk_client_and_chromium_decode_each_others_video(server):
+    sid = dev_session(server)
+    with chromium(extra_args=CHROMIUM_ARGS[3:]) as browser:
+        page = new_page(browser)
+        # Chromium joins first without publishing, so the SDK client is there when its stream is created.
+        # It sends VP8 only: the SDK counts VP8 key frames, whatever the codec (see `outbound_video_codec`).
+        join(page, server, sid, dev_token(server, sid, "chromium"), "chromium", publish=False, query="?codec=VP8")
+        sdk = client(server, "video", "join", sid, "--token", dev_token(server, sid, "sdk"),
+                     "--publish", str(RECORDING), "--name", "sdk", seconds=SDK_SECONDS)
+        try:
+            wait_for_log(page, "streamCreated sdk", timeout=15)
+            (sdk_stream,) = page.evaluate("window.playground.streamIds()")
+            page.click("#publish")
+            wait_for_log(page, "publishing stream", timeout=15)
+            chromium_stream = page.evaluate("window.playground.state.publisher.streamId")
+
+            # Chromium decodes the SDK's recording: frames keep rising a second apart.
+            first = wait_until(lambda: (v := inbound_video(page, sdk_stream)) and (v["framesDecoded"] or 0) > 30 and v,
+                               timeout=15, what="Chromium decodes the SDK client's video")
+            time.sleep(1.0)
+            second = inbound_video(page, sdk_stream)
+            assert second["framesDecoded"] > first["framesDecoded"] + 5, (first, second)
+            assert second["codec"] == "video/VP8" and (second["frameWidth"], second["frameHeight"]) == (320, 240), second
+            assert second["keyFramesDecoded"] >= 1, second
+
+            # What the SDK client receives from Chromium is VP8.
+            assert wait_until(lambda: outbound_video_codec(page), timeout=10, what="Chromium's outbound codec") == "video/VP8"
+
+            # Both videos play on the page: Chromium's own preview and the SDK client's tile.
+            wait_until(lambda: page.evaluate(
+                "[...document.querySelectorAll('.tile:not([hidden]) video')].every(v => v.videoWidth > 0 && !v.paused)"
+                " && document.querySelectorAll('.tile:not([hidden])').length === 2"), timeout=10, what="two playing tiles")
+            screenshot(page, "video-sdk-chromium.png")
+
+            # The SDK client leaves after SDK_SECONDS and prints what it received.
+            lines = client_lines(sdk, timeout=SDK_SECONDS + 30)
+        finally:
+            if sdk.poll() is None:
+                sdk.kill()
+                sdk.wait()
+
+        published = next(l["published"] for l in lines if "published" in l)
+        assert published == sdk_stream
+        assert any(l.get("event", "").startswith(f"streamCreated {chromium_stream} chromium") for l in lines), lines
+        received = next((l for l in lines if l.get("received") == chromium_stream), None)
+        assert received is not None, lines
+        assert received["frames"] > 30 and received["keyframes"] >= 1, received
+
+        # Chromium sees the SDK client's stream destroyed and its tile go.
+        wait_for_log(page, "streamDestroyed sdk", timeout=10)
+        wait_until(lambda: page.evaluate("window.playground.streamIds().length") == 0, timeout=5, what="SDK tile removed")
+        page.click("#leave")
+        wait_for_log(page, "left the session")
+        page.context.close()
