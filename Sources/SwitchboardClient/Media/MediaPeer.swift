@@ -40,6 +40,8 @@ final class MediaPeer: Selectable {
         var ssrc: UInt32
         var member: String
         var video: Bool
+        /// The payload type the offer gave VP8 on this video stream (key frames are counted for it only).
+        var vp8PayloadType: UInt8? = nil
         var decoder: OpusCodec?
         /// Received Opus packets, reordered and timed out to the decoder once per 20 ms.
         var jitter: JitterBuffer?
@@ -132,7 +134,8 @@ final class MediaPeer: Selectable {
         packetsReceived += 1
         let marker = Bytes.byte(p, 1) & 0x80 != 0
         if incoming[index].video {
-            videoSink?.packet(payload: p + offset, length: end - offset, marker: marker)
+            let isVP8 = incoming[index].vp8PayloadType == Bytes.byte(p, 1) & 0x7F
+            videoSink?.packet(payload: p + offset, length: end - offset, marker: marker, isVP8: isVP8)
             return
         }
         guard sink != nil, incoming[index].jitter != nil else { return }

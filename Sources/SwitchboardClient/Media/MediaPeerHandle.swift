@@ -94,11 +94,12 @@ final class MediaPeerHandle: Sendable {
         } catch {
             throw .media("offer: \(error)")
         }
-        var streams: [(ssrc: UInt32, member: String, video: Bool)] = []
+        var streams: [(ssrc: UInt32, member: String, video: Bool, vp8: UInt8?)] = []
         for m in offer.media where m.direction != .inactive {
             let primary = m.ssrcGroups.first { $0.semantics == "FID" }?.ssrcs.first ?? m.ssrcs.first
             guard let ssrc = primary else { continue }
-            streams.append((ssrc, m.mid.flatMap { owners[$0] } ?? m.mid ?? "", m.kind == "video"))
+            let vp8 = m.kind == "video" ? m.rtpMaps.first { $0.encodingName.uppercased() == "VP8" }?.payloadType : nil
+            streams.append((ssrc, m.mid.flatMap { owners[$0] } ?? m.mid ?? "", m.kind == "video", vp8))
         }
         var decoders: [UInt32: OpusCodec] = [:]
         for s in streams where !s.video { decoders[s.ssrc] = try? OpusCodec() }
@@ -118,10 +119,11 @@ final class MediaPeerHandle: Sendable {
                 if let known = peer.incoming.first(where: { $0.ssrc == s.ssrc }) {
                     var k = known
                     k.member = s.member
+                    k.vp8PayloadType = s.vp8
                     return k
                 }
                 let decoder = parts.decoders[s.ssrc]
-                return MediaPeer.Incoming(ssrc: s.ssrc, member: s.member, video: s.video, decoder: decoder,
+                return MediaPeer.Incoming(ssrc: s.ssrc, member: s.member, video: s.video, vp8PayloadType: s.vp8, decoder: decoder,
                                           jitter: decoder == nil ? nil : JitterBuffer())
             }
             return ClientSDP.answer(to: offer, ice: peer.transport.local, certificate: peer.transport.certificate, remoteSetup: remote.setup,

@@ -27,7 +27,8 @@ public final class IVFFileSource: Sendable {
     }
 }
 
-/// Counts the video frames a subscription receives and the VP8 key frames among them.
+/// Counts the video frames a subscription receives and the key frames among them (VP8 streams only:
+/// a stream of another codec counts frames and bytes, and no key frames).
 public final class VideoFrameCounter: Sendable {
     private let frameCount = Atomic<Int>(0)
     private let keyframeCount = Atomic<Int>(0)
@@ -40,9 +41,9 @@ public final class VideoFrameCounter: Sendable {
     public var keyframes: Int { keyframeCount.load(ordering: .relaxed) }
     public var bytes: Int { byteCount.load(ordering: .relaxed) }
 
-    func packet(payload: UnsafeRawPointer, length: Int, marker: Bool) {
+    func packet(payload: UnsafeRawPointer, length: Int, marker: Bool, isVP8: Bool) {
         byteCount.wrappingAdd(length, ordering: .relaxed)
-        if VP8PayloadDescriptor.startsKeyframe(payload, length: length) { keyframeCount.wrappingAdd(1, ordering: .relaxed) }
+        if isVP8, VP8PayloadDescriptor.startsKeyframe(payload, length: length) { keyframeCount.wrappingAdd(1, ordering: .relaxed) }
         if marker { frameCount.wrappingAdd(1, ordering: .relaxed) }
     }
 }
