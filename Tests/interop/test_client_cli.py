@@ -2,17 +2,14 @@
 Swift SDK against a real server, checked by what they print."""
 import json
 import subprocess
-import threading
 import time
-import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 import requests
 
 from rig import REPO, client, client_lines as lines, server_binary, start_server
 from video_support import dev_session, dev_token
+from voice_support import Hooks, application, user_jwt
 
 
 @pytest.fixture(scope="module")
@@ -54,69 +51,21 @@ def test_video_client_publishes_a_recording_another_receives(server):
     assert received["frames"] > 60 and received["keyframes"] >= 1
 
 
-class VoiceHooks:
-    """Answer and event URLs on 127.0.0.1: every answer is `ncco`; events are recorded in order."""
-
-    def __init__(self, ncco):
-        self.events = []
-        hooks = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                n = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(n) or b"null")
-                reply = b""
-                if self.path.startswith("/answer"):
-                    reply = json.dumps(ncco).encode()
-                else:
-                    hooks.events.append(body)
-                self.send_response(200 if reply else 204)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
-
-            def log_message(self, *a):
-                pass
-
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
-
-    def statuses(self, uuid_):
-        return [e.get("status") for e in self.events if e and e.get("uuid") == uuid_ and "status" in e]
-
-
 def voice_app(server, hooks):
-    """An application whose answer URL is `hooks`, and a function that makes a user and its token."""
-    import jwt
-    account = json.loads((server.data_dir / "account.json").read_text())
-    webhooks = {"answer_url": {"address": hooks.url + "/answer", "http_method": "POST"},
-                "event_url": {"address": hooks.url + "/event", "http_method": "POST"}}
-    r = requests.post(server.http_url + "/v2/applications", auth=(account["api_key"], account["api_secret"]),
-                      json={"name": "cli-voice", "capabilities": {"voice": {"webhooks": webhooks}}}, timeout=10)
-    assert r.status_code == 201, r.text
-    app_id, key = r.json()["id"], r.json()["keys"]["private_key"]
+    """An application whose answer and event URLs are `hooks`, and a function that makes a user and its token."""
+    app_id, key = application(server, hooks)
+    return lambda name: user_jwt(server, app_id, key, name)
 
-    def sign(sub=None):
-        now = int(time.time())
-        claims = {"application_id": app_id, "iat": now, "exp": now + 600, "jti": str(uuid.uuid4())}
-        if sub:
-            claims["sub"] = sub
-            paths = ["users", "conversations", "sessions", "devices", "image", "media", "applications", "push", "knocking", "legs", "rtc"]
-            claims["acl"] = {"paths": {f"/*/{p}/**": {} for p in paths}}
-        return jwt.encode(claims, key, algorithm="RS256")
 
-    def user(name):
-        r = requests.post(server.http_url + "/v1/users", headers={"Authorization": "Bearer " + sign()}, json={"name": name}, timeout=10)
-        assert r.status_code in (200, 201), r.text
-        return sign(name)
-
-    return user
+def answering(ncco) -> Hooks:
+    """Webhooks that answer every call with `ncco`."""
+    hooks = Hooks()
+    hooks.ncco = lambda request: ncco
+    return hooks
 
 
 def test_cli_call_placed_answered_and_hung_up(server):
-    hooks = VoiceHooks([{"action": "connect", "endpoint": [{"type": "app", "user": "bob"}]}])
+    hooks = answering([{"action": "connect", "endpoint": [{"type": "app", "user": "bob"}]}])
     try:
         user = voice_app(server, hooks)
         alice_token, bob_token = user("alice"), user("bob")
@@ -146,7 +95,7 @@ def test_cli_call_placed_answered_and_hung_up(server):
 
 
 def test_cli_call_nobody_answers(server):
-    hooks = VoiceHooks([{"action": "connect", "timeout": 3, "endpoint": [{"type": "app", "user": "carol"}]}])
+    hooks = answering([{"action": "connect", "timeout": 3, "endpoint": [{"type": "app", "user": "carol"}]}])
     try:
         user = voice_app(server, hooks)
         user("carol")
