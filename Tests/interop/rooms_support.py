@@ -215,6 +215,15 @@ class AudioMember:
                 await pc.close()
 
 
+async def join_room(server, room: str, name: str):
+    """`name` logs in through the rooms app server (`serve --dev`) and joins `room` over the realtime gateway;
+    returns (realtime client, AudioMember, member id)."""
+    rt = await Realtime(server.ws_url).connect()
+    await rt.login(auth(server.http_url + "/rooms/api", name)["jwt"])
+    joined = await rt.request("rtc:join", {"conversation_id": room})
+    return rt, AudioMember(rt, room), joined["member_id"]
+
+
 async def wait_for(predicate, timeout=10.0, interval=0.05, what="condition"):
     deadline = time.monotonic() + timeout
     while True:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from rig import start_server
-from rooms_support import (AudioMember, Realtime, auth, collect_audio, create_room, dominant_frequency, loopback_ice,
-                           media_stats, sine_track, wait_for)
+from rooms_support import (collect_audio, create_room, dominant_frequency, join_room, loopback_ice, media_stats, sine_track,
+                           wait_for)
 
 TONES = {"speaker-a": 440.0, "speaker-b": 1000.0}
 LISTENERS = 20
@@ -27,10 +27,7 @@ def test_twenty_listeners_hear_both_speakers(server):
     room = create_room(api, "Tones")
 
     async def member(name):
-        rt = await (Realtime(server.ws_url)).connect()
-        await rt.login(auth(api, name)["jwt"])
-        joined = await rt.request("rtc:join", {"conversation_id": room})
-        return rt, AudioMember(rt, room), joined["member_id"]
+        return await join_room(server, room, name)
 
     async def scenario():
         # One listener is there first, so it is renegotiated as each speaker arrives.

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from rig import start_server
-from rooms_support import (AudioMember, Realtime, auth, collect_audio, create_room, drain, loopback_ice, media_stats, mix_track,
-                           sine_track, tone_strength, wait_for)
+from rooms_support import (collect_audio, create_room, drain, join_room, loopback_ice, media_stats, mix_track, sine_track,
+                           tone_strength, wait_for)
 
 TONES = {"speaker-a": 440.0, "speaker-b": 660.0, "speaker-c": 880.0}
 LISTENERS = 20
@@ -33,10 +33,7 @@ def test_mixed_room_listeners_hear_all_speakers_and_speakers_not_themselves(serv
     room = create_room(api, "Mixed tones")
 
     async def member(name):
-        rt = await (Realtime(server.ws_url)).connect()
-        await rt.login(auth(api, name)["jwt"])
-        joined = await rt.request("rtc:join", {"conversation_id": room})
-        return rt, AudioMember(rt, room), joined["member_id"]
+        return await join_room(server, room, name)
 
     async def scenario():
         speakers = {}

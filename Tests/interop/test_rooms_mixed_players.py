@@ -10,8 +10,7 @@ import pytest
 import requests
 
 from rig import start_server
-from rooms_support import (AudioMember, Realtime, app_headers, auth, create_room, loopback_ice, mix_track, sine_track, tone_strength,
-                           wait_for)
+from rooms_support import app_headers, create_room, join_room, loopback_ice, mix_track, sine_track, tone_strength, wait_for
 
 TONES = {"speaker-a": 440.0, "speaker-b": 660.0}
 
@@ -49,10 +48,7 @@ def test_say_heard_and_recording_holds_the_tones(server, tmp_path):
     base = server.http_url + f"/v1/conversations/{room}"
 
     async def member(name):
-        rt = await (Realtime(server.ws_url)).connect()
-        await rt.login(auth(api, name)["jwt"])
-        await rt.request("rtc:join", {"conversation_id": room})
-        return rt, AudioMember(rt, room)
+        return (await join_room(server, room, name))[:2]
 
     async def scenario():
         headers = app_headers(server)

@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from rig import start_server
-from rooms_support import (AudioMember, Realtime, app_headers, auth, collect_audio, create_room, drain, loopback_ice, sine_track,
+from rooms_support import (app_headers, auth, collect_audio, create_room, drain, join_room, loopback_ice, sine_track,
                            tone_strength, wait_for)
 
 TONES = {"speaker-a": 440.0, "speaker-b": 660.0}
@@ -72,10 +72,7 @@ def test_live_room_switches_mode_and_listeners_keep_hearing(server):
     room = create_room(api, "Switching")
 
     async def member(name):
-        rt = await (Realtime(server.ws_url)).connect()
-        await rt.login(auth(api, name)["jwt"])
-        await rt.request("rtc:join", {"conversation_id": room})
-        return rt, AudioMember(rt, room)
+        return (await join_room(server, room, name))[:2]
 
     async def scenario():
         speakers = []
