@@ -57,12 +57,9 @@ soak: setup-test release
 BENCH ?= all
 bench: setup-test release
 	@if [ "$(BENCH)" = all ]; then \
-<<<<<<< HEAD
-	  scripts/bench && scripts/bench-jwt && scripts/bench-realtime && scripts/bench-media && scripts/bench-rooms && scripts/bench-video && scripts/bench-mixer; \
-=======
-	  scripts/bench && scripts/bench-jwt && scripts/bench-realtime && scripts/bench-media && scripts/bench-rooms && scripts/bench-video \
-	    && scripts/bench-calls && scripts/bench-bridged; \
->>>>>>> callbench
+	  scripts/bench && scripts/bench-jwt && scripts/bench-realtime && scripts/bench-media && scripts/bench-rooms \
+	    && scripts/bench-video && scripts/bench-audio && scripts/bench-mixer && scripts/bench-sip && scripts/bench-sip-tls \
+	    && scripts/bench-calls && scripts/bench-bridged && scripts/bench-peers; \
 	else scripts/bench-$(BENCH); fi
 
 clean:

@@ -105,7 +105,9 @@ struct TestRoutes {
         }
         router.get("/gated") { _ in
             state.gatedStarted.wrappingAdd(1, ordering: .relaxed)
-            let deadline = ContinuousClock.now + .seconds(10)
+            // Far past anything a test waits for: a loaded run can keep a test from opening the gate for
+            // many seconds, and an answer sent before the test opens it would break what the test asserts.
+            let deadline = ContinuousClock.now + .seconds(120)
             while !state.gateOpen.load(ordering: .relaxed) && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(5))
             }
