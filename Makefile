@@ -4,6 +4,10 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 FUZZ_SECONDS ?= 20
 # One optimized build serves the Swift tests (built with testability) and the live interop suite.
 TESTABLE := -c release -Xswiftc -enable-testing
+# The interop suite runs its test files on this many pytest workers (pytest-xdist, a file per worker at a
+# time): most of its time is spent waiting on timers, peers and browsers, so two workers halve it on 2 cores.
+INTEROP_WORKERS ?= 2
+INTEROP := .venv/bin/python -m pytest -q -n $(INTEROP_WORKERS) --dist loadfile Tests/interop
 
 .PHONY: run build release test unit interop fuzz bench setup setup-test clean sanitize faults soak
 
@@ -27,14 +31,14 @@ unit: setup-test
 	swift test $(TESTABLE) --skip-build
 
 interop: setup-test release
-	.venv/bin/python -m pytest -q Tests/interop
+	$(INTEROP)
 
 test: setup-test
 	swift build $(TESTABLE) --build-tests
 	swift test $(TESTABLE) --skip-build
 	scripts/fuzz $(FUZZ_SECONDS) HTTPRequest WebSocketFrame
 	scripts/fuzz 8 STUN RTP RTCP SDP SIP Jitter WAV NCCODocument
-	.venv/bin/python -m pytest -q Tests/interop
+	$(INTEROP)
 
 fuzz: setup-test
 	scripts/fuzz 300

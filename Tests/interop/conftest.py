@@ -13,6 +13,18 @@ import pytest
 
 from rig import chromium, start_server
 
+# Files that take a minute or more, started first so that `make test`'s workers (pytest-xdist, one file per
+# worker at a time) do not end the run with one of them alone on the machine.
+LONGEST_FIRST = ["test_web_reconnect.py", "test_realtime.py", "test_phone_sip_web.py", "test_rooms_lifecycle.py",
+                 "test_voice_phone.py", "test_video_sdk_chromium.py"]
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        name = item.path.name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+    items.sort(key=rank)  # stable: the order within a file and among the rest is kept
+
 
 @pytest.fixture(scope="session")
 def server():
