@@ -127,7 +127,8 @@ public final class LoadGenerator: Sendable {
     /// `videoKbps` sets the synthetic video bitrate (1100-byte payloads; default 880 kb/s);
     /// with a `capture`, the video is that recording replayed in real time instead.
     /// With `opus`, the audio stream is that real Opus loop (its bursts, when `burst` is given, timed
-    /// on that clock for a mixed room's listeners) instead of filler.
+    /// on that clock for a mixed room's listeners) instead of filler, each packet with its RFC 6464 level
+    /// as a browser sends it.
     public func makePublisher(video: Bool, videoKbps: Int = 880, capture: VideoCapture? = nil,
                               opus: OpusLoop? = nil, burst: BurstClock? = nil) async throws -> (Peer, offer: String) {
         let (peer, ice) = try await add(role: .publisher)
@@ -136,7 +137,8 @@ public final class LoadGenerator: Sendable {
         if video { streams.append((.video, random.next(UInt32.self) | 1)) }
         let offer = ClientSDP.offer(
             ice: ice, certificate: certificate, sessionID: random.next(UInt64.self) >> 1,
-            streams: streams.map { ClientSDP.OutgoingStream(kind: $0.kind, ssrc: $0.ssrc, codec: $0.kind == .audio ? .opus : .vp8) })
+            streams: streams.map { ClientSDP.OutgoingStream(kind: $0.kind, ssrc: $0.ssrc, codec: $0.kind == .audio ? .opus : .vp8) },
+            audioLevelID: opus != nil ? 1 : nil)
         // kb/s → hundredths of a 1100-byte packet per 20 ms tick.
         let rate = max(1, videoKbps * 1000 / 8 / 50 * 100 / 1100)
         let list = streams.map {
@@ -144,6 +146,7 @@ public final class LoadGenerator: Sendable {
                 ssrc: $0.ssrc, payloadType: $0.kind == .audio ? 111 : 96, video: $0.kind == .video, videoRate: rate,
                 capture: $0.kind == .video ? capture : nil,
                 opus: $0.kind == .audio ? (burst != nil ? opus?.burst : opus?.quiet) : nil,
+                audioLevelID: $0.kind == .audio && opus != nil ? 1 : nil,
                 burst: $0.kind == .audio && opus != nil ? burst : nil)
         }
         try await on(peer.loop) { state, _ in state.peers[peer.index].streams = list }
@@ -175,7 +178,8 @@ public final class LoadGenerator: Sendable {
             ice: ice, certificate: certificate, sessionID: random.next(UInt64.self) >> 1,
             streams: [ClientSDP.OutgoingStream(kind: .audio, ssrc: ssrc, codec: .opus)], audioLevelID: 1, direction: .sendrecv)
         let list = opus.map {
-            [LoadPeer.Stream(ssrc: ssrc, payloadType: 111, video: false, opus: bursting ? $0.burst : $0.quiet, burst: bursting ? burst : nil)]
+            [LoadPeer.Stream(ssrc: ssrc, payloadType: 111, video: false, opus: bursting ? $0.burst : $0.quiet, audioLevelID: 1,
+                             burst: bursting ? burst : nil)]
         } ?? []
         try await on(peer.loop) { state, _ in
             state.peers[peer.index].streams = list

@@ -29,7 +29,9 @@ final class LoadPeer: Selectable {
         var capture: VideoCapture?
         var replay = Replay()
         /// Real Opus packets sent in a loop instead of filler (audio), and where the loop is.
-        var opus: [[UInt8]]?
+        var opus: [OpusLoop.Frame]?
+        /// The negotiated id of the RFC 6464 audio level extension: each Opus packet carries its frame's level.
+        var audioLevelID: UInt8?
         var opusFrame = 0
         /// Set on the publisher whose loop has bursts: each burst's start goes here for the listeners.
         var burst: BurstClock?
@@ -48,6 +50,8 @@ final class LoadPeer: Selectable {
 
     /// Bytes of RTP padding that carry the send time (8 bytes, then the padding count).
     static let trailerLength = 9
+    /// The RFC 8285 one-byte-header block holding one RFC 6464 level: 4 bytes of header, 4 of element and padding.
+    static let audioLevelBlockLength = 8
 
     let role: Role
     /// ICE, DTLS and SRTP towards the server.
@@ -206,11 +210,20 @@ final class LoadPeer: Selectable {
                 let k = streams[i].opusFrame
                 streams[i].opusFrame = (k + 1) % opus.count
                 if k == 0, let burst = streams[i].burst { burst.sentAt.store(now, ordering: .relaxed) }
-                let packet = opus[k]
-                let payload = sendBuffer + RTPView.fixedHeaderLength
+                let packet = opus[k].payload
+                var header = RTPView.fixedHeaderLength
+                if let id = streams[i].audioLevelID {
+                    // A one-byte-header extension block with the level, as a browser sends (V bit clear).
+                    let block = sendBuffer + header
+                    Bytes.put16(block, 0, 0xBEDE)
+                    Bytes.put16(block, 2, 1)
+                    Bytes.put32(block, 4, UInt32(id & 0x0F) << 28 | UInt32(opus[k].level & 0x7F) << 16)
+                    header += LoadPeer.audioLevelBlockLength
+                }
+                let payload = sendBuffer + header
                 packet.withUnsafeBytes { payload.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-                let extra = max(0, 160 - LoadPeer.trailerLength - packet.count)
-                sendPacket(&streams[i], payloadLength: packet.count, marker: false, now: now, extraPadding: extra)
+                let extra = max(0, 160 - LoadPeer.trailerLength - packet.count - (header - RTPView.fixedHeaderLength))
+                sendPacket(&streams[i], headerLength: header, payloadLength: packet.count, marker: false, now: now, extraPadding: extra)
                 streams[i].timestamp &+= 960
                 continue
             }
@@ -276,17 +289,19 @@ final class LoadPeer: Selectable {
         }
     }
 
-    /// Writes the RTP header in front of the payload already in `sendBuffer`, appends the
+    /// Writes the RTP header in front of the payload (and extension block, `headerLength` past 12) already in
+    /// `sendBuffer`, appends the
     /// send-time padding, protects and sends; advances the stream's sequence number.
-    private func sendPacket(_ stream: inout Stream, payloadLength: Int, marker: Bool, now: UInt64, extraPadding: Int = 0) {
+    private func sendPacket(_ stream: inout Stream, headerLength: Int = RTPView.fixedHeaderLength, payloadLength: Int, marker: Bool,
+                            now: UInt64, extraPadding: Int = 0) {
         guard transport.connected else { return }
         let p = sendBuffer
-        Bytes.setByte(p, 0, 0xA0)  // V=2, P=1
+        Bytes.setByte(p, 0, headerLength > RTPView.fixedHeaderLength ? 0xB0 : 0xA0)  // V=2, P=1, X when extended
         Bytes.setByte(p, 1, (marker ? 0x80 : 0) | stream.payloadType)
         Bytes.put16(p, 2, stream.sequence)
         Bytes.put32(p, 4, stream.timestamp)
         Bytes.put32(p, 8, stream.ssrc)
-        var end = RTPView.fixedHeaderLength + payloadLength
+        var end = headerLength + payloadLength
         if extraPadding > 0 {
             (p + end).initializeMemory(as: UInt8.self, repeating: 0, count: extraPadding)
             end += extraPadding

@@ -15,8 +15,14 @@ public final class OpusLoop: Sendable {
     /// Mixed packets at or above this loudness (level at or below, RFC 6464: -dBov) hold a burst.
     public static let loudLevel: UInt8 = 20
 
-    public let quiet: [[UInt8]]
-    public let burst: [[UInt8]]
+    /// One encoded 20 ms frame and its RFC 6464 level (-dBov), which a browser would send beside it.
+    public struct Frame: Sendable {
+        public let payload: [UInt8]
+        public let level: UInt8
+    }
+
+    public let quiet: [Frame]
+    public let burst: [Frame]
 
     public init() throws {
         quiet = try OpusLoop.encode(loud: 0)
@@ -25,15 +31,15 @@ public final class OpusLoop: Sendable {
 
     /// Mean payload of the loops, bytes.
     public var meanPayload: Double {
-        Double((quiet + burst).reduce(0) { $0 + $1.count }) / Double(quiet.count + burst.count)
+        Double((quiet + burst).reduce(0) { $0 + $1.payload.count }) / Double(quiet.count + burst.count)
     }
 
     /// 400 Hz (a whole number of cycles per second, so the loop has no seam), the first `loud`
     /// frames at -6 dBov and the rest at -40 dBov, through one encoder (browser-like settings).
-    static func encode(loud: Int) throws -> [[UInt8]] {
+    static func encode(loud: Int) throws -> [Frame] {
         let codec = try OpusCodec()
         var frame = AudioFrame(rate: .hz48000)
-        var out: [[UInt8]] = []
+        var out: [Frame] = []
         var buffer = [UInt8](repeating: 0, count: OpusCodec.maxPayload)
         for k in 0..<frames {
             let amplitude = k < loud ? 16_384.0 : 328.0
@@ -44,7 +50,7 @@ public final class OpusLoop: Sendable {
                 }
             }
             let n = try buffer.withUnsafeMutableBytes { try codec.encode(frame, into: $0) }
-            out.append(Array(buffer[0..<n]))
+            out.append(Frame(payload: Array(buffer[0..<n]), level: AudioLevel.level(frame)))
         }
         return out
     }

@@ -26,6 +26,8 @@ public final class MixerCore {
     private var hasInput: [Bool]
     private var energy: [Int64]
     private var levels: [UInt8]
+    /// This tick's level of slots whose input the owner did not decode (`setLevel`), else 127.
+    private var undecodedLevels: [UInt8]
     private var speaking: [SpeakingDetector]
     private var kinds: [MixerOutput]
     private var outputs: [AudioFrame]
@@ -53,6 +55,7 @@ public final class MixerCore {
         hasInput = [Bool](repeating: false, count: self.capacity)
         energy = [Int64](repeating: 0, count: self.capacity)
         levels = [UInt8](repeating: 127, count: self.capacity)
+        undecodedLevels = [UInt8](repeating: 127, count: self.capacity)
         speaking = [SpeakingDetector](repeating: SpeakingDetector(), count: self.capacity)
         kinds = [MixerOutput](repeating: .silence, count: self.capacity)
         outputs = [AudioFrame](repeating: AudioFrame(rate: rate), count: self.capacity)
@@ -72,6 +75,7 @@ public final class MixerCore {
         if !present[slot.rawValue] {
             speaking[slot.rawValue] = SpeakingDetector()
             levels[slot.rawValue] = 127
+            undecodedLevels[slot.rawValue] = 127
         }
         present[slot.rawValue] = true
         setFlags(flags, for: slot)
@@ -105,6 +109,14 @@ public final class MixerCore {
             }
         }
         hasInput[slot.rawValue] = true
+    }
+
+    /// This tick's level (RFC 6464, -dBov) of a slot whose input the owner did not decode (it ranked below
+    /// the loudest by the level its sender stamped): the slot's level and speaking state follow it, and the
+    /// slot is not mixed. A slot given a frame by `setInput` in the same tick takes the frame's level.
+    public func setLevel(_ slot: MixerSlot, _ level: UInt8) {
+        guard valid(slot), present[slot.rawValue] else { return }
+        undecodedLevels[slot.rawValue] = min(level, 127)
     }
 
     /// Mixes the inputs set since the last tick and clears them.
@@ -176,7 +188,8 @@ public final class MixerCore {
                     for i in 0..<n { let x = Int64(input[base + i]); e += x * x }
                 }
                 energy[s] = e
-                levels[s] = AudioLevel.level(sumOfSquares: e, count: n)
+                levels[s] = hasInput[s] ? AudioLevel.level(sumOfSquares: e, count: n) : undecodedLevels[s]
+                undecodedLevels[s] = 127
                 _ = speaking[s].update(level: levels[s])
                 guard hasInput[s], !flags[s].muted, gains[s] > 0, levels[s] <= activityLevel else { continue }
                 if let only = flags[s].canSpeak, only.isEmpty { continue }

@@ -19,6 +19,12 @@ final class Mixer {
     /// RTP header plus a one-byte-header extension block carrying the RFC 6464 level.
     static let headerLength = 20
     static let samplesPerTick: UInt32 = 960
+    /// Beyond the speakers it mixes, how many more of the loudest inputs (by their senders' levels) a big
+    /// mixer decodes each tick: the decoded energy picks the mixed ones among them.
+    static let spareCandidates = 2
+    /// An input once among the loudest stays decoded this long (300 ms): a speaker's packets that arrive
+    /// in bursts, and its buffered audio after its level drops, are still heard, and its decoder keeps state.
+    static let decodeHoldTicks = 15
 
     let id: MixerID
     unowned(unsafe) let router: Router
@@ -32,6 +38,9 @@ final class Mixer {
     private(set) var participants: [MixerParticipantID: MixerParticipant] = [:]
     /// Participants with an input, in join order (the tick walks this).
     private var inputs: [MixerParticipant] = []
+    /// How many of `inputs` are ranked (WebRTC producers'), and the tick's loudest of them (indices into `inputs`).
+    private var rankedInputs = 0
+    private var loudest: [Int]
     /// Participants whose audio leaves through a `MixerPort` (phone legs): each gets what it hears every tick.
     private var ports: [MixerParticipant] = []
     private var bySlot: [MixerParticipant?]
@@ -70,6 +79,7 @@ final class Mixer {
                           codec: .opus, transport: anchor, router: router)
         core = MixerCore(capacity: capacity, rate: rate, maxSpeakers: maxSpeakers)
         bySlot = [MixerParticipant?](repeating: nil, count: core.capacity)
+        loudest = [Int](repeating: 0, count: core.maxSpeakers + Mixer.spareCandidates)
         scratch = AudioFrame(rate: rate)
         scratch.clear()
         do {
@@ -122,12 +132,14 @@ final class Mixer {
         guard let free = bySlot.firstIndex(where: { $0 == nil }) else { throw .invalid("mixer \(self.id) is full (\(core.capacity))") }
         let participant = MixerParticipant(id: id, slot: MixerSlot(free), options: options, rate: rate)
         participant.input = input
+        participant.ranked = input as? RTPMixerInput
         participant.producer = producer
         participant.port = (input as? PortMixerInput)?.port
         if participant.needsEncoder, !participant.makeEncoder() { throw .invalid("opus encoder") }
         participants[id] = participant
         bySlot[free] = participant
         if input != nil { inputs.append(participant) }
+        if participant.ranked != nil { rankedInputs += 1 }
         if participant.port != nil { ports.append(participant) }
         producer?.mixerInput = input as? RTPMixerInput
         core.join(participant.slot)
@@ -142,6 +154,7 @@ final class Mixer {
         core.leave(participant.slot)
         bySlot[participant.slot.rawValue] = nil
         inputs.removeAll { $0 === participant }
+        if participant.ranked != nil { rankedInputs -= 1 }
         if let port = participant.port {
             ports.removeAll { $0 === participant }
             participant.port = nil
@@ -229,13 +242,26 @@ final class Mixer {
 
     // MARK: Tick (no allocation, lock or log)
 
-    /// One 20 ms tick: decode every input, mix, and send each consumer of the output its packet.
+    /// One 20 ms tick: decode the inputs (in a big mixer only the loudest by their senders' levels), mix,
+    /// and send each consumer of the output its packet.
     func tick(now: UInt64, queue: SendQueue) {
         tickNumber &+= 1
         var fed = 0
+        let ranking = rankedInputs > loudest.count
+        if ranking { holdLoudest() }
         inputs.withUnsafeBufferPointer { list in
             for participant in list {
                 guard let input = participant.input else { continue }
+                if ranking, let ranked = participant.ranked {
+                    if participant.decodeHold == 0 {
+                        // Not among the loudest lately: its frame is consumed, its level counted, nothing decoded.
+                        ranked.skip(now: now)
+                        core.setLevel(participant.slot, participant.tickLevel)
+                        stats.framesSkipped &+= 1
+                        continue
+                    }
+                    participant.decodeHold -= 1
+                }
                 if input.pull(into: &scratch, now: now) {
                     core.setInput(participant.slot, scratch)
                     fed += 1
@@ -285,6 +311,38 @@ final class Mixer {
             route(plain, anyMixed: anyMixed, sharedReady: &sharedReady, now: now, queue: queue)
         }
         finishRouted(anyMixed: anyMixed, sharedReady: &sharedReady, now: now, queue: queue)
+    }
+
+    /// Ranks the inputs that carry their senders' levels and holds the loudest `loudest.count` for
+    /// decoding (ties go to the earlier joined, so a room of equal levels keeps decoding the same ones).
+    /// Inputs whose sender stamps no level are always decoded.
+    private func holdLoudest() {
+        var count = 0
+        inputs.withUnsafeBufferPointer { list in
+            for (index, participant) in list.enumerated() {
+                guard let ranked = participant.ranked else { continue }
+                let level = ranked.takeArrivedLevel()
+                participant.tickLevel = level
+                guard ranked.carriesLevels else {
+                    participant.decodeHold = Mixer.decodeHoldTicks
+                    continue
+                }
+                // Insert into the loudest-first list (lower level is louder).
+                var k = count
+                if k == loudest.count {
+                    guard level < list[loudest[k - 1]].tickLevel else { continue }
+                    k -= 1
+                } else {
+                    count += 1
+                }
+                while k > 0 && list[loudest[k - 1]].tickLevel > level {
+                    loudest[k] = loudest[k - 1]
+                    k -= 1
+                }
+                loudest[k] = index
+            }
+            for k in 0..<count { list[loudest[k]].decodeHold = Mixer.decodeHoldTicks }
+        }
     }
 
     /// The routed consumers' packets, then the timeline moves on.

@@ -10,6 +10,12 @@ final class MixerParticipant {
     let id: MixerParticipantID
     let slot: MixerSlot
     var input: (any MixerInput)?
+    /// `input` when it is a WebRTC producer's: the mixer may rank it by its sender's levels and skip decoding it.
+    var ranked: RTPMixerInput?
+    /// Ticks left in which `ranked` is decoded whatever its level: it was among the loudest lately.
+    var decodeHold = 0
+    /// Its sender's level this tick (RFC 6464), while the mixer ranks.
+    var tickLevel: UInt8 = 127
     /// The producer feeding `input` (a WebRTC microphone), whose levels come from the decoded signal.
     var producer: Producer?
     /// Where what this participant hears goes when it is not a WebRTC listener (a phone leg).

@@ -11,6 +11,9 @@ public struct MixerStats: Sendable, Hashable, Codable {
     public var sharedEncodes: UInt64 = 0
     public var ownEncodes: UInt64 = 0
     public var packetsSent: UInt64 = 0
+    /// Input frames consumed undecoded: in a mixer of more inputs than it decodes, those whose senders'
+    /// levels (RFC 6464) ranked them below the loudest.
+    public var framesSkipped: UInt64 = 0
     /// Participants holding an Opus encoder of their own (speakers, restricted listeners; plain
     /// listeners share the one mix and have none), and encoders the tick had to make itself.
     public var encoders = 0

@@ -1,17 +1,28 @@
 import Audio
 
 /// An RTP stream into a mixer: packets go into a `JitterBuffer` as they arrive; each tick pops
-/// one and decodes it, or conceals a loss (Opus FEC from the next packet when it is there).
+/// one and decodes it, or conceals a loss (Opus FEC from the next packet when it is there) — or, when
+/// the mixer ranks the input below the loudest by the levels its sender stamps (RFC 6464), pops it
+/// undecoded (`skip`).
 ///
 /// The codec decodes at its own rate; a `Resampler` brings other rates (G.711 legs at 8 kHz) to
 /// the mixer's. Buffers are allocated here, once; `receive` and `pull` allocate nothing.
 final class RTPMixerInput: MixerInput {
+    /// No RFC 6464 level arrived (the sender does not send the extension, or sent nothing since the last tick).
+    static let noLevel: UInt8 = 0xFF
+
     private var jitter: JitterBuffer
+    /// The loudest RFC 6464 level among packets arrived since the last `takeArrivedLevel`.
+    private var arrivedLevel = RTPMixerInput.noLevel
+    /// True once a packet carried a level: from then on the mixer may rank this input by its levels.
+    private(set) var carriesLevels = false
     private let codec: any Codec
     private let resampler: Resampler?
     private var decoded: AudioFrame
     private(set) var packetsIn: UInt64 = 0
     private(set) var decodeErrors: UInt64 = 0
+    /// Frames consumed without decoding because the mixer ranked this input below the loudest.
+    private(set) var framesSkipped: UInt64 = 0
 
     var finished: Bool { false }
 
@@ -25,12 +36,28 @@ final class RTPMixerInput: MixerInput {
         decoded.clear()
     }
 
-    /// One packet's payload, on arrival.
+    /// One packet's payload, on arrival, with the RFC 6464 level its sender stamped on it (or `noLevel`).
     @inline(__always)
-    func receive(_ payload: UnsafeRawPointer, length: Int, sequence: UInt16, timestamp: UInt32, now: UInt64) {
+    func receive(_ payload: UnsafeRawPointer, length: Int, sequence: UInt16, timestamp: UInt32, level: UInt8 = noLevel, now: UInt64) {
         packetsIn &+= 1
+        if level != RTPMixerInput.noLevel {
+            carriesLevels = true
+            if level < arrivedLevel { arrivedLevel = level }
+        }
         _ = jitter.insert(sequence: sequence, timestamp: timestamp,
                           payload: UnsafeRawBufferPointer(start: payload, count: length), arrival: now)
+    }
+
+    /// The loudest level that arrived since the last call, 127 (silence) when none did; resets.
+    func takeArrivedLevel() -> UInt8 {
+        defer { arrivedLevel = RTPMixerInput.noLevel }
+        return arrivedLevel == RTPMixerInput.noLevel ? 127 : arrivedLevel
+    }
+
+    /// Consumes this tick's 20 ms as `pull` would, without decoding: the jitter buffer's timeline moves on.
+    func skip(now: UInt64) {
+        if case .empty = jitter.pop(now: now) { return }
+        framesSkipped &+= 1
     }
 
     func pull(into frame: inout AudioFrame, now: UInt64) -> Bool {

@@ -103,12 +103,18 @@ final class Producer {
         if sendsNACKs, nack.received(sequence, now: now) == .gapTooLarge {
             requestKeyframe(now: now)
         }
-        if parameters.kind == .audio, mixerInput == nil, let id = parameters.extensions.audioLevel,
+        // The sender's RFC 6464 level: the loudness of a forwarded stream; for a mixed one, what the mixer
+        // ranks inputs by before it decodes them (its loudness then comes from the decoded signal).
+        var headerLevel: UInt8 = RTPMixerInput.noLevel
+        if parameters.kind == .audio, let id = parameters.extensions.audioLevel,
            let level = view.audioLevel(id: id, in: UnsafeRawBufferPointer(start: p, count: length)) {
-            let loudness = 127 - Int(level.level)
-            loudnessSum &+= UInt64(loudness)
-            loudnessCount &+= 1
-            if loudness > loudnessPeak { loudnessPeak = loudness }
+            headerLevel = level.level
+            if mixerInput == nil {
+                let loudness = 127 - Int(level.level)
+                loudnessSum &+= UInt64(loudness)
+                loudnessCount &+= 1
+                if loudness > loudnessPeak { loudnessPeak = loudness }
+            }
         }
         canonicalize(p, view: view)
         var keyframe = false
@@ -125,7 +131,8 @@ final class Producer {
         buffer.store(p, length: length, sequenceNumber: sequence, now: now)
         if paused { return }
         if let input = mixerInput {
-            input.receive(p + view.payloadOffset, length: payloadLength, sequence: sequence, timestamp: timestamp, now: now)
+            input.receive(p + view.payloadOffset, length: payloadLength, sequence: sequence, timestamp: timestamp,
+                          level: headerLevel, now: now)
         }
         // `consumers` holds every consumer for the whole loop (forwarding never adds or removes one), so
         // each is borrowed rather than retained and released per packet, and the next few

@@ -97,6 +97,50 @@ struct MixerTests {
         #expect(share(of: 880, in: own) > 0.8 && share(of: 440, in: own) < 0.01, "a hears b and not itself")
     }
 
+    @Test("a mixer of more WebRTC inputs than it decodes: the loudest by their senders' levels are decoded and mixed, the rest consumed undecoded with their levels kept")
+    func rankedBySenderLevels() throws {
+        let mixer = try core.mixer(mixerID)
+        // Ten microphones, each a tone of its own; the last one is the loudest by the level it stamps, the others tie.
+        let frequencies: [Double] = [300, 400, 500, 600, 700, 800, 900, 1000, 1100, 1500]
+        let levels: [UInt8] = [30, 30, 30, 30, 30, 30, 30, 30, 30, 10]
+        var inputs: [RTPMixerInput] = []
+        for (i, _) in frequencies.enumerated() {
+            let input = try RTPMixerInput(codec: try OpusCodec(), codecRate: .hz48000, mixerRate: .hz48000, clockRate: 48_000)
+            try mixer.add(MixerParticipantID("m\(i)"), input: input, producer: nil, options: MixerParticipantOptions())
+            inputs.append(input)
+        }
+        try listener(1)
+        let encoders = try frequencies.map { _ in try OpusCodec() }
+        let decoder = try OpusCodec()
+        var frame = AudioFrame(rate: .hz48000), heard = AudioFrame(rate: .hz48000)
+        var payload = [UInt8](repeating: 0, count: OpusCodec.maxPayload)
+        let start: UInt64 = 1_000_000_000
+        for t in 0..<40 {
+            let now = start + UInt64(t) * 20_000_000
+            for (i, input) in inputs.enumerated() {
+                let samples = tone(frequencies[i], frames: 1, amplitude: levels[i] == 10 ? 8000 : 2000)
+                samples.withUnsafeBufferPointer { frame.copy(from: $0) }
+                let n = try payload.withUnsafeMutableBytes { try encoders[i].encode(frame, into: $0) }
+                payload.withUnsafeBytes { input.receive($0.baseAddress!, length: n, sequence: UInt16(t), timestamp: UInt32(t * 960), level: levels[i], now: now) }
+            }
+            mixer.tick(now: now, queue: core.queue)
+            if mixer.sharedLength > Mixer.headerLength {
+                try decoder.decode(UnsafeRawBufferPointer(start: mixer.sharedPacket + Mixer.headerLength,
+                                                          count: mixer.sharedLength - Mixer.headerLength), into: &heard)
+            }
+        }
+        // Decoded: the loudest (the last) and, of the tie, the six joined first (5 mixed + 2 spare in all).
+        for i in 0..<6 { #expect(inputs[i].framesSkipped == 0, "input \(i) is among the loudest and decoded") }
+        for i in 6..<9 { #expect(inputs[i].framesSkipped > 20, "input \(i) ranks below the loudest: \(inputs[i].framesSkipped) skipped") }
+        #expect(inputs[9].framesSkipped == 0)
+        #expect(try core.mixerStats(mixerID).framesSkipped == inputs.reduce(0) { $0 + $1.framesSkipped })
+        #expect(share(of: 1500, in: heard) > 0.3, "the loudest is in the mix")
+        for f in [900.0, 1000, 1100] { #expect(share(of: f, in: heard) < 0.01, "an undecoded input is not mixed (\(f) Hz)") }
+        let skippedSlot = try #require(mixer.participant(MixerParticipantID("m7"))).slot
+        #expect(mixer.core.level(for: skippedSlot) == 30, "an undecoded input's level is its sender's")
+        #expect(mixer.core.isSpeaking(skippedSlot), "and it speaks by that level")
+    }
+
     /// A port whose far end says `said` (48 kHz) and that keeps what it is given to hear (used on this test's thread only).
     final class RecordingPort: MixerPort, @unchecked Sendable {
         var said: [Int16]
