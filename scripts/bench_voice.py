@@ -25,6 +25,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 NUMBER = "15550142"
+# BENCH_SERVER_CPUS=0 BENCH_CLIENT_CPUS=1: the server on CPUs of its own, SIPp and the webhook server on the
+# others (taskset lists), so neither preempts the other; unset, the kernel places them.
+SERVER_CPUS = os.environ.get("BENCH_SERVER_CPUS")
+CLIENT_CPUS = os.environ.get("BENCH_CLIENT_CPUS")
+
+
+def pinned(args: list[str], cpus: str | None) -> list[str]:
+    """`args` run on `cpus` (taskset execs the command, so the pid stays the command's)."""
+    return ["taskset", "-c", cpus, *args] if cpus else args
 
 
 def free_port(kind=socket.SOCK_DGRAM) -> int:
@@ -90,7 +99,8 @@ class Server:
             args += ["--threads", str(threads)]
         env = {k: v for k, v in os.environ.items() if not k.startswith("SWITCHBOARD_")}
         self.log = open(self.data / "server.log", "wb")
-        self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=str(self.data))
+        self.process = subprocess.Popen(pinned(args, SERVER_CPUS), stdout=self.log, stderr=subprocess.STDOUT, env=env,
+                                        cwd=str(self.data))
         self.pid = self.process.pid
         deadline = time.time() + 30
         while True:
@@ -225,7 +235,8 @@ class Webhooks:
     its conversation; `pairs`: every two calls in one conversation) and counting events by status."""
 
     def __init__(self, mode: str):
-        self.process = subprocess.Popen([sys.executable, "-c", WEBHOOKS_MAIN, mode], stdout=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(pinned([sys.executable, "-c", WEBHOOKS_MAIN, mode], CLIENT_CPUS),
+                                        stdout=subprocess.PIPE, text=True)
         self.pid = self.process.pid
         self.url = f"http://127.0.0.1:{int(self.process.stdout.readline())}"
 
@@ -252,7 +263,8 @@ def sipp_counts(output: str) -> tuple[int, int]:
 def sipp(args: list[str], log: Path) -> subprocess.Popen:
     """Starts SIPp with its screen to `log` (a file, never a pipe: a full pipe would stall it)."""
     out = open(log, "w")
-    return subprocess.Popen(["sipp", *args, "-nostdin", "-i", "127.0.0.1", "-p", str(free_port())], stdout=out, stderr=subprocess.STDOUT)
+    return subprocess.Popen(pinned(["sipp", *args, "-nostdin", "-i", "127.0.0.1", "-p", str(free_port())], CLIENT_CPUS),
+                            stdout=out, stderr=subprocess.STDOUT)
 
 
 # MARK: A phone's voice as a pcap (for SIPp's play_pcap_audio)

@@ -32,8 +32,8 @@ public final class MixerCore {
     private var kinds: [MixerOutput]
     private var outputs: [AudioFrame]
     private var accumulator: [Int32]
-    private var selected: [Int]
-    private var selectedCount = 0
+    /// The slots mixed this tick, loudest first.
+    private var selected: LoudestList
     public private(set) var shared: AudioFrame
     /// True after a tick where no mixed speaker had canSpeak: then every slot that hears everyone,
     /// is not earmuffed and had no input gets `.shared` (or `.silence` when nothing was mixed), so
@@ -62,7 +62,7 @@ public final class MixerCore {
         // Each slot's frame gets its own storage now, not at its first write in a tick.
         for i in 0..<self.capacity { outputs[i].clear() }
         accumulator = [Int32](repeating: 0, count: n)
-        selected = [Int](repeating: -1, count: self.maxSpeakers)
+        selected = LoudestList(capacity: self.maxSpeakers)
         shared = AudioFrame(rate: rate)
         silence = AudioFrame(rate: rate)
     }
@@ -126,7 +126,7 @@ public final class MixerCore {
         accumulator.withUnsafeMutableBufferPointer { acc in
             for i in 0..<n { acc[i] = 0 }
             inputs.withUnsafeBufferPointer { input in
-                for k in 0..<selectedCount {
+                for k in 0..<selected.count {
                     let s = selected[k], g = gains[s], base = s * n
                     for i in 0..<n { acc[i] &+= (Int32(input[base + i]) * g) >> 12 }
                 }
@@ -136,9 +136,9 @@ public final class MixerCore {
             }
         }
         var restricted = false
-        for k in 0..<selectedCount where flags[selected[k]].canSpeak != nil { restricted = true }
+        for k in 0..<selected.count where flags[selected[k]].canSpeak != nil { restricted = true }
         sharedIsUniversal = !restricted
-        let plain: MixerOutput = selectedCount > 0 ? .shared : .silence
+        let plain: MixerOutput = selected.count > 0 ? .shared : .silence
         for listener in 0..<capacity {
             guard present[listener] else { continue }
             // Most slots are listeners that hear everyone: no per-speaker checks for them.
@@ -168,17 +168,17 @@ public final class MixerCore {
     public func isSpeaking(_ slot: MixerSlot) -> Bool { valid(slot) && present[slot.rawValue] && speaking[slot.rawValue].isSpeaking }
 
     /// How many inputs the last tick mixed (0: the shared mix is silence).
-    public var mixedCount: Int { selectedCount }
+    public var mixedCount: Int { selected.count }
 
     /// Slots mixed in the last tick, loudest first.
-    public var mixedSlots: [MixerSlot] { (0..<selectedCount).map { MixerSlot(selected[$0]) } }
+    public var mixedSlots: [MixerSlot] { (0..<selected.count).map { MixerSlot(selected[$0]) } }
 
     // MARK: internals
 
     private func valid(_ slot: MixerSlot) -> Bool { slot.rawValue >= 0 && slot.rawValue < capacity }
 
     private func measureAndSelect() {
-        selectedCount = 0
+        selected.removeAll()
         inputs.withUnsafeBufferPointer { input in
             for s in 0..<capacity {
                 guard present[s] else { continue }
@@ -193,19 +193,7 @@ public final class MixerCore {
                 _ = speaking[s].update(level: levels[s])
                 guard hasInput[s], !flags[s].muted, gains[s] > 0, levels[s] <= activityLevel else { continue }
                 if let only = flags[s].canSpeak, only.isEmpty { continue }
-                // Insert into the loudest-first list of at most maxSpeakers.
-                var k = selectedCount
-                if k == maxSpeakers {
-                    guard e > energy[selected[k - 1]] else { continue }
-                    k -= 1
-                } else {
-                    selectedCount += 1
-                }
-                while k > 0 && energy[selected[k - 1]] < e {
-                    selected[k] = selected[k - 1]
-                    k -= 1
-                }
-                selected[k] = s
+                selected.offer(s) { energy[$0] > energy[$1] }
             }
         }
     }
@@ -220,7 +208,7 @@ public final class MixerCore {
     private func route(_ listener: Int) -> MixerOutput {
         if flags[listener].earmuffed { return .silence }
         var audible = 0, restricted = false, isSelected = false
-        for k in 0..<selectedCount {
+        for k in 0..<selected.count {
             let s = selected[k]
             if s == listener { isSelected = true; continue }
             if hears(listener, s) { audible += 1 } else { restricted = true }
@@ -232,7 +220,7 @@ public final class MixerCore {
         accumulator.withUnsafeMutableBufferPointer { acc in
             for i in 0..<n { acc[i] = 0 }
             inputs.withUnsafeBufferPointer { input in
-                for k in 0..<selectedCount {
+                for k in 0..<selected.count {
                     let s = selected[k]
                     guard hears(base0, s) else { continue }
                     let g = gains[s], base = s * n

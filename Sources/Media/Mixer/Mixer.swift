@@ -40,7 +40,7 @@ final class Mixer {
     private var inputs: [MixerParticipant] = []
     /// How many of `inputs` are ranked (WebRTC producers'), and the tick's loudest of them (indices into `inputs`).
     private var rankedInputs = 0
-    private var loudest: [Int]
+    private var loudest: LoudestList
     /// Participants whose audio leaves through a `MixerPort` (phone legs): each gets what it hears every tick.
     private var ports: [MixerParticipant] = []
     private var bySlot: [MixerParticipant?]
@@ -79,7 +79,7 @@ final class Mixer {
                           codec: .opus, transport: anchor, router: router)
         core = MixerCore(capacity: capacity, rate: rate, maxSpeakers: maxSpeakers)
         bySlot = [MixerParticipant?](repeating: nil, count: core.capacity)
-        loudest = [Int](repeating: 0, count: core.maxSpeakers + Mixer.spareCandidates)
+        loudest = LoudestList(capacity: core.maxSpeakers + Mixer.spareCandidates)
         scratch = AudioFrame(rate: rate)
         scratch.clear()
         do {
@@ -247,7 +247,7 @@ final class Mixer {
     func tick(now: UInt64, queue: SendQueue) {
         tickNumber &+= 1
         var fed = 0
-        let ranking = rankedInputs > loudest.count
+        let ranking = rankedInputs > loudest.capacity
         if ranking { holdLoudest() }
         inputs.withUnsafeBufferPointer { list in
             for participant in list {
@@ -313,35 +313,23 @@ final class Mixer {
         finishRouted(anyMixed: anyMixed, sharedReady: &sharedReady, now: now, queue: queue)
     }
 
-    /// Ranks the inputs that carry their senders' levels and holds the loudest `loudest.count` for
+    /// Ranks the inputs that carry their senders' levels and holds the loudest `loudest.capacity` for
     /// decoding (ties go to the earlier joined, so a room of equal levels keeps decoding the same ones).
     /// Inputs whose sender stamps no level are always decoded.
     private func holdLoudest() {
-        var count = 0
+        loudest.removeAll()
         inputs.withUnsafeBufferPointer { list in
             for (index, participant) in list.enumerated() {
                 guard let ranked = participant.ranked else { continue }
-                let level = ranked.takeArrivedLevel()
-                participant.tickLevel = level
+                participant.tickLevel = ranked.takeArrivedLevel()
                 guard ranked.carriesLevels else {
                     participant.decodeHold = Mixer.decodeHoldTicks
                     continue
                 }
-                // Insert into the loudest-first list (lower level is louder).
-                var k = count
-                if k == loudest.count {
-                    guard level < list[loudest[k - 1]].tickLevel else { continue }
-                    k -= 1
-                } else {
-                    count += 1
-                }
-                while k > 0 && list[loudest[k - 1]].tickLevel > level {
-                    loudest[k] = loudest[k - 1]
-                    k -= 1
-                }
-                loudest[k] = index
+                // RFC 6464 levels are -dBov: lower is louder.
+                loudest.offer(index) { list[$0].tickLevel < list[$1].tickLevel }
             }
-            for k in 0..<count { list[loudest[k]].decodeHold = Mixer.decodeHoldTicks }
+            for k in 0..<loudest.count { list[loudest[k]].decodeHold = Mixer.decodeHoldTicks }
         }
     }
 
