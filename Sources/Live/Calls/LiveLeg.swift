@@ -205,13 +205,16 @@ actor LiveLeg {
         }
     }
 
-    func tick() {
+    func tick() async {
         let steps = engine.tick(now: now)
         if !steps.isEmpty, engine.phase != .bridged, let child {
-            // A connect that was not answered in time: its leg stops ringing (and its user hears why).
-            Task { [calls] in await calls.leg(child)?.ringingTimedOut() }
+            // A connect that was not answered in time: its leg stops ringing (and its user hears why) before
+            // this NCCO moves on, so the conversation records the callee's `timeout` before whatever ends
+            // the call; a caller learns why its call ended from that order. (`run` skips its steps if this
+            // leg ended meanwhile.)
             self.child = nil
             lastDialStatus = .timeout
+            await calls.leg(child)?.ringingTimedOut()
         }
         run(steps)
     }
