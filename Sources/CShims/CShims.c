@@ -9,6 +9,14 @@
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
 
+/* libcrypto is never torn down at exit. Event-loop and worker threads may still be finishing a piece of work
+   (a WebSocket frame's mask, a DTLS timer) while exit() runs the atexit handlers, and OpenSSL's own handler
+   frees the locks those calls take (a NULL rwlock in RAND_bytes). The kernel reclaims the memory anyway.
+   Runs when the image loads, before any libcrypto call could register that handler. */
+__attribute__((constructor)) static void sb_openssl_keep_at_exit(void) {
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+}
+
 int sb_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) { return accept4(fd, addr, len, flags); }
 
 int sb_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
