@@ -32,14 +32,17 @@ public final class WAVRecorder: AudioSink {
 }
 
 /// The level of what each member sends, in dBov (0 = full scale, -127 = silence), and the
-/// dominant frequency of the last frames (a zero-crossing estimate: good for tones).
+/// dominant frequency of the last frames (a zero-crossing estimate: good for tones). Both are the median of
+/// the last five frames' values, so one concealed or glitched frame does not move them.
 public final class LevelMeter: AudioSink {
     public struct Reading: Sendable, Hashable {
         public var dBov: Double
         public var frequency: Double
         public var frames: Int
     }
-    private let readings = Mutex<[String: Reading]>([:])
+    private static let window = 5
+    /// Per member: the latest reading and the last `window` frames' levels and frequency estimates, oldest first.
+    private let meters = Mutex<[String: (reading: Reading, recent: [(dBov: Double, frequency: Double)])]>([:])
 
     public init() {}
 
@@ -54,15 +57,19 @@ public final class LevelMeter: AudioSink {
         }
         let rms = (energy / Double(frame.count)).squareRoot()
         let db = rms > 0 ? max(-127, 20 * log10(rms / 32768)) : -127
-        let frequency = Double(crossings) / 2 / (Double(AudioFrame.durationMilliseconds) / 1000)
-        readings.withLock { r in
-            let frames = (r[member]?.frames ?? 0) + 1
-            r[member] = Reading(dBov: db, frequency: frequency, frames: frames)
+        let estimate = Double(crossings) / 2 / (Double(AudioFrame.durationMilliseconds) / 1000)
+        meters.withLock { m in
+            var recent = m[member]?.recent ?? []
+            if recent.count == LevelMeter.window { recent.removeFirst() }
+            recent.append((db, estimate))
+            let frames = (m[member]?.reading.frames ?? 0) + 1
+            let median = { (values: [Double]) in values.sorted()[values.count / 2] }
+            m[member] = (Reading(dBov: median(recent.map(\.dBov)), frequency: median(recent.map(\.frequency)), frames: frames), recent)
         }
     }
 
     /// The latest reading per member.
-    public var levels: [String: Reading] { readings.withLock { $0 } }
+    public var levels: [String: Reading] { meters.withLock { $0.mapValues(\.reading) } }
 }
 
 /// Hands every frame to a closure.
