@@ -1,7 +1,7 @@
 # Switchboard — two commands on a fresh Debian machine: `make run` and `make test`.
 SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:$(PATH)
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 10
 # One optimized build serves the Swift tests (built with testability) and the live interop suite.
 TESTABLE := -c release -Xswiftc -enable-testing
 # The interop suite runs its test files on this many pytest workers (pytest-xdist, a file per worker at a
@@ -37,7 +37,7 @@ test: setup-test
 	swift build $(TESTABLE) --build-tests
 	swift test $(TESTABLE) --skip-build
 	scripts/fuzz $(FUZZ_SECONDS) HTTPRequest WebSocketFrame
-	scripts/fuzz 8 STUN RTP RTCP SDP SIP Jitter WAV NCCODocument
+	scripts/fuzz 5 STUN RTP RTCP SDP SIP Jitter WAV NCCODocument
 	$(INTEROP)
 
 fuzz: setup-test
