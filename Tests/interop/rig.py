@@ -15,8 +15,10 @@ import socket
 import ssl
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import requests
@@ -310,3 +312,11 @@ def run_async(coro, timeout: float):
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, asyncio.wait_for(coro, timeout)).result()
+
+
+def serve_http(handler) -> tuple[ThreadingHTTPServer, str]:
+    """An HTTP server for `handler` (a BaseHTTPRequestHandler class) on a free loopback port, serving from a
+    daemon thread: the server and its base URL."""
+    http = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=http.serve_forever, daemon=True).start()
+    return http, f"http://127.0.0.1:{http.server_address[1]}"

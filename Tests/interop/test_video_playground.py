@@ -6,7 +6,7 @@ import time
 import pytest
 
 from rig import chromium, new_page, screenshot, wait_until
-from video_support import (CHROMIUM_ARGS, decoding, join, log_lines, opentok_client, start_video_server,
+from video_support import (CHROMIUM_ARGS, decoding, join, log_lines, opentok_client, video_server,
                            wait_for_log)
 
 opentok = pytest.importorskip("opentok")
@@ -15,12 +15,8 @@ pytest.importorskip("playwright.sync_api")
 
 @pytest.fixture(scope="module")
 def server():
-    s = start_video_server()
-    yield s
-    code = s.stop()
-    log = s.log()
-    s.cleanup()
-    assert code == 0, log[-4000:]
+    with video_server() as s:
+        yield s
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from rig import REPO, chromium, client, client_lines, new_page, screenshot, wait_until
-from video_support import CHROMIUM_ARGS, dev_session, dev_token, join, start_video_server, wait_for_log
+from video_support import CHROMIUM_ARGS, dev_session, dev_token, join, video_server, wait_for_log
 
 pytest.importorskip("playwright.sync_api")
 
@@ -17,12 +17,8 @@ SDK_SECONDS = 16
 
 @pytest.fixture(scope="module")
 def server():
-    s = start_video_server()
-    yield s
-    code = s.stop()
-    log = s.log()
-    s.cleanup()
-    assert code == 0, log[-4000:]
+    with video_server() as s:
+        yield s
 
 
 def inbound_video(page, stream_id: str) -> dict | None:

@@ -1,14 +1,12 @@
 """The Voice API driven by the official `vonage` SDK over HTTPS (application id + private key), with a
 webhook receiver on 127.0.0.1 that records what the server sends to event and answer URLs."""
 import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 import requests
 
-from rig import wait_until
+from rig import serve_http, wait_until
 from video_support import account, start_video_server
 
 vonage = pytest.importorskip("vonage")
@@ -40,9 +38,7 @@ class Hooks:
             def log_message(self, *a):
                 pass
 
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
+        self.http, self.url = serve_http(Handler)
 
     def events(self, uuid):
         return [r["body"] for r in self.requests if r["path"] == "/event" and r["body"] and r["body"].get("uuid") == uuid]

@@ -2,6 +2,7 @@
 pointed at it, and the playground driven in Chromium."""
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 
@@ -21,6 +22,17 @@ CHROMIUM_ARGS = [
 def start_video_server(https: bool = False):
     """`switchboard serve --dev` (the playground's token helper) on free TCP and UDP ports."""
     return start_server(["--media-port", "0", "--log-level", "warn"], https=https, dev=True)
+
+
+@contextlib.contextmanager
+def video_server():
+    """A video server for a module's tests, which must exit 0 when stopped (its log tail otherwise)."""
+    s = start_video_server()
+    yield s
+    code = s.stop()
+    log = s.log()
+    s.cleanup()
+    assert code == 0, log[-4000:]
 
 
 def account(server) -> dict:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import requests
 
 from accounts_support import bearer, token
-from rig import server_binary
+from rig import serve_http, server_binary
 from sip_support import api
 
 
@@ -46,9 +45,7 @@ class Hooks:
             def log_message(self, *a):
                 pass
 
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
+        self.http, self.url = serve_http(Handler)
 
     def statuses(self, uuid):
         return [e["status"] for e in self.events if e.get("uuid") == uuid and "status" in e]
