@@ -13,10 +13,11 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case "RTCP": return fuzzRTCP(data, size)
     case "RTP": return fuzzRTP(data, size)
     case "SDP": return fuzzSDP(data, size)
+    case "SDPAttribute": return fuzzSDPAttribute(data, size)
     case "SIP": return fuzzSIP(data, size)
     case "STUN": return fuzzSTUN(data, size)
     case "WAV": return fuzzWAV(data, size)
     case "WebSocketFrame": return fuzzWebSocketFrame(data, size)
-    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, Jitter, NCCODocument, RTCP, RTP, SDP, SIP, STUN, WAV, WebSocketFrame")
+    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, Jitter, NCCODocument, RTCP, RTP, SDP, SDPAttribute, SIP, STUN, WAV, WebSocketFrame")
     }
 }

@@ -13,17 +13,39 @@ import pytest
 
 from rig import chromium, start_server
 
-# Files that take a minute or more, started first so that `make test`'s workers (pytest-xdist, one file per
-# worker at a time) do not end the run with one of them alone on the machine.
+# Files that take a minute or more, started first (after the media-heavy group below) so that `make test`'s
+# workers do not end the run with one of them alone on the machine.
 LONGEST_FIRST = ["test_web_reconnect.py", "test_realtime.py", "test_phone_sip_web.py", "test_rooms_lifecycle.py",
                  "test_voice_phone.py", "test_video_sdk_chromium.py"]
 
+# Files whose tests keep real-time media flowing through encoders and decoders (browsers, many aiortc peers,
+# load generators). With more than one pytest-xdist worker (`make test`: --dist loadgroup) they form one group
+# and so run one after another on one worker: two of them at once on a 2-core machine starve each other's
+# encoders (a bandwidth estimate that never ramps, too few decoded frames) while the other worker runs the
+# files that mostly wait (timeouts, back-offs, signalling). Every other file is a group of its own, so its
+# module fixtures start once.
+MEDIA_HEAVY = {
+    "test_media_chromium.py", "test_media_loss.py", "test_media_aiortc.py", "test_video_sdk_chromium.py",
+    "test_video_playground.py", "test_video_capture.py", "test_video_cli.py", "test_video_sdk.py",
+    "test_client_cli.py", "test_rooms_browser.py", "test_rooms_firefox.py", "test_rooms_mixed_browser.py",
+    "test_rooms_mixed_aiortc.py", "test_rooms_mixed_players.py", "test_rooms_aiortc.py", "test_rooms_policy.py",
+    "test_rooms_mode_switch.py", "test_phone_web.py", "test_phone_sip_web.py", "test_load_authenticated.py",
+    "test_load_cli.py", "test_load_mixed.py", "test_janus_peers.py",
+}
 
+
+# tryfirst: pytest-xdist reads the xdist_group marks in its own collection hook.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     def rank(item):
         name = item.path.name
-        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+        if name in MEDIA_HEAVY:
+            return 0  # the largest group first (make test keeps collection order: --no-loadscope-reorder)
+        return 1 + (LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST))
     items.sort(key=rank)  # stable: the order within a file and among the rest is kept
+    for item in items:
+        name = item.path.name
+        item.add_marker(pytest.mark.xdist_group("media-heavy" if name in MEDIA_HEAVY else name))
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@
 Seeds are what real peers put on the wire, so the fuzzer starts from inputs that reach deep parser states:
 - SDP: the browser and aiortc descriptions in Tests/Fixtures/sdp and Tests/Fixtures/media, plus an offer
   and an answer aiortc builds now (audio, video, data channel, with host candidates).
+- SDPAttribute: the distinct attribute, origin and timing lines of those descriptions, one per file.
 - RTP / RTCP: packets serialized by aiortc's RTP stack (header extensions as WebRTC negotiates them,
   sender/receiver reports, SDES, BYE, NACK, PLI, FIR, REMB, compound packets).
 - STUN: the RFC 5769 vectors already here, plus ICE connectivity checks serialized by aioice.
@@ -55,6 +56,23 @@ def sdp_seeds():
     offer, answer = asyncio.run(build())
     write("SDP", "aiortc-av-data-offer.sdp", offer)
     write("SDP", "aiortc-av-data-answer.sdp", answer)
+
+
+def sdp_attribute_seeds(per_name: int = 3):
+    """One line per seed: the distinct `a=`, `o=` and `t=` lines of the SDP seeds, a few per attribute name."""
+    seen: dict[str, int] = {}
+    lines: set[str] = set()
+    for src in sorted((HERE / "SDP").iterdir()):
+        for line in src.read_text(errors="replace").splitlines():
+            if not line[:2] in ("a=", "o=", "t=") or line in lines:
+                continue
+            name = line.split(":", 1)[0]
+            if seen.get(name, 0) >= per_name:
+                continue
+            seen[name] = seen.get(name, 0) + 1
+            lines.add(line)
+    for i, line in enumerate(sorted(lines)):
+        write("SDPAttribute", f"line-{i:03}.txt", line)
 
 
 def rtp_seeds():
@@ -184,7 +202,7 @@ def websocket_seeds():
 
 
 if __name__ == "__main__":
-    for step in (sdp_seeds, rtp_seeds, stun_seeds, http_seeds, websocket_seeds):
+    for step in (sdp_seeds, sdp_attribute_seeds, rtp_seeds, stun_seeds, http_seeds, websocket_seeds):
         step()
     for d in sorted(p for p in HERE.iterdir() if p.is_dir()):
         print(f"{d.name}: {sum(1 for _ in d.iterdir())} seeds")
