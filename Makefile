@@ -11,7 +11,7 @@ INTEROP_WORKERS ?= 2
 INTEROP := .venv/bin/python -m pytest -q -n $(INTEROP_WORKERS) --dist loadgroup --no-loadscope-reorder Tests/interop
 # The bounded fuzz runs of `make test`; they run at idle priority (SCHED_IDLE) beside the Swift and interop tests,
 # which leave a core mostly waiting, and fail the run like any test.
-FUZZ_SMOKE := scripts/fuzz $(FUZZ_SECONDS) HTTPRequest WebSocketFrame && scripts/fuzz 5 STUN RTP RTCP SDP SIP Jitter WAV NCCODocument
+FUZZ_SMOKE := scripts/fuzz $(FUZZ_SECONDS) HTTPRequest WebSocketFrame && scripts/fuzz 5 STUN RTP RTCP SDP SDPAttribute SIP Jitter WAV NCCODocument
 
 .PHONY: run build release test unit interop fuzz bench setup setup-test clean sanitize faults soak
 
