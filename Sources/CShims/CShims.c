@@ -6,6 +6,9 @@
 #include <time.h>
 #include <signal.h>
 #include <sched.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
 
@@ -273,3 +276,21 @@ int sb_aes128_gcm_open(void *ctx, const uint8_t *iv, const uint8_t *a1, size_t a
     return CRYPTO_gcm128_finish(g->gcm, tag, 16) == 0;
 }
 #pragma GCC diagnostic pop
+
+void sb_thread_set_name(const char *name) {
+    char short_name[16];
+    strncpy(short_name, name, sizeof short_name - 1);
+    short_name[sizeof short_name - 1] = 0;
+    pthread_setname_np(pthread_self(), short_name);
+}
+
+int sb_thread_set_nice(int nice) {
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    return setpriority(PRIO_PROCESS, (id_t)tid, nice) == 0 ? 0 : errno;
+}
+
+int sb_thread_nice(void) {
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    errno = 0;
+    return getpriority(PRIO_PROCESS, (id_t)tid);
+}

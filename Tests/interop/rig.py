@@ -178,13 +178,14 @@ class Server:
 
 def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | None = None, env: dict | None = None,
                  host: str = "127.0.0.1", timeout: float = 20.0, max_open_files: int | None = None,
-                 dev: bool = False, http_port: int | None = None) -> Server:
+                 dev: bool = False, http_port: int | None = None, run_as: int | None = None) -> Server:
     """Starts `switchboard serve` on free ports (HTTP, HTTPS, media) with its own data directory and waits for /health.
 
     `data_dir` lets a test restart a server over the same data (then the caller owns the directory), and
     `http_port` on the same port, so that clients of the first one come back to it.
     `max_open_files` runs the server as under `ulimit -n N` (soft and hard limit).
     `dev` turns on development mode (`--dev`): the demo app servers and the /test/media routes.
+    `run_as` (a uid, when the tests run as root) runs the server as that user, without root's privileges.
 
     A port found free can be taken before the server binds it (another test's outgoing connection gets it as
     its local port): when the server says so (EADDRINUSE) on ports this function chose, it tries new ones.
@@ -192,14 +193,14 @@ def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | No
     for attempt in range(3):
         try:
             return _start_once(extra_args, https=https, data_dir=data_dir, env=env, host=host, timeout=timeout,
-                               max_open_files=max_open_files, dev=dev, http_port=http_port)
+                               max_open_files=max_open_files, dev=dev, http_port=http_port, run_as=run_as)
         except RuntimeError as e:
             if http_port is not None or attempt == 2 or not re.search(r'bind (tcp )?[0-9.]+:[0-9]+", 98\)', str(e)):
                 raise
     raise AssertionError("unreachable")
 
 
-def _start_once(extra_args, *, https, data_dir, env, host, timeout, max_open_files, dev, http_port) -> Server:
+def _start_once(extra_args, *, https, data_dir, env, host, timeout, max_open_files, dev, http_port, run_as) -> Server:
     owns = data_dir is None
     data = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="switchboard-interop-"))
     data.mkdir(parents=True, exist_ok=True)
@@ -221,15 +222,19 @@ def _start_once(extra_args, *, https, data_dir, env, host, timeout, max_open_fil
     log_path = data / "server.log"
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SWITCHBOARD_")}
     full_env.update(env or {})
+    if run_as is not None:
+        os.chmod(data, 0o777)
     with open(log_path, "ab") as log:
-        preexec = None
-        if max_open_files:
-            import resource
-
-            def preexec():
+        def preexec():
+            if max_open_files:
+                import resource
                 resource.setrlimit(resource.RLIMIT_NOFILE, (max_open_files, max_open_files))
+            if run_as is not None:
+                os.setgroups([])
+                os.setgid(run_as)
+                os.setuid(run_as)
         process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=str(REPO), env=full_env,
-                                   preexec_fn=preexec)
+                                   preexec_fn=preexec if max_open_files or run_as is not None else None)
     server = Server(process, host, http_port, https_port, data, log_path, owns_data_dir=owns)
 
     def healthy():

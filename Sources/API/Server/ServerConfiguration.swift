@@ -28,6 +28,8 @@ public struct ServerConfiguration: Sendable {
     public var mediaPort: UInt16 = 10_000
     /// IP announced in ICE candidates (NAT or container address); default: the loopback/bind address.
     public var mediaAnnounce: String? = nil
+    /// Nice value of the media worker threads; nil leaves them at the process's (`--media-nice inherit`).
+    public var mediaNice: Int32? = -10
     /// Development mode: the built-in demo app servers (`/rooms/api/*`, `/video/api/*`), the media test
     /// routes (`/test/media/*`) and the media test hooks. Loopback listeners only.
     public var development = false
@@ -83,6 +85,7 @@ public struct ServerConfiguration: Sendable {
         Setting(flag: "--max-connections-per-address", env: "SWITCHBOARD_MAX_CONNECTIONS_PER_ADDRESS", key: "max_connections_per_address", help: "connections open at once from one IP (default 0: no limit)"),
         Setting(flag: "--public-url", env: "SWITCHBOARD_PUBLIC_URL", key: "public_url", help: "base URL clients use to reach the server"),
         Setting(flag: "--media-port", env: "SWITCHBOARD_MEDIA_PORT", key: "media_port", help: "first UDP media port (default 10000; 0 = any)"),
+        Setting(flag: "--media-nice", env: "SWITCHBOARD_MEDIA_NICE", key: "media_nice", help: "nice value of the media worker threads, -20..19 (default -10: ahead of the rest; needs root or CAP_SYS_NICE, else they keep the process's), or inherit"),
         Setting(flag: "--media-announce", env: "SWITCHBOARD_MEDIA_ANNOUNCE", key: "media_announce", help: "IP announced in ICE candidates"),
         Setting(flag: "--sip-port", env: "SWITCHBOARD_SIP_PORT", key: "sip_port", help: "SIP port, UDP and TCP (default 5060; 0 = off)"),
         Setting(flag: "--sip-tls-port", env: "SWITCHBOARD_SIP_TLS_PORT", key: "sip_tls_port", help: "SIP over TLS port, with the HTTPS certificate (default: SIP port + 1; 0 = off)"),
@@ -170,6 +173,14 @@ public struct ServerConfiguration: Sendable {
             c.mediaPort = port
         }
         c.mediaAnnounce = values["media_announce"]
+        if let v = values["media_nice"] {
+            if v == "inherit" {
+                c.mediaNice = nil
+            } else {
+                guard let n = Int32(v), (-20...19).contains(n) else { throw ConfigurationError("--media-nice: expected -20..19 or inherit") }
+                c.mediaNice = n
+            }
+        }
         if let v = values["sip_port"] {
             guard let port = UInt16(v) else { throw ConfigurationError("--sip-port: expected 0-65535") }
             c.sipPort = port
@@ -244,6 +255,7 @@ extension ServerConfiguration {
         media.announcedAddress = mediaAnnounce
         media.bindHost = listen.host == "0.0.0.0" ? "0.0.0.0" : listen.host
         media.workers = max(1, min(threads, 8))
+        media.threadNice = mediaNice
         if development { media.applyTestEnvironment(ProcessInfo.processInfo.environment) }
         return media
     }

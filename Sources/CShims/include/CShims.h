@@ -26,6 +26,12 @@ int sb_eventfd_signal(int fd);
 int sb_eventfd_drain(int fd);
 
 extern const uint32_t SB_EPOLLIN, SB_EPOLLOUT, SB_EPOLLERR, SB_EPOLLHUP, SB_EPOLLRDHUP, SB_EPOLLET, SB_EPOLLEXCLUSIVE;
+/* The calling thread's name (first 15 bytes, as ps -L and top -H show it). */
+void sb_thread_set_name(const char *name);
+/* The calling thread's nice value (Linux schedules threads one by one): 0 or an errno (EPERM without
+   CAP_SYS_NICE when lowering it). */
+int sb_thread_set_nice(int nice);
+int sb_thread_nice(void);
 /* Monotonic clock in nanoseconds. */
 uint64_t sb_monotonic_ns(void);
 /* Blocks SIGPIPE for the process; returns a signalfd-free self-pipe style eventfd is not needed. */

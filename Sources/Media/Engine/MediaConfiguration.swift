@@ -8,6 +8,12 @@ public struct MediaConfiguration: Sendable {
     /// or 127.0.0.1 when binding to a wildcard.
     public var announcedAddress: String?
     public var workers = 1
+    /// Nice value the worker threads ask for (-20…19; lower runs first), nil to leave them at the process's.
+    /// A worker waits only for the CPU, and a mixer tick that waits behind other work (a build, a load
+    /// generator, the control plane's threads) reaches every listener late. Lowering it needs root or
+    /// CAP_SYS_NICE; without them the workers keep the process's value and `MediaEngine.threadPriorities()`
+    /// says why.
+    public var threadNice: Int32? = -10
     /// Drops this fraction of forwarded video packets (first transmissions only) so loss
     /// recovery can be tested: `SWITCHBOARD_MEDIA_TEST_DROP=0.1`, read only in development mode (`--dev`).
     public var testDropRate: Double = 0

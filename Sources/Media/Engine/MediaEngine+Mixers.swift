@@ -127,6 +127,15 @@ extension MediaEngine {
         return out
     }
 
+    /// Each worker thread's scheduling priority: the nice value it asked for and the one it runs at.
+    public func threadPriorities() async -> [ThreadPriority] {
+        var out: [ThreadPriority] = []
+        for worker in workers {
+            if let v = try? await worker.run({ core throws(MediaError) in core.threadPriority }) { out.append(v) }
+        }
+        return out
+    }
+
     /// One worker's tick lateness (microseconds, upper edges of 10 µs buckets).
     public struct TickLateness: Sendable, Hashable, Codable {
         public var worker: Int

@@ -36,7 +36,12 @@ public final class MediaWorker: Sendable {
         self.loop = loop
         self.core = CoreBox(core: core)
         let box = self.core
+        let nice = configuration.threadNice
         loop.execute {
+            if let nice {
+                let error = sb_thread_set_nice(nice)
+                box.core.threadPriority = ThreadPriority(requested: nice, nice: sb_thread_nice(), error: error)
+            }
             box.core.loop.register(fd: box.core.socket.fd, events: SB_EPOLLIN, handler: box.core)
             box.core.startTicking()
         }

@@ -37,6 +37,8 @@ final class WorkerCore: Selectable {
     private var tickCount: UInt64 = 0
     /// How late each tick ran behind its deadline, nanoseconds.
     private(set) var tickLateness = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
+    /// What the worker's thread asked for and got (`MediaConfiguration.threadNice`).
+    var threadPriority = ThreadPriority(requested: nil, nice: sb_thread_nice(), error: 0)
 
     /// Starts the lateness histogram again (a benchmark's measured window).
     func resetTickLateness() { tickLateness = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000) }

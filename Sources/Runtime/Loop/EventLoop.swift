@@ -54,6 +54,8 @@ public final class EventLoop: @unchecked Sendable {
     private var timerHeap: [(deadline: UInt64, id: UInt64)] = []
     private var timerCallbacks: [UInt64: () -> Void] = [:]
     private var nextTimerID: UInt64 = 1
+    /// Set by `startThread` before the thread exists, read once on it.
+    private var threadName = ""
     private static let wakeToken: UInt64 = UInt64.max
 
     /// Shared scratch buffer for reads on this loop; valid only during a read callback.
@@ -236,21 +238,22 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Starts the loop on a new thread.
+    /// Starts the loop on a new thread named `name` (its first 15 bytes: `ps -L`, `top -H`).
     public func startThread(name: String) {
         started.store(true, ordering: .releasing)
+        threadName = name
         let box = Unmanaged.passRetained(self)
         var attr = pthread_attr_t()
         pthread_attr_init(&attr)
         var tid = pthread_t()
         let rc = pthread_create(&tid, &attr, { raw in
             let loop = Unmanaged<EventLoop>.fromOpaque(raw!).takeRetainedValue()
+            loop.threadName.withCString { sb_thread_set_name($0) }
             loop.run()
             return nil
         }, box.toOpaque())
         precondition(rc == 0, "pthread_create failed")
         pthread_detach(tid)
-        _ = name
     }
 
     public func stop() {

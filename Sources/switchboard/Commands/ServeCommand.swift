@@ -35,6 +35,13 @@ struct ServeCommand {
         // Before anything opens a descriptor or sizes its limits from the descriptor budget.
         let descriptors = DescriptorLimit.raiseToHard()
         let server = try SwitchboardServer(configuration: config)
+        let priorities = await server.media.threadPriorities()
+        if let refused = priorities.first(where: { !$0.granted }), let requested = refused.requested {
+            logger.warning("media workers keep the process's priority", ["requested_nice": "\(requested)", "nice": "\(refused.nice)",
+                                                                        "reason": refused.refusal ?? ""])
+        } else if let first = priorities.first {
+            logger.info("media workers", ["count": "\(priorities.count)", "nice": "\(first.nice)"])
+        }
         // SIP binds first: once HTTP answers, the whole server is up (or the process has said why not).
         let sipAddress = try await server.startSIP()
         let (httpAddress, httpsAddress) = try server.start()
