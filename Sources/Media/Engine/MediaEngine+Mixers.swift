@@ -116,10 +116,13 @@ extension MediaEngine {
         for worker in workers {
             let index = worker.index
             if let v = try? await worker.run({ core throws(MediaError) -> TickLateness in
-                let h = core.tickLateness
+                let (h, work, receive) = (core.tickLateness, core.tickWork, core.receiveWork)
                 if reset { core.resetTickLateness() }
                 return TickLateness(worker: index, ticks: h.count, p50Microseconds: h.percentile(0.5) * 1000,
-                                    p99Microseconds: h.percentile(0.99) * 1000, p999Microseconds: h.percentile(0.999) * 1000)
+                                    p99Microseconds: h.percentile(0.99) * 1000, p999Microseconds: h.percentile(0.999) * 1000,
+                                    workP99Microseconds: work.percentile(0.99) * 1000, workMaxMicroseconds: work.percentile(1) * 1000,
+                                    receiveP99Microseconds: receive.percentile(0.99) * 1000,
+                                    receiveMaxMicroseconds: receive.percentile(1) * 1000)
             }) {
                 out.append(v)
             }
@@ -143,5 +146,10 @@ extension MediaEngine {
         public var p50Microseconds: Double
         public var p99Microseconds: Double
         public var p999Microseconds: Double
+        /// A tick's own work (mixing, sending, transports' timers) and one receive pass, p99 and the longest.
+        public var workP99Microseconds: Double
+        public var workMaxMicroseconds: Double
+        public var receiveP99Microseconds: Double
+        public var receiveMaxMicroseconds: Double
     }
 }

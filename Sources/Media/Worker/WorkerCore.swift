@@ -40,8 +40,17 @@ final class WorkerCore: Selectable {
     /// What the worker's thread asked for and got (`MediaConfiguration.threadNice`).
     var threadPriority = ThreadPriority(requested: nil, nice: sb_thread_nice(), error: 0)
 
-    /// Starts the lateness histogram again (a benchmark's measured window).
-    func resetTickLateness() { tickLateness = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000) }
+    /// How long each tick's own work took, and each receive pass (`handle(events:)`), nanoseconds: a late
+    /// tick either waited behind one of these on its own thread, or for a CPU.
+    private(set) var tickWork = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
+    private(set) var receiveWork = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
+
+    /// Starts the lateness histograms again (a benchmark's measured window).
+    func resetTickLateness() {
+        tickLateness = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
+        tickWork = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
+        receiveWork = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
+    }
     private var seed: UInt64
 
     // Counters for stats and the benchmark.
@@ -72,6 +81,8 @@ final class WorkerCore: Selectable {
     // MARK: Receive path
 
     func handle(events: UInt32) {
+        let started = sb_monotonic_ns()
+        defer { receiveWork.record(sb_monotonic_ns() &- started) }
         // Bounded so timers and the mailbox get a turn under sustained load.
         for _ in 0..<16 {
             let n = receiveBatch.receive(from: socket)
@@ -183,6 +194,7 @@ final class WorkerCore: Selectable {
 
     private func tick() {
         now = sb_monotonic_ns()
+        let started = now
         if now > nextTick { tickLateness.record(now &- nextTick) } else { tickLateness.record(0) }
         // Mixers first: their packets are the ones with a deadline.
         mixerList.withUnsafeBufferPointer { list in
@@ -196,6 +208,7 @@ final class WorkerCore: Selectable {
             if let levels = router.takeLevels() { emit(.audioLevels(router.id, levels)) }
         }
         queue.flush()
+        tickWork.record(sb_monotonic_ns() &- started)
     }
 
     // MARK: Commands (run on the loop thread through the mailbox)

@@ -285,6 +285,10 @@ struct LoadCommand {
             result["server_tick_lateness_us_p99"] = worker["p99Microseconds"]
             result["server_tick_lateness_us_p999"] = worker["p999Microseconds"]
             result["server_ticks"] = worker["ticks"]
+            result["server_tick_work_us_p99"] = worker["workP99Microseconds"]
+            result["server_tick_work_us_max"] = worker["workMaxMicroseconds"]
+            result["server_receive_pass_us_p99"] = worker["receiveP99Microseconds"]
+            result["server_receive_pass_us_max"] = worker["receiveMaxMicroseconds"]
         }
         if let worker = await serverStats().first {
             result["server_forwarding_us_p50"] = worker["forwardingMicrosecondsP50"]
