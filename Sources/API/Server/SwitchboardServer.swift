@@ -44,7 +44,8 @@ public final class SwitchboardServer: Sendable {
         self.configuration = configuration
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        core = try PlatformCore(dataDirectory: configuration.dataDirectory)
+        let shiftedClock = configuration.development ? ShiftedClock() : nil
+        core = try PlatformCore(dataDirectory: configuration.dataDirectory, clock: shiftedClock ?? SystemClock())
         account = try core.accounts.ensurePrimary()
         group = EventLoopGroup(threads: configuration.threads, name: "http")
         let authenticator = Authenticator(core: core)
@@ -99,6 +100,7 @@ public final class SwitchboardServer: Sendable {
         DiagnosticsRoutes().register(on: &router)
         if configuration.development {
             MediaTestRoutes(bench: live.bench).register(on: &router)
+            if let shiftedClock { ClockTestRoutes(clock: shiftedClock).register(on: &router) }
         }
         RoomSignaling(rooms: live.rooms, clients: clients).register(on: gateway, bus: core.conversations.bus)
         if configuration.development {

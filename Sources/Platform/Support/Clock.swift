@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Wall-clock time, injected so tests can move it.
 public protocol WallClock: Sendable {
@@ -8,6 +9,17 @@ public protocol WallClock: Sendable {
 public struct SystemClock: WallClock {
     public init() {}
     public func now() -> Date { Date() }
+}
+
+/// The system clock moved by an offset that can change while the server runs, as an NTP step or a
+/// restored VM moves it. Development mode only (`PUT /test/clock`): the fault tests jump the clock the
+/// server judges tokens by while the monotonic clocks of its timers keep going.
+public final class ShiftedClock: WallClock {
+    private let offsetMilliseconds = Atomic<Int64>(0)
+    public init() {}
+    public func now() -> Date { Date(timeIntervalSinceNow: Double(offsetMilliseconds.load(ordering: .relaxed)) / 1000) }
+    public var offset: TimeInterval { Double(offsetMilliseconds.load(ordering: .relaxed)) / 1000 }
+    public func shift(to offset: TimeInterval) { offsetMilliseconds.store(Int64((offset * 1000).rounded()), ordering: .relaxed) }
 }
 
 extension Date {
