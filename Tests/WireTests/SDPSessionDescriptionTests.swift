@@ -219,6 +219,12 @@ struct SDPICECandidateTests {
     @Test("malformed candidates are rejected", arguments: [
         "candidate:1 1 udp 1 1.2.3.4 5 host", "candidate:1 1 udp x 1.2.3.4 5 typ host", "candidate:1 1 udp 1 1.2.3.4 70000 typ host",
         "candidate:1 1 udp 1 1.2.3.4 5 typ host raddr", "candidate:1 1 udp 1 1.2.3.4 5 typ host rport x", "",
+        // Foundations outside RFC 8839's 1*32 ice-char. The combining mark first is the fuzzer's find
+        // (Tests/Fixtures/fuzz/SDPAttribute/crash-combining-mark-foundation.txt): written back after
+        // `candidate:` it merged with the colon and read back as another candidate.
+        "\u{031E}1 1 udp 2130706431 127.0.0.1 35721 typ host", "candidate:a:b 1 udp 1 1.2.3.4 5 typ host",
+        "candidate:a=b 1 udp 1 1.2.3.4 5 typ host", "candidate:\(String(repeating: "f", count: 33)) 1 udp 1 1.2.3.4 5 typ host",
+        "candidate:é 1 udp 1 1.2.3.4 5 typ host",
     ])
     func malformed(text: String) {
         #expect(ICECandidate(text) == nil)

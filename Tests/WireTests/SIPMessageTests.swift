@@ -33,6 +33,21 @@ struct SIPMessageTests {
         #expect(again.serialize() == wire)
     }
 
+    @Test("a message with as many header fields as allowed and no Content-Length reparses once serialized (fuzz reproducer)")
+    func headerLimitAndTheWrittenContentLength() throws {
+        // 256 fields, none a Content-Length: `serialize` adds one, which must not push the reparse over the limit.
+        let text = "INVITE sip:a@b SIP/2.0\r\n" + String(repeating: "X: a\r\n", count: 255)
+            + "Via: SIP/2.0/UDP h;branch=z9hG4bK1\r\n\r\n"
+        let message = try SIPMessage.parse(Array(text.utf8))
+        let again = try SIPMessage.parse(message.serialize())
+        #expect(again.serialize() == message.serialize())
+        // The limit itself holds: one field more is 513, and so are more Content-Length lines than fields allowed.
+        let over = "INVITE sip:a@b SIP/2.0\r\n" + String(repeating: "X: a\r\n", count: 257) + "\r\n"
+        #expect(throws: SIPParseError(.tooManyHeaders, status: 513, "more than 256 header fields")) { try SIPMessage.parse(Array(over.utf8)) }
+        let lengths = "INVITE sip:a@b SIP/2.0\r\n" + String(repeating: "Content-Length: 0\r\n", count: 257) + "\r\n"
+        #expect(throws: SIPParseError(.tooManyHeaders, status: 513, "more than 256 header fields")) { try SIPMessage.parse(Array(lengths.utf8)) }
+    }
+
     @Test("compact forms expand to canonical names and typed fields read them")
     func compactForms() throws {
         let m = try SIPMessage.parse(Array(Self.invite.utf8))

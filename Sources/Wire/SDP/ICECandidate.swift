@@ -68,13 +68,24 @@ public struct ICECandidate: Hashable, Sendable {
         self.extensions = extensions
     }
 
+    /// RFC 8839 §5.1: `foundation = 1*32 ice-char`, `ice-char = ALPHA / DIGIT / "+" / "/"`. Checked on bytes:
+    /// a foundation that began with a combining mark would merge with the `:` of `candidate:` into one
+    /// Character when written back, and the candidate would not read back as itself.
+    static func isFoundation(_ s: Substring) -> Bool {
+        let bytes = s.utf8
+        guard !bytes.isEmpty, bytes.count <= 32 else { return false }
+        return bytes.allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A) || b == 0x2B || b == 0x2F
+        }
+    }
+
     /// Parses `candidate:...`, `a=candidate:...` or the bare value.
     public init?(_ text: String) {
         var body = Substring(text)
         if body.hasPrefix("a=") { body = body.dropFirst(2) }
         if body.hasPrefix("candidate:") { body = body.dropFirst("candidate:".count) }
         let f = body.split(separator: " ")
-        guard f.count >= 8, f.count % 2 == 0, f[6] == "typ", !f[0].contains(":"), !f[0].contains("="),
+        guard f.count >= 8, f.count % 2 == 0, f[6] == "typ", Self.isFoundation(f[0]),
               let component = Int(f[1]), component >= 0, component <= 256,
               let priority = UInt32(f[3]), let port = UInt16(f[5]) else { return nil }
         self.init(foundation: String(f[0]), component: component, transport: String(f[2]), priority: priority,

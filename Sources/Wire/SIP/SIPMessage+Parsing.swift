@@ -75,6 +75,7 @@ extension SIPMessage {
         var fields: [SIPHeaders.Field] = []
         var pendingName: String?
         var pendingValue = ""
+        var (otherFields, lengthFields) = (0, 0)
         func flush() {
             if let name = pendingName { fields.append(SIPHeaders.Field(name, SIPSyntax.trim(pendingValue))) }
         }
@@ -85,13 +86,16 @@ extension SIPMessage {
                 continue
             }
             flush()
-            guard fields.count < limits.maxHeaderCount else {
-                throw SIPParseError(.tooManyHeaders, status: 513, "more than \(limits.maxHeaderCount) header fields")
-            }
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { throw .bad(.invalidHeader, "header line without colon") }
             let nameText = String(decoding: line[line.startIndex..<colon], as: UTF8.self)
             let name = SIPSyntax.trim(Substring(nameText))
             guard SIPSyntax.isToken(name) else { throw .bad(.invalidHeader, "invalid header name") }
+            // Content-Length is framing: counted apart, so that a message at the limit still parses once
+            // `serialize` has written the Content-Length it always writes.
+            if SIPHeaderName.canonical(name) == SIPHeaderName.contentLength { lengthFields += 1 } else { otherFields += 1 }
+            guard otherFields <= limits.maxHeaderCount, lengthFields <= limits.maxHeaderCount else {
+                throw SIPParseError(.tooManyHeaders, status: 513, "more than \(limits.maxHeaderCount) header fields")
+            }
             pendingName = String(name)
             pendingValue = String(decoding: line[(colon + 1)...], as: UTF8.self)
         }

@@ -2,7 +2,7 @@
 public struct SIPParserLimits: Hashable, Sendable {
     /// Whole message: start line, headers and body.
     public var maxMessageSize: Int
-    /// Header lines after unfolding.
+    /// Header lines after unfolding, Content-Length lines counted apart (each up to this many).
     public var maxHeaderCount: Int
 
     public init(maxMessageSize: Int = 65_535, maxHeaderCount: Int = 256) {
