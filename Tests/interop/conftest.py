@@ -15,8 +15,7 @@ from rig import chromium, start_server
 
 # Files that take a minute or more, started first (after the media-heavy group below) so that `make test`'s
 # workers do not end the run with one of them alone on the machine.
-LONGEST_FIRST = ["test_web_reconnect.py", "test_realtime.py", "test_phone_sip_web.py", "test_rooms_lifecycle.py",
-                 "test_voice_phone.py", "test_video_sdk_chromium.py"]
+LONGEST_FIRST = ["test_web_reconnect.py", "test_realtime.py", "test_rooms_lifecycle.py", "test_voice_phone.py"]
 
 # Files whose tests keep real-time media flowing through encoders and decoders (browsers, many aiortc peers,
 # load generators). With more than one pytest-xdist worker (`make test`: --dist loadgroup) they form one group

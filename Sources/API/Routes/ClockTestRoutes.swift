@@ -1,6 +1,7 @@
 import Foundation
 import Platform
 import Runtime
+import Wire
 
 /// Development mode only: the wall clock the server judges tokens by, moved as an NTP step would move it.
 /// - `GET /test/clock` → `{"offset_seconds", "now"}`.
@@ -16,8 +17,7 @@ struct ClockTestRoutes {
         }
         router.get("/test/clock") { _ in state() }
         router.put("/test/clock", bodyLimit: 1024) { request in
-            guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
-                  let offset = (object["offset_seconds"] as? NSNumber)?.doubleValue, offset.isFinite,
+            guard let offset = try request.json()["offset_seconds"]?.doubleValue, offset.isFinite,
                   abs(offset) <= 10 * 365 * 86_400 else {
                 throw APIError.badRequest("Expected {\"offset_seconds\": N}, |N| up to ten years.")
             }
