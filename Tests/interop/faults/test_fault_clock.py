@@ -37,7 +37,9 @@ def test_wall_clock_jumps_end_only_the_sessions_whose_tokens_they_expire():
             jump(s, 7200)
             err = await short.wait_for(lambda m: m.get("type") == "session:error", timeout=5)
             assert err["body"]["code"] == "tokenExpired", err
-            assert time.monotonic() - t0 < 1.5  # the expiry check runs every 250 ms
+            # The expiry check runs every 250 ms; 3 s leaves room for a busy machine and still means "at the jump",
+            # not the hour the token had left by the monotonic clock.
+            assert time.monotonic() - t0 < 3.0
             code, _ = await short.wait_closed()
             assert code == 4001
             # Three ping intervals later the other session is still up: its heartbeats kept their pace.
