@@ -87,9 +87,10 @@ def binary() -> Path:
 # MARK: The server
 
 class Server:
-    """`switchboard serve` in production mode (no --dev) with SIP and an RTP port range, on free ports."""
+    """`switchboard serve` in production mode (no --dev unless asked, for a benchmark's diagnostics) with SIP
+    and an RTP port range, on free ports."""
 
-    def __init__(self, rtp_ports: str = "20000-39999", threads: int | None = None):
+    def __init__(self, rtp_ports: str = "20000-39999", threads: int | None = None, dev: bool = False):
         self.data = Path(tempfile.mkdtemp(prefix="switchboard-bench-"))
         self.http = free_port(socket.SOCK_STREAM)
         self.sip = free_sip_port()
@@ -97,6 +98,8 @@ class Server:
                 "--sip-port", str(self.sip), "--rtp-ports", rtp_ports, "--log-level", "error"]
         if threads:
             args += ["--threads", str(threads)]
+        if dev:
+            args += ["--dev"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("SWITCHBOARD_")}
         self.log = open(self.data / "server.log", "wb")
         self.process = subprocess.Popen(pinned(args, SERVER_CPUS), stdout=self.log, stderr=subprocess.STDOUT, env=env,
@@ -276,6 +279,11 @@ def ulaw(sample: int) -> int:
     exponent = max(0, magnitude.bit_length() - 8)
     mantissa = (magnitude >> (exponent + 3)) & 0x0F
     return ~(sign | (exponent << 4) | mantissa) & 0xFF
+
+
+def tone_ulaw(path: Path, packets: int, frequency: float = 440.0):
+    """The same tone as raw µ-law at 8 kHz, `packets` × 160 bytes: what SIPp's `rtp_stream` plays."""
+    path.write_bytes(bytes(ulaw(int(8000 * math.sin(2 * math.pi * frequency * i / 8000))) for i in range(160 * packets)))
 
 
 def tone_pcap(path: Path, seconds: float, frequency: float = 440.0):

@@ -16,7 +16,7 @@ struct LineTests {
         return q.pull(into: &out) ? out.withSamples { $0[0] } : nil
     }
 
-    @Test("nothing is mixed until two frames wait; then one per tick in order, and priming again after running dry")
+    @Test("nothing is mixed until two frames wait; then one per tick in order; a late frame adds a frame of cushion")
     func priming() {
         var q = LineQueue()
         q.push(frame(1))
@@ -26,9 +26,60 @@ struct LineTests {
         #expect(take(&q) == 2)
         #expect(take(&q) == nil, "ran dry")
         q.push(frame(3))
-        #expect(take(&q) == nil, "primes again")
+        #expect(q.underruns == 1 && q.cushion == 2, "the next frame came one tick late")
+        #expect(take(&q) == nil, "primes again, now with three frames")
         q.push(frame(4))
+        #expect(take(&q) == nil)
+        q.push(frame(5))
         #expect(take(&q) == 3)
+    }
+
+    @Test("a far end that pauses longer than the cushion could cover is not jitter: the cushion stays")
+    func pauseIsNotJitter() {
+        var q = LineQueue()
+        q.push(frame(1)); q.push(frame(2))
+        #expect(take(&q) == 1 && take(&q) == 2)
+        for _ in 0..<(LineQueue.maxCushion + 2) { #expect(take(&q) == nil) }
+        q.push(frame(3))
+        #expect(q.underruns == 0 && q.cushion == 1)
+    }
+
+    /// `ticks` ticks of a steady far end: one frame arrives, one is taken.
+    func steady(_ q: inout LineQueue, ticks: Int) {
+        for _ in 0..<ticks {
+            q.push(frame(7))
+            _ = take(&q)
+        }
+    }
+
+    @Test("the delay does not creep: a frame more than the cushion needs, waiting for 3 s, is trimmed once")
+    func trimsGrownDelay() {
+        var q = LineQueue()
+        q.push(frame(1)); q.push(frame(2))
+        #expect(take(&q) == 1)
+        q.push(frame(3))  // two frames in one tick: from now on one more waits than the cushion needs
+        steady(&q, ticks: (LineQueue.trimAfter - 1) * LineQueue.window)
+        #expect(q.trimmed == 0, "not before three whole windows")
+        steady(&q, ticks: 2 * LineQueue.window)
+        #expect(q.trimmed == 1)
+        steady(&q, ticks: 10 * LineQueue.window)
+        #expect(q.trimmed == 1 && q.dropped == 0 && q.underruns == 0, "two frames waiting at each tick: nothing more goes")
+    }
+
+    @Test("a cushion grown by late frames shrinks after 30 calm seconds, and the delay follows")
+    func cushionShrinks() {
+        var q = LineQueue()
+        q.push(frame(1)); q.push(frame(2))
+        for _ in 0..<2 {
+            while take(&q) != nil {}
+            q.push(frame(1))  // one tick late
+            while take(&q) == nil { q.push(frame(1)) }
+        }
+        #expect(q.cushion == 3 && q.underruns == 2)
+        steady(&q, ticks: LineQueue.shrinkAfter * LineQueue.window + 4 * LineQueue.window)
+        #expect(q.cushion == 2)
+        #expect(q.trimmed == 1, "one frame fewer waits once the cushion is smaller")
+        #expect(q.underruns == 2 && q.dropped == 0)
     }
 
     @Test("a far end faster than the ticks loses its oldest frames, counted; a wrong-sized frame is ignored")

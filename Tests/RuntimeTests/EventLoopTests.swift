@@ -46,6 +46,24 @@ struct EventLoopTests {
         #expect(weakToken == nil)
     }
 
+    /// The media tick reschedules itself; after a long tick the next deadline is already past, and the
+    /// packets that arrived meanwhile must be read before it runs, or every line looks dry.
+    @Test("a timer a timer callback schedules, already due, runs in the next pass: after what this pass posted")
+    func dueTimerWaitsForNextPass() async throws {
+        let loop = EventLoop()
+        loop.startThread(name: "test")
+        defer { loop.stop() }
+        let log = Log()
+        loop.execute {
+            loop.schedule(at: Instant.now()) {
+                log.add("tick 1")
+                loop.execute { log.add("between") }
+                loop.schedule(at: Instant(nanoseconds: 1)) { log.add("tick 2") }
+            }
+        }
+        #expect(try await log.wait(for: 3) == ["tick 1", "between", "tick 2"])
+    }
+
     @Test("before-wait jobs run after the mailbox empties, even jobs the mailbox posts later")
     func beforeWaitAfterMailbox() async throws {
         let loop = EventLoop()

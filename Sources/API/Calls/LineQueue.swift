@@ -1,26 +1,70 @@
 import Audio
 
 /// What a line's far end said (a phone, a WebSocket), as 48 kHz frames waiting for the mixer's ticks:
-/// a few frames deep (a burst fits, little delay is added), primed with two frames before the first is
-/// mixed and again after it ran dry (one frame of jitter absorbed). When the far end sends faster than
-/// the mixer ticks (clock drift), the oldest frame goes. Allocated once; no allocation after.
+/// a small adaptive jitter buffer. Allocated once; no allocation after.
+///
+/// - The far end's clock and the network decide when frames arrive; the mixer's tick decides when one
+///   is taken. Mixing starts once `cushion + 1` frames wait (two at first), and again after the queue
+///   ran dry.
+/// - Each time it runs dry and the next frame comes within `maxCushion` ticks (it came late: an underrun,
+///   a gap the listeners hear; a longer silence is the far end pausing), the cushion grows by one frame,
+///   up to `maxCushion`, so a far end that arrives in bursts gets the delay that absorbs
+///   them. It shrinks by one only after `shrinkAfter` windows in a row without an underrun in which a
+///   frame of it was never needed: probing for a lower delay costs a gap each time, so it is slow.
+/// - The delay does not creep: a late frame is still played, which leaves one more frame waiting from
+///   then on. When for `trimAfter` windows in a row more than `cushion + 1` frames waited at every tick,
+///   the oldest frame is dropped (`trimmed`).
+/// - When the far end sends faster than anything can absorb (`capacity` frames wait), the oldest frame
+///   goes (`dropped`).
 struct LineQueue {
-    static let capacity = 6
-    static let prime = 2
+    static let capacity = 12
+    static let maxCushion = 6
+    /// Ticks (1 s) over which the fewest frames waiting at a tick is watched.
+    static let window = 50
+    static let trimAfter = 3
+    static let shrinkAfter = 30
     private static let samples = SampleRate.hz48000.samplesPerFrame
 
     private var ring = [Int16](repeating: 0, count: LineQueue.capacity * LineQueue.samples)
     private var head = 0
     private var count = 0
     private var primed = false
+    /// Frames kept in reserve against the far end's jitter.
+    private(set) var cushion = 1
+    /// The fewest frames that waited at a tick in this window, and the ticks so far in it.
+    private var fewest = Int.max
+    private var ticks = 0
+    private var underrunInWindow = false
+    /// Ran dry after mixing had started, and the ticks since.
+    private var wentDry = false
+    private var dryTicks = 0
+    /// Windows in a row with a frame to spare beyond the cushion, and without an underrun and a frame
+    /// of the cushion unused.
+    private var spareWindows = 0
+    private var calmWindows = 0
+    /// Frames lost because the queue was full.
     private(set) var dropped = 0
+    /// Frames dropped to bring a grown delay back down.
+    private(set) var trimmed = 0
+    /// Times the queue ran dry after mixing had started and the far end's next frame came within
+    /// `maxCushion` ticks: late frames, each a gap the listeners hear.
+    private(set) var underruns = 0
 
     mutating func push(_ frame: AudioFrame) {
         let n = Self.samples
         guard frame.count == n else { return }
+        if wentDry {
+            // Back after running dry: a late frame (jitter) grows the cushion; a longer silence is a
+            // pause in what the far end sends, not jitter.
+            wentDry = false
+            if dryTicks <= Self.maxCushion {
+                underruns += 1
+                underrunInWindow = true
+                cushion = min(cushion + 1, Self.maxCushion)
+            }
+        }
         if count == Self.capacity {
-            head = (head + 1) % Self.capacity
-            count -= 1
+            discardOldest()
             dropped += 1
         }
         let slot = (head + count) % Self.capacity
@@ -30,25 +74,60 @@ struct LineQueue {
         count += 1
     }
 
+    /// One tick: the oldest frame into `frame`, or false when there is nothing to mix yet.
     mutating func pull(into frame: inout AudioFrame) -> Bool {
+        guard frame.count == Self.samples else { return false }
+        defer { endTick() }
         if !primed {
-            guard count >= Self.prime else { return false }
+            if count == 0 { dryTicks &+= 1 }
+            guard count > cushion else { return false }
             primed = true
         }
-        guard count > 0, frame.count == Self.samples else {
+        guard count > 0 else {
             primed = false
+            wentDry = true
+            dryTicks = 1
+            fewest = 0
             return false
         }
+        fewest = min(fewest, count)
         let n = Self.samples
         let base = head * n
         ring.withUnsafeBufferPointer { src in frame.copy(from: UnsafeBufferPointer(rebasing: src[base..<base + n])) }
-        head = (head + 1) % Self.capacity
-        count -= 1
+        discardOldest()
         return true
     }
 
     mutating func reset() {
         count = 0
         primed = false
+        wentDry = false
+        fewest = Int.max
+        ticks = 0
+        spareWindows = 0
+    }
+
+    private mutating func discardOldest() {
+        head = (head + 1) % Self.capacity
+        count -= 1
+    }
+
+    private mutating func endTick() {
+        ticks += 1
+        guard ticks == Self.window else { return }
+        spareWindows = primed && fewest != Int.max && fewest > cushion + 1 ? spareWindows + 1 : 0
+        if spareWindows >= Self.trimAfter {
+            discardOldest()
+            trimmed += 1
+            spareWindows = 0
+        }
+        calmWindows = !underrunInWindow && fewest != Int.max && fewest >= 2 ? calmWindows + 1 : 0
+        if calmWindows >= Self.shrinkAfter, cushion > 1 {
+            cushion -= 1
+            calmWindows = 0
+        }
+        underrunInWindow = false
+        fewest = Int.max
+        ticks = 0
     }
 }

@@ -86,13 +86,20 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         PhoneLineCounters.received.add(1, ordering: .relaxed)
         said.copy(from: samples)
         do { try toMixer.process(said, into: &resampled) } catch { return }
-        let dropped = queue.dropped
+        let dropped = queue.dropped, underruns = queue.underruns
         queue.push(resampled)
         // The phone sends faster than we tick (clock drift, a burst): the queue dropped its oldest frame.
         if queue.dropped != dropped { PhoneLineCounters.framesDropped.add(1, ordering: .relaxed) }
+        // This frame came after the queue had run dry: late.
+        if queue.underruns != underruns { PhoneLineCounters.underruns.add(1, ordering: .relaxed) }
     }
 
-    func pull(into frame: inout AudioFrame, now: UInt64) -> Bool { queue.pull(into: &frame) }
+    func pull(into frame: inout AudioFrame, now: UInt64) -> Bool {
+        let trimmed = queue.trimmed
+        let pulled = queue.pull(into: &frame)
+        if queue.trimmed != trimmed { PhoneLineCounters.framesTrimmed.add(1, ordering: .relaxed) }
+        return pulled
+    }
 
     func deliver(_ heard: AudioFrame?, now: UInt64) {
         guard leg.configured, let fromMixer else { return }

@@ -20,6 +20,10 @@ enum PhoneLineCounters {
     static let malformed = Atomic<Int>(0)
     /// Frames heard from phones dropped because the line's queue was full (the phone sends faster than the tick).
     static let framesDropped = Atomic<Int>(0)
+    /// Frames heard from phones dropped to bring a line's grown delay back down (`LineQueue`).
+    static let framesTrimmed = Atomic<Int>(0)
+    /// Frames from phones that came after a line's queue had run dry (late: a gap heard; `LineQueue`).
+    static let underruns = Atomic<Int>(0)
 
     /// One tick's frame to a phone: sent, or refused by the socket.
     static func count(sent ok: Bool) {
@@ -43,6 +47,10 @@ enum PhoneLineCounters {
         out += "# TYPE switchboard_phone_rtp_dropped_total counter\nswitchboard_phone_rtp_dropped_total \(malformed.load(ordering: .relaxed))\n"
         out += "# HELP switchboard_phone_frames_dropped_total Frames from phones dropped because a line's queue was full.\n"
         out += "# TYPE switchboard_phone_frames_dropped_total counter\nswitchboard_phone_frames_dropped_total \(framesDropped.load(ordering: .relaxed))\n"
+        out += "# HELP switchboard_phone_frames_trimmed_total Frames from phones dropped to bring a line's grown delay back down.\n"
+        out += "# TYPE switchboard_phone_frames_trimmed_total counter\nswitchboard_phone_frames_trimmed_total \(framesTrimmed.load(ordering: .relaxed))\n"
+        out += "# HELP switchboard_phone_underruns_total Frames from phones that came late, after a line's queue had run dry.\n"
+        out += "# TYPE switchboard_phone_underruns_total counter\nswitchboard_phone_underruns_total \(underruns.load(ordering: .relaxed))\n"
         return out
     }
 }

@@ -54,6 +54,8 @@ public final class EventLoop: @unchecked Sendable {
     private var timerHeap: [(deadline: UInt64, id: UInt64)] = []
     private var timerCallbacks: [UInt64: () -> Void] = [:]
     private var nextTimerID: UInt64 = 1
+    /// Due timers scheduled during the current `runTimers` pass, held for the next (reused, no allocation).
+    private var deferredTimers: [(deadline: UInt64, id: UInt64)] = []
     /// Set by `startThread` before the thread exists, read once on it.
     private var threadName = ""
     private static let wakeToken: UInt64 = UInt64.max
@@ -185,7 +187,7 @@ public final class EventLoop: @unchecked Sendable {
     public func run() {
         started.store(true, ordering: .releasing)
         threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .releasing)
-        let maxEvents: Int32 = 256
+        let maxEvents: Int32 = 1024
         let datas = UnsafeMutablePointer<UInt64>.allocate(capacity: Int(maxEvents))
         let evs = UnsafeMutablePointer<UInt32>.allocate(capacity: Int(maxEvents))
         defer { datas.deallocate(); evs.deallocate() }
@@ -312,12 +314,22 @@ public final class EventLoop: @unchecked Sendable {
         return Int64(min(1_000_000_000, top.deadline - now))
     }
 
+    /// Runs the timers that were due when the pass began. One a callback schedules waits for the next
+    /// pass, even when already due: a periodic timer that fell behind (the media tick after a long tick)
+    /// catches up one run per pass, with the I/O that arrived meanwhile read in between.
     private func runTimers() {
         let now = sb_monotonic_ns()
+        let firstNew = nextTimerID
         while let top = timerHeap.first, top.deadline <= now {
             _ = heapPop()
+            if top.id >= firstNew {
+                deferredTimers.append(top)
+                continue
+            }
             if let cb = timerCallbacks.removeValue(forKey: top.id) { cb() }
         }
+        for timer in deferredTimers { heapPush(timer) }
+        deferredTimers.removeAll(keepingCapacity: true)
     }
 
     private func heapPush(_ e: (deadline: UInt64, id: UInt64)) {
