@@ -44,10 +44,10 @@ struct LineTests {
         #expect(q.underruns == 0 && q.cushion == 1)
     }
 
-    /// `ticks` ticks of a steady far end: one frame arrives, one is taken.
-    func steady(_ q: inout LineQueue, ticks: Int) {
+    /// `ticks` ticks of a steady far end: one frame arrives (quiet, or `loud`), one is taken.
+    func steady(_ q: inout LineQueue, ticks: Int, loud: Bool = false) {
         for _ in 0..<ticks {
-            q.push(frame(7))
+            q.push(frame(loud ? 12_000 : 7))
             _ = take(&q)
         }
     }
@@ -64,6 +64,23 @@ struct LineTests {
         #expect(q.trimmed == 1)
         steady(&q, ticks: 10 * LineQueue.window)
         #expect(q.trimmed == 1 && q.dropped == 0 && q.underruns == 0, "two frames waiting at each tick: nothing more goes")
+    }
+
+    @Test("a far end that never pauses keeps a small excess of delay; a large one is trimmed even when loud")
+    func loudFramesAreTrimmedOnlyForALargeExcess() {
+        var q = LineQueue()
+        q.push(frame(12_000)); q.push(frame(12_000))
+        #expect(take(&q) == 12_000)
+        q.push(frame(12_000))
+        steady(&q, ticks: 10 * LineQueue.window, loud: true)
+        #expect(q.trimmed == 0, "one frame of extra delay is not worth a loud frame")
+        steady(&q, ticks: 1, loud: false)
+        steady(&q, ticks: LineQueue.window, loud: false)
+        #expect(q.trimmed == 1, "the first quiet frame goes")
+        for _ in 0..<(LineQueue.loudExcess + 1) { q.push(frame(12_000)) }
+        steady(&q, ticks: (LineQueue.trimAfter + 1) * LineQueue.window, loud: true)
+        #expect(q.trimmed == 2)
+        #expect(q.dropped == 0)
     }
 
     @Test("a cushion grown by late frames shrinks after 30 calm seconds, and the delay follows")
@@ -85,13 +102,24 @@ struct LineTests {
     @Test("a far end faster than the ticks loses its oldest frames, counted; a wrong-sized frame is ignored")
     func overflow() {
         var q = LineQueue()
-        for v in 1...Int16(LineQueue.capacity + 3) { q.push(frame(v)) }
+        q.push(frame(1)); q.push(frame(2))
+        #expect(take(&q) == 1)
+        for v in 3...Int16(LineQueue.capacity + 4) { q.push(frame(v)) }
         #expect(q.dropped == 3)
-        #expect(take(&q) == 4, "the three oldest went")
+        #expect(take(&q) == 5, "the three oldest went")
         q.push(AudioFrame(rate: .hz8000))
         var pulled = 0
         while take(&q) != nil { pulled += 1 }
         #expect(pulled == LineQueue.capacity - 1)
+    }
+
+    @Test("what waited before mixing started is stale: mixing starts from the newest two")
+    func staleBeforeMixing() {
+        var q = LineQueue()
+        for v in 1...Int16(5) { q.push(frame(v)) }
+        #expect(take(&q) == 4)
+        #expect(q.trimmed == 3 && q.dropped == 0)
+        #expect(take(&q) == 5)
     }
 
     @Test("SIP final responses become the documented leg statuses", arguments: [

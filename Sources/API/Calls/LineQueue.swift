@@ -5,7 +5,7 @@ import Audio
 ///
 /// - The far end's clock and the network decide when frames arrive; the mixer's tick decides when one
 ///   is taken. Mixing starts once `cushion + 1` frames wait (two at first), and again after the queue
-///   ran dry.
+///   ran dry, from the newest `cushion + 1` (older ones, queued before the line was mixed, are trimmed).
 /// - Each time it runs dry and the next frame comes within `maxCushion` ticks (it came late: an underrun,
 ///   a gap the listeners hear; a longer silence is the far end pausing), the cushion grows by one frame,
 ///   up to `maxCushion`, so a far end that arrives in bursts gets the delay that absorbs
@@ -13,7 +13,9 @@ import Audio
 ///   frame of it was never needed: probing for a lower delay costs a gap each time, so it is slow.
 /// - The delay does not creep: a late frame is still played, which leaves one more frame waiting from
 ///   then on. When for `trimAfter` windows in a row more than `cushion + 1` frames waited at every tick,
-///   the oldest frame is dropped (`trimmed`).
+///   the next quiet frame (peak below `quietPeak`, a pause in speech) due to be mixed is dropped instead
+///   (`trimmed`): the delay comes back down where nobody hears it. A far end that never pauses loses a
+///   loud frame only once `loudExcess` frames more than that waited for those windows.
 /// - When the far end sends faster than anything can absorb (`capacity` frames wait), the oldest frame
 ///   goes (`dropped`).
 struct LineQueue {
@@ -22,10 +24,14 @@ struct LineQueue {
     /// Ticks (1 s) over which the fewest frames waiting at a tick is watched.
     static let window = 50
     static let trimAfter = 3
+    static let quietPeak: Int16 = 1024
+    static let loudExcess = 4
     static let shrinkAfter = 30
     private static let samples = SampleRate.hz48000.samplesPerFrame
 
     private var ring = [Int16](repeating: 0, count: LineQueue.capacity * LineQueue.samples)
+    /// Whether the frame in each slot is quiet.
+    private var quiet = [Bool](repeating: false, count: LineQueue.capacity)
     private var head = 0
     private var count = 0
     private var primed = false
@@ -42,6 +48,8 @@ struct LineQueue {
     /// of the cushion unused.
     private var spareWindows = 0
     private var calmWindows = 0
+    /// A frame is to be trimmed: the next quiet one due.
+    private var trimDue = false
     /// Frames lost because the queue was full.
     private(set) var dropped = 0
     /// Frames dropped to bring a grown delay back down.
@@ -68,9 +76,17 @@ struct LineQueue {
             dropped += 1
         }
         let slot = (head + count) % Self.capacity
+        var peak: Int16 = 0
         ring.withUnsafeMutableBufferPointer { dst in
-            frame.withSamples { src in for i in 0..<n { dst[slot * n + i] = src[i] } }
+            frame.withSamples { src in
+                for i in 0..<n {
+                    let v = src[i]
+                    dst[slot * n + i] = v
+                    peak = max(peak, v == .min ? .max : abs(v))
+                }
+            }
         }
+        quiet[slot] = peak < Self.quietPeak
         count += 1
     }
 
@@ -82,15 +98,27 @@ struct LineQueue {
             if count == 0 { dryTicks &+= 1 }
             guard count > cushion else { return false }
             primed = true
+            // More waiting than the cushion needs (the far end spoke before this line was in a mix): stale;
+            // mixing starts from the newest.
+            while count > cushion + 1 {
+                discardOldest()
+                trimmed += 1
+            }
         }
         guard count > 0 else {
             primed = false
+            trimDue = false
             wentDry = true
             dryTicks = 1
             fewest = 0
             return false
         }
         fewest = min(fewest, count)
+        if trimDue, count > 1, quiet[head] {
+            discardOldest()
+            trimmed += 1
+            trimDue = false
+        }
         let n = Self.samples
         let base = head * n
         ring.withUnsafeBufferPointer { src in frame.copy(from: UnsafeBufferPointer(rebasing: src[base..<base + n])) }
@@ -102,6 +130,7 @@ struct LineQueue {
         count = 0
         primed = false
         wentDry = false
+        trimDue = false
         fewest = Int.max
         ticks = 0
         spareWindows = 0
@@ -115,11 +144,17 @@ struct LineQueue {
     private mutating func endTick() {
         ticks += 1
         guard ticks == Self.window else { return }
-        spareWindows = primed && fewest != Int.max && fewest > cushion + 1 ? spareWindows + 1 : 0
+        let spare = primed && fewest != Int.max && fewest > cushion + 1
+        spareWindows = spare ? spareWindows + 1 : 0
+        if !spare { trimDue = false }
         if spareWindows >= Self.trimAfter {
-            discardOldest()
-            trimmed += 1
             spareWindows = 0
+            if fewest > cushion + 1 + Self.loudExcess {
+                discardOldest()
+                trimmed += 1
+            } else {
+                trimDue = true
+            }
         }
         calmWindows = !underrunInWindow && fewest != Int.max && fewest >= 2 ? calmWindows + 1 : 0
         if calmWindows >= Self.shrinkAfter, cushion > 1 {
