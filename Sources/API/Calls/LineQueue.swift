@@ -24,7 +24,7 @@ struct LineQueue {
     /// Ticks (1 s) over which the fewest frames waiting at a tick is watched.
     static let window = 50
     static let trimAfter = 3
-    static let quietPeak: Int16 = 1024
+    static let quietPeak: UInt16 = 1024
     static let loudExcess = 4
     static let shrinkAfter = 30
     private static let samples = SampleRate.hz48000.samplesPerFrame
@@ -40,7 +40,6 @@ struct LineQueue {
     /// The fewest frames that waited at a tick in this window, and the ticks so far in it.
     private var fewest = Int.max
     private var ticks = 0
-    private var underrunInWindow = false
     /// Ran dry after mixing had started, and the ticks since.
     private var wentDry = false
     private var dryTicks = 0
@@ -67,7 +66,6 @@ struct LineQueue {
             wentDry = false
             if dryTicks <= Self.maxCushion {
                 underruns += 1
-                underrunInWindow = true
                 cushion = min(cushion + 1, Self.maxCushion)
             }
         }
@@ -76,13 +74,12 @@ struct LineQueue {
             dropped += 1
         }
         let slot = (head + count) % Self.capacity
-        var peak: Int16 = 0
+        var peak: UInt16 = 0
         ring.withUnsafeMutableBufferPointer { dst in
             frame.withSamples { src in
                 for i in 0..<n {
-                    let v = src[i]
-                    dst[slot * n + i] = v
-                    peak = max(peak, v == .min ? .max : abs(v))
+                    dst[slot * n + i] = src[i]
+                    peak = max(peak, src[i].magnitude)
                 }
             }
         }
@@ -156,12 +153,12 @@ struct LineQueue {
                 trimDue = true
             }
         }
-        calmWindows = !underrunInWindow && fewest != Int.max && fewest >= 2 ? calmWindows + 1 : 0
+        // A window in which the queue ran dry has `fewest` 0: not calm.
+        calmWindows = fewest != Int.max && fewest >= 2 ? calmWindows + 1 : 0
         if calmWindows >= Self.shrinkAfter, cushion > 1 {
             cushion -= 1
             calmWindows = 0
         }
-        underrunInWindow = false
         fewest = Int.max
         ticks = 0
     }
