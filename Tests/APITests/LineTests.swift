@@ -113,13 +113,32 @@ struct LineTests {
         #expect(pulled == LineQueue.capacity - 1)
     }
 
-    @Test("what waited before mixing started is stale: mixing starts from the newest two")
+    @Test("what waited before mixing first started is stale and not loss; a burst after running dry is loss")
     func staleBeforeMixing() {
         var q = LineQueue()
+        for v in 1...Int16(LineQueue.capacity + 2) { q.push(frame(v)) }
+        #expect(q.unmixed == 2 && q.dropped == 0, "a full queue before the first tick: the oldest go, not counted as dropped")
+        #expect(take(&q) == Int16(LineQueue.capacity + 1), "mixing starts from the newest two")
+        #expect(q.unmixed == LineQueue.capacity && q.trimmed == 0)
+        #expect(take(&q) == Int16(LineQueue.capacity + 2))
+        #expect(take(&q) == nil, "ran dry")
         for v in 1...Int16(5) { q.push(frame(v)) }
-        #expect(take(&q) == 4)
-        #expect(q.trimmed == 3 && q.dropped == 0)
-        #expect(take(&q) == 5)
+        #expect(take(&q) == 3, "the cushion grew to two: mixing starts again from the newest three")
+        #expect(q.trimmed == 2 && q.unmixed == LineQueue.capacity, "heard by nobody after the line was mixed: loss")
+    }
+
+    @Test("a phone's queue holds frames at the phone's rate")
+    func narrowbandFrames() {
+        var q = LineQueue(rate: .hz8000)
+        var f = AudioFrame(rate: .hz8000)
+        f.withMutableSamples { s in for i in 0..<s.count { s[i] = Int16(i) } }
+        q.push(f); q.push(f)
+        q.push(frame(9))
+        var out = AudioFrame(rate: .hz8000)
+        let first = q.pull(into: &out)
+        #expect(first && out.withSamples { $0[159] } == 159)
+        let second = q.pull(into: &out), third = q.pull(into: &out)
+        #expect(second && !third, "the 48 kHz frame was ignored")
     }
 
     @Test("SIP final responses become the documented leg statuses", arguments: [

@@ -424,6 +424,13 @@ def test_two_phones_in_a_named_conversation_hear_each_other_on_one_media_worker(
             assert np.sqrt(np.mean(tone ** 2)) > 100, "the phone hears silence"
             heard = dominant_frequency(tone, rate)
             assert abs(heard - other) < 15, f"the phone heard {heard} Hz, not the other phone's {other} Hz"
+        # What the phones said reached the mix: frames a line threw away once mixed are a few at most; what it
+        # discarded before it was first mixed (said while the move was under way) is counted apart.
+        from sip_support import metric
+        said = metric(server, "switchboard_phone_rtp_packets_total", direction="received") or 0
+        lost = sum(metric(server, f"switchboard_phone_frames_{k}_total") or 0 for k in ("dropped", "trimmed"))
+        assert said > 300 and metric(server, "switchboard_phone_frames_unmixed_total") is not None
+        assert lost <= 0.02 * said, f"{lost} of {said} frames from the phones were thrown away"
     finally:
         low.stop()
         high.stop()

@@ -1,7 +1,9 @@
 import Audio
 
-/// What a line's far end said (a phone, a WebSocket), as 48 kHz frames waiting for the mixer's ticks:
-/// a small adaptive jitter buffer. Allocated once; no allocation after.
+/// What a line's far end said (a phone, a WebSocket), as frames at the far end's own rate waiting for the
+/// mixer's ticks: a small adaptive jitter buffer. Allocated once; no allocation after. Frames wait at the
+/// far end's rate (160 samples for a G.711 phone, not the mixer's 960): the line resamples only the frame a
+/// tick takes, and never one that is trimmed or dropped.
 ///
 /// - The far end's clock and the network decide when frames arrive; the mixer's tick decides when one
 ///   is taken. Mixing starts once `cushion + 1` frames wait (two at first), and again after the queue
@@ -18,6 +20,9 @@ import Audio
 ///   loud frame only once `loudExcess` frames more than that waited for those windows.
 /// - When the far end sends faster than anything can absorb (`capacity` frames wait), the oldest frame
 ///   goes (`dropped`).
+/// - Frames discarded before the line was first mixed (said while the call was being connected to its
+///   conversation: between a line's creation or move and its first tick) are counted apart (`unmixed`):
+///   nobody in the conversation could have heard them, so they are not loss.
 struct LineQueue {
     static let capacity = 12
     static let maxCushion = 6
@@ -27,14 +32,16 @@ struct LineQueue {
     static let quietPeak: UInt16 = 1024
     static let loudExcess = 4
     static let shrinkAfter = 30
-    private static let samples = SampleRate.hz48000.samplesPerFrame
-
-    private var ring = [Int16](repeating: 0, count: LineQueue.capacity * LineQueue.samples)
+    /// Samples per frame at the far end's rate.
+    let samples: Int
+    private var ring: [Int16]
     /// Whether the frame in each slot is quiet.
     private var quiet = [Bool](repeating: false, count: LineQueue.capacity)
     private var head = 0
     private var count = 0
     private var primed = false
+    /// Mixing has started at least once.
+    private var mixed = false
     /// Frames kept in reserve against the far end's jitter.
     private(set) var cushion = 1
     /// The fewest frames that waited at a tick in this window, and the ticks so far in it.
@@ -56,9 +63,16 @@ struct LineQueue {
     /// Times the queue ran dry after mixing had started and the far end's next frame came within
     /// `maxCushion` ticks: late frames, each a gap the listeners hear.
     private(set) var underruns = 0
+    /// Frames dropped or trimmed before mixing had ever started (not loss: see above).
+    private(set) var unmixed = 0
+
+    init(rate: SampleRate = .hz48000) {
+        samples = rate.samplesPerFrame
+        ring = [Int16](repeating: 0, count: LineQueue.capacity * samples)
+    }
 
     mutating func push(_ frame: AudioFrame) {
-        let n = Self.samples
+        let n = samples
         guard frame.count == n else { return }
         if wentDry {
             // Back after running dry: a late frame (jitter) grows the cushion; a longer silence is a
@@ -71,7 +85,7 @@ struct LineQueue {
         }
         if count == Self.capacity {
             discardOldest()
-            dropped += 1
+            if mixed { dropped += 1 } else { unmixed += 1 }
         }
         let slot = (head + count) % Self.capacity
         var peak: UInt16 = 0
@@ -89,18 +103,19 @@ struct LineQueue {
 
     /// One tick: the oldest frame into `frame`, or false when there is nothing to mix yet.
     mutating func pull(into frame: inout AudioFrame) -> Bool {
-        guard frame.count == Self.samples else { return false }
+        guard frame.count == samples else { return false }
         defer { endTick() }
         if !primed {
             if count == 0 { dryTicks &+= 1 }
             guard count > cushion else { return false }
             primed = true
-            // More waiting than the cushion needs (the far end spoke before this line was in a mix): stale;
-            // mixing starts from the newest.
+            // More waiting than the cushion needs (the far end spoke before this line was in a mix, or a
+            // burst came after it ran dry): stale; mixing starts from the newest.
             while count > cushion + 1 {
                 discardOldest()
-                trimmed += 1
+                if mixed { trimmed += 1 } else { unmixed += 1 }
             }
+            mixed = true
         }
         guard count > 0 else {
             primed = false
@@ -116,13 +131,14 @@ struct LineQueue {
             trimmed += 1
             trimDue = false
         }
-        let n = Self.samples
+        let n = samples
         let base = head * n
         ring.withUnsafeBufferPointer { src in frame.copy(from: UnsafeBufferPointer(rebasing: src[base..<base + n])) }
         discardOldest()
         return true
     }
 
+    /// Forgets the frames waiting (a new session); whether the line was ever mixed stays.
     mutating func reset() {
         count = 0
         primed = false

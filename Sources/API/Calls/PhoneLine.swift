@@ -3,9 +3,9 @@ import Media
 import Runtime
 import Telephony
 
-/// A phone leg's RTP as a mixer participant: what the phone says is decoded by the leg, resampled to
-/// the mixer's 48 kHz and queued for the next ticks (`LineQueue`); what its participant hears each tick is resampled
-/// to the codec's rate and sent, so the mixer's tick paces the phone's stream (silence included, as
+/// A phone leg's RTP as a mixer participant: what the phone says is decoded by the leg and queued at the
+/// codec's rate for the next ticks (`LineQueue`), and the frame a tick takes is resampled to the mixer's
+/// 48 kHz; what its participant hears each tick is resampled to the codec's rate and sent, so the mixer's tick paces the phone's stream (silence included, as
 /// phones expect a steady 20 ms stream).
 ///
 /// Lives on the mixer's worker loop: made there by the factory, every method runs there, which is what
@@ -23,7 +23,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     private var toMixer: Resampler?
     private var fromMixer: Resampler?
     private var said = AudioFrame(rate: .hz8000)
-    private var resampled = AudioFrame(rate: .hz48000)
+    private var queued = AudioFrame(rate: .hz8000)
     private var outgoing = AudioFrame(rate: .hz8000)
     private var silence = AudioFrame(rate: .hz8000)
     private var queue = LineQueue()
@@ -74,31 +74,36 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         toMixer = try Resampler(from: rate, to: .hz48000)
         fromMixer = try Resampler(from: .hz48000, to: rate)
         said = AudioFrame(rate: rate)
+        queued = AudioFrame(rate: rate)
         outgoing = AudioFrame(rate: rate)
         silence = AudioFrame(rate: rate)
-        queue.reset()
+        if queue.samples == rate.samplesPerFrame { queue.reset() } else { queue = LineQueue(rate: rate) }
     }
 
     // MARK: Packet path (no allocation, lock or log)
 
     private func heardFromPhone(_ samples: UnsafeBufferPointer<Int16>) {
-        guard let toMixer, samples.count == said.count else { return }
+        guard samples.count == said.count else { return }
         PhoneLineCounters.received.add(1, ordering: .relaxed)
         said.copy(from: samples)
-        do { try toMixer.process(said, into: &resampled) } catch { return }
-        let dropped = queue.dropped, underruns = queue.underruns
-        queue.push(resampled)
+        let dropped = queue.dropped, unmixed = queue.unmixed, underruns = queue.underruns
+        queue.push(said)
         // The phone sends faster than we tick (clock drift, a burst): the queue dropped its oldest frame.
         if queue.dropped != dropped { PhoneLineCounters.framesDropped.add(1, ordering: .relaxed) }
+        if queue.unmixed != unmixed { PhoneLineCounters.framesUnmixed.add(1, ordering: .relaxed) }
         // This frame came after the queue had run dry: late.
         if queue.underruns != underruns { PhoneLineCounters.underruns.add(1, ordering: .relaxed) }
     }
 
     func pull(into frame: inout AudioFrame, now: UInt64) -> Bool {
-        let trimmed = queue.trimmed
-        let pulled = queue.pull(into: &frame)
-        if queue.trimmed != trimmed { PhoneLineCounters.framesTrimmed.add(1, ordering: .relaxed) }
-        return pulled
+        guard let toMixer else { return false }
+        let trimmed = queue.trimmed, unmixed = queue.unmixed
+        let pulled = queue.pull(into: &queued)
+        if queue.trimmed != trimmed { PhoneLineCounters.framesTrimmed.add(queue.trimmed - trimmed, ordering: .relaxed) }
+        if queue.unmixed != unmixed { PhoneLineCounters.framesUnmixed.add(queue.unmixed - unmixed, ordering: .relaxed) }
+        guard pulled else { return false }
+        do { try toMixer.process(queued, into: &frame) } catch { return false }
+        return true
     }
 
     func deliver(_ heard: AudioFrame?, now: UInt64) {

@@ -22,6 +22,9 @@ enum PhoneLineCounters {
     static let framesDropped = Atomic<Int>(0)
     /// Frames heard from phones dropped to bring a line's grown delay back down (`LineQueue`).
     static let framesTrimmed = Atomic<Int>(0)
+    /// Frames from phones discarded before their line was first mixed (said while the call was being
+    /// connected to its conversation; `LineQueue`): not heard by anyone, and not loss.
+    static let framesUnmixed = Atomic<Int>(0)
     /// Frames from phones that came after a line's queue had run dry (late: a gap heard; `LineQueue`).
     static let underruns = Atomic<Int>(0)
 
@@ -49,6 +52,8 @@ enum PhoneLineCounters {
         out += "# TYPE switchboard_phone_frames_dropped_total counter\nswitchboard_phone_frames_dropped_total \(framesDropped.load(ordering: .relaxed))\n"
         out += "# HELP switchboard_phone_frames_trimmed_total Frames from phones dropped to bring a line's grown delay back down.\n"
         out += "# TYPE switchboard_phone_frames_trimmed_total counter\nswitchboard_phone_frames_trimmed_total \(framesTrimmed.load(ordering: .relaxed))\n"
+        out += "# HELP switchboard_phone_frames_unmixed_total Frames from phones discarded before their line was first mixed (said while the call was being connected).\n"
+        out += "# TYPE switchboard_phone_frames_unmixed_total counter\nswitchboard_phone_frames_unmixed_total \(framesUnmixed.load(ordering: .relaxed))\n"
         out += "# HELP switchboard_phone_underruns_total Frames from phones that came late, after a line's queue had run dry.\n"
         out += "# TYPE switchboard_phone_underruns_total counter\nswitchboard_phone_underruns_total \(underruns.load(ordering: .relaxed))\n"
         return out

@@ -4,7 +4,7 @@ import Runtime
 
 /// A `websocket` leg's audio as a mixer participant: 16-bit little-endian linear PCM (`audio/l16`) at
 /// 8 or 16 kHz in 20 ms binary messages both ways, as the Voice API's WebSocket endpoint does. What the
-/// socket sends is resampled to 48 kHz and queued for the ticks (`LineQueue`); what the participant
+/// socket sends is queued for the ticks (`LineQueue`) and the frame a tick takes resampled to 48 kHz; what the participant
 /// hears each tick goes out as one message (silence included, a steady 20 ms stream).
 ///
 /// Lives on the mixer's worker loop like `PhoneLine`; the socket's callbacks run on an HTTP loop and
@@ -17,9 +17,9 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
     private let toMixer: Resampler
     private let fromMixer: Resampler
     private var said: AudioFrame
-    private var resampled = AudioFrame(rate: .hz48000)
+    private var queued: AudioFrame
     private var outgoing: AudioFrame
-    private var queue = LineQueue()
+    private var queue: LineQueue
     private(set) var malformed = 0
 
     init(loop: EventLoop, rate: SampleRate, socket: WebSocket) throws {
@@ -29,7 +29,9 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
         toMixer = try Resampler(from: rate, to: .hz48000)
         fromMixer = try Resampler(from: .hz48000, to: rate)
         said = AudioFrame(rate: rate)
+        queued = AudioFrame(rate: rate)
         outgoing = AudioFrame(rate: rate)
+        queue = LineQueue(rate: rate)
     }
 
     /// One binary message from the socket (on the loop): exactly 20 ms of L16 at the leg's rate.
@@ -42,11 +44,12 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
         said.withMutableSamples { d in
             for i in 0..<n { d[i] = Int16(bitPattern: UInt16(bytes[2 * i]) | UInt16(bytes[2 * i + 1]) << 8) }
         }
-        guard (try? toMixer.process(said, into: &resampled)) != nil else { return }
-        queue.push(resampled)
+        queue.push(said)
     }
 
-    func pull(into frame: inout AudioFrame, now: UInt64) -> Bool { queue.pull(into: &frame) }
+    func pull(into frame: inout AudioFrame, now: UInt64) -> Bool {
+        queue.pull(into: &queued) && (try? toMixer.process(queued, into: &frame)) != nil
+    }
 
     func deliver(_ heard: AudioFrame?, now: UInt64) {
         if let heard, (try? fromMixer.process(heard, into: &outgoing)) != nil {} else { outgoing.clear() }
