@@ -80,10 +80,11 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     func perform(_ command: CallMediaCommand, leg uuid: String) throws(CallMediaError) {
         switch command {
-        case .say, .play, .collectDigits, .startRecording, .bridge, .sendDigits:
-            // The NCCO needs the caller's audio: a ringing inbound call is answered first.
+        case .say, .play, .collectDigits, .startRecording, .sendDigits:
+            // The NCCO needs the caller's audio: a ringing inbound call is answered first (for `bridge`, once
+            // its line is in the conversation's mix, below).
             answerIfRinging(uuid)
-        case .dial:
+        case .dial, .bridge:
             break
         }
         switch command {
@@ -100,7 +101,9 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             guard legs.withLock({ $0[uuid] }) != nil else { return try mixer.perform(command, leg: uuid) }
         case .bridge(let conversationID, _):
             guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(command, leg: uuid) }
-            move(phone, to: conversationID)
+            // A ringing call is answered once its line has moved: the phone starts sending when it hears the
+            // answer, so what the caller says first reaches the conversation instead of the line in between.
+            move(phone, to: conversationID) { self.answerIfRinging(uuid) }
         default:
             try mixer.perform(command, leg: uuid)
         }
@@ -414,9 +417,10 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     /// An NCCO `conversation` action on a phone leg: its RTP leg moves, sockets and session kept, to
     /// that conversation's mix (the store has moved its member already).
-    private func move(_ phone: PhoneLeg, to conversationID: String) {
+    /// `then` runs once the line is in the new mix (or the move failed, or there was nothing to move).
+    private func move(_ phone: PhoneLeg, to conversationID: String, then: @escaping @Sendable () -> Void) {
         guard let rooms = attached.withLock({ $0.rooms }), let old = phone.line.withLock({ $0 }),
-              phone.place.conversationID != conversationID, let moved = resolve(phone.uuid) else { return }
+              phone.place.conversationID != conversationID, let moved = resolve(phone.uuid) else { return then() }
         let from = phone.place
         phone.place = moved
         let uuid = phone.uuid
@@ -429,6 +433,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             } catch {
                 logger.warning("phone leg not moved", ["leg": uuid, "conversation": moved.conversationID, "error": "\(error)"])
             }
+            then()
         }
     }
 
