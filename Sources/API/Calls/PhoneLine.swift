@@ -5,8 +5,8 @@ import Telephony
 
 /// A phone leg's RTP as a mixer participant: what the phone says is decoded by the leg and queued at the
 /// codec's rate for the next ticks (`LineQueue`), and the frame a tick takes is resampled to the mixer's
-/// 48 kHz; what its participant hears each tick is resampled to the codec's rate and sent, so the mixer's tick paces the phone's stream (silence included, as
-/// phones expect a steady 20 ms stream).
+/// 48 kHz; what its participant hears each tick is resampled to the codec's rate and sent, so the mixer's
+/// tick paces the phone's stream (silence included, as phones expect a steady 20 ms stream).
 ///
 /// Lives on the mixer's worker loop: made there by the factory, every method runs there, which is what
 /// makes the unchecked Sendable sound (it only lets the line be handed to its loop). Everything the
@@ -26,7 +26,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     private var queued = AudioFrame(rate: .hz8000)
     private var outgoing = AudioFrame(rate: .hz8000)
     private var silence = AudioFrame(rate: .hz8000)
-    private var queue = LineQueue()
+    private var queue = LineQueue(rate: .hz8000)
     private var handedOver = false
     private var closed = false
 

@@ -21,8 +21,10 @@ final class TestPhone: IncomingCallHandler {
     let pool: RTPPortPool
     let host: String
     let answerAll: Bool
-    /// The prompt at each codec rate, rendered once in the background.
+    /// The prompt at each codec rate, rendered once in the background; a call that comes before it is
+    /// ready rings until it is (a caller right after start hears the prompt too).
     private let prompts = Prompts()
+    private let rendering: Task<Void, Never>?
 
     private final class Prompts: Sendable {
         let frames = Mutex<[SampleRate: [AudioFrame]]>([:])
@@ -33,8 +35,11 @@ final class TestPhone: IncomingCallHandler {
         self.pool = pool
         self.host = host
         self.answerAll = answerAll
-        guard !answerAll else { return }
-        Task { [prompts] in
+        guard !answerAll else {
+            rendering = nil
+            return
+        }
+        rendering = Task { [prompts] in
             let synthesizer = SpeechSynthesizer(workers: 1)
             for rate in [SampleRate.hz8000, .hz48000] {
                 let request = SpeechRequest(text: Self.promptText, language: "en-US", style: 0)
@@ -46,6 +51,15 @@ final class TestPhone: IncomingCallHandler {
     /// Runs on the edge's loop.
     func incomingCall(_ call: IncomingCall) {
         guard answerAll || call.number == Self.number else { return call.reject(status: 404) }
+        guard let rendering, prompts.frames.withLock({ $0.count < 2 }) else { return take(call) }
+        let loop = edge.loop
+        Task {
+            await rendering.value
+            loop.execute { self.take(call) }
+        }
+    }
+
+    private func take(_ call: IncomingCall) {
         guard let offer = call.offer else { return call.reject(status: 488) }
         let probe = AudioSessionConfig(address: host, port: 9)
         guard let (_, negotiated) = try? PlainRTPNegotiator.answer(offer, local: probe, sessionID: 1, version: 1) else {
