@@ -436,6 +436,8 @@ def test_two_phones_in_a_named_conversation_hear_each_other_on_one_media_worker(
         lost = sum(metric(server, f"switchboard_phone_frames_{k}_total") or 0 for k in ("dropped", "trimmed"))
         assert said > 300 and metric(server, "switchboard_phone_frames_unmixed_total") is not None
         assert lost <= 0.02 * said, f"{lost} of {said} frames from the phones were thrown away"
+        # Two G.711 phones and nobody else: the conversation mixes at 8 kHz and no frame is resampled.
+        assert metric(server, "switchboard_phone_frames_resampled_total") == 0
     finally:
         low.stop()
         high.stop()

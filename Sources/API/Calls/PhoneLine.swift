@@ -4,9 +4,11 @@ import Runtime
 import Telephony
 
 /// A phone leg's RTP as a mixer participant: what the phone says is decoded by the leg and queued at the
-/// codec's rate for the next ticks (`LineQueue`), and the frame a tick takes is resampled to the mixer's
-/// 48 kHz; what its participant hears each tick is resampled to the codec's rate and sent, so the mixer's
-/// tick paces the phone's stream (silence included, as phones expect a steady 20 ms stream).
+/// codec's rate for the next ticks (`LineQueue`), and the frame a tick takes goes to the mixer at the
+/// mixer's rate; what its participant hears each tick is sent at the codec's rate, so the mixer's tick
+/// paces the phone's stream (silence included, as phones expect a steady 20 ms stream). Frames are
+/// resampled only when the mixer's rate is not the codec's (`LineResampling`): a conversation of G.711
+/// phones mixes at 8 kHz.
 ///
 /// Lives on the mixer's worker loop: made there by the factory, every method runs there, which is what
 /// makes the unchecked Sendable sound (it only lets the line be handed to its loop). Everything the
@@ -20,8 +22,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         set { leg.onDigit = newValue }
     }
 
-    private var toMixer: Resampler?
-    private var fromMixer: Resampler?
+    private var resampling: LineResampling?
     private var said = AudioFrame(rate: .hz8000)
     private var queued = AudioFrame(rate: .hz8000)
     private var outgoing = AudioFrame(rate: .hz8000)
@@ -68,11 +69,13 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         try prepare()
     }
 
+    /// The far end's rate: the leg's codec's (G.711's 8 kHz until the session is known). A tick reads it.
+    var rate: SampleRate { said.rate }
+
     /// Resamplers and frames for the leg's codec rate.
     private func prepare() throws {
         let rate = SampleRate(rawValue: leg.sampleRate) ?? .hz8000
-        toMixer = try Resampler(from: rate, to: .hz48000)
-        fromMixer = try Resampler(from: .hz48000, to: rate)
+        resampling = try LineResampling(rate: rate)
         said = AudioFrame(rate: rate)
         queued = AudioFrame(rate: rate)
         outgoing = AudioFrame(rate: rate)
@@ -96,24 +99,27 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     }
 
     func pull(into frame: inout AudioFrame, now: UInt64) -> Bool {
-        guard let toMixer else { return false }
+        guard let resampling else { return false }
         let trimmed = queue.trimmed, unmixed = queue.unmixed
         let pulled = queue.pull(into: &queued)
         if queue.trimmed != trimmed { PhoneLineCounters.framesTrimmed.add(queue.trimmed - trimmed, ordering: .relaxed) }
         if queue.unmixed != unmixed { PhoneLineCounters.framesUnmixed.add(queue.unmixed - unmixed, ordering: .relaxed) }
         guard pulled else { return false }
-        do { try toMixer.process(queued, into: &frame) } catch { return false }
+        let resampled = resampling.resampled
+        guard resampling.toMixer(queued, into: &frame) else { return false }
+        if resampling.resampled != resampled { PhoneLineCounters.resampled.add(1, ordering: .relaxed) }
         return true
     }
 
     func deliver(_ heard: AudioFrame?, now: UInt64) {
-        guard leg.configured, let fromMixer else { return }
-        let before = leg.statistics.packetsSent
-        if let heard, (try? fromMixer.process(heard, into: &outgoing)) != nil {
+        guard leg.configured, let resampling else { return }
+        let before = leg.statistics.packetsSent, resampled = resampling.resampled
+        if let heard, resampling.fromMixer(heard, into: &outgoing) {
             outgoing.withSamples { leg.send($0) }
         } else {
             silence.withSamples { leg.send($0) }
         }
+        if resampling.resampled != resampled { PhoneLineCounters.resampled.add(1, ordering: .relaxed) }
         PhoneLineCounters.count(sent: leg.statistics.packetsSent > before)
     }
 

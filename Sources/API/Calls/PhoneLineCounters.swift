@@ -28,6 +28,10 @@ enum PhoneLineCounters {
     /// Frames from phones that came after a line's queue had run dry (late: a gap heard; `LineQueue`).
     static let underruns = Atomic<Int>(0)
 
+    /// Frames phone lines resampled to or from their mixer's rate (none while only G.711 phones share a
+    /// conversation: its mixer runs at 8 kHz).
+    static let resampled = Atomic<Int>(0)
+
     /// One tick's frame to a phone: sent, or refused by the socket.
     static func count(sent ok: Bool) {
         if ok { sent.add(1, ordering: .relaxed) } else { sendFailed.add(1, ordering: .relaxed) }
@@ -56,6 +60,8 @@ enum PhoneLineCounters {
         out += "# TYPE switchboard_phone_frames_unmixed_total counter\nswitchboard_phone_frames_unmixed_total \(framesUnmixed.load(ordering: .relaxed))\n"
         out += "# HELP switchboard_phone_underruns_total Frames from phones that came late, after a line's queue had run dry.\n"
         out += "# TYPE switchboard_phone_underruns_total counter\nswitchboard_phone_underruns_total \(underruns.load(ordering: .relaxed))\n"
+        out += "# HELP switchboard_phone_frames_resampled_total Frames phone lines resampled to or from their mixer's rate (none while only G.711 phones share a conversation).\n"
+        out += "# TYPE switchboard_phone_frames_resampled_total counter\nswitchboard_phone_frames_resampled_total \(resampled.load(ordering: .relaxed))\n"
         return out
     }
 }

@@ -4,8 +4,9 @@ import Runtime
 
 /// A `websocket` leg's audio as a mixer participant: 16-bit little-endian linear PCM (`audio/l16`) at
 /// 8 or 16 kHz in 20 ms binary messages both ways, as the Voice API's WebSocket endpoint does. What the
-/// socket sends is queued for the ticks (`LineQueue`) and the frame a tick takes resampled to 48 kHz; what the participant
-/// hears each tick goes out as one message (silence included, a steady 20 ms stream).
+/// socket sends is queued for the ticks (`LineQueue`) and the frame a tick takes goes to the mixer at its rate
+/// (`LineResampling`); what the participant hears each tick goes out as one message (silence included, a steady
+/// 20 ms stream).
 ///
 /// Lives on the mixer's worker loop like `PhoneLine`; the socket's callbacks run on an HTTP loop and
 /// post each message here (`received`). Each outgoing message is one small array the socket keeps until
@@ -14,8 +15,7 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
     unowned let loop: EventLoop
     let rate: SampleRate
     let socket: WebSocket
-    private let toMixer: Resampler
-    private let fromMixer: Resampler
+    private let resampling: LineResampling
     private var said: AudioFrame
     private var queued: AudioFrame
     private var outgoing: AudioFrame
@@ -26,8 +26,7 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
         self.loop = loop
         self.rate = rate
         self.socket = socket
-        toMixer = try Resampler(from: rate, to: .hz48000)
-        fromMixer = try Resampler(from: .hz48000, to: rate)
+        resampling = try LineResampling(rate: rate)
         said = AudioFrame(rate: rate)
         queued = AudioFrame(rate: rate)
         outgoing = AudioFrame(rate: rate)
@@ -48,11 +47,11 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
     }
 
     func pull(into frame: inout AudioFrame, now: UInt64) -> Bool {
-        queue.pull(into: &queued) && (try? toMixer.process(queued, into: &frame)) != nil
+        queue.pull(into: &queued) && resampling.toMixer(queued, into: &frame)
     }
 
     func deliver(_ heard: AudioFrame?, now: UInt64) {
-        if let heard, (try? fromMixer.process(heard, into: &outgoing)) != nil {} else { outgoing.clear() }
+        if let heard, resampling.fromMixer(heard, into: &outgoing) {} else { outgoing.clear() }
         var bytes = [UInt8](repeating: 0, count: 2 * outgoing.count)
         outgoing.withSamples { s in
             for i in 0..<s.count {

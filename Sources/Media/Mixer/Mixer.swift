@@ -14,6 +14,13 @@ import Wire
 /// Sequence numbers advance once per tick that sends; timestamps advance every tick, so a room that
 /// falls silent (no input has audio) sends nothing and looks like DTX to the receivers. An idle
 /// mixer costs one loop over its inputs per tick.
+///
+/// The rate: a mixer whose every participant is a port at 8 kHz (G.711 phones bridged or in a phone
+/// conference) and whose mix nobody else takes (no WebRTC listener, no tap) mixes at 8 kHz, so no line
+/// resamples and a tick's arithmetic is a sixth of the work; anything else makes it mix at 48 kHz. The
+/// rate is settled on the control path as members come and go (a WebRTC input, a player or a tap widens
+/// the mixer before it is made, so it is made at 48 kHz), and a tick widens it when a port's far end
+/// changed codec (a re-INVITE to Opus). Each rate's `MixerCore` is made once and kept.
 final class Mixer {
     static let packetCapacity = 1500
     /// RTP header plus a one-byte-header extension block carrying the RFC 6464 level.
@@ -32,8 +39,10 @@ final class Mixer {
     let output: Producer
     /// The output producer's transport: local, never connected, never in the worker's tables.
     private let anchor: WebRTCTransport
-    let core: MixerCore
-    let rate: SampleRate
+    /// The core mixing at `rate`, and every core made so far (48 kHz from the start, 8 kHz once narrowed).
+    private(set) var core: MixerCore
+    private(set) var rate: SampleRate
+    private var cores: [MixerCore]
 
     private(set) var participants: [MixerParticipantID: MixerParticipant] = [:]
     /// Participants with an input, in join order (the tick walks this).
@@ -78,6 +87,7 @@ final class Mixer {
                                                                       streamID: "mix-" + id.rawValue, trackID: outputID.rawValue),
                           codec: .opus, transport: anchor, router: router)
         core = MixerCore(capacity: capacity, rate: rate, maxSpeakers: maxSpeakers)
+        cores = [core]
         bySlot = [MixerParticipant?](repeating: nil, count: core.capacity)
         loudest = LoudestList(capacity: core.maxSpeakers + Mixer.spareCandidates)
         scratch = AudioFrame(rate: rate)
@@ -146,6 +156,7 @@ final class Mixer {
         applyOptions()
         for consumer in output.consumers where consumer.mixerParticipant == id { consumer.mixerSlot = free }
         listsDirty = true
+        settleRate()
     }
 
     func remove(_ id: MixerParticipantID) {
@@ -164,6 +175,7 @@ final class Mixer {
         for consumer in output.consumers where consumer.mixerSlot == participant.slot.rawValue { consumer.mixerSlot = -1 }
         applyOptions()
         listsDirty = true
+        settleRate()
     }
 
     /// A producer closed: whoever it fed leaves.
@@ -201,6 +213,45 @@ final class Mixer {
     }
 
     func participant(_ id: MixerParticipantID) -> MixerParticipant? { participants[id] }
+
+    // MARK: Rate (control path; a tick only widens)
+
+    /// Every participant is a port whose far end is at 8 kHz, and nobody else takes the mix.
+    private var narrowbandOnly: Bool {
+        !participants.isEmpty && ports.count == participants.count && taps.isEmpty && output.consumers.isEmpty
+            && ports.allSatisfy { $0.port?.rate == .hz8000 }
+    }
+
+    /// Mixes at 8 kHz when only 8 kHz ports take part, else at 48 kHz (see the type's notes).
+    func settleRate() { retune(narrowbandOnly ? .hz8000 : .hz48000) }
+
+    /// Mixes at 48 kHz from now: called before something that needs the mix at 48 kHz is made (a WebRTC
+    /// input or listener, a player, a tap).
+    func widen() { retune(.hz48000) }
+
+    /// Mixes at `new` from the next tick: that rate's core, made once and kept, brought up to the current
+    /// members and their options.
+    private func retune(_ new: SampleRate) {
+        guard new != rate else { return }
+        let next: MixerCore
+        if let made = cores.first(where: { $0.rate == new }) {
+            next = made
+        } else {
+            next = MixerCore(capacity: core.capacity, rate: new, maxSpeakers: core.maxSpeakers)
+            next.activityLevel = core.activityLevel
+            cores.append(next)
+        }
+        for slot in 0..<next.capacity {
+            if bySlot[slot] != nil { next.join(MixerSlot(slot)) } else { next.leave(MixerSlot(slot)) }
+        }
+        core = next
+        rate = new
+        scratch = AudioFrame(rate: new)
+        scratch.clear()
+        for participant in participants.values { participant.retune(new) }
+        applyOptions()
+        stats.rateChanges &+= 1
+    }
 
     /// Starts copying the shared mix (no participant) or what `participant` hears into a ring of
     /// `capacity` frames.
@@ -246,6 +297,8 @@ final class Mixer {
     /// and send each consumer of the output its packet.
     func tick(now: UInt64, queue: SendQueue) {
         tickNumber &+= 1
+        // A port's far end changed codec (a re-INVITE from G.711 to Opus): mix at 48 kHz from this tick.
+        if rate == .hz8000, !ports.allSatisfy({ $0.port?.rate == .hz8000 }) { widen() }
         var fed = 0
         let ranking = rankedInputs > loudest.capacity
         if ranking { holdLoudest() }
@@ -449,6 +502,7 @@ final class Mixer {
         s.inputs = inputs.count
         s.outputs = output.consumers.count
         s.encoders = participants.values.filter { $0.encoder != nil }.count
+        s.sampleRate = rate.rawValue
         s.speaking = inputs.filter { core.isSpeaking($0.slot) }.map(\.id).sorted { $0.rawValue < $1.rawValue }
         return s
     }

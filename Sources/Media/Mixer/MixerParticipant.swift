@@ -21,7 +21,7 @@ final class MixerParticipant {
     /// Where what this participant hears goes when it is not a WebRTC listener (a phone leg).
     var port: (any MixerPort)?
     var options: MixerParticipantOptions
-    private let rate: SampleRate
+    private var rate: SampleRate
     /// libopus' encoder (43 KiB), made when first needed.
     private(set) var encoder: OpusEncoder?
     /// RTP header (with the RFC 6464 extension) followed by the encoded own mix; allocated with the encoder.
@@ -43,8 +43,21 @@ final class MixerParticipant {
     /// Gets the shared mix whatever the speakers do, unless a speaker's canSpeak leaves it out.
     var isPlainListener: Bool { input == nil && port == nil && options.canHear == nil && !options.earmuffed }
 
-    /// Could get a mix of its own: it speaks (mix-minus), or hears only some.
-    var needsEncoder: Bool { input != nil || port != nil || options.canHear != nil }
+    /// Could get a mix of its own: it speaks (mix-minus), or hears only some. A port gets its own mix as
+    /// samples (`MixerPort.deliver`), never encoded.
+    var needsEncoder: Bool { (input != nil && port == nil) || options.canHear != nil }
+
+    /// The mixer now mixes at `rate`: an encoder made for the old rate is made again for this one.
+    func retune(_ rate: SampleRate) {
+        guard rate != self.rate else { return }
+        self.rate = rate
+        guard encoder != nil else { return }
+        encoder = nil
+        packet?.deallocate()
+        packet = nil
+        encodedTick = .max
+        makeEncoder()
+    }
 
     /// Makes the encoder and packet buffer unless they exist; false if libopus refused.
     @discardableResult

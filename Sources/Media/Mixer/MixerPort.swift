@@ -6,11 +6,14 @@ import Runtime
 /// its sockets and timers live there too) and every call below happens on that thread, inside the
 /// 20 ms tick: `pull` and `deliver` must not allocate, lock or log.
 public protocol MixerPort: AnyObject {
-    /// This tick's 20 ms of what the far end said, mono at the mixer's rate (48 kHz) into `frame`;
-    /// false when there is nothing to mix this tick.
+    /// The far end's rate (a G.711 phone's 8 kHz). A mixer whose every participant is a port at 8 kHz
+    /// mixes at 8 kHz, else at 48 kHz; a tick reads this, so a port may change it (a new codec).
+    var rate: SampleRate { get }
+    /// This tick's 20 ms of what the far end said, mono at the mixer's rate (`frame.rate`: 8 or 48 kHz)
+    /// into `frame`; false when there is nothing to mix this tick.
     func pull(into frame: inout AudioFrame, now: UInt64) -> Bool
-    /// What the port's participant hears this tick (its mix-minus, or the shared mix), 48 kHz mono;
-    /// nil on a silent tick. Called every tick, so a port can pace what it sends by it.
+    /// What the port's participant hears this tick (its mix-minus, or the shared mix), mono at the mixer's
+    /// rate; nil on a silent tick. Called every tick, so a port can pace what it sends by it.
     func deliver(_ heard: AudioFrame?, now: UInt64)
     /// The participant left the mixer (or the mixer closed): release sockets and timers.
     func close()

@@ -18,6 +18,10 @@ public struct MixerStats: Sendable, Hashable, Codable {
     /// listeners share the one mix and have none), and encoders the tick had to make itself.
     public var encoders = 0
     public var encodersMadeOnTick: UInt64 = 0
+    /// The rate it mixes at now (8,000 when only G.711 phones take part, else 48,000), and how many times
+    /// that changed.
+    public var sampleRate = 48_000
+    public var rateChanges: UInt64 = 0
     /// Participants currently speaking, by the decoded signal.
     public var speaking: [MixerParticipantID] = []
     public init() {}

@@ -23,6 +23,9 @@ extension WorkerCore {
     func addMixerParticipant(_ id: MixerID, participant: MixerParticipantID, source: MixerSource,
                              options: MixerParticipantOptions, queueFrames: Int) throws(MediaError) {
         let mixer = try mixer(id)
+        // Whatever it is, it takes or gives the mix at 48 kHz: made at that rate (settled again if it fails).
+        mixer.widen()
+        defer { mixer.settleRate() }
         switch source {
         case .none:
             try mixer.add(participant, input: nil, producer: nil, options: options)
@@ -84,7 +87,10 @@ extension WorkerCore {
     }
 
     func addMixerTap(_ id: MixerID, tap: MixerTapID, participant: MixerParticipantID?, split: Bool, frames: Int) throws(MediaError) {
-        try mixer(id).addTap(tap, participant: participant, split: split, capacity: frames)
+        let mixer = try mixer(id)
+        mixer.widen()
+        defer { mixer.settleRate() }
+        try mixer.addTap(tap, participant: participant, split: split, capacity: frames)
     }
 
     func drainMixerTap(_ id: MixerID, tap tapID: MixerTapID) throws(MediaError) -> MixerTapSamples {
@@ -92,7 +98,11 @@ extension WorkerCore {
         return MixerTapSamples(samples: tap.drain(), channels: tap.channels, dropped: tap.dropped)
     }
 
-    func removeMixerTap(_ id: MixerID, tap: MixerTapID) throws(MediaError) { try mixer(id).removeTap(tap) }
+    func removeMixerTap(_ id: MixerID, tap: MixerTapID) throws(MediaError) {
+        let mixer = try mixer(id)
+        mixer.removeTap(tap)
+        mixer.settleRate()
+    }
 
     func mixerStats(_ id: MixerID) throws(MediaError) -> MixerStats { try mixer(id).currentStats() }
 

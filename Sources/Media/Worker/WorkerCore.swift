@@ -264,6 +264,8 @@ final class WorkerCore: Selectable {
         guard let producer = producers[producerID], producer.router === transport.router else {
             throw .notFound("producer \(producerID) in this router")
         }
+        // A listener of a mixer's output hears it at 48 kHz.
+        mixerList.first { $0.output === producer }?.widen()
         let random = SystemRandom()
         let consumer = Consumer(
             id: consumerID, producer: producer, transport: transport, ssrc: random.next(UInt32.self) | 1,
@@ -325,6 +327,7 @@ final class WorkerCore: Selectable {
         guard let consumer = consumers.removeValue(forKey: id) else { return ClosedObjects() }
         consumer.producer.consumers.removeAll { $0 === consumer }
         consumer.transport.remove(consumer)
+        mixerList.first { $0.output === consumer.producer }?.settleRate()
         return ClosedObjects(consumers: [id])
     }
 

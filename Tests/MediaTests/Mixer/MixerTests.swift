@@ -53,8 +53,8 @@ struct MixerTests {
             var re = 0.0, im = 0.0, total = 0.0
             for i in 0..<s.count {
                 let x = Double(s[i])
-                re += x * cos(2 * Double.pi * frequency * Double(i) / 48_000)
-                im += x * sin(2 * Double.pi * frequency * Double(i) / 48_000)
+                re += x * cos(2 * Double.pi * frequency * Double(i) / Double(frame.rate.rawValue))
+                im += x * sin(2 * Double.pi * frequency * Double(i) / Double(frame.rate.rawValue))
                 total += x * x
             }
             return total == 0 ? 0 : (re * re + im * im) / (Double(s.count) / 2) / total
@@ -141,16 +141,30 @@ struct MixerTests {
         #expect(mixer.core.isSpeaking(skippedSlot), "and it speaks by that level")
     }
 
-    /// A port whose far end says `said` (48 kHz) and that keeps what it is given to hear (used on this test's thread only).
+    /// A port whose far end (at `rate`) says a tone for `frames` ticks, at whatever rate the mixer asks,
+    /// and that keeps what it is given to hear (used on this test's thread only).
     final class RecordingPort: MixerPort, @unchecked Sendable {
-        var said: [Int16]
+        var rate: SampleRate
+        let frequency: Double
+        var frames: Int
+        var phase = 0.0
         var heard: [AudioFrame?] = []
         var closed = false
-        init(said: [Int16]) { self.said = said }
+        init(frequency: Double, frames: Int, rate: SampleRate = .hz48000) {
+            self.frequency = frequency
+            self.frames = frames
+            self.rate = rate
+        }
         func pull(into frame: inout AudioFrame, now: UInt64) -> Bool {
-            guard said.count >= frame.count else { return false }
-            said.withUnsafeBufferPointer { frame.copy(from: UnsafeBufferPointer(rebasing: $0[0..<960])) }
-            said.removeFirst(960)
+            guard frames > 0 else { return false }
+            frames -= 1
+            let step = 2 * Double.pi * frequency / Double(frame.rate.rawValue)
+            frame.withMutableSamples { d in
+                for i in 0..<d.count {
+                    d[i] = Int16(6000 * sin(phase))
+                    phase += step
+                }
+            }
             return true
         }
         func deliver(_ heard: AudioFrame?, now: UInt64) { self.heard.append(heard) }
@@ -159,8 +173,8 @@ struct MixerTests {
 
     @Test("ports (phone lines): each hears the other every tick and not itself; a silent tick delivers nil; leaving closes the port")
     func ports() throws {
-        let a = RecordingPort(said: tone(440, frames: 10))
-        let b = RecordingPort(said: tone(880, frames: 10))
+        let a = RecordingPort(frequency: 440, frames: 10)
+        let b = RecordingPort(frequency: 880, frames: 10)
         try core.addMixerPort(mixerID, participant: MixerParticipantID("a"), options: MixerParticipantOptions()) { _ in a }
         try core.addMixerPort(mixerID, participant: MixerParticipantID("b"), options: MixerParticipantOptions()) { _ in b }
         _ = try run(14)
@@ -175,6 +189,46 @@ struct MixerTests {
         #expect(a.closed && !b.closed)
         core.closeMixer(mixerID)
         #expect(b.closed, "closing the mixer closes its ports")
+    }
+
+    @Test("G.711 ports alone mix at 8 kHz; a tap or a WebRTC listener widens the mixer to 48 kHz, and it narrows when they leave")
+    func narrowband() throws {
+        let a = RecordingPort(frequency: 440, frames: 100, rate: .hz8000)
+        let b = RecordingPort(frequency: 880, frames: 100, rate: .hz8000)
+        try core.addMixerPort(mixerID, participant: MixerParticipantID("a"), options: MixerParticipantOptions()) { _ in a }
+        try core.addMixerPort(mixerID, participant: MixerParticipantID("b"), options: MixerParticipantOptions()) { _ in b }
+        let mixer = try core.mixer(mixerID)
+        #expect(mixer.rate == .hz8000 && mixer.core.rate == .hz8000)
+        /// What `port` heard at the last tick, after `ticks` more.
+        func heard(_ port: RecordingPort, after ticks: Int) throws -> AudioFrame {
+            for _ in 0..<ticks { mixer.tick(now: 1_000_000_000, queue: core.queue) }
+            return try #require(port.heard.last ?? nil)
+        }
+        var frame = try heard(a, after: 6)
+        #expect(frame.rate == .hz8000 && frame.count == 160, "a port hears the mix at its own rate")
+        #expect(share(of: 880, in: frame) > 0.8 && share(of: 440, in: frame) < 0.01, "a hears b, not itself")
+
+        try core.addMixerTap(mixerID, tap: MixerTapID("rec"), participant: nil, split: false, frames: 50)
+        #expect(mixer.rate == .hz48000, "a recording takes the mix at 48 kHz")
+        frame = try heard(b, after: 3)
+        #expect(frame.rate == .hz48000 && share(of: 440, in: frame) > 0.8 && share(of: 880, in: frame) < 0.01)
+        #expect(try core.drainMixerTap(mixerID, tap: MixerTapID("rec")).samples.count == 3 * 960)
+        try core.removeMixerTap(mixerID, tap: MixerTapID("rec"))
+        #expect(mixer.rate == .hz8000)
+
+        let consumer = try listener(1)
+        #expect(mixer.rate == .hz48000, "a WebRTC listener hears Opus at 48 kHz")
+        frame = try heard(a, after: 3)
+        #expect(frame.rate == .hz48000 && share(of: 880, in: frame) > 0.8)
+        #expect(try core.mixerStats(mixerID).sharedEncodes > 0)
+        _ = core.closeConsumer(consumer)
+        #expect(mixer.rate == .hz8000)
+
+        b.rate = .hz48000  // b's far end changed codec (a re-INVITE to Opus): the next tick widens.
+        frame = try heard(a, after: 3)
+        #expect(frame.rate == .hz48000 && share(of: 880, in: frame) > 0.8)
+        let stats = try core.mixerStats(mixerID)
+        #expect(stats.sampleRate == 48_000 && stats.rateChanges == 6 && stats.encoders == 0, "ports have no Opus encoder")
     }
 
     @Test("a muted speaker is not heard; an earmuffed participant gets silence")

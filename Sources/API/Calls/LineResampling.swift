@@ -1,0 +1,55 @@
+import Audio
+
+/// A line's frames between its far end's rate and its mixer's, both ways: passed through when they are
+/// the same (a conversation of G.711 phones mixes at 8 kHz: `Mixer`), else resampled to or from 48 kHz,
+/// each direction's filter history dropped when the mixer's rate changed since that direction last
+/// resampled. Made once per session (its resamplers with it); nothing allocates per frame. On the line's loop.
+final class LineResampling {
+    /// The far end's rate.
+    let rate: SampleRate
+    private let up: Resampler
+    private let down: Resampler
+    /// Whether each direction passed a frame through since it last resampled (its history is stale).
+    private var upStale = false
+    private var downStale = false
+    /// Frames resampled either way.
+    private(set) var resampled = 0
+
+    init(rate: SampleRate) throws {
+        self.rate = rate
+        up = try Resampler(from: rate, to: .hz48000)
+        down = try Resampler(from: .hz48000, to: rate)
+    }
+
+    /// What the far end said (at `rate`) into `frame`, at the mixer's rate; false if that rate is neither.
+    func toMixer(_ said: AudioFrame, into frame: inout AudioFrame) -> Bool {
+        if frame.rate == said.rate {
+            said.withSamples { frame.copy(from: $0) }
+            upStale = true
+            return true
+        }
+        if upStale {
+            up.reset()
+            upStale = false
+        }
+        guard (try? up.process(said, into: &frame)) != nil else { return false }
+        resampled += 1
+        return true
+    }
+
+    /// What the participant hears (at the mixer's rate) into `outgoing`, at `rate`.
+    func fromMixer(_ heard: AudioFrame, into outgoing: inout AudioFrame) -> Bool {
+        if heard.rate == outgoing.rate {
+            heard.withSamples { outgoing.copy(from: $0) }
+            downStale = true
+            return true
+        }
+        if downStale {
+            down.reset()
+            downStale = false
+        }
+        guard (try? down.process(heard, into: &outgoing)) != nil else { return false }
+        resampled += 1
+        return true
+    }
+}
