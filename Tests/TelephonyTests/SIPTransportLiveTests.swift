@@ -11,7 +11,7 @@ struct SIPTransportLiveTests {
     func inboundTCP() async throws {
         let ep = try await LiveEndpoint()
         let (status, out) = try await runSIPp(["-sn", "uac", "-t", "t1", "127.0.0.1:\(ep.port)", "-i", "127.0.0.1",
-                                               "-p", String(try freePort()), "-m", "3", "-r", "3", "-s", "alice"])
+                                               "-p", String(try freeTCPPort()), "-m", "3", "-r", "3", "-s", "alice"])
         #expect(status == 0, "\(out)")
         let ended = ep.snapshot().filter { if case .ended(_, nil, "BYE") = $0 { true } else { false } }.count
         #expect(ended == 3)
@@ -20,7 +20,7 @@ struct SIPTransportLiveTests {
 
     @Test("outbound call through a TCP trunk answered by SIPp, hung up with BYE on the same connection")
     func outboundTCP() async throws {
-        let sippPort = try freePort()
+        let sippPort = try freeTCPPort()
         async let sipp = runSIPp(["-sn", "uas", "-t", "t1", "-i", "127.0.0.1", "-p", String(sippPort), "-m", "1"])
         try await Task.sleep(for: .milliseconds(500))
         let trunk = TrunkConfig(name: "sipp", host: "127.0.0.1", port: sippPort, transport: .tcp, healthInterval: 0)
@@ -41,7 +41,7 @@ struct SIPTransportLiveTests {
 
     @Test("a TCP trunk nobody listens on fails the call at once, not after 32 s", .timeLimit(.minutes(1)))
     func refusedTCP() async throws {
-        let port = try freePort()
+        let port = try freeTCPPort()
         let trunk = TrunkConfig(name: "dead", host: "127.0.0.1", port: port, transport: .tcp, healthInterval: 0)
         let ep = try await LiveEndpoint(trunks: [trunk])
         let started = ContinuousClock.now
