@@ -102,21 +102,13 @@ func freePort() throws -> UInt16 { try SIPUDPSocket(host: "127.0.0.1", port: 0).
 
 /// A port free right now for UDP and for TCP: SIPp over TCP binds its `-p` port for TCP (exit status 254 when
 /// it cannot), and a port free for UDP may be the local port of a TCP connection of a test running beside
-/// this one. The TCP probe binds without SO_REUSEADDR, so any socket holding the port makes it fail.
+/// this one. The probe binds and listens there, as SIPp does, then lets go.
 func freeTCPPort() throws -> UInt16 {
     for _ in 0..<100 {
         let port = try freePort()
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { continue }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        if bound == 0 { return port }
+        guard let probe = try? TCPListener(address: SocketAddress(host: "127.0.0.1", port: port)) else { continue }
+        probe.close()
+        return port
     }
     throw POSIXError(.EADDRINUSE)
 }

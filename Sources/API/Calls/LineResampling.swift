@@ -23,32 +23,25 @@ final class LineResampling {
 
     /// What the far end said (at `rate`) into `frame`, at the mixer's rate; false if that rate is neither.
     func toMixer(_ said: AudioFrame, into frame: inout AudioFrame) -> Bool {
-        if frame.rate == said.rate {
-            said.withSamples { frame.copy(from: $0) }
-            upStale = true
-            return true
-        }
-        if upStale {
-            up.reset()
-            upStale = false
-        }
-        guard (try? up.process(said, into: &frame)) != nil else { return false }
-        resampled += 1
-        return true
+        convert(said, into: &frame, by: up, stale: &upStale)
     }
 
     /// What the participant hears (at the mixer's rate) into `outgoing`, at `rate`.
     func fromMixer(_ heard: AudioFrame, into outgoing: inout AudioFrame) -> Bool {
-        if heard.rate == outgoing.rate {
-            heard.withSamples { outgoing.copy(from: $0) }
-            downStale = true
+        convert(heard, into: &outgoing, by: down, stale: &downStale)
+    }
+
+    private func convert(_ source: AudioFrame, into destination: inout AudioFrame, by resampler: Resampler, stale: inout Bool) -> Bool {
+        if destination.rate == source.rate {
+            source.withSamples { destination.copy(from: $0) }
+            stale = true
             return true
         }
-        if downStale {
-            down.reset()
-            downStale = false
+        if stale {
+            resampler.reset()
+            stale = false
         }
-        guard (try? down.process(heard, into: &outgoing)) != nil else { return false }
+        guard (try? resampler.process(source, into: &destination)) != nil else { return false }
         resampled += 1
         return true
     }
