@@ -51,6 +51,21 @@ def test_video_client_publishes_a_recording_another_receives(server):
     assert received["frames"] > 60 and received["keyframes"] >= 1
 
 
+def test_video_client_that_connects_after_a_stream_was_published_sees_it_created(server):
+    """A stream published before a client connected is created for that client too (as OpenTok clients see it)."""
+    sid = dev_session(server)
+    token = lambda name: dev_token(server, sid, name)
+    ivf = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
+    publisher = client(server, "video", "join", sid, "--token", token("alice"), "--publish", str(ivf), seconds=9)
+    time.sleep(3)
+    viewer = client(server, "video", "join", sid, "--token", token("bob"), seconds=4)
+    v, p = lines(viewer), lines(publisher)
+    published = next(l["published"] for l in p if "published" in l)
+    assert sum(l.get("event", "").startswith(f"streamCreated {published}") for l in v) == 1
+    received = next(l for l in v if l.get("received") == published)
+    assert received["frames"] > 20 and received["keyframes"] >= 1
+
+
 def voice_app(server, hooks):
     """An application whose answer and event URLs are `hooks`, and a function that makes a user and its token."""
     app_id, key = application(server, hooks)

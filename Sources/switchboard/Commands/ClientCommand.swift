@@ -153,19 +153,23 @@ struct ClientCommand {
         let events = session.events()
         let printing = Task {
             for await e in events {
-                printer.print(["event": .string(Self.name(e))], line: Self.name(e))
                 if case .streamCreated(let stream) = e {
-                    let counter = VideoFrameCounter()
-                    counters.add(stream.id, counter)
+                    // Already printed and subscribed from the session's streams at connect.
+                    guard let counter = counters.claim(stream.id) else { continue }
+                    printer.print(["event": .string(Self.name(e))], line: Self.name(e))
                     do { try await session.subscribe(stream.id, video: counter) } catch {
                         printer.print(["error": .string("\(error)")], line: "subscribe \(stream.id): \(error)")
                     }
+                } else {
+                    printer.print(["event": .string(Self.name(e))], line: Self.name(e))
                 }
             }
         }
+        // Streams published before this client connected are created for it too, as OpenTok clients see them.
         for stream in session.streams {
-            let counter = VideoFrameCounter()
-            counters.add(stream.id, counter)
+            guard let counter = counters.claim(stream.id) else { continue }
+            let created = Self.name(.streamCreated(stream))
+            printer.print(["event": .string(created)], line: created)
             try await session.subscribe(stream.id, video: counter)
         }
         if let camera {
@@ -234,6 +238,15 @@ struct EventPrinter: Sendable {
 /// Frame counters per subscribed stream.
 final class CounterBox: Sendable {
     private let counters = Mutex<[(String, VideoFrameCounter)]>([])
-    func add(_ id: String, _ c: VideoFrameCounter) { counters.withLock { $0.append((id, c)) } }
+    /// A new counter for stream `id`, or nil when the stream already has one (it was seen both in the
+    /// session's streams at connect and in a `streamCreated` event).
+    func claim(_ id: String) -> VideoFrameCounter? {
+        counters.withLock { list in
+            guard !list.contains(where: { $0.0 == id }) else { return nil }
+            let counter = VideoFrameCounter()
+            list.append((id, counter))
+            return counter
+        }
+    }
     var all: [(String, VideoFrameCounter)] { counters.withLock { $0 } }
 }
