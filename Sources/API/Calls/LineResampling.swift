@@ -5,28 +5,24 @@ import Audio
 /// each direction's filter history dropped when the mixer's rate changed since that direction last
 /// resampled. Made once per session (its resamplers with it); nothing allocates per frame. On the line's loop.
 final class LineResampling {
-    /// The far end's rate.
-    let rate: SampleRate
     private let up: Resampler
     private let down: Resampler
     /// Whether each direction passed a frame through since it last resampled (its history is stale).
     private var upStale = false
     private var downStale = false
-    /// Frames resampled either way.
-    private(set) var resampled = 0
 
+    /// `rate`: the far end's.
     init(rate: SampleRate) throws {
-        self.rate = rate
         up = try Resampler(from: rate, to: .hz48000)
         down = try Resampler(from: .hz48000, to: rate)
     }
 
-    /// What the far end said (at `rate`) into `frame`, at the mixer's rate; false if that rate is neither.
+    /// What the far end said (at its rate) into `frame`, at the mixer's rate; false if that rate is neither.
     func toMixer(_ said: AudioFrame, into frame: inout AudioFrame) -> Bool {
         convert(said, into: &frame, by: up, stale: &upStale)
     }
 
-    /// What the participant hears (at the mixer's rate) into `outgoing`, at `rate`.
+    /// What the participant hears (at the mixer's rate) into `outgoing`, at the far end's rate.
     func fromMixer(_ heard: AudioFrame, into outgoing: inout AudioFrame) -> Bool {
         convert(heard, into: &outgoing, by: down, stale: &downStale)
     }
@@ -41,8 +37,6 @@ final class LineResampling {
             resampler.reset()
             stale = false
         }
-        guard (try? resampler.process(source, into: &destination)) != nil else { return false }
-        resampled += 1
-        return true
+        return (try? resampler.process(source, into: &destination)) != nil
     }
 }

@@ -105,21 +105,20 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         if queue.trimmed != trimmed { PhoneLineCounters.framesTrimmed.add(queue.trimmed - trimmed, ordering: .relaxed) }
         if queue.unmixed != unmixed { PhoneLineCounters.framesUnmixed.add(queue.unmixed - unmixed, ordering: .relaxed) }
         guard pulled else { return false }
-        let resampled = resampling.resampled
         guard resampling.toMixer(queued, into: &frame) else { return false }
-        if resampling.resampled != resampled { PhoneLineCounters.resampled.add(1, ordering: .relaxed) }
+        if frame.rate != rate { PhoneLineCounters.resampled.add(1, ordering: .relaxed) }
         return true
     }
 
     func deliver(_ heard: AudioFrame?, now: UInt64) {
         guard leg.configured, let resampling else { return }
-        let before = leg.statistics.packetsSent, resampled = resampling.resampled
+        let before = leg.statistics.packetsSent
         if let heard, resampling.fromMixer(heard, into: &outgoing) {
+            if heard.rate != rate { PhoneLineCounters.resampled.add(1, ordering: .relaxed) }
             outgoing.withSamples { leg.send($0) }
         } else {
             silence.withSamples { leg.send($0) }
         }
-        if resampling.resampled != resampled { PhoneLineCounters.resampled.add(1, ordering: .relaxed) }
         PhoneLineCounters.count(sent: leg.statistics.packetsSent > before)
     }
 

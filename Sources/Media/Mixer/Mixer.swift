@@ -218,9 +218,10 @@ final class Mixer {
 
     /// Every participant is a port whose far end is at 8 kHz, and nobody else takes the mix.
     private var narrowbandOnly: Bool {
-        !participants.isEmpty && ports.count == participants.count && taps.isEmpty && output.consumers.isEmpty
-            && ports.allSatisfy { $0.port?.rate == .hz8000 }
+        !participants.isEmpty && ports.count == participants.count && taps.isEmpty && output.consumers.isEmpty && portsNarrowband
     }
+
+    private var portsNarrowband: Bool { ports.allSatisfy { $0.port?.rate == .hz8000 } }
 
     /// Mixes at 8 kHz when only 8 kHz ports take part, else at 48 kHz (see the type's notes).
     func settleRate() { retune(narrowbandOnly ? .hz8000 : .hz48000) }
@@ -257,6 +258,9 @@ final class Mixer {
     /// `capacity` frames.
     func addTap(_ id: MixerTapID, participant: MixerParticipantID?, split: Bool, capacity: Int) throws(MediaError) {
         guard !taps.contains(where: { $0.id == id }) else { throw .invalid("tap \(id) exists on mixer \(self.id)") }
+        // A recording takes the mix at 48 kHz.
+        widen()
+        defer { settleRate() }
         var slot = -1
         if let participant {
             guard let p = participants[participant] else { throw .notFound("participant \(participant) in mixer \(self.id)") }
@@ -269,7 +273,10 @@ final class Mixer {
 
     func tap(_ id: MixerTapID) -> MixerTap? { taps.first { $0.id == id } }
 
-    func removeTap(_ id: MixerTapID) { taps.removeAll { $0.id == id } }
+    func removeTap(_ id: MixerTapID) {
+        taps.removeAll { $0.id == id }
+        settleRate()
+    }
 
     /// Participants whose input reached its end since the last call (players that finished).
     func finishedParticipants() -> [MixerParticipantID] {
@@ -298,7 +305,7 @@ final class Mixer {
     func tick(now: UInt64, queue: SendQueue) {
         tickNumber &+= 1
         // A port's far end changed codec (a re-INVITE from G.711 to Opus): mix at 48 kHz from this tick.
-        if rate == .hz8000, !ports.allSatisfy({ $0.port?.rate == .hz8000 }) { widen() }
+        if rate == .hz8000, !portsNarrowband { widen() }
         var fed = 0
         let ranking = rankedInputs > loudest.capacity
         if ranking { holdLoudest() }

@@ -87,10 +87,7 @@ extension WorkerCore {
     }
 
     func addMixerTap(_ id: MixerID, tap: MixerTapID, participant: MixerParticipantID?, split: Bool, frames: Int) throws(MediaError) {
-        let mixer = try mixer(id)
-        mixer.widen()
-        defer { mixer.settleRate() }
-        try mixer.addTap(tap, participant: participant, split: split, capacity: frames)
+        try mixer(id).addTap(tap, participant: participant, split: split, capacity: frames)
     }
 
     func drainMixerTap(_ id: MixerID, tap tapID: MixerTapID) throws(MediaError) -> MixerTapSamples {
@@ -98,11 +95,7 @@ extension WorkerCore {
         return MixerTapSamples(samples: tap.drain(), channels: tap.channels, dropped: tap.dropped)
     }
 
-    func removeMixerTap(_ id: MixerID, tap: MixerTapID) throws(MediaError) {
-        let mixer = try mixer(id)
-        mixer.removeTap(tap)
-        mixer.settleRate()
-    }
+    func removeMixerTap(_ id: MixerID, tap: MixerTapID) throws(MediaError) { try mixer(id).removeTap(tap) }
 
     func mixerStats(_ id: MixerID) throws(MediaError) -> MixerStats { try mixer(id).currentStats() }
 
