@@ -56,7 +56,7 @@ def test_video_client_that_connects_after_a_stream_was_published_sees_it_created
     sid = dev_session(server)
     token = lambda name: dev_token(server, sid, name)
     ivf = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
-    publisher = client(server, "video", "join", sid, "--token", token("alice"), "--publish", str(ivf), seconds=9)
+    publisher = client(server, "video", "join", sid, "--token", token("alice"), "--publish", str(ivf), seconds=12)
     time.sleep(3)
     viewer = client(server, "video", "join", sid, "--token", token("bob"), seconds=4)
     v, p = lines(viewer), lines(publisher)
