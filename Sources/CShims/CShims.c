@@ -149,46 +149,29 @@ int sb_is_eagain(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include <openssl/sha.h>
+#include <openssl/core_names.h>
 #include <openssl/modes.h>
+#include <limits.h>
 #include <stdlib.h>
 
-/* AES-128 as a raw block cipher (ECB, no padding): counter-mode keystream is made by encrypting
-   a run of counter blocks in one call, which costs a fraction of re-initialising an EVP CTR or
-   GCM context per packet (OpenSSL 3 resolves parameters by name on every IV change). */
-static EVP_CIPHER_CTX *sb_aes128_ecb_new(const uint8_t *key) {
+/* SRTP's ciphers as EVP contexts keyed once. Per packet, EVP_CipherInit_ex2 with no cipher, no
+   key and no parameters sets only the IV, so the payload goes through OpenSSL's one-pass code
+   (pipelined AES-NI/VAES counter mode, stitched AES-GCM) rather than a keystream made and XORed
+   in separate passes. */
+static EVP_CIPHER_CTX *sb_cipher_new(const EVP_CIPHER *cipher, const uint8_t *key) {
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
     if (!ctx) return NULL;
-    if (EVP_EncryptInit_ex(ctx, EVP_aes_128_ecb(), NULL, key, NULL) != 1) { EVP_CIPHER_CTX_free(ctx); return NULL; }
-    EVP_CIPHER_CTX_set_padding(ctx, 0);
+    if (EVP_CipherInit_ex2(ctx, cipher, key, NULL, 1, NULL) != 1) { EVP_CIPHER_CTX_free(ctx); return NULL; }
     return ctx;
 }
 
-/* XORs the keystream of `blocks` counter blocks starting at `counter` into in -> out. The counter
-   is big-endian over its last `width` bytes (16 for SRTP AES-CM, 4 for GCM's inc32). */
-static int sb_ctr_xor(EVP_CIPHER_CTX *ecb, const uint8_t counter[16], int width, const uint8_t *in, uint8_t *out,
-                      size_t len) {
-    enum { RUN = 16 };
-    uint8_t block[16], stream[16 * RUN];
-    memcpy(block, counter, 16);
-    while (len > 0) {
-        size_t n = 0;
-        for (; n < RUN && n * 16 < len; n++) {
-            memcpy(stream + 16 * n, block, 16);
-            for (int i = 15; i >= 16 - width; i--) if (++block[i] != 0) break;
-        }
-        int produced = 0;
-        if (EVP_EncryptUpdate(ecb, stream, &produced, stream, (int)(16 * n)) != 1) return 0;
-        size_t take = len < 16 * n ? len : 16 * n;
-        for (size_t i = 0; i < take; i++) out[i] = in[i] ^ stream[i];
-        in += take; out += take; len -= take;
-    }
-    return 1;
-}
-
-void *sb_aes128_ctr_new(const uint8_t *key) { return sb_aes128_ecb_new(key); }
+void *sb_aes128_ctr_new(const uint8_t *key) { return sb_cipher_new(EVP_aes_128_ctr(), key); }
 void sb_aes128_ctr_free(void *ctx) { EVP_CIPHER_CTX_free((EVP_CIPHER_CTX *)ctx); }
 int sb_aes128_ctr_apply(void *ctx, const uint8_t *iv, uint8_t *data, size_t len) {
-    return sb_ctr_xor((EVP_CIPHER_CTX *)ctx, iv, 16, data, data, len);
+    EVP_CIPHER_CTX *c = (EVP_CIPHER_CTX *)ctx;
+    int produced = 0;
+    if (len > INT_MAX || EVP_CipherInit_ex2(c, NULL, NULL, iv, 1, NULL) != 1) return 0;
+    return len == 0 || EVP_CipherUpdate(c, data, &produced, data, (int)len) == 1;
 }
 
 typedef struct { SHA_CTX inner, outer; } sb_hmac_sha1_state;
@@ -216,23 +199,44 @@ void sb_hmac_sha1(const void *state, const uint8_t *a, size_t alen, const uint8_
     SHA1_Final(out, &ctx);
 }
 
-/* GCM over the ECB cipher: OpenSSL's GCM128 does GHASH (carry-less multiply where the CPU has it)
-   and calls back for the block cipher and the 32-bit counter stream. */
-typedef struct { EVP_CIPHER_CTX *ecb; GCM128_CONTEXT *gcm; } sb_gcm;
+/* AES-128-GCM keeps two forms of the key. Above SB_GCM_ONE_PASS bytes of payload (video), EVP's
+   stitched AES-GCM does the work in one pass. Below it (Opus, RTCP), EVP's fixed cost per packet
+   (IV, tag and finish through the provider, ~100 ns) outweighs that, and OpenSSL's GCM128 does
+   GHASH over a keystream made by one ECB call over the counter blocks. */
+enum { SB_GCM_ONE_PASS = 256 };
+typedef struct { EVP_CIPHER_CTX *evp, *ecb; GCM128_CONTEXT *gcm; } sb_gcm;
 
 static void sb_gcm_block(const unsigned char in[16], unsigned char out[16], const void *key) {
     int produced = 0;
     EVP_EncryptUpdate((EVP_CIPHER_CTX *)key, out, &produced, in, 16);
 }
+
+/* GCM128's counter stream (inc32 over the last 4 bytes) for up to SB_GCM_ONE_PASS bytes at a time. */
 static void sb_gcm_stream(const unsigned char *in, unsigned char *out, size_t blocks, const void *key,
                           const unsigned char ivec[16]) {
-    sb_ctr_xor((EVP_CIPHER_CTX *)key, ivec, 4, in, out, blocks * 16);
+    enum { RUN = SB_GCM_ONE_PASS / 16 };
+    uint8_t counter[16], stream[16 * RUN];
+    memcpy(counter, ivec, 16);
+    while (blocks > 0) {
+        size_t n = blocks < RUN ? blocks : RUN;
+        for (size_t b = 0; b < n; b++) {
+            memcpy(stream + 16 * b, counter, 16);
+            for (int i = 15; i >= 12; i--) if (++counter[i] != 0) break;
+        }
+        int produced = 0;
+        EVP_EncryptUpdate((EVP_CIPHER_CTX *)key, stream, &produced, stream, (int)(16 * n));
+        for (size_t i = 0; i < 16 * n; i++) out[i] = in[i] ^ stream[i];
+        in += 16 * n; out += 16 * n; blocks -= n;
+    }
 }
 
 void *sb_aes128_gcm_new(const uint8_t *key) {
     sb_gcm *g = calloc(1, sizeof(sb_gcm));
     if (!g) return NULL;
-    if (!(g->ecb = sb_aes128_ecb_new(key)) || !(g->gcm = CRYPTO_gcm128_new(g->ecb, sb_gcm_block))) {
+    g->evp = sb_cipher_new(EVP_aes_128_gcm(), key);
+    g->ecb = sb_cipher_new(EVP_aes_128_ecb(), key);
+    if (g->ecb) EVP_CIPHER_CTX_set_padding(g->ecb, 0);
+    if (!g->evp || !g->ecb || !(g->gcm = CRYPTO_gcm128_new(g->ecb, sb_gcm_block))) {
         sb_aes128_gcm_free(g);
         return NULL;
     }
@@ -243,37 +247,60 @@ void sb_aes128_gcm_free(void *ctx) {
     if (!g) return;
     if (g->gcm) CRYPTO_gcm128_release(g->gcm);
     EVP_CIPHER_CTX_free(g->ecb);
+    EVP_CIPHER_CTX_free(g->evp);
     free(g);
 }
 
-void sb_aes128_gcm_parts(void *ctx, const void **gcm, const void **cipher) {
+void sb_aes128_gcm_parts(void *ctx, const void **gcm, const void **evp) {
     sb_gcm *g = (sb_gcm *)ctx;
     *gcm = g->gcm;
-    *cipher = g->ecb;
+    *evp = g->evp;
 }
 
-static int sb_gcm_begin(sb_gcm *g, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len) {
-    CRYPTO_gcm128_setiv(g->gcm, iv, 12);
-    if (a1len && CRYPTO_gcm128_aad(g->gcm, a1, a1len) != 0) return 0;
-    if (a2len && CRYPTO_gcm128_aad(g->gcm, a2, a2len) != 0) return 0;
-    return 1;
+/* Sets the IV (and, for EVP, the direction), then feeds the AAD in up to two pieces. */
+static int sb_gcm_begin(sb_gcm *g, int onePass, int encrypt, const uint8_t *iv, const uint8_t *a1, size_t a1len,
+                        const uint8_t *a2, size_t a2len) {
+    if (a1len > INT_MAX || a2len > INT_MAX) return 0;
+    if (!onePass) {
+        CRYPTO_gcm128_setiv(g->gcm, iv, 12);
+        if (a1len && CRYPTO_gcm128_aad(g->gcm, a1, a1len) != 0) return 0;
+        return !a2len || CRYPTO_gcm128_aad(g->gcm, a2, a2len) == 0;
+    }
+    int produced = 0;
+    if (EVP_CipherInit_ex2(g->evp, NULL, NULL, iv, encrypt, NULL) != 1) return 0;
+    if (a1len && EVP_CipherUpdate(g->evp, NULL, &produced, a1, (int)a1len) != 1) return 0;
+    return !a2len || EVP_CipherUpdate(g->evp, NULL, &produced, a2, (int)a2len) == 1;
 }
 
 int sb_aes128_gcm_seal(void *ctx, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len,
                        uint8_t *data, size_t len, uint8_t *tag) {
     sb_gcm *g = (sb_gcm *)ctx;
-    if (!sb_gcm_begin(g, iv, a1, a1len, a2, a2len)) return 0;
-    if (len && CRYPTO_gcm128_encrypt_ctr32(g->gcm, data, data, len, sb_gcm_stream) != 0) return 0;
-    CRYPTO_gcm128_tag(g->gcm, tag, 16);
-    return 1;
+    int onePass = len > SB_GCM_ONE_PASS, produced = 0;
+    if (len > INT_MAX || !sb_gcm_begin(g, onePass, 1, iv, a1, a1len, a2, a2len)) return 0;
+    if (!onePass) {
+        if (len && CRYPTO_gcm128_encrypt_ctr32(g->gcm, data, data, len, sb_gcm_stream) != 0) return 0;
+        CRYPTO_gcm128_tag(g->gcm, tag, 16);
+        return 1;
+    }
+    if (EVP_CipherUpdate(g->evp, data, &produced, data, (int)len) != 1) return 0;
+    if (EVP_CipherFinal_ex(g->evp, data + len, &produced) != 1) return 0;
+    OSSL_PARAM params[2] = { OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, tag, 16), OSSL_PARAM_END };
+    return EVP_CIPHER_CTX_get_params(g->evp, params) == 1;
 }
 
 int sb_aes128_gcm_open(void *ctx, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len,
                        uint8_t *data, size_t len, const uint8_t *tag) {
     sb_gcm *g = (sb_gcm *)ctx;
-    if (!sb_gcm_begin(g, iv, a1, a1len, a2, a2len)) return 0;
-    if (len && CRYPTO_gcm128_decrypt_ctr32(g->gcm, data, data, len, sb_gcm_stream) != 0) return 0;
-    return CRYPTO_gcm128_finish(g->gcm, tag, 16) == 0;
+    int onePass = len > SB_GCM_ONE_PASS, produced = 0;
+    if (len > INT_MAX || !sb_gcm_begin(g, onePass, 0, iv, a1, a1len, a2, a2len)) return 0;
+    if (!onePass) {
+        if (len && CRYPTO_gcm128_decrypt_ctr32(g->gcm, data, data, len, sb_gcm_stream) != 0) return 0;
+        return CRYPTO_gcm128_finish(g->gcm, tag, 16) == 0;
+    }
+    if (EVP_CipherUpdate(g->evp, data, &produced, data, (int)len) != 1) return 0;
+    OSSL_PARAM params[2] = { OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, (void *)tag, 16), OSSL_PARAM_END };
+    if (EVP_CIPHER_CTX_set_params(g->evp, params) != 1) return 0;
+    return EVP_CipherFinal_ex(g->evp, data + len, &produced) == 1;
 }
 #pragma GCC diagnostic pop
 

@@ -63,13 +63,16 @@ struct SRTPTransformTests {
         #expect(SRTPTransform.derive(masterKey, masterSalt, label: 1, length: 20) == Self.hex("CEBE321F6FF7716B6FD4AB49AF256A156D38BAA4"))
     }
 
+    /// Payload sizes on both sides of the cipher's one-pass threshold (256 bytes) and of a block.
+    static let payloads = [0, 1, 15, 16, 17, 160, 255, 256, 257, 1_100, 1_200]
+
     @Test("libsrtp decrypts what we protect, across the sequence wrap", arguments: profiles, [UInt16(0), 65_500])
     func toLibsrtp(profile: SRTPProfile, start: UInt16) throws {
         let ours = try transform(profile, .outbound)
         let theirs = try libsrtp(profile, .inbound)
         var s = start
         for i in 0..<100 {
-            let plain = rtp(sequence: s, extensionWords: i % 2)
+            let plain = rtp(sequence: s, payload: Self.payloads[i % Self.payloads.count], extensionWords: i % 2)
             var wire = protect(ours, plain)
             #expect(wire.count == plain.count + profile.rtpTrailerLength)
             try theirs.unprotectRTP(&wire)
@@ -84,8 +87,8 @@ struct SRTPTransformTests {
         let ours = try transform(profile, .inbound)
         var s = start
         var sent: [[UInt8]] = []
-        for _ in 0..<40 {
-            var wire = rtp(sequence: s)
+        for i in 0..<40 {
+            var wire = rtp(sequence: s, payload: Self.payloads[i % Self.payloads.count])
             let plain = wire
             try theirs.protectRTP(&wire)
             sent.append(wire)
@@ -93,12 +96,25 @@ struct SRTPTransformTests {
             s &+= 1
         }
         #expect(unprotect(ours, sent[5]) == nil, "replay")
-        var tampered = sent[39]
-        tampered[20] ^= 1
-        #expect(unprotect(ours, tampered) == nil)
-        var header = sent[38]
+        // Packets not yet received, so a rejection is the tag's and not the replay window's.
+        var fresh: [(plain: [UInt8], wire: [UInt8])] = []
+        for payload in [160, 1_100, 160] {
+            var wire = rtp(sequence: s, payload: payload)
+            let plain = wire
+            try theirs.protectRTP(&wire)
+            fresh.append((plain, wire))
+            s &+= 1
+        }
+        var small = fresh[0].wire
+        small[20] ^= 1
+        #expect(unprotect(ours, small) == nil)
+        var large = fresh[1].wire  // the one-pass path
+        large[600] ^= 1
+        #expect(unprotect(ours, large) == nil)
+        var header = fresh[2].wire
         header[1] ^= 0x80  // the marker bit is authenticated too
         #expect(unprotect(ours, header) == nil)
+        for packet in fresh { #expect(unprotect(ours, packet.wire) == packet.plain) }
     }
 
     @Test("late packets inside the replay window are accepted once", arguments: profiles)

@@ -67,7 +67,8 @@ int sb_errno(void);
 int sb_is_eagain(int err);
 
 /* SRTP packet-path primitives over OpenSSL without per-call allocation (RFC 3711 §4.1.1,
-   §4.2.1). The AES-CTR context is keyed once; HMAC-SHA1 keeps the padded key states. */
+   §4.2.1). The cipher contexts are keyed once, only the IV changes per packet; HMAC-SHA1 keeps
+   the padded key states. */
 void *sb_aes128_ctr_new(const uint8_t *key);
 void sb_aes128_ctr_free(void *ctx);
 /* XORs the AES-CTR keystream starting at counter block iv (16 bytes) into data in place. */
@@ -82,9 +83,9 @@ void *sb_aes128_gcm_new(const uint8_t *key);
 void sb_aes128_gcm_free(void *ctx);
 int sb_aes128_gcm_seal(void *ctx, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len,
                        uint8_t *data, size_t len, uint8_t *tag);
-/* The two blocks of memory behind a GCM context that sealing touches (GCM128 state, the AES
-   context), so a fan-out loop can prefetch them ahead of use. */
-void sb_aes128_gcm_parts(void *ctx, const void **gcm, const void **cipher);
+/* The memory behind a GCM context that sealing touches first (the GCM128 state of the short
+   path, the EVP context of the one-pass path), so a fan-out loop can prefetch it ahead of use. */
+void sb_aes128_gcm_parts(void *ctx, const void **gcm, const void **evp);
 /* Asks the CPU to start loading the cache line at p (for writing); never faults. */
 static inline void sb_prefetch(const void *p) { __builtin_prefetch(p, 1, 3); }
 /* Returns 1 only when the tag is authentic; data is then the plaintext. */

@@ -62,7 +62,7 @@ package final class SRTPTransform {
     private let scratch: UnsafeMutablePointer<UInt8>
     private var streams: [Stream] = []
     /// The memory `protectRTP` touches behind `rtpCipher`, for `prefetchSendState`: GCM's
-    /// GCM128 state and AES context, or AES-CM's HMAC key states and AES context.
+    /// GCM128 state and EVP context, or AES-CM's HMAC key states and EVP context.
     private let cipherMemory: (UnsafeRawPointer, UnsafeRawPointer)
     /// Where `streams` keeps its elements (prefetching through the array would retain it).
     private var streamMemory: UnsafeRawPointer?
@@ -109,9 +109,9 @@ package final class SRTPTransform {
         rtcpAuth = rtcpState
         if gcm {
             var state: UnsafeRawPointer?
-            var block: UnsafeRawPointer?
-            sb_aes128_gcm_parts(a, &state, &block)
-            cipherMemory = (state ?? UnsafeRawPointer(a), block ?? UnsafeRawPointer(a))
+            var context: UnsafeRawPointer?
+            sb_aes128_gcm_parts(a, &state, &context)
+            cipherMemory = (state ?? UnsafeRawPointer(a), context ?? UnsafeRawPointer(a))
         } else {
             cipherMemory = (UnsafeRawPointer(rtpState), UnsafeRawPointer(a))
         }
