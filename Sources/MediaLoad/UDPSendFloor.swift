@@ -7,9 +7,14 @@ import Synchronization
 /// sending equal datagrams round-robin to many local sockets with `sendmmsg` in batches of
 /// 32, as fast as it can, with no packet work in user space (no routing, no SRTP).
 ///
-/// Receivers are drained by a second thread that polls them without `epoll`, so no wake-ups
-/// are charged to the sender: the figure is a floor under what forwarding to as many
-/// subscribers over loopback can cost.
+/// Flat out (no `burstsPerSecond`), receivers are drained by a second thread that polls them
+/// without `epoll`, so no wake-ups are charged to the sender: the figure is a floor under what
+/// forwarding to as many subscribers over loopback can cost.
+///
+/// Paced, it sends what an SFU sends for `burstsPerSecond` input packets: a burst of one datagram
+/// per receiver, then sleeps until the next is due; the receivers wait in `epoll`, as the load
+/// generator's do, so the sender pays the kernel's wake-ups and its own return from idle as a
+/// server forwarding that load does. That is the kernel's share of the same pattern at the same rate.
 public enum UDPSendFloor {
     public struct Result: Sendable {
         public var sent: UInt64 = 0
@@ -22,7 +27,9 @@ public enum UDPSendFloor {
     /// Sends to `receivers` sockets on 127.0.0.1 for `seconds`, from a thread on CPU `senderCPU`
     /// while a thread on CPU `receiverCPU` drains them (each pinned when given). The caller's
     /// thread only waits.
-    public static func run(receivers: Int, payload: Int, seconds: Double, senderCPU: Int?, receiverCPU: Int?) throws -> Result {
+    public static func run(
+        receivers: Int, payload: Int, seconds: Double, burstsPerSecond: Double? = nil, senderCPU: Int?, receiverCPU: Int?
+    ) throws -> Result {
         let sinks = try (0..<max(1, receivers)).map { _ in try UDPSocket(host: "127.0.0.1", port: 0) }
         let queue = SendQueue(socket: try UDPSocket(host: "127.0.0.1", port: 0))
         let destinations = UnsafeMutablePointer<sockaddr_storage>.allocate(capacity: sinks.count)
@@ -39,13 +46,31 @@ public enum UDPSendFloor {
         let drain = try spawn(cpu: receiverCPU) {
             let batch = DatagramBatch(capacity: 64, stride: 2048)
             var received: UInt64 = 0
-            while !shared.done.load(ordering: .acquiring) {
-                var got = 0
-                for sink in sinks {
-                    while case let n = batch.receive(from: sink), n > 0 { got += n }
+            if burstsPerSecond != nil {
+                let epoll = sb_epoll_create()
+                defer { close(epoll) }
+                for (i, sink) in sinks.enumerated() { _ = sb_epoll_ctl(epoll, SB_EPOLL_CTL_ADD, sink.fd, SB_EPOLLIN, UInt64(i)) }
+                var ready = [UInt64](repeating: 0, count: 64)
+                var events = [UInt32](repeating: 0, count: 64)
+                while !shared.done.load(ordering: .acquiring) {
+                    let n = sb_epoll_wait(epoll, &ready, &events, 64, 20)
+                    for k in 0..<max(0, Int(n)) {
+                        while case let got = batch.receive(from: sinks[Int(ready[k])]), got > 0 { received += UInt64(got) }
+                    }
                 }
-                received += UInt64(got)
-                if got == 0 { usleep(200) }
+            } else {
+                while !shared.done.load(ordering: .acquiring) {
+                    var got = 0
+                    for sink in sinks {
+                        while case let n = batch.receive(from: sink), n > 0 { got += n }
+                    }
+                    received += UInt64(got)
+                    if got == 0 { usleep(200) }
+                }
+            }
+            // Loopback delivers inside the sender's call, so whatever it sent is queued by now.
+            for sink in sinks {
+                while case let n = batch.receive(from: sink), n > 0 { received += UInt64(n) }
             }
             shared.received.store(received, ordering: .releasing)
         }
@@ -57,12 +82,24 @@ public enum UDPSendFloor {
             let end = start &+ UInt64(seconds * 1e9)
             var next = 0
             datagram.withUnsafeBytes { bytes in
-                while sb_monotonic_ns() < end {
-                    for _ in 0..<256 {
+                func send(_ count: Int) {
+                    for _ in 0..<count {
                         queue.reserve().copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
                         queue.commit(length: bytes.count, to: addresses + next)
                         next = next + 1 == sinks.count ? 0 : next + 1
                     }
+                }
+                if let burstsPerSecond {
+                    let interval = UInt64(1e9 / max(1, burstsPerSecond))
+                    var due = start
+                    while due < end {
+                        sleepUntil(due)
+                        send(sinks.count)
+                        queue.flush()
+                        due &+= interval
+                    }
+                } else {
+                    while sb_monotonic_ns() < end { send(256) }
                 }
             }
             queue.flush()
@@ -102,6 +139,12 @@ public enum UDPSendFloor {
             throw SocketError(operation: "pthread_create", code: rc)
         }
         return thread
+    }
+
+    /// Sleeps until the monotonic clock reads `ns` (at once when it already has).
+    private static func sleepUntil(_ ns: UInt64) {
+        var due = timespec(tv_sec: Int(ns / 1_000_000_000), tv_nsec: Int(ns % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, nil) == EINTR {}
     }
 
     static func threadCPUSeconds() -> Double {

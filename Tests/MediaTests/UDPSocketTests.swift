@@ -43,4 +43,15 @@ struct UDPSendFloorTests {
         #expect(Double(r.received) > Double(r.sent) * 0.5)
         #expect(r.received <= r.sent)
     }
+
+    @Test("paced, it sends one datagram per receiver per burst at the given rate, all received")
+    func paced() throws {
+        let r = try UDPSendFloor.run(receivers: 10, payload: 172, seconds: 0.5, burstsPerSecond: 200, senderCPU: nil, receiverCPU: nil)
+        // 100 bursts of 10 due in half a second; the last may fall just past the end.
+        #expect(r.sent % 10 == 0)
+        #expect((900...1_010).contains(r.sent), "sent \(r.sent)")
+        #expect(r.seconds >= 0.45)
+        // The receivers wait in epoll and drain at their leisure: at this rate nothing overflows.
+        #expect(r.received == r.sent)
+    }
 }

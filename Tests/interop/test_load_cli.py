@@ -40,3 +40,15 @@ def test_udp_floor_reports_the_kernel_cost_per_datagram():
         assert r["datagrams_per_s"] > 1000
         assert 0 < r["sender_thread_us_per_datagram"] < 1000
         assert r["received_percent"] > 50
+
+
+def test_paced_udp_floor_sends_bursts_at_the_given_rate():
+    run = subprocess.run(
+        [str(server_binary()), "load", "--udp-floor", "--consumers", "5", "--bursts-per-s", "400", "--duration", "1",
+         "--json"],
+        capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0, run.stderr
+    [row] = json.loads(run.stdout)
+    assert row["bursts_per_s"] == 400
+    assert 1_500 <= row["datagrams_per_s"] <= 2_100  # 400 bursts of 5 a second
+    assert row["received_percent"] == 100

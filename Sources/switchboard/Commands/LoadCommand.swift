@@ -20,7 +20,7 @@ struct LoadCommand {
         Usage: switchboard load --server http://127.0.0.1:8080 [--data DIR | --api-key KEY --api-secret SECRET] [options]
                switchboard load --server http://127.0.0.1:8080 --dev-routes [options]
                switchboard load --in-process [--consumers 1,10,100] [--packets N] [--payload BYTES] [--srtp gcm|cm]
-               switchboard load --udp-floor [--consumers 100,1000] [--payload BYTES] [--duration SEC]
+               switchboard load --udp-floor [--consumers 100,1000] [--payload BYTES] [--duration SEC] [--bursts-per-s N]
 
           --rooms N          rooms (default 1)
           --publishers P     publishers per room (default 1)
@@ -76,7 +76,9 @@ struct LoadCommand {
 
         --udp-floor measures what the kernel alone charges for the forwarding output pattern: one
         socket sending datagrams (default 172 bytes) round-robin to N local sockets with sendmmsg as
-        fast as it can, no user-space packet work; reports datagrams/s and CPU per datagram.
+        fast as it can, no user-space packet work; reports datagrams/s and CPU per datagram. With
+        --bursts-per-s it sends what forwarding N input packets a second sends instead: a burst of one
+        datagram per socket, then a sleep until the next, to receivers that wait in epoll.
 
         --in-process measures the forwarding path alone (no sockets, no peers): one producer
         to N consumers, SRTP unprotect -> route -> rewrite -> SRTP protect, on this thread.
@@ -347,10 +349,11 @@ struct LoadCommand {
     }
 
     static func udpFloor(_ args: Arguments) throws -> Int32 {
-        try args.check(known: ["--consumers", "--payload", "--duration", "--udp-floor", "--json"])
+        try args.check(known: ["--consumers", "--payload", "--duration", "--bursts-per-s", "--udp-floor", "--json"])
         let counts = (args["--consumers"] ?? "100,1000").split(separator: ",").compactMap { Int($0) }
         let payload = Int(args["--payload"] ?? "") ?? 172
         let seconds = Double(args["--duration"] ?? "") ?? 5
+        let bursts = args["--bursts-per-s"].flatMap { Double($0) }.flatMap { $0 > 0 ? $0 : nil }
         // The sender on the first CPU this process may use, the receivers on the last.
         let cpus = allowedCPUs(getpid()) ?? []
         let sender = cpus.first
@@ -358,7 +361,8 @@ struct LoadCommand {
         var rows: [[String: Any]] = []
         for receivers in counts {
             let busyBefore = sender.flatMap { cpusBusy([$0]) }
-            let r = try UDPSendFloor.run(receivers: receivers, payload: payload, seconds: seconds, senderCPU: sender, receiverCPU: receiver)
+            let r = try UDPSendFloor.run(
+                receivers: receivers, payload: payload, seconds: seconds, burstsPerSecond: bursts, senderCPU: sender, receiverCPU: receiver)
             let busyAfter = sender.flatMap { cpusBusy([$0]) }
             let sent = Double(max(1, r.sent))
             var row: [String: Any] = [
@@ -366,6 +370,7 @@ struct LoadCommand {
                 "sender_thread_us_per_datagram": (r.senderCPUSeconds / sent * 1e7).rounded() / 10,
                 "received_percent": (Double(r.received) / sent * 1000).rounded() / 10,
             ]
+            if let bursts { row["bursts_per_s"] = bursts }
             if let a = busyBefore, let b = busyAfter {
                 row["sender_cpu_busy_us_per_datagram"] = ((b - a) / sent * 1e7).rounded() / 10
             }
