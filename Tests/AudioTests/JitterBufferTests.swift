@@ -120,6 +120,31 @@ struct JitterBufferTests {
         #expect(jb.statistics.shrinkDrops > 0)
     }
 
+    @Test("the frame a late packet added is given back once the network is calm again")
+    func givesBackTheFrame() {
+        var jb = JitterBuffer()
+        // Packets every 20 ms at 5 ms ± 0.3 ms into each tick's period, ticks at 10 ms: one frame is enough.
+        var heldAfterPop: [Int] = []
+        for k in 0..<400 {
+            let period = UInt64(k) * 20 * Self.ms
+            func put(_ n: Int, at arrival: UInt64) {
+                _ = [UInt8(truncatingIfNeeded: n)].withUnsafeBytes {
+                    jb.insert(sequence: UInt16(n), timestamp: UInt32(n) * 960, payload: $0, arrival: arrival)
+                }
+            }
+            // Packet 50 comes 32 ms into its period: after its tick and the next.
+            if k == 52 { put(50, at: period - 8 * Self.ms) }
+            if k != 50 { put(k, at: period + 5 * Self.ms + (k % 2 == 0 ? 300_000 : 0)) }
+            _ = jb.pop(now: period + 10 * Self.ms)
+            heldAfterPop.append(jb.statistics.bufferedMilliseconds)
+        }
+        #expect(jb.statistics.targetDelayMilliseconds == 20, "sub-frame jitter needs no spare frame")
+        #expect(heldAfterPop[40] == 0, "one frame: each packet plays at the first tick after it arrives")
+        #expect(heldAfterPop[60] >= 20, "the late packet's stretch holds a frame more")
+        #expect(heldAfterPop.suffix(20).allSatisfy { $0 == 0 }, "and that frame is given back: \(heldAfterPop.suffix(20))")
+        #expect(jb.statistics.shrinkDrops >= 1)
+    }
+
     @Test("a late packet stretches playout by one concealed frame instead of skipping ahead")
     func lateStretches() {
         var jb = JitterBuffer()

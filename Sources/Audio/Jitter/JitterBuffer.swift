@@ -3,10 +3,11 @@
 /// `insert` files each arriving packet by sequence number (reordering, dropping duplicates and
 /// packets whose turn has passed); `pop(now:)`, called once per 20 ms tick, returns the packet due,
 /// a `.conceal` for a gap, or `.empty`. Playout starts once the target delay is buffered. The
-/// target follows the RFC 3550 interarrival jitter (three times the jitter plus one frame), grows by
-/// a frame for each late packet (taken by concealing once without advancing), decays after a quiet
-/// while, and stays within `minimumDelay...maximumDelay`. When the buffer holds more than a frame
-/// above target for half a second it skips one packet to bring latency down.
+/// target follows the RFC 3550 interarrival jitter (three times the jitter plus one frame, to the
+/// nearest frame), grows by a frame for each late packet (taken by concealing once without
+/// advancing), decays after a quiet while, and stays within `minimumDelay...maximumDelay`. When the
+/// buffer holds a frame or more above target at every tick for half a second it skips one packet to
+/// bring latency down.
 ///
 /// All storage (slots and payload bytes) is allocated at `init`; insert and pop never allocate.
 /// Confined to one thread; no C and no Foundation, so it is fuzzed as plain Swift.
@@ -178,8 +179,8 @@ public struct JitterBuffer {
             statistics.concealed += 1
             return .conceal(sequence: UInt16(truncatingIfNeeded: nextExt &- 1), next: nil)
         }
-        // Shrink: well above target for a while → skip the packet due (or the gap) once.
-        if buffered * frame > targetDelayMilliseconds + frame {
+        // Shrink: a whole frame above target at every tick for a while → skip the packet due (or the gap) once.
+        if buffered * frame >= targetDelayMilliseconds + frame {
             excessTicks += 1
             if excessTicks >= Self.excessTicksBeforeShrink {
                 excessTicks = 0
@@ -304,7 +305,9 @@ public struct JitterBuffer {
         statistics.jitterMilliseconds = jitterMs
         let fromJitter = Int((3 * jitterMs).rounded(.up)) + frame
         let wanted = max(fromJitter, (1 + lateBoostFrames) * frame)
-        let rounded = (wanted + frame - 1) / frame * frame
+        // To the nearest frame: jitter under half a frame is the tick's phase to absorb (a packet is
+        // played at the first tick after it arrives), and rounding it up would hold a spare frame for good.
+        let rounded = max(frame, (wanted + frame / 2) / frame * frame)
         statistics.targetDelayMilliseconds = min(configuration.maximumDelayMilliseconds, max(configuration.minimumDelayMilliseconds, rounded))
     }
 }

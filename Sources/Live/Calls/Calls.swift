@@ -188,7 +188,7 @@ public final class Calls: CallMediaEvents, Sendable {
     // MARK: Acting on live calls
 
     public func hangup(uuid: String, applicationID: String) async throws {
-        await try running(uuid, applicationID: applicationID).hangup(reason: "api")
+        try await running(uuid, applicationID: applicationID).hangup(reason: "api")
     }
 
     public func setMedia(uuid: String, applicationID: String, muted: Bool? = nil, earmuffed: Bool? = nil) async throws {

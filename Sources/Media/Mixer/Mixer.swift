@@ -2,7 +2,9 @@ import Audio
 import Wire
 
 /// An audio mixer attached to a router (FreeSWITCH's conference, Janus' AudioBridge), ticked by
-/// its worker every 20 ms together with every other mixer of that worker.
+/// its worker every 20 ms together with every other mixer of that worker. The worker places its tick
+/// just after the packets of the loudest speaker of its biggest mixer arrive (`pacer`, `TickPhase`),
+/// so that speaker's listeners do not wait for a tick.
 ///
 /// Per tick: each input yields 20 ms (jitter buffer + decode or concealment, or queued frames),
 /// `MixerCore` mixes the loudest `maxSpeakers` through the soft limiter, and every consumer of the
@@ -72,6 +74,9 @@ final class Mixer {
     private var tickNumber: UInt64 = 0
     private var wasMixing = false
     private var stats = MixerStats()
+    /// The loudest speaker of the last tick that had one (by the decoded signal), among WebRTC inputs:
+    /// the worker keeps its tick a margin after this input's arrivals (`TickPhase`).
+    private(set) var pacer: RTPMixerInput?
     /// Recorders' copies of the mix (usually none).
     private(set) var taps: [MixerTap] = []
 
@@ -166,6 +171,7 @@ final class Mixer {
         bySlot[participant.slot.rawValue] = nil
         inputs.removeAll { $0 === participant }
         if participant.ranked != nil { rankedInputs -= 1 }
+        if let ranked = participant.ranked, ranked === pacer { pacer = nil }
         if let port = participant.port {
             ports.removeAll { $0 === participant }
             participant.port = nil
@@ -340,8 +346,14 @@ final class Mixer {
         wasMixing = fed > 0
         stats.ticksMixed &+= 1
         core.mix()
+        var pacerLevel: UInt8 = .max
         for participant in inputs {
-            if let producer = participant.producer { producer.noteLoudness(127 - Int(core.level(for: participant.slot))) }
+            let level = core.level(for: participant.slot)
+            if let producer = participant.producer { producer.noteLoudness(127 - Int(level)) }
+            if let ranked = participant.ranked, level < pacerLevel, core.isSpeaking(participant.slot) {
+                pacer = ranked
+                pacerLevel = level
+            }
         }
         let anyMixed = core.mixedCount > 0
         if !taps.isEmpty { captureTaps(anyMixed: anyMixed) }

@@ -20,6 +20,8 @@ final class RTPMixerInput: MixerInput {
     private let resampler: Resampler?
     private var decoded: AudioFrame
     private(set) var packetsIn: UInt64 = 0
+    /// When the newest packet arrived (monotonic nanoseconds): the worker's tick follows a loud input's arrivals.
+    private(set) var lastArrival: UInt64 = 0
     private(set) var decodeErrors: UInt64 = 0
     /// Frames consumed without decoding because the mixer ranked this input below the loudest.
     private(set) var framesSkipped: UInt64 = 0
@@ -40,6 +42,7 @@ final class RTPMixerInput: MixerInput {
     @inline(__always)
     func receive(_ payload: UnsafeRawPointer, length: Int, sequence: UInt16, timestamp: UInt32, level: UInt8 = noLevel, now: UInt64) {
         packetsIn &+= 1
+        lastArrival = now
         if level != RTPMixerInput.noLevel {
             carriesLevels = true
             if level < arrivedLevel { arrivedLevel = level }
@@ -47,6 +50,9 @@ final class RTPMixerInput: MixerInput {
         _ = jitter.insert(sequence: sequence, timestamp: timestamp,
                           payload: UnsafeRawBufferPointer(start: payload, count: length), arrival: now)
     }
+
+    /// The RFC 3550 interarrival jitter of this input's packets, milliseconds.
+    var jitterMilliseconds: Double { jitter.statistics.jitterMilliseconds }
 
     /// The loudest level that arrived since the last call, 127 (silence) when none did; resets.
     func takeArrivedLevel() -> UInt8 {

@@ -34,6 +34,10 @@ final class WorkerCore: Selectable {
     var mixerList: [Mixer] = []
     /// Deadline of the next 20 ms tick; ticks are scheduled against it so they do not drift.
     private var nextTick: UInt64 = 0
+    /// Keeps the tick just after the arrivals of the biggest mixer's loudest speaker, and the move it
+    /// asked of the next deadline.
+    private(set) var phase = TickPhase()
+    private var phaseStep: Int64 = 0
     private var tickCount: UInt64 = 0
     /// How late each tick ran behind its deadline, nanoseconds.
     private(set) var tickLateness = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
@@ -183,8 +187,9 @@ final class WorkerCore: Selectable {
             // First tick, or far behind (a stalled loop): start the cadence again from now.
             nextTick = current &+ WorkerCore.tickInterval
         } else {
-            nextTick &+= WorkerCore.tickInterval
+            nextTick = UInt64(Int64(nextTick &+ WorkerCore.tickInterval) &+ phaseStep)
         }
+        phaseStep = 0
         loop.schedule(at: Instant(nanoseconds: nextTick)) { [weak self] in
             guard let self else { return }
             self.tick()
@@ -197,8 +202,15 @@ final class WorkerCore: Selectable {
         let started = now
         if now > nextTick { tickLateness.record(now &- nextTick) } else { tickLateness.record(0) }
         // Mixers first: their packets are the ones with a deadline.
+        var leader: Mixer?
         mixerList.withUnsafeBufferPointer { list in
-            for mixer in list { mixer.tick(now: now, queue: queue) }
+            for mixer in list {
+                mixer.tick(now: now, queue: queue)
+                if mixer.pacer != nil, mixer.output.consumers.count > leader?.output.consumers.count ?? -1 { leader = mixer }
+            }
+        }
+        if let pacer = leader?.pacer {
+            phaseStep = phase.step(tick: now, arrival: pacer.lastArrival, jitterMilliseconds: pacer.jitterMilliseconds)
         }
         for transport in transports.values { transport.tick(now: now) }
         if !mixerList.isEmpty, tickCount % 5 == 0 { for event in mixerEvents() { emit(event) } }

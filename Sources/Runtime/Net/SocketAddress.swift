@@ -65,13 +65,13 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
             return storage.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { p in
                 var addr = p.pointee.sin_addr
                 inet_ntop(AF_INET, &addr, &buf, socklen_t(buf.count))
-                return SocketAddress(host: String(cString: buf), port: UInt16(bigEndian: p.pointee.sin_port))
+                return SocketAddress(host: String(nulTerminated: buf), port: UInt16(bigEndian: p.pointee.sin_port))
             }
         case AF_INET6:
             return storage.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { p in
                 var addr = p.pointee.sin6_addr
                 inet_ntop(AF_INET6, &addr, &buf, socklen_t(buf.count))
-                return SocketAddress(host: String(cString: buf), port: UInt16(bigEndian: p.pointee.sin6_port))
+                return SocketAddress(host: String(nulTerminated: buf), port: UInt16(bigEndian: p.pointee.sin6_port))
             }
         default:
             return nil

@@ -93,6 +93,8 @@ public struct DevelopmentCertificate: Sendable {
         var ptr: UnsafeMutablePointer<CChar>?
         let len = sb_bio_get_mem_data(bio, &ptr)
         let data = Data(bytes: ptr!, count: len)
-        FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: mode])
+        guard FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: mode]) else {
+            throw TLSError("writing \(path)")
+        }
     }
 }

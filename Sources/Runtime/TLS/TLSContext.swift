@@ -10,7 +10,7 @@ public struct TLSError: Error, CustomStringConvertible, Sendable {
         if code != 0 {
             var buf = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &buf, buf.count)
-            text += ": " + String(cString: buf)
+            text += ": " + String(nulTerminated: buf)
         }
         ERR_clear_error()
         description = text

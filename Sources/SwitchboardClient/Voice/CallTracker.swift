@@ -41,7 +41,7 @@ struct CallTracker {
             return ended(id, conversation: e.conversationID, ledger: ledger)
         }
         guard let update = LegStatusUpdate(e) else { return [] }
-        var out: [CallEvent] = [.legStatus(update)]
+        let out: [CallEvent] = [.legStatus(update)]
         let id = update.legID
         if legsByConversation[update.conversationID] == nil, legsByConversation.count >= limit { legsByConversation.removeAll() }
         legsByConversation[update.conversationID, default: [:]][id] = update.status

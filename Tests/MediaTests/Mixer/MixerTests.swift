@@ -139,6 +139,9 @@ struct MixerTests {
         let skippedSlot = try #require(mixer.participant(MixerParticipantID("m7"))).slot
         #expect(mixer.core.level(for: skippedSlot) == 30, "an undecoded input's level is its sender's")
         #expect(mixer.core.isSpeaking(skippedSlot), "and it speaks by that level")
+        #expect(mixer.pacer === inputs[9], "the worker's tick follows the loudest speaker's arrivals")
+        mixer.remove(MixerParticipantID("m9"))
+        #expect(mixer.pacer == nil, "and stops when it leaves")
     }
 
     /// A port whose far end (at `rate`) says a tone for `frames` ticks, at whatever rate the mixer asks,
