@@ -12,7 +12,9 @@
 /// Pure (time in, nanoseconds out); the worker applies the step to its next deadline.
 struct TickPhase {
     static let interval: Int64 = 20_000_000
-    static let baseMargin: Int64 = 1_000_000
+    /// Covers a scheduling hiccup at either end: a packet that misses its tick is heard 20 ms later
+    /// (and the jitter buffer keeps a frame more for a while), which costs more than this waits.
+    static let baseMargin: Int64 = 2_500_000
     static let maxMargin: Int64 = 10_000_000
     static let maxStep: Int64 = 1_000_000
     /// Errors smaller than this are left alone (the jitter of the measurement itself).

@@ -5,6 +5,8 @@ import Testing
 @Suite("Tick phase")
 struct TickPhaseTests {
     static let ms: UInt64 = 1_000_000
+    /// The margin with no jitter, milliseconds.
+    static let margin = Double(TickPhase.baseMargin) / 1e6
 
     /// Ticks every 20 ms plus the steps asked for, a speaker's packets arriving every 20 ms at
     /// `arrivalPhase` (plus `late` on the packets it names, the first tick's newest being packet 49); returns the waits (tick − newest arrival)
@@ -35,7 +37,7 @@ struct TickPhaseTests {
         // Ticks at ...000 ms, packets at ...007 ms: each waits 13 ms.
         let r = run(ticks: 60, arrivalPhase: 7 * Self.ms)
         #expect(r.waits[0] == 13)
-        for wait in r.waits.suffix(20) { #expect(abs(wait - 1) <= 0.6, "settled wait \(wait) ms") }
+        for wait in r.waits.suffix(20) { #expect(abs(wait - Self.margin) <= 0.6, "settled wait \(wait) ms") }
         for interval in r.intervals { #expect(interval >= 19 && interval <= 20.001, "interval \(interval) ms") }
     }
 
@@ -45,7 +47,7 @@ struct TickPhaseTests {
         let r = run(ticks: 60, arrivalPhase: 200_000)
         #expect(r.waits[0] == 19.8)
         for wait in r.waits { #expect(wait >= 0.4, "wait \(wait) ms: a tick ran ahead of an arrival") }
-        for wait in r.waits.suffix(10) { #expect(abs(wait - 1) <= 0.6, "settled wait \(wait) ms") }
+        for wait in r.waits.suffix(10) { #expect(abs(wait - Self.margin) <= 0.6, "settled wait \(wait) ms") }
         for interval in r.intervals { #expect(interval >= 19 && interval <= 20.001, "interval \(interval) ms") }
     }
 
@@ -60,14 +62,14 @@ struct TickPhaseTests {
 
     @Test("jitter widens the margin; a settled phase stays put, and one late packet does not throw it")
     func jitterAndLate() {
-        // Waits of 15 ms at first; the margin is 1 ms + 3 × 1.5 ms.
+        // Waits of 15 ms at first; the margin is the base margin + 3 × 1.5 ms.
         let r = run(ticks: 80, arrivalPhase: 5 * Self.ms, jitter: 1.5)
         #expect(r.waits[0] == 15)
-        for wait in r.waits.suffix(10) { #expect(abs(wait - 5.5) <= 0.6, "settled wait \(wait) ms") }
+        for wait in r.waits.suffix(10) { #expect(abs(wait - (Self.margin + 4.5)) <= 0.6, "settled wait \(wait) ms") }
         // Packet 119 (about the 70th tick) comes 3 ms late: the tick waits for it a little longer after.
         let steady = run(ticks: 80, arrivalPhase: 5 * Self.ms, jitter: 1.5, late: [119: 3 * Self.ms])
-        #expect(steady.waits.contains { $0 < 4 }, "the late packet was seen: \(steady.waits.suffix(12))")
-        #expect(steady.waits.suffix(5).allSatisfy { abs($0 - 5.5) <= 1.1 }, "\(steady.waits.suffix(12))")
+        #expect(steady.waits.contains { $0 < Self.margin + 4.5 - 2 }, "the late packet was seen: \(steady.waits.suffix(12))")
+        #expect(steady.waits.suffix(5).allSatisfy { abs($0 - (Self.margin + 4.5)) <= 1.1 }, "\(steady.waits.suffix(12))")
     }
 
     @Test("a speaker silent for two ticks moves nothing")
