@@ -116,9 +116,9 @@ extension MediaEngine {
         for worker in workers {
             let index = worker.index
             if let v = try? await worker.run({ core throws(MediaError) -> TickLateness in
-                let (h, work, receive) = (core.tickLateness, core.tickWork, core.receiveWork)
+                let (h, work, receive, early) = (core.tickLateness, core.tickWork, core.receiveWork, core.earlyTicks)
                 if reset { core.resetTickLateness() }
-                return TickLateness(worker: index, ticks: h.count, p50Microseconds: h.percentile(0.5) * 1000,
+                return TickLateness(worker: index, ticks: h.count, earlyTicks: early, p50Microseconds: h.percentile(0.5) * 1000,
                                     p99Microseconds: h.percentile(0.99) * 1000, p999Microseconds: h.percentile(0.999) * 1000,
                                     workP99Microseconds: work.percentile(0.99) * 1000, workMaxMicroseconds: work.percentile(1) * 1000,
                                     receiveP99Microseconds: receive.percentile(0.99) * 1000,
@@ -143,6 +143,9 @@ extension MediaEngine {
     public struct TickLateness: Sendable, Hashable, Codable {
         public var worker: Int
         public var ticks: UInt64
+        /// Of those, ticks run ahead of their deadline as soon as the packet of the speaker the tick
+        /// follows came in (`TickPhase`).
+        public var earlyTicks: UInt64
         public var p50Microseconds: Double
         public var p99Microseconds: Double
         public var p999Microseconds: Double

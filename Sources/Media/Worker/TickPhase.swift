@@ -1,10 +1,12 @@
-/// Where in its 20 ms the worker's tick falls, relative to the packets of the speaker it follows.
+/// Where in its 20 ms the worker's tick deadline falls, relative to the packets of the speaker it follows.
 ///
 /// A mixer hears a packet at the first tick after it arrives, so a listener's added latency is
 /// that wait (anywhere from 0 to 20 ms, by the chance of two phases) plus the fan-out. This keeps
-/// the tick a small margin after the arrivals of one speaker (the loudest in the worker's biggest
-/// mixer): each tick it measures how long before the tick that speaker's newest packet came, and
-/// moves the next tick by at most `maxStep` toward `margin` after it. The margin is three times the
+/// the deadline a small margin after the arrivals of one speaker (the loudest in the worker's biggest
+/// mixer): each tick it measures how long before the deadline that speaker's newest packet came, and
+/// moves the next deadline by at most `maxStep` toward `margin` after it. The worker runs the tick as
+/// soon as that speaker's packet is in when the deadline is that close (`WorkerCore.handle`), so the
+/// margin is only what a late packet may use; the deadline is the fallback. The margin is three times the
 /// speaker's interarrival jitter plus `baseMargin`, so a packet that comes a little late still makes
 /// its tick. Steps of 1 ms make the mix's packets leave 19 or 21 ms apart while it settles, which
 /// receivers take as ordinary jitter.
@@ -24,6 +26,8 @@ struct TickPhase {
     /// after the arrivals than the margin asks.
     private(set) var error: Double = 0
     private(set) var steps: UInt64 = 0
+    /// The margin the last measurement asked for, nanoseconds.
+    private(set) var margin = TickPhase.baseMargin
     private var previousTick: UInt64 = 0
 
     /// How far to move the next tick (negative: earlier), given that this tick ran at `tick` and the
@@ -45,7 +49,7 @@ struct TickPhase {
             steps &+= 1
             return Self.maxStep
         }
-        let margin = min(Self.maxMargin, Self.baseMargin + Int64(3 * max(0, jitterMilliseconds) * 1e6))
+        margin = min(Self.maxMargin, Self.baseMargin + Int64(3 * max(0, jitterMilliseconds) * 1e6))
         let e = Int64(tick - arrival) - margin
         error += (Double(e) - error) / 4
         guard abs(error) >= Double(Self.deadBand) else { return 0 }

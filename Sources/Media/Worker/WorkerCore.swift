@@ -38,6 +38,12 @@ final class WorkerCore: Selectable {
     /// asked of the next deadline.
     private(set) var phase = TickPhase()
     private var phaseStep: Int64 = 0
+    /// The input the tick follows (the biggest mixer's loudest speaker), and whether the tick due at
+    /// `nextTick` already ran, early, when that input's packet came.
+    private var tickPacer: RTPMixerInput?
+    private var tickRanEarly = false
+    /// Ticks run as soon as the followed speaker's packet came, ahead of their deadline.
+    private(set) var earlyTicks: UInt64 = 0
     private var tickCount: UInt64 = 0
     /// How late each tick ran behind its deadline, nanoseconds.
     private(set) var tickLateness = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
@@ -54,6 +60,7 @@ final class WorkerCore: Selectable {
         tickLateness = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
         tickWork = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
         receiveWork = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
+        earlyTicks = 0
     }
     private var seed: UInt64
 
@@ -97,6 +104,13 @@ final class WorkerCore: Selectable {
             queue.flush()
             queue.receivedAt = 0
             if n < receiveBatch.capacity { break }
+        }
+        // The followed speaker's packet is in and the tick is due within the margin: mix now.
+        if let pacer = tickPacer, !tickRanEarly, pacer.lastArrival >= started, nextTick > now,
+           nextTick - now <= UInt64(phase.margin) + 1_000_000 {
+            tickRanEarly = true
+            earlyTicks &+= 1
+            tick()
         }
     }
 
@@ -192,7 +206,8 @@ final class WorkerCore: Selectable {
         phaseStep = 0
         loop.schedule(at: Instant(nanoseconds: nextTick)) { [weak self] in
             guard let self else { return }
-            self.tick()
+            if !self.tickRanEarly { self.tick() }
+            self.tickRanEarly = false
             self.startTicking()
         }
     }
@@ -209,8 +224,9 @@ final class WorkerCore: Selectable {
                 if mixer.pacer != nil, mixer.output.consumers.count > leader?.output.consumers.count ?? -1 { leader = mixer }
             }
         }
-        if let pacer = leader?.pacer {
-            phaseStep = phase.step(tick: now, arrival: pacer.lastArrival, jitterMilliseconds: pacer.jitterMilliseconds)
+        tickPacer = leader?.pacer
+        if let pacer = tickPacer {
+            phaseStep = phase.step(tick: nextTick, arrival: pacer.lastArrival, jitterMilliseconds: pacer.jitterMilliseconds)
         }
         for transport in transports.values { transport.tick(now: now) }
         if !mixerList.isEmpty, tickCount % 5 == 0 { for event in mixerEvents() { emit(event) } }
