@@ -74,8 +74,8 @@ final class Mixer {
     private var tickNumber: UInt64 = 0
     private var wasMixing = false
     private var stats = MixerStats()
-    /// The loudest speaker of the last tick that had one (by the decoded signal), among WebRTC inputs:
-    /// the worker keeps its tick a margin after this input's arrivals (`TickPhase`).
+    /// The speaker the worker's tick follows (`TickPhase`), among WebRTC inputs: the loudest speaking
+    /// (by the decoded signal) when the one it followed stopped speaking; kept while it speaks.
     private(set) var pacer: RTPMixerInput?
     /// Recorders' copies of the mix (usually none).
     private(set) var taps: [MixerTap] = []
@@ -346,15 +346,22 @@ final class Mixer {
         wasMixing = fed > 0
         stats.ticksMixed &+= 1
         core.mix()
-        var pacerLevel: UInt8 = .max
+        var candidate: RTPMixerInput?
+        var candidateLevel: UInt8 = .max
+        var pacerSpeaks = false
         for participant in inputs {
             let level = core.level(for: participant.slot)
             if let producer = participant.producer { producer.noteLoudness(127 - Int(level)) }
-            if let ranked = participant.ranked, level < pacerLevel, core.isSpeaking(participant.slot) {
-                pacer = ranked
-                pacerLevel = level
+            guard let ranked = participant.ranked, core.isSpeaking(participant.slot) else { continue }
+            if ranked === pacer { pacerSpeaks = true }
+            if level < candidateLevel {
+                candidate = ranked
+                candidateLevel = level
             }
         }
+        // The tick keeps following a speaker while it speaks (people talking over each other do not
+        // pull it back and forth), then the loudest one speaking.
+        if !pacerSpeaks, let candidate { pacer = candidate }
         let anyMixed = core.mixedCount > 0
         if !taps.isEmpty { captureTaps(anyMixed: anyMixed) }
         for participant in ports {
