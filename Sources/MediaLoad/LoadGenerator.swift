@@ -235,11 +235,13 @@ public final class LoadGenerator: Sendable {
 
     /// Starts a measured window (clears statistics).
     public func startMeasuring() async {
+        let since = sb_monotonic_ns()
         for i in loops.indices {
             _ = try? await on(i) { state, _ in
                 for peer in state.peers {
                     peer.resetStatistics()
                     peer.measuring = true
+                    peer.measuringSince = since
                 }
             }
         }

@@ -82,6 +82,9 @@ final class LoadPeer: Selectable {
     }
     private var receivedStreams: [Received] = []
     var measuring = false
+    /// When the measured window began (monotonic ns): a burst that began before it is not measured, since its
+    /// first loud packets may have come before the window and a later one would count as that burst arriving.
+    var measuringSince: UInt64 = 0
     /// A mixed room's listener: latency is measured per burst (see `OpusLoop`), not per packet.
     var burst: BurstClock?
     private var lastBurst: UInt64 = 0
@@ -135,7 +138,7 @@ final class LoadPeer: Selectable {
         } else if let burst {
             // A mix: the first loud packet after a burst began is that burst arriving.
             let sentAt = burst.sentAt.load(ordering: .relaxed)
-            if sentAt != lastBurst, sentAt > 0, now > sentAt,
+            if sentAt != lastBurst, sentAt >= measuringSince, sentAt > 0, now > sentAt,
                let level = mixLevel(UnsafeRawBufferPointer(start: p, count: size)), level <= OpusLoop.loudLevel {
                 lastBurst = sentAt
                 histogram.record(now - sentAt)
