@@ -46,6 +46,12 @@ public enum UDPSendFloor {
         let drain = try spawn(cpu: receiverCPU) {
             let batch = DatagramBatch(capacity: 64, stride: 2048)
             var received: UInt64 = 0
+            /// Reads `sink` until it is empty; how many datagrams that was.
+            func drain(_ sink: UDPSocket) -> UInt64 {
+                var got: UInt64 = 0
+                while case let n = batch.receive(from: sink), n > 0 { got += UInt64(n) }
+                return got
+            }
             if burstsPerSecond != nil {
                 let epoll = sb_epoll_create()
                 defer { close(epoll) }
@@ -54,24 +60,17 @@ public enum UDPSendFloor {
                 var events = [UInt32](repeating: 0, count: 64)
                 while !shared.done.load(ordering: .acquiring) {
                     let n = sb_epoll_wait(epoll, &ready, &events, 64, 20)
-                    for k in 0..<max(0, Int(n)) {
-                        while case let got = batch.receive(from: sinks[Int(ready[k])]), got > 0 { received += UInt64(got) }
-                    }
+                    for k in 0..<max(0, Int(n)) { received += drain(sinks[Int(ready[k])]) }
                 }
             } else {
                 while !shared.done.load(ordering: .acquiring) {
-                    var got = 0
-                    for sink in sinks {
-                        while case let n = batch.receive(from: sink), n > 0 { got += n }
-                    }
-                    received += UInt64(got)
+                    let got = sinks.reduce(0) { $0 + drain($1) }
+                    received += got
                     if got == 0 { usleep(200) }
                 }
             }
             // Loopback delivers inside the sender's call, so whatever it sent is queued by now.
-            for sink in sinks {
-                while case let n = batch.receive(from: sink), n > 0 { received += UInt64(n) }
-            }
+            received += sinks.reduce(0) { $0 + drain($1) }
             shared.received.store(received, ordering: .releasing)
         }
         let sender = try spawn(cpu: senderCPU) {
