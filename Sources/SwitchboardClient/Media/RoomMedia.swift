@@ -67,7 +67,9 @@ public final class RoomMedia: Sendable {
             return stream
         }
         stateStreams.withLock { $0[id] = continuation }
-        continuation.onTermination = { [weak self] _ in _ = self?.stateStreams.withLock { $0.removeValue(forKey: id) } }
+        // Removed from a task of its own: a cancelled consumer's termination runs under the runtime's task lock, and a
+        // yield made under our lock takes that lock too; taking ours here would deadlock against it.
+        continuation.onTermination = { [weak self] _ in Task { _ = self?.stateStreams.withLock { $0.removeValue(forKey: id) } } }
         return stream
     }
 

@@ -143,7 +143,9 @@ public final class Session: Sendable {
             continuation.finish()
             return
         }
-        continuation.onTermination = { [weak self] _ in self?.state.withLock { remove(&$0, id) } }
+        // Removed from a task of its own: a cancelled consumer's termination runs under the runtime's task lock, and a
+        // yield made under our lock takes that lock too; taking ours here would deadlock against it.
+        continuation.onTermination = { [weak self] _ in Task { self?.state.withLock { remove(&$0, id) } } }
     }
 
     /// Replaces the session's token before it expires (`session:refresh`).
