@@ -117,6 +117,12 @@ final class ICEServer {
         return outcome
     }
 
+    /// When `tick` next has work: consent's expiry, unless a check refreshes it first (none before a
+    /// path is connected).
+    var consentDeadline: UInt64 {
+        state == .connected || state == .completed ? lastConsent &+ ICEServer.consentTimeout &+ 1 : .max
+    }
+
     /// Checks consent; returns `.failed` once, when it expires.
     func tick(now: UInt64) -> State? {
         guard state == .connected || state == .completed else { return nil }

@@ -51,9 +51,13 @@ final class WebRTCTransport {
     /// most of a transport's memory) is released: the peer's final-flight retransmissions
     /// are long over, and consent freshness detects a peer that went away.
     static let dtlsRetention: UInt64 = 10_000_000_000
+    /// RTCP SR/RR/SDES per transport (RFC 3550 §6.2 leaves the interval to the application).
+    static let reportInterval: UInt64 = 1_000_000_000
     private(set) var rtpPacketsIn: UInt64 = 0
     private(set) var rtcpPacketsIn: UInt64 = 0
     private(set) var srtpFailures: UInt64 = 0
+    /// This transport's place in the worker's tick list (`WorkerCore.tickList`).
+    var tickIndex = 0
 
     init(id: TransportID, router: Router, worker: WorkerCore, ice: ICEParameters, rtcpSSRC: UInt32, cname: String) {
         self.id = id
@@ -95,11 +99,13 @@ final class WebRTCTransport {
         dtls = try DTLSEngine(
             role: role, certificate: worker.certificate, expectedRemoteFingerprint: remoteFingerprint,
             srtpProfiles: SRTPTransform.supportedProfiles)
+        worker.tickSoon(self)
         if role == .client, selected != nil { startClientHandshake(now: now) }
     }
 
     func add(_ producer: Producer) {
         producers.append(producer)
+        worker.tickSoon(self)
         if let ssrc = producer.ssrc { inbound.append((ssrc, producer, false)) }
         if let rtx = producer.rtxSSRC { inbound.append((rtx, producer, true)) }
     }
@@ -169,6 +175,7 @@ final class WebRTCTransport {
         guard let dtls else { return }
         let output = dtls.receive(bytes, now: now)
         apply(output, now: now)
+        worker.tickSoon(self)  // a retransmission timer may have started
     }
 
     private func apply(_ output: DTLSOutput, now: UInt64) {
@@ -387,12 +394,17 @@ final class WebRTCTransport {
 
     // MARK: Timers
 
-    func tick(now: UInt64) {
+    /// Runs the transport's timers and returns when it next has one due: the worker's next tick while
+    /// it connects or publishes (DTLS retransmission, NACK and keyframe timers, transport-wide CC),
+    /// otherwise its next report, DTLS release or consent expiry. A listener's transport is visited
+    /// about once a second rather than on every 20 ms tick; whatever could bring a timer forward
+    /// (DTLS input, a new producer) asks the worker for the next tick (`WorkerCore.tickSoon`).
+    func tick(now: UInt64) -> UInt64 {
         if let dtls, let deadline = dtls.nextTimeout(), now >= deadline {
             apply(dtls.handleTimeout(now: now), now: now)
         }
         if ice.tick(now: now) == .failed { setState(.failed) }
-        guard state == .connected else { return }
+        guard state == .connected else { return now }
         if dtls != nil, now &- connectedAt > WebRTCTransport.dtlsRetention { dtls = nil }
         for producer in producers { producer.tick(now: now) }
         if transportCC.count > 0, now &- lastTransportCC >= WebRTCTransport.transportCCInterval {
@@ -402,10 +414,17 @@ final class WebRTCTransport {
                 sendRTCP([.transportFeedback(feedback)])
             }
         }
-        if now &- lastReport >= 1_000_000_000 {
+        if now &- lastReport >= WebRTCTransport.reportInterval {
             lastReport = now
             sendReports(now: now)
         }
+        if !producers.isEmpty || transportCC.count > 0 { return now }
+        var next = min(lastReport &+ WebRTCTransport.reportInterval, ice.consentDeadline)
+        if let dtls {
+            next = min(next, connectedAt &+ WebRTCTransport.dtlsRetention &+ 1)
+            if let deadline = dtls.nextTimeout() { next = min(next, deadline) }
+        }
+        return next
     }
 
     /// SR per consumer stream that has sent, RR about every producer stream, SDES CNAME.

@@ -27,6 +27,10 @@ final class WorkerCore: Selectable {
     private(set) var byAddress: [PeerAddress: WebRTCTransport] = [:]
     var routers: [RouterID: Router] = [:]
     var transports: [TransportID: WebRTCTransport] = [:]
+    /// `transports` in the order the tick visits them, and when each next has a timer due (see
+    /// `WebRTCTransport.tick`): the tick reads this array and calls only the transports due.
+    private(set) var tickList: [WebRTCTransport] = []
+    private(set) var tickDue: [UInt64] = []
     var producers: [ProducerID: Producer] = [:]
     var consumers: [ConsumerID: Consumer] = [:]
     var mixers: [MixerID: Mixer] = [:]
@@ -228,7 +232,7 @@ final class WorkerCore: Selectable {
         if let pacer = tickPacer {
             phaseStep = phase.step(tick: nextTick, arrival: pacer.lastArrival, jitterMilliseconds: pacer.jitterMilliseconds)
         }
-        for transport in transports.values { transport.tick(now: now) }
+        tickTransports(now: now)
         if !mixerList.isEmpty, tickCount % 5 == 0 { for event in mixerEvents() { emit(event) } }
         tickCount &+= 1
         for router in routers.values {
@@ -237,6 +241,22 @@ final class WorkerCore: Selectable {
         }
         queue.flush()
         tickWork.record(sb_monotonic_ns() &- started)
+    }
+
+    /// Runs the timers of the transports that have one due.
+    func tickTransports(now: UInt64) {
+        var i = 0
+        while i < tickList.count {
+            if tickDue[i] <= now { tickDue[i] = tickList[i].tick(now: now) }
+            i += 1
+        }
+    }
+
+    /// Has `transport` ticked on the next tick (something may have brought one of its timers forward).
+    func tickSoon(_ transport: WebRTCTransport) {
+        let i = transport.tickIndex
+        guard i < tickList.count, tickList[i] === transport else { return }  // closed
+        tickDue[i] = 0
     }
 
     // MARK: Commands (run on the loop thread through the mailbox)
@@ -252,6 +272,9 @@ final class WorkerCore: Selectable {
             id: transportID, router: router, worker: self, ice: ice, rtcpSSRC: SystemRandom().next(UInt32.self) | 1,
             cname: "sb-" + SystemRandom().hex(6))
         transports[transportID] = transport
+        transport.tickIndex = tickList.count
+        tickList.append(transport)
+        tickDue.append(0)
         byUsernameFragment[ice.usernameFragment] = transport
         router.transports.append(transport)
         return TransportInfo(
@@ -368,6 +391,12 @@ final class WorkerCore: Selectable {
         for producer in transport.producers { closed.append(closeProducer(producer.id)) }
         for consumer in transport.consumers { closed.append(closeConsumer(consumer.id)) }
         transport.close()
+        let last = tickList.removeLast(), lastDue = tickDue.removeLast()
+        if last !== transport {
+            tickList[transport.tickIndex] = last
+            tickDue[transport.tickIndex] = lastDue
+            last.tickIndex = transport.tickIndex
+        }
         byUsernameFragment.removeValue(forKey: transport.ice.local.usernameFragment)
         for address in transport.routedAddresses where byAddress[address] === transport { byAddress.removeValue(forKey: address) }
         transport.routedAddresses.removeAll()
