@@ -143,9 +143,7 @@ public final class Session: Sendable {
             continuation.finish()
             return
         }
-        // Removed from a task of its own: a cancelled consumer's termination runs under the runtime's task lock, and a
-        // yield made under our lock takes that lock too; taking ours here would deadlock against it.
-        continuation.onTermination = { [weak self] _ in Task { self?.state.withLock { remove(&$0, id) } } }
+        continuation.removeOnTermination { [weak self] in self?.state.withLock { remove(&$0, id) } }
     }
 
     /// Replaces the session's token before it expires (`session:refresh`).

@@ -128,9 +128,7 @@ public final class VideoSession: Sendable {
         let id = nextStream.wrappingAdd(1, ordering: .relaxed).oldValue
         continuation.yield(.connected(connectionID: connectionID))
         eventStreams.withLock { $0[id] = continuation }
-        // Removed from a task of its own: a cancelled consumer's termination runs under the runtime's task lock, and a
-        // yield made under our lock takes that lock too; taking ours here would deadlock against it.
-        continuation.onTermination = { [weak self] _ in Task { _ = self?.eventStreams.withLock { $0.removeValue(forKey: id) } } }
+        continuation.removeOnTermination { [weak self] in _ = self?.eventStreams.withLock { $0.removeValue(forKey: id) } }
         return stream
     }
 
