@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <linux/filter.h>
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
 
@@ -112,6 +113,12 @@ int sb_udp_recv_batch(int fd, uint8_t *base, size_t stride, uint32_t *lens,
         lens[i] = (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ? 0 : msgs[i].msg_len;
     }
     return n;
+}
+
+int sb_reuseport_steer_to_first(int fd) {
+    struct sock_filter code[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
+    struct sock_fprog prog = { .len = 1, .filter = code };
+    return setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog) == 0 ? 0 : errno;
 }
 
 int sb_udp_send_batch(int fd, const uint8_t *base, size_t stride, const uint32_t *lens,

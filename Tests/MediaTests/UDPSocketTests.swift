@@ -29,6 +29,70 @@ struct UDPSocketTests {
         #expect(throws: SocketError.self) { try UDPSocket(host: "127.0.0.1", port: first.localPort) }
         #expect(throws: SocketError.self) { try UDPSocket(host: "0.0.0.0", port: first.localPort) }
     }
+
+    /// A worker sends from a second socket on its port (no epoll waiter to wake per datagram): what peers
+    /// send to the port still reaches the receiving socket only, and what it sends comes from the port.
+    @Test("the sending socket shares the port, receives nothing, and the port stays refused to others",
+          arguments: ["127.0.0.1", "::"])
+    func sendingSocket(host: String) throws {
+        let socket = try UDPSocket(host: host, port: 0)
+        let sender = try socket.openSender()
+        #expect(sender.fd != socket.fd)
+        #expect(sender.localPort == socket.localPort)
+        #expect(throws: SocketError.self) { try UDPSocket(host: host, port: socket.localPort) }
+        #expect(throws: SocketError.self) { try UDPSocket(host: "127.0.0.1", port: socket.localPort) }
+
+        // Peers on many ports (the kernel would spread them over the group by a hash of the source).
+        let peers = try (0..<16).map { _ in try UDPSocket(host: "127.0.0.1", port: 0) }
+        let port = PeerAddress(host: "127.0.0.1", port: socket.localPort)!
+        for (i, peer) in peers.enumerated() {
+            for _ in 0..<4 { #expect(Self.send([UInt8(i)], from: peer, to: port)) }
+        }
+        #expect(Self.drain(socket).count == 64)
+        #expect(Self.drain(sender).isEmpty)
+
+        // The sending socket's datagrams leave from the shared port.
+        let peer = peers[0]
+        #expect(Self.send([7, 7], from: sender, to: PeerAddress(host: "127.0.0.1", port: peer.localPort)!))
+        var from = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        var n = -1
+        for _ in 0..<200 where n < 0 {
+            n = buffer.withUnsafeMutableBytes { bytes in
+                withUnsafeMutablePointer(to: &from) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        recvfrom(peer.fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
+                    }
+                }
+            }
+            if n < 0 { usleep(1_000) }
+        }
+        #expect(n == 2)
+        #expect(withUnsafePointer(to: &from) { PeerAddress(storage: $0)?.port } == socket.localPort)
+    }
+
+    static func send(_ bytes: [UInt8], from socket: UDPSocket, to address: PeerAddress) -> Bool {
+        var storage = sockaddr_storage()
+        withUnsafeMutablePointer(to: &storage) { address.write(to: $0, ipv6Socket: socket.isIPv6) }
+        let length = socklen_t(socket.isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        return bytes.withUnsafeBytes { data in
+            withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(socket.fd, data.baseAddress, data.count, 0, $0, length) }
+            }
+        } == bytes.count
+    }
+
+    /// Every datagram waiting on `socket` (loopback delivers before `sendto` returns).
+    static func drain(_ socket: UDPSocket) -> [[UInt8]] {
+        var got: [[UInt8]] = []
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(socket.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n < 0 { return got }
+            got.append(Array(buffer[0..<n]))
+        }
+    }
 }
 
 @Suite("UDP send floor")

@@ -60,6 +60,9 @@ int sb_udp_recv_batch(int fd, uint8_t *base, size_t stride, uint32_t *lens,
                       struct sockaddr_storage *addrs, unsigned int vlen);
 int sb_udp_send_batch(int fd, const uint8_t *base, size_t stride, const uint32_t *lens,
                       const struct sockaddr_storage *addrs, unsigned int vlen);
+/* Makes the SO_REUSEPORT group `fd` belongs to hand every datagram to its first member (a one-instruction
+   classic BPF program, SO_ATTACH_REUSEPORT_CBPF, Linux 4.5); 0 on success, else the errno. */
+int sb_reuseport_steer_to_first(int fd);
 /* Runs the calling thread on one CPU only (sched_setaffinity is GNU-only); 0 on success. */
 int sb_pin_thread(int cpu);
 /* Last errno of this thread (EAGAIN/EWOULDBLOCK tells an empty socket from a failure). */

@@ -28,8 +28,11 @@ public final class MediaWorker: Sendable {
             }
             throw .socket(error.description)
         }
+        // Output leaves through a socket of its own on the same port, which saves a wake-up per datagram;
+        // where the kernel cannot steer the port's input to one of two sockets, the one socket does both.
+        let sender = try? socket.openSender()
         let loop = EventLoop(index: index)
-        let core = WorkerCore(index: index, loop: loop, socket: socket, certificate: certificate,
+        let core = WorkerCore(index: index, loop: loop, socket: socket, sender: sender, certificate: certificate,
                               configuration: configuration, events: events)
         self.index = index
         self.port = socket.localPort

@@ -72,15 +72,16 @@ final class WorkerCore: Selectable {
     private(set) var datagramsIn: UInt64 = 0
     private(set) var unroutable: UInt64 = 0
 
-    init(index: Int, loop: EventLoop, socket: UDPSocket, certificate: DTLSCertificate, configuration: MediaConfiguration,
-         events: @escaping @Sendable (MediaEvent) -> Void) {
+    /// `sender`, when given, sends from `socket`'s port in its place (`UDPSocket.openSender`).
+    init(index: Int, loop: EventLoop, socket: UDPSocket, sender: UDPSocket? = nil, certificate: DTLSCertificate,
+         configuration: MediaConfiguration, events: @escaping @Sendable (MediaEvent) -> Void) {
         self.index = index
         self.loop = loop
         self.socket = socket
         self.certificate = certificate
         self.configuration = configuration
         self.events = events
-        queue = SendQueue(socket: socket)
+        queue = SendQueue(socket: sender ?? socket)
         now = sb_monotonic_ns()
         ntp = NTPTime(monotonicNow: now)
         seed = SystemRandom().next(UInt64.self)
