@@ -41,7 +41,8 @@ final class WebRTCTransport {
     /// SSRC → producer, RTX flag: a short array beats hashing for a handful of streams.
     private var inbound: [(ssrc: UInt32, producer: Producer, rtx: Bool)] = []
     var midExtensionID: UInt8?
-    private var lastReport: UInt64 = 0
+    /// When the next RTCP report is due (0: on the first tick once connected).
+    private var nextReport: UInt64 = 0
     /// Transport-wide CC arrivals from the publisher, fed back every `transportCCInterval`.
     var transportCC = TransportCCRecorder()
     private var lastTransportCC: UInt64 = 0
@@ -51,8 +52,12 @@ final class WebRTCTransport {
     /// most of a transport's memory) is released: the peer's final-flight retransmissions
     /// are long over, and consent freshness detects a peer that went away.
     static let dtlsRetention: UInt64 = 10_000_000_000
-    /// RTCP SR/RR/SDES per transport (RFC 3550 §6.2 leaves the interval to the application).
-    static let reportInterval: UInt64 = 1_000_000_000
+    /// RTCP SR/RR/SDES per transport. RFC 3550 §6.2 leaves the interval to the application; as libwebrtc
+    /// does, a transport that carries video reports about every second and an audio-only one about every
+    /// 5 s, each interval drawn from 0.5–1.5 times that (§6.3.1), so that listeners who joined together do
+    /// not all report in the same tick.
+    static let videoReportInterval: UInt64 = 1_000_000_000
+    static let audioReportInterval: UInt64 = 5_000_000_000
     private(set) var rtpPacketsIn: UInt64 = 0
     private(set) var rtcpPacketsIn: UInt64 = 0
     private(set) var srtpFailures: UInt64 = 0
@@ -105,6 +110,7 @@ final class WebRTCTransport {
 
     func add(_ producer: Producer) {
         producers.append(producer)
+        if producer.isVideo { reportVideoSoon() }
         worker.tickSoon(self)
         if let ssrc = producer.ssrc { inbound.append((ssrc, producer, false)) }
         if let rtx = producer.rtxSSRC { inbound.append((rtx, producer, true)) }
@@ -118,6 +124,22 @@ final class WebRTCTransport {
     func add(_ consumer: Consumer) {
         consumers.append(consumer)
         if state == .connected { consumer.start(now: worker.now) }
+        if consumer.kind == .video { reportVideoSoon() }
+    }
+
+    /// Video came to a transport that reported at the audio pace: its next report within the video interval.
+    private func reportVideoSoon() {
+        let due = worker.now &+ WebRTCTransport.videoReportInterval
+        guard nextReport > due else { return }
+        nextReport = due
+        worker.tickSoon(self)
+    }
+
+    /// The time to the report after this one: the transport's base interval times 0.5–1.5.
+    private func reportInterval() -> UInt64 {
+        let video = consumers.contains { $0.kind == .video } || producers.contains { $0.isVideo }
+        let base = video ? WebRTCTransport.videoReportInterval : WebRTCTransport.audioReportInterval
+        return base / 2 &+ worker.nextSeed() % base
     }
 
     func remove(_ consumer: Consumer) { consumers.removeAll { $0 === consumer } }
@@ -397,7 +419,7 @@ final class WebRTCTransport {
     /// Runs the transport's timers and returns when it next has one due: the worker's next tick while
     /// it connects or publishes (DTLS retransmission, NACK and keyframe timers, transport-wide CC),
     /// otherwise its next report, DTLS release or consent expiry. A listener's transport is visited
-    /// about once a second rather than on every 20 ms tick; whatever could bring a timer forward
+    /// once every few seconds rather than on every 20 ms tick; whatever could bring a timer forward
     /// (DTLS input, a new producer) asks the worker for the next tick (`WorkerCore.tickSoon`).
     func tick(now: UInt64) -> UInt64 {
         if let dtls, let deadline = dtls.nextTimeout(), now >= deadline {
@@ -414,12 +436,12 @@ final class WebRTCTransport {
                 sendRTCP([.transportFeedback(feedback)])
             }
         }
-        if now &- lastReport >= WebRTCTransport.reportInterval {
-            lastReport = now
+        if now >= nextReport {
             sendReports(now: now)
+            nextReport = now &+ reportInterval()
         }
         if !producers.isEmpty || transportCC.count > 0 { return now }
-        var next = min(lastReport &+ WebRTCTransport.reportInterval, ice.consentDeadline)
+        var next = min(nextReport, ice.consentDeadline)
         if let dtls {
             next = min(next, connectedAt &+ WebRTCTransport.dtlsRetention &+ 1)
             if let deadline = dtls.nextTimeout() { next = min(next, deadline) }
