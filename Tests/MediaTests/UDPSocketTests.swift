@@ -48,7 +48,8 @@ struct UDPSocketTests {
         for (i, peer) in peers.enumerated() {
             for _ in 0..<4 { #expect(Self.send([UInt8(i)], from: peer, to: port)) }
         }
-        #expect(Self.drain(socket).count == 64)
+        #expect(Self.drain(socket, awaiting: 64).count == 64)
+        // Everything sent has arrived by now; none of it on the sending socket.
         #expect(Self.drain(sender).isEmpty)
 
         // The sending socket's datagrams leave from the shared port.
@@ -83,15 +84,20 @@ struct UDPSocketTests {
         } == bytes.count
     }
 
-    /// Every datagram waiting on `socket` (loopback delivers before `sendto` returns).
-    static func drain(_ socket: UDPSocket) -> [[UInt8]] {
+    /// The datagrams waiting on `socket`, waiting up to 2 s for `count` of them to arrive.
+    static func drain(_ socket: UDPSocket, awaiting count: Int = 0) -> [[UInt8]] {
         var got: [[UInt8]] = []
         var buffer = [UInt8](repeating: 0, count: 64)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { recv(socket.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if n < 0 { return got }
-            got.append(Array(buffer[0..<n]))
+        for _ in 0..<2_000 {
+            while true {
+                let n = buffer.withUnsafeMutableBytes { recv(socket.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                if n < 0 { break }
+                got.append(Array(buffer[0..<n]))
+            }
+            if got.count >= count { break }
+            usleep(1_000)
         }
+        return got
     }
 }
 
