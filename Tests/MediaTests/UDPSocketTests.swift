@@ -73,6 +73,50 @@ struct UDPSocketTests {
         #expect(withUnsafePointer(to: &from) { PeerAddress(storage: $0)?.port } == socket.localPort)
     }
 
+    /// Media datagrams say "don't fragment" and carry IP ID 0 (the kernel then skips its shared
+    /// per-destination ID counters); a dual-stack socket's IPv4 datagrams alike. Seen on the wire
+    /// through a raw socket when the test may open one, and through the socket options always.
+    @Test("media datagrams leave with DF set and IP ID 0", arguments: ["127.0.0.1", "::"])
+    func dontFragment(host: String) throws {
+        let socket = try UDPSocket(host: host, port: 0)
+        var value: Int32 = -1
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        #expect(getsockopt(socket.fd, Int32(IPPROTO_IP), IP_MTU_DISCOVER, &value, &length) == 0)
+        #expect(value == Int32(IP_PMTUDISC_PROBE))
+        if socket.isIPv6 {
+            #expect(getsockopt(socket.fd, Int32(IPPROTO_IPV6), IPV6_MTU_DISCOVER, &value, &length) == 0)
+            #expect(value == Int32(IPV6_PMTUDISC_PROBE))
+        }
+
+        let raw = Glibc.socket(AF_INET, Int32(SOCK_RAW.rawValue), Int32(IPPROTO_UDP))
+        guard raw >= 0 else { return }  // no CAP_NET_RAW: the options above are what can be seen
+        defer { close(raw) }
+        var timeout = timeval(tv_sec: 0, tv_usec: 20_000)
+        _ = setsockopt(raw, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let peer = try UDPSocket(host: "127.0.0.1", port: 0)
+        let marker: [UInt8] = [0x5b, 0x44, 0x46, 0x5d]
+        // Sent a few times: other tests' datagrams share the raw socket's view of loopback.
+        for _ in 0..<3 {
+            #expect(Self.send(marker, from: socket, to: PeerAddress(host: "127.0.0.1", port: peer.localPort)!))
+        }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var seen = 0
+        for _ in 0..<2_000 where seen < 3 {
+            let n = buffer.withUnsafeMutableBytes { recv(raw, $0.baseAddress, $0.count, 0) }
+            guard n >= 28 else { continue }
+            let headerLength = Int(buffer[0] & 0x0f) * 4
+            guard n >= headerLength + 8 + marker.count else { continue }
+            let sourcePort = UInt16(buffer[headerLength]) << 8 | UInt16(buffer[headerLength + 1])
+            let destinationPort = UInt16(buffer[headerLength + 2]) << 8 | UInt16(buffer[headerLength + 3])
+            guard sourcePort == socket.localPort, destinationPort == peer.localPort,
+                  Array(buffer[(headerLength + 8)..<(headerLength + 8 + marker.count)]) == marker else { continue }
+            #expect(buffer[6] & 0x40 != 0, "DF")
+            #expect(buffer[4] == 0 && buffer[5] == 0, "IP ID \(buffer[4]) \(buffer[5])")
+            seen += 1
+        }
+        #expect(seen == 3)
+    }
+
     static func send(_ bytes: [UInt8], from socket: UDPSocket, to address: PeerAddress) -> Bool {
         var storage = sockaddr_storage()
         withUnsafeMutablePointer(to: &storage) { address.write(to: $0, ipv6Socket: socket.isIPv6) }

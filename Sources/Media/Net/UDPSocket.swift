@@ -95,6 +95,17 @@ package final class UDPSocket {
         var off: Int32 = 0, on: Int32 = 1
         if v6 { _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size)) }
         if reusePort { _ = setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, socklen_t(MemoryLayout<Int32>.size)) }
+        // Don't fragment, and don't follow path-MTU news either (media datagrams stay under 1,200 bytes
+        // plus headers): an IPv4 datagram with DF that the socket will not fragment gets IP ID 0, which
+        // spares the kernel its per-destination ID counters (a hash and an atomic on a shared cache line
+        // for every datagram sent to another listener). A dual-stack socket sends to mapped IPv4
+        // addresses through the IPv4 path, so it takes both options.
+        var probe = Int32(IP_PMTUDISC_PROBE)
+        _ = setsockopt(fd, Int32(IPPROTO_IP), IP_MTU_DISCOVER, &probe, socklen_t(MemoryLayout<Int32>.size))
+        if v6 {
+            var probe6 = Int32(IPV6_PMTUDISC_PROBE)
+            _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_MTU_DISCOVER, &probe6, socklen_t(MemoryLayout<Int32>.size))
+        }
         // Bursts of fan-out output and video keyframes overrun the default 208 KiB.
         var size: Int32 = 4 << 20
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
