@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media", "Telephony", "Audio"]),
         // The Swift client SDK: sessions, conversations, headless media, video, view models.
         .target(name: "SwitchboardClient", dependencies: ["Audio", "MediaLoad", "Media", "Runtime", "Crypto", "Wire", "CShims"]),
-        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire", "Audio",
+        .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire", "Audio", "CShims",
                                                               "SwitchboardClient"]),
         // Audio benchmarks (scripts/bench-audio).
         .executableTarget(name: "audio-bench", dependencies: ["Audio"], path: "Benchmarks/audio-bench"),

@@ -68,6 +68,24 @@ const uint32_t SB_EPOLLIN = EPOLLIN, SB_EPOLLOUT = EPOLLOUT, SB_EPOLLERR = EPOLL
     SB_EPOLLHUP = EPOLLHUP, SB_EPOLLRDHUP = EPOLLRDHUP, SB_EPOLLET = EPOLLET, SB_EPOLLEXCLUSIVE = EPOLLEXCLUSIVE;
 uint64_t sb_monotonic_ns(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec; }
 void sb_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
+static int sb_termination_fd = -1;
+static void sb_on_termination(int sig) {
+    (void)sig;
+    uint64_t one = 1;
+    ssize_t n = write(sb_termination_fd, &one, sizeof one); /* async-signal-safe */
+    (void)n;
+}
+int sb_termination_eventfd(void) {
+    if (sb_termination_fd < 0) sb_termination_fd = eventfd(0, EFD_CLOEXEC);
+    if (sb_termination_fd < 0) return -1;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = sb_on_termination;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    if (sigaction(SIGINT, &action, NULL) != 0 || sigaction(SIGTERM, &action, NULL) != 0) return -1;
+    return sb_termination_fd;
+}
 const int SB_EPOLL_CTL_ADD = EPOLL_CTL_ADD, SB_EPOLL_CTL_MOD = EPOLL_CTL_MOD, SB_EPOLL_CTL_DEL = EPOLL_CTL_DEL;
 const int SB_SOCK_NONBLOCK = SOCK_NONBLOCK, SB_SOCK_CLOEXEC = SOCK_CLOEXEC,
     SB_MSG_NOSIGNAL = MSG_NOSIGNAL, SB_MSG_DONTWAIT = MSG_DONTWAIT;

@@ -204,4 +204,25 @@ struct EngineBookkeepingTests {
         await Self.expectCounts(engine, MediaObjectCounts())
         #expect(await engine.objectCounts().routes == 0)
     }
+
+    @Test("a worker with no room stops its 20 ms tick, and the next room starts it again")
+    func idleWorkerSleeps() async throws {
+        let engine = try Self.engine(workers: 1)
+        defer { engine.shutdown() }
+        /// Ticks the worker ran over `seconds` from now.
+        func ticks(over seconds: Double) async -> UInt64 {
+            _ = await engine.tickLateness(reset: true)
+            usleep(UInt32(seconds * 1e6))
+            return await engine.tickLateness().first?.ticks ?? 0
+        }
+        // The first tick after start finds nothing to do and lets the cadence lapse.
+        usleep(100_000)
+        #expect(await ticks(over: 0.5) == 0)
+        let router = try await engine.createRouter()
+        // Running again: 25 ticks due in the half second, a loaded machine may run fewer.
+        #expect(await ticks(over: 0.5) >= 5)
+        _ = try await engine.closeRouter(router)
+        usleep(100_000)
+        #expect(await ticks(over: 0.5) == 0)
+    }
 }

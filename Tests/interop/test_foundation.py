@@ -4,6 +4,7 @@ import signal
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 import requests
@@ -187,6 +188,40 @@ def test_graceful_shutdown_finishes_the_request_in_flight():
         assert json.loads(response.split(b"\r\n\r\n", 1)[1])["status"] == "ok"
         assert sock.recv(1) == b""  # closed after the response
         sock.close()
+        assert s.process.wait(timeout=10) == 0
+    finally:
+        log = s.log()
+        s.cleanup()
+    assert "stopped" in log
+
+
+def context_switches(pid: int) -> int:
+    """Every time one of the process's threads went to sleep or was preempted, so far."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            status = (task / "status").read_text()
+        except FileNotFoundError:
+            continue  # a thread that ended meanwhile
+        total += sum(int(line.split()[1]) for line in status.splitlines() if "ctxt_switches:" in line)
+    return total
+
+
+def test_an_idle_server_sleeps():
+    """With no room, call or connection the server's threads wait instead of polling: no media tick without a
+    room, no timer looking for SIGTERM (a laptop's battery and a cloud VM's CPU credits notice both)."""
+    s = start_server(https=False)
+    try:
+        time.sleep(1.0)  # start-up work done
+        before = context_switches(s.pid)
+        time.sleep(5.0)
+        rate = (context_switches(s.pid) - before) / 5.0
+        # What is left: the realtime gateway's 4 Hz expiry check and the conversation sweeper (1 Hz), each a few
+        # thread switches on the Swift executor; a 50 Hz media tick per worker or a 20 Hz signal poll would be over.
+        assert rate < 60, f"{rate:.0f} context switches a second while idle"
+        assert s.alive()
+        # The signal still ends it at once, cleanly.
+        s.process.send_signal(signal.SIGTERM)
         assert s.process.wait(timeout=10) == 0
     finally:
         log = s.log()

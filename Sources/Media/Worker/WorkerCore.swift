@@ -200,7 +200,29 @@ final class WorkerCore: Selectable {
 
     static let tickInterval: UInt64 = 20_000_000
 
+    /// Whether this worker runs the tick at all (a worker thread does, the in-process harness does
+    /// not), and whether one is scheduled. With no router (so no transport or mixer) there is nothing
+    /// to tick: the cadence lapses and the next router starts it again, so an idle server's media
+    /// threads sleep.
+    private var tickingEnabled = false
+    private var tickScheduled = false
+    private var hasTickWork: Bool { !routers.isEmpty || !mixerList.isEmpty || !tickList.isEmpty }
+
+    /// Starts the 20 ms cadence (the worker thread, once).
     func startTicking() {
+        tickingEnabled = true
+        scheduleTick()
+    }
+
+    /// A router arrived at a worker whose cadence had lapsed: start it again from now.
+    private func resumeTicking() {
+        guard tickingEnabled, !tickScheduled else { return }
+        nextTick = 0
+        scheduleTick()
+    }
+
+    private func scheduleTick() {
+        tickScheduled = true
         let current = sb_monotonic_ns()
         if nextTick == 0 || current &- nextTick > 5 * WorkerCore.tickInterval && current > nextTick {
             // First tick, or far behind (a stalled loop): start the cadence again from now.
@@ -213,7 +235,7 @@ final class WorkerCore: Selectable {
             guard let self else { return }
             if !self.tickRanEarly { self.tick() }
             self.tickRanEarly = false
-            self.startTicking()
+            if self.hasTickWork { self.scheduleTick() } else { self.tickScheduled = false }
         }
     }
 
@@ -264,6 +286,7 @@ final class WorkerCore: Selectable {
 
     func createRouter(_ id: RouterID) {
         if routers[id] == nil { routers[id] = Router(id: id) }
+        resumeTicking()
     }
 
     func createTransport(router id: RouterID, transportID: TransportID) throws(MediaError) -> TransportInfo {

@@ -1,4 +1,5 @@
 import API
+import CShims
 import Dispatch
 import Foundation
 import Glibc
@@ -80,16 +81,20 @@ struct ServeCommand {
         return 0
     }
 
-    /// Suspends until SIGINT or SIGTERM (the handler only sets an atomic flag).
+    /// Suspends until SIGINT or SIGTERM. The handler only writes to an eventfd that one thread blocks
+    /// on, so a running server is not woken to look for a signal.
     static func waitForTerminationSignal() async {
-        signal(SIGINT) { _ in terminationRequested.store(true, ordering: .relaxed) }
-        signal(SIGTERM) { _ in terminationRequested.store(true, ordering: .relaxed) }
-        while !terminationRequested.load(ordering: .relaxed) {
-            try? await Task.sleep(for: .milliseconds(50))
+        let fd = sb_termination_eventfd()
+        guard fd >= 0 else {
+            // No eventfd or handler: the default action (the process ends at once) is all that is left.
+            while true { try? await Task.sleep(for: .seconds(3600)) }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                var count: UInt64 = 0
+                while read(fd, &count, MemoryLayout<UInt64>.size) < 0 && errno == EINTR {}
+                continuation.resume()
+            }
         }
     }
 }
-
-import Synchronization
-
-let terminationRequested = Atomic<Bool>(false)
