@@ -83,7 +83,11 @@ int sb_termination_eventfd(void) {
     action.sa_handler = sb_on_termination;
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESTART;
-    if (sigaction(SIGINT, &action, NULL) != 0 || sigaction(SIGTERM, &action, NULL) != 0) return -1;
+    if (sigaction(SIGINT, &action, NULL) != 0 || sigaction(SIGTERM, &action, NULL) != 0) {
+        signal(SIGINT, SIG_DFL); /* all or nothing: a signal nobody reads must still end the process */
+        signal(SIGTERM, SIG_DFL);
+        return -1;
+    }
     return sb_termination_fd;
 }
 const int SB_EPOLL_CTL_ADD = EPOLL_CTL_ADD, SB_EPOLL_CTL_MOD = EPOLL_CTL_MOD, SB_EPOLL_CTL_DEL = EPOLL_CTL_DEL;

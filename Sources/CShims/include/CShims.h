@@ -37,7 +37,7 @@ uint64_t sb_monotonic_ns(void);
 /* Ignores SIGPIPE for the process (a write to a closed socket returns EPIPE instead). */
 void sb_ignore_sigpipe(void);
 /* From now on SIGINT and SIGTERM each add 1 to a blocking eventfd instead of ending the process;
-   returns its descriptor (the same one on every call), or -1. */
+   returns its descriptor (the same one on every call), or -1 with both left to end the process. */
 int sb_termination_eventfd(void);
 extern const int SB_EPOLL_CTL_ADD, SB_EPOLL_CTL_MOD, SB_EPOLL_CTL_DEL;
 extern const int SB_SOCK_NONBLOCK, SB_SOCK_CLOEXEC, SB_MSG_NOSIGNAL, SB_MSG_DONTWAIT;
