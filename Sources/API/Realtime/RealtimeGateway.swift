@@ -66,6 +66,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     let state = Mutex(State())
     let logger = Logger(label: "realtime")
     let ticker = Mutex<Task<Void, Never>?>(nil)
+    /// Wakes a ticker that found no socket to watch and stopped ticking (see `start`).
+    let (socketOpened, socketOpenedSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     /// Extra message handlers (media signaling) keyed by message type prefix.
     let handlers = Mutex<[String: @Sendable (RealtimeContext, JSONValue) async throws -> JSONValue?]>([:])
 
@@ -85,11 +87,20 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         // Token expiry is checked more often than pings are sent so `tokenExpired` arrives within a fraction
         // of a second of `exp`, whatever the ping interval.
         let step = min(settings.pingInterval, .milliseconds(250))
+        let opened = socketOpened
         let task = Task { [weak self, settings] in
             // Deadlines rather than summed sleeps, so pings stay exactly one interval apart.
             let clock = ContinuousClock()
             var nextPing = clock.now + settings.pingInterval
+            var wakes = opened.makeAsyncIterator()
             while !Task.isCancelled {
+                // No socket, logged in or not: nothing can expire or need a ping until one opens, so an
+                // idle server is not woken four times a second for nothing.
+                if self?.watchesNothing ?? true {
+                    guard await wakes.next() != nil else { return }
+                    nextPing = clock.now + settings.pingInterval
+                    continue
+                }
                 try? await Task.sleep(until: min(nextPing, clock.now + step), clock: clock)
                 let ping = clock.now >= nextPing
                 if ping { nextPing += settings.pingInterval }
@@ -100,6 +111,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
     }
 
     public func stop() { ticker.withLock { $0?.cancel() } }
+
+    private var watchesNothing: Bool { state.withLock { $0.unauthenticated.isEmpty && $0.sessions.isEmpty } }
 
     /// Handlers for messages that authenticate themselves (video clients present a video token, not a login).
     let anonymousHandlers = Mutex<[String: @Sendable (WebSocket, JSONValue) async throws -> JSONValue?]>([:])
@@ -168,6 +181,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
             s.unauthenticated[ws] = now
             s.requests[ws] = SerialJobs(capacity: Self.maxPendingRequests, executor: work)
         }
+        socketOpenedSignal.yield()
         ws.ping()
     }
 
