@@ -24,9 +24,9 @@ def server():
     s.stop()
 
 
-def load(server, *args):
-    return subprocess.Popen([str(server_binary()), "load", "--server", server.base, "--warmup", "1", "--duration", "4",
-                             "--json", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def load(server, *args, duration=4):
+    return subprocess.Popen([str(server_binary()), "load", "--server", server.base, "--warmup", "1", "--duration",
+                             str(duration), "--json", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def finish(process):
@@ -40,7 +40,10 @@ def finish(process):
 
 def test_mixed_load_is_a_real_mix_an_aiortc_listener_decodes(server):
     loopback_ice()
-    run = load(server, "--mode", "mixed", "--room", "mixload", "--publishers", "3", "--subscribers", "5")
+    # The speakers must still be speaking when the aiortc listener, connected after the load's own peers, has
+    # listened for its 3 s: a mixer with no audio coming in sends nothing (DTX), and a load that ended first
+    # leaves the listener waiting for a frame that never comes (a slow machine's aiortc takes seconds to connect).
+    run = load(server, "--mode", "mixed", "--room", "mixload", "--publishers", "3", "--subscribers", "5", duration=15)
 
     async def scenario():
         deadline = time.time() + 30
