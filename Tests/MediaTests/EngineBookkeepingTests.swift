@@ -215,14 +215,15 @@ struct EngineBookkeepingTests {
             usleep(UInt32(seconds * 1e6))
             return await engine.tickLateness().first?.ticks ?? 0
         }
-        // The first tick after start finds nothing to do and lets the cadence lapse.
+        // The first tick after start finds nothing to do and lets the cadence lapse (at most that one tick
+        // in the window, if this machine ran it late; a running cadence would be 25).
         usleep(100_000)
-        #expect(await ticks(over: 0.5) == 0)
+        #expect(await ticks(over: 0.5) <= 1)
         let router = try await engine.createRouter()
         // Running again: 25 ticks due in the half second, a loaded machine may run fewer.
         #expect(await ticks(over: 0.5) >= 5)
         _ = try await engine.closeRouter(router)
         usleep(100_000)
-        #expect(await ticks(over: 0.5) == 0)
+        #expect(await ticks(over: 0.5) <= 1)
     }
 }
