@@ -195,22 +195,24 @@ def test_graceful_shutdown_finishes_the_request_in_flight():
     assert "stopped" in log
 
 
+def threads(pid: int):
+    """(name, /proc status text) of each of the process's threads still there when read."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            yield (task / "comm").read_text().strip(), (task / "status").read_text()
+        except FileNotFoundError:
+            continue  # a thread that ended meanwhile
+
+
 def event_loop_threads(pid: int) -> int:
     """The process's event-loop threads (HTTP, media workers, SIP): one per core or so, each waking once a second."""
-    names = [(task / "comm").read_text().strip() for task in Path(f"/proc/{pid}/task").iterdir()]
-    return sum(name.startswith(("http-", "media-", "sip")) for name in names)
+    return sum(name.startswith(("http-", "media-", "sip")) for name, _ in threads(pid))
 
 
 def context_switches(pid: int) -> int:
     """Every time one of the process's threads went to sleep or was preempted, so far."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            status = (task / "status").read_text()
-        except FileNotFoundError:
-            continue  # a thread that ended meanwhile
-        total += sum(int(line.split()[1]) for line in status.splitlines() if "ctxt_switches:" in line)
-    return total
+    return sum(int(line.split()[1]) for _, status in threads(pid) for line in status.splitlines()
+               if "ctxt_switches:" in line)
 
 
 def test_an_idle_server_sleeps():

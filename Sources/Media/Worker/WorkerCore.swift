@@ -206,7 +206,6 @@ final class WorkerCore: Selectable {
     /// threads sleep.
     private var tickingEnabled = false
     private var tickScheduled = false
-    private var hasTickWork: Bool { !routers.isEmpty || !mixerList.isEmpty || !tickList.isEmpty }
 
     /// Starts the 20 ms cadence (the worker thread, once).
     func startTicking() {
@@ -235,7 +234,8 @@ final class WorkerCore: Selectable {
             guard let self else { return }
             if !self.tickRanEarly { self.tick() }
             self.tickRanEarly = false
-            if self.hasTickWork { self.scheduleTick() } else { self.tickScheduled = false }
+            // Transports and mixers close with their router, so no router means nothing to tick.
+            if self.routers.isEmpty { self.tickScheduled = false } else { self.scheduleTick() }
         }
     }
 
