@@ -72,9 +72,9 @@ int sb_pin_thread(int cpu);
 int sb_errno(void);
 int sb_is_eagain(int err);
 
-/* SRTP packet-path primitives over OpenSSL without per-call allocation (RFC 3711 §4.1.1,
-   §4.2.1). The cipher contexts are keyed once, only the IV changes per packet; HMAC-SHA1 keeps
-   the padded key states. */
+/* SRTP packet-path primitives without per-call allocation (RFC 3711 §4.1.1, §4.2.1): AES through
+   libgcrypt handles keyed once (only the counter or IV changes per packet), HMAC-SHA1 over OpenSSL's
+   SHA-1 with the padded key states kept. A NULL from a _new function means the key could not be set up. */
 void *sb_aes128_ctr_new(const uint8_t *key);
 void sb_aes128_ctr_free(void *ctx);
 /* XORs the AES-CTR keystream starting at counter block iv (16 bytes) into data in place. */
@@ -89,11 +89,20 @@ void *sb_aes128_gcm_new(const uint8_t *key);
 void sb_aes128_gcm_free(void *ctx);
 int sb_aes128_gcm_seal(void *ctx, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len,
                        uint8_t *data, size_t len, uint8_t *tag);
-/* The memory behind a GCM context that sealing touches first (the GCM128 state of the short
-   path, the EVP context of the one-pass path), so a fan-out loop can prefetch it ahead of use. */
-void sb_aes128_gcm_parts(void *ctx, const void **gcm, const void **evp);
 /* Asks the CPU to start loading the cache line at p (for writing); never faults. */
 static inline void sb_prefetch(const void *p) { __builtin_prefetch(p, 1, 3); }
+/* Starts loading what sealing with a cipher handle touches, so a fan-out loop can have it in cache
+   when the subscriber's turn comes. libgcrypt 1.10's handle is one allocation of about 2 KiB: its
+   state and IV (lines 0-7), the encryption key schedule (13-16) and the cipher's round count and
+   functions (29-30); the decryption schedule and the other modes' state lie between. A different
+   layout only makes this a wasted hint: a prefetch never faults. */
+static inline void sb_cipher_prefetch(const void *ctx) {
+    const char *p = (const char *)ctx;
+    for (int line = 0; line < 8; line++) __builtin_prefetch(p + 64 * line, 1, 3);
+    for (int line = 13; line < 17; line++) __builtin_prefetch(p + 64 * line, 0, 3);
+    __builtin_prefetch(p + 64 * 29, 0, 3);
+    __builtin_prefetch(p + 64 * 30, 0, 3);
+}
 /* Returns 1 only when the tag is authentic; data is then the plaintext. */
 int sb_aes128_gcm_open(void *ctx, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len,
                        uint8_t *data, size_t len, const uint8_t *tag);

@@ -1,8 +1,8 @@
 import CShims
 import Crypto
 
-/// SRTP and SRTCP, one direction of a transport, on OpenSSL's AES and SHA-1 with keys
-/// scheduled once: AES_CM_128_HMAC_SHA1_80 (RFC 3711), which every WebRTC endpoint
+/// SRTP and SRTCP, one direction of a transport, on libgcrypt's AES and OpenSSL's SHA-1 with
+/// keys scheduled once: AES_CM_128_HMAC_SHA1_80 (RFC 3711), which every WebRTC endpoint
 /// supports, and AEAD_AES_128_GCM (RFC 7714), which browsers prefer when offered.
 ///
 /// The packet path uses this instead of libsrtp because Debian's libsrtp2 is built on NSS,
@@ -61,9 +61,6 @@ package final class SRTPTransform {
     /// rtp salt (14) | rtcp salt (14) | iv scratch (16) | mac scratch (20) | roc scratch (4)
     private let scratch: UnsafeMutablePointer<UInt8>
     private var streams: [Stream] = []
-    /// The memory `protectRTP` touches behind `rtpCipher`, for `prefetchSendState`: GCM's
-    /// GCM128 state and EVP context, or AES-CM's HMAC key states and EVP context.
-    private let cipherMemory: (UnsafeRawPointer, UnsafeRawPointer)
     /// Where `streams` keeps its elements (prefetching through the array would retain it).
     private var streamMemory: UnsafeRawPointer?
     /// 16 words (1024 bits) per stream, indexed like `streams`.
@@ -71,7 +68,7 @@ package final class SRTPTransform {
     private var lastHit = 0
     private var rtcpIndex: UInt32 = 0
 
-    package enum SetupError: Error { case badKey, unsupportedProfile, openSSL }
+    package enum SetupError: Error { case badKey, unsupportedProfile, cipher }
 
     package init(profile: SRTPProfile = .aes128CMSHA1_80, masterKey: [UInt8], masterSalt: [UInt8], direction: Direction) throws(SetupError) {
         guard profile == .aes128CMSHA1_80 || profile == .aeadAES128GCM else { throw .unsupportedProfile }
@@ -93,10 +90,10 @@ package final class SRTPTransform {
         func cipher(_ key: [UInt8]) -> UnsafeMutableRawPointer? {
             key.withUnsafeBufferPointer { gcm ? sb_aes128_gcm_new($0.baseAddress) : sb_aes128_ctr_new($0.baseAddress) }
         }
-        guard let a = cipher(rtpKey) else { throw .openSSL }
+        guard let a = cipher(rtpKey) else { throw .cipher }
         guard let b = cipher(rtcpKey) else {
             if gcm { sb_aes128_gcm_free(a) } else { sb_aes128_ctr_free(a) }
-            throw .openSSL
+            throw .cipher
         }
         rtpCipher = a
         rtcpCipher = b
@@ -107,14 +104,6 @@ package final class SRTPTransform {
         rtcpAuthKey.withUnsafeBufferPointer { sb_hmac_sha1_init(rtcpState, $0.baseAddress, $0.count) }
         rtpAuth = rtpState
         rtcpAuth = rtcpState
-        if gcm {
-            var state: UnsafeRawPointer?
-            var context: UnsafeRawPointer?
-            sb_aes128_gcm_parts(a, &state, &context)
-            cipherMemory = (state ?? UnsafeRawPointer(a), context ?? UnsafeRawPointer(a))
-        } else {
-            cipherMemory = (UnsafeRawPointer(rtpState), UnsafeRawPointer(a))
-        }
         scratch = .allocate(capacity: 68)
         scratch.initialize(repeating: 0, count: 68)
         for i in 0..<saltLength {
@@ -240,9 +229,11 @@ package final class SRTPTransform {
         sb_prefetch(scratch)
         sb_prefetch(scratch + 64)
         if let streamMemory { sb_prefetch(streamMemory) }
-        sb_prefetch(rtpCipher)
-        for line in 0..<7 { sb_prefetch(cipherMemory.0 + line * 64) }
-        for line in 0..<3 { sb_prefetch(cipherMemory.1 + line * 64) }
+        sb_cipher_prefetch(rtpCipher)
+        if !aead {
+            sb_prefetch(rtpAuth)
+            sb_prefetch(rtpAuth + 64)
+        }
     }
 
     /// Encrypts and authenticates in place, appending the tag (RFC 3711 §3.3, RFC 7714 §8).

@@ -213,6 +213,7 @@ final class WebRTCTransport {
                 srtpIn = try SRTPTransform(profile: profile, masterKey: keys.remoteKey, masterSalt: keys.remoteSalt, direction: .inbound)
                 srtpOut = try SRTPTransform(profile: profile, masterKey: keys.localKey, masterSalt: keys.localSalt, direction: .outbound)
             } catch {
+                WebRTCTransport.log.warning("SRTP setup failed", ["transport": id.rawValue, "profile": "\(profile)", "reason": "\(error)"])
                 setState(.failed)
                 return
             }
