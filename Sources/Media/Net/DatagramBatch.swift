@@ -87,9 +87,13 @@ public final class SendQueue {
     public func commit(length: Int, to destination: UnsafePointer<sockaddr_storage>) {
         let i = batch.count
         batch.lengths[i] = UInt32(length)
-        (batch.addresses + i).update(from: destination, count: 1)
+        // Only the address itself: a sockaddr_in6 is 28 bytes, the storage 128, and the send names
+        // no more (its length follows the family), so a slot's other three quarters are never read.
+        UnsafeMutableRawPointer(batch.addresses + i).copyMemory(from: destination, byteCount: SendQueue.addressBytes)
         batch.count = i + 1
     }
+
+    @usableFromInline static let addressBytes = 32
 
     /// Queues a copy of `bytes` (control packets: STUN, DTLS, RTCP).
     func enqueue(_ bytes: UnsafeRawBufferPointer, to destination: UnsafePointer<sockaddr_storage>) {

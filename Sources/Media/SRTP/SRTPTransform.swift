@@ -61,8 +61,11 @@ package final class SRTPTransform {
     /// rtp salt (14) | rtcp salt (14) | iv scratch (16) | mac scratch (20) | roc scratch (4)
     private let scratch: UnsafeMutablePointer<UInt8>
     private var streams: [Stream] = []
-    /// Where `streams` keeps its elements (prefetching through the array would retain it).
+    /// Where `streams` keeps its count and elements, and how many cache lines that spans, up to
+    /// four (prefetching through the array would retain it). A transport carrying audio and video
+    /// from two publishers has four streams, and the one a packet needs is anywhere among them.
     private var streamMemory: UnsafeRawPointer?
+    private var streamLines = 0
     /// 16 words (1024 bits) per stream, indexed like `streams`.
     private var windows: [UInt64] = []
     private var lastHit = 0
@@ -186,7 +189,13 @@ package final class SRTPTransform {
     private func addStream(_ ssrc: UInt32) -> Int? {
         guard streams.count < Self.maxStreams else { return nil }
         streams.append(Stream(ssrc: ssrc))
-        streamMemory = streams.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+        streams.withUnsafeBufferPointer { elements in
+            // The array's header (object header, then count and capacity: 32 bytes on 64-bit) sits
+            // just before the elements, and its count is read first.
+            let header = 32
+            streamMemory = UnsafeRawPointer(elements.baseAddress).map { $0 - header }
+            streamLines = min(4, (header + elements.count * MemoryLayout<Stream>.stride + 63) / 64 + 1)
+        }
         if direction == .inbound { windows.append(contentsOf: repeatElement(0, count: Self.replayWindow / 64)) }
         lastHit = streams.count - 1
         return lastHit
@@ -228,7 +237,9 @@ package final class SRTPTransform {
     func prefetchSendState() {
         sb_prefetch(scratch)
         sb_prefetch(scratch + 64)
-        if let streamMemory { sb_prefetch(streamMemory) }
+        if let streamMemory {
+            for line in 0..<streamLines { sb_prefetch(streamMemory + 64 * line) }
+        }
         sb_cipher_prefetch(rtpCipher)
         if !aead {
             sb_prefetch(rtpAuth)
