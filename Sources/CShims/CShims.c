@@ -239,14 +239,13 @@ void sb_hmac_sha1(const void *state, const uint8_t *a, size_t alen, const uint8_
     SHA1_Final(out, &ctx);
 }
 
-/* A libgcrypt in FIPS mode refuses to seal under an IV given from outside, which SRTP's IVs are: the
-   handle is tried once here, so such a host fails AES-GCM at key setup (AES-CM still works) instead of
-   dropping every packet. */
+/* A libgcrypt in FIPS mode refuses to seal under an IV given from outside, which SRTP's IVs are: each
+   handle seals an empty payload once here, so such a host fails AES-GCM at key setup (AES-CM still works)
+   instead of dropping every packet. */
 void *sb_aes128_gcm_new(const uint8_t *key) {
     gcry_cipher_hd_t h = sb_cipher_open(GCRY_CIPHER_MODE_GCM, key);
-    uint8_t iv[12] = {0}, tag[16];
-    if (h && (gcry_cipher_setiv(h, iv, 12) != 0 || gcry_cipher_encrypt(h, NULL, 0, NULL, 0) != 0
-              || gcry_cipher_gettag(h, tag, 16) != 0)) {
+    uint8_t iv[12] = {0}, empty[1], tag[16];
+    if (h && !sb_aes128_gcm_seal(h, iv, NULL, 0, NULL, 0, empty, 0, tag)) {
         gcry_cipher_close(h);
         return NULL;
     }
@@ -265,8 +264,8 @@ static int sb_gcm_begin(gcry_cipher_hd_t h, const uint8_t *iv, const uint8_t *a1
 int sb_aes128_gcm_seal(void *ctx, const uint8_t *iv, const uint8_t *a1, size_t a1len, const uint8_t *a2, size_t a2len,
                        uint8_t *data, size_t len, uint8_t *tag) {
     gcry_cipher_hd_t h = (gcry_cipher_hd_t)ctx;
-    if (!sb_gcm_begin(h, iv, a1, a1len, a2, a2len)) return 0;
-    if (len && gcry_cipher_encrypt(h, data, len, NULL, 0) != 0) return 0;
+    /* Called for an empty payload too: that call is where a refusing libgcrypt says so. */
+    if (!sb_gcm_begin(h, iv, a1, a1len, a2, a2len) || gcry_cipher_encrypt(h, data, len, NULL, 0) != 0) return 0;
     return gcry_cipher_gettag(h, tag, 16) == 0;
 }
 
