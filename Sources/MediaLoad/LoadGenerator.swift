@@ -37,6 +37,8 @@ public final class LoadGenerator: Sendable {
     let bindHost: String
     /// SRTP profiles every peer offers or accepts, in its order of preference.
     let srtpProfiles: [SRTPProfile]
+    /// Peers' sockets are read by polling each in turn instead of waiting in `epoll` (see `init`).
+    let pollingReceivers: Bool
 
     /// Invariant: `state` is touched only by jobs running on its loop's thread.
     private struct StateBox: @unchecked Sendable { let state: LoopState }
@@ -51,10 +53,19 @@ public final class LoadGenerator: Sendable {
     }
 
     /// `srtpProfiles` defaults to what the server itself offers (`SRTPTransform.supportedProfiles`).
-    public init(threads: Int, bindHost: String = "127.0.0.1", srtpProfiles: [SRTPProfile]? = nil) throws {
+    ///
+    /// With `pollingReceivers` every loop reads each of its peers' sockets in turn, over and over, and never
+    /// waits in `epoll`. Over loopback the server's send also runs the delivery into the receiving socket; with
+    /// the socket in an `epoll` set that includes waking its waiters (on a VM, a third of a microsecond per
+    /// datagram), which a server sending to remote clients never pays. Polled, a datagram costs the server
+    /// what it costs `UDPSendFloor`'s sender, whose receivers poll the same way: the pairing for comparing a
+    /// server with that floor. Each loop then keeps a whole CPU busy, so give it CPUs of its own.
+    public init(threads: Int, bindHost: String = "127.0.0.1", srtpProfiles: [SRTPProfile]? = nil,
+                pollingReceivers: Bool = false) throws {
         certificate = try DTLSCertificate()
         self.bindHost = bindHost
         self.srtpProfiles = srtpProfiles ?? SRTPTransform.supportedProfiles
+        self.pollingReceivers = pollingReceivers
         var loops: [EventLoop] = []
         var states: [StateBox] = []
         for i in 0..<max(1, threads) {
@@ -91,14 +102,16 @@ public final class LoadGenerator: Sendable {
         let certificate = certificate
         let bindHost = bindHost
         let profiles = srtpProfiles
+        let polling = pollingReceivers
         return try await on(loopIndex) { state, loop in
             let peer = try LoadPeer(role: role, certificate: certificate, bindHost: bindHost, srtpProfiles: profiles)
             state.peers.append(peer)
             if role == .publisher { state.publishers.append(peer) }
-            loop.register(fd: peer.socket.fd, events: SB_EPOLLIN, handler: peer)
+            if !polling { loop.register(fd: peer.socket.fd, events: SB_EPOLLIN, handler: peer) }
             if !state.ticking {
                 state.ticking = true
                 LoadGenerator.tick(state, loop)
+                if polling { LoadGenerator.poll(state, loop) }
             }
             return (Peer(loop: loopIndex, index: state.peers.count - 1), peer.local)
         }
@@ -119,6 +132,13 @@ public final class LoadGenerator: Sendable {
             }
         }
         loop.schedule(after: .milliseconds(2)) { tick(state, loop) }
+    }
+
+    /// One pass over every peer's socket, then the next as soon as the loop has run its timers and jobs
+    /// (a timer already due keeps the loop from sleeping).
+    private static func poll(_ state: LoopState, _ loop: EventLoop) {
+        for peer in state.peers { peer.handle(events: SB_EPOLLIN) }
+        loop.schedule(after: .zero) { poll(state, loop) }
     }
 
     // MARK: Publishers

@@ -52,3 +52,23 @@ def test_paced_udp_floor_sends_bursts_at_the_given_rate():
     assert row["bursts_per_s"] == 400
     assert 1_500 <= row["datagrams_per_s"] <= 2_100  # 400 bursts of 5 a second
     assert row["received_percent"] == 100
+
+
+def test_polling_receivers_take_every_forwarded_packet_off_their_sockets():
+    # `--poll-receivers` reads the peers' sockets in turn instead of waiting in epoll (the saturated row of
+    # scripts/bench-peers): every packet still arrives, in order, and the generator's thread keeps its CPU busy.
+    from media_support import MediaServer
+    server = MediaServer()
+    try:
+        run = subprocess.run(
+            [str(server_binary()), "load", "--dev-routes", "--server", server.base, "--poll-receivers", "--rooms", "1",
+             "--publishers", "2", "--subscribers", "3", "--warmup", "1", "--duration", "3", "--json"],
+            capture_output=True, text=True, timeout=90)
+    finally:
+        server.stop()
+    assert run.returncode == 0, run.stderr
+    r = json.loads(run.stdout.strip().splitlines()[-1])
+    # 2 speakers x 3 listeners x 50 packets/s.
+    assert r["loss_percent"] == 0, r
+    assert r["received_packets_per_s"] > 0.8 * 300, r
+    assert r["generator_cpu_cores"] > 0.3, r

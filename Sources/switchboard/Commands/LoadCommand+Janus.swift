@@ -15,7 +15,7 @@ extension PeerBench {
     static func audioBridge(url: String, args: Arguments, rooms: Int, publishers: Int, subscribers: Int, legs: Bool, warmup: Int,
                             duration: Int, threads: Int, profile: SRTPProfile, http: HTTPClient) async throws -> Int32 {
         guard let host = URLComponents(string: url)?.host else { throw CLIError("--janus: expected http://HOST:PORT/janus") }
-        let generator = try LoadGenerator(threads: threads, bindHost: args["--bind"] ?? host, srtpProfiles: [profile])
+        let generator = try LoadGenerator(threads: threads, bindHost: args["--bind"] ?? host, srtpProfiles: [profile], pollingReceivers: args.flag("--poll-receivers"))
         defer { generator.shutdown() }
         let session = JanusSession(url: url, http: http)
         try await session.start()

@@ -45,6 +45,10 @@ struct LoadCommand {
                              plus warmup, duration and 50 ms per peer) — a saturated server or
                              generator stops answering rather than failing
           --json             print the report as JSON
+          --poll-receivers   each generator thread reads its peers' sockets in turn, over and over,
+                             instead of waiting in epoll: over loopback the server is then charged
+                             the delivery into them but not the receivers' wake-ups, as --udp-floor's
+                             sender is; each --threads thread keeps a whole CPU busy
           --janus URL        the same load through Janus's VideoRoom (HTTP API root, e.g.
                              http://198.18.0.1:8088/janus) instead of --server (scripts/bench-peers);
                              the peers bind --bind HOST (default: the URL's host); with --mode mixed
@@ -85,12 +89,12 @@ struct LoadCommand {
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process", "--udp-floor", "--legs", "--dev-routes"])
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--video", "--in-process", "--udp-floor", "--legs", "--dev-routes", "--poll-receivers"])
         if args.flag("--in-process") { return try inProcess(args) }
         if args.flag("--udp-floor") { return try udpFloor(args) }
         if args["--janus"] != nil || args["--joins"] != nil { return try await PeerBench.run(args) }
         try args.check(known: ["--server", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid", "--json", "--video", "--video-kbps", "--video-capture", "--room", "--srtp", "--timeout", "--mode", "--legs",
-                              "--dev-routes", "--api-key", "--api-secret", "--data", "--ca", "--app-id", "--key-file"])
+                              "--dev-routes", "--poll-receivers", "--api-key", "--api-secret", "--data", "--ca", "--app-id", "--key-file"])
         let base = try args.require("--server").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         func int(_ name: String, _ fallback: Int) throws -> Int {
             guard let v = args[name] else { return fallback }
@@ -161,7 +165,7 @@ struct LoadCommand {
             return list
         }
 
-        let generator = try LoadGenerator(threads: threads, srtpProfiles: [try srtpProfile(args)])
+        let generator = try LoadGenerator(threads: threads, srtpProfiles: [try srtpProfile(args)], pollingReceivers: args.flag("--poll-receivers"))
         defer { generator.shutdown() }
         let opus = try OpusLoop()
         let clocks = (0..<rooms).map { _ in BurstClock() }
@@ -368,12 +372,12 @@ struct LoadCommand {
             let sent = Double(max(1, r.sent))
             var row: [String: Any] = [
                 "receivers": receivers, "payload_bytes": payload, "datagrams_per_s": Int(sent / r.seconds),
-                "sender_thread_us_per_datagram": (r.senderCPUSeconds / sent * 1e7).rounded() / 10,
+                "sender_thread_us_per_datagram": (r.senderCPUSeconds / sent * 1e8).rounded() / 100,
                 "received_percent": (Double(r.received) / sent * 1000).rounded() / 10,
             ]
             if let bursts { row["bursts_per_s"] = bursts }
             if let a = busyBefore, let b = busyAfter {
-                row["sender_cpu_busy_us_per_datagram"] = ((b - a) / sent * 1e7).rounded() / 10
+                row["sender_cpu_busy_us_per_datagram"] = ((b - a) / sent * 1e8).rounded() / 100
             }
             rows.append(row)
         }

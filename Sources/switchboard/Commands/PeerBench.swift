@@ -9,7 +9,7 @@ import Runtime
 enum PeerBench {
     static let known: Set<String> = [
         "--server", "--janus", "--rooms", "--publishers", "--subscribers", "--duration", "--warmup", "--threads", "--server-pid",
-        "--json", "--video", "--video-kbps", "--srtp", "--timeout", "--joins", "--bind", "--mode", "--legs",
+        "--json", "--video", "--video-kbps", "--srtp", "--timeout", "--joins", "--bind", "--mode", "--legs", "--poll-receivers",
     ]
 
     static func run(_ args: Arguments) async throws -> Int32 {
@@ -52,13 +52,13 @@ enum PeerBench {
         if let url = args["--janus"] {
             // Janus carries no media on 127.x: the peers bind --bind, or the address Janus's API is on.
             guard let host = URLComponents(string: url)?.host else { throw CLIError("--janus: expected http://HOST:PORT/janus") }
-            generator = try LoadGenerator(threads: threads, bindHost: args["--bind"] ?? host, srtpProfiles: [profile])
+            generator = try LoadGenerator(threads: threads, bindHost: args["--bind"] ?? host, srtpProfiles: [profile], pollingReceivers: args.flag("--poll-receivers"))
             let session = JanusSession(url: url, http: http)
             try await session.start()
             signalling = JanusSignalling(room: JanusVideoRoom(session: session), generator: generator)
         } else {
             let base = try args.require("--server").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
-            generator = try LoadGenerator(threads: threads, srtpProfiles: [profile])
+            generator = try LoadGenerator(threads: threads, srtpProfiles: [profile], pollingReceivers: args.flag("--poll-receivers"))
             signalling = SwitchboardSignalling(base: base, http: http)
         }
         defer { generator.shutdown() }
