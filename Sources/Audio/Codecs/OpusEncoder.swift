@@ -7,6 +7,8 @@ import COpus
 public final class OpusEncoder {
     public let sampleRate: SampleRate
     private let encoder: OpaquePointer
+    /// Percent of packets the encoder plans its in-band FEC and loss resilience for (see `LossPlan`).
+    public private(set) var expectedLossPercent: Int32
 
     public init(_ configuration: OpusCodec.Configuration = OpusCodec.Configuration()) throws(CodecError) {
         sampleRate = configuration.sampleRate
@@ -15,6 +17,7 @@ public final class OpusEncoder {
             throw .creationFailed(code: error)
         }
         encoder = enc
+        expectedLossPercent = configuration.expectedLossPercent
         _ = sb_opus_set_bitrate(enc, configuration.bitrate)
         _ = sb_opus_set_inband_fec(enc, configuration.inbandFEC ? 1 : 0)
         _ = sb_opus_set_packet_loss_perc(enc, configuration.expectedLossPercent)
@@ -22,6 +25,14 @@ public final class OpusEncoder {
     }
 
     deinit { opus_encoder_destroy(encoder) }
+
+    /// Plans for `percent` loss from the next frame on (clamped to 0–100).
+    public func setExpectedLoss(percent: Int32) {
+        let percent = min(100, max(0, percent))
+        guard percent != expectedLossPercent else { return }
+        _ = sb_opus_set_packet_loss_perc(encoder, percent)
+        expectedLossPercent = percent
+    }
 
     /// Encodes one 20 ms frame into `output`; returns the payload length.
     public func encode(_ frame: AudioFrame, into output: UnsafeMutableRawBufferPointer) throws(CodecError) -> Int {

@@ -65,6 +65,10 @@ final class Mixer {
     private var listsDirty = true
     private var scratch: AudioFrame
     private let sharedEncoder: OpusEncoder
+    /// The loss the shared mix's encoder plans for: what a tenth of its listeners report (see `planLoss`).
+    private var sharedLossPlan = LossPlan()
+    /// Listeners of the shared mix by reported fraction lost (256ths), counted in `planLoss`; reused.
+    private var lossCounts = [Int](repeating: 0, count: 256)
     let sharedPacket: UnsafeMutableRawPointer
     private(set) var sharedLength = 0
     private let silencePacket: UnsafeMutableRawPointer
@@ -98,7 +102,7 @@ final class Mixer {
         scratch = AudioFrame(rate: rate)
         scratch.clear()
         do {
-            sharedEncoder = try OpusEncoder({ var c = OpusCodec.Configuration(); c.sampleRate = .hz48000; return c }())
+            sharedEncoder = try OpusEncoder(Mixer.encoderConfiguration(rate: .hz48000))
         } catch { throw .invalid("opus encoder: \(error)") }
         sharedPacket = .allocate(byteCount: Mixer.packetCapacity, alignment: 16)
         silencePacket = .allocate(byteCount: Mixer.packetCapacity, alignment: 16)
@@ -373,6 +377,7 @@ final class Mixer {
             participant.port?.deliver(heard, now: now)
         }
         if listsDirty || listsVersion != output.consumersVersion { sortConsumers() }
+        if tickNumber % Mixer.ticksPerLossPlan == 0 { planLoss() }
         var sharedReady = false
         if core.sharedIsUniversal {
             // Plain listeners: one encode, then per listener only the header rewrite, SRTP and the
@@ -446,6 +451,7 @@ final class Mixer {
                     send(consumer, sharedPacket, sharedLength, now: now, queue: queue)
                 case .own:
                     guard let participant = bySlot[slot] else { return }
+                    participant.reportedFractionLost = consumer.reportedFractionLost
                     if participant.encodedTick != tickNumber { encodeOwn(participant) }
                     guard let packet = participant.packet else { return }
                     send(consumer, packet, participant.packetLength, now: now, queue: queue)
@@ -492,6 +498,45 @@ final class Mixer {
         consumer.forward(packet, length: length, sequence: sequence, timestamp: timestamp, keyframe: false, now: now, queue: queue)
     }
 
+    /// Ticks between two `planLoss` (a second): receivers report every one to five seconds.
+    static let ticksPerLossPlan: UInt64 = 50
+
+    /// How a mixer's Opus encoders start: planning for no loss until their listeners report some (`planLoss`).
+    static func encoderConfiguration(rate: SampleRate) -> OpusCodec.Configuration {
+        var configuration = OpusCodec.Configuration()
+        configuration.sampleRate = rate
+        configuration.expectedLossPercent = LossPlan().percent
+        return configuration
+    }
+
+    /// Once a second: each Opus encoder plans for the loss its listeners report. The shared mix follows the
+    /// listener at the 90th percentile of reported loss, so its FEC comes in when a tenth of the room loses
+    /// packets and not for one bad link, whose concealment covers it; an own mix follows its one listener.
+    private func planLoss() {
+        var total = 0
+        for consumer in plain {
+            lossCounts[Int(consumer.reportedFractionLost)] += 1
+            total += 1
+        }
+        if total > 0 {
+            var rank = total - total / 10
+            var fraction = 0
+            while fraction < 255 {
+                rank -= lossCounts[fraction]
+                if rank <= 0 { break }
+                fraction += 1
+            }
+            for i in lossCounts.indices { lossCounts[i] = 0 }
+            if sharedLossPlan.update(fractionLost: UInt8(fraction)) {
+                sharedEncoder.setExpectedLoss(percent: sharedLossPlan.percent)
+            }
+        }
+        for case let participant? in bySlot {
+            guard let encoder = participant.encoder, participant.lossPlan.update(fractionLost: participant.reportedFractionLost) else { continue }
+            encoder.setExpectedLoss(percent: participant.lossPlan.percent)
+        }
+    }
+
     private func encodeShared() {
         let room = UnsafeMutableRawBufferPointer(start: sharedPacket + Mixer.headerLength, count: Mixer.packetCapacity - Mixer.headerLength)
         let n = (try? sharedEncoder.encode(core.shared, into: room)) ?? 0
@@ -529,6 +574,7 @@ final class Mixer {
         s.outputs = output.consumers.count
         s.encoders = participants.values.filter { $0.encoder != nil }.count
         s.sampleRate = rate.rawValue
+        s.sharedExpectedLossPercent = sharedEncoder.expectedLossPercent
         s.speaking = inputs.filter { core.isSpeaking($0.slot) }.map(\.id).sorted { $0.rawValue < $1.rawValue }
         return s
     }

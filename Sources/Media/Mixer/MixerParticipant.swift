@@ -30,6 +30,9 @@ final class MixerParticipant {
     /// Tick number of the own mix in `packet` (encoded at most once per tick, however many outputs).
     var encodedTick: UInt64 = .max
     var speaking = false
+    /// What its own mix's listener last reported lost (256ths), and the loss its encoder plans for.
+    var reportedFractionLost: UInt8 = 0
+    var lossPlan = LossPlan()
 
     init(id: MixerParticipantID, slot: MixerSlot, options: MixerParticipantOptions, rate: SampleRate) {
         self.id = id
@@ -63,8 +66,8 @@ final class MixerParticipant {
     @discardableResult
     func makeEncoder() -> Bool {
         if encoder != nil { return true }
-        var configuration = OpusCodec.Configuration()
-        configuration.sampleRate = rate
+        var configuration = Mixer.encoderConfiguration(rate: rate)
+        configuration.expectedLossPercent = lossPlan.percent
         guard let made = try? OpusEncoder(configuration) else { return false }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: Mixer.packetCapacity, alignment: 16)
         Mixer.writeHeader(buffer)

@@ -18,6 +18,8 @@ public struct MixerStats: Sendable, Hashable, Codable {
     /// listeners share the one mix and have none), and encoders the tick had to make itself.
     public var encoders = 0
     public var encodersMadeOnTick: UInt64 = 0
+    /// Percent of packets the shared mix's encoder plans its FEC for, from its listeners' RTCP reports.
+    public var sharedExpectedLossPercent: Int32 = 0
     /// The rate it mixes at now (8,000 when only G.711 phones take part, else 48,000), and how many times
     /// that changed.
     public var sampleRate = 48_000

@@ -35,6 +35,8 @@ final class Consumer {
     /// For a consumer of a mixer's output: the mixer slot of the participant it is sent to (its
     /// mix-minus and earmuff apply), or -1 for a listener that gets the shared mix.
     var mixerSlot = -1
+    /// Fraction of this stream's packets lost (256ths) in its receiver's latest RTCP report (RFC 3550 §6.4.1).
+    var reportedFractionLost: UInt8 = 0
     var mixerParticipant: MixerParticipantID?
     private var rtxSequence: UInt16
 

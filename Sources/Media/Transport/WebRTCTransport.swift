@@ -339,6 +339,7 @@ final class WebRTCTransport {
             if let consumer = consumer(ssrc: Bytes.u32(p, o)) {
                 let lost = Int64(Int32(bitPattern: Bytes.u32(p, o + 4) << 8) >> 8)
                 consumer.reportedLost = lost
+                consumer.reportedFractionLost = Bytes.byte(p, o + 4)
                 consumer.reportedJitter = Bytes.u32(p, o + 12)
                 let lsr = Bytes.u32(p, o + 16)
                 let dlsr = Bytes.u32(p, o + 20)

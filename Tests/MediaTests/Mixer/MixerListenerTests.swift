@@ -57,3 +57,74 @@ extension MixerTests {
         #expect([1, 2, 3, 5, 6].allSatisfy { sent($0) == 17 })
     }
 }
+
+extension MixerTests {
+    /// An RTCP receiver report about listener `n`'s stream, protected by `sender` (its listener's SRTCP context,
+    /// one per listener for the replay check), into its transport.
+    func report(_ n: UInt16, fractionLost: UInt8, senders: inout [UInt16: SRTPTransform]) throws {
+        let transport = try #require(core.transports[TransportID(rawValue: "tp-\(n)")])
+        let consumer = try #require(core.consumers[ConsumerID(rawValue: "cn-\(n)")])
+        if senders[n] == nil {
+            senders[n] = try SRTPTransform(profile: .aes128CMSHA1_80, masterKey: keys.remoteKey, masterSalt: keys.remoteSalt,
+                                           direction: .outbound)
+        }
+        let sender = try #require(senders[n])
+        var packet = [UInt8](repeating: 0, count: 128)
+        let block: [UInt8] = [0x81, 201, 0, 7, 0, 0, 0x0A, 0xBC]  // V=2, RC=1, RR, 8 words; reporter's SSRC
+            + withUnsafeBytes(of: consumer.ssrc.bigEndian) { Array($0) } + [fractionLost, 0, 0, 9] + [UInt8](repeating: 0, count: 16)
+        packet.replaceSubrange(0..<block.count, with: block)
+        var length = block.count
+        try packet.withUnsafeMutableBytes { raw in
+            try #require(sender.protectRTCP(raw.baseAddress!, length: &length, capacity: raw.count))
+            transport.handleRTCP(raw.baseAddress!, length: length, now: 1, queue: core.queue)
+        }
+        #expect(consumer.reportedFractionLost == fractionLost)
+    }
+
+    @Test("the mix's encoders plan FEC for the loss their listeners report: the shared mix for a tenth of its room, not one listener")
+    func encodersPlanForReportedLoss() throws {
+        try speaker("a", 440, frames: 1)
+        try speaker("b", 880, frames: 1)
+        for n: UInt16 in 1...10 { try plainListener(n) }
+        try listener(11, as: "a")
+        let mixer = try core.mixer(mixerID)
+        let a = try #require(mixer.participant(MixerParticipantID("a")))
+        var senders: [UInt16: SRTPTransform] = [:]
+        var second: UInt64 = 1
+        /// Seconds of both tones through the mixer (a plan is made once a second).
+        func talk(seconds: Int = 1) throws {
+            for _ in 0..<seconds {
+                for (id, frequency) in [("a", 440.0), ("b", 880.0)] {
+                    _ = try core.queueFrames(mixerID, participant: MixerParticipantID(id), samples: tone(frequency, frames: 50), end: false)
+                }
+                _ = try run(50, from: second * 1_000_000_000)
+                second += 1
+            }
+        }
+        try talk()
+        #expect(try core.mixerStats(mixerID).sharedExpectedLossPercent == 0, "no report, no loss planned for")
+        #expect(a.encoder?.expectedLossPercent == 0)
+
+        // One listener of ten loses a quarter of its packets: its concealment covers it, the room's mix stays as it was.
+        try report(1, fractionLost: 64, senders: &senders)
+        try talk(seconds: 5)
+        #expect(try core.mixerStats(mixerID).sharedExpectedLossPercent == 0)
+
+        // Two of ten: the listener at the 90th percentile loses a quarter, and the mix plans for 20 %.
+        try report(2, fractionLost: 64, senders: &senders)
+        try talk(seconds: 5)
+        #expect(try core.mixerStats(mixerID).sharedExpectedLossPercent == 20)
+        #expect(a.encoder?.expectedLossPercent == 0, "a's own mix: its listener reports no loss")
+
+        // a's own mix (b's tone) follows its one listener: 12 % lost plans for 10 %.
+        try report(11, fractionLost: 31, senders: &senders)
+        try talk(seconds: 5)
+        #expect(a.encoder?.expectedLossPercent == 10)
+
+        // The reports clear up: both plans come back down to no loss.
+        for n: UInt16 in [1, 2, 11] { try report(n, fractionLost: 0, senders: &senders) }
+        try talk(seconds: 30)
+        #expect(try core.mixerStats(mixerID).sharedExpectedLossPercent == 0)
+        #expect(a.encoder?.expectedLossPercent == 0)
+    }
+}
