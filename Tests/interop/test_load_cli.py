@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from media_support import MediaServer
 from rig import server_binary
 
 
@@ -57,7 +58,6 @@ def test_paced_udp_floor_sends_bursts_at_the_given_rate():
 def test_polling_receivers_take_every_forwarded_packet_off_their_sockets():
     # `--poll-receivers` reads the peers' sockets in turn instead of waiting in epoll (the saturated row of
     # scripts/bench-peers): every packet still arrives, in order, and the generator's thread keeps its CPU busy.
-    from media_support import MediaServer
     server = MediaServer()
     try:
         run = subprocess.run(

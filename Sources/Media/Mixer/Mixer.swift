@@ -451,7 +451,6 @@ final class Mixer {
                     send(consumer, sharedPacket, sharedLength, now: now, queue: queue)
                 case .own:
                     guard let participant = bySlot[slot] else { return }
-                    participant.reportedFractionLost = consumer.reportedFractionLost
                     if participant.encodedTick != tickNumber { encodeOwn(participant) }
                     guard let packet = participant.packet else { return }
                     send(consumer, packet, participant.packetLength, now: now, queue: queue)
@@ -501,11 +500,12 @@ final class Mixer {
     /// Ticks between two `planLoss` (a second): receivers report every one to five seconds.
     static let ticksPerLossPlan: UInt64 = 50
 
-    /// How a mixer's Opus encoders start: planning for no loss until their listeners report some (`planLoss`).
-    static func encoderConfiguration(rate: SampleRate) -> OpusCodec.Configuration {
+    /// A mixer's Opus encoder at `rate`, planning for `loss` percent (a new one for none, until its listeners
+    /// report some: `planLoss`).
+    static func encoderConfiguration(rate: SampleRate, loss: Int32 = LossPlan().percent) -> OpusCodec.Configuration {
         var configuration = OpusCodec.Configuration()
         configuration.sampleRate = rate
-        configuration.expectedLossPercent = LossPlan().percent
+        configuration.expectedLossPercent = loss
         return configuration
     }
 
@@ -531,8 +531,10 @@ final class Mixer {
                 sharedEncoder.setExpectedLoss(percent: sharedLossPlan.percent)
             }
         }
-        for case let participant? in bySlot {
-            guard let encoder = participant.encoder, participant.lossPlan.update(fractionLost: participant.reportedFractionLost) else { continue }
+        // The other consumers are bound to a participant with a mix of its own.
+        for consumer in others {
+            guard consumer.mixerSlot >= 0, let participant = bySlot[consumer.mixerSlot], let encoder = participant.encoder,
+                  participant.lossPlan.update(fractionLost: consumer.reportedFractionLost) else { continue }
             encoder.setExpectedLoss(percent: participant.lossPlan.percent)
         }
     }

@@ -30,8 +30,7 @@ final class MixerParticipant {
     /// Tick number of the own mix in `packet` (encoded at most once per tick, however many outputs).
     var encodedTick: UInt64 = .max
     var speaking = false
-    /// What its own mix's listener last reported lost (256ths), and the loss its encoder plans for.
-    var reportedFractionLost: UInt8 = 0
+    /// The loss its own mix's encoder plans for, from its listener's reports (`Mixer.planLoss`).
     var lossPlan = LossPlan()
 
     init(id: MixerParticipantID, slot: MixerSlot, options: MixerParticipantOptions, rate: SampleRate) {
@@ -66,9 +65,7 @@ final class MixerParticipant {
     @discardableResult
     func makeEncoder() -> Bool {
         if encoder != nil { return true }
-        var configuration = Mixer.encoderConfiguration(rate: rate)
-        configuration.expectedLossPercent = lossPlan.percent
-        guard let made = try? OpusEncoder(configuration) else { return false }
+        guard let made = try? OpusEncoder(Mixer.encoderConfiguration(rate: rate, loss: lossPlan.percent)) else { return false }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: Mixer.packetCapacity, alignment: 16)
         Mixer.writeHeader(buffer)
         encoder = made

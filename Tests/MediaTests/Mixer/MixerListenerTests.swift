@@ -1,5 +1,6 @@
 import Audio
 import Testing
+import Wire
 @testable import Media
 
 /// Plain listeners (the shared mix, no encoder of their own) next to speakers and restricted
@@ -69,11 +70,10 @@ extension MixerTests {
                                            direction: .outbound)
         }
         let sender = try #require(senders[n])
-        var packet = [UInt8](repeating: 0, count: 128)
-        let block: [UInt8] = [0x81, 201, 0, 7, 0, 0, 0x0A, 0xBC]  // V=2, RC=1, RR, 8 words; reporter's SSRC
-            + withUnsafeBytes(of: consumer.ssrc.bigEndian) { Array($0) } + [fractionLost, 0, 0, 9] + [UInt8](repeating: 0, count: 16)
-        packet.replaceSubrange(0..<block.count, with: block)
-        var length = block.count
+        let report = ReceiverReport(ssrc: 0x0ABC, reports: [ReportBlock(ssrc: consumer.ssrc, fractionLost: fractionLost)])
+        let plain = try RTCPPacket.receiverReport(report).serialize()
+        var packet = plain + [UInt8](repeating: 0, count: 64)  // room for the SRTCP index and tag
+        var length = plain.count
         try packet.withUnsafeMutableBytes { raw in
             try #require(sender.protectRTCP(raw.baseAddress!, length: &length, capacity: raw.count))
             transport.handleRTCP(raw.baseAddress!, length: length, now: 1, queue: core.queue)
