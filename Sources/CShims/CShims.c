@@ -164,6 +164,59 @@ int sb_udp_send_batch(int fd, const uint8_t *base, size_t stride, const uint32_t
     return n;
 }
 
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+
+int sb_udp_send_segments(int fd, const uint8_t *base, size_t stride, const uint32_t *lens,
+                         const struct sockaddr_storage *addrs, const uint8_t *joins, unsigned int count) {
+    struct mmsghdr msgs[256];
+    struct iovec iov[256];
+    unsigned int first[256];
+    union { char bytes[CMSG_SPACE(sizeof(uint16_t))]; struct cmsghdr align; } control[256];
+    if (count > 256) count = 256;
+    unsigned int m = 0;
+    for (unsigned int i = 0; i < count; i++) {
+        iov[i].iov_base = (void *)(base + (size_t)i * stride);
+        iov[i].iov_len = lens[i];
+        if (i > 0 && joins[i]) {
+            msgs[m - 1].msg_hdr.msg_iovlen++;
+            continue;
+        }
+        memset(&msgs[m], 0, sizeof msgs[m]);
+        msgs[m].msg_hdr.msg_iov = &iov[i];
+        msgs[m].msg_hdr.msg_iovlen = 1;
+        msgs[m].msg_hdr.msg_name = (void *)&addrs[i];
+        msgs[m].msg_hdr.msg_namelen = addrs[i].ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                                     : sizeof(struct sockaddr_in);
+        first[m] = i;
+        m++;
+    }
+    for (unsigned int k = 0; k < m; k++) {
+        if (msgs[k].msg_hdr.msg_iovlen < 2) continue;
+        memset(&control[k], 0, sizeof control[k]);
+        msgs[k].msg_hdr.msg_control = control[k].bytes;
+        msgs[k].msg_hdr.msg_controllen = sizeof control[k].bytes;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msgs[k].msg_hdr);
+        c->cmsg_level = IPPROTO_UDP;
+        c->cmsg_type = UDP_SEGMENT;
+        c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+        uint16_t size = (uint16_t)lens[first[k]];
+        memcpy(CMSG_DATA(c), &size, sizeof size);
+    }
+    int n;
+    do { n = sendmmsg(fd, msgs, m, MSG_DONTWAIT | MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
+    if (n <= 0) return n;
+    return (unsigned int)n >= m ? (int)count : (int)first[n];
+}
+
+int sb_is_segmentation_refused(int err) { return err == EIO || err == EINVAL || err == EOPNOTSUPP || err == ENOPROTOOPT; }
+
+int sb_udp_disable_checksums(int fd) {
+    int one = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof one) == 0 ? 0 : errno;
+}
+
 int sb_pin_thread(int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);

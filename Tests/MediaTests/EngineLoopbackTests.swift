@@ -39,6 +39,10 @@ struct EngineLoopbackTests {
         let stats = try await engine.stats(transport: publication.transport)
         #expect(stats.state == .connected)
         #expect(stats.producers.values.allSatisfy { $0.packets > 0 })
+        // The publisher sends its video two packets at a time: a subscriber's two leave in one segmented send.
+        let worker = try #require(await engine.workerStats().first)
+        #expect(worker.segmentation)
+        #expect(worker.segmentsCoalesced > 0)
     }
 
     func waitConnected(_ generator: LoadGenerator, _ count: Int) async throws {

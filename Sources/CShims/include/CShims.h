@@ -63,6 +63,17 @@ int sb_udp_recv_batch(int fd, uint8_t *base, size_t stride, uint32_t *lens,
                       struct sockaddr_storage *addrs, unsigned int vlen);
 int sb_udp_send_batch(int fd, const uint8_t *base, size_t stride, const uint32_t *lens,
                       const struct sockaddr_storage *addrs, unsigned int vlen);
+/* As sb_udp_send_batch, but datagram i with joins[i] != 0 rides in the same message as datagram i-1:
+   one message per run, sent with UDP generic segmentation offload (a UDP_SEGMENT control message,
+   Linux 4.18) whose segment size is the run's first datagram's length (every datagram of a run that
+   length, the last one no longer). Returns how many datagrams the sent messages held, or -1 and errno
+   when the first message failed (EIO or EINVAL from a run: the path cannot segment). */
+int sb_udp_send_segments(int fd, const uint8_t *base, size_t stride, const uint32_t *lens,
+                         const struct sockaddr_storage *addrs, const uint8_t *joins, unsigned int count);
+/* errno values with which the kernel refuses a segmented send (rather than the destination or buffer). */
+int sb_is_segmentation_refused(int err);
+/* Sets SO_NO_CHECK (no UDP checksums on IPv4, which rules out segmentation): tests of the fallback. */
+int sb_udp_disable_checksums(int fd);
 /* Makes the SO_REUSEPORT group `fd` belongs to hand every datagram to its first member (a one-instruction
    classic BPF program, SO_ATTACH_REUSEPORT_CBPF, Linux 4.5); 0 on success, else the errno. */
 int sb_reuseport_steer_to_first(int fd);

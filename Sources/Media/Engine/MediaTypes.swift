@@ -66,4 +66,9 @@ public struct WorkerStats: Sendable, Hashable, Codable {
     /// SFU-added latency (receive batch to send), microseconds, since the worker started.
     public var forwardingMicrosecondsP50: Double
     public var forwardingMicrosecondsP99: Double
+    /// Whether runs of datagrams to one subscriber leave as one segmented send (UDP GSO; off once the
+    /// kernel refused one), the datagrams that rode in such a send after its first, and the refusals.
+    public var segmentation: Bool
+    public var segmentsCoalesced: UInt64
+    public var segmentationRefusals: UInt64
 }

@@ -134,14 +134,10 @@ final class Producer {
             input.receive(p + view.payloadOffset, length: payloadLength, sequence: sequence, timestamp: timestamp,
                           level: headerLevel, now: now)
         }
-        // `consumers` holds every consumer for the whole loop (forwarding never adds or removes one), so
-        // each is borrowed rather than retained and released per packet, and the next few
-        // subscribers' state is prefetched while this one's packet is protected.
-        consumers.withUnsafeBufferPointer { list in
-            Prefetch.forEach(list) {
-                $0.forward(p, length: length, sequence: sequence, timestamp: timestamp, keyframe: keyframe, now: now, queue: queue)
-            }
-        }
+        // To the consumers when the receive batch is done, with the batch's other packets of this producer.
+        if consumers.isEmpty { return }
+        transport.worker.fanout.add(self, p, length: length, sequence: sequence, timestamp: timestamp, keyframe: keyframe,
+                                    now: now, queue: queue)
     }
 
     /// Rewrites payload type and header extension ids to the consumer-side numbering.

@@ -370,7 +370,7 @@ final class WebRTCTransport {
         Bytes.put32(slot, 8, ssrc)
         var size = length
         guard sender._withUnsafeGuaranteedRef({ $0.protectRTP(slot, length: &size, capacity: queue.slotCapacity) }) else { return }
-        queue.commit(length: size, to: destination)
+        queue.commitSegment(length: size, to: destination)
     }
 
     /// Wraps a stored packet as RTX (RFC 4588 §4): the header with the RTX payload type, SSRC

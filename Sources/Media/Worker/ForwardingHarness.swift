@@ -70,6 +70,7 @@ package final class ForwardingHarness {
             buffer.copyMemory(from: input + i * stride, byteCount: lengths[i])
             if i & 63 == 0 { core.setNow(sb_monotonic_ns()) }
             core.dispatch(buffer, length: lengths[i], source: &storage)
+            core.fanout.run(now: core.now, queue: core.queue)
             if i & 31 == 31 { core.queue.flush() }
         }
         core.queue.flush()

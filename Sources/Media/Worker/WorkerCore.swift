@@ -20,6 +20,8 @@ final class WorkerCore: Selectable {
     let ntp: NTPTime
     let events: @Sendable (MediaEvent) -> Void
     private let receiveBatch = DatagramBatch(capacity: 64, stride: 2048)
+    /// The batch's packets for subscribers, fanned out when the batch is processed (`Producer.receive`).
+    let fanout = FanoutBatch(capacity: 64)
     /// Monotonic time of the batch being processed.
     private(set) var now: UInt64
 
@@ -106,6 +108,7 @@ final class WorkerCore: Selectable {
             now = sb_monotonic_ns()
             queue.receivedAt = now
             for i in 0..<n { process(i) }
+            fanout.run(now: now, queue: queue)
             queue.flush()
             queue.receivedAt = 0
             if n < receiveBatch.capacity { break }
@@ -454,7 +457,9 @@ final class WorkerCore: Selectable {
             bytesOut: queue.sentBytes, sendDrops: queue.dropped, unroutable: unroutable,
             routers: routers.count, transports: transports.count, producers: producers.count, consumers: consumers.count,
             forwardingMicrosecondsP50: queue.forwardingLatency.percentile(0.5) * 1000,
-            forwardingMicrosecondsP99: queue.forwardingLatency.percentile(0.99) * 1000)
+            forwardingMicrosecondsP99: queue.forwardingLatency.percentile(0.99) * 1000,
+            segmentation: queue.segmentation, segmentsCoalesced: queue.segmentsCoalesced,
+            segmentationRefusals: queue.segmentationRefusals)
     }
 
     /// Sizes of this worker's tables and of the lists that link its objects. Each object sits

@@ -300,6 +300,12 @@ struct LoadCommand {
         if let worker = await serverStats().first {
             result["server_forwarding_us_p50"] = worker["forwardingMicrosecondsP50"]
             result["server_forwarding_us_p99"] = worker["forwardingMicrosecondsP99"]
+            // Of the datagrams the worker sent since it started, the share that rode in a segmented
+            // send behind the first of their run (UDP GSO: one pass through the kernel's output path per run).
+            if let out = (worker["datagramsOut"] as? NSNumber)?.doubleValue, out > 0,
+               let coalesced = (worker["segmentsCoalesced"] as? NSNumber)?.doubleValue {
+                result["server_segmented_share"] = (coalesced / out * 1000).rounded() / 1000
+            }
         }
         // A generator near its CPUs' capacity under-reports what the server could do (generator_cpu_cores).
         if let cores = cpuAfter.record(since: cpuBefore, into: &result), cores > 0 {
