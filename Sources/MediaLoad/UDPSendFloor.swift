@@ -15,6 +15,10 @@ import Synchronization
 /// per receiver, then sleeps until the next is due; the receivers wait in `epoll`, as the load
 /// generator's do, so the sender pays the kernel's wake-ups and its own return from idle as a
 /// server forwarding that load does. That is the kernel's share of the same pattern at the same rate.
+///
+/// With `segments` above 1 each receiver gets that many datagrams in a row, queued as one run
+/// (`SendQueue.commitSegment`) and sent as one UDP GSO message: the floor under a server whose
+/// receive batches hold that many packets of a publisher.
 public enum UDPSendFloor {
     public struct Result: Sendable {
         public var sent: UInt64 = 0
@@ -28,7 +32,8 @@ public enum UDPSendFloor {
     /// while a thread on CPU `receiverCPU` drains them (each pinned when given). The caller's
     /// thread only waits.
     public static func run(
-        receivers: Int, payload: Int, seconds: Double, burstsPerSecond: Double? = nil, senderCPU: Int?, receiverCPU: Int?
+        receivers: Int, payload: Int, seconds: Double, burstsPerSecond: Double? = nil, segments: Int = 1, senderCPU: Int?,
+        receiverCPU: Int?
     ) throws -> Result {
         let sinks = try (0..<max(1, receivers)).map { _ in try UDPSocket(host: "127.0.0.1", port: 0) }
         let queue = SendQueue(socket: try UDPSocket(host: "127.0.0.1", port: 0))
@@ -83,8 +88,15 @@ public enum UDPSendFloor {
             datagram.withUnsafeBytes { bytes in
                 func send(_ count: Int) {
                     for _ in 0..<count {
-                        queue.reserve().copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-                        queue.commit(length: bytes.count, to: addresses + next)
+                        if segments == 1 {
+                            queue.reserve().copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+                            queue.commit(length: bytes.count, to: addresses + next)
+                        } else {
+                            for _ in 0..<segments {
+                                queue.reserve().copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+                                queue.commitSegment(length: bytes.count, to: addresses + next)
+                            }
+                        }
                         next = next + 1 == sinks.count ? 0 : next + 1
                     }
                 }

@@ -59,7 +59,7 @@ public final class DatagramBatch {
 /// the queue and everything goes out one datagram per message, as before.
 ///
 /// The UDP send floor (MediaLoad) measures the kernel's share of this output pattern through
-/// the same queue: `reserve` and `commit` are public and inlinable so they inline there as
+/// the same queue: `reserve`, `commit` and `commitSegment` are inlinable so they inline there as
 /// here; `init`, `flush`, `slotCapacity` and `sent` are package-wide.
 public final class SendQueue {
     @usableFromInline let batch: DatagramBatch
@@ -75,7 +75,7 @@ public final class SendQueue {
     /// Whether any slot of the current batch joined a run.
     @usableFromInline var joined = false
     /// Whether runs are sent segmented (false once the kernel refused, or when made so).
-    package private(set) var segmentation: Bool
+    @usableFromInline package private(set) var segmentation: Bool
     /// Datagrams that left inside a segmented message after its first (each one a pass through the
     /// kernel's output path saved), and segmented sends the kernel refused.
     package private(set) var segmentsCoalesced: UInt64 = 0
@@ -132,8 +132,8 @@ public final class SendQueue {
     /// Queues the reserved slot for `destination`, in one segmented message with the datagrams just
     /// before it when they went to the same `destination` (the same pointer: a transport's address)
     /// and were as long or longer. A shorter datagram closes its run.
-    @inline(__always)
-    func commitSegment(length: Int, to destination: UnsafePointer<sockaddr_storage>) {
+    @inlinable @inline(__always)
+    package func commitSegment(length: Int, to destination: UnsafePointer<sockaddr_storage>) {
         let i = batch.count
         if let open = runDestination, open == destination, length <= runSize, runCount < SendQueue.maxRunSegments,
            runBytes + length <= SendQueue.maxRunBytes {

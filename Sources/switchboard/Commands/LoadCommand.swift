@@ -20,7 +20,7 @@ struct LoadCommand {
         Usage: switchboard load --server http://127.0.0.1:8080 [--data DIR | --api-key KEY --api-secret SECRET] [options]
                switchboard load --server http://127.0.0.1:8080 --dev-routes [options]
                switchboard load --in-process [--consumers 1,10,100] [--packets N] [--payload BYTES] [--srtp gcm|cm]
-               switchboard load --udp-floor [--consumers 100,1000] [--payload BYTES] [--duration SEC] [--bursts-per-s N]
+               switchboard load --udp-floor [--consumers 100,1000] [--payload BYTES] [--duration SEC] [--bursts-per-s N] [--segments K]
 
           --rooms N          rooms (default 1)
           --publishers P     publishers per room (default 1)
@@ -82,7 +82,9 @@ struct LoadCommand {
         socket sending datagrams (default 172 bytes) round-robin to N local sockets with sendmmsg as
         fast as it can, no user-space packet work; reports datagrams/s and CPU per datagram. With
         --bursts-per-s it sends what forwarding N input packets a second sends instead: a burst of one
-        datagram per socket, then a sleep until the next, to receivers that wait in epoll.
+        datagram per socket, then a sleep until the next, to receivers that wait in epoll. With
+        --segments K each socket gets K datagrams in a row, sent as one UDP GSO message (what the
+        server does with a subscriber's run of a publisher's packets from one receive batch).
 
         --in-process measures the forwarding path alone (no sockets, no peers): one producer
         to N consumers, SRTP unprotect -> route -> rewrite -> SRTP protect, on this thread.
@@ -360,11 +362,14 @@ struct LoadCommand {
     }
 
     static func udpFloor(_ args: Arguments) throws -> Int32 {
-        try args.check(known: ["--consumers", "--payload", "--duration", "--bursts-per-s", "--udp-floor", "--json"])
+        try args.check(known: ["--consumers", "--payload", "--duration", "--bursts-per-s", "--segments", "--udp-floor", "--json"])
         let counts = (args["--consumers"] ?? "100,1000").split(separator: ",").compactMap { Int($0) }
         let payload = Int(args["--payload"] ?? "") ?? 172
         let seconds = Double(args["--duration"] ?? "") ?? 5
         let bursts = args["--bursts-per-s"].flatMap { Double($0) }.flatMap { $0 > 0 ? $0 : nil }
+        guard let segments = Int(args["--segments"] ?? "1"), (1...32).contains(segments) else {
+            throw CLIError("--segments: expected 1 to 32 datagrams per send")
+        }
         // The sender on the first CPU this process may use, the receivers on the last.
         let cpus = allowedCPUs(getpid()) ?? []
         let sender = cpus.first
@@ -373,11 +378,12 @@ struct LoadCommand {
         for receivers in counts {
             let busyBefore = sender.flatMap { cpusBusy([$0]) }
             let r = try UDPSendFloor.run(
-                receivers: receivers, payload: payload, seconds: seconds, burstsPerSecond: bursts, senderCPU: sender, receiverCPU: receiver)
+                receivers: receivers, payload: payload, seconds: seconds, burstsPerSecond: bursts, segments: segments,
+                senderCPU: sender, receiverCPU: receiver)
             let busyAfter = sender.flatMap { cpusBusy([$0]) }
             let sent = Double(max(1, r.sent))
             var row: [String: Any] = [
-                "receivers": receivers, "payload_bytes": payload, "datagrams_per_s": Int(sent / r.seconds),
+                "receivers": receivers, "payload_bytes": payload, "segments": segments, "datagrams_per_s": Int(sent / r.seconds),
                 "sender_thread_us_per_datagram": (r.senderCPUSeconds / sent * 1e8).rounded() / 100,
                 "received_percent": (Double(r.received) / sent * 1000).rounded() / 10,
             ]
