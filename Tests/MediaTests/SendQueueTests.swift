@@ -12,11 +12,12 @@ struct SendQueueTests {
         let socket: UDPSocket
         let address: UnsafeMutablePointer<sockaddr_storage>
 
-        init() throws {
+        /// `ipv6Socket`: the address as a dual-stack sender names it (IPv4-mapped).
+        init(ipv6Socket: Bool = false) throws {
             socket = try UDPSocket(host: "127.0.0.1", port: 0)
             address = .allocate(capacity: 1)
             address.initialize(to: sockaddr_storage())
-            PeerAddress(host: "127.0.0.1", port: socket.localPort)!.write(to: address, ipv6Socket: false)
+            PeerAddress(host: "127.0.0.1", port: socket.localPort)!.write(to: address, ipv6Socket: ipv6Socket)
         }
 
         deinit { address.deallocate() }
@@ -66,10 +67,12 @@ struct SendQueueTests {
         #expect(atB.first?.first == 7)
     }
 
-    @Test("a run of datagrams to one subscriber leaves in one segmented send and arrives as those datagrams, in order")
-    func runsArriveAsDatagrams() throws {
-        let queue = SendQueue(socket: try UDPSocket(host: "127.0.0.1", port: 0))
-        let (a, b) = (try Receiver(), try Receiver())
+    @Test("a run of datagrams to one subscriber leaves in one segmented send and arrives as those datagrams, in order",
+          arguments: ["127.0.0.1", "::"])
+    func runsArriveAsDatagrams(host: String) throws {
+        let socket = try UDPSocket(host: host, port: 0)
+        let queue = SendQueue(socket: socket)
+        let (a, b) = (try Receiver(ipv6Socket: socket.isIPv6), try Receiver(ipv6Socket: socket.isIPv6))
         Self.queueMixed(queue, a: a, b: b)
         queue.flush()
         #expect(queue.sent == 9)
