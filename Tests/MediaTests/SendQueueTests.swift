@@ -23,20 +23,7 @@ struct SendQueueTests {
         deinit { address.deallocate() }
 
         /// The datagrams waiting, waiting up to 2 s for `count` of them.
-        func drain(awaiting count: Int) -> [[UInt8]] {
-            var got: [[UInt8]] = []
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            for _ in 0..<2_000 {
-                while true {
-                    let n = buffer.withUnsafeMutableBytes { recv(socket.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-                    if n < 0 { break }
-                    got.append(Array(buffer[0..<n]))
-                }
-                if got.count >= count { break }
-                usleep(1_000)
-            }
-            return got
-        }
+        func drain(awaiting count: Int) -> [[UInt8]] { UDPSocketTests.drain(socket, awaiting: count, size: 65_536) }
     }
 
     /// A datagram of `length` bytes, each its `tag` (so order and boundaries show).

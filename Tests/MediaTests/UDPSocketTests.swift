@@ -128,10 +128,10 @@ struct UDPSocketTests {
         } == bytes.count
     }
 
-    /// The datagrams waiting on `socket`, waiting up to 2 s for `count` of them to arrive.
-    static func drain(_ socket: UDPSocket, awaiting count: Int = 0) -> [[UInt8]] {
+    /// The datagrams waiting on `socket` (each up to `size` bytes), waiting up to 2 s for `count` of them to arrive.
+    static func drain(_ socket: UDPSocket, awaiting count: Int = 0, size: Int = 64) -> [[UInt8]] {
         var got: [[UInt8]] = []
-        var buffer = [UInt8](repeating: 0, count: 64)
+        var buffer = [UInt8](repeating: 0, count: size)
         for _ in 0..<2_000 {
             while true {
                 let n = buffer.withUnsafeMutableBytes { recv(socket.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }

@@ -74,8 +74,8 @@ public final class SendQueue {
     @usableFromInline var runBytes = 0
     /// Whether any slot of the current batch joined a run.
     @usableFromInline var joined = false
-    /// Whether runs are sent segmented (false once the kernel refused, or when made so).
-    @usableFromInline package private(set) var segmentation: Bool
+    /// Whether runs are sent segmented (false once the kernel refused one).
+    @usableFromInline package private(set) var segmentation = true
     /// Datagrams that left inside a segmented message after its first (each one a pass through the
     /// kernel's output path saved), and segmented sends the kernel refused.
     package private(set) var segmentsCoalesced: UInt64 = 0
@@ -97,9 +97,8 @@ public final class SendQueue {
     @usableFromInline static let maxRunSegments = 64
     @usableFromInline static let maxRunBytes = 60_000
 
-    package init(socket: UDPSocket, capacity: Int = 32, stride: Int = 2048, segmentation: Bool = true) {
+    package init(socket: UDPSocket, capacity: Int = 32, stride: Int = 2048) {
         self.socket = socket
-        self.segmentation = segmentation
         batch = DatagramBatch(capacity: capacity, stride: stride)
         joins = .allocate(capacity: capacity)
         joins.initialize(repeating: 0, count: capacity)

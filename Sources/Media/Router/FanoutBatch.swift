@@ -23,9 +23,6 @@ final class FanoutBatch {
     private var order: [Int]
     private var groupEnds: [Int]
     private var taken: [Bool]
-    /// Fan-outs run, and packets that went out as part of a group of more than one.
-    private(set) var groups: UInt64 = 0
-    private(set) var groupedPackets: UInt64 = 0
 
     init(capacity: Int) {
         self.capacity = capacity
@@ -34,8 +31,6 @@ final class FanoutBatch {
         groupEnds = [Int](repeating: 0, count: capacity)
         taken = [Bool](repeating: false, count: capacity)
     }
-
-    var isEmpty: Bool { entries.isEmpty }
 
     /// Holds one packet of `producer` for the fan-out (running the ones held first if full).
     @inline(__always)
@@ -53,10 +48,7 @@ final class FanoutBatch {
         guard n > 0 else { return }
         defer { entries.removeAll(keepingCapacity: true) }
         entries.withUnsafeBufferPointer { entries in
-            if n == 1 {
-                groups &+= 1
-                return fanOut(entries, order: nil, from: 0, to: 1, now: now, queue: queue)
-            }
+            if n == 1 { return fanOut(entries, order: nil, from: 0, to: 1, now: now, queue: queue) }
             // Group by producer, keeping arrival order within each group (n is at most a receive batch).
             var filled = 0
             var groupCount = 0
@@ -77,8 +69,6 @@ final class FanoutBatch {
                 var start = 0
                 for g in 0..<groupCount {
                     let end = groupEnds[g]
-                    groups &+= 1
-                    if end - start > 1 { groupedPackets &+= UInt64(end - start) }
                     fanOut(entries, order: order, from: start, to: end, now: now, queue: queue)
                     start = end
                 }
