@@ -94,9 +94,19 @@ def test_idle_websockets_under_ulimit_256_leave_health_answering_and_recover():
         # Unauthenticated sockets are closed at the login deadline; the server is whole again.
         wait_until(lambda: health(s.http_url) == 200, timeout=15, what="/health 200 after the login deadline")
         assert metric(s.http_url, "switchboard_connections_refused_total") >= refused
-        sock, status = open_websocket(s.http_port)
-        held.append(sock)
-        assert "101" in status
+        # A close the server has begun may still hold its descriptor for a moment (more so on a busy machine), so
+        # the first upgrade after that can still be refused with 503 and "retry shortly"; one within a few
+        # seconds must succeed.
+        refusals = []
+
+        def upgraded_again():
+            sock, status = open_websocket(s.http_port)
+            held.append(sock)
+            if "101" not in status:
+                refusals.append(status)
+            return "101" in status
+
+        wait_until(upgraded_again, timeout=5, interval=0.2, what=lambda: f"a WebSocket upgrade again: {refusals[-3:]}")
         assert s.alive()
     finally:
         for sock in held:

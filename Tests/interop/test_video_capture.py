@@ -2,7 +2,8 @@
 replays a libvpx 720p encode through the SFU, and an aiortc subscriber in the same room
 decodes 1280x720 frames from it (its PLI on joining makes the load publisher go back to the
 capture's key frame). The load report shows the capture's rate, no loss and added latency
-read from the RTP padding that carries each packet's send time."""
+read from the RTP padding that carries each packet's send time, and that the server sent subscribers'
+runs of a frame's packets as segmented (UDP GSO) sends."""
 
 import asyncio
 import json
@@ -83,3 +84,6 @@ def test_replayed_capture_decodes_at_720p_through_the_sfu(server, capture):
     assert report["received_packets_per_s"] > 0.9 * expected, report
     assert report["loss_percent"] < 1, report
     assert 0 < report["latency_ms_p50"] < 50, report
+    # Each frame's packets come as one burst, so a subscriber's share of a receive batch left in one segmented
+    # (UDP GSO) send, and the frames aiortc decoded above came that way.
+    assert report["server_segmented_share"] > 0, report
