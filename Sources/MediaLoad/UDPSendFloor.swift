@@ -88,12 +88,12 @@ public enum UDPSendFloor {
             datagram.withUnsafeBytes { bytes in
                 func send(_ count: Int) {
                     for _ in 0..<count {
-                        if segments == 1 {
+                        for _ in 0..<segments {
                             queue.reserve().copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-                            queue.commit(length: bytes.count, to: addresses + next)
-                        } else {
-                            for _ in 0..<segments {
-                                queue.reserve().copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+                            // One datagram per message (`commit`) unless runs were asked for, even to one receiver.
+                            if segments == 1 {
+                                queue.commit(length: bytes.count, to: addresses + next)
+                            } else {
                                 queue.commitSegment(length: bytes.count, to: addresses + next)
                             }
                         }

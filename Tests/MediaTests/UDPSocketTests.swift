@@ -158,6 +158,15 @@ struct UDPSendFloorTests {
         #expect(r.received <= r.sent)
     }
 
+    @Test("with runs, each receiver gets its datagrams in segmented sends and all of them arrive")
+    func segmented() throws {
+        let r = try UDPSendFloor.run(receivers: 10, payload: 1_000, seconds: 0.3, burstsPerSecond: 100, segments: 3,
+                                     senderCPU: nil, receiverCPU: nil)
+        #expect(r.sent > 0)
+        #expect(r.sent % 30 == 0, "three datagrams for each of ten receivers per burst: \(r.sent)")
+        #expect(r.received == r.sent)
+    }
+
     @Test("paced, it sends one datagram per receiver per burst at the given rate, all received")
     func paced() throws {
         let r = try UDPSendFloor.run(receivers: 10, payload: 172, seconds: 0.5, burstsPerSecond: 200, senderCPU: nil, receiverCPU: nil)

@@ -513,11 +513,8 @@ final class Mixer {
     /// listener at the 90th percentile of reported loss, so its FEC comes in when a tenth of the room loses
     /// packets and not for one bad link, whose concealment covers it; an own mix follows its one listener.
     private func planLoss() {
-        var total = 0
-        for consumer in plain {
-            lossCounts[Int(consumer.reportedFractionLost)] += 1
-            total += 1
-        }
+        let total = plain.count
+        for consumer in plain { lossCounts[Int(consumer.reportedFractionLost)] += 1 }
         if total > 0 {
             var rank = total - total / 10
             var fraction = 0

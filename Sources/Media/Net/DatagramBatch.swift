@@ -170,7 +170,8 @@ public final class SendQueue {
     /// Sends everything queued; what the kernel will not take now is dropped and counted.
     @usableFromInline package func flush() {
         runDestination = nil
-        let segmented = joined && segmentation
+        // Whether this batch goes out with its runs as segmented messages (off from the first refusal on).
+        var segmented = joined && segmentation
         joined = false
         if discard {
             for i in 0..<batch.count { sentBytes += UInt64(batch.lengths[i]) }
@@ -182,7 +183,7 @@ public final class SendQueue {
         let total = batch.count
         let base = batch.storage.assumingMemoryBound(to: UInt8.self)
         while offset < total {
-            let n = segmentation && segmented
+            let n = segmented
                 ? sb_udp_send_segments(socket.fd, base + offset * batch.stride, batch.stride, batch.lengths + offset,
                                        batch.addresses + offset, joins + offset, UInt32(total - offset))
                 : sb_udp_send_batch(socket.fd, base + offset * batch.stride, batch.stride, batch.lengths + offset,
@@ -194,10 +195,11 @@ public final class SendQueue {
                     dropped += UInt64(total - offset)
                     break
                 }
-                let size = segmentation && segmented ? runLength(at: offset, total: total) : 1
+                let size = segmented ? runLength(at: offset, total: total) : 1
                 if size > 1, n < 0, sb_is_segmentation_refused(error) != 0 {
                     // The path cannot segment: from now on one datagram per message (every slot has its address).
                     segmentation = false
+                    segmented = false
                     segmentationRefusals += 1
                     continue
                 }
@@ -207,7 +209,7 @@ public final class SendQueue {
             }
             var bytes: UInt64 = 0
             for i in offset..<(offset + Int(n)) { bytes += UInt64(batch.lengths[i]) }
-            if segmentation && segmented {
+            if segmented {
                 for i in offset..<(offset + Int(n)) { segmentsCoalesced += UInt64(joins[i]) }
             }
             sentBytes += bytes
