@@ -207,12 +207,10 @@ public final class SendQueue {
                 offset += size
                 continue
             }
-            var bytes: UInt64 = 0
-            for i in offset..<(offset + Int(n)) { bytes += UInt64(batch.lengths[i]) }
-            if segmented {
-                for i in offset..<(offset + Int(n)) { segmentsCoalesced += UInt64(joins[i]) }
+            for i in offset..<(offset + Int(n)) {
+                sentBytes += UInt64(batch.lengths[i])
+                if segmented { segmentsCoalesced += UInt64(joins[i]) }
             }
-            sentBytes += bytes
             sent += UInt64(n)
             if receivedAt != 0 { forwardingLatency.record(sb_monotonic_ns() &- receivedAt, weight: UInt64(n)) }
             offset += Int(n)

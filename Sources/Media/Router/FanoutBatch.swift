@@ -85,13 +85,6 @@ final class FanoutBatch {
         // each is borrowed rather than retained and released per packet, and the next few
         // subscribers' state is prefetched while this one's packets are protected.
         first.producer.consumers.withUnsafeBufferPointer { list in
-            if end - start == 1 {
-                Prefetch.forEach(list) {
-                    $0.forward(first.packet, length: first.length, sequence: first.sequence, timestamp: first.timestamp,
-                               keyframe: first.keyframe, now: now, queue: queue)
-                }
-                return
-            }
             Prefetch.forEach(list) { consumer in
                 for k in start..<end {
                     let e = entries[order?[k] ?? k]
