@@ -116,9 +116,9 @@ extension MediaEngine {
         for worker in workers {
             let index = worker.index
             if let v = try? await worker.run({ core throws(MediaError) -> TickLateness in
-                let (h, work, receive, early) = (core.tickLateness, core.tickWork, core.receiveWork, core.earlyTicks)
+                let (h, work, receive, early, missed) = (core.tickLateness, core.tickWork, core.receiveWork, core.earlyTicks, core.phase.missed)
                 if reset { core.resetTickLateness() }
-                return TickLateness(worker: index, ticks: h.count, earlyTicks: early, p50Microseconds: h.percentile(0.5) * 1000,
+                return TickLateness(worker: index, ticks: h.count, earlyTicks: early, missedTicks: missed, p50Microseconds: h.percentile(0.5) * 1000,
                                     p99Microseconds: h.percentile(0.99) * 1000, p999Microseconds: h.percentile(0.999) * 1000,
                                     workP99Microseconds: work.percentile(0.99) * 1000, workMaxMicroseconds: work.percentile(1) * 1000,
                                     receiveP99Microseconds: receive.percentile(0.99) * 1000,
@@ -146,6 +146,8 @@ extension MediaEngine {
         /// Of those, ticks run ahead of their deadline as soon as the packet of the speaker the tick
         /// follows came in (`TickPhase`).
         public var earlyTicks: UInt64
+        /// Ticks that ran at their deadline without that speaker's packet, which came after (a frame heard 20 ms late).
+        public var missedTicks: UInt64
         public var p50Microseconds: Double
         public var p99Microseconds: Double
         public var p999Microseconds: Double

@@ -79,8 +79,16 @@ final class Mixer {
     private var wasMixing = false
     private var stats = MixerStats()
     /// The speaker the worker's tick follows (`TickPhase`), among WebRTC inputs: the loudest speaking
-    /// (by the decoded signal) when the one it followed stopped speaking; kept while it speaks.
+    /// (by the decoded signal) when the one it followed stopped speaking, or when another has been
+    /// clearly louder for a few ticks (`pacerSwitchDecibels`, `pacerSwitchTicks`); kept otherwise.
     private(set) var pacer: RTPMixerInput?
+    /// A speaker louder than the followed one by `pacerSwitchDecibels`, and for how many ticks in a row.
+    private var challenger: RTPMixerInput?
+    private var challengerTicks = 0
+    /// A voice this much louder than the followed one (dB) for this many ticks takes the tick: a talker over
+    /// background noise, not two people talking over each other at about the same level.
+    static let pacerSwitchDecibels = 10
+    static let pacerSwitchTicks = 3
     /// Recorders' copies of the mix (usually none).
     private(set) var taps: [MixerTap] = []
 
@@ -176,6 +184,7 @@ final class Mixer {
         inputs.removeAll { $0 === participant }
         if participant.ranked != nil { rankedInputs -= 1 }
         if let ranked = participant.ranked, ranked === pacer { pacer = nil }
+        if let ranked = participant.ranked, ranked === challenger { challenger = nil }
         if let port = participant.port {
             ports.removeAll { $0 === participant }
             participant.port = nil
@@ -352,20 +361,18 @@ final class Mixer {
         core.mix()
         var candidate: RTPMixerInput?
         var candidateLevel: UInt8 = .max
-        var pacerSpeaks = false
+        var pacerLevel: UInt8?
         for participant in inputs {
             let level = core.level(for: participant.slot)
             if let producer = participant.producer { producer.noteLoudness(127 - Int(level)) }
             guard let ranked = participant.ranked, core.isSpeaking(participant.slot) else { continue }
-            if ranked === pacer { pacerSpeaks = true }
+            if ranked === pacer { pacerLevel = level }
             if level < candidateLevel {
                 candidate = ranked
                 candidateLevel = level
             }
         }
-        // The tick keeps following a speaker while it speaks (people talking over each other do not
-        // pull it back and forth), then the loudest one speaking.
-        if !pacerSpeaks, let candidate { pacer = candidate }
+        followLoudest(candidate, level: candidateLevel, pacerLevel: pacerLevel)
         let anyMixed = core.mixedCount > 0
         if !taps.isEmpty { captureTaps(anyMixed: anyMixed) }
         for participant in ports {
@@ -458,6 +465,28 @@ final class Mixer {
                     send(consumer, silencePacket, silenceLength, now: now, queue: queue)
                 }
             }
+        }
+    }
+
+    /// The tick keeps following a speaker while it speaks (people talking over each other at about the same
+    /// level do not pull it back and forth), then the loudest one speaking; a speaker that stays clearly
+    /// louder than the followed one takes it sooner. `pacerLevel` is the followed speaker's level this tick
+    /// (nil: it is not speaking).
+    private func followLoudest(_ candidate: RTPMixerInput?, level: UInt8, pacerLevel: UInt8?) {
+        guard let pacerLevel else {
+            if let candidate { pacer = candidate }
+            challenger = nil
+            return
+        }
+        guard let candidate, candidate !== pacer, Int(pacerLevel) - Int(level) >= Mixer.pacerSwitchDecibels else {
+            challenger = nil
+            return
+        }
+        challengerTicks = candidate === challenger ? challengerTicks + 1 : 1
+        challenger = candidate
+        if challengerTicks >= Mixer.pacerSwitchTicks {
+            pacer = candidate
+            challenger = nil
         }
     }
 

@@ -5,8 +5,8 @@
 /// the deadline a small margin after the arrivals of one speaker (the loudest in the worker's biggest
 /// mixer): each tick it measures how long before the deadline that speaker's newest packet came, and
 /// moves the next deadline by at most `maxStep` toward `margin` after it. The worker runs the tick as
-/// soon as that speaker's packet is in when the deadline is that close (`WorkerCore.handle`), so the
-/// margin is only what a late packet may use; the deadline is the fallback. The margin is three times the
+/// soon as that speaker's packet is in when the deadline is within `earlyWindow` (`WorkerCore.handle`),
+/// so the margin is only what a late packet may use; the deadline is the fallback. The margin is three times the
 /// speaker's interarrival jitter plus `baseMargin`, so a packet that comes a little late still makes
 /// its tick. Steps of 1 ms make the mix's packets leave 19 or 21 ms apart while it settles, which
 /// receivers take as ordinary jitter.
@@ -26,8 +26,15 @@ struct TickPhase {
     /// after the arrivals than the margin asks.
     private(set) var error: Double = 0
     private(set) var steps: UInt64 = 0
+    /// Ticks that ran without the followed speaker's packet, which came after them (heard a tick later).
+    private(set) var missed: UInt64 = 0
     /// The margin the last measurement asked for, nanoseconds.
     private(set) var margin = TickPhase.baseMargin
+    /// How long before its deadline a tick runs as soon as the followed speaker's packet is in: the margin
+    /// after the expected arrival and as much before it, since a sender's jitter comes early as often as
+    /// late (a packet that came 2 ms early would otherwise wait out the margin and the 2 ms); at most half
+    /// a tick, so a packet is never taken for the next tick's.
+    var earlyWindow: Int64 { min(Self.interval / 2, 2 * margin) }
     private var previousTick: UInt64 = 0
 
     /// How far to move the next tick (negative: earlier), given that this tick ran at `tick` and the
@@ -40,6 +47,11 @@ struct TickPhase {
     /// frame more). When the speaker sent nothing since the previous tick although it was heard just
     /// before (its packet is late), the tick moves a step later; when it has been silent for two
     /// ticks, nothing moves.
+    mutating func resetCounts() {
+        steps = 0
+        missed = 0
+    }
+
     mutating func step(tick: UInt64, arrival: UInt64, jitterMilliseconds: Double) -> Int64 {
         defer { previousTick = tick }
         guard arrival > 0, previousTick > 0, tick >= arrival else { return 0 }
@@ -47,6 +59,7 @@ struct TickPhase {
             guard tick - arrival < 2 * UInt64(Self.interval) else { return 0 }
             error = 0
             steps &+= 1
+            missed &+= 1
             return Self.maxStep
         }
         margin = min(Self.maxMargin, Self.baseMargin + Int64(3 * max(0, jitterMilliseconds) * 1e6))

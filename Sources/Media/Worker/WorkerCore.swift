@@ -67,6 +67,7 @@ final class WorkerCore: Selectable {
         tickWork = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
         receiveWork = LatencyHistogram(bucketNanoseconds: 10_000, buckets: 10_000)
         earlyTicks = 0
+        phase.resetCounts()
     }
     private var seed: UInt64
 
@@ -113,9 +114,9 @@ final class WorkerCore: Selectable {
             queue.receivedAt = 0
             if n < receiveBatch.capacity { break }
         }
-        // The followed speaker's packet is in and the tick is due within the margin: mix now.
+        // The followed speaker's packet is in and the tick is due soon (a margin either side of the expected arrival): mix now.
         if let pacer = tickPacer, !tickRanEarly, pacer.lastArrival >= started, nextTick > now,
-           nextTick - now <= UInt64(phase.margin) + 1_000_000 {
+           nextTick - now <= UInt64(phase.earlyWindow) {
             tickRanEarly = true
             earlyTicks &+= 1
             tick()

@@ -294,6 +294,7 @@ struct LoadCommand {
             result["server_tick_lateness_us_p999"] = worker["p999Microseconds"]
             result["server_ticks"] = worker["ticks"]
             result["server_early_ticks"] = worker["earlyTicks"]
+            result["server_missed_ticks"] = worker["missedTicks"]
             result["server_tick_work_us_p99"] = worker["workP99Microseconds"]
             result["server_tick_work_us_max"] = worker["workMaxMicroseconds"]
             result["server_receive_pass_us_p99"] = worker["receiveP99Microseconds"]

@@ -144,6 +144,48 @@ struct MixerTests {
         #expect(mixer.pacer == nil, "and stops when it leaves")
     }
 
+    @Test("the tick follows a speaker while it speaks, and moves to another only when that one is clearly louder for a few ticks")
+    func pacerFollowsTheDominantSpeaker() throws {
+        let mixer = try core.mixer(mixerID)
+        let inputs = try (0..<2).map { i in
+            let input = try RTPMixerInput(codec: try OpusCodec(), codecRate: .hz48000, mixerRate: .hz48000, clockRate: 48_000)
+            try mixer.add(MixerParticipantID("p\(i)"), input: input, producer: nil, options: MixerParticipantOptions())
+            return input
+        }
+        try listener(1)
+        let encoders = try inputs.map { _ in try OpusCodec() }
+        var frame = AudioFrame(rate: .hz48000)
+        var payload = [UInt8](repeating: 0, count: OpusCodec.maxPayload)
+        var t = 0
+        /// `ticks` ticks with each input's tone at its amplitude (0: it sends nothing).
+        func speak(_ amplitudes: [Double], ticks: Int) throws {
+            for _ in 0..<ticks {
+                let now = 1_000_000_000 + UInt64(t) * 20_000_000
+                for (i, input) in inputs.enumerated() where amplitudes[i] > 0 {
+                    let samples = tone([440.0, 660][i], frames: 1, amplitude: amplitudes[i])
+                    samples.withUnsafeBufferPointer { frame.copy(from: $0) }
+                    let level = AudioLevel.level(frame)
+                    let n = try payload.withUnsafeMutableBytes { try encoders[i].encode(frame, into: $0) }
+                    payload.withUnsafeBytes { input.receive($0.baseAddress!, length: n, sequence: UInt16(t), timestamp: UInt32(t * 960), level: level, now: now) }
+                }
+                mixer.tick(now: now, queue: core.queue)
+                t += 1
+            }
+        }
+        try speak([2000, 0], ticks: 8)
+        #expect(mixer.pacer === inputs[0], "the one speaker is followed")
+        try speak([2000, 2500], ticks: 20)
+        #expect(mixer.pacer === inputs[0], "another about as loud (2 dB more) does not take the tick")
+        try speak([2000, 16_000], ticks: 1)
+        #expect(mixer.pacer === inputs[0], "nor does one loud frame")
+        try speak([2000, 16_000], ticks: 5)
+        #expect(mixer.pacer === inputs[1], "a voice 18 dB louder for a few ticks does")
+        try speak([2000, 2500], ticks: 20)
+        #expect(mixer.pacer === inputs[1], "and keeps it when the two are alike again")
+        try speak([2000, 0], ticks: 40)
+        #expect(mixer.pacer === inputs[0], "until it stops speaking")
+    }
+
     /// A port whose far end (at `rate`) says a tone for `frames` ticks, at whatever rate the mixer asks,
     /// and that keeps what it is given to hear (used on this test's thread only).
     final class RecordingPort: MixerPort, @unchecked Sendable {

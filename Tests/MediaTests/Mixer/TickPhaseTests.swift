@@ -58,6 +58,7 @@ struct TickPhaseTests {
         // The packet due at 115 ms comes after the tick at 120 ms: the newest is still the one of 95 ms.
         #expect(phase.step(tick: 120 * Self.ms, arrival: 95 * Self.ms, jitterMilliseconds: 0) == 1_000_000)
         #expect(phase.steps == 1)
+        #expect(phase.missed == 1, "counted as a tick run without its packet")
     }
 
     @Test("jitter widens the margin; a settled phase stays put, and one late packet does not throw it")
@@ -80,5 +81,18 @@ struct TickPhaseTests {
         #expect(phase.step(tick: 100 * Self.ms, arrival: 55 * Self.ms, jitterMilliseconds: 0) == 0, "silent")
         #expect(phase.step(tick: 120 * Self.ms, arrival: 0, jitterMilliseconds: 0) == 0)
         #expect(phase.steps == 1)
+    }
+
+    @Test("a tick runs on the followed packet that came as early as the margin is late, never more than half a tick ahead")
+    func earlyWindow() {
+        var phase = TickPhase()
+        #expect(phase.earlyWindow == 2 * TickPhase.baseMargin, "the margin after the expected arrival and as much before it")
+        _ = phase.step(tick: 100 * Self.ms, arrival: 97 * Self.ms, jitterMilliseconds: 0)
+        _ = phase.step(tick: 120 * Self.ms, arrival: 117 * Self.ms, jitterMilliseconds: 0.5)
+        #expect(phase.margin == TickPhase.baseMargin + 1_500_000)
+        #expect(phase.earlyWindow == 2 * phase.margin, "jitter widens both sides")
+        _ = phase.step(tick: 140 * Self.ms, arrival: 137 * Self.ms, jitterMilliseconds: 10)
+        #expect(phase.margin == TickPhase.maxMargin)
+        #expect(phase.earlyWindow == TickPhase.interval / 2, "a packet is never taken for the next tick's")
     }
 }
