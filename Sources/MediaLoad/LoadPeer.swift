@@ -332,8 +332,11 @@ final class LoadPeer: Selectable {
         return (expected, got)
     }
 
+    /// Before the first window nothing was recorded, so only a later window needs a new histogram: 160 KB per
+    /// peer, which for a thousand peers would hold the loop (and the publishers' sends on it) for tens of ms
+    /// just as the window opens.
     func resetStatistics() {
-        histogram = LatencyHistogram()
+        if histogram.count > 0 { histogram = LatencyHistogram() }
         received = 0
         sent = 0
         receivedStreams.removeAll()

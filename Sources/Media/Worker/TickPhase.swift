@@ -31,10 +31,11 @@ struct TickPhase {
     /// The margin the last measurement asked for, nanoseconds.
     private(set) var margin = TickPhase.baseMargin
     /// How long before its deadline a tick runs as soon as the followed speaker's packet is in: the margin
-    /// after the expected arrival and as much before it, since a sender's jitter comes early as often as
-    /// late (a packet that came 2 ms early would otherwise wait out the margin and the 2 ms); at most half
-    /// a tick, so a packet is never taken for the next tick's.
-    var earlyWindow: Int64 { min(Self.interval / 2, 2 * margin) }
+    /// after the expected arrival and as much before it (at most `maxEarly`), since a sender's jitter comes
+    /// early as often as late (a packet that came 2 ms early would otherwise wait out the margin and the
+    /// 2 ms). Always wider than the margin, so the expected arrival itself is never at its edge.
+    var earlyWindow: Int64 { margin + min(margin, Self.maxEarly) }
+    static let maxEarly: Int64 = 5_000_000
     private var previousTick: UInt64 = 0
 
     /// How far to move the next tick (negative: earlier), given that this tick ran at `tick` and the
