@@ -38,6 +38,12 @@ struct TickPhase {
     static let maxEarly: Int64 = 5_000_000
     private var previousTick: UInt64 = 0
 
+    /// Starts the counts again (a benchmark's measured window).
+    mutating func resetCounts() {
+        steps = 0
+        missed = 0
+    }
+
     /// How far to move the next tick (negative: earlier), given that this tick ran at `tick` and the
     /// followed speaker's newest packet arrived at `arrival` with `jitterMilliseconds` of interarrival
     /// jitter.
@@ -48,11 +54,6 @@ struct TickPhase {
     /// frame more). When the speaker sent nothing since the previous tick although it was heard just
     /// before (its packet is late), the tick moves a step later; when it has been silent for two
     /// ticks, nothing moves.
-    mutating func resetCounts() {
-        steps = 0
-        missed = 0
-    }
-
     mutating func step(tick: UInt64, arrival: UInt64, jitterMilliseconds: Double) -> Int64 {
         defer { previousTick = tick }
         guard arrival > 0, previousTick > 0, tick >= arrival else { return 0 }
