@@ -182,9 +182,11 @@ final class Mixer {
         core.leave(participant.slot)
         bySlot[participant.slot.rawValue] = nil
         inputs.removeAll { $0 === participant }
-        if participant.ranked != nil { rankedInputs -= 1 }
-        if let ranked = participant.ranked, ranked === pacer { pacer = nil }
-        if let ranked = participant.ranked, ranked === challenger { challenger = nil }
+        if let ranked = participant.ranked {
+            rankedInputs -= 1
+            if ranked === pacer { pacer = nil }
+            if ranked === challenger { challenger = nil }
+        }
         if let port = participant.port {
             ports.removeAll { $0 === participant }
             participant.port = nil
