@@ -210,8 +210,14 @@ window.sb = {
   },
   async sending() {
     const out = {};
-    (await window.pc.getStats()).forEach((s) => {
-      if (s.type === 'candidate-pair' && s.nominated) out.availableOutgoingBitrate = s.availableOutgoingBitrate;
+    const report = await window.pc.getStats();
+    report.forEach((s) => {
+      // The transport's selected pair carries the estimate (another nominated pair may carry none).
+      if (s.type === 'transport' && s.selectedCandidatePairId) {
+        out.availableOutgoingBitrate = report.get(s.selectedCandidatePairId)?.availableOutgoingBitrate;
+      }
+      if (s.type === 'candidate-pair') out.pairs = (out.pairs || []).concat(
+        [`${s.id}:${s.state}:${s.nominated}:${s.availableOutgoingBitrate}`]);
       if (s.type === 'outbound-rtp' && s.kind === 'video') Object.assign(out, {
         targetBitrate: s.targetBitrate, frameWidth: s.frameWidth, bytesSent: s.bytesSent,
         qualityLimitationReason: s.qualityLimitationReason});
