@@ -102,6 +102,55 @@ do {
     row("DTMF detector 8 kHz", String(format: "%.2f", dt * 1e6), "µs")
 }
 
+// A mixed room's fixed work per tick, whatever its listeners: decode each of 3 speakers (Opus as a
+// browser sends it, ~68 bytes), mix, encode the shared mix once. Back to back, the codec's state and
+// the CPU stay warm; paced one tick per 20 ms, as the media worker runs it with nothing else to do
+// between ticks, the same work costs what the running server pays (docs/benchmarks.md, mixer 22.).
+section("a mixed room's codec work per tick (3 decodes, mix, 1 encode), thread CPU")
+do {
+    func threadCPU() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+    let speakerCodec = try OpusCodec()
+    var buffer = [UInt8](repeating: 0, count: OpusCodec.maxPayload)
+    let packets: [[UInt8]] = try (0..<50).map { k in
+        let n = try buffer.withUnsafeMutableBytes { try speakerCodec.encode(sineFrame(400, rate: .hz48000, amplitude: k < 5 ? 16_384 : 328), into: $0) }
+        return Array(buffer[0..<n])
+    }
+    // Rooms on one worker tick together: the second room's codec work follows the first's.
+    let rooms = 4
+    let decoders = try (0..<3 * rooms).map { _ in try OpusCodec() }
+    let mixEncoders = try (0..<rooms).map { _ in try OpusCodec() }
+    let cores = (0..<rooms).map { _ in MixerCore(capacity: 4, rate: .hz48000) }
+    for core in cores { for i in 0..<4 { core.join(MixerSlot(i)) } }
+    var decoded = AudioFrame(rate: .hz48000)
+    for (name, paced, active) in [("back to back", false, 1), ("one tick per 20 ms", true, 1), ("one tick per 20 ms, 4 rooms", true, rooms)] {
+        let ticks = paced ? 250 : 2_000
+        var decode = 0.0, encode = 0.0
+        for tick in 0..<ticks {
+            if paced { Thread.sleep(forTimeInterval: 0.020) }
+            for room in 0..<active {
+                let t0 = threadCPU()
+                for i in 0..<3 {
+                    try packets[(tick + 17 * i) % packets.count].withUnsafeBytes { try decoders[3 * room + i].decode($0, into: &decoded) }
+                    cores[room].setInput(MixerSlot(i), decoded)
+                }
+                cores[room].mix()
+                let t1 = threadCPU()
+                _ = try buffer.withUnsafeMutableBytes { try mixEncoders[room].encode(cores[room].shared, into: $0) }
+                decode += t1 - t0
+                encode += threadCPU() - t1
+            }
+        }
+        let perRoom = Double(ticks * active)
+        row("\(name): 3 decodes + mix", String(format: "%.0f", decode / perRoom * 1e6), "µs/tick")
+        row("\(name): encode the shared mix", String(format: "%.0f", encode / perRoom * 1e6), "µs/tick")
+        row("\(name): cores per room", String(format: "%.4f", (decode + encode) / perRoom / 0.020), "cores")
+    }
+}
+
 section("text to speech (espeak-ng, one request at a time)")
 let paragraph = "Thank you for calling. Your call is important to us. Please hold while we connect you to the next available representative. You are number three in the queue."
 for language in ["en-US", "de-DE", "es-ES"] {

@@ -25,7 +25,7 @@ struct AccountFileTests {
         #expect(created)
         // What a kill -9 between the commit and the rename left behind: the row, a temp file, no account.json.
         try FileManager.default.removeItem(atPath: dir + "/account.json")
-        FileManager.default.createFile(atPath: dir + "/account.json.tmp", contents: Data("{\"api_k".utf8))
+        _ = FileManager.default.createFile(atPath: dir + "/account.json.tmp", contents: Data("{\"api_k".utf8))
         let core = try PlatformCore(dataDirectory: dir)
         let (again, createdAgain) = try core.accounts.ensurePrimary()
         #expect(!createdAgain && again == account)
@@ -43,7 +43,7 @@ struct AccountFileTests {
         let (account, _) = try core.accounts.ensurePrimary()
         let rotated = try core.accounts.rotateSecret(apiKey: account.apiKey)
         let stale = #"{"api_key": "\#(account.apiKey)", "api_secret": "\#(account.apiSecret)"}"#
-        FileManager.default.createFile(atPath: dir + "/account.json", contents: Data(stale.utf8))
+        _ = FileManager.default.createFile(atPath: dir + "/account.json", contents: Data(stale.utf8))
         _ = try PlatformCore(dataDirectory: dir).accounts.ensurePrimary()
         let (_, secret) = try fileCredentials(dir + "/account.json")
         #expect(secret == rotated.apiSecret)

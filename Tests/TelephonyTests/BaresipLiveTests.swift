@@ -86,7 +86,7 @@ struct BaresipLiveTests {
         p.executableURL = URL(fileURLWithPath: "/usr/bin/baresip")
         p.arguments = ["-f", dir.path, "-e", "/dial sip:15550003@127.0.0.1:\(port)", "-t", "4"]
         let log = dir.appendingPathComponent("log").path
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         p.standardOutput = FileHandle(forWritingAtPath: log)
         p.standardError = p.standardOutput
         p.standardInput = Pipe()

@@ -72,7 +72,7 @@ func runSIPp(_ arguments: [String], timeout: Duration = .seconds(30)) async thro
     p.executableURL = URL(fileURLWithPath: "/usr/bin/sipp")
     p.arguments = arguments + ["-nostdin", "-timeout", "20s", "-timeout_error"]
     let log = FileManager.default.temporaryDirectory.appendingPathComponent("sipp-\(UUID().uuidString).log").path
-    FileManager.default.createFile(atPath: log, contents: nil)
+    _ = FileManager.default.createFile(atPath: log, contents: nil)
     defer { try? FileManager.default.removeItem(atPath: log) }
     let out = FileHandle(forWritingAtPath: log)
     p.standardOutput = out
