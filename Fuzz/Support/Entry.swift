@@ -9,7 +9,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     switch fuzzTarget {
     case "HTTPRequest": return fuzzHTTPRequest(data, size)
     case "Jitter": return fuzzJitter(data, size)
+    case "MP3": return fuzzMP3(data, size)
     case "NCCODocument": return fuzzNCCODocument(data, size)
+    case "OggOpus": return fuzzOggOpus(data, size)
     case "RTCP": return fuzzRTCP(data, size)
     case "RTP": return fuzzRTP(data, size)
     case "SDP": return fuzzSDP(data, size)
@@ -18,6 +20,6 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case "STUN": return fuzzSTUN(data, size)
     case "WAV": return fuzzWAV(data, size)
     case "WebSocketFrame": return fuzzWebSocketFrame(data, size)
-    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, Jitter, NCCODocument, RTCP, RTP, SDP, SDPAttribute, SIP, STUN, WAV, WebSocketFrame")
+    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, Jitter, MP3, NCCODocument, OggOpus, RTCP, RTP, SDP, SDPAttribute, SIP, STUN, WAV, WebSocketFrame")
     }
 }

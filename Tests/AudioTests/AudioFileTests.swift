@@ -89,6 +89,75 @@ struct AudioFileTests {
         if kind == .wav { #expect(back == samples) }
     }
 
+    @Test("a chained Ogg Opus file whose links differ in channels reads as each link's tone, mixed to mono")
+    func chainedOgg() async throws {
+        // One second of 440 Hz in stereo, then one second of 660 Hz in mono: two Ogg Opus streams one
+        // after the other, which is a valid chained file (RFC 7845, section 3).
+        var chained = Data()
+        for (frequency, channels) in [(440, 2), (660, 1)] {
+            let wav = Self.temporary("link-\(frequency).wav"), opus = wav + ".opus"
+            _ = try #require(await Self.run(["sox", "-n", "-r", "48000", "-c", "\(channels)", "-b", "16", wav, "synth", "1", "sine", "\(frequency)", "vol", "0.5"]))
+            _ = try #require(await Self.run(["opusenc", "--quiet", wav, opus]))
+            chained.append(try #require(FileManager.default.contents(atPath: opus)))
+        }
+        let path = Self.temporary("chained.opus")
+        #expect(FileManager.default.createFile(atPath: path, contents: chained))
+        let back = try OggOpusFileReader(path: path).readAll()
+        #expect(abs(back.count - 96_000) <= 960, "read \(back.count) samples")
+        guard back.count >= 90_000 else { return }
+        let first = Array(back[12_000..<21_600]), second = Array(back[60_000..<69_600])
+        #expect(abs(Signals.dominantFrequency(first, rate: 48_000, low: 200, high: 1000, step: 5) - 440) <= 5)
+        #expect(abs(Signals.dominantFrequency(second, rate: 48_000, low: 200, high: 1000, step: 5) - 660) <= 5)
+    }
+
+    @Test("a chained Ogg Opus file whose second link is damaged plays its first link, then a typed error")
+    func damagedChainedOgg() throws {
+        // A fuzz input (one byte changed in the second link's header pages): opening it no longer
+        // scans the links, where libopusfile 0.12 leaked the first link's tags and refused the file.
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/fuzz/OggOpus/leak-chained-second-link-bad-timestamp.opus").path
+        let reader = try OggOpusFileReader(path: path)
+        var samples = 0, block = [Int16](repeating: 0, count: 4096)
+        var failure: AudioFileError?
+        do {
+            while true {
+                let n = try block.withUnsafeMutableBufferPointer { (b) throws(AudioFileError) in try reader.read(into: b) }
+                if n == 0 { break }
+                samples += n
+            }
+        } catch { failure = error }
+        #expect(samples == 9600, "the first link is 0.2 s")
+        #expect(failure == .opus(-139), "OP_EBADTIMESTAMP")
+    }
+
+    @Test("an MP3 file joined from encodes at two sample rates reads the first part, then a clear error")
+    func joinedMP3() async throws {
+        // 44.1 kHz (MPEG-1) then 22.05 kHz (MPEG-2) frames, one second of each, in one file.
+        var joined = Data()
+        for (frequency, rate) in [(440, 44_100), (660, 22_050)] {
+            let mp3 = Self.temporary("part-\(frequency).mp3")
+            _ = try #require(await Self.run(["sox", "-n", "-r", "\(rate)", "-c", "1", mp3, "synth", "1", "sine", "\(frequency)", "vol", "0.5"]))
+            joined.append(try #require(FileManager.default.contents(atPath: mp3)))
+        }
+        let path = Self.temporary("joined.mp3")
+        #expect(FileManager.default.createFile(atPath: path, contents: joined))
+        let reader = try MP3FileReader(path: path)
+        var back: [Int16] = [], block = [Int16](repeating: 0, count: 4096)
+        var failure: AudioFileError?
+        do {
+            while true {
+                let n = try block.withUnsafeMutableBufferPointer { (b) throws(AudioFileError) in try reader.read(into: b) }
+                if n == 0 { break }
+                back += block[0..<n]
+            }
+        } catch { failure = error }
+        #expect(failure == .mp3("the sample rate changes from 44100 to 22050 Hz within the file"))
+        // Not the second part read at twice its speed: the first second (plus encoder padding), then nothing.
+        #expect(back.count >= 44_100 && back.count <= 44_100 + 5_000, "read \(back.count) samples")
+        #expect(abs(Signals.dominantFrequency(Array(back[11_025..<19_845]), rate: 44_100, low: 200, high: 1000, step: 5) - 440) <= 5)
+        #expect(try reader.read(into: block.withUnsafeMutableBufferPointer { $0 }) == 0)
+    }
+
     @Test("a file plays as 20 ms frames at the call's rate")
     func playback() throws {
         let path = Self.temporary("play.wav")

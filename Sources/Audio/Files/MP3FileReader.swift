@@ -5,6 +5,8 @@ public final class MP3FileReader: AudioFileReader {
     private let handle: OpaquePointer
     public private(set) var sampleRate: Int = 0
     private var ended = false
+    /// An error found after the samples returned with it, thrown by the next `read`.
+    private var pending: AudioFileError?
 
     public init(path: String) throws(AudioFileError) {
         var error: Int32 = 0
@@ -36,10 +38,20 @@ public final class MP3FileReader: AudioFileReader {
     }
 
     public func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioFileError) -> Int {
-        guard !ended, let base = buffer.baseAddress else { return 0 }
+        if let failure = pending {
+            pending = nil
+            throw failure
+        }
+        guard !ended, let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         while true {
             var done = 0
             let status = mpg123_read(handle, UnsafeMutableRawPointer(base), buffer.count * 2, &done)
+            if status == MPG123_NEW_FORMAT.rawValue, let failure = rateChange() {
+                // What came before the change is this call's; the error is the next one's.
+                ended = true
+                if done > 0 { pending = failure; return done / 2 }
+                throw failure
+            }
             if done > 0 { return done / 2 }
             switch status {
             case MPG123_OK.rawValue, MPG123_NEW_FORMAT.rawValue: continue
@@ -50,6 +62,14 @@ public final class MP3FileReader: AudioFileReader {
                 throw .mp3(Self.message(handle))
             }
         }
+    }
+
+    /// Frames at another rate (a file joined from two encodes) would play at the wrong speed: the
+    /// reader stops there with a clear error (libmpg123's own resampler is too crude to use).
+    private func rateChange() -> AudioFileError? {
+        var rate = 0, channels: Int32 = 0, encoding: Int32 = 0
+        guard mpg123_getformat(handle, &rate, &channels, &encoding) == MPG123_OK.rawValue else { return .mp3(Self.message(handle)) }
+        return rate == sampleRate ? nil : .mp3("the sample rate changes from \(sampleRate) to \(rate) Hz within the file")
     }
 
     private static func message(_ h: OpaquePointer) -> String {

@@ -1,34 +1,40 @@
 import COpusFile
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads Ogg Opus files with libopusfile: mono 16-bit at 48 kHz (Opus always decodes at 48 kHz).
+///
+/// Read once from the start, link after link: libopusfile downmixes every link to stereo (surround by
+/// its channel mapping), so a chained file whose links differ in channel count reads as one mono
+/// stream; the two channels are then averaged. A link that cannot be decoded ends the read with its
+/// error after the links before it.
 public final class OggOpusFileReader: AudioFileReader {
+    /// The most samples per channel one Opus packet decodes to (120 ms at 48 kHz).
+    private static let packetSamples = 5760
     private let file: OpaquePointer
-    private let channels: Int
     public var sampleRate: Int { 48_000 }
-    private var interleaved: [Int16] = []
+    private var stereo = [Int16](repeating: 0, count: 2 * packetSamples)
 
     public init(path: String) throws(AudioFileError) {
         var error: Int32 = 0
-        guard let of = op_open_file(path, &error) else { throw .opus(error) }
+        guard let of = sb_op_open_stream(path, &error) else {
+            throw error == OP_EFAULT ? .open(path: path, errno: errno) : .opus(error)
+        }
         file = of
-        channels = Int(max(1, op_channel_count(of, -1)))
-        interleaved = [Int16](repeating: 0, count: 5760 * channels)
     }
 
     deinit { op_free(file) }
 
     public func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioFileError) -> Int {
         guard buffer.count > 0 else { return 0 }
-        let want = min(buffer.count, 5760) * channels
-        let channels = self.channels
-        let n = interleaved.withUnsafeMutableBufferPointer { op_read(file, $0.baseAddress, Int32(want), nil) }
+        let want = 2 * min(buffer.count, Self.packetSamples)
+        let file = self.file
+        let n = stereo.withUnsafeMutableBufferPointer { op_read_stereo(file, $0.baseAddress, Int32(want)) }
         guard n >= 0 else { throw .opus(n) }
-        let frames = Int(n)
-        for i in 0..<frames {
-            var sum = 0
-            for c in 0..<channels { sum += Int(interleaved[i * channels + c]) }
-            buffer[i] = Int16(sum / channels)
+        for i in 0..<Int(n) {
+            buffer[i] = Int16((Int32(stereo[2 * i]) + Int32(stereo[2 * i + 1])) / 2)
         }
-        return frames
+        return Int(n)
     }
 }

@@ -9,6 +9,9 @@ Seeds are what real peers put on the wire, so the fuzzer starts from inputs that
 - RTP / RTCP: packets serialized by aiortc's RTP stack (header extensions as WebRTC negotiates them,
   sender/receiver reports, SDES, BYE, NACK, PLI, FIR, REMB, compound packets).
 - STUN: the RFC 5769 vectors already here, plus ICE connectivity checks serialized by aioice.
+- MP3 / OggOpus: short tones encoded by sox (LAME) and opusenc at the rates and channel counts a prompt
+  file may have, plus a file joined from two MP3 rates and a chained Ogg Opus file whose links differ in
+  channels (the first byte also picks the fuzz harness's read size).
 - HTTP: requests as curl, python-requests and Chromium send them (the first two bytes are the harness's
   split seed and knobs); WebSocketFrame: frames serialized by the `websockets` library (first two bytes
   likewise).
@@ -18,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -201,8 +206,36 @@ def websocket_seeds():
            Frame(Opcode.TEXT, "héllo wörld €".encode()[:8], fin=False), Frame(Opcode.CONT, "héllo wörld €".encode()[8:]), mask=True)
 
 
+def audio_file_seeds():
+    tmp = Path(tempfile.mkdtemp())
+
+    def tone(name, rate, channels, seconds=0.2, frequency=440):
+        wav = tmp / f"{name}.wav"
+        subprocess.run(["sox", "-n", "-r", str(rate), "-c", str(channels), "-b", "16", str(wav),
+                        "synth", str(seconds), "sine", str(frequency), "vol", "0.5"], check=True)
+        return wav
+
+    def mp3(name, rate, channels):
+        out = tmp / f"{name}.mp3"
+        subprocess.run(["sox", str(tone(name, rate, channels)), "-C", "32", str(out)], check=True)
+        return out.read_bytes()
+
+    def opus(name, rate, channels):
+        out = tmp / f"{name}.opus"
+        subprocess.run(["opusenc", "--quiet", "--bitrate", "24", str(tone(name, rate, channels)), str(out)], check=True)
+        return out.read_bytes()
+
+    for rate, channels in ((8000, 1), (22050, 1), (44100, 2)):
+        write("MP3", f"sox-{rate}-{channels}ch.mp3", mp3(f"m{rate}{channels}", rate, channels))
+    write("MP3", "sox-joined-44100-22050.mp3", mp3("j1", 44100, 1) + mp3("j2", 22050, 1))
+    for rate, channels in ((48000, 1), (16000, 2), (48000, 6)):
+        write("OggOpus", f"opusenc-{rate}-{channels}ch.opus", opus(f"o{rate}{channels}", rate, channels))
+    write("OggOpus", "opusenc-chained-2ch-1ch.opus", opus("c1", 48000, 2) + opus("c2", 48000, 1))
+    shutil.rmtree(tmp)
+
+
 if __name__ == "__main__":
-    for step in (sdp_seeds, sdp_attribute_seeds, rtp_seeds, stun_seeds, http_seeds, websocket_seeds):
+    for step in (sdp_seeds, sdp_attribute_seeds, rtp_seeds, stun_seeds, http_seeds, websocket_seeds, audio_file_seeds):
         step()
     for d in sorted(p for p in HERE.iterdir() if p.is_dir()):
         print(f"{d.name}: {sum(1 for _ in d.iterdir())} seeds")
