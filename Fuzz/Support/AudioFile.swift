@@ -13,7 +13,7 @@ private let sampleCap = 1_000_000
 /// Reads the input twice: in blocks whose sizes the first byte picks, then as 20 ms frames at 8 kHz
 /// through `FilePlayback`; both stop at the end, at the first error, or at `sampleCap`.
 func fuzzAudioFile(_ data: UnsafePointer<UInt8>, _ size: Int,
-                           open: (String) throws(AudioFileError) -> any AudioFileReader) -> CInt {
+                   open: (String) throws(AudioFileError) -> any AudioFileReader) -> CInt {
     guard FileManager.default.createFile(atPath: scratchPath, contents: Data(bytes: data, count: size)) else {
         fatalError("cannot write \(scratchPath)")
     }
