@@ -2,6 +2,7 @@
 heard by aiortc listeners for a plausible time, bad sources are refused with typed errors, and a
 WAV recording of the room holds both speakers' tones for the time it ran."""
 import asyncio
+import json
 import subprocess
 import time
 
@@ -110,3 +111,66 @@ def test_say_heard_and_recording_holds_the_tones(server, tmp_path):
     assert np.abs(tail).max() > 1000
     for name, tone in TONES.items():
         assert tone_strength(tail, 48000, tone) > 20, f"{name}'s tone is missing from the recording"
+
+
+def test_recordings_end_at_their_time_out_and_on_silence(server, tmp_path):
+    """Two recordings of one speaker: one ends by itself at its `timeout` (3 s) and begins with its beep, the other
+    ends `end_on_silence` (3 s) after the speaker leaves a quiet listener alone in the room; bad options are refused with the documented errors."""
+    loopback_ice()
+    room = create_room(server.http_url + "/rooms/api", "Recorder endings")
+    base = server.http_url + f"/v1/conversations/{room}"
+    headers = app_headers(server)
+
+    def meta(rid):
+        return requests.get(server.http_url + f"/v1/recordings/{rid}", headers=headers, timeout=10).json()
+
+    async def scenario():
+        # A member who stays (and says nothing) keeps the room, and its mixer, open once the speaker has left.
+        stays, listener, _ = await join_room(server, room, "listener")
+        await listener.subscribe()
+        rt, speaker, _ = await join_room(server, room, "speaker")
+        await speaker.publish(sine_track(440.0, amplitude=0.2))
+        await asyncio.sleep(1.5)
+        refused = {json.dumps(body): requests.post(base + "/recordings", json=body, headers=headers, timeout=10)
+                   for body in ({"end_on_silence": "soon"}, {"timeout": 2}, {"end_on_silence": 11}, {"format": "flac"},
+                                {"beep_start": "yes"}, {"split": True})}
+        timed = requests.post(base + "/recordings", json={"format": "ogg", "timeout": 3, "beep_start": True}, headers=headers, timeout=10)
+        quiet = requests.post(base + "/recordings", json={"format": "mp3", "end_on_silence": 3}, headers=headers, timeout=10)
+        assert timed.status_code == 201 and quiet.status_code == 201, (timed.text, quiet.text)
+        await asyncio.sleep(4.5)
+        left_at = time.monotonic()
+        await speaker.close()
+        await rt.close()
+        ended = await wait_for(lambda: meta(quiet.json()["id"])["status"] != "recording", timeout=15, what="the silence to end it")
+        await listener.close()
+        await stays.close()
+        return refused, timed.json()["id"], quiet.json()["id"], time.monotonic() - left_at, ended
+
+    refused, timed, quiet, after_leaving, _ = asyncio.run(asyncio.wait_for(scenario(), 60))
+    codes = {body: (r.status_code, r.json().get("code")) for body, r in refused.items()}
+    print("refused", codes)
+    assert codes == {'{"end_on_silence": "soon"}': (400, "invalid-end-on-silence"), '{"timeout": 2}': (422, "invalid-audio"),
+                     '{"end_on_silence": 11}': (422, "invalid-audio"), '{"format": "flac"}': (400, "invalid-format"),
+                     '{"beep_start": "yes"}': (400, "invalid-beep-start"), '{"split": true}': (422, "invalid-audio")}, codes
+
+    t = meta(timed)
+    print("timed", t)
+    assert t["status"] == "completed" and t["end_reason"] == "timeout" and abs(t["duration"] - 3.0) < 0.05, t
+    ogg = tmp_path / "timed.ogg"
+    ogg.write_bytes(requests.get(server.http_url + f"/v1/recordings/{timed}/file", headers=headers, timeout=10).content)
+    wav = tmp_path / "timed.wav"  # Debian's sox reads no Opus: opus-tools decodes it (at 48 kHz, as recorded)
+    subprocess.run(["opusdec", "--quiet", "--rate", "48000", str(ogg), str(wav)], check=True)
+    assert abs(float(subprocess.run(["soxi", "-D", str(wav)], capture_output=True, text=True, check=True).stdout) - 3.0) < 0.1
+    data = np.frombuffer(wav.read_bytes()[44:], dtype="<i2").astype(np.float64)
+    assert tone_strength(data[: 48000 // 5], 48000, 1000.0) > 20, "no beep at the start"
+    assert tone_strength(data[-48000:], 48000, 440.0) > 20, "the speaker is missing"
+
+    q = meta(quiet)
+    print("quiet", q, "ended", round(after_leaving, 2), "s after the speaker left")
+    assert q["status"] == "completed" and q["end_reason"] == "silence", q
+    # 1.5 s in the room before it started, 4.5 s recorded with the speaker, then 3 s of silence.
+    assert 6.5 < q["duration"] < 9.0, q
+    assert 2.5 < after_leaving < 6.0, after_leaving
+    mp3 = tmp_path / "quiet.mp3"
+    mp3.write_bytes(requests.get(server.http_url + f"/v1/recordings/{quiet}/file", headers=headers, timeout=10).content)
+    assert abs(float(subprocess.run(["soxi", "-D", str(mp3)], capture_output=True, text=True, check=True).stdout) - q["duration"]) < 0.1

@@ -284,6 +284,46 @@ def test_record_holds_what_the_phone_says(sip_server, tmp_path):
         caller.stop()
 
 
+def test_voicemail_record_ends_on_its_key_then_the_ncco_goes_on(sip_server, tmp_path):
+    """A voicemail NCCO: a record with `endOnKey` holds the NCCO (a record with a condition that ends it is
+    synchronous) until SIPp presses the key (RFC 4733 '2' at about 1 s is not it, '4' at about 2 s is), and
+    begins with its beep; the `notify` after it runs once the recording's event is out."""
+    from sip_support import SIPP_SCENARIOS, FreePort, sipp
+    server, sip_port = sip_server
+    hooks = Hooks()
+    app_id, key = application(server, hooks)
+    phone = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path)  # owns the trunk's address; SIPp calls from 127.0.0.1 too
+    try:
+        trunk_and_number(server, phone, app_id, APP_NUMBER)
+        hooks.ncco = lambda req: [
+            {"action": "record", "format": "wav", "endOnKey": "4", "beepStart": True, "timeOut": 30,
+             "eventUrl": [hooks.url + "/event/record"]},
+            {"action": "notify", "payload": {"step": "after the recording"}, "eventUrl": [hooks.url + "/event/notify"]}]
+        started = time.monotonic()
+        p = sipp(["-sf", str(SIPP_SCENARIOS / "uac-dtmf-input.xml"), f"127.0.0.1:{sip_port}", "-i", "127.0.0.1",
+                  "-p", FreePort(), "-mp", FreePort(), "-m", "1", "-s", APP_NUMBER], timeout=40)
+        took = time.monotonic() - started
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:] + server.log()[-2000:]
+        # The NCCO ended (the server's BYE) well before the record's 30 s time-out.
+        assert took < 15, f"the call took {took:.1f} s"
+        wait_until(lambda: any("step" in e for e in hooks.events), timeout=10, what=lambda: f"the notify: {hooks.events}")
+        recorded = [i for i, e in enumerate(hooks.events) if "recording_url" in e]
+        notified = [i for i, e in enumerate(hooks.events) if "step" in e]
+        assert recorded and recorded[0] < notified[0], hooks.events
+        record = hooks.events[recorded[0]]
+        r = requests.get(record["recording_url"], headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+        assert r.status_code == 200 and r.content[:4] == b"RIFF", r.status_code
+        data, rate = wav_samples(io.BytesIO(r.content))
+        seconds = len(data) / rate
+        print("recorded", seconds, "s;", record)
+        # Answered, then '4' about 2 s later (the recorder starts once the leg's audio is in the mix).
+        assert 0.8 < seconds < 4.0, f"{seconds:.2f} s recorded"
+        beep = data[: rate // 5]
+        assert np.abs(beep).max() > 1000 and abs(dominant_frequency(beep, rate) - 1000) < 30, "no beep at the start"
+    finally:
+        phone.stop()
+
+
 def test_conversation_joins_two_phones_and_a_browser(sip_server, tmp_path):
     server, sip_port = sip_server
     hooks = Hooks()

@@ -126,15 +126,34 @@ struct ConversationAudioRoutes {
 
     static func recordingOptions(_ body: JSONValue) throws -> RecordingOptions {
         var o = RecordingOptions()
-        if let f = body["format"]?.stringValue {
-            guard let kind = AudioFileKind(rawValue: f) else { throw APIError.badRequest("format must be wav, mp3 or ogg.", code: "invalid-format") }
+        func invalid(_ key: String, _ what: String) -> APIError {
+            APIError.badRequest("\(key) must be \(what).", code: "invalid-" + key.replacingOccurrences(of: "_", with: "-"))
+        }
+        func int(_ key: String) throws -> Int? {
+            guard let value = body[key] else { return nil }
+            guard let i = value.intValue else { throw invalid(key, "an integer") }
+            return i
+        }
+        func bool(_ key: String) throws -> Bool? {
+            guard let value = body[key] else { return nil }
+            guard let b = value.boolValue else { throw invalid(key, "true or false") }
+            return b
+        }
+        if let f = body["format"] {
+            guard let kind = f.stringValue.flatMap(AudioFileKind.init(rawValue:)) else { throw invalid("format", "wav, mp3 or ogg") }
             o.format = kind
         }
-        if let split = body["split"] { o.split = split.boolValue ?? (split.stringValue == "conversation") }
-        if let member = body["participant"]?.stringValue { o.participant = MixerParticipantID(member) }
-        if let s = body["end_on_silence"]?.intValue { o.endOnSilence = s }
-        if let t = body["timeout"]?.intValue { o.timeOut = t }
-        if let b = body["beep_start"]?.boolValue { o.beepStart = b }
+        if let split = body["split"] {
+            guard let b = split.boolValue ?? (split.stringValue == "conversation" ? true : nil) else { throw invalid("split", "true, false or \"conversation\"") }
+            o.split = b
+        }
+        if let member = body["participant"] {
+            guard let id = member.stringValue, !id.isEmpty else { throw invalid("participant", "a member id") }
+            o.participant = MixerParticipantID(id)
+        }
+        o.endOnSilence = try int("end_on_silence")
+        if let t = try int("timeout") { o.timeOut = t }
+        if let b = try bool("beep_start") { o.beepStart = b }
         return o
     }
 

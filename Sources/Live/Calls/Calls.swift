@@ -267,9 +267,13 @@ public final class Calls: CallMediaEvents, Sendable {
         Task { await l.digits(digits) }
     }
 
-    public func recordingFinished(leg uuid: String, eventURL: NCCOAction.Callback?, fields: [String: JSONValue]) {
+    public func recordingFinished(leg uuid: String, record: NCCOAction.Record, fields: [String: JSONValue]) {
+        let eventURL = record.eventURL
         if let l = leg(uuid) {
-            Task { await l.request(eventURL, payload: fields, awaits: false) }
+            Task {
+                await l.request(eventURL, payload: fields, awaits: false)
+                if record.isSynchronous { await l.recordingFinished() }
+            }
             return
         }
         // Most recordings end with their call: the leg is gone, its application and event URL are in the store.
@@ -279,6 +283,11 @@ public final class Calls: CallMediaEvents, Sendable {
         let payload: [(String, JSONValue)] = [("uuid", .string(uuid)), ("conversation_uuid", .string(ended.conversationID)),
                                               ("timestamp", .string(core.clock.now().iso8601))] + fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         webhooks.event(payload, to: target, application: app, lane: uuid)
+    }
+
+    public func recordingFailed(leg uuid: String, record: NCCOAction.Record, reason: String) {
+        guard let l = leg(uuid) else { return }
+        Task { await l.mediaFailed("record: \(reason)") }
     }
 
     public func dialStatus(_ status: String, reason: String?, leg uuid: String) {

@@ -187,7 +187,7 @@ actor LiveLeg {
         case .say: "talk"
         case .play: "stream"
         case .collectDigits: "input"
-        case .startRecording: "record"
+        case .startRecording, .stopRecording: "record"
         case .sendDigits: "dtmf"
         case .bridge: "conversation"
         case .dial: "connect"
@@ -258,6 +258,8 @@ actor LiveLeg {
     // MARK: From media and other legs
 
     func mediaFinished() { run(engine.mediaFinished(now: now)) }
+    func recordingFinished() { run(engine.recordingFinished(now: now)) }
+    func mediaFailed(_ reason: String) { run(engine.mediaFailed(reason, now: now)) }
     func digits(_ d: String) { run(engine.digits(d, now: now)) }
 
     /// Sends the user's DTMF on to the leg this one is connected with (the `connect` it dialled, or the

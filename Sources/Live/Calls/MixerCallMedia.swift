@@ -32,6 +32,9 @@ public final class MixerCallMedia: CallMedia {
     private let attached = Mutex(Attached())
     /// The talk or stream playing into each leg.
     private let playing = Mutex<[String: PlayerID]>([:])
+    /// Where each leg's synchronous recording is (the NCCO waits for it).
+    private enum Waiting { case starting, stopRequested, running(RecordingID) }
+    private let waiting = Mutex<[String: Waiting]>([:])
     private let resolve: @Sendable (String) -> LegPlace?
     private let recordingURL: @Sendable (RecordingID) -> String
     private let fallback = NoCallMedia()
@@ -56,6 +59,8 @@ public final class MixerCallMedia: CallMedia {
             try play(.url(stream.url), options: PlayerOptions(loop: stream.loop, level: stream.level), leg: leg)
         case .startRecording(let record):
             try startRecording(record, leg: leg)
+        case .stopRecording:
+            stopRecording(leg: leg)
         default:
             try fallback.perform(command, leg: leg)
         }
@@ -106,6 +111,7 @@ public final class MixerCallMedia: CallMedia {
     private func startRecording(_ record: NCCOAction.Record, leg: String) throws(CallMediaError) {
         let (place, audio, rooms) = try place(leg)
         if record.split && record.format != .wav { throw .failed("record: split conversation is recorded as wav") }
+        if record.isSynchronous { waiting.withLock { $0[leg] = .starting } }
         let url = recordingURL
         Task {
             let listeners = await Self.listeners(of: place, rooms: rooms)
@@ -113,19 +119,50 @@ public final class MixerCallMedia: CallMedia {
             let split = record.split && !listeners.isEmpty
             var options = RecordingOptions(format: AudioFileKind(rawValue: record.format.rawValue) ?? .mp3,
                                            participant: split ? listeners.first : nil, split: split,
-                                           endOnSilence: record.endOnSilence, timeOut: record.timeOut, beepStart: record.beepStart)
+                                           endOnSilence: record.endOnSilence, timeOut: record.maxDuration, beepStart: record.beepStart)
             options.beepHeardBy = listeners.isEmpty ? nil : listeners
-            _ = try? await audio.record(conversationID: place.conversationID, applicationID: place.applicationID, options: options) { info in
-                let formatter = ISO8601DateFormatter()
-                var fields: [String: JSONValue] = [
-                    "recording_url": .string(url(info.id)), "recording_uuid": .string(info.id.rawValue),
-                    "size": .number(Double(info.size)), "start_time": .string(formatter.string(from: info.startTime)),
-                    "conversation_uuid": .string(place.conversationID),
-                ]
-                if let end = info.endTime { fields["end_time"] = .string(formatter.string(from: end)) }
-                self.events()?.recordingFinished(leg: leg, eventURL: record.eventURL, fields: fields)
+            let info: RecordingInfo
+            do throws(ConversationAudio.Failure) {
+                info = try await audio.record(conversationID: place.conversationID, applicationID: place.applicationID, options: options) { info in
+                    if record.isSynchronous { self.waiting.withLock { _ = $0.removeValue(forKey: leg) } }
+                    let formatter = ISO8601DateFormatter()
+                    var fields: [String: JSONValue] = [
+                        "recording_url": .string(url(info.id)), "recording_uuid": .string(info.id.rawValue),
+                        "size": .number(Double(info.size)), "start_time": .string(formatter.string(from: info.startTime)),
+                        "conversation_uuid": .string(place.conversationID),
+                    ]
+                    if let end = info.endTime { fields["end_time"] = .string(formatter.string(from: end)) }
+                    self.events()?.recordingFinished(leg: leg, record: record, fields: fields)
+                }
+            } catch {
+                if record.isSynchronous { waiting.withLock { _ = $0.removeValue(forKey: leg) } }
+                events()?.recordingFailed(leg: leg, record: record, reason: "\(error)")
+                return
             }
+            guard record.isSynchronous else { return }
+            // Its key may have been pressed while it started.
+            let stopNow = waiting.withLock { w -> Bool in
+                guard let state = w[leg] else { return false }
+                if case .stopRequested = state { return true }
+                w[leg] = .running(info.id)
+                return false
+            }
+            if stopNow { await audio.recordings.stop(info.id) }
         }
+    }
+
+    /// Ends the leg's synchronous recording; the recorder reports it as it finishes the file.
+    private func stopRecording(leg: String) {
+        let id = waiting.withLock { w -> RecordingID? in
+            switch w[leg] {
+            case .running(let id): return id
+            case .starting: w[leg] = .stopRequested
+            case .stopRequested, nil: break
+            }
+            return nil
+        }
+        guard let id, let audio = attached.withLock({ $0.audio }) else { return }
+        Task { await audio.recordings.stop(id) }
     }
 
     private func events() -> (any CallMediaEvents)? { attached.withLock { $0.events } }

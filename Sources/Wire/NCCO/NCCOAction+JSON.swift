@@ -31,7 +31,7 @@ extension NCCOAction {
             o["channels"] = .number(Double(r.channels))
             if let s = r.endOnSilence { o["endOnSilence"] = .number(Double(s)) }
             if let k = r.endOnKey { o["endOnKey"] = .string(String(k)) }
-            o["timeOut"] = .number(Double(r.timeOut))
+            if let t = r.timeOut { o["timeOut"] = .number(Double(t)) }
             o["beepStart"] = .bool(r.beepStart)
             callback(r.eventURL)
         case .conversation(let c):

@@ -80,11 +80,18 @@ public enum NCCOAction: Sendable, Hashable {
         public var endOnSilence: Int?
         /// A key (0-9, *, #) that ends the recording.
         public var endOnKey: Character?
-        /// The longest recording, in seconds (3 to 7200).
-        public var timeOut = 7200
+        /// The longest recording, in seconds (3 to 7200); nil: 7200, and the recording runs beside the rest
+        /// of the NCCO until the call ends.
+        public var timeOut: Int?
         public var beepStart = false
         public var eventURL: Callback?
         public init() {}
+
+        /// The longest recording, in seconds.
+        public var maxDuration: Int { timeOut ?? 7200 }
+        /// With a condition that ends it (`endOnSilence`, `endOnKey` or `timeOut`) the NCCO waits for the
+        /// recording to end before its next action; without one the recording runs beside the rest.
+        public var isSynchronous: Bool { endOnSilence != nil || endOnKey != nil || timeOut != nil }
     }
 
     /// Puts the leg into a named conversation of the application.

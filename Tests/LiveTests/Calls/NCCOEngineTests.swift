@@ -93,6 +93,42 @@ struct NCCOEngineTests {
         #expect(steps == [.media(.startRecording(.init())), .media(.say(.init(text: "go")))])
     }
 
+    @Test("a record with a condition that ends it holds the NCCO until the recording ends; its key stops it")
+    func recordWithACondition() throws {
+        var e = NCCOEngine()
+        let doc = try document(##"[{"action":"talk","text":"after the tone"},{"action":"record","endOnKey":"#","beepStart":true},{"action":"talk","text":"thanks"}]"##)
+        #expect(e.load(doc, now: t0).count == 1)
+        guard case .media(.startRecording(let r))? = e.mediaFinished(now: t0).first else { Issue.record("no record"); return }
+        #expect(r.isSynchronous && r.endOnKey == "#" && e.phase == .recording(endOnKey: "#"))
+        // Other keys and the end of some other media change nothing; the key asks the recorder to stop.
+        #expect(e.digits("12", now: t0) == [])
+        #expect(e.mediaFinished(now: t0) == [])
+        #expect(e.digits("3#", now: t0) == [.media(.stopRecording)])
+        #expect(e.phase == .recording(endOnKey: "#"))
+        // The next action starts once the recorder has finished the file.
+        #expect(e.recordingFinished(now: t0) == [.media(.say(.init(text: "thanks")))])
+        #expect(e.recordingFinished(now: t0) == [])
+
+        // endOnSilence or timeOut alone also hold it; should the recorder never report, the NCCO goes on after its time-out.
+        var timed = NCCOEngine()
+        #expect(timed.load(try document(#"[{"action":"record","timeOut":5},{"action":"talk","text":"go"}]"#), now: t0).count == 1)
+        #expect(timed.tick(now: t0.addingTimeInterval(6)) == [])
+        #expect(timed.tick(now: t0.addingTimeInterval(Double(5 + NCCOEngine.recordingGrace))) ==
+                [.media(.stopRecording), .media(.say(.init(text: "go")))])
+
+        // A recorder that cannot start: the error, and the NCCO goes on.
+        var failing = NCCOEngine()
+        _ = failing.load(try document(#"[{"action":"record","endOnSilence":3},{"action":"talk","text":"go"}]"#), now: t0)
+        #expect(failing.mediaFailed("record: no mixer", now: t0) ==
+                [.error("record: no mixer", code: "media-unavailable"), .media(.say(.init(text: "go")))])
+
+        // A transfer while it records ends the recording first.
+        var moved = NCCOEngine()
+        _ = moved.load(try document(#"[{"action":"record","endOnSilence":3}]"#), now: t0)
+        #expect(moved.load(try document(#"[{"action":"talk","text":"new"}]"#), now: t0) ==
+                [.media(.stopRecording), .media(.say(.init(text: "new")))])
+    }
+
     @Test("conversation holds the leg until the conversation ends (endOnExit elsewhere)")
     func conversation() throws {
         var e = NCCOEngine()

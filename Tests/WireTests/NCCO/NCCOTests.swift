@@ -23,7 +23,7 @@ struct NCCOTests {
         #expect(t.text == "Hello" && t.language == "en-GB" && t.style == 2 && t.premium && t.loop == 3 && t.level == -0.5 && t.bargeIn)
         #expect(s.url == "https://a.test/x.mp3" && s.loop == 0 && s.level == 1 && s.bargeIn)
         #expect(i.timeOut == 7 && i.maxDigits == 12 && i.submitOnHash && i.eventURL == .init(url: "http://127.0.0.1/i", method: .get))
-        #expect(r.format == .wav && r.split && r.channels == 2 && r.endOnSilence == 5 && r.endOnKey == "#" && r.timeOut == 60 && r.beepStart)
+        #expect(r.format == .wav && r.split && r.channels == 2 && r.endOnSilence == 5 && r.endOnKey == "#" && r.timeOut == 60 && r.beepStart && r.isSynchronous)
         #expect(c.name == "room" && !c.startOnEnter && c.endOnExit && c.record && c.canHear == ["leg-1"] && c.musicOnHoldURL == "http://h.test/m.mp3")
         #expect(k.endpoint == .sip(uri: "sip:bob@127.0.0.1", headers: ["X-Id": "7"]) && k.from == "14155550100" && k.synchronous)
         #expect(k.timeout == 30 && k.limit == 600 && k.ringbackTone == "http://h.test/r.mp3")
@@ -39,7 +39,7 @@ struct NCCOTests {
               case .connect(let c) = ncco.actions[3] else { Issue.record("wrong actions"); return }
         #expect(t.language == "en-US" && t.loop == 1 && t.level == 0 && !t.bargeIn)
         #expect(i.timeOut == 3 && i.maxDigits == 4 && !i.submitOnHash && i.eventURL == nil)
-        #expect(r.format == .mp3 && r.timeOut == 7200 && r.channels == 1)
+        #expect(r.format == .mp3 && r.timeOut == nil && r.maxDuration == 7200 && !r.isSynchronous && r.channels == 1)
         #expect(c.timeout == 60 && c.limit == 7200 && !c.synchronous)
     }
 

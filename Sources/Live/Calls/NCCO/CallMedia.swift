@@ -32,12 +32,16 @@ public protocol CallMediaEvents: AnyObject, Sendable {
     /// A dialled leg changed status (`ringing`, `answered`, `busy`, `failed`, `completed`…); `reason` says
     /// why a leg failed, for its event.
     func dialStatus(_ status: String, reason: String?, leg: String)
-    /// A recording the leg's NCCO started has ended; `fields` go to the record action's event URL.
-    func recordingFinished(leg: String, eventURL: NCCOAction.Callback?, fields: [String: JSONValue])
+    /// A recording the leg's NCCO started has ended; `fields` go to the record action's event URL. A
+    /// synchronous one (`NCCOAction.Record.isSynchronous`) lets the NCCO go on.
+    func recordingFinished(leg: String, record: NCCOAction.Record, fields: [String: JSONValue])
+    /// A recording the leg's NCCO asked for could not start.
+    func recordingFailed(leg: String, record: NCCOAction.Record, reason: String)
 }
 
 extension CallMediaEvents {
-    public func recordingFinished(leg: String, eventURL: NCCOAction.Callback?, fields: [String: JSONValue]) {}
+    public func recordingFinished(leg: String, record: NCCOAction.Record, fields: [String: JSONValue]) {}
+    public func recordingFailed(leg: String, record: NCCOAction.Record, reason: String) {}
 }
 
 /// Why media refused a command.
@@ -64,6 +68,7 @@ public struct NoCallMedia: CallMedia {
         case .play: throw .unavailable("stream needs the audio mixer, which this server does not run")
         case .collectDigits: throw .unavailable("input needs DTMF detection on the leg's audio, which this server does not run")
         case .startRecording: throw .unavailable("record needs the audio mixer, which this server does not run")
+        case .stopRecording: return
         case .sendDigits: throw .unavailable("DTMF needs the leg's audio, which this server does not run")
         case .bridge: throw .unavailable("this leg's audio cannot join a conversation without the audio mixer")
         case .dial(let endpoint, _, _):

@@ -8,8 +8,10 @@ public enum CallMediaCommand: Sendable, Equatable {
     case play(NCCOAction.Stream)
     /// Listens for DTMF; digits arrive through `CallMediaEvents.digits`.
     case collectDigits(NCCOAction.Input)
-    /// Starts recording; the file is reported when it ends.
+    /// Starts recording; the file is reported when it ends (`CallMediaEvents.recordingFinished`).
     case startRecording(NCCOAction.Record)
+    /// Ends the leg's synchronous recording (its `endOnKey` was pressed, or the NCCO was replaced).
+    case stopRecording
     /// Sends DTMF to the far end.
     case sendDigits(String)
     /// Connects the leg's audio to a conversation's mix.

@@ -15,6 +15,8 @@ public struct NCCOEngine: Sendable {
         case playing(bargeIn: Bool)
         /// Collecting DTMF for `input`.
         case collecting
+        /// Waiting for a synchronous `record` to end (silence, its key, its time-out).
+        case recording(endOnKey: Character?)
         /// Waiting for a webhook's answer (input result, notify, synchronous connect).
         case awaitingAnswer
         /// In a conversation until the leg hangs up or the conversation ends.
@@ -38,6 +40,9 @@ public struct NCCOEngine: Sendable {
     var earlyDigits = ""
     var connect: NCCOAction.Connect?
 
+    /// Seconds past a synchronous recording's time-out after which the NCCO goes on without its report.
+    static let recordingGrace = 10
+
     public init() {}
 
     /// Whether the leg is waiting on nothing timed and will stay until hung up.
@@ -58,6 +63,7 @@ public struct NCCOEngine: Sendable {
     public mutating func load(_ ncco: NCCO, now: Date) -> [NCCOStep] {
         var steps: [NCCOStep] = []
         if case .playing = phase { steps.append(.stopMedia) }
+        if case .recording = phase { steps.append(.media(.stopRecording)) }
         if phase == .collecting { steps.append(.stopMedia) }
         pending = ncco.actions[...]
         reset()
@@ -68,6 +74,7 @@ public struct NCCOEngine: Sendable {
     mutating func fail(_ error: NCCOError) -> [NCCOStep] {
         var steps: [NCCOStep] = []
         if case .playing = phase { steps.append(.stopMedia) }
+        if case .recording = phase { steps.append(.media(.stopRecording)) }
         pending = []
         reset()
         phase = .finished
@@ -110,8 +117,12 @@ public struct NCCOEngine: Sendable {
             if !early.isEmpty { steps += self.digits(early, now: now) }
             return steps
         case .record(let r):
-            // Recording runs beside the rest of the NCCO.
-            return [.media(.startRecording(r))] + advance(now: now)
+            // Without a condition that ends it, the recording runs beside the rest of the NCCO.
+            guard r.isSynchronous else { return [.media(.startRecording(r))] + advance(now: now) }
+            phase = .recording(endOnKey: r.endOnKey)
+            // The recorder ends itself at its time-out; this is the guard should it never report.
+            deadline = now.addingTimeInterval(TimeInterval(r.maxDuration + Self.recordingGrace))
+            return [.media(.startRecording(r))]
         case .conversation(let c):
             phase = .inConversation(endOnExit: c.endOnExit)
             return [.joinConversation(c)]
@@ -138,7 +149,7 @@ public struct NCCOEngine: Sendable {
     public mutating func mediaFailed(_ reason: String, now: Date) -> [NCCOStep] {
         let steps: [NCCOStep] = [.error(reason, code: "media-unavailable")]
         switch phase {
-        case .playing, .collecting: return steps + advance(now: now)
+        case .playing, .collecting, .recording: return steps + advance(now: now)
         default: return steps
         }
     }
@@ -164,9 +175,19 @@ public struct NCCOEngine: Sendable {
             }
             deadline = now.addingTimeInterval(TimeInterval(input.timeOut))
             return []
+        case .recording(let key):
+            // The key ends the recording; the NCCO goes on once the recorder has finished the file.
+            guard let key, pressed.contains(key) else { return [] }
+            return [.media(.stopRecording)]
         default:
             return []
         }
+    }
+
+    /// The synchronous recording ended: the NCCO goes on.
+    public mutating func recordingFinished(now: Date) -> [NCCOStep] {
+        guard case .recording = phase else { return [] }
+        return advance(now: now)
     }
 
     /// Sends the collected digits to the input's URL; its answer replaces the rest of the NCCO.
@@ -192,6 +213,7 @@ public struct NCCOEngine: Sendable {
         guard let deadline, now >= deadline else { return [] }
         switch phase {
         case .collecting: return submit(timedOut: true, now: now)
+        case .recording: return [.media(.stopRecording)] + advance(now: now)
         case .dialing:
             self.deadline = nil
             // Unanswered: the owner cancels the dialled leg (`timeout`) and the NCCO goes on.
