@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import subprocess
 import time
 
 import numpy as np
@@ -15,7 +16,7 @@ import requests
 from accounts_support import bearer, token
 from media_support import collect_audio, dominant_frequency, sine_track, wav_samples
 from rig import wait_until
-from rooms_support import AudioMember, Realtime, wait_for
+from rooms_support import AudioMember, Realtime, tone_strength, wait_for
 from sip_support import Baresip, api, start_sip_server, trunk_and_number
 from voice_support import Hooks, application, client_call, user_jwt
 
@@ -482,6 +483,48 @@ def test_two_phones_in_a_named_conversation_hear_each_other_on_one_media_worker(
         low.stop()
         high.stop()
         server.stop()
+
+
+def test_a_recorded_conversation_reports_one_file_holding_both_phones_once_it_empties(sip_server, tmp_path):
+    """NCCO `conversation` with `record: true` and its own eventUrl, run by two phone calls: one MP3 of the
+    conversation (not one per leg), reported when the last leg has left, holding both phones' tones."""
+    server, sip_port = sip_server
+    hooks = Hooks()
+    low = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path / "low", tone=440)
+    high = Baresip("<sip:15557654322@127.0.0.1>;regint=0", tmp_path / "high", tone=660)
+    try:
+        app_id, key = application(server, hooks)
+        trunk_and_number(server, low, app_id, APP_NUMBER)
+        hooks.ncco = lambda req: [{"action": "conversation", "name": "recorded", "record": True,
+                                   "eventUrl": [hooks.url + "/event/conversation-recording"]}]
+        for n, phone in enumerate((low, high)):
+            phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+            wait_until(lambda: len(hooks.legs()) > n and "answered" in hooks.statuses(hooks.legs()[n]), timeout=15,
+                       what=lambda: f"call {n} answered; {hooks.events}\n{phone.log()[-1500:]}")
+        time.sleep(3)
+        low.command("/hangup")
+        time.sleep(1)
+        assert not [e for e in hooks.events if "recording_url" in e], "reported before the conversation emptied"
+        high.command("/hangup")
+        wait_until(lambda: [e for e in hooks.events if "recording_url" in e], timeout=15, what=lambda: f"the recording; {hooks.events}")
+        time.sleep(1)
+        records = [e for e in hooks.events if "recording_url" in e]
+        assert len(records) == 1, records
+        record = records[0]
+        r = requests.get(record["recording_url"], headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+        assert r.status_code == 200 and r.headers["content-type"] == "audio/mpeg", (r.status_code, r.headers)
+        mp3, wav = tmp_path / "conversation.mp3", tmp_path / "conversation.wav"
+        mp3.write_bytes(r.content)
+        subprocess.run(["sox", str(mp3), "-c", "1", str(wav)], check=True)
+        data, rate = wav_samples(wav)
+        print("recorded", len(data) / rate, "s;", record)
+        assert 3.0 < len(data) / rate < 8.0
+        both = data[-int(rate * 2.5):-int(rate * 1.5)]  # the last seconds before the first phone left
+        for tone in (440, 660):
+            assert tone_strength(both, rate, tone) > 20, f"{tone} Hz is missing from the recording"
+    finally:
+        low.stop()
+        high.stop()
 
 
 def test_a_slow_event_url_does_not_stall_calls():

@@ -84,7 +84,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             // The NCCO needs the caller's audio: a ringing inbound call is answered first (for `bridge`, once
             // its line is in the conversation's mix, below).
             answerIfRinging(uuid)
-        case .dial, .bridge, .stopRecording:
+        case .dial, .bridge, .stopRecording, .recordConversation:
             break
         }
         switch command {

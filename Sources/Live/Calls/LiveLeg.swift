@@ -189,7 +189,7 @@ actor LiveLeg {
         case .collectDigits: "input"
         case .startRecording, .stopRecording: "record"
         case .sendDigits: "dtmf"
-        case .bridge: "conversation"
+        case .bridge, .recordConversation: "conversation"
         case .dial: "connect"
         }
     }
@@ -225,8 +225,15 @@ actor LiveLeg {
             let conversation = try calls.namedConversation(applicationID: application.id, name: c.name)
             leg = try calls.core.calls.move(uuid: uuid, to: conversation, user: user)
             // An app leg's audio reaches the conversation through `rtc:*`; other legs need the mixer.
-            if case .app = (leg.direction == .outbound ? leg.to : leg.from) { return }
-            try calls.media.perform(.bridge(conversationID: conversation, c), leg: uuid)
+            if case .app = (leg.direction == .outbound ? leg.to : leg.from) {} else {
+                try calls.media.perform(.bridge(conversationID: conversation, c), leg: uuid)
+            }
+            // Recorded from when a leg that starts it (not a waiting attendee) is in, until it empties; MP3, as Vonage's.
+            if c.record && c.startOnEnter {
+                var record = NCCOAction.Record()
+                record.eventURL = c.eventURL
+                try calls.media.perform(.recordConversation(record), leg: uuid)
+            }
         } catch let e as CallMediaError {
             sendError("conversation: \(e.description)", code: "media-unavailable")
         } catch {

@@ -35,6 +35,8 @@ public final class MixerCallMedia: CallMedia {
     /// Where each leg's synchronous recording is (the NCCO waits for it).
     private enum Waiting { case starting, stopRequested, running(RecordingID) }
     private let waiting = Mutex<[String: Waiting]>([:])
+    /// Conversations being recorded for `conversation` with `record: true`.
+    private let recorded = Mutex<Set<String>>([])
     private let resolve: @Sendable (String) -> LegPlace?
     private let recordingURL: @Sendable (RecordingID) -> String
     private let fallback = NoCallMedia()
@@ -61,6 +63,10 @@ public final class MixerCallMedia: CallMedia {
             try startRecording(record, leg: leg)
         case .stopRecording:
             stopRecording(leg: leg)
+        case .recordConversation(let record):
+            let (place, _, _) = try place(leg)
+            guard recorded.withLock({ $0.insert(place.conversationID).inserted }) else { return }
+            try startRecording(record, leg: leg, conversationWide: true)
         default:
             try fallback.perform(command, leg: leg)
         }
@@ -108,8 +114,9 @@ public final class MixerCallMedia: CallMedia {
         }
     }
 
-    private func startRecording(_ record: NCCOAction.Record, leg: String) throws(CallMediaError) {
+    private func startRecording(_ record: NCCOAction.Record, leg: String, conversationWide: Bool = false) throws(CallMediaError) {
         let (place, audio, rooms) = try place(leg)
+        let done: @Sendable () -> Void = { if conversationWide { _ = self.recorded.withLock { $0.remove(place.conversationID) } } }
         if record.split && record.format != .wav { throw .failed("record: split conversation is recorded as wav") }
         if record.isSynchronous { waiting.withLock { $0[leg] = .starting } }
         let url = recordingURL
@@ -125,6 +132,7 @@ public final class MixerCallMedia: CallMedia {
             do throws(ConversationAudio.Failure) {
                 info = try await audio.record(conversationID: place.conversationID, applicationID: place.applicationID, options: options) { info in
                     if record.isSynchronous { self.waiting.withLock { _ = $0.removeValue(forKey: leg) } }
+                    done()
                     let formatter = ISO8601DateFormatter()
                     var fields: [String: JSONValue] = [
                         "recording_url": .string(url(info.id)), "recording_uuid": .string(info.id.rawValue),
@@ -136,6 +144,7 @@ public final class MixerCallMedia: CallMedia {
                 }
             } catch {
                 if record.isSynchronous { waiting.withLock { _ = $0.removeValue(forKey: leg) } }
+                done()
                 events()?.recordingFailed(leg: leg, record: record, reason: "\(error)")
                 return
             }

@@ -43,6 +43,7 @@ extension NCCOAction {
             o["mute"] = .bool(c.mute)
             if let s = c.canSpeak { o["canSpeak"] = .array(s.map(JSONValue.string)) }
             if let h = c.canHear { o["canHear"] = .array(h.map(JSONValue.string)) }
+            callback(c.eventURL)
         case .connect(let c):
             o["endpoint"] = [c.endpoint.json]
             if let f = c.from { o["from"] = .string(f) }

@@ -103,6 +103,7 @@ extension NCCOAction {
             c.canSpeak = try r.legList("canSpeak")
             c.canHear = try r.legList("canHear")
             if c.mute && c.canSpeak != nil { throw r.fail("mute", .invalid("cannot be combined with canSpeak")) }
+            c.eventURL = try r.callback()
             try r.unsupported(["transcription"])
             action = .conversation(c)
         case .connect:

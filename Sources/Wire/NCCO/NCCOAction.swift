@@ -105,6 +105,8 @@ public enum NCCOAction: Sendable, Hashable {
         /// Leg uuids this leg is heard by / hears; nil means everyone.
         public var canSpeak: [String]?
         public var canHear: [String]?
+        /// Where the `record: true` recording is reported (else the application's event URL).
+        public var eventURL: Callback?
         public init(name: String) { self.name = name }
     }
 

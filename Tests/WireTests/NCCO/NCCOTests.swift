@@ -12,7 +12,7 @@ struct NCCOTests {
              {"action":"stream","streamUrl":["https://a.test/x.mp3"],"loop":0,"level":1,"bargeIn":true},
              {"action":"input","type":["dtmf"],"dtmf":{"timeOut":7,"maxDigits":12,"submitOnHash":true},"eventUrl":["http://127.0.0.1/i"],"eventMethod":"GET"},
              {"action":"record","format":"wav","split":"conversation","channels":2,"endOnSilence":5,"endOnKey":"#","timeOut":60,"beepStart":true,"eventUrl":["http://h.test/r"]},
-             {"action":"conversation","name":"room","musicOnHoldUrl":["http://h.test/m.mp3"],"startOnEnter":false,"endOnExit":true,"record":true,"canHear":["leg-1"]},
+             {"action":"conversation","name":"room","musicOnHoldUrl":["http://h.test/m.mp3"],"startOnEnter":false,"endOnExit":true,"record":true,"canHear":["leg-1"],"eventUrl":["http://h.test/cr"]},
              {"action":"connect","endpoint":[{"type":"sip","uri":"sip:bob@127.0.0.1","headers":{"X-Id":"7"}}],"from":"+14155550100","eventType":"synchronous","timeout":30,"limit":600,"ringbackTone":"http://h.test/r.mp3","eventUrl":["http://h.test/c"]},
              {"action":"notify","payload":{"step":1},"eventUrl":["http://h.test/n"]}]
             """)
@@ -24,7 +24,7 @@ struct NCCOTests {
         #expect(s.url == "https://a.test/x.mp3" && s.loop == 0 && s.level == 1 && s.bargeIn)
         #expect(i.timeOut == 7 && i.maxDigits == 12 && i.submitOnHash && i.eventURL == .init(url: "http://127.0.0.1/i", method: .get))
         #expect(r.format == .wav && r.split && r.channels == 2 && r.endOnSilence == 5 && r.endOnKey == "#" && r.timeOut == 60 && r.beepStart && r.isSynchronous)
-        #expect(c.name == "room" && !c.startOnEnter && c.endOnExit && c.record && c.canHear == ["leg-1"] && c.musicOnHoldURL == "http://h.test/m.mp3")
+        #expect(c.name == "room" && !c.startOnEnter && c.endOnExit && c.record && c.canHear == ["leg-1"] && c.musicOnHoldURL == "http://h.test/m.mp3" && c.eventURL?.url == "http://h.test/cr")
         #expect(k.endpoint == .sip(uri: "sip:bob@127.0.0.1", headers: ["X-Id": "7"]) && k.from == "14155550100" && k.synchronous)
         #expect(k.timeout == 30 && k.limit == 600 && k.ringbackTone == "http://h.test/r.mp3")
         #expect(n.payload == ["step": 1] && n.eventURL.url == "http://h.test/n")

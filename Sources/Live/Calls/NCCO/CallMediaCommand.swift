@@ -10,6 +10,9 @@ public enum CallMediaCommand: Sendable, Equatable {
     case collectDigits(NCCOAction.Input)
     /// Starts recording; the file is reported when it ends (`CallMediaEvents.recordingFinished`).
     case startRecording(NCCOAction.Record)
+    /// Records the leg's conversation (`conversation` with `record: true`) until it empties, once however many
+    /// legs ask.
+    case recordConversation(NCCOAction.Record)
     /// Ends the leg's synchronous recording (its `endOnKey` was pressed, or the NCCO was replaced).
     case stopRecording
     /// Sends DTMF to the far end.
