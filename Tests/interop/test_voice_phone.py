@@ -288,7 +288,7 @@ def test_record_holds_what_the_phone_says(sip_server, tmp_path):
 def test_voicemail_record_ends_on_its_key_then_the_ncco_goes_on(sip_server, tmp_path):
     """A voicemail NCCO: a record with `endOnKey` holds the NCCO (a record with a condition that ends it is
     synchronous) until SIPp presses the key (RFC 4733 '2' at about 1 s is not it, '4' at about 2 s is), and
-    begins with its beep; the `notify` after it runs once the recording's event is out."""
+    begins with its beep; the `notify` after it runs once the recording has ended."""
     from sip_support import SIPP_SCENARIOS, FreePort, sipp
     server, sip_port = sip_server
     hooks = Hooks()
@@ -308,10 +308,12 @@ def test_voicemail_record_ends_on_its_key_then_the_ncco_goes_on(sip_server, tmp_
         # The NCCO ended (the server's BYE) well before the record's 30 s time-out.
         assert took < 15, f"the call took {took:.1f} s"
         wait_until(lambda: any("step" in e for e in hooks.events), timeout=10, what=lambda: f"the notify: {hooks.events}")
-        recorded = [i for i, e in enumerate(hooks.events) if "recording_url" in e]
-        notified = [i for i, e in enumerate(hooks.events) if "step" in e]
-        assert recorded and recorded[0] < notified[0], hooks.events
-        record = hooks.events[recorded[0]]
+        records = [e for e in hooks.events if "recording_url" in e]
+        notify = [e for e in hooks.events if "step" in e][0]
+        assert len(records) == 1, hooks.events
+        record = records[0]
+        # Both are webhooks in flight at once, so they may arrive in either order; the notify was made after.
+        assert notify["timestamp"] >= record["timestamp"], (record, notify)
         r = requests.get(record["recording_url"], headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
         assert r.status_code == 200 and r.content[:4] == b"RIFF", r.status_code
         data, rate = wav_samples(io.BytesIO(r.content))
@@ -525,6 +527,88 @@ def test_a_recorded_conversation_reports_one_file_holding_both_phones_once_it_em
     finally:
         low.stop()
         high.stop()
+
+
+def heard(phone, start, end):
+    """The dominant frequency and RMS of what `phone` heard between `start` and `end` seconds (negative: from the end)."""
+    played, rate = phone.played()
+    part = played[int(start * rate) if start >= 0 else len(played) + int(start * rate):
+                  int(end * rate) if end > 0 else len(played) + int(end * rate)]
+    return dominant_frequency(part, rate), float(np.sqrt(np.mean(part ** 2)))
+
+
+def test_a_moderated_conversation_holds_attendees_on_music_until_the_moderator_joins(sip_server, tmp_path):
+    """NCCO `conversation` with `startOnEnter: false` and `musicOnHoldUrl` for the first caller (an attendee), the
+    default `startOnEnter: true` for the second (the moderator): the attendee hears the 800 Hz music until the
+    moderator joins, then each phone hears the other; the Voice API's mute of the moderator's call silences it."""
+    from phone_support import tone_wav
+    server, sip_port = sip_server
+    hooks = Hooks()
+    hooks.files["/hold.wav"] = tone_wav(800, seconds=4, rate=16000).read_bytes()
+    attendee = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path / "attendee", tone=440)
+    moderator = Baresip("<sip:15557654322@127.0.0.1>;regint=0", tmp_path / "moderator", tone=660)
+    try:
+        app_id, key = application(server, hooks)
+        trunk_and_number(server, attendee, app_id, APP_NUMBER)
+        hooks.ncco = lambda req: [{"action": "conversation", "name": "moderated", "startOnEnter": len(hooks.answers) > 1,
+                                   "musicOnHoldUrl": [hooks.url + "/hold.wav"]}]
+        for n, phone in enumerate((attendee, moderator)):
+            phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+            wait_until(lambda: len(hooks.legs()) > n and "answered" in hooks.statuses(hooks.legs()[n]), timeout=15,
+                       what=lambda: f"call {n} answered; {hooks.events}\n{phone.log()[-1500:]}")
+            time.sleep(3)
+        r = requests.put(server.http_url + f"/v1/calls/{hooks.legs()[1]}", json={"action": "mute"},
+                         headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+        assert r.status_code == 204, r.text
+        time.sleep(2)
+        attendee.command("/hangup")
+        moderator.command("/hangup")
+        wait_until(lambda: all("completed" in hooks.statuses(leg) for leg in hooks.legs()), timeout=10, what=lambda: f"completed; {hooks.events}")
+        time.sleep(0.5)
+        waiting, together, muted = heard(attendee, 0.5, 2.5), heard(attendee, -4.5, -2.5), heard(attendee, -1.5, -0.3)
+        print("attendee: waiting", waiting, "with the moderator", together, "moderator muted", muted, "; moderator", heard(moderator, -4.5, -2.5))
+        assert abs(waiting[0] - 800) < 15 and waiting[1] > 100, f"the waiting attendee heard {waiting}, not the music on hold"
+        assert abs(together[0] - 660) < 15 and together[1] > 100, f"the attendee heard {together}, not the moderator"
+        assert muted[1] < 30, f"the moderator's call was muted, yet the attendee heard {muted}"
+        assert abs(heard(moderator, -4.5, -2.5)[0] - 440) < 15, "the moderator does not hear the attendee"
+    finally:
+        attendee.stop()
+        moderator.stop()
+
+
+def test_conversation_can_hear_and_can_speak_lists_limit_who_hears_whom(sip_server, tmp_path):
+    """The second phone joins with `canHear: [the first leg]` and `canSpeak: []`: it hears the first phone,
+    and the first phone hears nobody (nobody is allowed to hear the second)."""
+    server, sip_port = sip_server
+    hooks = Hooks()
+    first = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path / "first", tone=440)
+    second = Baresip("<sip:15557654322@127.0.0.1>;regint=0", tmp_path / "second", tone=660)
+    try:
+        app_id, key = application(server, hooks)
+        trunk_and_number(server, first, app_id, APP_NUMBER)
+
+        def ncco(req):
+            action = {"action": "conversation", "name": "limited"}
+            if len(hooks.answers) > 1:
+                action.update(canHear=[hooks.answers[0]["uuid"]], canSpeak=[])
+            return [action]
+        hooks.ncco = ncco
+        for n, phone in enumerate((first, second)):
+            phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+            wait_until(lambda: len(hooks.legs()) > n and "answered" in hooks.statuses(hooks.legs()[n]), timeout=15,
+                       what=lambda: f"call {n} answered; {hooks.events}\n{phone.log()[-1500:]}")
+        time.sleep(3.5)
+        first.command("/hangup")
+        second.command("/hangup")
+        wait_until(lambda: all("completed" in hooks.statuses(leg) for leg in hooks.legs()), timeout=10, what=lambda: f"completed; {hooks.events}")
+        time.sleep(0.5)
+        by_first, by_second = heard(first, -2.5, -0.5), heard(second, -2.5, -0.5)
+        print("first heard", by_first, "second heard", by_second)
+        assert abs(by_second[0] - 440) < 15 and by_second[1] > 100, f"the second phone heard {by_second}, not the first"
+        assert by_first[1] < 30, f"nobody may hear the second phone, yet the first heard {by_first}"
+    finally:
+        first.stop()
+        second.stop()
 
 
 def test_a_slow_event_url_does_not_stall_calls():

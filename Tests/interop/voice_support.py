@@ -15,16 +15,26 @@ from sip_support import api
 
 
 class Hooks:
-    """The application's webhook server: answers with `ncco(query)`, records every event."""
+    """The application's webhook server: answers with `ncco(query)`, records every event, and serves `files`
+    (path -> WAV bytes) for NCCO `stream` and `musicOnHoldUrl`."""
 
     def __init__(self):
         self.events = []
         self.answers = []
+        self.files = {}
         self.ncco = lambda request: []
         hooks = self
 
         class Handler(BaseHTTPRequestHandler):
             def _handle(self):
+                if self.path in hooks.files:
+                    data = hooks.files[self.path]
+                    self.send_response(200)
+                    self.send_header("Content-Type", "audio/wav")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 n = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(n)) if n else {}
                 if self.path.startswith("/answer"):

@@ -30,6 +30,10 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         /// An inbound call still ringing: sends the 200 OK (once), or refuses the call with a status.
         var answer: (@Sendable () -> Void)?
         var refuse: (@Sendable (Int) -> Void)?
+        /// The NCCO `conversation` action that put it where it is, and the Voice API's mute and earmuff.
+        var conversation: NCCOAction.Conversation?
+        var muted = false
+        var earmuffed = false
         init(uuid: String, place: MixerCallMedia.LegPlace) {
             self.uuid = uuid
             self.place = place
@@ -55,6 +59,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     private let resolve: @Sendable (String) -> MixerCallMedia.LegPlace?
     private let attached = Mutex(Attached())
     private let legs = Mutex<[String: PhoneLeg]>([:])
+    /// Conversations a leg that starts them (`startOnEnter`) has joined; attendees of the others wait.
+    private let started = Mutex<Set<String>>([])
     private let logger = Logger(label: "phone")
 
     init(mixer: MixerCallMedia, edge: SIPEdge?, group: EventLoopGroup, core: PlatformCore, rtpPorts: ClosedRange<UInt16>, host: String,
@@ -84,7 +90,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             // The NCCO needs the caller's audio: a ringing inbound call is answered first (for `bridge`, once
             // its line is in the conversation's mix, below).
             answerIfRinging(uuid)
-        case .dial, .bridge, .stopRecording, .recordConversation:
+        case .dial, .bridge, .stopRecording, .recordConversation, .mute:
             break
         }
         switch command {
@@ -99,11 +105,21 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         case .collectDigits:
             // A phone leg's digits always reach the leg (RFC 4733); the NCCO engine decides what it collects.
             guard legs.withLock({ $0[uuid] }) != nil else { return try mixer.perform(command, leg: uuid) }
-        case .bridge(let conversationID, _):
+        case .bridge(let conversationID, let c):
             guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(command, leg: uuid) }
+            phone.conversation = c
+            if c.startOnEnter { started.withLock { _ = $0.insert(conversationID) } }
             // A ringing call is answered once its line has moved: the phone starts sending when it hears the
             // answer, so what the caller says first reaches the conversation instead of the line in between.
-            move(phone, to: conversationID) { self.answerIfRinging(uuid) }
+            move(phone, to: conversationID, options: options(for: phone, in: conversationID, holdMusic: nil)) {
+                self.applyPolicy(conversationID)
+                self.answerIfRinging(uuid)
+            }
+        case .mute(let muted, let earmuffed):
+            guard let phone = legs.withLock({ $0[uuid] }) else { return }
+            phone.muted = muted
+            phone.earmuffed = earmuffed
+            applyPolicy(phone.place.conversationID)
         default:
             try mixer.perform(command, leg: uuid)
         }
@@ -112,6 +128,40 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     func stop(leg uuid: String) { mixer.stop(leg: uuid) }
 
     func connected(leg uuid: String) { answerIfRinging(uuid) }
+
+    func conversationStarted(_ conversationID: String) {
+        started.withLock { _ = $0.insert(conversationID) }
+        applyPolicy(conversationID)
+    }
+
+    // MARK: Who hears whom
+
+    private func options(for phone: PhoneLeg, in conversationID: String, holdMusic: MixerParticipantID?) -> MixerParticipantOptions {
+        let isStarted = started.withLock { $0.contains(conversationID) }
+        let here = legs.withLock { l in l.filter { $0.value.place.conversationID == conversationID }.mapValues(\.place.memberID) }
+        return LinePolicy.options(conversation: phone.conversation, muted: phone.muted, earmuffed: phone.earmuffed, started: isStarted,
+                                  holdMusic: holdMusic) { here[$0].map { Rooms.lineParticipant(memberID: $0) } }
+    }
+
+    /// Works out again what every line of the conversation hears (a leg came, left, was muted, or the moderator
+    /// joined) and starts or stops its music on hold.
+    private func applyPolicy(_ conversationID: String) {
+        guard let rooms = attached.withLock({ $0.rooms }) else { return }
+        Task {
+            let lines = legs.withLock { $0.values.filter { $0.place.conversationID == conversationID } }
+            let isStarted = started.withLock { s -> Bool in
+                if lines.isEmpty { s.remove(conversationID) }
+                return s.contains(conversationID)
+            }
+            let music = isStarted ? nil : lines.lazy.compactMap { $0.conversation?.startOnEnter == false ? $0.conversation?.musicOnHoldURL : nil }.first
+            var holdMusic: MixerParticipantID?
+            if let music { holdMusic = await mixer.startHoldMusic(music, conversationID: conversationID) } else { await mixer.stopHoldMusic(conversationID: conversationID) }
+            for phone in lines {
+                await rooms.setLineOptions(conversationID: conversationID, memberID: phone.place.memberID,
+                                           options: options(for: phone, in: conversationID, holdMusic: holdMusic))
+            }
+        }
+    }
 
     func declined(leg uuid: String, status: String) {
         guard let phone = legs.withLock({ $0[uuid] }), !phone.answered, let refuse = phone.refuse else { return }
@@ -143,6 +193,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         guard let phone = legs.withLock({ $0.removeValue(forKey: uuid) }) else { return }
         phone.hangup()
         removeLine(phone)
+        applyPolicy(phone.place.conversationID)
     }
 
     // MARK: Outbound
@@ -418,7 +469,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     /// An NCCO `conversation` action on a phone leg: its RTP leg moves, sockets and session kept, to
     /// that conversation's mix (the store has moved its member already).
     /// `then` runs once the line is in the new mix (or the move failed, or there was nothing to move).
-    private func move(_ phone: PhoneLeg, to conversationID: String, then: @escaping @Sendable () -> Void) {
+    private func move(_ phone: PhoneLeg, to conversationID: String, options: MixerParticipantOptions,
+                      then: @escaping @Sendable () -> Void) {
         guard let rooms = attached.withLock({ $0.rooms }), let old = phone.line.withLock({ $0 }),
               phone.place.conversationID != conversationID, let moved = resolve(phone.uuid) else { return then() }
         let from = phone.place
@@ -429,7 +481,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             await rooms.removeLine(conversationID: from.conversationID, memberID: from.memberID)
             do {
                 try await rooms.addLine(conversationID: moved.conversationID, applicationID: moved.applicationID, memberID: moved.memberID,
-                                        make: factory(phone) { loop in try PhoneLine(loop: loop, leg: leg, negotiated: nil) })
+                                        options: options, make: factory(phone) { loop in try PhoneLine(loop: loop, leg: leg, negotiated: nil) })
             } catch {
                 logger.warning("phone leg not moved", ["leg": uuid, "conversation": moved.conversationID, "error": "\(error)"])
             }

@@ -189,6 +189,7 @@ actor LiveLeg {
         case .collectDigits: "input"
         case .startRecording, .stopRecording: "record"
         case .sendDigits: "dtmf"
+        case .mute: "mute"
         case .bridge, .recordConversation: "conversation"
         case .dial: "connect"
         }
@@ -225,7 +226,9 @@ actor LiveLeg {
             let conversation = try calls.namedConversation(applicationID: application.id, name: c.name)
             leg = try calls.core.calls.move(uuid: uuid, to: conversation, user: user)
             // An app leg's audio reaches the conversation through `rtc:*`; other legs need the mixer.
-            if case .app = (leg.direction == .outbound ? leg.to : leg.from) {} else {
+            if case .app = (leg.direction == .outbound ? leg.to : leg.from) {
+                if c.startOnEnter { calls.media.conversationStarted(conversation) }
+            } else {
                 try calls.media.perform(.bridge(conversationID: conversation, c), leg: uuid)
             }
             // Recorded from when a leg that starts it (not a waiting attendee) is in, until it empties; MP3, as Vonage's.
@@ -379,6 +382,7 @@ actor LiveLeg {
         if let muted { media.muted = muted }
         if let earmuffed { media.earmuffed = earmuffed }
         _ = try core.conversations.setMedia(memberID: leg.memberID, conversationID: leg.conversationID, applicationID: application.id, media: media)
+        try? calls.media.perform(.mute(muted: media.muted, earmuffed: media.earmuffed), leg: uuid)
     }
 
     func transfer(_ document: JSONValue) throws(CallError) {

@@ -35,6 +35,8 @@ public final class MixerCallMedia: CallMedia {
     /// Where each leg's synchronous recording is (the NCCO waits for it).
     private enum Waiting { case starting, stopRequested, running(RecordingID) }
     private let waiting = Mutex<[String: Waiting]>([:])
+    /// Music on hold playing in each conversation whose moderator has not joined.
+    private let hold = Mutex<[String: PlayerID]>([:])
     /// Conversations being recorded for `conversation` with `record: true`.
     private let recorded = Mutex<Set<String>>([])
     private let resolve: @Sendable (String) -> LegPlace?
@@ -158,6 +160,28 @@ public final class MixerCallMedia: CallMedia {
             }
             if stopNow { await audio.recordings.stop(info.id) }
         }
+    }
+
+    /// Loops `url` into the conversation (once, however many attendees wait) and returns its participant, for
+    /// the waiting lines to hear; nil when it cannot play (the attendees then wait in silence).
+    public func startHoldMusic(_ url: String, conversationID: String) async -> MixerParticipantID? {
+        guard let audio = attached.withLock({ $0.audio }) else { return nil }
+        if let id = hold.withLock({ $0[conversationID] }) { return id.participant }
+        guard let id = try? await audio.play(.url(url), conversationID: conversationID, options: PlayerOptions(loop: 0), ended: { id, _ in
+            self.hold.withLock { h in if h[conversationID] == id { h[conversationID] = nil } }
+        }) else { return nil }
+        let kept = hold.withLock { h -> PlayerID in
+            if let other = h[conversationID] { return other }
+            h[conversationID] = id
+            return id
+        }
+        if kept != id { await audio.stop(id) }
+        return kept.participant
+    }
+
+    public func stopHoldMusic(conversationID: String) async {
+        guard let id = hold.withLock({ $0.removeValue(forKey: conversationID) }), let audio = attached.withLock({ $0.audio }) else { return }
+        await audio.stop(id)
     }
 
     /// Ends the leg's synchronous recording; the recorder reports it as it finishes the file.

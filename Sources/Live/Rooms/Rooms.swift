@@ -535,7 +535,7 @@ public actor Rooms {
         let room = room(conversationID, applicationID: applicationID)
         await lock(room)
         defer { unlock(room) }
-        let participant = MixerParticipantID("l" + memberID)
+        let participant = Self.lineParticipant(memberID: memberID)
         room.lines[memberID] = participant
         await updateMode(room)
         guard let mixer = room.mixer else {
@@ -564,10 +564,13 @@ public actor Rooms {
         await closeRouterIfEmpty(room)
     }
 
-    /// Mute (nobody hears the line) and earmuff (the line hears nothing).
-    public func setLine(conversationID: String, memberID: String, muted: Bool, earmuffed: Bool) async {
+    /// A member's line in its conversation's mixer.
+    public static func lineParticipant(memberID: String) -> MixerParticipantID { MixerParticipantID("l" + memberID) }
+
+    /// Mute (nobody hears the line), earmuff (the line hears nothing), whom it hears and who hears it.
+    public func setLineOptions(conversationID: String, memberID: String, options: MixerParticipantOptions) async {
         guard let room = rooms[conversationID], let participant = room.lines[memberID], let mixer = room.mixer else { return }
-        try? await engine.setMixerOptions(mixer.id, participant, MixerParticipantOptions(muted: muted, earmuffed: earmuffed))
+        try? await engine.setMixerOptions(mixer.id, participant, options)
     }
 
     /// The conversation's calls need its mix (a talk, a stream, a recording): the room mixes from now on.

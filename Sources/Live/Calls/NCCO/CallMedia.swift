@@ -13,6 +13,9 @@ public protocol CallMedia: Sendable {
     /// A `connect` the leg dialled was answered: a call still waiting to be answered (an inbound phone
     /// call) is answered now.
     func connected(leg: String)
+    /// A leg that starts it (`startOnEnter`, the default) joined the conversation: attendees who were
+    /// waiting (`startOnEnter: false`) stop hearing the music on hold and join in.
+    func conversationStarted(_ conversationID: String)
     /// The leg ends without ever being answered, because its `connect` ended with `status` (rejected,
     /// busy, timeout...) or its NCCO ran out: an inbound call is refused with the matching response.
     func declined(leg: String, status: String)
@@ -21,6 +24,7 @@ public protocol CallMedia: Sendable {
 extension CallMedia {
     public func connected(leg: String) {}
     public func declined(leg: String, status: String) {}
+    public func conversationStarted(_ conversationID: String) {}
 }
 
 /// What media reports back to the calls it serves.
@@ -68,7 +72,7 @@ public struct NoCallMedia: CallMedia {
         case .play: throw .unavailable("stream needs the audio mixer, which this server does not run")
         case .collectDigits: throw .unavailable("input needs DTMF detection on the leg's audio, which this server does not run")
         case .startRecording: throw .unavailable("record needs the audio mixer, which this server does not run")
-        case .stopRecording: return
+        case .stopRecording, .mute: return
         case .recordConversation: throw .unavailable("recording a conversation needs the audio mixer, which this server does not run")
         case .sendDigits: throw .unavailable("DTMF needs the leg's audio, which this server does not run")
         case .bridge: throw .unavailable("this leg's audio cannot join a conversation without the audio mixer")
