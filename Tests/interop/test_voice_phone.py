@@ -611,6 +611,39 @@ def test_conversation_can_hear_and_can_speak_lists_limit_who_hears_whom(sip_serv
         second.stop()
 
 
+def test_connect_plays_its_ringback_tone_to_the_caller_until_the_phone_answers(sip_server, tmp_path):
+    """A phone calls in; its NCCO connects it to another phone with `ringbackTone` (900 Hz, served by the
+    application): the caller hears it while the callee rings, then the callee (answered by hand 3 s later)."""
+    from phone_support import tone_wav
+    server, sip_port = sip_server
+    hooks = Hooks()
+    hooks.files["/ringback.wav"] = tone_wav(900, seconds=2, rate=16000).read_bytes()
+    callee = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path / "callee", tone=660)  # rings until told to answer
+    caller = Baresip("<sip:15550111@127.0.0.1>;regint=0", tmp_path / "caller", tone=440)
+    try:
+        app_id, key = application(server, hooks)
+        trunk_and_number(server, callee, app_id, APP_NUMBER)
+        hooks.ncco = lambda req: [{"action": "connect", "from": APP_NUMBER, "ringbackTone": hooks.url + "/ringback.wav",
+                                   "endpoint": [{"type": "phone", "number": PHONE}]}]
+        caller.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+        wait_until(lambda: len(hooks.legs()) == 2 and "ringing" in hooks.statuses(hooks.legs()[1]), timeout=15,
+                   what=lambda: f"the callee ringing; {hooks.events}\n{callee.log()[-1500:]}")
+        time.sleep(3)
+        callee.command("/accept")
+        wait_until(lambda: "answered" in hooks.statuses(hooks.legs()[1]), timeout=10, what=lambda: f"answered; {hooks.events}")
+        time.sleep(3)
+        caller.command("/hangup")
+        wait_until(lambda: all("completed" in hooks.statuses(leg) for leg in hooks.legs()), timeout=10, what=lambda: f"completed; {hooks.events}")
+        time.sleep(0.5)
+        ringing, connected = heard(caller, 0.5, 2.5), heard(caller, -2.5, -0.5)
+        print("caller heard", ringing, "while ringing,", connected, "once connected")
+        assert abs(ringing[0] - 900) < 15 and ringing[1] > 100, f"the caller heard {ringing}, not the ringback tone"
+        assert abs(connected[0] - 660) < 15 and connected[1] > 100, f"the caller heard {connected}, not the callee"
+    finally:
+        caller.stop()
+        callee.stop()
+
+
 def test_a_slow_event_url_does_not_stall_calls():
     """Every event takes the receiver 2 s: calls are still placed at once and their NCCOs run (the answer URL is
     called for each), events arrive later in order, and /metrics counts them delivered."""

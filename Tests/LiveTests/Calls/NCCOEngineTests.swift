@@ -162,6 +162,30 @@ struct NCCOEngineTests {
         #expect(late.last == .media(.say(.init(text: "after"))))
     }
 
+    @Test("connect with a ringbackTone: the caller hears it on repeat while the endpoint rings, and not after")
+    func ringback() throws {
+        let doc = try document(#"[{"action":"connect","timeout":10,"ringbackTone":"http://h/ring.wav","endpoint":[{"type":"app","user":"bob"}]},{"action":"talk","text":"after"}]"#)
+        var ringback = NCCOAction.Stream(url: "http://h/ring.wav")
+        ringback.loop = 0
+        var answered = NCCOEngine()
+        let steps = answered.load(doc, now: t0)
+        #expect(steps.count == 2 && steps.first == .media(.play(ringback)))
+        // The tone's own end (it cannot end, it loops) changes nothing; the answer stops it.
+        #expect(answered.mediaFinished(now: t0) == [])
+        #expect(answered.dialAnswered(now: t0) == [.stopMedia])
+        #expect(answered.bridgeEnded(now: t0) == [.media(.say(.init(text: "after")))])
+
+        var failed = NCCOEngine()
+        _ = failed.load(doc, now: t0)
+        #expect(failed.dialFailed(now: t0) == [.stopMedia, .media(.say(.init(text: "after")))])
+        var unanswered = NCCOEngine()
+        _ = unanswered.load(doc, now: t0)
+        #expect(unanswered.tick(now: t0.addingTimeInterval(10)).first == .stopMedia)
+        var hungUp = NCCOEngine()
+        _ = hungUp.load(doc, now: t0)
+        #expect(hungUp.stop() == [.stopMedia])
+    }
+
     @Test("media that cannot run reports an error and the NCCO goes on")
     func mediaUnavailable() throws {
         var e = NCCOEngine()

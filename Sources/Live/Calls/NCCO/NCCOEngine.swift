@@ -63,6 +63,7 @@ public struct NCCOEngine: Sendable {
     public mutating func load(_ ncco: NCCO, now: Date) -> [NCCOStep] {
         var steps: [NCCOStep] = []
         if case .playing = phase { steps.append(.stopMedia) }
+        if case .dialing = phase { steps += stopRingback }
         if case .recording = phase { steps.append(.media(.stopRecording)) }
         if phase == .collecting { steps.append(.stopMedia) }
         pending = ncco.actions[...]
@@ -74,6 +75,7 @@ public struct NCCOEngine: Sendable {
     mutating func fail(_ error: NCCOError) -> [NCCOStep] {
         var steps: [NCCOStep] = []
         if case .playing = phase { steps.append(.stopMedia) }
+        if case .dialing = phase { steps += stopRingback }
         if case .recording = phase { steps.append(.media(.stopRecording)) }
         pending = []
         reset()
@@ -130,7 +132,11 @@ public struct NCCOEngine: Sendable {
             phase = .dialing(synchronous: c.synchronous)
             connect = c
             deadline = now.addingTimeInterval(TimeInterval(c.timeout))
-            return [.dial(c)]
+            // The caller hears `ringbackTone` on repeat while the endpoint rings (silence without one).
+            guard let tone = c.ringbackTone else { return [.dial(c)] }
+            var ringback = NCCOAction.Stream(url: tone)
+            ringback.loop = 0
+            return [.media(.play(ringback)), .dial(c)]
         case .notify(let n):
             phase = .awaitingAnswer
             return [.request(n.eventURL, payload: n.payload, awaitsAnswer: true)]
@@ -217,7 +223,7 @@ public struct NCCOEngine: Sendable {
         case .dialing:
             self.deadline = nil
             // Unanswered: the owner cancels the dialled leg (`timeout`) and the NCCO goes on.
-            return [.error("connect: no answer within \(connect?.timeout ?? 0) s", code: "connect-timeout")] + advance(now: now)
+            return stopRingback + [.error("connect: no answer within \(connect?.timeout ?? 0) s", code: "connect-timeout")] + advance(now: now)
         default:
             self.deadline = nil
             return []
@@ -229,13 +235,16 @@ public struct NCCOEngine: Sendable {
         guard case .dialing = phase else { return [] }
         phase = .bridged
         deadline = nil
-        return []
+        return stopRingback
     }
+
+    /// Ends the ringing connect's ringback tone, if it plays one.
+    var stopRingback: [NCCOStep] { connect?.ringbackTone != nil ? [.stopMedia] : [] }
 
     /// The dialled leg failed (busy, rejected, no trunk): the NCCO goes on with its next action.
     public mutating func dialFailed(now: Date) -> [NCCOStep] {
         guard case .dialing = phase else { return [] }
-        return advance(now: now)
+        return stopRingback + advance(now: now)
     }
 
     /// The connected leg hung up: the NCCO goes on.
@@ -256,6 +265,7 @@ public struct NCCOEngine: Sendable {
         let wasPlaying: Bool
         switch phase {
         case .playing, .collecting: wasPlaying = true
+        case .dialing: wasPlaying = connect?.ringbackTone != nil
         default: wasPlaying = false
         }
         phase = .finished
