@@ -72,7 +72,7 @@ struct RTPLegTests {
         #expect(pool.inUse == 0)
     }
 
-    @Test("RFC 4733 digits both ways: each reported once despite the three end packets")
+    @Test("RFC 4733 digits both ways: each reported once despite the three end packets; p pauses")
     func digits() async throws {
         let loop = EventLoop()
         loop.startThread(name: "rtp-test")
@@ -85,10 +85,13 @@ struct RTPLegTests {
             a.update(Self.negotiated(.pcmu, port: b.port))
             Self.listen(a, heard: heardA, frequency: 1000, other: 440)
             Self.listen(b, heard: heardB, frequency: 1000, other: 440)
-            for d in "12#" { a.sendDigit(d) }
+            for d in "1p2#" { a.sendDigit(d) }
             b.sendDigit("*")
             return (a, b)
         }
+        // `p` holds the next digit back 500 ms (after the first's 100 ms and the 60 ms gap).
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(!heardB.digits.withLock { $0 }.contains("2"))
         try await Task.sleep(for: .seconds(2))
         #expect(heardB.digits.withLock { $0 } == "12#")
         #expect(heardA.digits.withLock { $0 } == "*")

@@ -613,7 +613,8 @@ def test_conversation_can_hear_and_can_speak_lists_limit_who_hears_whom(sip_serv
 
 def test_connect_plays_its_ringback_tone_to_the_caller_until_the_phone_answers(sip_server, tmp_path):
     """A phone calls in; its NCCO connects it to another phone with `ringbackTone` (900 Hz, served by the
-    application): the caller hears it while the callee rings, then the callee (answered by hand 3 s later)."""
+    application): the caller hears it while the callee rings, then the callee (answered by hand 3 s later), which
+    gets the endpoint's `dtmfAnswer` keys once it answers; `randomFromNumber` calls from the application's number."""
     from phone_support import tone_wav
     server, sip_port = sip_server
     hooks = Hooks()
@@ -623,15 +624,21 @@ def test_connect_plays_its_ringback_tone_to_the_caller_until_the_phone_answers(s
     try:
         app_id, key = application(server, hooks)
         trunk_and_number(server, callee, app_id, APP_NUMBER)
-        hooks.ncco = lambda req: [{"action": "connect", "from": APP_NUMBER, "ringbackTone": hooks.url + "/ringback.wav",
-                                   "endpoint": [{"type": "phone", "number": PHONE}]}]
+        hooks.ncco = lambda req: [{"action": "connect", "randomFromNumber": True, "ringbackTone": hooks.url + "/ringback.wav",
+                                   "endpoint": [{"type": "phone", "number": PHONE, "dtmfAnswer": "1p2"}]}]
         caller.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
         wait_until(lambda: len(hooks.legs()) == 2 and "ringing" in hooks.statuses(hooks.legs()[1]), timeout=15,
                    what=lambda: f"the callee ringing; {hooks.events}\n{callee.log()[-1500:]}")
         time.sleep(3)
         callee.command("/accept")
         wait_until(lambda: "answered" in hooks.statuses(hooks.legs()[1]), timeout=10, what=lambda: f"answered; {hooks.events}")
-        time.sleep(3)
+        # `dtmfAnswer`: the answered phone gets the keys, the pause between them.
+        wait_until(lambda: "received event: '2'" in callee.log(), timeout=5, what=lambda: f"dtmfAnswer at the callee:\n{callee.log()[-1500:]}")
+        log = callee.log()
+        assert log.index("received event: '1'") < log.index("received event: '2'")
+        # `randomFromNumber`: the call leaves from the application's only number, not the caller's.
+        assert {e["from"] for e in hooks.events if e.get("uuid") == hooks.legs()[1] and "status" in e} == {APP_NUMBER}, hooks.events
+        time.sleep(2)
         caller.command("/hangup")
         wait_until(lambda: all("completed" in hooks.statuses(leg) for leg in hooks.legs()), timeout=10, what=lambda: f"completed; {hooks.events}")
         time.sleep(0.5)

@@ -146,7 +146,9 @@ public final class Calls: CallMediaEvents, Sendable {
         let app = parent.application
         var user: User?
         if case .app(let name) = c.endpoint { user = try? core.users.resolve(name, applicationID: app.id) }
-        let from: CallEndpoint = c.from.map { .phone(number: $0, dtmfAnswer: nil) }
+        // `randomFromNumber`: one of the application's numbers; else the caller's side of the parent leg.
+        let random = c.randomFromNumber ? (try? core.numbers.list(apiKey: app.apiKey, applicationID: app.id).randomElement()?.msisdn) ?? nil : nil
+        let from: CallEndpoint = (c.from ?? random).map { .phone(number: $0, dtmfAnswer: nil) }
             ?? (parentLeg.direction == .inbound ? parentLeg.from : parentLeg.to)
         guard let child = try? core.calls.create(CallLegs.NewLeg(applicationID: app.id, direction: .outbound, from: from, to: c.endpoint,
                                                                  conversationID: parentLeg.conversationID, parentUUID: uuid,

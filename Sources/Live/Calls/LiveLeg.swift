@@ -131,6 +131,8 @@ actor LiveLeg {
             }
         case .bridgedTo(let parent):
             Task { [calls] in await calls.leg(parent)?.dialAnswered() }
+            // `dtmfAnswer`: keys for the answered phone (an extension, a PIN), `p` a 500 ms pause.
+            if case .phone(_, let digits?) = leg.to { try? calls.media.perform(.sendDigits(digits), leg: uuid) }
         }
     }
 

@@ -53,6 +53,9 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     private var remoteSSRC: UInt32 = 0
     private var dtmf: (code: UInt8, timestamp: UInt32, sent: Int, packets: Int, endsLeft: Int)?
     private var pendingDigits: [UInt8] = []
+    /// In `pendingDigits`: a 500 ms pause (`p`), not an event.
+    private static let pause: UInt8 = 0xFF
+    private var pausing = false
     private var dtmfTimer: TimerHandle?
     private var reportTimer: TimerHandle?
     private var closed = false
@@ -257,16 +260,23 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     }
 
     /// Queues a DTMF digit as RFC 4733 events: a packet every 20 ms with a growing duration, the
-    /// last three with the end bit. Unknown characters are ignored.
+    /// last three with the end bit; `p` waits 500 ms before the next. Unknown characters are ignored.
     public func sendDigit(_ digit: Character, milliseconds: Int = 100) {
-        guard let code = TelephoneEvent.code(of: digit), negotiated.telephoneEventPayloadType != nil, pendingDigits.count < 64 else { return }
+        guard let code = digit == "p" ? Self.pause : TelephoneEvent.code(of: digit), negotiated.telephoneEventPayloadType != nil,
+              pendingDigits.count < 64 else { return }
         pendingDigits.append(code)
-        if dtmf == nil { startNextDigit(milliseconds: milliseconds) }
+        if dtmf == nil && !pausing { startNextDigit(milliseconds: milliseconds) }
     }
 
     private func startNextDigit(milliseconds: Int) {
+        pausing = false
         guard !pendingDigits.isEmpty else { return }
         let code = pendingDigits.removeFirst()
+        if code == Self.pause {
+            pausing = true
+            dtmfTimer = loop.schedule(after: .milliseconds(500)) { [weak self] in self?.startNextDigit(milliseconds: milliseconds) }
+            return
+        }
         dtmf = (code, timestamp, 0, max(2, milliseconds / 20), 3)
         dtmfTick(milliseconds: milliseconds)
     }
