@@ -1,6 +1,7 @@
 """Players and recordings in a mixed room over REST (application JWT): speech said into the room is
-heard by aiortc listeners for a plausible time, bad sources are refused with typed errors, and a
-WAV recording of the room holds both speakers' tones for the time it ran."""
+heard by aiortc listeners for a plausible time, bad sources are refused with typed errors, a WAV
+recording of the room holds both speakers' tones for the time it ran and one with a channel per speaker
+holds each alone; recordings end at their time-out and on silence."""
 import asyncio
 import json
 import subprocess
@@ -79,16 +80,21 @@ def test_say_heard_and_recording_holds_the_tones(server, tmp_path):
         rec = requests.post(base + "/recordings", json={"format": "wav"}, headers=headers, timeout=10)
         assert rec.status_code == 201, rec.text
         rid = rec.json()["id"]
+        # Beside it, a channel per speaker (one more than there are: it stays silent).
+        per_speaker = requests.post(base + "/recordings", json={"format": "wav", "channels": 3}, headers=headers, timeout=10)
+        assert per_speaker.status_code == 201 and per_speaker.json()["channels"] == 3, per_speaker.text
         await asyncio.sleep(3.0)
         stopped = requests.delete(server.http_url + f"/v1/recordings/{rid}", headers=headers, timeout=10).json()
+        requests.delete(server.http_url + f"/v1/recordings/{per_speaker.json()['id']}", headers=headers, timeout=10)
+        channels = requests.get(server.http_url + f"/v1/recordings/{per_speaker.json()['id']}/file", headers=headers, timeout=10)
         meta = requests.get(server.http_url + f"/v1/recordings/{rid}", headers=headers, timeout=10).json()
         file = requests.get(server.http_url + f"/v1/recordings/{rid}/file", headers=headers, timeout=10)
         for rt, m in listeners + speakers:
             await m.close()
             await rt.close()
-        return heard, stopped, meta, file
+        return heard, stopped, meta, file, channels
 
-    heard, stopped, meta, file = asyncio.run(asyncio.wait_for(scenario(), 120))
+    heard, stopped, meta, file, channels = asyncio.run(asyncio.wait_for(scenario(), 120))
     for samples, rate in heard:
         window = rate // 50
         rms = np.sqrt(np.mean(samples[: len(samples) // window * window].reshape(-1, window) ** 2, axis=1))
@@ -111,6 +117,19 @@ def test_say_heard_and_recording_holds_the_tones(server, tmp_path):
     assert np.abs(tail).max() > 1000
     for name, tone in TONES.items():
         assert tone_strength(tail, 48000, tone) > 20, f"{name}'s tone is missing from the recording"
+
+    # The per-speaker recording: each speaker's tone alone on a channel of its own, the third channel silent.
+    assert channels.status_code == 200 and channels.content[22] == 3, channels.status_code
+    per_channel = np.frombuffer(channels.content[44:], dtype="<i2").astype(np.float64).reshape(-1, 3)[-48000:]
+    found = []
+    for c in range(2):
+        strengths = {tone: tone_strength(per_channel[:, c], 48000, tone) for tone in TONES.values()}
+        print("channel", c, strengths)
+        mine = max(strengths, key=strengths.get)
+        assert strengths[mine] > 20 and strengths[mine] > 100 * min(strengths.values()), f"channel {c} is not one speaker: {strengths}"
+        found.append(mine)
+    assert sorted(found) == sorted(TONES.values()), found
+    assert np.abs(per_channel[:, 2]).max() < 50, "the spare channel is not silent"
 
 
 def test_recordings_end_at_their_time_out_and_on_silence(server, tmp_path):

@@ -614,7 +614,8 @@ def test_conversation_can_hear_and_can_speak_lists_limit_who_hears_whom(sip_serv
 def test_connect_plays_its_ringback_tone_to_the_caller_until_the_phone_answers(sip_server, tmp_path):
     """A phone calls in; its NCCO connects it to another phone with `ringbackTone` (900 Hz, served by the
     application): the caller hears it while the callee rings, then the callee (answered by hand 3 s later), which
-    gets the endpoint's `dtmfAnswer` keys once it answers; `randomFromNumber` calls from the application's number."""
+    gets the endpoint's `dtmfAnswer` keys once it answers; `randomFromNumber` calls from the application's number;
+    the call's `record` with `split: conversation` and 3 channels holds each voice on its own channel."""
     from phone_support import tone_wav
     server, sip_port = sip_server
     hooks = Hooks()
@@ -624,7 +625,9 @@ def test_connect_plays_its_ringback_tone_to_the_caller_until_the_phone_answers(s
     try:
         app_id, key = application(server, hooks)
         trunk_and_number(server, callee, app_id, APP_NUMBER)
-        hooks.ncco = lambda req: [{"action": "connect", "randomFromNumber": True, "ringbackTone": hooks.url + "/ringback.wav",
+        hooks.ncco = lambda req: [{"action": "record", "format": "wav", "split": "conversation", "channels": 3,
+                                   "eventUrl": [hooks.url + "/event/record"]},
+                                  {"action": "connect", "randomFromNumber": True, "ringbackTone": hooks.url + "/ringback.wav",
                                    "endpoint": [{"type": "phone", "number": PHONE, "dtmfAnswer": "1p2"}]}]
         caller.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
         wait_until(lambda: len(hooks.legs()) == 2 and "ringing" in hooks.statuses(hooks.legs()[1]), timeout=15,
@@ -646,6 +649,15 @@ def test_connect_plays_its_ringback_tone_to_the_caller_until_the_phone_answers(s
         print("caller heard", ringing, "while ringing,", connected, "once connected")
         assert abs(ringing[0] - 900) < 15 and ringing[1] > 100, f"the caller heard {ringing}, not the ringback tone"
         assert abs(connected[0] - 660) < 15 and connected[1] > 100, f"the caller heard {connected}, not the callee"
+        # The call's recording, a channel per leg: the caller first, then the ringback tone and the callee as first heard.
+        wait_until(lambda: [e for e in hooks.events if "recording_url" in e], timeout=10, what=lambda: f"the recording; {hooks.events}")
+        record = [e for e in hooks.events if "recording_url" in e][0]
+        r = requests.get(record["recording_url"], headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+        assert r.status_code == 200 and r.content[22] == 3, r.status_code
+        channels = np.frombuffer(r.content[44:], dtype="<i2").astype(np.float64).reshape(-1, 3)
+        tones = [dominant_frequency(channels[:, c], 48000) for c in range(3)]
+        print("recorded channels", tones)
+        assert abs(tones[0] - 440) < 15 and sorted(round(t / 10) * 10 for t in tones[1:]) == [660, 900], tones
     finally:
         caller.stop()
         callee.stop()

@@ -151,6 +151,7 @@ struct ConversationAudioRoutes {
             guard let id = member.stringValue, !id.isEmpty else { throw invalid("participant", "a member id") }
             o.participant = MixerParticipantID(id)
         }
+        if let c = try int("channels") { o.channels = c }
         o.endOnSilence = try int("end_on_silence")
         if let t = try int("timeout") { o.timeOut = t }
         if let b = try bool("beep_start") { o.beepStart = b }

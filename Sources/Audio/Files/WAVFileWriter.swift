@@ -10,7 +10,7 @@ public final class WAVFileWriter: AudioFileWriter {
     public init(path: String, sampleRate: Int, channels: Int = 1) throws(AudioFileError) {
         file = try FileDescriptor(writing: path)
         self.sampleRate = sampleRate
-        self.channels = max(1, min(2, channels))
+        self.channels = max(1, min(32, channels))
         try file.write(WAVFormat(sampleRate: sampleRate, channels: self.channels).header(dataLength: 0))
     }
 

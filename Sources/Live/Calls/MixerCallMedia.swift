@@ -124,11 +124,14 @@ public final class MixerCallMedia: CallMedia {
         let url = recordingURL
         Task {
             let listeners = await Self.listeners(of: place, rooms: rooms)
-            // The call as a whole (everyone the leg talks with, and the leg) unless split asks for the leg's two directions.
+            // The call as a whole (everyone the leg talks with, and the leg) unless split asks for the leg's two directions,
+            // or, with 3 or more channels, a channel for each leg (this one first).
             let split = record.split && !listeners.isEmpty
+            let perLeg = record.split && record.channels >= 3
             var options = RecordingOptions(format: AudioFileKind(rawValue: record.format.rawValue) ?? .mp3,
-                                           participant: split ? listeners.first : nil, split: split,
+                                           participant: split || perLeg ? listeners.first : nil, split: split && !perLeg,
                                            endOnSilence: record.endOnSilence, timeOut: record.maxDuration, beepStart: record.beepStart)
+            if perLeg { options.channels = record.channels }
             options.beepHeardBy = listeners.isEmpty ? nil : listeners
             let info: RecordingInfo
             do throws(ConversationAudio.Failure) {

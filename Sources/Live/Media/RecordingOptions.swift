@@ -7,6 +7,9 @@ public struct RecordingOptions: Sendable, Hashable {
     public var participant: MixerParticipantID?
     /// Stereo: what `participant` says on the left, what it hears on the right (WAV only).
     public var split = false
+    /// Without `split`, 2…32: each speaker on a channel of its own (`participant` on the first, the others
+    /// in the order they are first heard, any beyond the last channel added to it; WAV only).
+    public var channels = 1
     /// Seconds of silence that end the recording (3…10); nil: silence does not.
     public var endOnSilence: Int?
     /// The longest recording, seconds (3…7200).

@@ -30,20 +30,25 @@ public actor Recordings {
             guard options.participant != nil else { throw .invalid("split needs a participant: its voice left, what it hears right") }
             guard options.format == .wav else { throw .invalid("split stereo is recorded as wav") }
         }
+        guard (1...32).contains(options.channels) else { throw .invalid("channels must be 1 to 32") }
+        if options.channels > 1 && !options.split && options.format != .wav { throw .invalid("a channel per speaker is recorded as wav") }
+        let speakerChannels = options.split || options.channels < 2 ? 0 : options.channels
+        let channels = options.split ? 2 : options.channels
         let id = RecordingID.random()
         let path = file(id, options.format)
         let writer: any AudioFileWriter
         do {
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             switch options.format {
-            case .wav: writer = try WAVFileWriter(path: path, sampleRate: 48_000, channels: options.split ? 2 : 1)
+            case .wav: writer = try WAVFileWriter(path: path, sampleRate: 48_000, channels: channels)
             case .mp3: writer = try MP3FileWriter(path: path, sampleRate: 48_000)
             case .ogg: writer = try OggOpusFileWriter(path: path, sampleRate: 48_000)
             }
         } catch { throw .file(error) }
         let tap = MixerTapID(id.rawValue)
         do {
-            try await engine.addMixerTap(mixer, tap, participant: options.participant, split: options.split, frames: Self.tapFrames)
+            try await engine.addMixerTap(mixer, tap, participant: options.participant, split: options.split, speakerChannels: speakerChannels,
+                                         frames: Self.tapFrames)
         } catch {
             try? writer.finish()
             try? FileManager.default.removeItem(atPath: path)
@@ -53,7 +58,7 @@ public actor Recordings {
             _ = try? await players.start(.tone(.beep, milliseconds: 250), mixer: mixer, options: PlayerOptions(heardBy: options.beepHeardBy))
         }
         let info = RecordingInfo(id: id, source: source, applicationID: applicationID, format: options.format,
-                                 channels: options.split ? 2 : 1, sampleRate: 48_000, status: .recording, endReason: nil,
+                                 channels: channels, sampleRate: 48_000, status: .recording, endReason: nil,
                                  startTime: Date(), endTime: nil, duration: 0, size: 0, droppedFrames: 0, error: nil)
         let stop = StopFlag()
         let run = RecorderRun(engine: engine, mixer: mixer, tap: tap, writer: writer, info: info, path: path, options: options, stop: stop)

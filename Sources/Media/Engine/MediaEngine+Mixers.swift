@@ -76,13 +76,16 @@ extension MediaEngine {
     }
 
     /// Starts copying the mix into a ring of `frames` 20 ms frames for a recorder: the shared mix,
-    /// or what `participant` hears (with what it says on the left channel when `split`). Idle ticks
+    /// or what `participant` hears (with what it says on the left channel when `split`), or with
+    /// `speakerChannels` (2…32) each speaker on a channel of its own (`participant` on the first, the
+    /// others as they are first heard, any beyond the last channel added to it). Idle ticks
     /// add silence; drain it with `drainMixerTap` often enough (the ring drops, never grows).
     public func addMixerTap(_ mixer: MixerID, _ tap: MixerTapID, participant: MixerParticipantID? = nil, split: Bool = false,
-                            frames: Int = 250) async throws(MediaError) {
+                            speakerChannels: Int = 0, frames: Int = 250) async throws(MediaError) {
         guard (5...3000).contains(frames) else { throw .invalid("tap frames 5...3000") }
+        guard speakerChannels == 0 || (2...32).contains(speakerChannels) else { throw .invalid("speaker channels 2...32") }
         try await worker(mixer: mixer).run { core throws(MediaError) in
-            try core.addMixerTap(mixer, tap: tap, participant: participant, split: split, frames: frames)
+            try core.addMixerTap(mixer, tap: tap, participant: participant, split: split, speakerChannels: speakerChannels, frames: frames)
         }
     }
 

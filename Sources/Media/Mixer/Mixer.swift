@@ -192,7 +192,10 @@ final class Mixer {
             participant.port = nil
             port.close()
         }
-        for tap in taps where tap.slot == participant.slot.rawValue { tap.slot = -2 }
+        for tap in taps {
+            if tap.slot == participant.slot.rawValue { tap.slot = -2 }
+            tap.release(slot: participant.slot.rawValue)
+        }
         for consumer in output.consumers where consumer.mixerSlot == participant.slot.rawValue { consumer.mixerSlot = -1 }
         applyOptions()
         listsDirty = true
@@ -277,7 +280,7 @@ final class Mixer {
 
     /// Starts copying the shared mix (no participant) or what `participant` hears into a ring of
     /// `capacity` frames.
-    func addTap(_ id: MixerTapID, participant: MixerParticipantID?, split: Bool, capacity: Int) throws(MediaError) {
+    func addTap(_ id: MixerTapID, participant: MixerParticipantID?, split: Bool, speakerChannels: Int = 0, capacity: Int) throws(MediaError) {
         guard !taps.contains(where: { $0.id == id }) else { throw .invalid("tap \(id) exists on mixer \(self.id)") }
         // A recording takes the mix at 48 kHz.
         widen()
@@ -289,7 +292,8 @@ final class Mixer {
         } else if split {
             throw .invalid("a split tap needs a participant")
         }
-        taps.append(MixerTap(id: id, participant: participant, slot: slot, split: split, capacity: capacity, rate: rate))
+        taps.append(MixerTap(id: id, participant: participant, slot: slot, split: split, speakerChannels: speakerChannels,
+                             slots: core.capacity, capacity: capacity, rate: rate))
     }
 
     func tap(_ id: MixerTapID) -> MixerTap? { taps.first { $0.id == id } }
@@ -506,7 +510,7 @@ final class Mixer {
     }
 
     private func noteTappedInput(_ slot: Int) {
-        for tap in taps where tap.slot == slot { tap.noteInput(scratch) }
+        for tap in taps where tap.slot == slot || tap.perSpeaker { tap.noteInput(scratch, slot: slot) }
     }
 
     private func captureTaps(anyMixed: Bool) {

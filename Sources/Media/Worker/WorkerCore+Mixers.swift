@@ -86,8 +86,9 @@ extension WorkerCore {
         return QueueState(taken: taken, space: queue.space, queued: queue.queued, finished: queue.finished)
     }
 
-    func addMixerTap(_ id: MixerID, tap: MixerTapID, participant: MixerParticipantID?, split: Bool, frames: Int) throws(MediaError) {
-        try mixer(id).addTap(tap, participant: participant, split: split, capacity: frames)
+    func addMixerTap(_ id: MixerID, tap: MixerTapID, participant: MixerParticipantID?, split: Bool, speakerChannels: Int = 0,
+                     frames: Int) throws(MediaError) {
+        try mixer(id).addTap(tap, participant: participant, split: split, speakerChannels: speakerChannels, capacity: frames)
     }
 
     func drainMixerTap(_ id: MixerID, tap tapID: MixerTapID) throws(MediaError) -> MixerTapSamples {

@@ -61,10 +61,10 @@ struct MixerTapTests {
     func split() throws {
         let t = tap(capacity: 4, split: true)
         #expect(t.channels == 2)
-        t.noteInput(try frame(7))
+        t.noteInput(try frame(7), slot: 0)
         t.capture(try frame(9))  // said and heard
         t.capture(try frame(5))  // heard only: the left is silent, not last tick's words
-        t.noteInput(try frame(4))
+        t.noteInput(try frame(4), slot: 0)
         t.capture(nil)  // said only: the right is silent
         t.capture(nil)  // neither
         let samples = t.drain()
@@ -73,10 +73,32 @@ struct MixerTapTests {
         #expect(frameValues(samples, channels: 2, channel: 1) == [9, 5, 0, 0])
     }
 
+    @Test("a speaker tap gives each speaker a channel: the participant first, the others as first heard, the rest on the last")
+    func speakers() throws {
+        let t = MixerTap(id: MixerTapID("t"), participant: MixerParticipantID("p"), slot: 2, split: false, speakerChannels: 3,
+                         slots: 8, capacity: 8, rate: .hz8000)
+        #expect(t.channels == 3 && t.perSpeaker)
+        t.noteInput(try frame(5), slot: 4)  // first heard: the second channel
+        t.noteInput(try frame(7), slot: 2)  // the participant: the first
+        t.capture(nil)
+        t.noteInput(try frame(1), slot: 6)  // the third channel, the last free one
+        t.noteInput(try frame(2), slot: 7)  // no channel left: added to the last
+        t.noteInput(try frame(3), slot: 4)
+        t.capture(try frame(9))  // what anyone heard is not recorded here
+        t.capture(nil)  // nobody spoke: silence, not last tick's words
+        t.release(slot: 4)
+        t.noteInput(try frame(8), slot: 4)  // another participant in the slot: a new speaker, on the last channel
+        t.capture(nil)
+        let samples = t.drain()
+        #expect(frameValues(samples, channels: 3, channel: 0) == [7, 0, 0, 0])
+        #expect(frameValues(samples, channels: 3, channel: 1) == [5, 3, 0, 0])
+        #expect(frameValues(samples, channels: 3, channel: 2) == [0, 3, 0, 8])
+    }
+
     @Test("a mono tap ignores the participant's input")
     func monoIgnoresInput() throws {
         let t = tap(capacity: 2)
-        t.noteInput(try frame(7))
+        t.noteInput(try frame(7), slot: 0)
         t.capture(nil)
         #expect(frameValues(t.drain()) == [0])
     }
