@@ -85,7 +85,7 @@ struct RTPLegTests {
             a.update(Self.negotiated(.pcmu, port: b.port))
             Self.listen(a, heard: heardA, frequency: 1000, other: 440)
             Self.listen(b, heard: heardB, frequency: 1000, other: 440)
-            for d in "1p2#" { a.sendDigit(d) }
+            for d in "1P2#" { a.sendDigit(d) }
             b.sendDigit("*")
             return (a, b)
         }

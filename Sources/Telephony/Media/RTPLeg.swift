@@ -262,7 +262,7 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     /// Queues a DTMF digit as RFC 4733 events: a packet every 20 ms with a growing duration, the
     /// last three with the end bit; `p` waits 500 ms before the next. Unknown characters are ignored.
     public func sendDigit(_ digit: Character, milliseconds: Int = 100) {
-        guard let code = digit == "p" ? Self.pause : TelephoneEvent.code(of: digit), negotiated.telephoneEventPayloadType != nil,
+        guard let code = digit == "p" || digit == "P" ? Self.pause : TelephoneEvent.code(of: digit), negotiated.telephoneEventPayloadType != nil,
               pendingDigits.count < 64 else { return }
         pendingDigits.append(code)
         if dtmf == nil && !pausing { startNextDigit(milliseconds: milliseconds) }
