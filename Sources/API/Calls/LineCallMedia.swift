@@ -61,6 +61,10 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     private let legs = Mutex<[String: PhoneLeg]>([:])
     /// Conversations a leg that starts them (`startOnEnter`) has joined; attendees of the others wait.
     private let started = Mutex<Set<String>>([])
+    /// Conversations whose lines' options are to be worked out again, one at a time (so a moderator joining
+    /// while an attendee's music on hold starts cannot leave the music playing).
+    private let policyChanges: AsyncStream<String>.Continuation
+    private let policyWork: AsyncStream<String>
     private let logger = Logger(label: "phone")
 
     init(mixer: MixerCallMedia, edge: SIPEdge?, group: EventLoopGroup, core: PlatformCore, rtpPorts: ClosedRange<UInt16>, host: String,
@@ -72,11 +76,18 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         pool = RTPPortPool(range: rtpPorts)
         self.host = host
         self.resolve = resolve
+        (policyWork, policyChanges) = AsyncStream.makeStream(of: String.self)
     }
 
     /// Connects the rooms and calls once they exist.
     func attach(rooms: Rooms, calls: Calls) {
         attached.withLock { $0 = Attached(rooms: rooms, calls: calls) }
+        Task { [weak self, policyWork] in
+            for await conversationID in policyWork {
+                guard let self else { return }
+                await self.workOutPolicy(conversationID, rooms: rooms)
+            }
+        }
     }
 
     /// Phone legs in progress.
@@ -143,23 +154,23 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
                                   holdMusic: holdMusic) { here[$0].map { Rooms.lineParticipant(memberID: $0) } }
     }
 
-    /// Works out again what every line of the conversation hears (a leg came, left, was muted, or the moderator
-    /// joined) and starts or stops its music on hold.
-    private func applyPolicy(_ conversationID: String) {
-        guard let rooms = attached.withLock({ $0.rooms }) else { return }
-        Task {
-            let lines = legs.withLock { $0.values.filter { $0.place.conversationID == conversationID } }
-            let isStarted = started.withLock { s -> Bool in
-                if lines.isEmpty { s.remove(conversationID) }
-                return s.contains(conversationID)
-            }
-            let music = isStarted ? nil : lines.lazy.compactMap { $0.conversation?.startOnEnter == false ? $0.conversation?.musicOnHoldURL : nil }.first
-            var holdMusic: MixerParticipantID?
-            if let music { holdMusic = await mixer.startHoldMusic(music, conversationID: conversationID) } else { await mixer.stopHoldMusic(conversationID: conversationID) }
-            for phone in lines {
-                await rooms.setLineOptions(conversationID: conversationID, memberID: phone.place.memberID,
-                                           options: options(for: phone, in: conversationID, holdMusic: holdMusic))
-            }
+    /// Has what every line of the conversation hears worked out again (a leg came, left, was muted, or the
+    /// moderator joined).
+    private func applyPolicy(_ conversationID: String) { policyChanges.yield(conversationID) }
+
+    /// Sets each line's options and starts or stops the music on hold.
+    private func workOutPolicy(_ conversationID: String, rooms: Rooms) async {
+        let lines = legs.withLock { $0.values.filter { $0.place.conversationID == conversationID } }
+        let isStarted = started.withLock { s -> Bool in
+            if lines.isEmpty { s.remove(conversationID) }
+            return s.contains(conversationID)
+        }
+        let music = isStarted ? nil : lines.lazy.compactMap { $0.conversation?.startOnEnter == false ? $0.conversation?.musicOnHoldURL : nil }.first
+        var holdMusic: MixerParticipantID?
+        if let music { holdMusic = await mixer.startHoldMusic(music, conversationID: conversationID) } else { await mixer.stopHoldMusic(conversationID: conversationID) }
+        for phone in lines {
+            await rooms.setLineOptions(conversationID: conversationID, memberID: phone.place.memberID,
+                                       options: options(for: phone, in: conversationID, holdMusic: holdMusic))
         }
     }
 

@@ -118,7 +118,11 @@ public final class MixerCallMedia: CallMedia {
 
     private func startRecording(_ record: NCCOAction.Record, leg: String, conversationWide: Bool = false) throws(CallMediaError) {
         let (place, audio, rooms) = try place(leg)
-        let done: @Sendable () -> Void = { if conversationWide { _ = self.recorded.withLock { $0.remove(place.conversationID) } } }
+        // Once it has ended (or failed to start): the leg no longer waits on it, the conversation may be recorded again.
+        let done: @Sendable () -> Void = {
+            if record.isSynchronous { self.waiting.withLock { _ = $0.removeValue(forKey: leg) } }
+            if conversationWide { _ = self.recorded.withLock { $0.remove(place.conversationID) } }
+        }
         if record.split && record.format != .wav { throw .failed("record: split conversation is recorded as wav") }
         if record.isSynchronous { waiting.withLock { $0[leg] = .starting } }
         let url = recordingURL
@@ -136,7 +140,6 @@ public final class MixerCallMedia: CallMedia {
             let info: RecordingInfo
             do throws(ConversationAudio.Failure) {
                 info = try await audio.record(conversationID: place.conversationID, applicationID: place.applicationID, options: options) { info in
-                    if record.isSynchronous { self.waiting.withLock { _ = $0.removeValue(forKey: leg) } }
                     done()
                     let formatter = ISO8601DateFormatter()
                     var fields: [String: JSONValue] = [
@@ -148,7 +151,6 @@ public final class MixerCallMedia: CallMedia {
                     self.events()?.recordingFinished(leg: leg, record: record, fields: fields)
                 }
             } catch {
-                if record.isSynchronous { waiting.withLock { _ = $0.removeValue(forKey: leg) } }
                 done()
                 events()?.recordingFailed(leg: leg, record: record, reason: "\(error)")
                 return
