@@ -193,3 +193,41 @@ def test_recordings_end_at_their_time_out_and_on_silence(server, tmp_path):
     mp3 = tmp_path / "quiet.mp3"
     mp3.write_bytes(requests.get(server.http_url + f"/v1/recordings/{quiet}/file", headers=headers, timeout=10).content)
     assert abs(float(subprocess.run(["soxi", "-D", str(mp3)], capture_output=True, text=True, check=True).stdout) - q["duration"]) < 0.1
+
+
+def test_tones_and_a_country_ringback_are_heard_and_stopped(server):
+    """`tone` with two frequencies and `tone` with a country's ringback (GB: 400 + 450 Hz) reach a listener of
+    the mix; DELETE stops what plays (then 404 with nothing left); bad tones are refused with their codes."""
+    loopback_ice()
+    room = create_room(server.http_url + "/rooms/api", "Tones")
+    base = server.http_url + f"/v1/conversations/{room}"
+    headers = app_headers(server)
+
+    async def scenario():
+        rt, listener, _ = await join_room(server, room, "listener")
+        await listener.subscribe()
+        await wait_for(lambda: mix_track(listener) is not None, timeout=30, what="the mix")
+        refused = [requests.post(base + "/tone", json=body, headers=headers, timeout=10)
+                   for body in ({"frequencies": [5]}, {"ringback": "XX"}, {"frequency": 440, "duration_ms": 0})]
+        dual = requests.post(base + "/tone", json={"frequencies": [350, 440], "duration_ms": 1500}, headers=headers, timeout=10)
+        assert dual.status_code == 201, dual.text
+        heard_dual = await collect_until(mix_track(listener), 1.2)
+        await asyncio.sleep(0.5)
+        ring = requests.post(base + "/tone", json={"ringback": "GB", "duration_ms": 30000}, headers=headers, timeout=10)
+        assert ring.status_code == 201, ring.text
+        heard_ring = await collect_until(mix_track(listener), 1.0)
+        stopped = requests.delete(base + "/tone", headers=headers, timeout=10)
+        again = requests.delete(base + "/tone", headers=headers, timeout=10)
+        await listener.close()
+        await rt.close()
+        return refused, heard_dual, heard_ring, stopped, again
+
+    refused, (dual, rate), (ring, ring_rate), stopped, again = asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert [(r.status_code, r.json()["code"]) for r in refused] == [
+        (400, "invalid-frequency"), (400, "invalid-country"), (400, "invalid-duration")], [r.text for r in refused]
+    for tone in (350, 440):
+        assert tone_strength(dual, rate, tone) > 20, f"{tone} Hz is missing"
+    for tone in (400, 450):
+        assert tone_strength(ring, ring_rate, tone) > 20, f"the GB ringback's {tone} Hz is missing"
+    assert stopped.status_code == 200 and stopped.json()["stopped"] == 1, stopped.text
+    assert again.status_code == 404 and again.json()["code"] == "not-playing", again.text

@@ -45,12 +45,26 @@ struct ConversationAudioRoutes {
             let app = try req.requireApplicationToken()
             let cid = try Self.conversation(req, app: app, core: core)
             let body = try req.json()
-            let frequencies = body["frequencies"]?.arrayValue?.compactMap(\.doubleValue) ?? [body["frequency"]?.doubleValue ?? 440]
-            guard !frequencies.isEmpty, frequencies.count <= 4, frequencies.allSatisfy({ (20...20_000).contains($0) }) else {
-                throw APIError.badRequest("frequencies must be 1 to 4 values of 20 to 20000 Hz.", code: "invalid-frequency")
+            if let d = body["duration_ms"], !(d.intValue.map { (20...600_000).contains($0) } ?? false) {
+                throw APIError.badRequest("duration_ms must be an integer of 20 to 600000.", code: "invalid-duration")
             }
-            let ms = body["duration_ms"]?.intValue ?? 1000
-            let cadence = ToneCadence([.init(frequencies, milliseconds: ms)], repeats: false)
+            let cadence: ToneCadence
+            let ms: Int
+            if let country = body["ringback"] {
+                // A country's ringback (ISO 3166 alpha-2), repeating for duration_ms (default 6 s).
+                guard let c = country.stringValue.flatMap(ToneCadence.ringback(country:)) else {
+                    throw APIError.badRequest("ringback must be a country code with a known ringback (US, CA, GB, IE, DE, AT, CH, NL, FR, BE, JP, IT, ES, AU).",
+                                              code: "invalid-country")
+                }
+                (cadence, ms) = (c, body["duration_ms"]?.intValue ?? 6000)
+            } else {
+                let frequencies = body["frequencies"]?.arrayValue?.compactMap(\.doubleValue) ?? [body["frequency"]?.doubleValue ?? 440]
+                guard !frequencies.isEmpty, frequencies.count <= 4, frequencies.allSatisfy({ (20...20_000).contains($0) }) else {
+                    throw APIError.badRequest("frequencies must be 1 to 4 values of 20 to 20000 Hz.", code: "invalid-frequency")
+                }
+                ms = body["duration_ms"]?.intValue ?? 1000
+                cadence = ToneCadence([.init(frequencies, milliseconds: ms)], repeats: false)
+            }
             let id = try await Self.start(.tone(cadence, milliseconds: ms), cid: cid, body: body, audio: audio)
             return .jsonObject(["id": id.rawValue, "conversation_id": cid, "message": "Tone started"], status: 201)
         }
