@@ -160,12 +160,20 @@ def test_recordings_end_at_their_time_out_and_on_silence(server, tmp_path):
         left_at = time.monotonic()
         await speaker.close()
         await rt.close()
-        ended = await wait_for(lambda: meta(quiet.json()["id"])["status"] != "recording", timeout=15, what="the silence to end it")
+        await wait_for(lambda: meta(quiet.json()["id"])["status"] != "recording", timeout=15, what="the silence to end it")
+        after_leaving = time.monotonic() - left_at
+        # A finished recording played back into the room: the listener hears the speaker's tone again.
+        missing = requests.post(base + "/play", json={"recording_id": "rec-000000000000000000000000"}, headers=headers, timeout=10)
+        assert missing.status_code == 404 and missing.json()["code"] == "recording-not-found", missing.text
+        replay = requests.post(base + "/play", json={"recording_id": timed.json()["id"]}, headers=headers, timeout=10)
+        assert replay.status_code == 201, replay.text
+        replayed = await collect_until(mix_track(listener), 2.0)
         await listener.close()
         await stays.close()
-        return refused, timed.json()["id"], quiet.json()["id"], time.monotonic() - left_at, ended
+        return refused, timed.json()["id"], quiet.json()["id"], after_leaving, replayed
 
-    refused, timed, quiet, after_leaving, _ = asyncio.run(asyncio.wait_for(scenario(), 60))
+    refused, timed, quiet, after_leaving, (replayed, rate) = asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert tone_strength(replayed, rate, 440.0) > 20, "the replayed recording is not heard"
     codes = {body: (r.status_code, r.json().get("code")) for body, r in refused.items()}
     print("refused", codes)
     assert codes == {'{"end_on_silence": "soon"}': (400, "invalid-end-on-silence"), '{"timeout": 2}': (422, "invalid-audio"),

@@ -34,11 +34,25 @@ struct ConversationAudioRoutes {
             let app = try req.requireApplicationToken()
             let cid = try Self.conversation(req, app: app, core: core)
             let body = try req.json()
-            guard let url = body["url"]?.stringValue ?? body["stream_url"]?[0]?.stringValue ?? body["stream_url"]?.stringValue,
-                  url.hasPrefix("http://") || url.hasPrefix("https://") else {
-                throw APIError.badRequest("url must be an http(s) URL.", code: "invalid-url")
+            let source: PlayerSource
+            if let recording = body["recording_id"] {
+                // A finished recording of this application, played back (a voicemail into a conference).
+                let rid = RecordingID(rawValue: recording.stringValue ?? "")
+                guard rid.isWellFormed, let info = await audio.recordings.info(rid), info.applicationID == app.id else {
+                    throw APIError.notFound("No such recording.", code: "recording-not-found")
+                }
+                guard let path = await audio.recordings.path(rid) else {
+                    throw APIError.conflict("The recording is not complete.", code: "recording-in-progress")
+                }
+                source = .file(path)
+            } else {
+                guard let url = body["url"]?.stringValue ?? body["stream_url"]?[0]?.stringValue ?? body["stream_url"]?.stringValue,
+                      url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                    throw APIError.badRequest("url must be an http(s) URL (or recording_id a recording).", code: "invalid-url")
+                }
+                source = .url(url)
             }
-            let id = try await Self.start(.url(url), cid: cid, body: body, audio: audio)
+            let id = try await Self.start(source, cid: cid, body: body, audio: audio)
             return .jsonObject(["id": id.rawValue, "conversation_id": cid, "message": "Stream started"], status: 201)
         }
         router.post("/v1/conversations/:cid/tone") { req in
