@@ -663,6 +663,52 @@ def test_connect_plays_its_ringback_tone_to_the_caller_until_the_phone_answers(s
         callee.stop()
 
 
+def test_voice_api_streams_speaks_and_sends_keys_into_a_phone_call(sip_server, tmp_path):
+    """`PUT /v1/calls/{uuid}/stream`, `/talk` and `/dtmf` into a phone call that sits in a conversation, and
+    their DELETEs: the phone hears the 700 Hz stream until it is stopped, then silence, then speech, and gets
+    the keys as RFC 4733 events."""
+    from phone_support import tone_wav
+    server, sip_port = sip_server
+    hooks = Hooks()
+    hooks.files["/music.wav"] = tone_wav(700, seconds=1, rate=16000).read_bytes()
+    phone = Baresip("<sip:15550111@127.0.0.1>;regint=0", tmp_path, tone=440)
+    try:
+        app_id, key = application(server, hooks)
+        trunk_and_number(server, phone, app_id, APP_NUMBER)
+        hooks.ncco = lambda req: [{"action": "conversation", "name": "api-media"}]
+        phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+        wait_until(lambda: hooks.legs() and "answered" in hooks.statuses(hooks.legs()[0]), timeout=15,
+                   what=lambda: f"answered; {hooks.events}\n{phone.log()[-1500:]}")
+        uuid = hooks.legs()[0]
+        auth = {"Authorization": bearer(token(app_id, key))}
+
+        def call(method, path, **body):
+            r = requests.request(method, server.http_url + f"/v1/calls/{uuid}{path}", json=body or None, headers=auth, timeout=10)
+            assert r.status_code == 200, (method, path, r.status_code, r.text)
+
+        time.sleep(1)
+        call("PUT", "/stream", stream_url=[hooks.url + "/music.wav"], loop=0)
+        time.sleep(2)
+        call("DELETE", "/stream")
+        time.sleep(1)
+        call("PUT", "/talk", text="This is a message from the application, read to the caller.", language="en-US")
+        time.sleep(2.5)
+        call("DELETE", "/talk")
+        call("PUT", "/dtmf", digits="3p4")
+        wait_until(lambda: "received event: '4'" in phone.log(), timeout=5, what=lambda: f"the keys at the phone:\n{phone.log()[-1500:]}")
+        assert phone.log().index("received event: '3'") < phone.log().index("received event: '4'")
+        phone.command("/hangup")
+        wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=10, what=lambda: f"completed; {hooks.events}")
+        time.sleep(0.5)
+        streamed, stopped, spoken = heard(phone, 1.6, 2.8), heard(phone, 3.3, 3.9), heard(phone, 4.4, 6.0)
+        print("stream", streamed, "after stopping it", stopped, "talk", spoken)
+        assert abs(streamed[0] - 700) < 15 and streamed[1] > 100, f"the phone heard {streamed}, not the stream"
+        assert stopped[1] < 30, f"the stream was stopped, yet the phone heard {stopped}"
+        assert spoken[1] > 100 and abs(spoken[0] - 700) > 50, f"the phone heard {spoken}, not speech"
+    finally:
+        phone.stop()
+
+
 def test_a_slow_event_url_does_not_stall_calls():
     """Every event takes the receiver 2 s: calls are still placed at once and their NCCOs run (the answer URL is
     called for each), events arrive later in order, and /metrics counts them delivered."""
