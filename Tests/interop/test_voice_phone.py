@@ -576,6 +576,47 @@ def test_a_moderated_conversation_holds_attendees_on_music_until_the_moderator_j
         moderator.stop()
 
 
+def test_an_app_user_starts_a_moderated_conversation_for_a_waiting_phone(sip_server, tmp_path):
+    """The moderator is an app user (a server call over the realtime protocol) whose NCCO joins the conversation
+    with the default `startOnEnter`: the phone attendee waiting on the 800 Hz music stops hearing it for good."""
+    from phone_support import tone_wav
+    server, sip_port = sip_server
+    hooks = Hooks()
+    hooks.files["/hold.wav"] = tone_wav(800, seconds=4, rate=16000).read_bytes()
+    attendee = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path, tone=440)
+    try:
+        app_id, key = application(server, hooks)
+        trunk_and_number(server, attendee, app_id, APP_NUMBER)
+        hooks.ncco = lambda req: [{"action": "conversation", "name": "app-moderated", "startOnEnter": "from_user" in req,
+                                   "musicOnHoldUrl": [hooks.url + "/hold.wav"]}]
+        attendee.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+        wait_until(lambda: hooks.legs() and "answered" in hooks.statuses(hooks.legs()[0]), timeout=15,
+                   what=lambda: f"answered; {hooks.events}\n{attendee.log()[-1500:]}")
+        time.sleep(2.5)
+
+        async def moderator_joins():
+            rt = await Realtime(server.ws_url).connect()
+            await rt.login(user_jwt(server, app_id, key, "moderator"))
+            await rt.request("call:create", {"to": "moderated-room"})
+            await wait_for(lambda: len(hooks.answers) == 2, timeout=10, what="the moderator's answer webhook")
+            await asyncio.sleep(3)
+            await rt.close()
+        asyncio.run(moderator_joins())
+        attendee.command("/hangup")
+        wait_until(lambda: "completed" in hooks.statuses(hooks.legs()[0]), timeout=10, what=lambda: f"completed; {hooks.events}")
+        time.sleep(0.5)
+        played, rate = attendee.played()
+        half = rate // 2
+        heard_tones = [round(dominant_frequency(played[i:i + half], rate) / 10) * 10 if np.sqrt(np.mean(played[i:i + half] ** 2)) > 100 else None
+                       for i in range(0, len(played) - half, half)]
+        print("the attendee heard, every 0.5 s:", heard_tones)
+        assert heard_tones[1:4] == [800, 800, 800], heard_tones
+        first_quiet = heard_tones.index(None, 1)
+        assert len(heard_tones) - first_quiet >= 3 and 800 not in heard_tones[first_quiet:], f"the music did not stop for good: {heard_tones}"
+    finally:
+        attendee.stop()
+
+
 def test_conversation_can_hear_and_can_speak_lists_limit_who_hears_whom(sip_server, tmp_path):
     """The second phone joins with `canHear: [the first leg]` and `canSpeak: []`: it hears the first phone,
     and the first phone hears nobody (nobody is allowed to hear the second)."""

@@ -161,8 +161,10 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     /// Sets each line's options and starts or stops the music on hold.
     private func workOutPolicy(_ conversationID: String, rooms: Rooms) async {
         let lines = legs.withLock { $0.values.filter { $0.place.conversationID == conversationID } }
+        // Forgotten once no call is left in it (an app leg may have started it and still be there without a line).
+        let over = lines.isEmpty && !((try? core.calls.legs(inConversation: conversationID))?.contains { !$0.status.isTerminal } ?? false)
         let isStarted = started.withLock { s -> Bool in
-            if lines.isEmpty { s.remove(conversationID) }
+            if over { s.remove(conversationID) }
             return s.contains(conversationID)
         }
         let music = isStarted ? nil : lines.lazy.compactMap { $0.conversation?.startOnEnter == false ? $0.conversation?.musicOnHoldURL : nil }.first
