@@ -66,6 +66,18 @@ struct CallTrackerTests {
         #expect(second == [.hangup(Self.caller, reason: .localHangup)])
     }
 
+    @Test("a call moved into another conversation is a transfer, not an end: its old member leaving reports nothing")
+    func transfer() {
+        let ledger = VoiceLedger(placed: [Self.caller])
+        var t = CallTracker()
+        var out = t.event(Self.status(1, leg: Self.caller, member: "MEM-a", "answered"), ledger: ledger)
+        out += t.push(type: "call:transfer", body: ["call_id": .string(Self.caller.rawValue), "conversation_id": "CON-2", "member_id": "MEM-a"],
+                      ledger: ledger)
+        out += t.event(Self.left(2, member: "MEM-a"), ledger: ledger)
+        #expect(out.dropFirst() == [.transferred(Self.caller, conversationID: "CON-2")])
+        #expect(Self.hangups(out).isEmpty)
+    }
+
     @Test("others' legs leaving and calls not this session's report no hangup")
     func notOurs() {
         var t = CallTracker()

@@ -286,6 +286,45 @@ def test_the_page_calls_the_built_in_test_number_and_hears_the_prompt_then_itsel
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not shutil.which(FIREFOX),
                     reason="Firefox's media test needs root, iproute2 and Firefox ESR (scripts/setup --test)")
+def test_the_pages_call_follows_its_ncco_into_a_conversation_with_a_phone(stack, browser):
+    """The application's answer webhook (a hooks server here) answers every call with `conversation` "web-conf": the
+    page's call is moved there (`call:transfer`), shows as answered and publishes into it; the phone that dialled in
+    is in the same conversation, so each hears the other (the page 660 Hz, the phone 440 Hz); the phone hanging up
+    ends the page's call, as a one-to-one dialer does."""
+    from voice_support import Hooks
+    hooks = Hooks()
+    hooks.ncco = lambda req: [{"action": "conversation", "name": "web-conf"}]
+    original = api(stack.server, "GET", f"/v2/applications/{stack.app_id}").json()
+    webhooks = {"answer_url": {"address": hooks.url + "/answer", "http_method": "POST"},
+                "event_url": {"address": hooks.url + "/event", "http_method": "POST"}}
+    r = api(stack.server, "PUT", f"/v2/applications/{stack.app_id}", json={"name": original["name"], "capabilities": {"voice": {"webhooks": webhooks}}})
+    assert r.status_code == 200, r.text
+    page = open_phone(browser, stack.server, "carol")
+    try:
+        page.fill("#number", "conference")
+        page.click("#call")
+        wait(lambda: call_state(page)[0] == "answered", 15, f"the page's call answered once moved into the conversation: {call_state(page)}")
+        screenshot(page, "phone-sip-conversation")
+        before = len(stack.phone.log())
+        stack.phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{stack.sip_port}")
+        wait(lambda: len(hooks.answers) == 2, 15, "the phone's call answered")
+        measured = heard(page, 660)
+        print("the page heard", measured)
+        assert abs(measured["frequency"] - 660) < 15, measured
+        time.sleep(3)
+        stack.phone.command("/hangup")
+        wait(lambda: phone_calls_ended(stack.phone, before), 10, "the phone's call ended")
+        phone_heard(stack.phone, 440)
+        # The dialer is one-to-one: the other side leaving ends the page's call too.
+        wait(lambda: call_state(page)[0] == "ended", 10, f"the page's call ended: {call_state(page)}")
+    finally:
+        page.close()
+        original_hooks = original["capabilities"]["voice"]["webhooks"]
+        api(stack.server, "PUT", f"/v2/applications/{stack.app_id}",
+            json={"name": original["name"], "capabilities": {"voice": {"webhooks": original_hooks}}})
+        hooks.http.shutdown()
+
+
 def test_firefox_calls_a_phone_which_answers_hears_it_gets_digits_and_is_hung_up():
     """Firefox gathers ICE candidates only on non-loopback interfaces: the whole stack runs in a network
     namespace whose veth ends stand in for a real interface (phone_firefox_netns.py)."""

@@ -577,8 +577,10 @@ def test_a_moderated_conversation_holds_attendees_on_music_until_the_moderator_j
 
 
 def test_an_app_user_starts_a_moderated_conversation_for_a_waiting_phone(sip_server, tmp_path):
-    """The moderator is an app user (a server call over the realtime protocol) whose NCCO joins the conversation
-    with the default `startOnEnter`: the phone attendee waiting on the 800 Hz music stops hearing it for good."""
+    """The moderator is an app user (`switchboard client call`, the Swift SDK, with a 660 Hz microphone) whose NCCO
+    joins the conversation with the default `startOnEnter`: its client follows the call into the conversation
+    (`call:transfer`), and the phone attendee waiting on the 800 Hz music hears the moderator instead, and never the
+    music again."""
     from phone_support import tone_wav
     server, sip_port = sip_server
     hooks = Hooks()
@@ -593,15 +595,12 @@ def test_an_app_user_starts_a_moderated_conversation_for_a_waiting_phone(sip_ser
         wait_until(lambda: hooks.legs() and "answered" in hooks.statuses(hooks.legs()[0]), timeout=15,
                    what=lambda: f"answered; {hooks.events}\n{attendee.log()[-1500:]}")
         time.sleep(2.5)
-
-        async def moderator_joins():
-            rt = await Realtime(server.ws_url).connect()
-            await rt.login(user_jwt(server, app_id, key, "moderator"))
-            await rt.request("call:create", {"to": "moderated-room"})
-            await wait_for(lambda: len(hooks.answers) == 2, timeout=10, what="the moderator's answer webhook")
-            await asyncio.sleep(3)
-            await rt.close()
-        asyncio.run(moderator_joins())
+        events = client_call(server, "moderated-room", "moderator", user_jwt(server, app_id, key, "moderator"), "--play", "tone:660",
+                             seconds=5, timeout=40)
+        moved = [e for e in events if e.get("event") == "call:transfer"]
+        assert moved and {"event": "media", "conversation_id": moved[0]["conversation_id"]} in events, events
+        assert not [e for e in events if e.get("event") == "call:hangup" and e.get("reason") != "localHangup"], events
+        time.sleep(1)
         attendee.command("/hangup")
         wait_until(lambda: "completed" in hooks.statuses(hooks.legs()[0]), timeout=10, what=lambda: f"completed; {hooks.events}")
         time.sleep(0.5)
@@ -611,8 +610,8 @@ def test_an_app_user_starts_a_moderated_conversation_for_a_waiting_phone(sip_ser
                        for i in range(0, len(played) - half, half)]
         print("the attendee heard, every 0.5 s:", heard_tones)
         assert heard_tones[1:4] == [800, 800, 800], heard_tones
-        first_quiet = heard_tones.index(None, 1)
-        assert len(heard_tones) - first_quiet >= 3 and 800 not in heard_tones[first_quiet:], f"the music did not stop for good: {heard_tones}"
+        assert heard_tones.count(660) >= 4, f"the moderator was not heard: {heard_tones}"
+        assert 800 not in heard_tones[heard_tones.index(660):], f"the music came back: {heard_tones}"
     finally:
         attendee.stop()
 

@@ -151,6 +151,7 @@ async function logIn(user) {
   rt.on("call:invite", (m) => { if (app.rt === rt) incoming(m.body); });
   rt.on("call:invite:cancel", (m) => { if (app.rt === rt) inviteCancelled(m.body); });
   rt.on("call:hangup", (m) => { if (app.rt === rt && app.call?.id === m.body.call_id) remoteHangup(); });
+  rt.on("call:transfer", (m) => { if (app.rt === rt && app.call?.id === m.body.call_id) transferred(m.body); });
   rt.on("leg:status:update", (m) => { if (app.rt === rt) legStatus({ ...m.body, conversation_id: m.body.conversation_id || m.cid }); });
   rt.on("rtc:offer", (m) => {
     if (app.media && m.body.conversation_id === app.media.conversationID) app.media.offer(m.body.offer, m.body.tracks);
@@ -412,6 +413,16 @@ function answered() {
   clearInterval(app.ticker);
   app.ticker = setInterval(tick, 250);
   tick();
+}
+
+/** The application's NCCO moved the call into a conversation: its audio meets there from now on, and the
+ *  call is under way (nobody else's leg answers it). */
+function transferred(body) {
+  const call = app.call;
+  if (!call || call.state === "ended") return;
+  call.conversationID = body.conversation_id;
+  answered();
+  guarded(startMedia);
 }
 
 function elapsed(call) {

@@ -226,6 +226,11 @@ actor LiveLeg {
         endOnExit = c.endOnExit
         do {
             let conversation = try calls.namedConversation(applicationID: application.id, name: c.name)
+            if let user, leg.conversationID != conversation, case .app = (leg.direction == .outbound ? leg.to : leg.from) {
+                // The user's client follows its leg: told before its member leaves the call's conversation.
+                calls.clients?.push(userID: user.id, type: "call:transfer", body: [
+                    "call_id": .string(uuid), "conversation_id": .string(conversation), "member_id": .string(leg.memberID)])
+            }
             leg = try calls.core.calls.move(uuid: uuid, to: conversation, user: user)
             // An app leg's audio reaches the conversation through `rtc:*`; other legs need the mixer.
             if case .app = (leg.direction == .outbound ? leg.to : leg.from) {

@@ -131,6 +131,9 @@ public final class CallViewModel {
         case .hangup(let id, let reason):
             guard id == callID, isActive else { return }
             end(.hangup(reason))
+        case .transferred(let id, let conversation):
+            guard id == callID else { return }
+            conversationID = conversation
         case .legStatus(let update):
             if state == .dialing {
                 if early.count < 64 { early.append(update) }

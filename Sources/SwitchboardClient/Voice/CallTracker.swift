@@ -29,6 +29,11 @@ struct CallTracker {
         case "call:hangup":
             guard let id = body["call_id"]?.stringValue else { return [] }
             return end(CallID(id), reason: CallHangupReason(body["reason"]?.stringValue ?? "remoteHangup"))
+        case "call:transfer":
+            guard let id = body["call_id"]?.stringValue, let conversation = body["conversation_id"]?.stringValue else { return [] }
+            // Its member leaving the call's conversation next is the move, not the call's end.
+            if let member = body["member_id"]?.stringValue { legsByMember[member] = nil }
+            return [.transferred(CallID(id), conversationID: conversation)]
         default:
             return []
         }

@@ -31,10 +31,28 @@ enum CallCommand {
         let session = try await Session.connect(to: server, token: token)
         let voice = session.voice
         var media: RoomMedia?
-        /// The call's audio, once there is a conversation to send it into (with --play or --record).
-        func startMedia(_ conversationID: String) async throws {
+        /// The call's audio, once there is a conversation to send it into (with --play or --record). A call the
+        /// server has just moved is refused in its old conversation (`notJoined`): its transfer follows.
+        func startMedia(_ conversationID: String, moved: Bool = false) async throws {
             guard media == nil, source != nil || recorder != nil, !conversationID.isEmpty else { return }
-            media = try await voice.enableMedia(inCallConversation: conversationID, source: source, sink: recorder)
+            var attempts = moved ? 30 : 1
+            while true {
+                let refusal: SessionError
+                do {
+                    media = try await voice.enableMedia(inCallConversation: conversationID, source: source, sink: recorder)
+                    break
+                } catch {
+                    refusal = error
+                }
+                guard case .server(let code, _) = refusal, code == "notJoined" else { throw refusal }
+                attempts -= 1
+                // The first: the call moved on before its audio started. A move: its new member is on its way.
+                if attempts == 0 {
+                    if moved { throw refusal }
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
             printer.print(["event": "media", "conversation_id": .string(conversationID)], line: "audio on in \(conversationID)")
         }
         let events = voice.events()
@@ -79,6 +97,10 @@ enum CallCommand {
             case .legStatus(let update) where !answering && update.legID != call && update.status == .answered && !answered:
                 answered = true
                 if let dtmf, let call { try await voice.sendDTMF(dtmf, call: call) }
+            case .transferred(let id, let conversation) where id == call:
+                await media?.disable()
+                media = nil
+                try await startMedia(conversation, moved: true)
             case .hangup(let id, _) where id == call:
                 ended = true
                 break loop
@@ -112,6 +134,9 @@ enum CallCommand {
         case .hangup(let id, let reason):
             printer.print(["event": "call:hangup", "call_id": .string(id.rawValue), "reason": .string(reason.wireName)],
                           line: "hangup \(id): \(reason.wireName)")
+        case .transferred(let id, let conversation):
+            printer.print(["event": "call:transfer", "call_id": .string(id.rawValue), "conversation_id": .string(conversation)],
+                          line: "call \(id) moved to \(conversation)")
         case .legStatus(let u):
             printer.print(["event": "leg:status", "leg_id": .string(u.legID.rawValue), "status": .string(u.status.rawValue),
                            "direction": .string(u.direction), "channel": .string(u.channelType)],
