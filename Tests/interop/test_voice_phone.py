@@ -240,7 +240,10 @@ async def _call_test_phone(server, hooks, app_id, key):
     await rt.close()
 
 
-def test_input_collects_rfc4733_digits_from_sipp(sip_server, tmp_path):
+def sipp_presses_2_then_4(sip_server, tmp_path, ncco):
+    """An application whose answer webhook returns `ncco(hooks)`; SIPp calls its number, sends the RFC 4733 keys 2
+    (about 1 s after the answer) and 4 (about 2 s), and waits for the server's BYE. Returns the hooks, the
+    application's id and key, and how long the call took."""
     from sip_support import SIPP_SCENARIOS, FreePort, sipp
     server, sip_port = sip_server
     hooks = Hooks()
@@ -248,16 +251,23 @@ def test_input_collects_rfc4733_digits_from_sipp(sip_server, tmp_path):
     phone = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path)  # owns the trunk's address; SIPp calls from 127.0.0.1 too
     try:
         trunk_and_number(server, phone, app_id, APP_NUMBER)
-        hooks.ncco = lambda req: [{"action": "input", "type": ["dtmf"], "dtmf": {"maxDigits": 2, "timeOut": 10},
-                                   "eventUrl": [hooks.url + "/event/input"]}]
+        hooks.ncco = lambda req: ncco(hooks)
+        started = time.monotonic()
         p = sipp(["-sf", str(SIPP_SCENARIOS / "uac-dtmf-input.xml"), f"127.0.0.1:{sip_port}", "-i", "127.0.0.1",
-                  "-p", FreePort(), "-mp", FreePort(), "-m", "1", "-s", APP_NUMBER], timeout=30)
+                  "-p", FreePort(), "-mp", FreePort(), "-m", "1", "-s", APP_NUMBER], timeout=40)
+        took = time.monotonic() - started
         assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:] + server.log()[-2000:]
-        inputs = [e for e in hooks.events if "dtmf" in e]
-        assert inputs and inputs[0]["dtmf"]["digits"] == "24" and inputs[0]["dtmf"]["timed_out"] is False, hooks.events
-        wait_until(lambda: "completed" in hooks.statuses(hooks.legs()[0]), timeout=10, what=lambda: f"completed: {hooks.events}")
+        return hooks, app_id, key, took
     finally:
         phone.stop()
+
+
+def test_input_collects_rfc4733_digits_from_sipp(sip_server, tmp_path):
+    hooks, _, _, _ = sipp_presses_2_then_4(sip_server, tmp_path, lambda hooks: [
+        {"action": "input", "type": ["dtmf"], "dtmf": {"maxDigits": 2, "timeOut": 10}, "eventUrl": [hooks.url + "/event/input"]}])
+    inputs = [e for e in hooks.events if "dtmf" in e]
+    assert inputs and inputs[0]["dtmf"]["digits"] == "24" and inputs[0]["dtmf"]["timed_out"] is False, hooks.events
+    wait_until(lambda: "completed" in hooks.statuses(hooks.legs()[0]), timeout=10, what=lambda: f"completed: {hooks.events}")
 
 
 def test_record_holds_what_the_phone_says(sip_server, tmp_path):
@@ -289,42 +299,27 @@ def test_voicemail_record_ends_on_its_key_then_the_ncco_goes_on(sip_server, tmp_
     """A voicemail NCCO: a record with `endOnKey` holds the NCCO (a record with a condition that ends it is
     synchronous) until SIPp presses the key (RFC 4733 '2' at about 1 s is not it, '4' at about 2 s is), and
     begins with its beep; the `notify` after it runs once the recording has ended."""
-    from sip_support import SIPP_SCENARIOS, FreePort, sipp
-    server, sip_port = sip_server
-    hooks = Hooks()
-    app_id, key = application(server, hooks)
-    phone = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path)  # owns the trunk's address; SIPp calls from 127.0.0.1 too
-    try:
-        trunk_and_number(server, phone, app_id, APP_NUMBER)
-        hooks.ncco = lambda req: [
-            {"action": "record", "format": "wav", "endOnKey": "4", "beepStart": True, "timeOut": 30,
-             "eventUrl": [hooks.url + "/event/record"]},
-            {"action": "notify", "payload": {"step": "after the recording"}, "eventUrl": [hooks.url + "/event/notify"]}]
-        started = time.monotonic()
-        p = sipp(["-sf", str(SIPP_SCENARIOS / "uac-dtmf-input.xml"), f"127.0.0.1:{sip_port}", "-i", "127.0.0.1",
-                  "-p", FreePort(), "-mp", FreePort(), "-m", "1", "-s", APP_NUMBER], timeout=40)
-        took = time.monotonic() - started
-        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:] + server.log()[-2000:]
-        # The NCCO ended (the server's BYE) well before the record's 30 s time-out.
-        assert took < 15, f"the call took {took:.1f} s"
-        wait_until(lambda: any("step" in e for e in hooks.events), timeout=10, what=lambda: f"the notify: {hooks.events}")
-        records = [e for e in hooks.events if "recording_url" in e]
-        notify = [e for e in hooks.events if "step" in e][0]
-        assert len(records) == 1, hooks.events
-        record = records[0]
-        # Both are webhooks in flight at once, so they may arrive in either order; the notify was made after.
-        assert notify["timestamp"] >= record["timestamp"], (record, notify)
-        r = requests.get(record["recording_url"], headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
-        assert r.status_code == 200 and r.content[:4] == b"RIFF", r.status_code
-        data, rate = wav_samples(io.BytesIO(r.content))
-        seconds = len(data) / rate
-        print("recorded", seconds, "s;", record)
-        # Answered, then '4' about 2 s later (the recorder starts once the leg's audio is in the mix).
-        assert 0.8 < seconds < 4.0, f"{seconds:.2f} s recorded"
-        beep = data[: rate // 5]
-        assert np.abs(beep).max() > 1000 and abs(dominant_frequency(beep, rate) - 1000) < 30, "no beep at the start"
-    finally:
-        phone.stop()
+    hooks, app_id, key, took = sipp_presses_2_then_4(sip_server, tmp_path, lambda hooks: [
+        {"action": "record", "format": "wav", "endOnKey": "4", "beepStart": True, "timeOut": 30, "eventUrl": [hooks.url + "/event/record"]},
+        {"action": "notify", "payload": {"step": "after the recording"}, "eventUrl": [hooks.url + "/event/notify"]}])
+    # The NCCO ended (the server's BYE) well before the record's 30 s time-out.
+    assert took < 15, f"the call took {took:.1f} s"
+    wait_until(lambda: any("step" in e for e in hooks.events), timeout=10, what=lambda: f"the notify: {hooks.events}")
+    records = [e for e in hooks.events if "recording_url" in e]
+    notify = [e for e in hooks.events if "step" in e][0]
+    assert len(records) == 1, hooks.events
+    record = records[0]
+    # Both are webhooks in flight at once, so they may arrive in either order; the notify was made after.
+    assert notify["timestamp"] >= record["timestamp"], (record, notify)
+    r = requests.get(record["recording_url"], headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+    assert r.status_code == 200 and r.content[:4] == b"RIFF", r.status_code
+    data, rate = wav_samples(io.BytesIO(r.content))
+    seconds = len(data) / rate
+    print("recorded", seconds, "s;", record)
+    # Answered, then '4' about 2 s later (the recorder starts once the leg's audio is in the mix).
+    assert 0.8 < seconds < 4.0, f"{seconds:.2f} s recorded"
+    beep = data[: rate // 5]
+    assert np.abs(beep).max() > 1000 and abs(dominant_frequency(beep, rate) - 1000) < 30, "no beep at the start"
 
 
 def test_conversation_joins_two_phones_and_a_browser(sip_server, tmp_path):
@@ -487,22 +482,44 @@ def test_two_phones_in_a_named_conversation_hear_each_other_on_one_media_worker(
         server.stop()
 
 
+class TwoPhones:
+    """Two baresip phones (440 Hz, the trunk's owner, and 660 Hz) and an application whose number they call."""
+
+    def __init__(self, server, tmp_path):
+        self.hooks = Hooks()
+        self.first = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path / "first", tone=440)
+        self.second = Baresip("<sip:15557654322@127.0.0.1>;regint=0", tmp_path / "second", tone=660)
+        try:
+            self.app_id, self.key = application(server, self.hooks)
+            trunk_and_number(server, self.first, self.app_id, APP_NUMBER)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self):
+        self.first.stop()
+        self.second.stop()
+
+
+def dial_in(hooks, sip_port, *phones, settle=0.0):
+    """Each phone in turn dials the application's number; returns once every call is answered (`settle` s after each)."""
+    for n, phone in enumerate(phones):
+        phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
+        wait_until(lambda: len(hooks.legs()) > n and "answered" in hooks.statuses(hooks.legs()[n]), timeout=15,
+                   what=lambda: f"call {n} answered; {hooks.events}\n{phone.log()[-1500:]}")
+        time.sleep(settle)
+
+
 def test_a_recorded_conversation_reports_one_file_holding_both_phones_once_it_empties(sip_server, tmp_path):
     """NCCO `conversation` with `record: true` and its own eventUrl, run by two phone calls: one MP3 of the
     conversation (not one per leg), reported when the last leg has left, holding both phones' tones."""
     server, sip_port = sip_server
-    hooks = Hooks()
-    low = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path / "low", tone=440)
-    high = Baresip("<sip:15557654322@127.0.0.1>;regint=0", tmp_path / "high", tone=660)
+    phones = TwoPhones(server, tmp_path)
+    hooks, low, high, app_id, key = phones.hooks, phones.first, phones.second, phones.app_id, phones.key
     try:
-        app_id, key = application(server, hooks)
-        trunk_and_number(server, low, app_id, APP_NUMBER)
         hooks.ncco = lambda req: [{"action": "conversation", "name": "recorded", "record": True,
                                    "eventUrl": [hooks.url + "/event/conversation-recording"]}]
-        for n, phone in enumerate((low, high)):
-            phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
-            wait_until(lambda: len(hooks.legs()) > n and "answered" in hooks.statuses(hooks.legs()[n]), timeout=15,
-                       what=lambda: f"call {n} answered; {hooks.events}\n{phone.log()[-1500:]}")
+        dial_in(hooks, sip_port, low, high)
         time.sleep(3)
         low.command("/hangup")
         time.sleep(1)
@@ -525,8 +542,7 @@ def test_a_recorded_conversation_reports_one_file_holding_both_phones_once_it_em
         for tone in (440, 660):
             assert tone_strength(both, rate, tone) > 20, f"{tone} Hz is missing from the recording"
     finally:
-        low.stop()
-        high.stop()
+        phones.stop()
 
 
 def heard(phone, start, end):
@@ -543,20 +559,13 @@ def test_a_moderated_conversation_holds_attendees_on_music_until_the_moderator_j
     moderator joins, then each phone hears the other; the Voice API's mute of the moderator's call silences it."""
     from phone_support import tone_wav
     server, sip_port = sip_server
-    hooks = Hooks()
+    phones = TwoPhones(server, tmp_path)
+    hooks, attendee, moderator, app_id, key = phones.hooks, phones.first, phones.second, phones.app_id, phones.key
     hooks.files["/hold.wav"] = tone_wav(800, seconds=4, rate=16000).read_bytes()
-    attendee = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path / "attendee", tone=440)
-    moderator = Baresip("<sip:15557654322@127.0.0.1>;regint=0", tmp_path / "moderator", tone=660)
     try:
-        app_id, key = application(server, hooks)
-        trunk_and_number(server, attendee, app_id, APP_NUMBER)
         hooks.ncco = lambda req: [{"action": "conversation", "name": "moderated", "startOnEnter": len(hooks.answers) > 1,
                                    "musicOnHoldUrl": [hooks.url + "/hold.wav"]}]
-        for n, phone in enumerate((attendee, moderator)):
-            phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
-            wait_until(lambda: len(hooks.legs()) > n and "answered" in hooks.statuses(hooks.legs()[n]), timeout=15,
-                       what=lambda: f"call {n} answered; {hooks.events}\n{phone.log()[-1500:]}")
-            time.sleep(3)
+        dial_in(hooks, sip_port, attendee, moderator, settle=3)
         r = requests.put(server.http_url + f"/v1/calls/{hooks.legs()[1]}", json={"action": "mute"},
                          headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
         assert r.status_code == 204, r.text
@@ -572,8 +581,7 @@ def test_a_moderated_conversation_holds_attendees_on_music_until_the_moderator_j
         assert muted[1] < 30, f"the moderator's call was muted, yet the attendee heard {muted}"
         assert abs(heard(moderator, -4.5, -2.5)[0] - 440) < 15, "the moderator does not hear the attendee"
     finally:
-        attendee.stop()
-        moderator.stop()
+        phones.stop()
 
 
 def test_an_app_user_starts_a_moderated_conversation_for_a_waiting_phone(sip_server, tmp_path):
@@ -591,10 +599,7 @@ def test_an_app_user_starts_a_moderated_conversation_for_a_waiting_phone(sip_ser
         trunk_and_number(server, attendee, app_id, APP_NUMBER)
         hooks.ncco = lambda req: [{"action": "conversation", "name": "app-moderated", "startOnEnter": "from_user" in req,
                                    "musicOnHoldUrl": [hooks.url + "/hold.wav"]}]
-        attendee.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
-        wait_until(lambda: hooks.legs() and "answered" in hooks.statuses(hooks.legs()[0]), timeout=15,
-                   what=lambda: f"answered; {hooks.events}\n{attendee.log()[-1500:]}")
-        time.sleep(2.5)
+        dial_in(hooks, sip_port, attendee, settle=2.5)
         events = client_call(server, "moderated-room", "moderator", user_jwt(server, app_id, key, "moderator"), "--play", "tone:660",
                              seconds=5, timeout=40)
         moved = [e for e in events if e.get("event") == "call:transfer"]
@@ -620,23 +625,16 @@ def test_conversation_can_hear_and_can_speak_lists_limit_who_hears_whom(sip_serv
     """The second phone joins with `canHear: [the first leg]` and `canSpeak: []`: it hears the first phone,
     and the first phone hears nobody (nobody is allowed to hear the second)."""
     server, sip_port = sip_server
-    hooks = Hooks()
-    first = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path / "first", tone=440)
-    second = Baresip("<sip:15557654322@127.0.0.1>;regint=0", tmp_path / "second", tone=660)
+    phones = TwoPhones(server, tmp_path)
+    hooks, first, second = phones.hooks, phones.first, phones.second
     try:
-        app_id, key = application(server, hooks)
-        trunk_and_number(server, first, app_id, APP_NUMBER)
-
         def ncco(req):
             action = {"action": "conversation", "name": "limited"}
             if len(hooks.answers) > 1:
                 action.update(canHear=[hooks.answers[0]["uuid"]], canSpeak=[])
             return [action]
         hooks.ncco = ncco
-        for n, phone in enumerate((first, second)):
-            phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
-            wait_until(lambda: len(hooks.legs()) > n and "answered" in hooks.statuses(hooks.legs()[n]), timeout=15,
-                       what=lambda: f"call {n} answered; {hooks.events}\n{phone.log()[-1500:]}")
+        dial_in(hooks, sip_port, first, second)
         time.sleep(3.5)
         first.command("/hangup")
         second.command("/hangup")
@@ -647,8 +645,7 @@ def test_conversation_can_hear_and_can_speak_lists_limit_who_hears_whom(sip_serv
         assert abs(by_second[0] - 440) < 15 and by_second[1] > 100, f"the second phone heard {by_second}, not the first"
         assert by_first[1] < 30, f"nobody may hear the second phone, yet the first heard {by_first}"
     finally:
-        first.stop()
-        second.stop()
+        phones.stop()
 
 
 def test_connect_plays_its_ringback_tone_to_the_caller_until_the_phone_answers(sip_server, tmp_path):
@@ -716,9 +713,7 @@ def test_voice_api_streams_speaks_and_sends_keys_into_a_phone_call(sip_server, t
         app_id, key = application(server, hooks)
         trunk_and_number(server, phone, app_id, APP_NUMBER)
         hooks.ncco = lambda req: [{"action": "conversation", "name": "api-media"}]
-        phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
-        wait_until(lambda: hooks.legs() and "answered" in hooks.statuses(hooks.legs()[0]), timeout=15,
-                   what=lambda: f"answered; {hooks.events}\n{phone.log()[-1500:]}")
+        dial_in(hooks, sip_port, phone)
         uuid = hooks.legs()[0]
         auth = {"Authorization": bearer(token(app_id, key))}
 

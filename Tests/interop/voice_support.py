@@ -26,26 +26,21 @@ class Hooks:
         hooks = self
 
         class Handler(BaseHTTPRequestHandler):
+            def _reply(self, content_type, data):
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def _handle(self):
                 if self.path in hooks.files:
-                    data = hooks.files[self.path]
-                    self.send_response(200)
-                    self.send_header("Content-Type", "audio/wav")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                    return
+                    return self._reply("audio/wav", hooks.files[self.path])
                 n = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(n)) if n else {}
                 if self.path.startswith("/answer"):
                     hooks.answers.append(body)
-                    reply = json.dumps(hooks.ncco(body)).encode()
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(reply)))
-                    self.end_headers()
-                    self.wfile.write(reply)
-                    return
+                    return self._reply("application/json", json.dumps(hooks.ncco(body)).encode())
                 hooks.events.append(body)
                 self.send_response(204)
                 self.end_headers()
