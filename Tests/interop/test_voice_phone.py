@@ -703,7 +703,7 @@ def test_connect_plays_its_ringback_tone_to_the_caller_until_the_phone_answers(s
 def test_voice_api_streams_speaks_and_sends_keys_into_a_phone_call(sip_server, tmp_path):
     """`PUT /v1/calls/{uuid}/stream`, `/talk` and `/dtmf` into a phone call that sits in a conversation, and
     their DELETEs: the phone hears the 700 Hz stream until it is stopped, then silence, then speech, and gets
-    the keys as RFC 4733 events."""
+    the keys as RFC 4733 events; earmuffed through the Conversation API (its member's media), it hears nothing."""
     from phone_support import tone_wav
     server, sip_port = sip_server
     hooks = Hooks()
@@ -732,11 +732,23 @@ def test_voice_api_streams_speaks_and_sends_keys_into_a_phone_call(sip_server, t
         call("PUT", "/dtmf", digits="3p4")
         wait_until(lambda: "received event: '4'" in phone.log(), timeout=5, what=lambda: f"the keys at the phone:\n{phone.log()[-1500:]}")
         assert phone.log().index("received event: '3'") < phone.log().index("received event: '4'")
+        # The stream again, then the leg's member earmuffed through the Conversation API: the phone hears nothing more.
+        call("PUT", "/stream", stream_url=[hooks.url + "/music.wav"], loop=0)
+        time.sleep(1.5)
+        leg = requests.get(server.http_url + f"/v1/calls/{uuid}", headers=auth, timeout=10).json()
+        members = requests.get(server.http_url + f"/v1/conversations/{leg['conversation_uuid']}/members", headers=auth, timeout=10).json()
+        member = [m for m in members["_embedded"]["members"] if m["state"] == "JOINED"][0]
+        r = requests.patch(server.http_url + f"/v1/conversations/{leg['conversation_uuid']}/members/{member['id']}",
+                           json={"media": {"audio_settings": {"earmuffed": True}}}, headers=auth, timeout=10)
+        assert r.status_code == 200, r.text
+        time.sleep(1.5)
         phone.command("/hangup")
         wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=10, what=lambda: f"completed; {hooks.events}")
         time.sleep(0.5)
         streamed, stopped, spoken = heard(phone, 1.6, 2.8), heard(phone, 3.3, 3.9), heard(phone, 4.4, 6.0)
-        print("stream", streamed, "after stopping it", stopped, "talk", spoken)
+        again, earmuffed = heard(phone, -2.6, -1.8), heard(phone, -1.0, -0.3)
+        print("stream", streamed, "after stopping it", stopped, "talk", spoken, "the stream again", again, "earmuffed", earmuffed)
+        assert abs(again[0] - 700) < 15 and again[1] > 100 and earmuffed[1] < 30, (again, earmuffed)
         assert abs(streamed[0] - 700) < 15 and streamed[1] > 100, f"the phone heard {streamed}, not the stream"
         assert stopped[1] < 30, f"the stream was stopped, yet the phone heard {stopped}"
         assert spoken[1] > 100 and abs(spoken[0] - 700) > 50, f"the phone heard {spoken}, not speech"
