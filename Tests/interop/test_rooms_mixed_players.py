@@ -152,7 +152,8 @@ def test_recordings_end_at_their_time_out_and_on_silence(server, tmp_path):
         await asyncio.sleep(1.5)
         refused = {json.dumps(body): requests.post(base + "/recordings", json=body, headers=headers, timeout=10)
                    for body in ({"end_on_silence": "soon"}, {"timeout": 2}, {"end_on_silence": 11}, {"format": "flac"},
-                                {"beep_start": "yes"}, {"split": True})}
+                                {"beep_start": "yes"}, {"split": True}, {"channels": "two"}, {"channels": 33},
+                                {"channels": 3, "format": "mp3"})}
         timed = requests.post(base + "/recordings", json={"format": "ogg", "timeout": 3, "beep_start": True}, headers=headers, timeout=10)
         quiet = requests.post(base + "/recordings", json={"format": "mp3", "end_on_silence": 3}, headers=headers, timeout=10)
         assert timed.status_code == 201 and quiet.status_code == 201, (timed.text, quiet.text)
@@ -178,7 +179,9 @@ def test_recordings_end_at_their_time_out_and_on_silence(server, tmp_path):
     print("refused", codes)
     assert codes == {'{"end_on_silence": "soon"}': (400, "invalid-end-on-silence"), '{"timeout": 2}': (422, "invalid-audio"),
                      '{"end_on_silence": 11}': (422, "invalid-audio"), '{"format": "flac"}': (400, "invalid-format"),
-                     '{"beep_start": "yes"}': (400, "invalid-beep-start"), '{"split": true}': (422, "invalid-audio")}, codes
+                     '{"beep_start": "yes"}': (400, "invalid-beep-start"), '{"split": true}': (422, "invalid-audio"),
+                     '{"channels": "two"}': (400, "invalid-channels"), '{"channels": 33}': (422, "invalid-audio"),
+                     '{"channels": 3, "format": "mp3"}': (422, "invalid-audio")}, codes
 
     t = meta(timed)
     print("timed", t)
