@@ -49,6 +49,7 @@ public final class Session: Sendable {
         var seen = EventDeduplicator()
         var eventStreams: [Int: AsyncStream<ConversationEvent>.Continuation] = [:]
         var pushStreams: [Int: (prefix: String, continuation: AsyncStream<JSONValue>.Continuation)] = [:]
+        var callStreams: [Int: AsyncStream<CallInput>.Continuation] = [:]
         var stateStreams: [Int: AsyncStream<ConnectionState>.Continuation] = [:]
         var nextStream = 0
         var ended: SessionError?
@@ -128,6 +129,19 @@ public final class Session: Sendable {
     func pushes(prefix: String) -> AsyncStream<JSONValue> {
         let (stream, continuation) = AsyncStream<JSONValue>.makeStream(bufferingPolicy: .unbounded)
         register(continuation) { s, id in s.pushStreams[id] = (prefix, continuation) } remove: { s, id in s.pushStreams[id] = nil }
+        return stream
+    }
+
+    /// What a call's events are made from, `call:*` pushes and conversation events, in the order the socket
+    /// delivered them (a call moved into another conversation is pushed before its old member leaves).
+    enum CallInput: Sendable {
+        case push(JSONValue)
+        case event(ConversationEvent)
+    }
+
+    func callInputs() -> AsyncStream<CallInput> {
+        let (stream, continuation) = AsyncStream<CallInput>.makeStream(bufferingPolicy: .unbounded)
+        register(continuation) { s, id in s.callStreams[id] = continuation } remove: { s, id in s.callStreams[id] = nil }
         return stream
     }
 
@@ -266,10 +280,13 @@ public final class Session: Sendable {
     /// Hands a pushed message to the streams that asked for its type; with no generation, a message
     /// this side makes itself (a local hangup) that every current stream hears.
     func deliverPush(_ message: JSONValue, type: String, generation: Int? = nil) {
-        let targets = state.withLock { s in
-            generation == nil || s.generation == generation ? s.pushStreams.values.filter { type.hasPrefix($0.prefix) }.map(\.continuation) : []
+        let (targets, calls) = state.withLock { s in
+            generation == nil || s.generation == generation
+                ? (s.pushStreams.values.filter { type.hasPrefix($0.prefix) }.map(\.continuation), type.hasPrefix("call:") ? Array(s.callStreams.values) : [])
+                : ([], [])
         }
         for t in targets { t.yield(message) }
+        for c in calls { c.yield(.push(message)) }
     }
 
     /// Hands new events to every stream, dropping any already delivered.
@@ -279,6 +296,7 @@ public final class Session: Sendable {
             // Yielded under the lock, so the socket and a REST gap fill cannot interleave out of order.
             for e in events where s.seen.accept(conversation: e.conversationID, id: e.id) {
                 for c in s.eventStreams.values { c.yield(e) }
+                for c in s.callStreams.values { c.yield(.event(e)) }
             }
         }
     }
@@ -450,7 +468,8 @@ public final class Session: Sendable {
     /// Ends the session on this side: fails what waits, finishes every stream, closes the socket.
     func shutdown(_ reason: SessionError, notify: Bool) {
         let taken = state.withLock { s -> (WebSocket?, [CheckedContinuation<JSONValue, any Error>], [AsyncStream<ConversationEvent>.Continuation],
-                                           [AsyncStream<JSONValue>.Continuation], [AsyncStream<ConnectionState>.Continuation])? in
+                                           [AsyncStream<JSONValue>.Continuation], [AsyncStream<ConnectionState>.Continuation],
+                                           [AsyncStream<CallInput>.Continuation])? in
             guard s.ended == nil else { return nil }
             s.ended = reason
             s.generation += 1
@@ -458,15 +477,17 @@ public final class Session: Sendable {
             s.socket = nil
             let pending = Array(s.pending.values)
             s.pending = [:]
-            defer { s.eventStreams = [:]; s.pushStreams = [:]; s.stateStreams = [:] }
-            return (ws, pending, Array(s.eventStreams.values), s.pushStreams.values.map(\.continuation), Array(s.stateStreams.values))
+            defer { s.eventStreams = [:]; s.pushStreams = [:]; s.stateStreams = [:]; s.callStreams = [:] }
+            return (ws, pending, Array(s.eventStreams.values), s.pushStreams.values.map(\.continuation), Array(s.stateStreams.values),
+                    Array(s.callStreams.values))
         }
-        guard let (ws, pending, events, pushes, states) = taken else { return }
+        guard let (ws, pending, events, pushes, states, calls) = taken else { return }
         heartbeat.withLock { $0?.cancel() }
         ws?.close()
         for p in pending { p.resume(throwing: SessionError.closed) }
         for c in events { c.finish() }
         for c in pushes { c.finish() }
+        for c in calls { c.finish() }
         for c in states {
             if notify { c.yield(.disconnected(reason)) }
             c.finish()

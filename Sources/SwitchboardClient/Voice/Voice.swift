@@ -105,24 +105,22 @@ public struct Voice: Sendable {
         let (stream, continuation) = AsyncStream<CallEvent>.makeStream(bufferingPolicy: .unbounded)
         let feed = CallEventFeed(continuation)
         let session = session
-        let pushes = session.pushes(prefix: "call:")
-        let conversationEvents = session.events()
-        let fromPushes = Task {
-            for await message in pushes {
-                feed.push(message, ledger: session.voiceLedger.withLock { $0 })
+        // One stream of both, so the tracker sees them in the socket's order.
+        let inputs = session.callInputs()
+        let reader = Task {
+            for await input in inputs {
+                switch input {
+                case .push(let message):
+                    feed.push(message, ledger: session.voiceLedger.withLock { $0 })
+                case .event(let event) where event.type == "leg:status:update" || event.type == "member:left":
+                    feed.event(event, ledger: session.voiceLedger.withLock { $0 })
+                case .event:
+                    break
+                }
             }
             continuation.finish()
         }
-        let fromEvents = Task {
-            for await event in conversationEvents where event.type == "leg:status:update" || event.type == "member:left" {
-                feed.event(event, ledger: session.voiceLedger.withLock { $0 })
-            }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in
-            fromPushes.cancel()
-            fromEvents.cancel()
-        }
+        continuation.onTermination = { _ in reader.cancel() }
         return stream
     }
 }
