@@ -122,7 +122,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             if c.startOnEnter { started.withLock { _ = $0.insert(conversationID) } }
             // A ringing call is answered once its line has moved: the phone starts sending when it hears the
             // answer, so what the caller says first reaches the conversation instead of the line in between.
-            move(phone, to: conversationID, options: options(for: phone, in: conversationID, holdMusic: nil)) {
+            let isStarted = started.withLock { $0.contains(conversationID) }
+            move(phone, to: conversationID, options: options(for: phone, lines: phones(in: conversationID), started: isStarted, holdMusic: nil)) {
                 self.applyPolicy(conversationID)
                 self.answerIfRinging(uuid)
             }
@@ -147,11 +148,15 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     // MARK: Who hears whom
 
-    private func options(for phone: PhoneLeg, in conversationID: String, holdMusic: MixerParticipantID?) -> MixerParticipantOptions {
-        let isStarted = started.withLock { $0.contains(conversationID) }
-        let here = legs.withLock { l in l.filter { $0.value.place.conversationID == conversationID }.mapValues(\.place.memberID) }
-        return LinePolicy.options(conversation: phone.conversation, muted: phone.muted, earmuffed: phone.earmuffed, started: isStarted,
-                                  holdMusic: holdMusic) { here[$0].map { Rooms.lineParticipant(memberID: $0) } }
+    /// The legs whose lines are in the conversation.
+    private func phones(in conversationID: String) -> [PhoneLeg] {
+        legs.withLock { $0.values.filter { $0.place.conversationID == conversationID } }
+    }
+
+    /// `phone`'s options among `lines` (the conversation's, by leg uuid).
+    private func options(for phone: PhoneLeg, lines: [PhoneLeg], started: Bool, holdMusic: MixerParticipantID?) -> MixerParticipantOptions {
+        LinePolicy.options(conversation: phone.conversation, muted: phone.muted, earmuffed: phone.earmuffed, started: started,
+                           holdMusic: holdMusic) { uuid in lines.first { $0.uuid == uuid }.map { Rooms.lineParticipant(memberID: $0.place.memberID) } }
     }
 
     /// Has what every line of the conversation hears worked out again (a leg came, left, was muted, or the
@@ -160,7 +165,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     /// Sets each line's options and starts or stops the music on hold.
     private func workOutPolicy(_ conversationID: String, rooms: Rooms) async {
-        let lines = legs.withLock { $0.values.filter { $0.place.conversationID == conversationID } }
+        let lines = phones(in: conversationID)
         // Forgotten once no call is left in it (an app leg may have started it and still be there without a line).
         let over = lines.isEmpty && !((try? core.calls.legs(inConversation: conversationID))?.contains { !$0.status.isTerminal } ?? false)
         let isStarted = started.withLock { s -> Bool in
@@ -172,7 +177,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         if let music { holdMusic = await mixer.startHoldMusic(music, conversationID: conversationID) } else { await mixer.stopHoldMusic(conversationID: conversationID) }
         for phone in lines {
             await rooms.setLineOptions(conversationID: conversationID, memberID: phone.place.memberID,
-                                       options: options(for: phone, in: conversationID, holdMusic: holdMusic))
+                                       options: options(for: phone, lines: lines, started: isStarted, holdMusic: holdMusic))
         }
     }
 

@@ -37,11 +37,8 @@ struct ConversationAudioRoutes {
             let source: PlayerSource
             if let recording = body["recording_id"] {
                 // A finished recording of this application, played back (a voicemail into a conference).
-                let rid = RecordingID(rawValue: recording.stringValue ?? "")
-                guard rid.isWellFormed, let info = await audio.recordings.info(rid), info.applicationID == app.id else {
-                    throw APIError.notFound("No such recording.", code: "recording-not-found")
-                }
-                guard let path = await audio.recordings.path(rid) else {
+                let info = try await Self.recording(RecordingID(rawValue: recording.stringValue ?? ""), of: app, audio: audio)
+                guard let path = await audio.recordings.path(info.id) else {
                     throw APIError.conflict("The recording is not complete.", code: "recording-in-progress")
                 }
                 source = .file(path)
@@ -131,8 +128,11 @@ struct ConversationAudioRoutes {
     }
 
     static func recording(_ req: HTTPRequest, audio: ConversationAudio) async throws -> RecordingInfo {
-        let app = try req.requireApplicationToken()
-        let id = RecordingID(rawValue: req.parameter("rid"))
+        try await recording(RecordingID(rawValue: req.parameter("rid")), of: try req.requireApplicationToken(), audio: audio)
+    }
+
+    /// The application's recording `id`; any other is not found.
+    static func recording(_ id: RecordingID, of app: Application, audio: ConversationAudio) async throws -> RecordingInfo {
         guard id.isWellFormed, let info = await audio.recordings.info(id), info.applicationID == app.id else {
             throw APIError.notFound("No such recording.", code: "recording-not-found")
         }

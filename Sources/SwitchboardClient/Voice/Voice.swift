@@ -46,6 +46,21 @@ public struct Voice: Sendable {
         try await session.enableMedia(in: conversationID, source: source, sink: sink)
     }
 
+    /// Turns the call's audio on in the conversation a `CallEvent.transferred` names (turn the old `RoomMedia`
+    /// off first). The server tells of the move as it makes it, so the user's member there may be a moment
+    /// behind: `notJoined` is tried again for up to 3 s.
+    public func followTransfer(into conversationID: String, source: AudioSource?, sink: AudioSink?) async throws(SessionError) -> RoomMedia {
+        var attempts = 1
+        while true {
+            do {
+                return try await session.enableMedia(in: conversationID, source: source, sink: sink)
+            } catch .server(let code, _) where code == "notJoined" && attempts < 30 {
+                attempts += 1
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
     /// Takes up a live call of this user again (`call:reconnect`), e.g. after the app restarted with a
     /// new session: the call's events reach `events()` again and its audio is turned on as with
     /// `enableMedia(inCallConversation:)`. Fails with `callNotLive` once the call has ended.

@@ -32,26 +32,15 @@ enum CallCommand {
         let voice = session.voice
         var media: RoomMedia?
         /// The call's audio, once there is a conversation to send it into (with --play or --record). A call the
-        /// server has just moved is refused in its old conversation (`notJoined`): its transfer follows.
+        /// server has already moved is refused in its old conversation (`notJoined`): its transfer follows.
         func startMedia(_ conversationID: String, moved: Bool = false) async throws {
             guard media == nil, source != nil || recorder != nil, !conversationID.isEmpty else { return }
-            var attempts = moved ? 30 : 1
-            while true {
-                let refusal: SessionError
-                do {
-                    media = try await voice.enableMedia(inCallConversation: conversationID, source: source, sink: recorder)
-                    break
-                } catch {
-                    refusal = error
-                }
-                guard case .server(let code, _) = refusal, code == "notJoined" else { throw refusal }
-                attempts -= 1
-                // The first: the call moved on before its audio started. A move: its new member is on its way.
-                if attempts == 0 {
-                    if moved { throw refusal }
-                    return
-                }
-                try await Task.sleep(for: .milliseconds(100))
+            do {
+                media = try await moved ? voice.followTransfer(into: conversationID, source: source, sink: recorder)
+                    : voice.enableMedia(inCallConversation: conversationID, source: source, sink: recorder)
+            } catch {
+                guard !moved, case .server(let code, _) = error, code == "notJoined" else { throw error }
+                return
             }
             printer.print(["event": "media", "conversation_id": .string(conversationID)], line: "audio on in \(conversationID)")
         }
