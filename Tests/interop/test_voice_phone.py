@@ -621,6 +621,97 @@ def test_an_app_user_starts_a_moderated_conversation_for_a_waiting_phone(sip_ser
         attendee.stop()
 
 
+def tones_every_half_second(samples, rate):
+    """The dominant frequency (to 10 Hz) of each half second, None where it is quiet."""
+    half = rate // 2
+    return [round(dominant_frequency(samples[i:i + half], rate) / 10) * 10 if np.sqrt(np.mean(samples[i:i + half] ** 2)) > 100 else None
+            for i in range(0, len(samples) - half, half)]
+
+
+def test_an_app_user_waits_on_music_until_a_phone_starts_the_conversation(sip_server, tmp_path):
+    """The attendee is an app user (`switchboard client call`, the Swift SDK, with a 550 Hz microphone) whose NCCO
+    joins with `startOnEnter: false`: its client follows the call (`call:transfer`) and hears the 800 Hz music on
+    hold, its own microphone heard by nobody; a phone (440 Hz) that starts the conversation joins 4 s later: the
+    app user hears the phone and never the music again, and the phone hears the app user."""
+    import threading
+    from phone_support import tone_wav
+    server, sip_port = sip_server
+    hooks = Hooks()
+    hooks.files["/hold.wav"] = tone_wav(800, seconds=4, rate=16000).read_bytes()
+    moderator = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path, tone=440)
+    out = tmp_path / "attendee-heard.wav"
+    try:
+        app_id, key = application(server, hooks)
+        trunk_and_number(server, moderator, app_id, APP_NUMBER)
+        hooks.ncco = lambda req: [{"action": "conversation", "name": "app-attendee", "startOnEnter": "from_user" not in req,
+                                   "musicOnHoldUrl": [hooks.url + "/hold.wav"]}]
+        result = {}
+        jwt = user_jwt(server, app_id, key, "attendee")
+        caller = threading.Thread(target=lambda: result.update(events=client_call(
+            server, "waiting-room", "attendee", jwt, "--play", "tone:550", "--record", str(out), seconds=11, timeout=50)))
+        caller.start()
+        wait_until(lambda: hooks.legs(), timeout=15, what=lambda: f"the app user's call; {hooks.events}")
+        time.sleep(4)
+        dial_in(hooks, sip_port, moderator, settle=4)
+        moderator.command("/hangup")
+        caller.join(timeout=50)
+        events = result.get("events", [])
+        moved = [e for e in events if e.get("event") == "call:transfer"]
+        assert moved and {"event": "media", "conversation_id": moved[0]["conversation_id"]} in events, events
+        heard_tones = tones_every_half_second(*wav_samples(out))
+        print("the app attendee heard, every 0.5 s:", heard_tones)
+        assert heard_tones.count(800) >= 4, f"no music on hold: {heard_tones}"
+        assert 550 not in heard_tones, f"the attendee heard itself: {heard_tones}"
+        assert heard_tones.count(440) >= 4, f"the phone that started the conversation was not heard: {heard_tones}"
+        assert heard_tones.index(800) < heard_tones.index(440), heard_tones
+        assert 800 not in heard_tones[heard_tones.index(440):], f"the music came back: {heard_tones}"
+        by_phone = heard(moderator, -3.0, -0.5)
+        print("the phone heard", by_phone)
+        assert abs(by_phone[0] - 550) < 15 and by_phone[1] > 100, f"the phone did not hear the app user: {by_phone}"
+    finally:
+        moderator.stop()
+
+
+def test_an_app_leg_follows_its_conversations_mute_and_can_hear(sip_server, tmp_path):
+    """A phone (440 Hz) joins a conversation first; an app user (the Swift SDK, 550 Hz) joins it with `mute: true` and
+    `canHear: [the phone's leg]`: the app user hears the phone, and the phone hears nobody."""
+    import threading
+    server, sip_port = sip_server
+    hooks = Hooks()
+    phone = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path, tone=440)
+    out = tmp_path / "app-heard.wav"
+    try:
+        app_id, key = application(server, hooks)
+        trunk_and_number(server, phone, app_id, APP_NUMBER)
+
+        def ncco(req):
+            action = {"action": "conversation", "name": "listen-only"}
+            if "from_user" in req:
+                action.update(mute=True, canHear=[hooks.legs()[0]])
+            return [action]
+        hooks.ncco = ncco
+        dial_in(hooks, sip_port, phone)
+        result = {}
+        jwt = user_jwt(server, app_id, key, "listener")
+        caller = threading.Thread(target=lambda: result.update(events=client_call(
+            server, "listen-room", "listener", jwt, "--play", "tone:550", "--record", str(out), seconds=7, timeout=40)))
+        caller.start()
+        caller.join(timeout=40)
+        phone.command("/hangup")
+        wait_until(lambda: "completed" in hooks.statuses(hooks.legs()[0]), timeout=10, what=lambda: f"completed; {hooks.events}")
+        time.sleep(0.5)
+        events = result.get("events", [])
+        assert [e for e in events if e.get("event") == "call:transfer"], events
+        heard_tones = tones_every_half_second(*wav_samples(out))
+        print("the app user heard, every 0.5 s:", heard_tones)
+        assert heard_tones.count(440) >= 4, f"the app user did not hear the phone: {heard_tones}"
+        by_phone = heard(phone, -4.0, -1.0)
+        print("the phone heard", by_phone)
+        assert by_phone[1] < 30, f"the muted app user was heard: {by_phone}"
+    finally:
+        phone.stop()
+
+
 def test_conversation_can_hear_and_can_speak_lists_limit_who_hears_whom(sip_server, tmp_path):
     """The second phone joins with `canHear: [the first leg]` and `canSpeak: []`: it hears the first phone,
     and the first phone hears nobody (nobody is allowed to hear the second)."""

@@ -18,10 +18,22 @@ import Wire
 /// `cancelled`, `completed`) through `CallMediaEvents.dialStatus`; DTMF from the phone (RFC 4733)
 /// through `digits`.
 final class LineCallMedia: CallMedia, IncomingCallHandler {
-    /// A phone or websocket leg in progress: its call, its line once the mixer has it, where it is.
-    private final class PhoneLeg: @unchecked Sendable {
+    /// A leg as the conversation policy sees it: where it is, the NCCO `conversation` action that put it
+    /// there, and the Voice API's mute and earmuff.
+    private class Attendee: @unchecked Sendable {
         let uuid: String
         var place: MixerCallMedia.LegPlace
+        var conversation: NCCOAction.Conversation?
+        var muted = false
+        var earmuffed = false
+        init(uuid: String, place: MixerCallMedia.LegPlace) {
+            self.uuid = uuid
+            self.place = place
+        }
+    }
+
+    /// A phone or websocket leg in progress: its call, its line once the mixer has it.
+    private final class PhoneLeg: Attendee, @unchecked Sendable {
         /// Hangs the SIP call up (CANCEL, BYE or a final response, whichever fits).
         var hangup: @Sendable () -> Void = {}
         /// Confined to the line's loop once set.
@@ -30,14 +42,6 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         /// An inbound call still ringing: sends the 200 OK (once), or refuses the call with a status.
         var answer: (@Sendable () -> Void)?
         var refuse: (@Sendable (Int) -> Void)?
-        /// The NCCO `conversation` action that put it where it is, and the Voice API's mute and earmuff.
-        var conversation: NCCOAction.Conversation?
-        var muted = false
-        var earmuffed = false
-        init(uuid: String, place: MixerCallMedia.LegPlace) {
-            self.uuid = uuid
-            self.place = place
-        }
     }
 
     /// Hands a leg between loops (it is used by one loop at a time).
@@ -59,12 +63,14 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     private let resolve: @Sendable (String) -> MixerCallMedia.LegPlace?
     private let attached = Mutex(Attached())
     private let legs = Mutex<[String: PhoneLeg]>([:])
+    /// App legs (WebRTC) an NCCO `conversation` moved or the Voice API muted: their audio is their clients',
+    /// but what they hear and who hears them in a conversation's mix follows the same policy as a line's.
+    private let appLegs = Mutex<[String: Attendee]>([:])
     /// Conversations a leg that starts them (`startOnEnter`) has joined; attendees of the others wait.
     private let started = Mutex<Set<String>>([])
-    /// Conversations whose lines' options are to be worked out again, one at a time (so a moderator joining
-    /// while an attendee's music on hold starts cannot leave the music playing).
-    private let policyChanges: AsyncStream<String>.Continuation
-    private let policyWork: AsyncStream<String>
+    /// Conversations whose mixes are being worked out, each one run at a time (so a moderator joining while
+    /// an attendee's music on hold starts cannot leave the music playing); true: asked again meanwhile.
+    private let policyRuns = Mutex<[String: Bool]>([:])
     private let logger = Logger(label: "phone")
 
     init(mixer: MixerCallMedia, edge: SIPEdge?, group: EventLoopGroup, core: PlatformCore, rtpPorts: ClosedRange<UInt16>, host: String,
@@ -76,18 +82,11 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         pool = RTPPortPool(range: rtpPorts)
         self.host = host
         self.resolve = resolve
-        (policyWork, policyChanges) = AsyncStream.makeStream(of: String.self)
     }
 
     /// Connects the rooms and calls once they exist.
     func attach(rooms: Rooms, calls: Calls) {
         attached.withLock { $0 = Attached(rooms: rooms, calls: calls) }
-        Task { [weak self, policyWork] in
-            for await conversationID in policyWork {
-                guard let self else { return }
-                await self.workOutPolicy(conversationID, rooms: rooms)
-            }
-        }
     }
 
     /// Phone legs in progress.
@@ -123,15 +122,17 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             // A ringing call is answered once its line has moved: the phone starts sending when it hears the
             // answer, so what the caller says first reaches the conversation instead of the line in between.
             let isStarted = started.withLock { $0.contains(conversationID) }
-            move(phone, to: conversationID, options: options(for: phone, lines: phones(in: conversationID), started: isStarted, holdMusic: nil)) {
+            let left = phone.place.conversationID
+            move(phone, to: conversationID, mix: mix(for: phone, among: attendees(in: conversationID), started: isStarted, holdMusic: nil)) {
+                if left != conversationID { self.applyPolicy(left) }
                 self.applyPolicy(conversationID)
                 self.answerIfRinging(uuid)
             }
         case .mute(let muted, let earmuffed):
-            guard let phone = legs.withLock({ $0[uuid] }) else { return }
-            phone.muted = muted
-            phone.earmuffed = earmuffed
-            applyPolicy(phone.place.conversationID)
+            guard let attendee = legs.withLock({ $0[uuid] }) ?? appLeg(uuid) else { return }
+            attendee.muted = muted
+            attendee.earmuffed = earmuffed
+            applyPolicy(attendee.place.conversationID)
         default:
             try mixer.perform(command, leg: uuid)
         }
@@ -141,44 +142,95 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     func connected(leg uuid: String) { answerIfRinging(uuid) }
 
-    func conversationStarted(_ conversationID: String) {
-        started.withLock { _ = $0.insert(conversationID) }
+    /// An app leg's client follows it into the conversation over `rtc:*`; its mix follows the action.
+    func appLegJoined(leg uuid: String, conversationID: String, _ c: NCCOAction.Conversation) {
+        guard let attendee = appLeg(uuid) else { return }
+        let left = attendee.place.conversationID
+        attendee.conversation = c
+        if let place = resolve(uuid) { attendee.place = place }
+        if c.startOnEnter { started.withLock { _ = $0.insert(conversationID) } }
+        if left != conversationID { applyPolicy(left) }
         applyPolicy(conversationID)
     }
 
     // MARK: Who hears whom
 
-    /// The legs whose lines are in the conversation.
-    private func phones(in conversationID: String) -> [PhoneLeg] {
+    /// The app leg's attendee, made on first use (nil when the leg is in no conversation).
+    private func appLeg(_ uuid: String) -> Attendee? {
+        if let known = appLegs.withLock({ $0[uuid] }) { return known }
+        guard let place = resolve(uuid) else { return nil }
+        return appLegs.withLock { a in
+            if let known = a[uuid] { return known }
+            let made = Attendee(uuid: uuid, place: place)
+            a[uuid] = made
+            return made
+        }
+    }
+
+    /// The legs in the conversation: phones with their lines, app legs with their clients.
+    private func attendees(in conversationID: String) -> [Attendee] {
         legs.withLock { $0.values.filter { $0.place.conversationID == conversationID } }
+            + appLegs.withLock { $0.values.filter { $0.place.conversationID == conversationID } }
     }
 
-    /// `phone`'s options among `lines` (the conversation's, by leg uuid).
-    private func options(for phone: PhoneLeg, lines: [PhoneLeg], started: Bool, holdMusic: MixerParticipantID?) -> MixerParticipantOptions {
-        LinePolicy.options(conversation: phone.conversation, muted: phone.muted, earmuffed: phone.earmuffed, started: started,
-                           holdMusic: holdMusic) { uuid in lines.first { $0.uuid == uuid }.map { Rooms.lineParticipant(memberID: $0.place.memberID) } }
+    /// What `attendee` hears and who hears it among `others` (the conversation's legs).
+    private func mix(for attendee: Attendee, among others: [Attendee], started: Bool, holdMusic: MixerParticipantID?) -> MemberMix {
+        ConversationPolicy.mix(conversation: attendee.conversation, muted: attendee.muted, earmuffed: attendee.earmuffed, started: started,
+                               holdMusic: holdMusic) { uuid in others.first { $0.uuid == uuid }?.place.memberID }
     }
 
-    /// Has what every line of the conversation hears worked out again (a leg came, left, was muted, or the
-    /// moderator joined).
-    private func applyPolicy(_ conversationID: String) { policyChanges.yield(conversationID) }
+    /// Has what every leg of the conversation hears worked out again (a leg came, left, was muted, or the
+    /// moderator joined): one run at a time per conversation, coalescing what was asked meanwhile, and no
+    /// conversation waits behind another's music being fetched.
+    private func applyPolicy(_ conversationID: String) {
+        guard let rooms = attached.withLock({ $0.rooms }) else { return }
+        let first = policyRuns.withLock { runs -> Bool in
+            if runs[conversationID] != nil {
+                runs[conversationID] = true
+                return false
+            }
+            runs[conversationID] = false
+            return true
+        }
+        guard first else { return }
+        Task {
+            repeat { await workOutPolicy(conversationID, rooms: rooms) } while policyRuns.withLock { runs -> Bool in
+                if runs[conversationID] == true {
+                    runs[conversationID] = false
+                    return true
+                }
+                runs[conversationID] = nil
+                return false
+            }
+        }
+    }
 
-    /// Sets each line's options and starts or stops the music on hold.
+    /// Sets each leg's mix and starts or stops the music on hold.
     private func workOutPolicy(_ conversationID: String, rooms: Rooms) async {
-        let lines = phones(in: conversationID)
-        // Forgotten once no call is left in it (an app leg may have started it and still be there without a line).
-        let over = lines.isEmpty && !((try? core.calls.legs(inConversation: conversationID))?.contains { !$0.status.isTerminal } ?? false)
+        let present = attendees(in: conversationID)
+        // Forgotten once no call is left in it.
+        let over = present.isEmpty && !((try? core.calls.legs(inConversation: conversationID))?.contains { !$0.status.isTerminal } ?? false)
         let isStarted = started.withLock { s -> Bool in
             if over { s.remove(conversationID) }
             return s.contains(conversationID)
         }
-        let music = isStarted ? nil : lines.lazy.compactMap { $0.conversation?.startOnEnter == false ? $0.conversation?.musicOnHoldURL : nil }.first
-        var holdMusic: MixerParticipantID?
-        if let music { holdMusic = await mixer.startHoldMusic(music, conversationID: conversationID) } else { await mixer.stopHoldMusic(conversationID: conversationID) }
-        for phone in lines {
-            await rooms.setLineOptions(conversationID: conversationID, memberID: phone.place.memberID,
-                                       options: options(for: phone, lines: lines, started: isStarted, holdMusic: holdMusic))
+        let waiting = isStarted ? nil : present.first { $0.conversation?.startOnEnter == false && $0.conversation?.musicOnHoldURL != nil }
+        func setMixes(holdMusic: MixerParticipantID?) async {
+            var mixes: [String: MemberMix] = [:]
+            for attendee in present { mixes[attendee.place.memberID] = mix(for: attendee, among: present, started: isStarted, holdMusic: holdMusic) }
+            await rooms.setMemberMixes(conversationID: conversationID, applicationID: present.first?.place.applicationID, mixes)
         }
+        guard let waiting, let music = waiting.conversation?.musicOnHoldURL else {
+            await mixer.stopHoldMusic(conversationID: conversationID)
+            return await setMixes(holdMusic: nil)
+        }
+        if mixer.holdMusic(conversationID: conversationID) == nil {
+            // The music plays into the conversation's mix, which needs someone in it (an app attendee's client
+            // joins a moment after its leg moved); meanwhile the attendees wait hearing nothing.
+            await setMixes(holdMusic: nil)
+            _ = await MixerCallMedia.listeners(of: waiting.place, rooms: rooms)
+        }
+        await setMixes(holdMusic: await mixer.startHoldMusic(music, conversationID: conversationID))
     }
 
     func declined(leg uuid: String, status: String) {
@@ -208,6 +260,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     func release(leg uuid: String) {
         mixer.release(leg: uuid)
+        if let app = appLegs.withLock({ $0.removeValue(forKey: uuid) }) { applyPolicy(app.place.conversationID) }
         guard let phone = legs.withLock({ $0.removeValue(forKey: uuid) }) else { return }
         phone.hangup()
         removeLine(phone)
@@ -487,7 +540,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     /// An NCCO `conversation` action on a phone leg: its RTP leg moves, sockets and session kept, to
     /// that conversation's mix (the store has moved its member already).
     /// `then` runs once the line is in the new mix (or the move failed, or there was nothing to move).
-    private func move(_ phone: PhoneLeg, to conversationID: String, options: MixerParticipantOptions,
+    private func move(_ phone: PhoneLeg, to conversationID: String, mix: MemberMix,
                       then: @escaping @Sendable () -> Void) {
         guard let rooms = attached.withLock({ $0.rooms }), let old = phone.line.withLock({ $0 }),
               phone.place.conversationID != conversationID, let moved = resolve(phone.uuid) else { return then() }
@@ -499,7 +552,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             await rooms.removeLine(conversationID: from.conversationID, memberID: from.memberID)
             do {
                 try await rooms.addLine(conversationID: moved.conversationID, applicationID: moved.applicationID, memberID: moved.memberID,
-                                        options: options, make: factory(phone) { loop in try PhoneLine(loop: loop, leg: leg, negotiated: nil) })
+                                        mix: mix, make: factory(phone) { loop in try PhoneLine(loop: loop, leg: leg, negotiated: nil) })
             } catch {
                 logger.warning("phone leg not moved", ["leg": uuid, "conversation": moved.conversationID, "error": "\(error)"])
             }

@@ -234,7 +234,7 @@ actor LiveLeg {
             leg = try calls.core.calls.move(uuid: uuid, to: conversation, user: user)
             // An app leg's audio reaches the conversation through `rtc:*`; other legs need the mixer.
             if case .app = (leg.direction == .outbound ? leg.to : leg.from) {
-                if c.startOnEnter { calls.media.conversationStarted(conversation) }
+                calls.media.appLegJoined(leg: uuid, conversationID: conversation, c)
             } else {
                 try calls.media.perform(.bridge(conversationID: conversation, c), leg: uuid)
             }

@@ -184,6 +184,9 @@ public final class MixerCallMedia: CallMedia {
         return kept.participant
     }
 
+    /// The conversation's music on hold, when it plays.
+    public func holdMusic(conversationID: String) -> MixerParticipantID? { hold.withLock { $0[conversationID]?.participant } }
+
     public func stopHoldMusic(conversationID: String) async {
         guard let id = hold.withLock({ $0.removeValue(forKey: conversationID) }), let audio = attached.withLock({ $0.audio }) else { return }
         await audio.stop(id)
@@ -207,7 +210,7 @@ public final class MixerCallMedia: CallMedia {
 
     /// The leg's participants in its conversation's mix, which mixes from now on. An app leg's client
     /// publishes its microphone just after the call starts, so its participant is awaited a moment.
-    static func listeners(of place: LegPlace, rooms: Rooms, wait: Duration = .seconds(3)) async -> [MixerParticipantID] {
+    public static func listeners(of place: LegPlace, rooms: Rooms, wait: Duration = .seconds(3)) async -> [MixerParticipantID] {
         await rooms.requireMix(conversationID: place.conversationID)
         let deadline = ContinuousClock.now + wait
         while true {

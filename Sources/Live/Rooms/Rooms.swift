@@ -70,6 +70,8 @@ public actor Rooms {
         var mixer: MediaEngine.MixerInfo?
         /// Members whose audio is not WebRTC (phone legs), by member id: mixer participants fed by ports.
         var lines: [String: MixerParticipantID] = [:]
+        /// What members of the conversation's calls hear and who hears them, by member id (`MemberMix`).
+        var mixes: [String: MemberMix] = [:]
         /// The conversation's own `room_mode` / `room_mix_above` (its properties), read when the room
         /// starts and again when the conversation is updated.
         var setting = RoomModeSetting()
@@ -236,6 +238,7 @@ public actor Rooms {
             } catch {
                 logger.warning("mixer input failed", ["conversation": room.conversationID, "member": peer.memberID, "error": "\(error)"])
             }
+            await applyMixes(room)
         }
         await updateMode(room)
         _ = try? conversations.setMedia(memberID: member.id, conversationID: conversationID, applicationID: applicationID,
@@ -503,6 +506,7 @@ public actor Rooms {
                     try? await engine.addMixerParticipant(mixer.id, Rooms.participant(peer), source: .none)
                 }
             }
+            await applyMixes(room)
             logger.info("room mixing", ["conversation": room.conversationID, "members": "\(room.peers.count)"])
         } else if let mixer = room.mixer {
             room.mixer = nil
@@ -522,7 +526,44 @@ public actor Rooms {
     /// A member's participants in the room's mixer (one per socket with media).
     public func mixerParticipants(conversationID: String, memberID: String) -> [MixerParticipantID] {
         guard let room = rooms[conversationID], room.mixer != nil else { return [] }
-        return room.peers.values.filter { $0.memberID == memberID }.map(Rooms.participant) + (room.lines[memberID].map { [$0] } ?? [])
+        return participants(of: memberID, in: room)
+    }
+
+    private func participants(of memberID: String, in room: Room) -> [MixerParticipantID] {
+        room.peers.values.filter { $0.memberID == memberID }.map(Rooms.participant) + (room.lines[memberID].map { [$0] } ?? [])
+    }
+
+    // MARK: Who hears whom (calls)
+
+    /// Sets what the members of the conversation's calls hear and who hears them (`ConversationPolicy`),
+    /// replacing the last set: members left out go back to hearing and being heard by everyone. The room
+    /// mixes while any of them is not the default.
+    /// (`applicationID` is needed only for a room not started yet.)
+    public func setMemberMixes(conversationID: String, applicationID: String?, _ mixes: [String: MemberMix]) async {
+        guard let room = rooms[conversationID] ?? applicationID.map({ room(conversationID, applicationID: $0) }) else { return }
+        await lock(room)
+        defer { unlock(room) }
+        let dropped = room.mixes.keys.filter { mixes[$0] == nil }
+        room.mixes = mixes
+        if mixes.values.contains(where: { !$0.isDefault }) {
+            markMixRequired(conversationID)
+            await updateMode(room)
+        }
+        await applyMixes(room, reset: dropped)
+    }
+
+    /// Gives each member with a mix (and each of `reset`, the default) its options on all its participants:
+    /// run whenever a participant comes or goes, as the lists name members, not participants.
+    private func applyMixes(_ room: Room, reset: [String] = []) async {
+        guard let mixer = room.mixer, !(room.mixes.isEmpty && reset.isEmpty) else { return }
+        let lookup = { (member: String) in self.participants(of: member, in: room) }
+        for member in reset {
+            for participant in lookup(member) { try? await engine.setMixerOptions(mixer.id, participant, MixerParticipantOptions()) }
+        }
+        for (member, mix) in room.mixes {
+            let options = mix.options(participants: lookup)
+            for participant in lookup(member) { try? await engine.setMixerOptions(mixer.id, participant, options) }
+        }
     }
 
     // MARK: Lines (phone legs)
@@ -530,13 +571,15 @@ public actor Rooms {
     /// A member whose audio is not WebRTC (a phone leg's RTP): the room mixes while it has one, and the
     /// line is a mixer participant whose port `make` builds on the mixer's worker. Replaces an earlier
     /// line of the member.
+    /// `mix`, when given, is what the line hears and who hears it from its first tick (see `setMemberMixes`).
     public func addLine(conversationID: String, applicationID: String, memberID: String,
-                        options: MixerParticipantOptions = MixerParticipantOptions(), make: @escaping MixerPortFactory) async throws(LiveError) {
+                        mix: MemberMix? = nil, make: @escaping MixerPortFactory) async throws(LiveError) {
         let room = room(conversationID, applicationID: applicationID)
         await lock(room)
         defer { unlock(room) }
         let participant = Self.lineParticipant(memberID: memberID)
         room.lines[memberID] = participant
+        if let mix { room.mixes[memberID] = mix }
         await updateMode(room)
         guard let mixer = room.mixer else {
             room.lines[memberID] = nil
@@ -544,13 +587,16 @@ public actor Rooms {
             throw .media(.invalid("the conversation's mixer could not be started"))
         }
         do {
-            try await engine.addMixerPort(mixer.id, participant, options: options, make: make)
+            let lookup = { (member: String) in self.participants(of: member, in: room) }
+            try await engine.addMixerPort(mixer.id, participant, options: room.mixes[memberID]?.options(participants: lookup) ?? MixerParticipantOptions(),
+                                          make: make)
         } catch {
             room.lines[memberID] = nil
             await updateMode(room)
             await closeRouterIfEmpty(room)
             throw .media(error)
         }
+        await applyMixes(room)
     }
 
     /// The line leaves (its port closes); the room stops mixing when nothing else needs it.
@@ -560,6 +606,7 @@ public actor Rooms {
         defer { unlock(room) }
         guard let participant = room.lines.removeValue(forKey: memberID) else { return }
         if let mixer = room.mixer { try? await engine.removeMixerParticipant(mixer.id, participant) }
+        await applyMixes(room)
         await updateMode(room)
         await closeRouterIfEmpty(room)
     }
@@ -567,23 +614,21 @@ public actor Rooms {
     /// A member's line in its conversation's mixer.
     public static func lineParticipant(memberID: String) -> MixerParticipantID { MixerParticipantID("l" + memberID) }
 
-    /// Mute (nobody hears the line), earmuff (the line hears nothing), whom it hears and who hears it.
-    public func setLineOptions(conversationID: String, memberID: String, options: MixerParticipantOptions) async {
-        guard let room = rooms[conversationID], let participant = room.lines[memberID], let mixer = room.mixer else { return }
-        try? await engine.setMixerOptions(mixer.id, participant, options)
-    }
-
     /// The conversation's calls need its mix (a talk, a stream, a recording): the room mixes from now on.
     public func requireMix(conversationID: String) async {
+        markMixRequired(conversationID)
+        guard let room = rooms[conversationID] else { return }
+        await lock(room)
+        defer { unlock(room) }
+        await updateMode(room)
+    }
+
+    private func markMixRequired(_ conversationID: String) {
         let now = ContinuousClock.now
         if mixRequired[conversationID] == nil {
             mixRequired = mixRequired.filter { rooms[$0.key] != nil || now - $0.value < .seconds(3600) }
         }
         mixRequired[conversationID] = now
-        guard let room = rooms[conversationID] else { return }
-        await lock(room)
-        defer { unlock(room) }
-        await updateMode(room)
     }
 
     // MARK: Speakers
@@ -625,7 +670,10 @@ public actor Rooms {
         room.peers[peer.client] = nil
         setSpeaking(peer, false, room: room)
         let published = peer.publication != nil
-        if let mixer = room.mixer { try? await engine.removeMixerParticipant(mixer.id, Rooms.participant(peer)) }
+        if let mixer = room.mixer {
+            try? await engine.removeMixerParticipant(mixer.id, Rooms.participant(peer))
+            await applyMixes(room)
+        }
         if let publication = peer.publication { await close(transport: publication.transport, in: room) }
         if let subscription = peer.subscription { await close(transport: subscription.transport, in: room) }
         peer.publication = nil

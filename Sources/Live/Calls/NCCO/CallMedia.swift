@@ -13,9 +13,11 @@ public protocol CallMedia: Sendable {
     /// A `connect` the leg dialled was answered: a call still waiting to be answered (an inbound phone
     /// call) is answered now.
     func connected(leg: String)
-    /// A leg that starts it (`startOnEnter`, the default) joined the conversation: attendees who were
-    /// waiting (`startOnEnter: false`) stop hearing the music on hold and join in.
-    func conversationStarted(_ conversationID: String)
+    /// An NCCO `conversation` moved an app leg (whose client brings its audio over `rtc:*`) into the
+    /// conversation: what it hears and who hears it follow the action (`mute`, `canHear`, `canSpeak`, a
+    /// moderated conversation's wait), and one that starts it (`startOnEnter`, the default) ends the
+    /// attendees' wait.
+    func appLegJoined(leg: String, conversationID: String, _ conversation: NCCOAction.Conversation)
     /// The leg ends without ever being answered, because its `connect` ended with `status` (rejected,
     /// busy, timeout...) or its NCCO ran out: an inbound call is refused with the matching response.
     func declined(leg: String, status: String)
@@ -24,7 +26,7 @@ public protocol CallMedia: Sendable {
 extension CallMedia {
     public func connected(leg: String) {}
     public func declined(leg: String, status: String) {}
-    public func conversationStarted(_ conversationID: String) {}
+    public func appLegJoined(leg: String, conversationID: String, _ conversation: NCCOAction.Conversation) {}
 }
 
 /// What media reports back to the calls it serves.
