@@ -18,7 +18,7 @@ from media_support import collect_audio, dominant_frequency, sine_track, wav_sam
 from rig import wait_until
 from rooms_support import AudioMember, Realtime, tone_strength, wait_for
 from sip_support import Baresip, api, start_sip_server, trunk_and_number
-from voice_support import Hooks, application, client_call, user_jwt
+from voice_support import Hooks, application, client_call, client_call_started, user_jwt
 
 PHONE = "15557654321"
 APP_NUMBER = "15550142"
@@ -584,6 +584,13 @@ def test_a_moderated_conversation_holds_attendees_on_music_until_the_moderator_j
         phones.stop()
 
 
+def tones_every_half_second(samples, rate):
+    """The dominant frequency (to 10 Hz) of each half second, None where it is quiet."""
+    half = rate // 2
+    return [round(dominant_frequency(samples[i:i + half], rate) / 10) * 10 if np.sqrt(np.mean(samples[i:i + half] ** 2)) > 100 else None
+            for i in range(0, len(samples) - half, half)]
+
+
 def test_an_app_user_starts_a_moderated_conversation_for_a_waiting_phone(sip_server, tmp_path):
     """The moderator is an app user (`switchboard client call`, the Swift SDK, with a 660 Hz microphone) whose NCCO
     joins the conversation with the default `startOnEnter`: its client follows the call into the conversation
@@ -609,10 +616,7 @@ def test_an_app_user_starts_a_moderated_conversation_for_a_waiting_phone(sip_ser
         attendee.command("/hangup")
         wait_until(lambda: "completed" in hooks.statuses(hooks.legs()[0]), timeout=10, what=lambda: f"completed; {hooks.events}")
         time.sleep(0.5)
-        played, rate = attendee.played()
-        half = rate // 2
-        heard_tones = [round(dominant_frequency(played[i:i + half], rate) / 10) * 10 if np.sqrt(np.mean(played[i:i + half] ** 2)) > 100 else None
-                       for i in range(0, len(played) - half, half)]
+        heard_tones = tones_every_half_second(*attendee.played())
         print("the attendee heard, every 0.5 s:", heard_tones)
         assert heard_tones.count(660) >= 4, f"the moderator was not heard: {heard_tones}"
         assert heard_tones[:heard_tones.index(660)].count(800) >= 3, f"no music on hold before the moderator: {heard_tones}"
@@ -621,20 +625,12 @@ def test_an_app_user_starts_a_moderated_conversation_for_a_waiting_phone(sip_ser
         attendee.stop()
 
 
-def tones_every_half_second(samples, rate):
-    """The dominant frequency (to 10 Hz) of each half second, None where it is quiet."""
-    half = rate // 2
-    return [round(dominant_frequency(samples[i:i + half], rate) / 10) * 10 if np.sqrt(np.mean(samples[i:i + half] ** 2)) > 100 else None
-            for i in range(0, len(samples) - half, half)]
-
-
 def test_an_app_user_waits_on_music_until_a_phone_starts_the_conversation(sip_server, tmp_path):
     """The attendee is an app user (`switchboard client call`, the Swift SDK, with a 550 Hz microphone) whose NCCO
     joins with `startOnEnter: false`: its client follows the call (`call:transfer`) and hears the 800 Hz music on
     hold, its own microphone heard by nobody; a phone (440 Hz) that starts the conversation joins 4 s later: the
     app user hears the phone and never the music again, and the phone hears the app user until the Voice API mutes
     the app user's call."""
-    import threading
     from phone_support import tone_wav
     server, sip_port = sip_server
     hooks = Hooks()
@@ -646,11 +642,8 @@ def test_an_app_user_waits_on_music_until_a_phone_starts_the_conversation(sip_se
         trunk_and_number(server, moderator, app_id, APP_NUMBER)
         hooks.ncco = lambda req: [{"action": "conversation", "name": "app-attendee", "startOnEnter": "from_user" not in req,
                                    "musicOnHoldUrl": [hooks.url + "/hold.wav"]}]
-        result = {}
-        jwt = user_jwt(server, app_id, key, "attendee")
-        caller = threading.Thread(target=lambda: result.update(events=client_call(
-            server, "waiting-room", "attendee", jwt, "--play", "tone:550", "--record", str(out), seconds=16, timeout=50)))
-        caller.start()
+        call = client_call_started(server, "waiting-room", "attendee", user_jwt(server, app_id, key, "attendee"),
+                                   "--play", "tone:550", "--record", str(out), seconds=16, timeout=50)
         wait_until(lambda: hooks.legs(), timeout=15, what=lambda: f"the app user's call; {hooks.events}")
         time.sleep(4)
         dial_in(hooks, sip_port, moderator, settle=4)
@@ -659,8 +652,7 @@ def test_an_app_user_waits_on_music_until_a_phone_starts_the_conversation(sip_se
         assert r.status_code == 204, r.text
         time.sleep(2.5)
         moderator.command("/hangup")
-        caller.join(timeout=50)
-        events = result.get("events", [])
+        events = call()
         moved = [e for e in events if e.get("event") == "call:transfer"]
         assert moved and {"event": "media", "conversation_id": moved[0]["conversation_id"]} in events, events
         heard_tones = tones_every_half_second(*wav_samples(out))
@@ -681,7 +673,6 @@ def test_an_app_user_waits_on_music_until_a_phone_starts_the_conversation(sip_se
 def test_an_app_leg_follows_its_conversations_mute_and_can_hear(sip_server, tmp_path):
     """A phone (440 Hz) joins a conversation first; an app user (the Swift SDK, 550 Hz) joins it with `mute: true` and
     `canHear: [the phone's leg]`: the app user hears the phone, and the phone hears nobody."""
-    import threading
     server, sip_port = sip_server
     hooks = Hooks()
     phone = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path, tone=440)
@@ -697,16 +688,11 @@ def test_an_app_leg_follows_its_conversations_mute_and_can_hear(sip_server, tmp_
             return [action]
         hooks.ncco = ncco
         dial_in(hooks, sip_port, phone)
-        result = {}
-        jwt = user_jwt(server, app_id, key, "listener")
-        caller = threading.Thread(target=lambda: result.update(events=client_call(
-            server, "listen-room", "listener", jwt, "--play", "tone:550", "--record", str(out), seconds=7, timeout=40)))
-        caller.start()
-        caller.join(timeout=40)
+        events = client_call(server, "listen-room", "listener", user_jwt(server, app_id, key, "listener"),
+                             "--play", "tone:550", "--record", str(out), seconds=7, timeout=40)
         phone.command("/hangup")
         wait_until(lambda: "completed" in hooks.statuses(hooks.legs()[0]), timeout=10, what=lambda: f"completed; {hooks.events}")
         time.sleep(0.5)
-        events = result.get("events", [])
         assert [e for e in events if e.get("event") == "call:transfer"], events
         heard_tones = tones_every_half_second(*wav_samples(out))
         print("the app user heard, every 0.5 s:", heard_tones)

@@ -75,6 +75,21 @@ def user_jwt(server, app_id, key, name) -> str:
     return token(app_id, key, sub=name, ttl=3600)
 
 
+def client_call_started(server, to: str, name: str, jwt: str, *args: str, seconds: float, timeout: float = 60):
+    """`client_call` on a thread of its own, for a test that acts while the call runs: returns a function that
+    waits for the call's end and returns its events."""
+    import threading
+    result = {}
+    thread = threading.Thread(target=lambda: result.update(events=client_call(server, to, name, jwt, *args, seconds=seconds, timeout=timeout)))
+    thread.start()
+
+    def finished() -> list[dict]:
+        thread.join(timeout=timeout)
+        assert "events" in result, "the client call did not finish"
+        return result["events"]
+    return finished
+
+
 def client_call(server, to: str, name: str, jwt: str, *args: str, seconds: float, timeout: float = 60) -> list[dict]:
     """Runs `switchboard client call TO --as NAME --token JWT ARGS --seconds SECONDS --json` to its end; returns the
     JSON events it printed, in order."""
