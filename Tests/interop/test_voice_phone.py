@@ -670,6 +670,37 @@ def test_an_app_user_waits_on_music_until_a_phone_starts_the_conversation(sip_se
         moderator.stop()
 
 
+def test_an_app_attendee_whose_client_comes_late_still_gets_the_music(sip_server):
+    """An app user's NCCO holds it with `startOnEnter: false` and music on hold; its client (aiortc over the realtime
+    protocol) follows the `call:transfer` only 5 s later, when nobody is in the conversation to play the music to:
+    the music starts once it comes, and it hears that and not its own 550 Hz microphone."""
+    from phone_support import tone_wav
+    server, _ = sip_server
+    hooks = Hooks()
+    hooks.files["/hold.wav"] = tone_wav(800, seconds=4, rate=16000).read_bytes()
+    app_id, key = application(server, hooks)
+    hooks.ncco = lambda req: [{"action": "conversation", "name": "late-attendee", "startOnEnter": False,
+                               "musicOnHoldUrl": [hooks.url + "/hold.wav"]}]
+
+    async def late():
+        rt = await Realtime(server.ws_url).connect()
+        await rt.login(user_jwt(server, app_id, key, "late"))
+        created = await rt.request("call:create", {"to": "late-room"})
+        await wait_for(lambda: rt.seen("call:transfer", call_id=created["call_id"]), timeout=15, what=lambda: f"call:transfer; {hooks.events}")
+        await asyncio.sleep(5)
+        member = AudioMember(rt, rt.seen("call:transfer")[0]["body"]["conversation_id"])
+        await member.publish(sine_track(550))
+        await member.subscribe()
+        await wait_for(lambda: member.tracks, timeout=10, what="mix track")
+        samples, rate = await collect_audio(next(iter(member.tracks.values())), 3.0)
+        await rt.request("call:hangup", {"call_id": created["call_id"]})
+        return samples[-2 * rate:], rate
+
+    samples, rate = asyncio.run(late())
+    print("the late attendee heard", frequency_of(samples, rate), "Hz, RMS", np.sqrt(np.mean(samples ** 2)))
+    assert np.sqrt(np.mean(samples ** 2)) > 100 and abs(frequency_of(samples, rate) - 800) < 15, "no music on hold for a late client"
+
+
 def test_an_app_leg_follows_its_conversations_mute_and_can_hear(sip_server, tmp_path):
     """A phone (440 Hz) joins a conversation first; an app user (the Swift SDK, 550 Hz) joins it with `mute: true` and
     `canHear: [the phone's leg]`: the app user hears the phone, and the phone hears nobody."""

@@ -224,11 +224,19 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             await mixer.stopHoldMusic(conversationID: conversationID)
             return await setMixes(holdMusic: nil)
         }
-        if mixer.holdMusic(conversationID: conversationID) == nil {
+        await rooms.requireMix(conversationID: conversationID)
+        if mixer.holdMusic(conversationID: conversationID) == nil, await rooms.mixer(conversationID: conversationID) == nil {
             // The music plays into the conversation's mix, which needs someone in it (an app attendee's client
             // joins a moment after its leg moved); meanwhile the attendees wait hearing nothing.
             await setMixes(holdMusic: nil)
-            _ = await MixerCallMedia.listeners(of: waiting.place, rooms: rooms)
+            if await MixerCallMedia.listeners(of: waiting.place, rooms: rooms).isEmpty {
+                // Its client has not come yet: asked again a little later, for as long as the leg waits.
+                Task {
+                    try? await Task.sleep(for: .seconds(1))
+                    applyPolicy(conversationID)
+                }
+                return
+            }
         }
         await setMixes(holdMusic: await mixer.startHoldMusic(music, conversationID: conversationID))
     }
