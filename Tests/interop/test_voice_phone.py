@@ -16,7 +16,7 @@ import requests
 from accounts_support import bearer, token
 from media_support import collect_audio, dominant_frequency, sine_track, wav_samples
 from rig import wait_until
-from rooms_support import AudioMember, Realtime, tone_strength, wait_for
+from rooms_support import AudioMember, Realtime, join_rest, tone_strength, wait_for
 from sip_support import Baresip, api, start_sip_server, trunk_and_number
 from voice_support import Hooks, application, client_call, client_call_started, user_jwt
 
@@ -699,6 +699,48 @@ def test_an_app_attendee_whose_client_comes_late_still_gets_the_music(sip_server
     samples, rate = asyncio.run(late())
     print("the late attendee heard", frequency_of(samples, rate), "Hz, RMS", np.sqrt(np.mean(samples ** 2)))
     assert np.sqrt(np.mean(samples ** 2)) > 100 and abs(frequency_of(samples, rate) - 800) < 15, "no music on hold for a late client"
+
+
+def test_an_app_leg_alone_in_its_conversation_keeps_its_can_hear_for_whoever_comes(sip_server):
+    """An app user's NCCO joins a conversation with `canHear: []` while nobody is in it; its client (aiortc, 550 Hz)
+    follows a moment later, then a plain member (660 Hz) joins through the Conversation API: the member hears the
+    app user, and the app user hears nobody."""
+    server, _ = sip_server
+    hooks = Hooks()
+    app_id, key = application(server, hooks)
+    hooks.ncco = lambda req: [{"action": "conversation", "name": "hears-nobody", "canHear": []}]
+
+    async def run():
+        rt = await Realtime(server.ws_url).connect()
+        await rt.login(user_jwt(server, app_id, key, "deaf"))
+        created = await rt.request("call:create", {"to": "hears-nobody"})
+        await wait_for(lambda: rt.seen("call:transfer", call_id=created["call_id"]), timeout=15, what=lambda: f"call:transfer; {hooks.events}")
+        conversation = rt.seen("call:transfer")[0]["body"]["conversation_id"]
+        await asyncio.sleep(1.5)
+        caller = AudioMember(rt, conversation)
+        await caller.publish(sine_track(550))
+        await caller.subscribe()
+        other_jwt = user_jwt(server, app_id, key, "bystander")
+        join_rest(server.http_url, other_jwt, conversation)
+        other_rt = await Realtime(server.ws_url).connect()
+        await other_rt.login(other_jwt)
+        other = AudioMember(other_rt, conversation)
+        await other.publish(sine_track(660))
+        await other.subscribe()
+        await wait_for(lambda: other.tracks and caller.tracks, timeout=10, what="mix tracks")
+        by_other, rate = await collect_audio(next(iter(other.tracks.values())), 3.0)
+        by_caller = []
+        try:
+            by_caller, _ = await collect_audio(next(iter(caller.tracks.values())), 2.0)
+        except (asyncio.TimeoutError, TimeoutError):
+            pass  # nothing audible: the mix may send nothing at all
+        await rt.request("call:hangup", {"call_id": created["call_id"]})
+        return by_other[-rate:], np.asarray(by_caller[-rate:], dtype=np.float64), rate
+
+    by_other, by_caller, rate = asyncio.run(run())
+    print("the member heard", frequency_of(by_other, rate), "Hz; the app user heard RMS", np.sqrt(np.mean(by_caller ** 2)) if len(by_caller) else "nothing")
+    assert np.sqrt(np.mean(by_other ** 2)) > 100 and abs(frequency_of(by_other, rate) - 550) < 15, "the member did not hear the app user"
+    assert not len(by_caller) or np.sqrt(np.mean(by_caller ** 2)) < 30, "the app user with canHear: [] heard the member"
 
 
 def test_an_app_leg_follows_its_conversations_mute_and_can_hear(sip_server, tmp_path):

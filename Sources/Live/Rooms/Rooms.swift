@@ -126,14 +126,15 @@ public actor Rooms {
         }
     }
 
-    /// Hands the lock to the next waiter, or frees the room (and forgets it when empty).
+    /// Hands the lock to the next waiter, or frees the room (and forgets it when empty: no member's media, no
+    /// call leg's mix waiting for its client).
     private func unlock(_ room: Room) {
         if !room.waiters.isEmpty {
             room.waiters.removeFirst().resume()
             return
         }
         room.busy = false
-        if room.peers.isEmpty, room.lines.isEmpty, room.router == nil, rooms[room.conversationID] === room {
+        if room.peers.isEmpty, room.lines.isEmpty, room.mixes.isEmpty, room.router == nil, rooms[room.conversationID] === room {
             rooms.removeValue(forKey: room.conversationID)
         }
     }
