@@ -19,17 +19,27 @@ import Wire
 /// through `digits`.
 final class LineCallMedia: CallMedia, IncomingCallHandler {
     /// A leg as the conversation policy sees it: where it is, the NCCO `conversation` action that put it
-    /// there, and the Voice API's mute and earmuff.
+    /// there, and the Voice API's mute and earmuff (set by the leg's NCCO and the API, read by the policy's
+    /// runs, so behind a lock).
     private class Attendee: @unchecked Sendable {
+        struct State {
+            let uuid: String
+            var place: MixerCallMedia.LegPlace
+            var conversation: NCCOAction.Conversation?
+            var muted = false
+            var earmuffed = false
+        }
         let uuid: String
-        var place: MixerCallMedia.LegPlace
-        var conversation: NCCOAction.Conversation?
-        var muted = false
-        var earmuffed = false
+        let state: Mutex<State>
         init(uuid: String, place: MixerCallMedia.LegPlace) {
             self.uuid = uuid
-            self.place = place
+            state = Mutex(State(uuid: uuid, place: place))
         }
+        var place: MixerCallMedia.LegPlace {
+            get { state.withLock { $0.place } }
+            set { state.withLock { $0.place = newValue } }
+        }
+        var snapshot: State { state.withLock { $0 } }
     }
 
     /// A phone or websocket leg in progress: its call, its line once the mixer has it.
@@ -117,21 +127,23 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             guard legs.withLock({ $0[uuid] }) != nil else { return try mixer.perform(command, leg: uuid) }
         case .bridge(let conversationID, let c):
             guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(command, leg: uuid) }
-            phone.conversation = c
+            phone.state.withLock { $0.conversation = c }
             if c.startOnEnter { started.withLock { _ = $0.insert(conversationID) } }
             // A ringing call is answered once its line has moved: the phone starts sending when it hears the
             // answer, so what the caller says first reaches the conversation instead of the line in between.
             let isStarted = started.withLock { $0.contains(conversationID) }
             let left = phone.place.conversationID
-            move(phone, to: conversationID, mix: mix(for: phone, among: attendees(in: conversationID), started: isStarted, holdMusic: nil)) {
+            move(phone, to: conversationID, mix: mix(for: phone.snapshot, among: attendees(in: conversationID), started: isStarted, holdMusic: nil)) {
                 if left != conversationID { self.applyPolicy(left) }
                 self.applyPolicy(conversationID)
                 self.answerIfRinging(uuid)
             }
         case .mute(let muted, let earmuffed):
             guard let attendee = legs.withLock({ $0[uuid] }) ?? appLeg(uuid) else { return }
-            attendee.muted = muted
-            attendee.earmuffed = earmuffed
+            attendee.state.withLock {
+                $0.muted = muted
+                $0.earmuffed = earmuffed
+            }
             applyPolicy(attendee.place.conversationID)
         default:
             try mixer.perform(command, leg: uuid)
@@ -145,9 +157,13 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     /// An app leg's client follows it into the conversation over `rtc:*`; its mix follows the action.
     func appLegJoined(leg uuid: String, conversationID: String, _ c: NCCOAction.Conversation) {
         guard let attendee = appLeg(uuid) else { return }
-        let left = attendee.place.conversationID
-        attendee.conversation = c
-        if let place = resolve(uuid) { attendee.place = place }
+        let moved = resolve(uuid)
+        let left = attendee.state.withLock { s -> String in
+            let left = s.place.conversationID
+            s.conversation = c
+            if let moved { s.place = moved }
+            return left
+        }
         if c.startOnEnter { started.withLock { _ = $0.insert(conversationID) } }
         if left != conversationID { applyPolicy(left) }
         applyPolicy(conversationID)
@@ -168,13 +184,13 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     }
 
     /// The legs in the conversation: phones with their lines, app legs with their clients.
-    private func attendees(in conversationID: String) -> [Attendee] {
-        legs.withLock { $0.values.filter { $0.place.conversationID == conversationID } }
-            + appLegs.withLock { $0.values.filter { $0.place.conversationID == conversationID } }
+    private func attendees(in conversationID: String) -> [Attendee.State] {
+        (legs.withLock { Array($0.values) as [Attendee] } + appLegs.withLock { Array($0.values) }).map(\.snapshot)
+            .filter { $0.place.conversationID == conversationID }
     }
 
     /// What `attendee` hears and who hears it among `others` (the conversation's legs).
-    private func mix(for attendee: Attendee, among others: [Attendee], started: Bool, holdMusic: MixerParticipantID?) -> MemberMix {
+    private func mix(for attendee: Attendee.State, among others: [Attendee.State], started: Bool, holdMusic: MixerParticipantID?) -> MemberMix {
         ConversationPolicy.mix(conversation: attendee.conversation, muted: attendee.muted, earmuffed: attendee.earmuffed, started: started,
                                holdMusic: holdMusic) { uuid in others.first { $0.uuid == uuid }?.place.memberID }
     }
