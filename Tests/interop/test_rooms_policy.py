@@ -164,3 +164,65 @@ def test_a_member_who_leaves_while_speaking_ends_with_speaking_off(how):
     finally:
         server.stop()
         server.cleanup()
+
+
+@pytest.mark.parametrize("mode", ["sfu", "mixed"])
+def test_the_app_server_mutes_a_member_and_the_room_stops_hearing_it(mode):
+    """A moderator's app server mutes a member through the Conversation API (`PATCH .../members/{id}` with
+    `audio_settings.muted`): the others stop hearing it and its own client sees `member:media` muted; unmuted, it
+    is heard again. Forwarding and mixing alike."""
+    import time
+
+    import numpy as np
+
+    from rooms_support import app_headers
+    server = start({"SWITCHBOARD_ROOM_MODE": mode})
+    try:
+        loopback_ice()
+        room = create_room(server.http_url + "/rooms/api", "Moderated")
+
+        def patch(member_id, muted):
+            r = requests.patch(f"{server.http_url}/v1/conversations/{room}/members/{member_id}", headers=app_headers(server),
+                               json={"media": {"audio_settings": {"muted": muted}}}, timeout=10)
+            assert r.status_code == 200, r.text
+            return time.monotonic()
+
+        async def scenario():
+            rt_a, alice, _ = await member(server, room, "alice")
+            alice_id = (await alice.publish(sine_track(550, amplitude=0.5)))["member_id"]
+            rt_b, bob, _ = await member(server, room, "bob")
+            await bob.subscribe()
+            await wait_for(lambda: bob.tracks, 15, what="a track at bob")
+            heard = []
+
+            async def listen(track):
+                while True:
+                    frame = await track.recv()
+                    data = frame.to_ndarray().astype(np.float64)
+                    heard.append((time.monotonic(), float(np.sqrt(np.mean(data ** 2)))))
+            listeners = [asyncio.ensure_future(listen(t)) for t in bob.tracks.values()]
+            await asyncio.sleep(3)
+            muted_at = patch(alice_id, True)
+            await wait_for(lambda: [e for e in rt_a.seen("member:media", **{"from": alice_id})
+                                    if e["body"]["media"]["audio_settings"]["muted"]], 10, what="alice sees herself muted")
+            await asyncio.sleep(3)
+            unmuted_at = patch(alice_id, False)
+            await asyncio.sleep(3)
+            for t in listeners:
+                t.cancel()
+            for m, rt in ((alice, rt_a), (bob, rt_b)):
+                await m.close()
+                await rt.close()
+
+            def loudness(start, end):
+                values = [rms for t, rms in heard if start <= t < end]
+                return max(values) if values else 0.0
+            return loudness(muted_at - 1.5, muted_at), loudness(muted_at + 1.0, unmuted_at), loudness(unmuted_at + 1.5, unmuted_at + 3)
+
+        before, during, after = asyncio.run(asyncio.wait_for(scenario(), 60))
+        print(f"{mode}: bob heard alice at RMS {before:.0f}, muted {during:.0f}, unmuted {after:.0f}")
+        assert before > 1000 and after > 1000, (before, during, after)
+        assert during < 30, f"the muted member was still heard: {during}"
+    finally:
+        server.stop()
+        server.cleanup()

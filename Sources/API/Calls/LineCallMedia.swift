@@ -18,16 +18,14 @@ import Wire
 /// `cancelled`, `completed`) through `CallMediaEvents.dialStatus`; DTMF from the phone (RFC 4733)
 /// through `digits`.
 final class LineCallMedia: CallMedia, IncomingCallHandler {
-    /// A leg as the conversation policy sees it: where it is, the NCCO `conversation` action that put it
-    /// there, and the Voice API's mute and earmuff (set by the leg's NCCO and the API, read by the policy's
-    /// runs, so behind a lock).
+    /// A leg as the conversation policy sees it: where it is and the NCCO `conversation` action that put it
+    /// there (set by the leg's NCCO, read by the policy's runs, so behind a lock). Mute and earmuff are the
+    /// member's own (`member:media`), which `Rooms` follows.
     private class Attendee: @unchecked Sendable {
         struct State {
             let uuid: String
             var place: MixerCallMedia.LegPlace
             var conversation: NCCOAction.Conversation?
-            var muted = false
-            var earmuffed = false
         }
         let uuid: String
         let state: Mutex<State>
@@ -110,7 +108,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             // The NCCO needs the caller's audio: a ringing inbound call is answered first (for `bridge`, once
             // its line is in the conversation's mix, below).
             answerIfRinging(uuid)
-        case .dial, .bridge, .stopRecording, .recordConversation, .mute:
+        case .dial, .bridge, .stopRecording, .recordConversation:
             break
         }
         switch command {
@@ -138,13 +136,6 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
                 self.applyPolicy(conversationID)
                 self.answerIfRinging(uuid)
             }
-        case .mute(let muted, let earmuffed):
-            guard let attendee = legs.withLock({ $0[uuid] }) ?? appLeg(uuid) else { return }
-            attendee.state.withLock {
-                $0.muted = muted
-                $0.earmuffed = earmuffed
-            }
-            applyPolicy(attendee.place.conversationID)
         default:
             try mixer.perform(command, leg: uuid)
         }
@@ -191,8 +182,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     /// What `attendee` hears and who hears it among `others` (the conversation's legs).
     private func mix(for attendee: Attendee.State, among others: [Attendee.State], started: Bool, holdMusic: MixerParticipantID?) -> MemberMix {
-        ConversationPolicy.mix(conversation: attendee.conversation, muted: attendee.muted, earmuffed: attendee.earmuffed, started: started,
-                               holdMusic: holdMusic) { uuid in others.first { $0.uuid == uuid }?.place.memberID }
+        ConversationPolicy.mix(conversation: attendee.conversation, started: started, holdMusic: holdMusic) { uuid in others.first { $0.uuid == uuid }?.place.memberID }
     }
 
     /// Has what every leg of the conversation hears worked out again (a leg came, left, was muted, or the

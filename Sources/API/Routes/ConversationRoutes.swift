@@ -13,8 +13,6 @@ struct ConversationRoutes {
     let capacity: Int
     /// Audio rooms: an update may change a live room's `room_mode` (none in tests of the REST API alone).
     var rooms: Rooms? = nil
-    /// Live calls: a call leg's member muted or earmuffed here is muted or earmuffed in the mixer too.
-    var calls: Calls? = nil
     var conversations: Conversations { core.conversations }
 
     /// A conversation's create/update body; `properties.room_mode` and `room_mix_above` are checked here.
@@ -144,9 +142,6 @@ struct ConversationRoutes {
                     enabled: settings?["enabled"]?.boolValue ?? media["audio"]?.boolValue ?? current.media.enabled,
                     muted: settings?["muted"]?.boolValue ?? current.media.muted,
                     earmuffed: settings?["earmuffed"]?.boolValue ?? current.media.earmuffed))
-                if let calls, let leg = try? core.calls.legs(inConversation: cid).first(where: { $0.memberID == mid && !$0.status.isTerminal }) {
-                    try? await calls.perform(.mute(muted: result.media.muted, earmuffed: result.media.earmuffed), uuid: leg.uuid, applicationID: app.id)
-                }
             }
             if let s = body["state"]?.stringValue {
                 guard MemberState(wire: s) == .left else { throw APIError.badRequest("Only state LEFT can be set here.", code: "invalid-member-state") }

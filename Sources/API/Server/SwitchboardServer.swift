@@ -86,7 +86,7 @@ public final class SwitchboardServer: Sendable {
         mixerMedia.attach(audio: live.audio, rooms: live.rooms, events: live.calls)
         lineMedia.attach(rooms: live.rooms, calls: live.calls)
         live.calls.attach(clients: clients)
-        ConversationRoutes(core: core, capacity: roomSettings.capacity, rooms: live.rooms, calls: live.calls).register(on: &router)
+        ConversationRoutes(core: core, capacity: roomSettings.capacity, rooms: live.rooms).register(on: &router)
         CallRoutes(core: core, calls: live.calls).register(on: &router)
         ConversationAudioRoutes(core: core, audio: live.audio).register(on: &router)
         CallSignaling(calls: live.calls).register(on: gateway)

@@ -191,7 +191,6 @@ actor LiveLeg {
         case .collectDigits: "input"
         case .startRecording, .stopRecording: "record"
         case .sendDigits: "dtmf"
-        case .mute: "mute"
         case .bridge, .recordConversation: "conversation"
         case .dial: "connect"
         }
@@ -388,8 +387,8 @@ actor LiveLeg {
         var media = current.media
         if let muted { media.muted = muted }
         if let earmuffed { media.earmuffed = earmuffed }
+        // Rooms follows the member's `member:media`: the leg's audio, whatever carries it, is muted or earmuffed.
         _ = try core.conversations.setMedia(memberID: leg.memberID, conversationID: leg.conversationID, applicationID: application.id, media: media)
-        try? calls.media.perform(.mute(muted: media.muted, earmuffed: media.earmuffed), leg: uuid)
     }
 
     func transfer(_ document: JSONValue) throws(CallError) {

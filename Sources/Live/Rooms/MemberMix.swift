@@ -1,8 +1,8 @@
 import Media
 
 /// What a member hears and who hears it in its conversation's mix, by member id: a call leg's NCCO
-/// `conversation` options (`mute`, `canHear`, `canSpeak`, a moderated conversation's wait) and the Voice
-/// API's mute and earmuff. `Rooms` applies it to each of the member's participants (its phone line, its
+/// `conversation` options (`mute`, `canHear`, `canSpeak`, a moderated conversation's wait). `Rooms` applies it,
+/// with the member's own mute and earmuff (`member:media`), to each of the member's participants (its phone line, its
 /// sockets with media) now and whenever one comes, and mixes the room while a member has one that is not
 /// the default.
 public struct MemberMix: Sendable, Hashable {

@@ -72,6 +72,8 @@ public actor Rooms {
         var lines: [String: MixerParticipantID] = [:]
         /// What members of the conversation's calls hear and who hears them, by member id (`MemberMix`).
         var mixes: [String: MemberMix] = [:]
+        /// Members muted or earmuffed (`member:media`), by member id: added to their mixer options.
+        var silenced: [String: (muted: Bool, earmuffed: Bool)] = [:]
         /// The conversation's own `room_mode` / `room_mix_above` (its properties), read when the room
         /// starts and again when the conversation is updated.
         var setting = RoomModeSetting()
@@ -553,18 +555,52 @@ public actor Rooms {
         await applyMixes(room, reset: dropped)
     }
 
-    /// Gives each member with a mix (and each of `reset`, the default) its options on all its participants:
+    /// Gives each member with a mix or silenced (and each of `reset`) its options on all its participants:
     /// run whenever a participant comes or goes, as the lists name members, not participants.
     private func applyMixes(_ room: Room, reset: [String] = []) async {
-        guard let mixer = room.mixer, !(room.mixes.isEmpty && reset.isEmpty) else { return }
-        let lookup = { (member: String) in self.participants(of: member, in: room) }
-        for member in reset {
-            for participant in lookup(member) { try? await engine.setMixerOptions(mixer.id, participant, MixerParticipantOptions()) }
+        guard let mixer = room.mixer, !(room.mixes.isEmpty && room.silenced.isEmpty && reset.isEmpty) else { return }
+        for member in Set(room.mixes.keys).union(room.silenced.keys).union(reset) {
+            let options = mixerOptions(of: member, in: room)
+            for participant in participants(of: member, in: room) { try? await engine.setMixerOptions(mixer.id, participant, options) }
         }
-        for (member, mix) in room.mixes {
-            let options = mix.options(participants: lookup)
-            for participant in lookup(member) { try? await engine.setMixerOptions(mixer.id, participant, options) }
+    }
+
+    /// The member's `MemberMix`, muted and earmuffed as well when its `member:media` says so.
+    private func mixerOptions(of member: String, in room: Room) -> MixerParticipantOptions {
+        var options = (room.mixes[member] ?? MemberMix()).options { self.participants(of: $0, in: room) }
+        if let silenced = room.silenced[member] {
+            options.muted = options.muted || silenced.muted
+            options.earmuffed = options.earmuffed || silenced.earmuffed
         }
+        return options
+    }
+
+    /// A member was muted or earmuffed, or no longer is (`member:media`, whoever set it: its own client with
+    /// `rtc:mute` / `rtc:earmuff`, an app server through the Conversation API, the Voice API on its call):
+    /// its sockets' microphones pause or resume and what they receive stops or restarts, and its participants
+    /// in the mix (a phone line's too) follow. What its own client asked is already done, so nothing changes then.
+    func memberMedia(conversationID: String, memberID: String) async {
+        guard let room = rooms[conversationID] else { return }
+        await lock(room)
+        defer { unlock(room) }
+        guard let member = try? conversations.member(id: memberID, conversationID: conversationID, applicationID: room.applicationID),
+              member.state == .joined, member.media.enabled else { return }
+        let (muted, earmuffed) = (member.media.muted, member.media.earmuffed)
+        let was = room.silenced[memberID]
+        room.silenced[memberID] = muted || earmuffed ? (muted, earmuffed) : nil
+        for peer in room.peers.values where peer.memberID == memberID {
+            if let publication = peer.publication, peer.muted != muted {
+                peer.muted = muted
+                if muted { try? await engine.pause(producer: publication.producer) } else { try? await engine.resume(producer: publication.producer) }
+                if muted { setSpeaking(peer, false, room: room) }
+            }
+            if peer.earmuffed != earmuffed {
+                peer.earmuffed = earmuffed
+                await applyForwarding(peer, room: room)
+            }
+        }
+        await updateForwarding(room)
+        await applyMixes(room, reset: was != nil && room.silenced[memberID] == nil ? [memberID] : [])
     }
 
     // MARK: Lines (phone legs)
@@ -588,9 +624,7 @@ public actor Rooms {
             throw .media(.invalid("the conversation's mixer could not be started"))
         }
         do {
-            let lookup = { (member: String) in self.participants(of: member, in: room) }
-            try await engine.addMixerPort(mixer.id, participant, options: room.mixes[memberID]?.options(participants: lookup) ?? MixerParticipantOptions(),
-                                          make: make)
+            try await engine.addMixerPort(mixer.id, participant, options: mixerOptions(of: memberID, in: room), make: make)
         } catch {
             room.lines[memberID] = nil
             await updateMode(room)
@@ -771,6 +805,7 @@ public actor Rooms {
         guard let room = rooms[conversationID] else { return }
         await lock(room)
         defer { unlock(room) }
+        if left { room.silenced[memberID] = nil }
         for peer in Array(room.peers.values) where peer.memberID == memberID {
             if left || peer.publication != nil || peer.subscription != nil { await removePeer(peer, from: room) }
         }

@@ -74,7 +74,7 @@ public struct NoCallMedia: CallMedia {
         case .play: throw .unavailable("stream needs the audio mixer, which this server does not run")
         case .collectDigits: throw .unavailable("input needs DTMF detection on the leg's audio, which this server does not run")
         case .startRecording: throw .unavailable("record needs the audio mixer, which this server does not run")
-        case .stopRecording, .mute: return
+        case .stopRecording: return
         case .recordConversation: throw .unavailable("recording a conversation needs the audio mixer, which this server does not run")
         case .sendDigits: throw .unavailable("DTMF needs the leg's audio, which this server does not run")
         case .bridge: throw .unavailable("this leg's audio cannot join a conversation without the audio mixer")

@@ -13,8 +13,6 @@ public enum CallMediaCommand: Sendable, Equatable {
     /// Records the leg's conversation (`conversation` with `record: true`) until it empties, once however many
     /// legs ask.
     case recordConversation(NCCOAction.Record)
-    /// Mute (nobody hears the leg) and earmuff (the leg hears nothing), from the Voice API or the client.
-    case mute(muted: Bool, earmuffed: Bool)
     /// Ends the leg's synchronous recording (its `endOnKey` was pressed, or the NCCO was replaced).
     case stopRecording
     /// Sends DTMF to the far end.
