@@ -256,12 +256,9 @@ public actor Rooms {
         guard let room = rooms[conversationID] else { throw LiveError.notPublishing }
         await lock(room)
         defer { unlock(room) }
-        guard let peer = room.peers[client], let publication = peer.publication else { throw LiveError.notPublishing }
+        guard let peer = room.peers[client], peer.publication != nil else { throw LiveError.notPublishing }
         if peer.muted != muted {
-            peer.muted = muted
-            do {
-                if muted { try await engine.pause(producer: publication.producer) } else { try await engine.resume(producer: publication.producer) }
-            } catch { throw LiveError.media(error) }
+            try await setMicrophone(peer, muted: muted, room: room)
             _ = try? conversations.setMedia(memberID: member.id, conversationID: conversationID, applicationID: applicationID,
                                             media: MemberMedia(enabled: true, muted: muted, earmuffed: peer.earmuffed))
             _ = try? conversations.postEvent(conversationID: conversationID, applicationID: applicationID,
@@ -269,6 +266,15 @@ public actor Rooms {
             if muted { setSpeaking(peer, false, room: room) }
             await updateForwarding(room)
         }
+    }
+
+    /// Pauses (muted) or resumes the peer's published microphone (its speaking indicator is the caller's).
+    private func setMicrophone(_ peer: Peer, muted: Bool, room: Room) async throws(LiveError) {
+        guard let publication = peer.publication, peer.muted != muted else { return }
+        peer.muted = muted
+        do {
+            if muted { try await engine.pause(producer: publication.producer) } else { try await engine.resume(producer: publication.producer) }
+        } catch { throw .media(error) }
     }
 
     /// `rtc:earmuff`: stops (or restarts) everything the member receives.
@@ -589,11 +595,8 @@ public actor Rooms {
         let was = room.silenced[memberID]
         room.silenced[memberID] = muted || earmuffed ? (muted, earmuffed) : nil
         for peer in room.peers.values where peer.memberID == memberID {
-            if let publication = peer.publication, peer.muted != muted {
-                peer.muted = muted
-                if muted { try? await engine.pause(producer: publication.producer) } else { try? await engine.resume(producer: publication.producer) }
-                if muted { setSpeaking(peer, false, room: room) }
-            }
+            try? await setMicrophone(peer, muted: muted, room: room)
+            if muted { setSpeaking(peer, false, room: room) }
             if peer.earmuffed != earmuffed {
                 peer.earmuffed = earmuffed
                 await applyForwarding(peer, room: room)
