@@ -1,12 +1,14 @@
 """The rooms web app in three real browsers (Debian Chromium, fake microphones, loopback):
 alice creates a room, bob and carol join from the list, everyone hears everyone, bob leaves,
-carol mutes. Screenshots of every page go to Tests/interop/artifacts/."""
+carol mutes, unmutes, and is muted by the room's app server. Screenshots of every page go to Tests/interop/artifacts/."""
 import time
 
 import pytest
+import requests
 
 from media_support import CHROMIUM_ARGS
 from rig import CHROMIUM, screenshot, start_server
+from rooms_support import app_headers
 
 ROOM = "Morning standup"
 
@@ -141,5 +143,26 @@ def test_three_browsers_talk_leave_and_mute(server, browser):
     assert packets.get("carol", 0) <= 2, packets
     screenshot(alice, "rooms-alice-carol-muted")
     screenshot(carol, "rooms-carol-muted")
+
+    # carol unmutes and is heard again; then the room's app server mutes her (a moderator, through the
+    # Conversation API): her button and microphone follow, and alice stops hearing her.
+    carol.click("#mute")
+    wait(lambda: carol.inner_text("#mute") == "Mute", 2, "carol unmuted")
+    wait(lambda: "is-muted" not in member_class(alice, "carol"), 2, "carol's muted mark gone on alice's page")
+    time.sleep(1.0)
+    peak, _, _ = sample_levels(alice, 1.5)
+    assert peak.get("carol", 0) > 0.01, f"carol unmuted is not heard: {peak}"
+    room_id, member_id = carol.evaluate("[rooms.room.id, rooms.room.memberID]")
+    r = requests.patch(f"{server.http_url}/v1/conversations/{room_id}/members/{member_id}", headers=app_headers(server),
+                       json={"media": {"audio_settings": {"muted": True}}}, timeout=10)
+    assert r.status_code == 200, r.text
+    wait(lambda: carol.inner_text("#mute") == "Unmute", 3, "carol's button follows the app server's mute")
+    wait(lambda: "is-muted" in member_class(alice, "carol"), 3, "carol's muted mark on alice's page")
+    time.sleep(1.0)
+    peak, packets, _ = sample_levels(alice, 2.0)
+    print("after the app server's mute", peak, packets)
+    assert peak.get("carol", 0) < 0.01, peak
+    assert packets.get("carol", 0) <= 2, packets
+    screenshot(carol, "rooms-carol-muted-by-app-server")
     for page in pages.values():
         page.context.close()

@@ -217,7 +217,11 @@ function conversationEvent(msg) {
         closeMedia(); app.room = null; show("list-view"); loadRooms(); return;
       }
       break;
-    case "member:media": if (m) { m.muted = !!b.media?.audio_settings?.muted; if (m.muted) m.speaking = false; } break;
+    case "member:media":
+      if (m) { m.muted = !!b.media?.audio_settings?.muted; if (m.muted) m.speaking = false; }
+      // Muted (or unmuted) by the room's app server: the microphone and the button follow.
+      if (id === app.room.memberID && b.audio !== false) setOwnMute(!!b.media?.audio_settings?.muted);
+      break;
     case "audio:mute:on": if (m) { m.muted = true; m.speaking = false; } break;
     case "audio:mute:off": if (m) m.muted = false; break;
     case "audio:speaking:on": if (m) m.speaking = true; break;
@@ -309,9 +313,14 @@ async function startMedia() {
 }
 
 async function publish() {
-  await app.media.publish(app.mic, { muted: app.muted });
+  // Publishing posts member:media unmuted: a microphone muted before it is muted again after.
+  const muted = app.muted;
+  await app.media.publish(app.mic, { muted });
   $("mute").disabled = false;
-  if (app.muted) await app.rt.request("rtc:mute", { conversation_id: app.room.id, muted: true });
+  if (muted) {
+    await app.rt.request("rtc:mute", { conversation_id: app.room.id, muted: true });
+    setOwnMute(true);
+  }
 }
 
 function closeMedia(stopMic = true) {
@@ -356,14 +365,19 @@ async function rejoin(reload = true) {
   }
 }
 
-$("mute").addEventListener("click", () => guarded(async () => {
-  const muted = !app.muted;
-  await app.rt.request("rtc:mute", { conversation_id: app.room.id, muted });
+/** Our microphone's state, whether we or the room's app server muted it. */
+function setOwnMute(muted) {
   app.muted = muted;
   const track = app.mic?.getAudioTracks()[0];
   if (track) track.enabled = !muted;
   $("mute").textContent = muted ? "Unmute" : "Mute";
   $("mute").setAttribute("aria-pressed", String(muted));
+}
+
+$("mute").addEventListener("click", () => guarded(async () => {
+  const muted = !app.muted;
+  await app.rt.request("rtc:mute", { conversation_id: app.room.id, muted });
+  setOwnMute(muted);
   const me = app.members.get(app.room.memberID);
   if (me) {
     const before = { muted: me.muted, speaking: me.speaking };
