@@ -1,5 +1,7 @@
 import Foundation
+import Platform
 import Testing
+import Wire
 @testable import SwitchboardClient
 
 /// Polls a main-actor condition for up to ten seconds.
@@ -35,6 +37,14 @@ struct ViewModelTests {
             await bob.setMuted(true)
             #expect(bob.muted && bob.error == nil)
             #expect(await poll { alice.participants.contains { $0.name == "bob" && $0.muted && !$0.speaking } })
+            // Unmuted, then muted by the rooms' application (a moderator), as `PATCH …/members/{id}` does: both see it.
+            await bob.setMuted(false)
+            #expect(await poll { !bob.muted && alice.participants.contains { $0.name == "bob" && !$0.muted } })
+            let bobID = try #require(bob.participants.first { $0.name == "bob" }?.id)
+            let demo = try JSONParser.parse(String(decoding: try Data(contentsOf: URL(fileURLWithPath: live.directory + "/rooms-demo.json")), as: UTF8.self))
+            _ = try live.server.core.conversations.setMedia(memberID: bobID, conversationID: room, applicationID: try #require(demo["id"]?.stringValue),
+                                                            media: MemberMedia(enabled: true, muted: true))
+            #expect(await poll { bob.muted && alice.participants.contains { $0.name == "bob" && $0.muted } })
             await bob.leave()
             #expect(await poll { !alice.participants.contains { $0.name == "bob" } })
             await bob.logOut()

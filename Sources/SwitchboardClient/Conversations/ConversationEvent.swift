@@ -45,6 +45,8 @@ public struct ConversationEvent: Sendable, Hashable {
     public var userName: String? { body["user"]?["name"]?.stringValue }
     /// The text of a `text` event.
     public var text: String? { body["text"]?.stringValue }
+    /// Whether a `member:media` event's member is muted (by its own client or by the application).
+    public var muted: Bool? { kind == .memberMedia ? body["media"]?["audio_settings"]?["muted"]?.boolValue : nil }
 
     init?(json: JSONValue) {
         guard let id = json["id"]?.intValue, let type = json["type"]?.stringValue,

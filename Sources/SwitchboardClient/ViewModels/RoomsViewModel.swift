@@ -76,6 +76,11 @@ public final class RoomsViewModel {
         case .speakingOff: if let index { participants[index].speaking = false }
         case .muteOn: if let index { participants[index].muted = true }
         case .muteOff: if let index { participants[index].muted = false }
+        case .memberMedia:
+            // Also a mute set by the room's application (a moderator): the server has stopped forwarding already.
+            guard let muted = e.muted else { break }
+            if let index { participants[index].muted = muted }
+            if member == media?.memberID { self.muted = muted }
         default: break
         }
     }
