@@ -29,9 +29,9 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         }
         let uuid: String
         let state: Mutex<State>
-        init(uuid: String, place: MixerCallMedia.LegPlace) {
+        init(uuid: String, place: MixerCallMedia.LegPlace, conversation: NCCOAction.Conversation? = nil) {
             self.uuid = uuid
-            state = Mutex(State(uuid: uuid, place: place))
+            state = Mutex(State(uuid: uuid, place: place, conversation: conversation))
         }
         var place: MixerCallMedia.LegPlace {
             get { state.withLock { $0.place } }
@@ -71,8 +71,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     private let resolve: @Sendable (String) -> MixerCallMedia.LegPlace?
     private let attached = Mutex(Attached())
     private let legs = Mutex<[String: PhoneLeg]>([:])
-    /// App legs (WebRTC) an NCCO `conversation` moved or the Voice API muted: their audio is their clients',
-    /// but what they hear and who hears them in a conversation's mix follows the same policy as a line's.
+    /// App legs (WebRTC) an NCCO `conversation` moved: their audio is their clients', but what they hear and
+    /// who hears them in the conversation's mix follows the same policy as a line's.
     private let appLegs = Mutex<[String: Attendee]>([:])
     /// Conversations a leg that starts them (`startOnEnter`) has joined; attendees of the others wait.
     private let started = Mutex<Set<String>>([])
@@ -147,32 +147,14 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     /// An app leg's client follows it into the conversation over `rtc:*`; its mix follows the action.
     func appLegJoined(leg uuid: String, conversationID: String, _ c: NCCOAction.Conversation) {
-        guard let attendee = appLeg(uuid) else { return }
-        let moved = resolve(uuid)
-        let left = attendee.state.withLock { s -> String in
-            let left = s.place.conversationID
-            s.conversation = c
-            if let moved { s.place = moved }
-            return left
-        }
+        guard let place = resolve(uuid) else { return }
+        let left = appLegs.withLock { $0.updateValue(Attendee(uuid: uuid, place: place, conversation: c), forKey: uuid) }?.place.conversationID
         if c.startOnEnter { started.withLock { _ = $0.insert(conversationID) } }
-        if left != conversationID { applyPolicy(left) }
+        if let left, left != conversationID { applyPolicy(left) }
         applyPolicy(conversationID)
     }
 
     // MARK: Who hears whom
-
-    /// The app leg's attendee, made on first use (nil when the leg is in no conversation).
-    private func appLeg(_ uuid: String) -> Attendee? {
-        if let known = appLegs.withLock({ $0[uuid] }) { return known }
-        guard let place = resolve(uuid) else { return nil }
-        return appLegs.withLock { a in
-            if let known = a[uuid] { return known }
-            let made = Attendee(uuid: uuid, place: place)
-            a[uuid] = made
-            return made
-        }
-    }
 
     /// The legs in the conversation: phones with their lines, app legs with their clients.
     private func attendees(in conversationID: String) -> [Attendee.State] {
@@ -185,8 +167,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         ConversationPolicy.mix(conversation: attendee.conversation, started: started, holdMusic: holdMusic) { uuid in others.first { $0.uuid == uuid }?.place.memberID }
     }
 
-    /// Has what every leg of the conversation hears worked out again (a leg came, left, was muted, or the
-    /// moderator joined): one run at a time per conversation, coalescing what was asked meanwhile, and no
+    /// Has what every leg of the conversation hears worked out again (a leg came or left, or the moderator
+    /// joined): one run at a time per conversation, coalescing what was asked meanwhile, and no
     /// conversation waits behind another's music being fetched.
     private func applyPolicy(_ conversationID: String) {
         guard let rooms = attached.withLock({ $0.rooms }) else { return }
