@@ -201,13 +201,13 @@ def test_the_app_server_mutes_a_member_and_the_room_stops_hearing_it(mode):
                     data = frame.to_ndarray().astype(np.float64)
                     heard.append((time.monotonic(), float(np.sqrt(np.mean(data ** 2)))))
             listeners = [asyncio.ensure_future(listen(t)) for t in bob.tracks.values()]
-            await asyncio.sleep(3)
+            await asyncio.sleep(2.5)
             muted_at = patch(alice_id, True)
             await wait_for(lambda: [e for e in rt_a.seen("member:media", **{"from": alice_id})
                                     if e["body"]["media"]["audio_settings"]["muted"]], 10, what="alice sees herself muted")
-            await asyncio.sleep(3)
+            await asyncio.sleep(2)
             unmuted_at = patch(alice_id, False)
-            await asyncio.sleep(3)
+            await asyncio.sleep(2.5)
             for t in listeners:
                 t.cancel()
             for m, rt in ((alice, rt_a), (bob, rt_b)):
@@ -217,7 +217,7 @@ def test_the_app_server_mutes_a_member_and_the_room_stops_hearing_it(mode):
             def loudness(start, end):
                 values = [rms for t, rms in heard if start <= t < end]
                 return max(values) if values else 0.0
-            return loudness(muted_at - 1.5, muted_at), loudness(muted_at + 1.0, unmuted_at), loudness(unmuted_at + 1.5, unmuted_at + 3)
+            return loudness(muted_at - 1.5, muted_at), loudness(muted_at + 1.0, unmuted_at), loudness(unmuted_at + 1.0, unmuted_at + 2.5)
 
         before, during, after = asyncio.run(asyncio.wait_for(scenario(), 60))
         print(f"{mode}: bob heard alice at RMS {before:.0f}, muted {during:.0f}, unmuted {after:.0f}")
