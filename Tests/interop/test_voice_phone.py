@@ -657,7 +657,7 @@ def test_an_app_user_waits_on_music_until_a_phone_starts_the_conversation(sip_se
         assert moved and {"event": "media", "conversation_id": moved[0]["conversation_id"]} in events, events
         heard_tones = tones_every_half_second(*wav_samples(out))
         print("the app attendee heard, every 0.5 s:", heard_tones)
-        assert heard_tones.count(800) >= 4, f"no music on hold: {heard_tones}"
+        assert heard_tones.count(800) >= 3, f"no music on hold: {heard_tones}"
         assert 550 not in heard_tones, f"the attendee heard itself: {heard_tones}"
         assert heard_tones.count(440) >= 4, f"the phone that started the conversation was not heard: {heard_tones}"
         assert heard_tones.index(800) < heard_tones.index(440), heard_tones
