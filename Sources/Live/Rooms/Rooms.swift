@@ -594,16 +594,22 @@ public actor Rooms {
         let (muted, earmuffed) = (member.media.muted, member.media.earmuffed)
         let was = room.silenced[memberID]
         room.silenced[memberID] = muted || earmuffed ? (muted, earmuffed) : nil
+        var microphones = false
         for peer in room.peers.values where peer.memberID == memberID {
-            try? await setMicrophone(peer, muted: muted, room: room)
-            if muted { setSpeaking(peer, false, room: room) }
+            if peer.publication != nil, peer.muted != muted {
+                try? await setMicrophone(peer, muted: muted, room: room)
+                if muted { setSpeaking(peer, false, room: room) }
+                microphones = true
+            }
             if peer.earmuffed != earmuffed {
                 peer.earmuffed = earmuffed
                 await applyForwarding(peer, room: room)
             }
         }
-        await updateForwarding(room)
-        await applyMixes(room, reset: was != nil && room.silenced[memberID] == nil ? [memberID] : [])
+        if microphones { await updateForwarding(room) }
+        if was?.muted != room.silenced[memberID]?.muted || was?.earmuffed != room.silenced[memberID]?.earmuffed {
+            await applyMixes(room, reset: room.silenced[memberID] == nil ? [memberID] : [])
+        }
     }
 
     // MARK: Lines (phone legs)
