@@ -1,6 +1,11 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Test code compiles unoptimized, even in `make test`'s release build: the modules it drives are optimized, and
+// this cuts the test targets' share of that build by a third (88 s against 133 s on 2 cores) for a Swift test run that
+// takes about as long.
+let testSettings: [SwiftSetting] = [.unsafeFlags(["-Onone"])]
+
 let package = Package(
     name: "Switchboard",
     platforms: [.macOS(.v15)],
@@ -72,18 +77,18 @@ let package = Package(
         .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
         .executableTarget(name: "switchboard-voice", dependencies: ["Runtime", "Crypto", "Wire"], path: "Examples/voice"),
 
-        .testTarget(name: "WireTests", dependencies: ["Wire"], resources: []),
+        .testTarget(name: "WireTests", dependencies: ["Wire"], resources: [], swiftSettings: testSettings),
         // libsrtp as the reference the SRTP implementation is checked against; tests only.
         .target(name: "SRTPReference", dependencies: ["Crypto", "CSRTP"], path: "Tests/Support/SRTPReference"),
-        .testTarget(name: "AudioTests", dependencies: ["Audio"]),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Wire", "SRTPReference"]),
-        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Wire", "Crypto"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "MediaLoad", "Wire", "Crypto", "Runtime", "SRTPReference", "Audio"]),
-        .testTarget(name: "PlatformTests", dependencies: ["Platform", "Store", "Wire"]),
-        .testTarget(name: "LiveTests", dependencies: ["Live", "Media", "MediaLoad", "Platform", "Runtime", "Crypto", "Wire"]),
-        .testTarget(name: "TelephonyTests", dependencies: ["Telephony", "Wire", "Crypto", "Runtime", "Audio"]),
-        .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient", "Audio", "API", "Platform", "Runtime", "Crypto", "Wire"]),
-        .testTarget(name: "APITests", dependencies: ["API", "Live", "MediaLoad", "Platform", "Runtime", "Crypto", "Store", "Telephony"]),
+        .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: testSettings),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Wire", "SRTPReference"], swiftSettings: testSettings),
+        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Wire", "Crypto"], swiftSettings: testSettings),
+        .testTarget(name: "StoreTests", dependencies: ["Store"], swiftSettings: testSettings),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "MediaLoad", "Wire", "Crypto", "Runtime", "SRTPReference", "Audio"], swiftSettings: testSettings),
+        .testTarget(name: "PlatformTests", dependencies: ["Platform", "Store", "Wire"], swiftSettings: testSettings),
+        .testTarget(name: "LiveTests", dependencies: ["Live", "Media", "MediaLoad", "Platform", "Runtime", "Crypto", "Wire"], swiftSettings: testSettings),
+        .testTarget(name: "TelephonyTests", dependencies: ["Telephony", "Wire", "Crypto", "Runtime", "Audio"], swiftSettings: testSettings),
+        .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient", "Audio", "API", "Platform", "Runtime", "Crypto", "Wire"], swiftSettings: testSettings),
+        .testTarget(name: "APITests", dependencies: ["API", "Live", "MediaLoad", "Platform", "Runtime", "Crypto", "Store", "Telephony"], swiftSettings: testSettings),
     ]
 )
