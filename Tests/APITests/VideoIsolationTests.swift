@@ -219,6 +219,7 @@ struct VideoIsolationTests {
             (.POST, "/connection/\(connection)/signal", ["type": "chat", "data": "from another project"]),
             (.GET, "/stream", nil),
             (.GET, "/stream/\(stream)", nil),
+            (.PUT, "/stream", ["items": [["id": .string(stream), "layoutClassList": ["full"]]]]),
             (.POST, "/stream/\(stream)/mute", nil),
             (.POST, "/mute", ["active": true, "excludedStreamIds": []]),
             (.DELETE, "/connection/\(connection)", nil),

@@ -106,4 +106,25 @@ struct VideoHubTests {
         try hub.signal(from: sender, to: viewer.id, type: "t", data: "d")
         #expect(clients.video(to: ClientID(rawValue: 2)).last == .signal(type: "t", data: "d", from: sender.id))
     }
+
+    @Test("layout classes: a stream starts with its token's initial list, a project changes some streams' lists all or none")
+    func layoutClasses() async throws {
+        let t1 = VideoTokenVerifier.makeT1(apiKey: store.account.apiKey, apiSecret: store.account.apiSecret, sessionID: sessionID,
+                                           role: .publisher, data: nil, ttl: 600, layoutClasses: ["focus", "main"])
+        let alice = try hub.connect(client: ClientID(rawValue: 1), sessionID: sessionID, token: t1).connection
+        let bob = try hub.connect(client: ClientID(rawValue: 2), sessionID: sessionID, token: token(.publisher)).connection
+        let (cam, _) = try await hub.publish(from: alice, name: "cam", hasAudio: true, hasVideo: true, videoType: .camera, offer: nil)
+        let (screen, _) = try await hub.publish(from: bob, name: "screen", hasAudio: false, hasVideo: true, videoType: .screen, offer: nil)
+        #expect(cam.layoutClassList == ["focus", "main"] && screen.layoutClassList == [])
+
+        #expect(hub.setLayoutClassLists(sessionID: sessionID, [(cam.id, []), ("gone", ["full"])]) == .failure(.init(ids: ["gone"])))
+        #expect(hub.streams(sessionID: sessionID).map(\.layoutClassList) == [["focus", "main"], []])
+        let after = try hub.setLayoutClassLists(sessionID: sessionID, [(cam.id, []), (screen.id, ["full"])]).get()
+        #expect(after.map(\.layoutClassList) == [[], ["full"]])
+
+        let long = VideoTokenVerifier.makeT1(apiKey: store.account.apiKey, apiSecret: store.account.apiSecret, sessionID: sessionID,
+                                             role: .publisher, data: nil, ttl: 600,
+                                             layoutClasses: [String(repeating: "x", count: VideoGrant.layoutClassListLimit + 1)])
+        #expect(throws: LiveError.self) { _ = try hub.connect(client: ClientID(rawValue: 3), sessionID: sessionID, token: long) }
+    }
 }

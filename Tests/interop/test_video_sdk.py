@@ -92,6 +92,39 @@ def test_opentok_sdk_session_tokens_streams_signals_moderation(server):
         peer.close()
 
 
+def test_layout_classes_come_from_the_token_and_change_through_the_sdk(server):
+    import requests
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    # The OpenTok SDK writes the classes space-separated, in a JWT and in a T1 token alike.
+    ann = VideoPeer(server, sid, ot.generate_token(sid, initial_layout_class_list=["focus", "main"]))
+    bob = VideoPeer(server, sid, ot.generate_token(sid, initial_layout_class_list=["side"], use_jwt=False))
+    cam, side = ann.publish("ann cam"), bob.publish("bob cam")
+    assert ot.get_stream(sid, cam).layoutClassList == ["focus", "main"]
+    assert ot.get_stream(sid, side).layoutClassList == ["side"]
+
+    ot.set_stream_class_lists(sid, [{"id": cam, "layoutClassList": []}, {"id": side, "layoutClassList": ["full", "focus"]}])
+    assert {s.id: s.layoutClassList for s in ot.list_streams(sid).items} == {cam: [], side: ["full", "focus"]}
+
+    # All or none: an unknown stream is a 404 naming it, and nothing changes; bad lists are 400s.
+    with pytest.raises(opentok.exceptions.RequestError):
+        ot.set_stream_class_lists(sid, [{"id": cam, "layoutClassList": ["full"]}, {"id": "no-such-stream", "layoutClassList": []}])
+    assert ot.get_stream(sid, cam).layoutClassList == []
+    url, headers = ot.endpoints.set_stream_class_lists_url(sid), ot.get_json_headers()
+    for body, field in [({"items": []}, "items"), ({"items": [{"id": cam, "layoutClassList": "full"}]}, "items[0].layoutClassList"),
+                        ({"items": [{"id": cam, "layoutClassList": ["two words"]}]}, "items[0].layoutClassList"),
+                        ({"items": [{"layoutClassList": ["full"]}]}, "items[0].id")]:
+        r = requests.put(url, json=body, headers=headers, timeout=5)
+        assert r.status_code == 400 and r.json()["detail"].startswith(field), (body, r.status_code, r.text)
+    r = requests.put(url, json={"items": [{"id": "gone", "layoutClassList": []}]}, headers=headers, timeout=5)
+    assert r.status_code == 404 and "gone" in r.json()["detail"], r.text
+    with pytest.raises(opentok.exceptions.SetStreamClassError):
+        ot.set_stream_class_lists(sid, [{"id": cam, "layoutClassList": [7]}])
+    assert ot.get_stream(sid, side).layoutClassList == ["full", "focus"]
+    ann.close()
+    bob.close()
+
+
 def test_protocol_errors_have_codes(server):
     ot = opentok_client(server)
     sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
@@ -150,7 +183,7 @@ def vonage_app(server):
 
 def test_vonage_sdk_video_over_https(server, vonage_app):
     vonage = pytest.importorskip("vonage")
-    from vonage_video import SessionOptions, SignalData, TokenOptions
+    from vonage_video import SessionOptions, SignalData, StreamLayout, StreamLayoutOptions, TokenOptions
     from vonage_video.models.enums import MediaMode, TokenRole
     app_id, private_key, host = vonage_app
     mp = pytest.MonkeyPatch()
@@ -182,6 +215,17 @@ def test_vonage_sdk_video_over_https(server, vonage_app):
         video.send_signal(sid, SignalData(type="chat", data="hi ann"), connection_id=ann.connection_id)
         assert ann.wait_push("video:signal")["data"] == "hi ann"
         no_push(mod, "video:signal")
+
+        # Layout classes: the Vonage SDK sends a token's as an array; its change returns the session's streams.
+        lead_token = video.generate_client_token(
+            TokenOptions(session_id=sid, role=TokenRole.PUBLISHER, initial_layout_class_list=["focus", "main"]))
+        lead = VideoPeer(server, sid, lead_token.decode() if isinstance(lead_token, bytes) else lead_token)
+        lead_stream = lead.publish("lead cam")
+        assert video.get_stream(sid, lead_stream).layout_class_list == ["focus", "main"]
+        changed = video.change_stream_layout(sid, StreamLayoutOptions(items=[StreamLayout(id=stream_id, layout_class_list=["full"])]))
+        assert {s.id: s.layout_class_list for s in changed} == {stream_id: ["full"], lead_stream: ["focus", "main"]}
+        lead.close()
+        mod.wait_push("video:streamDestroyed", where=lambda b: b["stream"]["streamId"] == lead_stream)
 
         video.mute_stream(sid, stream_id)
         assert ann.wait_push("video:muteForced")["streamId"] == stream_id

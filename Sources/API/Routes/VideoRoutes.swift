@@ -64,6 +64,16 @@ struct VideoRoutes {
             let items = hub.streams(sessionID: s.id).map(\.restJSON)
             return .jsonObject(["count": items.count, "items": items])
         }
+        router.put("/v2/project/:pid/session/:sid/stream") { req in
+            let s = try Self.session(req, core: core)
+            switch hub.setLayoutClassLists(sessionID: s.id, try Self.layoutClassLists(req)) {
+            case .success(let streams):
+                let items = streams.map(\.restJSON)
+                return .jsonObject(["count": items.count, "items": items])
+            case .failure(let unknown):
+                throw APIError.notFound("Not in this session: stream \(unknown.ids.joined(separator: ", ")). No layout class was changed.")
+            }
+        }
         router.get("/v2/project/:pid/session/:sid/stream/:stid") { req in
             let s = try Self.session(req, core: core)
             guard let st = hub.streams(sessionID: s.id).first(where: { $0.id == req.parameter("stid") }) else {
@@ -131,6 +141,30 @@ struct VideoRoutes {
             throw APIError.notFound("The session does not exist.")
         }
         return s
+    }
+
+    /// `{"items": [{"id": stream id, "layoutClassList": [class, …]}, …]}`; a class is a name without spaces, and a
+    /// stream's classes written space-separated fit in the tokens' 1,000 characters.
+    static func layoutClassLists(_ req: HTTPRequest) throws -> [(streamID: String, classes: [String])] {
+        guard let items = try req.json()["items"]?.arrayValue, !items.isEmpty else {
+            throw APIError.badRequest("items must be a non-empty array of {id, layoutClassList}.")
+        }
+        return try items.enumerated().map { index, item in
+            guard let id = item["id"]?.stringValue, !id.isEmpty else { throw APIError.badRequest("items[\(index)].id must be a stream id.") }
+            guard let values = item["layoutClassList"]?.arrayValue else {
+                throw APIError.badRequest("items[\(index)].layoutClassList must be an array of class names.")
+            }
+            let classes = try values.map { value in
+                guard let name = value.stringValue, !name.isEmpty, !name.contains(where: \.isWhitespace) else {
+                    throw APIError.badRequest("items[\(index)].layoutClassList holds something that is not a class name (a string without spaces).")
+                }
+                return name
+            }
+            guard classes.joined(separator: " ").count <= VideoGrant.layoutClassListLimit else {
+                throw APIError.badRequest("items[\(index)].layoutClassList is longer than 1,000 characters.")
+            }
+            return (id, classes)
+        }
     }
 
     static func signalBody(_ req: HTTPRequest) throws -> (String, String) {

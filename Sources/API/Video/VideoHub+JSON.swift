@@ -19,7 +19,7 @@ extension VideoHub.Stream {
     }
 
     /// The REST shape of `/stream`.
-    var restJSON: [String: Any] { ["id": id, "videoType": videoType.rawValue, "name": name, "layoutClassList": [String]()] }
+    var restJSON: [String: Any] { ["id": id, "videoType": videoType.rawValue, "name": name, "layoutClassList": layoutClassList] }
 }
 
 extension VideoHub.VideoType {

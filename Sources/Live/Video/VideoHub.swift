@@ -24,6 +24,9 @@ public final class VideoHub: Sendable {
         public var hasVideo: Bool
         public var videoType: VideoType
         public var createdAt: Date
+        /// The classes a composed layout would place the stream by: the publisher's token's
+        /// `initial_layout_class_list`, then whatever the project sets (`setLayoutClassLists`).
+        public var layoutClassList: [String] = []
     }
 
     public enum VideoType: String, Sendable, Hashable {
@@ -212,7 +215,7 @@ public final class VideoHub: Sendable {
 
     func announce(from c: Connection, id: String = UUID4.generate(), name: String, hasAudio: Bool, hasVideo: Bool, videoType: VideoType) -> Stream {
         var stream = Stream(id: id, connectionID: c.id, name: name, hasAudio: hasAudio, hasVideo: hasVideo,
-                            videoType: videoType, createdAt: Date())
+                            videoType: videoType, createdAt: Date(), layoutClassList: c.grant.initialLayoutClassList)
         let (others, muted) = state.withLock { s -> ([Connection], Bool) in
             let muted = s.forceMuted.contains(c.sessionID)
             if muted { stream.hasAudio = false }
@@ -234,6 +237,22 @@ public final class VideoHub: Sendable {
 
     public func streams(sessionID: String) -> [Stream] {
         state.withLock { ($0.sessions[sessionID]?.streams.values).map(Array.init) ?? [] }.sorted { $0.createdAt < $1.createdAt }
+    }
+
+    /// Sets the layout classes of some of a session's streams, all or none: the ids of the streams that are
+    /// not in the session, if any, and nothing changed; else the session's streams as they are now.
+    public func setLayoutClassLists(sessionID: String, _ lists: [(streamID: String, classes: [String])]) -> Result<[Stream], UnknownStreams> {
+        let missing = state.withLock { s -> [String] in
+            let missing = lists.map(\.streamID).filter { s.sessions[sessionID]?.streams[$0] == nil }
+            guard missing.isEmpty else { return missing }
+            for (id, classes) in lists { s.sessions[sessionID]?.streams[id]?.layoutClassList = classes }
+            return []
+        }
+        return missing.isEmpty ? .success(streams(sessionID: sessionID)) : .failure(UnknownStreams(ids: missing))
+    }
+
+    public struct UnknownStreams: Error, Sendable, Equatable {
+        public var ids: [String]
     }
 
     public func connections(sessionID: String) -> [Connection] {

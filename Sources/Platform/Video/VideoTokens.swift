@@ -18,6 +18,11 @@ public struct VideoGrant: Sendable, Equatable {
     /// The account's api key or the application id that signed the token: the project it acts for,
     /// which must own the session (`VideoSessions.get(id:project:)`).
     public var issuer: String
+    /// `initial_layout_class_list`: the layout classes of the streams this connection publishes.
+    public var initialLayoutClassList: [String] = []
+
+    /// The longest list of layout classes, written space-separated, a token or a stream may carry (the SDKs' own limit).
+    public static let layoutClassListLimit = 1000
 }
 
 public enum VideoTokenError: Error, Sendable, Equatable {
@@ -65,7 +70,25 @@ public struct VideoTokenVerifier: Sendable {
         guard let sid = claims["session_id"]?.stringValue else { throw .invalid("The token has no session_id.") }
         let role = VideoGrant.Role(rawValue: claims["role"]?.stringValue ?? "publisher") ?? .publisher
         let exp = Date(timeIntervalSince1970: claims["exp"]?.doubleValue ?? 0)
-        return VideoGrant(sessionID: sid, role: role, connectionData: claims["connection_data"]?.stringValue, expiresAt: exp, issuer: issuer)
+        // The OpenTok SDKs send the classes space-separated, the Vonage SDKs as an array.
+        let classes: [String]
+        switch claims["initial_layout_class_list"] {
+        case .string(let list)?: classes = try Self.layoutClasses(list)
+        case .array(let items)?:
+            let names = items.compactMap(\.stringValue)
+            guard names.count == items.count else { throw .invalid("The token's initial_layout_class_list holds a value that is not a string.") }
+            classes = try Self.layoutClasses(names.joined(separator: " "))
+        case nil, .null?: classes = []
+        default: throw .invalid("The token's initial_layout_class_list is not a string or an array of strings.")
+        }
+        return VideoGrant(sessionID: sid, role: role, connectionData: claims["connection_data"]?.stringValue, expiresAt: exp, issuer: issuer,
+                          initialLayoutClassList: classes)
+    }
+
+    /// Layout classes written as the SDKs write them in a token: space-separated, at most 1,000 characters.
+    static func layoutClasses(_ list: String) throws(VideoTokenError) -> [String] {
+        guard list.count <= VideoGrant.layoutClassListLimit else { throw .invalid("The token's initial_layout_class_list is longer than 1,000 characters.") }
+        return list.split(whereSeparator: \.isWhitespace).map(String.init)
     }
 
     /// `T1==` + base64("partner_id=KEY&sig=HEX:" + data), sig = HMAC-SHA1(data, api_secret).
@@ -91,15 +114,17 @@ public struct VideoTokenVerifier: Sendable {
         }
         guard now.timeIntervalSince1970 < expire else { throw .expired }
         let role = VideoGrant.Role(rawValue: fields["role"] ?? "publisher") ?? .publisher
-        return VideoGrant(sessionID: sid, role: role, connectionData: fields["connection_data"], expiresAt: Date(timeIntervalSince1970: expire), issuer: key)
+        return VideoGrant(sessionID: sid, role: role, connectionData: fields["connection_data"], expiresAt: Date(timeIntervalSince1970: expire), issuer: key,
+                          initialLayoutClassList: try Self.layoutClasses(fields["initial_layout_class_list"] ?? ""))
     }
 
     /// Makes a token the way the SDKs do: RS256 for an application, T1 for an api key/secret.
     public static func makeT1(apiKey: String, apiSecret: String, sessionID: String, role: VideoGrant.Role, data: String?, ttl: TimeInterval,
-                              now: Date = Date()) -> String {
+                              layoutClasses: [String] = [], now: Date = Date()) -> String {
         let nowSec = Int(now.timeIntervalSince1970)
         var fields = [("session_id", sessionID), ("create_time", String(nowSec)), ("expire_time", String(nowSec + Int(ttl))),
-                      ("role", role.rawValue), ("nonce", String(Int.random(in: 0..<1_000_000))), ("initial_layout_class_list", "")]
+                      ("role", role.rawValue), ("nonce", String(Int.random(in: 0..<1_000_000))),
+                      ("initial_layout_class_list", layoutClasses.joined(separator: " "))]
         if let data { fields.append(("connection_data", data)) }
         let body = FormDecodingLite.encode(fields)
         let sig = Hex.encode(HMAC.sha1(key: Array(apiSecret.utf8), data: Array(body.utf8)))
