@@ -61,15 +61,13 @@ struct VideoRoutes {
         }
         router.get("/v2/project/:pid/session/:sid/stream") { req in
             let s = try Self.session(req, core: core)
-            let items = hub.streams(sessionID: s.id).map(\.restJSON)
-            return .jsonObject(["count": items.count, "items": items])
+            return Self.streamList(hub.streams(sessionID: s.id))
         }
         router.put("/v2/project/:pid/session/:sid/stream") { req in
             let s = try Self.session(req, core: core)
             switch hub.setLayoutClassLists(sessionID: s.id, try Self.layoutClassLists(req)) {
             case .success(let streams):
-                let items = streams.map(\.restJSON)
-                return .jsonObject(["count": items.count, "items": items])
+                return Self.streamList(streams)
             case .failure(let unknown):
                 throw APIError.notFound("Not in this session: stream \(unknown.ids.joined(separator: ", ")). No layout class was changed.")
             }
@@ -141,6 +139,12 @@ struct VideoRoutes {
             throw APIError.notFound("The session does not exist.")
         }
         return s
+    }
+
+    /// `{count, items}` of the session's streams, as `GET …/stream` lists them.
+    static func streamList(_ streams: [VideoHub.Stream]) -> HTTPResponse {
+        let items = streams.map(\.restJSON)
+        return .jsonObject(["count": items.count, "items": items])
     }
 
     /// `{"items": [{"id": stream id, "layoutClassList": [class, …]}, …]}`; a class is a name without spaces, and a

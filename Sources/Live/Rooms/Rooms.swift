@@ -258,7 +258,7 @@ public actor Rooms {
         defer { unlock(room) }
         guard let peer = room.peers[client], peer.publication != nil else { throw LiveError.notPublishing }
         if peer.muted != muted {
-            try await setMicrophone(peer, muted: muted, room: room)
+            try await setMicrophone(peer, muted: muted)
             _ = try? conversations.setMedia(memberID: member.id, conversationID: conversationID, applicationID: applicationID,
                                             media: MemberMedia(enabled: true, muted: muted, earmuffed: peer.earmuffed))
             _ = try? conversations.postEvent(conversationID: conversationID, applicationID: applicationID,
@@ -269,7 +269,7 @@ public actor Rooms {
     }
 
     /// Pauses (muted) or resumes the peer's published microphone (its speaking indicator is the caller's).
-    private func setMicrophone(_ peer: Peer, muted: Bool, room: Room) async throws(LiveError) {
+    private func setMicrophone(_ peer: Peer, muted: Bool) async throws(LiveError) {
         guard let publication = peer.publication, peer.muted != muted else { return }
         peer.muted = muted
         do {
@@ -597,7 +597,7 @@ public actor Rooms {
         var microphones = false
         for peer in room.peers.values where peer.memberID == memberID {
             if peer.publication != nil, peer.muted != muted {
-                try? await setMicrophone(peer, muted: muted, room: room)
+                try? await setMicrophone(peer, muted: muted)
                 if muted { setSpeaking(peer, false, room: room) }
                 microphones = true
             }
