@@ -4,23 +4,29 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 FUZZ_SECONDS ?= 10
 # One optimized build serves the Swift tests (built with testability) and the live interop suite.
 TESTABLE := -c release -Xswiftc -enable-testing
-# The interop suite runs on this many pytest-xdist workers. Its media-heavy files form one group that runs on one
-# worker, one file after another, while the others run the files that mostly wait (Tests/interop/conftest.py):
-# two browsers decoding at once on 2 cores starve each other, a browser beside a back-off timer does not.
-INTEROP_WORKERS ?= 2
+# The interop suite runs on this many pytest-xdist workers. Its files that keep real-time media flowing form two
+# groups, browsers and other peers, each run one file after another on one worker, beside each other and beside the
+# files that mostly wait (Tests/interop/conftest.py): two browsers encoding at once on 2 cores starve each other,
+# a browser beside aiortc peers or a back-off timer does not. Most of the suite waits on real time, so a third
+# worker takes it from ~7.5 to ~5.5 minutes.
+INTEROP_WORKERS ?= 3
 INTEROP := .venv/bin/python -m pytest -q -n $(INTEROP_WORKERS) --dist loadgroup --no-loadscope-reorder Tests/interop
 # The bounded fuzz runs of `make test`, between the Swift tests and the interop suite: beside the interop suite they
 # overlapped its first media-heavy files, whose real-time encoders then fell short of their rates now and then.
 # Unoptimized (FUZZ_QUICK=1): it builds in ~45 s instead of ~140 s; in runs this short the build is most of the cost.
+# scripts/fuzz runs one target per core at a time.
 FUZZ_SMOKE := export FUZZ_QUICK=1 && scripts/fuzz $(FUZZ_SECONDS) HTTPRequest WebSocketFrame && scripts/fuzz 5 STUN RTP RTCP SDP SDPAttribute SIP Jitter WAV MP3 OggOpus NCCODocument
 
-.PHONY: run build release test unit interop fuzz bench setup setup-test clean sanitize faults soak
+.PHONY: run build release test unit interop fuzz bench setup setup-test setup-bench clean sanitize faults soak
 
 setup:
 	@scripts/setup
 
 setup-test:
 	@scripts/setup --test
+
+setup-bench:
+	@scripts/setup --bench
 
 build: setup
 	swift build
@@ -63,7 +69,7 @@ soak: setup-test release
 # Every benchmark; scripts/bench rewrites its own section of docs/benchmarks.md, the others print the
 # tables their sections record (one at a time: BENCH=video make bench runs scripts/bench-video only).
 BENCH ?= all
-bench: setup-test release
+bench: setup-bench release
 	@if [ "$(BENCH)" = all ]; then \
 	  scripts/bench && scripts/bench-jwt && scripts/bench-realtime && scripts/bench-media && scripts/bench-rooms \
 	    && scripts/bench-video && scripts/bench-audio && scripts/bench-mixer && scripts/bench-sip && scripts/bench-sip-tls \

@@ -13,24 +13,31 @@ import pytest
 
 from rig import chromium, start_server
 
-# Files that take a minute or more, started first (after the media-heavy group below) so that `make test`'s
+# Files that take a minute or more, started first (after the two media groups below) so that `make test`'s
 # workers do not end the run with one of them alone on the machine.
-LONGEST_FIRST = ["test_web_reconnect.py", "test_realtime.py", "test_rooms_lifecycle.py", "test_voice_phone.py"]
+LONGEST_FIRST = ["test_voice_phone.py", "test_web_reconnect.py", "test_realtime.py", "test_rooms_lifecycle.py"]
 
-# Files whose tests keep real-time media flowing through encoders and decoders (browsers, many aiortc peers,
-# load generators). With more than one pytest-xdist worker (`make test`: --dist loadgroup) they form one group
-# and so run one after another on one worker: two of them at once on a 2-core machine starve each other's
-# encoders (a bandwidth estimate that never ramps, too few decoded frames) while the other worker runs the
-# files that mostly wait (timeouts, back-offs, signalling). Every other file is a group of its own, so its
-# module fixtures start once.
-MEDIA_HEAVY = {
-    "test_media_chromium.py", "test_media_loss.py", "test_media_aiortc.py", "test_video_sdk_chromium.py",
-    "test_video_playground.py", "test_video_capture.py", "test_video_cli.py", "test_video_sdk.py",
-    "test_client_cli.py", "test_rooms_browser.py", "test_rooms_firefox.py", "test_rooms_mixed_browser.py",
-    "test_rooms_mixed_aiortc.py", "test_rooms_mixed_players.py", "test_rooms_aiortc.py", "test_rooms_policy.py",
-    "test_rooms_mode_switch.py", "test_phone_web.py", "test_phone_sip_web.py", "test_load_authenticated.py",
-    "test_load_cli.py", "test_load_mixed.py", "test_janus_peers.py",
+# Files whose tests keep real-time media flowing through encoders and decoders. With pytest-xdist workers
+# (`make test`: --dist loadgroup) each of the two sets below is one group, run one file after another on one
+# worker: two browsers encoding video at once on a 2-core machine starve each other (a bandwidth estimate that
+# never ramps, too few decoded frames), and so would two sets of many aiortc peers or load generators. One file
+# of each set runs beside one of the other and beside the files that mostly wait (timeouts, back-offs,
+# signalling). Every other file is a group of its own, so its module fixtures start once.
+BROWSER_MEDIA = {
+    "test_media_chromium.py", "test_media_loss.py", "test_video_sdk_chromium.py", "test_video_playground.py",
+    "test_video_capture.py", "test_rooms_browser.py", "test_rooms_firefox.py", "test_rooms_mixed_browser.py",
+    "test_phone_web.py", "test_phone_sip_web.py",
 }
+PEER_MEDIA = {
+    "test_media_aiortc.py", "test_video_cli.py", "test_video_sdk.py", "test_client_cli.py",
+    "test_rooms_mixed_aiortc.py", "test_rooms_mixed_players.py", "test_rooms_aiortc.py", "test_rooms_policy.py",
+    "test_rooms_mode_switch.py", "test_load_authenticated.py", "test_load_cli.py", "test_load_mixed.py",
+    "test_janus_peers.py",
+}
+
+
+def group(name):
+    return "media-browsers" if name in BROWSER_MEDIA else "media-peers" if name in PEER_MEDIA else name
 
 
 # tryfirst: pytest-xdist reads the xdist_group marks in its own collection hook.
@@ -38,13 +45,12 @@ MEDIA_HEAVY = {
 def pytest_collection_modifyitems(items):
     def rank(item):
         name = item.path.name
-        if name in MEDIA_HEAVY:
-            return 0  # the largest group first (make test keeps collection order: --no-loadscope-reorder)
+        if name in BROWSER_MEDIA or name in PEER_MEDIA:
+            return 0  # the largest groups first (make test keeps collection order: --no-loadscope-reorder)
         return 1 + (LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST))
     items.sort(key=rank)  # stable: the order within a file and among the rest is kept
     for item in items:
-        name = item.path.name
-        item.add_marker(pytest.mark.xdist_group("media-heavy" if name in MEDIA_HEAVY else name))
+        item.add_marker(pytest.mark.xdist_group(group(item.path.name)))
 
 
 @pytest.fixture(scope="session")
