@@ -99,12 +99,13 @@ def browser(playwright):
     b.close()
 
 
-def heard(page, near, tolerance=15, timeout=10):
-    """Measures what the page hears until it is `near` Hz (the mix may take a moment to settle)."""
+def heard(page, near, tolerance=15, timeout=10, level=-70):
+    """Measures what the page hears until it is `near` Hz above `level` dB (the mix may take a moment to settle, and
+    a 1.5 s window that opens before a sound starts reads it near the frequency but faint)."""
     deadline = time.monotonic() + timeout
     while True:
         measured = page.evaluate(DOMINANT_FREQUENCY_JS)
-        if abs(measured["frequency"] - near) < tolerance or time.monotonic() > deadline:
+        if (abs(measured["frequency"] - near) < tolerance and measured["level"] > level) or time.monotonic() > deadline:
             return measured
 
 
