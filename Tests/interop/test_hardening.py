@@ -62,7 +62,13 @@ def health(url, timeout=3):
 
 
 def metric(url, name):
-    for line in requests.get(url + "/metrics", timeout=5).text.splitlines():
+    """A value from /metrics, None when it is not listed. Right after the server was at its connection budget the
+    request may still be refused (503, "retry shortly") while closes free their descriptors: it is asked again."""
+    deadline = time.monotonic() + 5
+    while (page := requests.get(url + "/metrics", timeout=5)).status_code == 503 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert page.status_code == 200, page.status_code
+    for line in page.text.splitlines():
         if line.startswith(name + " "):
             return float(line.rsplit(" ", 1)[1])
     return None
