@@ -165,7 +165,7 @@ struct VideoRoutes {
                 return name
             }
             guard classes.joined(separator: " ").count <= VideoGrant.layoutClassListLimit else {
-                throw APIError.badRequest("items[\(index)].layoutClassList is longer than 1,000 characters.")
+                throw APIError.badRequest("items[\(index)].layoutClassList is longer than \(VideoGrant.layoutClassListLimit) characters.")
             }
             return (id, classes)
         }

@@ -236,19 +236,23 @@ public final class VideoHub: Sendable {
     }
 
     public func streams(sessionID: String) -> [Stream] {
-        state.withLock { ($0.sessions[sessionID]?.streams.values).map(Array.init) ?? [] }.sorted { $0.createdAt < $1.createdAt }
+        Self.streams(in: state.withLock { $0.sessions[sessionID]?.streams })
+    }
+
+    /// A session's streams, oldest first.
+    private static func streams(in byID: [String: Stream]?) -> [Stream] {
+        (byID?.values).map(Array.init)?.sorted { $0.createdAt < $1.createdAt } ?? []
     }
 
     /// Sets the layout classes of some of a session's streams, all or none: the ids of the streams that are
     /// not in the session, if any, and nothing changed; else the session's streams as they are now.
     public func setLayoutClassLists(sessionID: String, _ lists: [(streamID: String, classes: [String])]) -> Result<[Stream], UnknownStreams> {
-        let missing = state.withLock { s -> [String] in
+        state.withLock { s in
             let missing = lists.map(\.streamID).filter { s.sessions[sessionID]?.streams[$0] == nil }
-            guard missing.isEmpty else { return missing }
+            guard missing.isEmpty else { return .failure(UnknownStreams(ids: missing)) }
             for (id, classes) in lists { s.sessions[sessionID]?.streams[id]?.layoutClassList = classes }
-            return []
+            return .success(Self.streams(in: s.sessions[sessionID]?.streams))
         }
-        return missing.isEmpty ? .success(streams(sessionID: sessionID)) : .failure(UnknownStreams(ids: missing))
     }
 
     public struct UnknownStreams: Error, Sendable, Equatable {

@@ -87,7 +87,7 @@ public struct VideoTokenVerifier: Sendable {
 
     /// Layout classes written as the SDKs write them in a token: space-separated, at most 1,000 characters.
     static func layoutClasses(_ list: String) throws(VideoTokenError) -> [String] {
-        guard list.count <= VideoGrant.layoutClassListLimit else { throw .invalid("The token's initial_layout_class_list is longer than 1,000 characters.") }
+        guard list.count <= VideoGrant.layoutClassListLimit else { throw .invalid("The token's initial_layout_class_list is longer than \(VideoGrant.layoutClassListLimit) characters.") }
         return list.split(whereSeparator: \.isWhitespace).map(String.init)
     }
 
