@@ -280,6 +280,34 @@ struct VideoIsolationTests {
         }
     }
 
+    @Test("an Audio Connector for another project's session is refused as for a missing one, before any socket is opened")
+    func audioConnectorStaysInItsProject() async throws {
+        try await LiveVideoServer.with { live in
+            let a = try await live.createApplication("a")
+            let b = try await live.createApplication("b")
+            let session = try await live.createSession(b.bearer)
+            let ghost = LiveVideoServer.ghostSession(of: a.id)
+            // Port 9 has no listener: a request that got as far as dialling would fail with `websocket-failed`.
+            func body(_ session: String, _ token: String) -> JSONValue {
+                ["sessionId": .string(session), "token": .string(token), "websocket": ["uri": "ws://127.0.0.1:9/"]]
+            }
+            let foreign = try await live.send(.POST, "/v2/project/\(a.id)/connect", headers: a.bearer,
+                                              json: body(session, b.clientToken(session: session)))
+            let missing = try await live.send(.POST, "/v2/project/\(a.id)/connect", headers: a.bearer,
+                                              json: body(ghost, a.clientToken(session: ghost)))
+            #expect(foreign.status == 400 && missing.status == 400, "\(foreign.text) \(missing.text)")
+            #expect(foreign.json["code"] == "bad-request" && foreign.json["detail"] == missing.json["detail"])
+            // The owner's credentials with a token another project signed.
+            let token = try await live.send(.POST, "/v2/project/\(b.id)/connect", headers: b.bearer,
+                                            json: body(session, a.clientToken(session: session)))
+            #expect(token.status == 400 && token.json["code"] == "invalid-token", "\(token.text)")
+            // Naming the owner's project with other credentials.
+            let named = try await live.send(.POST, "/v2/project/\(b.id)/connect", headers: a.bearer,
+                                            json: body(session, b.clientToken(session: session)))
+            #expect(named.status == 403)
+        }
+    }
+
     @Test("the account key's sessions are out of an application's reach")
     func applicationCannotReachAccountSessions() async throws {
         try await LiveVideoServer.with { live in

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from video_support import VideoPeer, VideoRequestError, account, opentok_client, start_video_server
+from video_support import AudioConnectorSink, VideoPeer, VideoRequestError, account, opentok_client, start_video_server
 
 opentok = pytest.importorskip("opentok")
 
@@ -238,6 +238,49 @@ def test_vonage_sdk_video_over_https(server, vonage_app):
         assert video.list_streams(sid) == []
         ann.close()
         mod.close()
+    finally:
+        mp.undo()
+
+
+def test_vonage_sdk_audio_connector(server, vonage_app):
+    """The `vonage` SDK's Audio Connector options (a stream list, 8 kHz, the binary transport as an object) reach
+    the socket as the Video API sends them; disconnecting the client ends it."""
+    vonage = pytest.importorskip("vonage")
+    from vonage_video import AudioConnectorOptions, AudioConnectorWebSocket, SessionOptions, TokenOptions
+    from vonage_video.models.audio_connector import AudioTransportConfiguration
+    from vonage_video.models.enums import AudioSampleRate, MediaMode
+    app_id, private_key, host = vonage_app
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REQUESTS_CA_BUNDLE", str(server.ca_file))
+    sink = AudioConnectorSink()
+    try:
+        video = vonage.Vonage(vonage.Auth(application_id=app_id, private_key=private_key),
+                              vonage.HttpClientOptions(api_host=host, video_host=host)).video
+        sid = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED)).session_id
+
+        def token(data=None):
+            t = video.generate_client_token(TokenOptions(session_id=sid, connection_data=data))
+            return t.decode() if isinstance(t, bytes) else t
+
+        ann = VideoPeer(server, sid, token("name=ann"))
+        stream_id = ann.publish("ann cam")
+        started = video.start_audio_connector(AudioConnectorOptions(
+            session_id=sid, token=token("name=captions"),
+            websocket=AudioConnectorWebSocket(uri=sink.uri("/captions"), streams=[stream_id], headers={"room": "a"},
+                                              audio_rate=AudioSampleRate.KHZ_8,
+                                              audio_transport=AudioTransportConfiguration(transport="binary"))))
+        assert started.id and started.connection_id
+        joined = ann.wait_push("video:connectionCreated")["connection"]
+        assert (joined["connectionId"], joined["data"]) == (started.connection_id, "name=captions")
+        deadline = time.monotonic() + 5
+        while len(sink.frames.get("/captions", [])) < 10 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sink.first["/captions"] == {"content-type": "audio/l16;rate=8000", "room": "a"}
+        assert {len(f) for f in sink.frames["/captions"]} == {320}  # 20 ms at 8 kHz (silence: no media was sent)
+        video.disconnect_client(sid, started.connection_id)
+        assert sink.closed["/captions"].wait(5)
+        assert ann.wait_push("video:connectionDestroyed")["reason"] == "forceDisconnected"
+        ann.close()
     finally:
         mp.undo()
 

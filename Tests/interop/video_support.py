@@ -2,10 +2,13 @@
 pointed at it, and the playground driven in Chromium."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import threading
 import time
 
+import numpy as np
 import requests
 
 from rig import start_server, wait_until
@@ -146,3 +149,51 @@ class VideoRequestError(Exception):
     def __init__(self, code, detail):
         super().__init__(f"{code}: {detail}")
         self.code = code
+
+
+class AudioConnectorSink:
+    """A WebSocket server on loopback standing in for an Audio Connector's far end (a transcription service):
+    what each path received."""
+
+    def __init__(self):
+        self.first: dict[str, dict] = {}
+        self.frames: dict[str, list[bytes]] = {}
+        self.closed: dict[str, threading.Event] = {}
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+        threading.Thread(target=self._run, args=(ready,), daemon=True).start()
+        assert ready.wait(10)
+
+    def _run(self, ready):
+        import websockets
+        asyncio.set_event_loop(self.loop)
+
+        async def handler(ws):
+            path = ws.request.path
+            self.frames[path] = []
+            self.closed[path] = threading.Event()
+            try:
+                self.first[path] = json.loads(await ws.recv())
+                async for message in ws:
+                    if isinstance(message, bytes):
+                        self.frames[path].append(message)
+            except websockets.ConnectionClosed:
+                pass
+            finally:
+                self.closed[path].set()
+
+        async def main():
+            self.server = await websockets.serve(handler, "127.0.0.1", 0)
+            self.port = self.server.sockets[0].getsockname()[1]
+            ready.set()
+            await asyncio.Future()
+
+        self.loop.run_until_complete(main())
+
+    def uri(self, path):
+        return f"ws://127.0.0.1:{self.port}{path}"
+
+    def samples(self, path, seconds, rate):
+        """The last `seconds` of what `path` received, as floats."""
+        data = b"".join(self.frames[path][-int(seconds * 50):])
+        return np.frombuffer(data, dtype="<i2").astype(np.float64), rate

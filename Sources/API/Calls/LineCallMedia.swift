@@ -410,9 +410,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         guard legs.withLock({ $0[phone.uuid] }) === phone else { return socket.close(code: 1000, reason: "hangup") }
         var first: [String: JSONValue] = ["event": "websocket:connected", "content-type": .string(contentType)]
         for (k, v) in headers { first[k] = .string(v) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        socket.send(text: (try? encoder.encode(JSONValue.object(first))).map { String(decoding: $0, as: UTF8.self) } ?? "{}")
+        socket.send(text: WebSocketLine.openingMessage(first))
         do {
             try await rooms.addLine(conversationID: phone.place.conversationID, applicationID: phone.place.applicationID,
                                     memberID: phone.place.memberID) { loop in

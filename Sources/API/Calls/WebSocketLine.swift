@@ -1,6 +1,8 @@
 import Audio
+import Foundation
 import Media
 import Runtime
+import Wire
 
 /// A `websocket` leg's audio as a mixer participant: 16-bit little-endian linear PCM (`audio/l16`) at
 /// 8 or 16 kHz in 20 ms binary messages both ways, as the Voice API's WebSocket endpoint does. What the
@@ -10,11 +12,13 @@ import Runtime
 ///
 /// Lives on the mixer's worker loop like `PhoneLine`; the socket's callbacks run on an HTTP loop and
 /// post each message here (`received`). Each outgoing message is one small array the socket keeps until
-/// it is written: 50 a second per leg, off the RTP path.
+/// it is written: 50 a second per leg, off the RTP path. A line that `closesSocket` (a video session's
+/// audio connector) closes its socket when it leaves the mix; a call's leg closes its own on hangup.
 final class WebSocketLine: MixerPort, @unchecked Sendable {
     unowned let loop: EventLoop
     let rate: SampleRate
     let socket: WebSocket
+    let closesSocket: Bool
     private let resampling: LineResampling
     private var said: AudioFrame
     private var queued: AudioFrame
@@ -22,10 +26,11 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
     private var queue: LineQueue
     private(set) var malformed = 0
 
-    init(loop: EventLoop, rate: SampleRate, socket: WebSocket) throws {
+    init(loop: EventLoop, rate: SampleRate, socket: WebSocket, closesSocket: Bool = false) throws {
         self.loop = loop
         self.rate = rate
         self.socket = socket
+        self.closesSocket = closesSocket
         resampling = try LineResampling(rate: rate)
         said = AudioFrame(rate: rate)
         queued = AudioFrame(rate: rate)
@@ -63,5 +68,14 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
         socket.send(binary: bytes)
     }
 
-    func close() {}
+    /// The first text message, which says what the socket carries: `fields` as one JSON object, keys sorted.
+    static func openingMessage(_ fields: [String: JSONValue]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(JSONValue.object(fields))).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    func close() {
+        if closesSocket { socket.close(code: 1000, reason: "disconnected") }
+    }
 }

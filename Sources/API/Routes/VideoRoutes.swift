@@ -12,6 +12,8 @@ import Wire
 struct VideoRoutes {
     let core: PlatformCore
     let hub: VideoHub
+    /// The loops the Audio Connector's WebSocket clients run on.
+    let group: EventLoopGroup
 
     func register(on router: inout Router) {
         let core = self.core
@@ -97,6 +99,7 @@ struct VideoRoutes {
             return .jsonObject(["applicationId": req.parameter("pid"), "status": "ACTIVE", "name": "", "environment": "standard",
                                 "createdAt": Int(s.createdAt.timeIntervalSince1970 * 1000)])
         }
+        registerAudioConnector(on: &router)
     }
 
     /// The caller's account and the project id it acts as (api key or application id).

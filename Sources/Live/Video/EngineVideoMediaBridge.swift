@@ -6,6 +6,9 @@ import Synchronization
 ///
 /// Codec pass-through, NACK/RTX and the key frame request on subscribe are the engine's; this
 /// type only maps the hub's session/stream/connection ids onto routers, transports and producers.
+/// While a session has audio connectors it has one mix on its router: every stream's audio producer speaks
+/// into it (earmuffed: no mix is made for a stream) and each connector is a port hearing its streams (all, or
+/// those it named: `canHear`), so a stream is decoded once however many connectors take it.
 public final class EngineVideoMediaBridge: VideoMediaBridge {
     let engine: MediaEngine
     let state = Mutex(State())
@@ -24,8 +27,12 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         var router: RouterID
         var streams: [String: Published] = [:]
         var subscriptions: [SubscriptionKey: MediaEngine.Subscription] = [:]
-        var isEmpty: Bool { streams.isEmpty && subscriptions.isEmpty }
+        /// The connection ids of the session's audio connectors, and their mix (made with the first of them).
+        var connectors: Set<String> = []
+        var audioMix: MixerID?
+        var isEmpty: Bool { streams.isEmpty && subscriptions.isEmpty && connectors.isEmpty }
     }
+
 
     struct State {
         var rooms: [String: Room] = [:]
@@ -56,18 +63,19 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
             throw error
         }
         let published = Published(transport: publication.transport, producers: publication.producers.map { ($0.id, $0.parameters.kind) })
-        let (kept, stale) = state.withLock { s -> (Bool, Published?) in
+        let (kept, stale, mix) = state.withLock { s -> (Bool, Published?, MixerID?) in
             // The room may have been closed (last stream gone) while the transport was being made.
-            guard s.rooms[sessionID]?.router == router else { return (false, nil) }
-            let old = s.rooms[sessionID]?.streams[streamID]
+            guard let room = s.rooms[sessionID], room.router == router else { return (false, nil, nil) }
+            let old = room.streams[streamID]
             s.rooms[sessionID]?.streams[streamID] = published
-            return (true, old)
+            return (true, old, room.audioMix)
         }
         if let stale { await close(stale) }
         guard kept else {
             await close(published)
             throw MediaError.notFound("session \(sessionID) media closed during publish")
         }
+        if let mix { await addInput(streamID, published, to: mix) }
         return publication.answer
     }
 
@@ -103,15 +111,16 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
     }
 
     public func unpublish(sessionID: String, streamID: String) async {
-        let (published, subscriptions) = state.withLock { s -> (Published?, [MediaEngine.Subscription]) in
+        let (published, subscriptions, mix) = state.withLock { s -> (Published?, [MediaEngine.Subscription], MixerID?) in
             let published = s.rooms[sessionID]?.streams.removeValue(forKey: streamID)
             var gone: [MediaEngine.Subscription] = []
             for (key, sub) in s.rooms[sessionID]?.subscriptions ?? [:] where key.stream == streamID {
                 gone.append(sub)
                 s.rooms[sessionID]?.subscriptions[key] = nil
             }
-            return (published, gone)
+            return (published, gone, s.rooms[sessionID]?.audioMix)
         }
+        if let mix { try? await engine.removeMixerParticipant(mix, Self.input(streamID)) }
         for sub in subscriptions { await close(sub) }
         if let published { await close(published) }
         await closeRoomIfEmpty(sessionID)
@@ -133,7 +142,76 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
             return gone
         }
         for sub in subscriptions { await close(sub) }
+        await releaseConnector(sessionID, connectionID)
         await closeRoomIfEmpty(sessionID)
+    }
+
+    // MARK: Audio connectors
+
+    public func connectAudio(sessionID: String, connectionID: String, streams: Set<String>?,
+                             make: @escaping MixerPortFactory) async throws(MediaError) {
+        let router = try await router(for: sessionID)
+        // Counted first, so the mix stays while it is being joined.
+        guard state.withLock({ $0.rooms[sessionID]?.router == router && $0.rooms[sessionID]?.connectors.insert(connectionID).inserted == true }) else {
+            await closeRoomIfEmpty(sessionID)
+            throw .notFound("session \(sessionID) media closed while its audio connector started")
+        }
+        do {
+            let mix = try await audioMix(sessionID, router: router)
+            let options = MixerParticipantOptions(canHear: streams.map { $0.map(Self.input) })
+            try await engine.addMixerPort(mix, Self.port(connectionID), options: options, make: make)
+        } catch {
+            await releaseConnector(sessionID, connectionID)
+            await closeRoomIfEmpty(sessionID)
+            throw error
+        }
+        // The connection may have closed meanwhile (and been released before its port was there).
+        let (gone, mix) = state.withLock { ($0.rooms[sessionID]?.connectors.contains(connectionID) != true, $0.rooms[sessionID]?.audioMix) }
+        if gone, let mix { try? await engine.removeMixerParticipant(mix, Self.port(connectionID)) }
+    }
+
+    /// The session's audio mix, made with every stream's audio in it when the first connector needs it.
+    func audioMix(_ sessionID: String, router: RouterID) async throws(MediaError) -> MixerID {
+        if let mix = state.withLock({ $0.rooms[sessionID]?.audioMix }) { return mix }
+        let made = try await engine.createMixer(router: router, capacity: Self.audioMixCapacity,
+                                                maxSpeakers: VideoHub.Limits.audioConnectorStreams).id
+        let (kept, streams) = state.withLock { s -> (MixerID?, [String: Published]) in
+            guard let room = s.rooms[sessionID], room.router == router, !room.connectors.isEmpty else { return (nil, [:]) }
+            if let mix = room.audioMix { return (mix, [:]) }
+            s.rooms[sessionID]?.audioMix = made
+            return (made, room.streams)
+        }
+        if kept != made { _ = try? await engine.closeMixer(made) }
+        guard let kept else { throw .notFound("session \(sessionID) has no audio connector any more") }
+        for (streamID, published) in streams { await addInput(streamID, published, to: kept) }
+        return kept
+    }
+
+    /// Streams and connectors one session's audio mix holds.
+    static let audioMixCapacity = 128
+
+    /// A connector leaves the session's mix (its port closes, and with it the socket); the last one closes the mix.
+    func releaseConnector(_ sessionID: String, _ connectionID: String) async {
+        let (mix, last) = state.withLock { s -> (MixerID?, Bool) in
+            guard s.rooms[sessionID]?.connectors.remove(connectionID) != nil, let mix = s.rooms[sessionID]?.audioMix else { return (nil, false) }
+            let last = s.rooms[sessionID]?.connectors.isEmpty ?? true
+            if last { s.rooms[sessionID]?.audioMix = nil }
+            return (mix, last)
+        }
+        guard let mix else { return }
+        if last { _ = try? await engine.closeMixer(mix) } else { try? await engine.removeMixerParticipant(mix, Self.port(connectionID)) }
+    }
+
+    /// The mixer participants a stream's audio speaks as, and a connector's port hears as.
+    static func input(_ streamID: String) -> MixerParticipantID { MixerParticipantID("s" + streamID) }
+    static func port(_ connectionID: String) -> MixerParticipantID { MixerParticipantID("c" + connectionID) }
+
+    /// A stream's audio producer speaks into a connector's mix; it hears nothing, so no mix is made for it.
+    /// A stream without audio, or one that ended meanwhile, adds nothing.
+    func addInput(_ streamID: String, _ published: Published, to mixer: MixerID) async {
+        guard let audio = published.producers.first(where: { $0.kind == .audio })?.id else { return }
+        try? await engine.addMixerParticipant(mixer, Self.input(streamID), source: .producer(audio),
+                                              options: MixerParticipantOptions(earmuffed: true))
     }
 
     /// Pauses the audio producers, so no subscriber gets the muted publisher's audio.

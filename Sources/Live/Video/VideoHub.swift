@@ -47,6 +47,8 @@ public final class VideoHub: Sendable {
     public enum Limits {
         public static let signalType = 128
         public static let signalData = 8192
+        /// Streams one audio connector mixes (the Video API's limit), and so the most its mix hears at once.
+        public static let audioConnectorStreams = 50
     }
 
     struct Live {
@@ -80,6 +82,13 @@ public final class VideoHub: Sendable {
     /// A client already in a session leaves it first. Returns the new connection and what is already there.
     public func connect(client: ClientID, sessionID: String, token: String) throws
         -> (connection: Connection, others: [Connection], streams: [Stream]) {
+        let grant = try verifiedGrant(token, sessionID: sessionID)
+        if connection(for: client) != nil { disconnect(client: client, reason: .clientDisconnected) }
+        return join(client: client, grant: grant)
+    }
+
+    /// `token`'s grant, when it is valid, for `sessionID`, and signed by the session's project.
+    func verifiedGrant(_ token: String, sessionID: String) throws -> VideoGrant {
         let grant: VideoGrant
         do {
             grant = try verifier.verify(token)
@@ -94,8 +103,40 @@ public final class VideoHub: Sendable {
         guard try core.videoSessions.get(id: sessionID, project: grant.issuer) != nil else {
             throw LiveError.sessionNotFound
         }
-        if connection(for: client) != nil { disconnect(client: client, reason: .clientDisconnected) }
-        return join(client: client, grant: grant)
+        return grant
+    }
+
+    /// What an Audio Connector (`POST /v2/project/{id}/connect`) joins with: `token`'s grant, checked as
+    /// `video:connect` checks it, which must allow subscribing; every one of `streams` must be in the session.
+    public func audioConnectorGrant(sessionID: String, token: String, streams: [String]?) throws -> VideoGrant {
+        let grant = try verifiedGrant(token, sessionID: sessionID)
+        guard grant.role.canSubscribe else { throw LiveError.notAllowedToSubscribe }
+        if let streams, streams.contains(where: { stream(sessionID: sessionID, streamID: $0) == nil }) {
+            throw LiveError.streamNotFound(own: false)
+        }
+        return grant
+    }
+
+    /// The Audio Connector: a connection of the server's own (`client`, no realtime socket behind it) joins
+    /// the session with `grant` (`audioConnectorGrant`), and the audio of `streams` (every stream, later ones
+    /// too, when nil) is mixed into the port `make` builds. It leaves as any connection does (a force
+    /// disconnect, or `disconnect` when its far end goes) and the mix stops with it.
+    public func connectAudio(client: ClientID, grant: VideoGrant, streams: [String]?,
+                             make: @escaping MixerPortFactory) async throws(LiveError) -> Connection {
+        let sessionID = grant.sessionID
+        let (joined, _, _) = join(client: client, grant: grant)
+        do {
+            try await bridge.connectAudio(sessionID: sessionID, connectionID: joined.id, streams: streams.map(Set.init), make: make)
+        } catch {
+            disconnect(sessionID: sessionID, connectionID: joined.id, reason: .clientDisconnected)
+            throw .media(error)
+        }
+        // Its far end may have gone while the mix started: then the mix goes too.
+        guard connection(for: client)?.id == joined.id else {
+            await bridge.connectionClosed(sessionID: sessionID, connectionID: joined.id)
+            throw .notConnected
+        }
+        return joined
     }
 
     /// Joins a session; returns the new connection and what is already there.

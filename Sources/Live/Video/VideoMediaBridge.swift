@@ -9,10 +9,17 @@ public protocol VideoMediaBridge: Sendable {
     func unpublish(sessionID: String, streamID: String) async
     func unsubscribe(sessionID: String, streamID: String, subscriberID: String) async
     func setAudioMuted(sessionID: String, streamID: String, muted: Bool) async
-    /// A connection left: drop everything it subscribed to.
+    /// A connection left: drop everything it subscribed to (and its audio connector's mix).
     func connectionClosed(sessionID: String, connectionID: String) async
+    /// The audio connector of `connectionID`: the audio of `streams` (every stream, later ones too, when nil)
+    /// mixed into the port `make` builds on the session's media worker, until the connection closes.
+    func connectAudio(sessionID: String, connectionID: String, streams: Set<String>?, make: @escaping MixerPortFactory) async throws(MediaError)
 }
 
 extension VideoMediaBridge {
     public func connectionClosed(sessionID: String, connectionID: String) async {}
+    public func connectAudio(sessionID: String, connectionID: String, streams: Set<String>?,
+                             make: @escaping MixerPortFactory) async throws(MediaError) {
+        throw .unsupported("audio connectors need the media engine")
+    }
 }

@@ -1,0 +1,174 @@
+import Audio
+import Crypto
+import Foundation
+import Live
+import Platform
+import Runtime
+import Synchronization
+import Wire
+
+/// The Audio Connector: `POST /v2/project/{id}/connect` opens a WebSocket to the project's server and
+/// streams a video session's audio to it, mixed, as 20 ms binary messages of 16-bit little-endian PCM at
+/// 16 or 8 kHz, after a first text message of `{"content-type": "audio/l16;rate=…", …headers}`. The
+/// connector is a connection of the session (others see it arrive and leave with the token's data); a
+/// force disconnect of that connection, or the far end closing the socket, ends it.
+extension VideoRoutes {
+    /// The request body, checked whole before anything is opened.
+    struct AudioConnectorRequest: Equatable {
+        var sessionID: String
+        var token: String
+        var uri: String
+        /// nil: every stream of the session, later ones too.
+        var streams: [String]?
+        var headers: [String: JSONValue]
+        var rate: SampleRate
+
+        /// The Video API's bound on `headers` (their JSON).
+        static let headersLimit = 512
+
+        init(_ body: JSONValue) throws(APIError) {
+            guard let sessionID = body["sessionId"]?.stringValue, !sessionID.isEmpty else {
+                throw .badRequest("sessionId is required.")
+            }
+            guard let token = body["token"]?.stringValue, !token.isEmpty else { throw .badRequest("token is required.") }
+            guard let ws = body["websocket"]?.objectValue else { throw .badRequest("websocket must be an object with a uri.") }
+            guard let uri = ws["uri"]?.stringValue, let u = URLComponents(string: uri), ["ws", "wss"].contains(u.scheme?.lowercased() ?? ""),
+                  u.host?.isEmpty == false else {
+                throw .badRequest("websocket.uri must be a ws:// or wss:// URI.")
+            }
+            self.sessionID = sessionID
+            self.token = token
+            self.uri = uri
+            if let list = ws["streams"] {
+                let limit = VideoHub.Limits.audioConnectorStreams
+                let ids = list.arrayValue?.compactMap(\.stringValue).filter { !$0.isEmpty } ?? []
+                guard let all = list.arrayValue, ids.count == all.count, (1...limit).contains(Set(ids).count) else {
+                    throw .badRequest("websocket.streams must be a list of 1 to \(limit) stream ids.")
+                }
+                streams = ids.reduce(into: []) { kept, id in if !kept.contains(id) { kept.append(id) } }
+            }
+            headers = [:]
+            if let h = ws["headers"] {
+                guard let fields = h.objectValue, fields.values.allSatisfy(Self.isScalar),
+                      WebSocketLine.openingMessage(fields).utf8.count <= Self.headersLimit else {
+                    throw .badRequest("websocket.headers must be an object of strings, numbers or booleans, at most \(Self.headersLimit) bytes as JSON.")
+                }
+                headers = fields
+            }
+            switch ws["audioRate"] {
+            case nil, .number(16000)?: rate = .hz16000
+            case .number(8000)?: rate = .hz8000
+            default: throw .badRequest("websocket.audioRate must be 8000 or 16000.")
+            }
+            switch ws["bidirectional"] {
+            case nil, .bool(false)?: break
+            case .bool(true)?: throw .badRequest("websocket.bidirectional: audio from the WebSocket into the session is not supported.")
+            default: throw .badRequest("websocket.bidirectional must be a boolean.")
+            }
+            // The `opentok` SDK sends it as a JSON string, the `vonage` one as an object.
+            if let transport = ws["audioTransport"] {
+                let fields = transport.objectValue ?? transport.stringValue.flatMap { try? JSONParser.parse($0) }?.objectValue
+                guard let fields else { throw .badRequest("websocket.audioTransport must be an object.") }
+                guard fields["transport"] == nil || fields["transport"] == .string("binary") else {
+                    throw .badRequest("websocket.audioTransport: only the binary transport is supported.")
+                }
+            }
+        }
+
+        var contentType: String { "audio/l16;rate=\(rate.rawValue)" }
+
+        static func isScalar(_ value: JSONValue) -> Bool {
+            switch value {
+            case .string, .number, .bool: true
+            case .null, .array, .object: false
+            }
+        }
+    }
+
+    func registerAudioConnector(on router: inout Router) {
+        let (core, hub, group) = (self.core, self.hub, self.group)
+        router.post("/v2/project/:pid/connect") { req in
+            let (_, project) = try Self.projectCredentials(req, core: core, project: req.parameter("pid"))
+            let ask = try AudioConnectorRequest(try req.json())
+            guard let session = try core.videoSessions.get(id: ask.sessionID, project: project) else {
+                throw APIError.badRequest("sessionId is not a session of this project.")
+            }
+            guard session.mediaMode == "routed" else {
+                throw APIError.conflict("Only routed sessions can connect their audio to a WebSocket.", code: "session-not-routed")
+            }
+            let grant: VideoGrant
+            do {
+                grant = try hub.audioConnectorGrant(sessionID: session.id, token: ask.token, streams: ask.streams)
+            } catch let refused as LiveError {
+                throw APIError.badRequest(Self.connectorRefusal(refused), code: "invalid-token")
+            }
+            let connection = try await Self.openAudioConnector(ask, grant: grant, hub: hub, group: group)
+            return .jsonObject(["id": UUID4.generate(), "connectionId": connection.id])
+        }
+    }
+
+    /// Why a connector's token or streams were refused, as the 400 says it.
+    static func connectorRefusal(_ refused: LiveError) -> String {
+        switch refused {
+        case .tokenExpired: "token has expired."
+        case .invalidToken(let why): "token is not valid: \(why)"
+        case .sessionNotFound: "token is not signed by the session's project."
+        case .notAllowedToSubscribe: "token's role may not subscribe, so it cannot hear the session."
+        case .streamNotFound: "websocket.streams names a stream that is not in the session."
+        default: "\(refused)"
+        }
+    }
+
+    /// Opens the socket (6 s, as the Video API allows), says what it carries, and joins the session's mix.
+    static func openAudioConnector(_ ask: AudioConnectorRequest, grant: VideoGrant, hub: VideoHub,
+                                   group: EventLoopGroup) async throws -> VideoHub.Connection {
+        let end = ConnectorEnd()
+        var callbacks = WebSocketCallbacks()
+        callbacks.onClose = { _, _, _ in
+            if let joined = end.closed() { hub.disconnect(sessionID: joined.sessionID, connectionID: joined.id, reason: .clientDisconnected) }
+        }
+        let socket: WebSocket
+        do {
+            socket = try await WebSocketClient.connect(url: ask.uri, group: group, timeout: .seconds(6), callbacks: callbacks)
+        } catch {
+            throw APIError.badRequest("Could not open the WebSocket at \(ask.uri): \(error)", code: "websocket-failed")
+        }
+        var opening = ask.headers
+        opening["content-type"] = .string(ask.contentType)
+        socket.send(text: WebSocketLine.openingMessage(opening))
+        let rate = ask.rate
+        let joined: VideoHub.Connection
+        do {
+            joined = try await hub.connectAudio(client: ClientID(rawValue: socket.id), grant: grant, streams: ask.streams) { loop in
+                try WebSocketLine(loop: loop, rate: rate, socket: socket, closesSocket: true)
+            }
+        } catch {
+            socket.close(code: 1011, reason: "no mix")
+            throw error
+        }
+        // The far end may have closed the socket while the connection joined.
+        if end.joined(joined) { hub.disconnect(sessionID: joined.sessionID, connectionID: joined.id, reason: .clientDisconnected) }
+        return joined
+    }
+
+    /// The connector's connection once it has joined, and whether its socket closed first.
+    private final class ConnectorEnd: Sendable {
+        private let state = Mutex<(connection: VideoHub.Connection?, closed: Bool)>((nil, false))
+
+        /// The socket closed: the connection to disconnect, if it has joined.
+        func closed() -> VideoHub.Connection? {
+            state.withLock { s in
+                s.closed = true
+                return s.connection
+            }
+        }
+
+        /// The connection joined; true if the socket had already closed.
+        func joined(_ connection: VideoHub.Connection) -> Bool {
+            state.withLock { s in
+                s.connection = connection
+                return s.closed
+            }
+        }
+    }
+}
