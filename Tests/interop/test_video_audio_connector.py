@@ -4,7 +4,6 @@ over the `video:*` protocol; a signaling-only peer watches the connector's conne
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import threading
 import time
@@ -14,7 +13,7 @@ import pytest
 import requests
 
 from media_support import loopback_ice, sine_track
-from video_support import AudioConnectorSink as Sink, VideoPeer, opentok_client, start_video_server
+from video_support import AudioConnectorSink as Sink, VideoPeer, opentok_client, video_server
 
 opentok = pytest.importorskip("opentok")
 
@@ -22,12 +21,8 @@ opentok = pytest.importorskip("opentok")
 @pytest.fixture(scope="module")
 def server():
     loopback_ice()
-    s = start_video_server()
-    yield s
-    code = s.stop()
-    log = s.log()
-    s.cleanup()
-    assert code == 0, log[-4000:]
+    with video_server() as s:
+        yield s
 
 
 def tone_level(samples, rate, frequency):
