@@ -144,7 +144,10 @@ extension VideoRoutes {
             }
         } catch {
             socket.close(code: 1011, reason: "no mix")
-            throw error
+            switch error {
+            case .notConnected: throw APIError.badRequest("The WebSocket at \(ask.uri) closed while the connector started.", code: "websocket-failed")
+            default: throw APIError.unavailable("The session's audio could not be mixed: \(error)")
+            }
         }
         // The far end may have closed the socket while the connection joined.
         if end.joined(joined) { hub.disconnect(sessionID: joined.sessionID, connectionID: joined.id, reason: .clientDisconnected) }

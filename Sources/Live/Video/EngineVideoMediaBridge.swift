@@ -33,7 +33,6 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         var isEmpty: Bool { streams.isEmpty && subscriptions.isEmpty && connectors.isEmpty }
     }
 
-
     struct State {
         var rooms: [String: Room] = [:]
     }
