@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import requests
 
-from media_support import loopback_ice, sine_track
+from media_support import collect_audio, loopback_ice, sine_track
 from video_support import AudioConnectorSink as Sink, VideoPeer, opentok_client, video_server
 
 opentok = pytest.importorskip("opentok")
@@ -122,6 +122,71 @@ async def _connector_session(server):
             p.close()
 
 
+async def subscribe_stream(peer, stream_id):
+    """An aiortc peer receiving one stream through `peer`'s connection; returns (pc, its track once it arrives)."""
+    from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
+    pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+    tracks = []
+    pc.on("track", tracks.append)
+    offer = await asyncio.to_thread(peer.request, "video:subscribe", {"streamId": stream_id})
+    await pc.setRemoteDescription(RTCSessionDescription(sdp=offer["offer"], type="offer"))
+    await pc.setLocalDescription(await pc.createAnswer())
+    await asyncio.to_thread(peer.request, "video:subscribe:answer", {"streamId": stream_id, "answer": pc.localDescription.sdp})
+    await until(lambda: tracks, 5, "the subscribed track")
+    return pc, tracks[0]
+
+
+def test_bidirectional_connector_publishes_what_its_socket_says(server):
+    asyncio.run(_bidirectional(server))
+
+
+async def _bidirectional(server):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    sink = Sink(talk={"/agent": 660})
+    watcher = await asyncio.to_thread(VideoPeer, server, sid, ot.generate_token(sid, data="name=watcher"))
+    pc440, peer440, _ = await publish_tone(server, sid, ot.generate_token(sid, data="name=caller"), 440)
+    pcs = [pc440]
+    try:
+        agent = await asyncio.to_thread(ot.connect_audio_to_websocket, sid, ot.generate_token(sid, data="name=agent"),
+                                        {"uri": sink.uri("/agent"), "bidirectional": True})
+        assert agent.bidirectional is True
+        created = await asyncio.to_thread(watcher.wait_push, "video:streamCreated",
+                                          where=lambda b: b["stream"]["connectionId"] == agent.connectionId)
+        stream = created["stream"]
+        assert stream["hasAudio"] is True and stream["hasVideo"] is False
+
+        # A subscriber of the agent's stream hears what the socket says, and only that.
+        pc, track = await subscribe_stream(watcher, stream["streamId"])
+        pcs.append(pc)
+        await collect_audio(track, 0.5)
+        heard, rate = await collect_audio(track, 1.5)
+        assert np.abs(heard).max() > 3000, "the agent's stream is not silent (int16 scale)"
+        assert tone_level(heard, rate, 660) == 0 and tone_level(heard, rate, 440) < -40
+        # The socket hears the session, not itself.
+        await until(lambda: len(sink.frames.get("/agent", [])) >= 100, 5, "two seconds on the agent's socket")
+        said, rate = sink.samples("/agent", 1.5, 16000)
+        assert tone_level(said, rate, 440) == 0 and tone_level(said, rate, 660) < -40
+
+        # Muting the agent's stream (moderation) silences it for its subscribers.
+        await asyncio.to_thread(ot.mute_stream, sid, stream["streamId"])
+        await collect_audio(track, 0.5)
+        muted, _ = await collect_audio(track, 1.0)
+        assert np.abs(muted).max() < 50
+
+        # Force disconnect ends the socket and takes the stream with the connection.
+        await asyncio.to_thread(ot.force_disconnect, sid, agent.connectionId)
+        await until(sink.closed["/agent"].is_set, 5, "the agent's socket to close")
+        gone = await asyncio.to_thread(watcher.wait_push, "video:streamDestroyed",
+                                       where=lambda b: b["stream"]["streamId"] == stream["streamId"])
+        assert gone["reason"] == "forceDisconnected"
+    finally:
+        for p in pcs:
+            await p.close()
+        peer440.close()
+        watcher.close()
+
+
 def test_connector_far_end_closing_ends_the_connection(server):
     ot = opentok_client(server)
     sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
@@ -175,7 +240,7 @@ def test_connector_refuses_bad_requests_with_clear_errors(server):
         ({"sessionId": sid, "token": token}, "websocket must be an object"),
         ({"sessionId": sid, "token": token, "websocket": {"uri": "http://127.0.0.1/"}}, "ws:// or wss://"),
         ({"sessionId": sid, "token": token, "websocket": {**good, "audioRate": 44100}}, "8000 or 16000"),
-        ({"sessionId": sid, "token": token, "websocket": {**good, "bidirectional": True}}, "not supported"),
+        ({"sessionId": sid, "token": token, "websocket": {**good, "audioTransport": {"transport": "json"}}}, "binary"),
         ({"sessionId": sid, "token": token, "websocket": {**good, "headers": {"x": "y" * 600}}}, "512 bytes"),
         ({"sessionId": sid, "token": token, "websocket": {**good, "streams": []}}, "1 to 50 stream ids"),
         ({"sessionId": sid, "token": token, "websocket": {**good, "streams": ["no-such-stream"]}}, "not in the session"),

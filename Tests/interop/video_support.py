@@ -152,10 +152,12 @@ class VideoRequestError(Exception):
 
 
 class AudioConnectorSink:
-    """A WebSocket server on loopback standing in for an Audio Connector's far end (a transcription service):
-    what each path received."""
+    """A WebSocket server on loopback standing in for an Audio Connector's far end (a transcription service, an
+    agent): what each path received; on the paths in `talk`, it also sends a sine of that frequency back, 20 ms
+    at a time at the rate the first message names."""
 
-    def __init__(self):
+    def __init__(self, talk: dict[str, int] | None = None):
+        self.talk = talk or {}
         self.first: dict[str, dict] = {}
         self.frames: dict[str, list[bytes]] = {}
         self.closed: dict[str, threading.Event] = {}
@@ -172,14 +174,20 @@ class AudioConnectorSink:
             path = ws.request.path
             self.frames[path] = []
             self.closed[path] = threading.Event()
+            sender = None
             try:
                 self.first[path] = json.loads(await ws.recv())
+                if path in self.talk:
+                    rate = int(self.first[path]["content-type"].split("rate=")[1])
+                    sender = asyncio.ensure_future(self._say(ws, self.talk[path], rate))
                 async for message in ws:
                     if isinstance(message, bytes):
                         self.frames[path].append(message)
             except websockets.ConnectionClosed:
                 pass
             finally:
+                if sender:
+                    sender.cancel()
                 self.closed[path].set()
 
         async def main():
@@ -189,6 +197,15 @@ class AudioConnectorSink:
             await asyncio.Future()
 
         self.loop.run_until_complete(main())
+
+    @staticmethod
+    async def _say(ws, frequency, rate):
+        n, sent, start = rate // 50, 0, time.monotonic()
+        while True:
+            t = (np.arange(n) + sent) / rate
+            await ws.send((0.3 * 32767 * np.sin(2 * np.pi * frequency * t)).astype("<i2").tobytes())
+            sent += n
+            await asyncio.sleep(max(0, start + sent / rate - time.monotonic()))
 
     def uri(self, path):
         return f"ws://127.0.0.1:{self.port}{path}"

@@ -391,12 +391,9 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     private func openWebSocket(_ phone: PhoneLeg, uri: String, rate: SampleRate, contentType: String, headers: [String: String]) async {
         guard let (rooms, events) = parts() else { return }
-        let box = LineBox()
+        let box = WebSocketLine.Holder()
         var callbacks = WebSocketCallbacks()
-        callbacks.onBinary = { _, bytes in
-            guard let target = box.line.withLock({ $0 }) else { return }
-            target.loop.execute { target.received(bytes) }
-        }
+        callbacks.onBinary = { _, bytes in box.received(bytes) }
         callbacks.onClose = { [weak self] _, code, reason in
             self?.finish(phone, status: "completed", reason: "websocket closed (\(code)) \(reason)", events: events)
         }
@@ -424,11 +421,6 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         }
         phone.answered = true
         events.dialStatus("answered", reason: nil, leg: phone.uuid)
-    }
-
-    /// Where a websocket's messages go once its line exists.
-    private final class LineBox: Sendable {
-        let line = Mutex<WebSocketLine?>(nil)
     }
 
     // MARK: Inbound

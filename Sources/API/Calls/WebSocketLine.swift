@@ -2,6 +2,7 @@ import Audio
 import Foundation
 import Media
 import Runtime
+import Synchronization
 import Wire
 
 /// A `websocket` leg's audio as a mixer participant: 16-bit little-endian linear PCM (`audio/l16`) at
@@ -73,6 +74,17 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(JSONValue.object(fields))).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    /// Where a socket's binary messages go once its line exists (the line is made later, on the mixer's worker).
+    final class Holder: Sendable {
+        let line = Mutex<WebSocketLine?>(nil)
+
+        /// One binary message, posted to the line's loop; dropped while there is no line yet.
+        func received(_ bytes: [UInt8]) {
+            guard let target = line.withLock({ $0 }) else { return }
+            target.loop.execute { target.received(bytes) }
+        }
     }
 
     func close() {

@@ -11,7 +11,8 @@ import Wire
 /// streams a video session's audio to it, mixed, as 20 ms binary messages of 16-bit little-endian PCM at
 /// 16 or 8 kHz, after a first text message of `{"content-type": "audio/l16;rate=…", …headers}`. The
 /// connector is a connection of the session (others see it arrive and leave with the token's data); a
-/// force disconnect of that connection, or the far end closing the socket, ends it.
+/// force disconnect of that connection, or the far end closing the socket, ends it. A bidirectional one
+/// takes the same messages back and publishes them as an audio stream of its connection.
 extension VideoRoutes {
     /// The request body, checked whole before anything is opened.
     struct AudioConnectorRequest: Equatable {
@@ -22,6 +23,7 @@ extension VideoRoutes {
         var streams: [String]?
         var headers: [String: JSONValue]
         var rate: SampleRate
+        var bidirectional = false
 
         /// The Video API's bound on `headers` (their JSON).
         static let headersLimit = 512
@@ -61,8 +63,8 @@ extension VideoRoutes {
             default: throw .badRequest("websocket.audioRate must be 8000 or 16000.")
             }
             switch ws["bidirectional"] {
-            case nil, .bool(false)?: break
-            case .bool(true)?: throw .badRequest("websocket.bidirectional: audio from the WebSocket into the session is not supported.")
+            case nil: break
+            case .bool(let on)?: bidirectional = on
             default: throw .badRequest("websocket.bidirectional must be a boolean.")
             }
             // The `opentok` SDK sends it as a JSON string, the `vonage` one as an object.
@@ -103,7 +105,9 @@ extension VideoRoutes {
                 throw APIError.badRequest(Self.connectorRefusal(refused), code: "invalid-token")
             }
             let connection = try await Self.openAudioConnector(ask, grant: grant, hub: hub, group: group)
-            return .jsonObject(["id": UUID4.generate(), "connectionId": connection.id])
+            var reply: [String: Any] = ["id": UUID4.generate(), "connectionId": connection.id]
+            if ask.bidirectional { reply["bidirectional"] = true }
+            return .jsonObject(reply)
         }
     }
 
@@ -123,7 +127,9 @@ extension VideoRoutes {
     static func openAudioConnector(_ ask: AudioConnectorRequest, grant: VideoGrant, hub: VideoHub,
                                    group: EventLoopGroup) async throws -> VideoHub.Connection {
         let end = ConnectorEnd()
+        let holder = WebSocketLine.Holder()
         var callbacks = WebSocketCallbacks()
+        if ask.bidirectional { callbacks.onBinary = { _, bytes in holder.received(bytes) } }
         callbacks.onClose = { _, _, _ in
             if let joined = end.closed() { hub.disconnect(sessionID: joined.sessionID, connectionID: joined.id, reason: .clientDisconnected) }
         }
@@ -139,8 +145,11 @@ extension VideoRoutes {
         let rate = ask.rate
         let joined: VideoHub.Connection
         do {
-            joined = try await hub.connectAudio(client: ClientID(rawValue: socket.id), grant: grant, streams: ask.streams) { loop in
-                try WebSocketLine(loop: loop, rate: rate, socket: socket, closesSocket: true)
+            joined = try await hub.connectAudio(client: ClientID(rawValue: socket.id), grant: grant, streams: ask.streams,
+                                                bidirectional: ask.bidirectional) { loop in
+                let line = try WebSocketLine(loop: loop, rate: rate, socket: socket, closesSocket: true)
+                holder.line.withLock { $0 = line }
+                return line
             }
         } catch {
             socket.close(code: 1011, reason: "no mix")

@@ -8,7 +8,9 @@ import Synchronization
 /// type only maps the hub's session/stream/connection ids onto routers, transports and producers.
 /// While a session has audio connectors it has one mix on its router: every stream's audio producer speaks
 /// into it (earmuffed: no mix is made for a stream) and each connector is a port hearing its streams (all, or
-/// those it named: `canHear`), so a stream is decoded once however many connectors take it.
+/// those it named: `canHear`), so a stream is decoded once however many connectors take it. A bidirectional
+/// connector's own audio is a stream of the session too: its subscribers consume the mix's output as a
+/// participant that hears only that connector (its "voice"), so they get its audio alone.
 public final class EngineVideoMediaBridge: VideoMediaBridge {
     let engine: MediaEngine
     let state = Mutex(State())
@@ -29,7 +31,9 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         var subscriptions: [SubscriptionKey: MediaEngine.Subscription] = [:]
         /// The connection ids of the session's audio connectors, and their mix (made with the first of them).
         var connectors: Set<String> = []
-        var audioMix: MixerID?
+        var audioMix: MediaEngine.MixerInfo?
+        /// Bidirectional connectors' streams: stream id → the connector's connection id.
+        var voices: [String: String] = [:]
         var isEmpty: Bool { streams.isEmpty && subscriptions.isEmpty && connectors.isEmpty }
     }
 
@@ -62,7 +66,7 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
             throw error
         }
         let published = Published(transport: publication.transport, producers: publication.producers.map { ($0.id, $0.parameters.kind) })
-        let (kept, stale, mix) = state.withLock { s -> (Bool, Published?, MixerID?) in
+        let (kept, stale, mix) = state.withLock { s -> (Bool, Published?, MediaEngine.MixerInfo?) in
             // The room may have been closed (last stream gone) while the transport was being made.
             guard let room = s.rooms[sessionID], room.router == router else { return (false, nil, nil) }
             let old = room.streams[streamID]
@@ -74,23 +78,40 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
             await close(published)
             throw MediaError.notFound("session \(sessionID) media closed during publish")
         }
-        if let mix { await addInput(streamID, published, to: mix) }
+        if let mix { await addInput(streamID, published, to: mix.id) }
         return publication.answer
     }
 
     public func subscribe(sessionID: String, streamID: String, subscriberID: String) async throws(MediaError) -> String {
         let key = SubscriptionKey(stream: streamID, subscriber: subscriberID)
-        guard let (router, published, previous) = state.withLock({ s -> (RouterID, Published, MediaEngine.Subscription?)? in
-            guard let room = s.rooms[sessionID], let published = room.streams[streamID] else { return nil }
-            return (room.router, published, s.rooms[sessionID]?.subscriptions.removeValue(forKey: key))
+        /// A published stream's producers, or a connector's voice: the mix's output as that connector's voice hears it.
+        enum Source { case producers([ProducerID]), voice(MediaEngine.MixerInfo, connection: String) }
+        guard let (router, source, previous) = state.withLock({ s -> (RouterID, Source, MediaEngine.Subscription?)? in
+            guard let room = s.rooms[sessionID] else { return nil }
+            let source: Source
+            if let published = room.streams[streamID] {
+                source = .producers(published.producers.map(\.id))
+            } else if let connection = room.voices[streamID], let mix = room.audioMix {
+                source = .voice(mix, connection: connection)
+            } else {
+                return nil
+            }
+            return (room.router, source, s.rooms[sessionID]?.subscriptions.removeValue(forKey: key))
         }) else {
             throw MediaError.notFound("stream \(streamID) has no media yet")
         }
         if let previous { await close(previous) }
-        let subscription = try await engine.subscribe(router: router, producers: published.producers.map(\.id))
+        let subscription: MediaEngine.Subscription
+        switch source {
+        case .producers(let producers):
+            subscription = try await engine.subscribe(router: router, producers: producers)
+        case .voice(let mix, let connection):
+            subscription = try await engine.subscribe(router: router, producers: [mix.output])
+            for consumer in subscription.consumers { try? await engine.bindMixerOutput(mix.id, consumer: consumer.id, to: Self.voice(connection)) }
+        }
         let kept = state.withLock { s -> Bool in
             // The stream may have gone while the transport was being made.
-            guard s.rooms[sessionID]?.streams[streamID] != nil else { return false }
+            guard s.rooms[sessionID]?.streams[streamID] != nil || s.rooms[sessionID]?.voices[streamID] != nil else { return false }
             s.rooms[sessionID]?.subscriptions[key] = subscription
             return true
         }
@@ -110,8 +131,9 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
     }
 
     public func unpublish(sessionID: String, streamID: String) async {
-        let (published, subscriptions, mix) = state.withLock { s -> (Published?, [MediaEngine.Subscription], MixerID?) in
+        let (published, subscriptions, mix) = state.withLock { s -> (Published?, [MediaEngine.Subscription], MediaEngine.MixerInfo?) in
             let published = s.rooms[sessionID]?.streams.removeValue(forKey: streamID)
+            s.rooms[sessionID]?.voices[streamID] = nil
             var gone: [MediaEngine.Subscription] = []
             for (key, sub) in s.rooms[sessionID]?.subscriptions ?? [:] where key.stream == streamID {
                 gone.append(sub)
@@ -119,7 +141,7 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
             }
             return (published, gone, s.rooms[sessionID]?.audioMix)
         }
-        if let mix { try? await engine.removeMixerParticipant(mix, Self.input(streamID)) }
+        if let mix, published != nil { try? await engine.removeMixerParticipant(mix.id, Self.input(streamID)) }
         for sub in subscriptions { await close(sub) }
         if let published { await close(published) }
         await closeRoomIfEmpty(sessionID)
@@ -147,7 +169,7 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
 
     // MARK: Audio connectors
 
-    public func connectAudio(sessionID: String, connectionID: String, streams: Set<String>?,
+    public func connectAudio(sessionID: String, connectionID: String, streams: Set<String>?, voice: String?,
                              make: @escaping MixerPortFactory) async throws(MediaError) {
         let router = try await router(for: sessionID)
         // Counted first, so the mix stays while it is being joined.
@@ -156,9 +178,15 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
             throw .notFound("session \(sessionID) media closed while its audio connector started")
         }
         do {
-            let mix = try await audioMix(sessionID, router: router)
+            let mix = try await audioMix(sessionID, router: router).id
             let options = MixerParticipantOptions(canHear: streams.map { $0.map(Self.input) })
             try await engine.addMixerPort(mix, Self.port(connectionID), options: options, make: make)
+            if let voice {
+                // Hears the connector alone; its stream's subscribers are bound to it.
+                try await engine.addMixerParticipant(mix, Self.voice(connectionID), source: .none,
+                                                     options: MixerParticipantOptions(canHear: [Self.port(connectionID)]))
+                state.withLock { $0.rooms[sessionID]?.voices[voice] = connectionID }
+            }
         } catch {
             await releaseConnector(sessionID, connectionID)
             await closeRoomIfEmpty(sessionID)
@@ -166,23 +194,23 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         }
         // The connection may have closed meanwhile (and been released before its port was there).
         let (gone, mix) = state.withLock { ($0.rooms[sessionID]?.connectors.contains(connectionID) != true, $0.rooms[sessionID]?.audioMix) }
-        if gone, let mix { try? await engine.removeMixerParticipant(mix, Self.port(connectionID)) }
+        if gone, let mix { await leave(mix.id, connectionID) }
     }
 
     /// The session's audio mix, made with every stream's audio in it when the first connector needs it.
-    func audioMix(_ sessionID: String, router: RouterID) async throws(MediaError) -> MixerID {
+    func audioMix(_ sessionID: String, router: RouterID) async throws(MediaError) -> MediaEngine.MixerInfo {
         if let mix = state.withLock({ $0.rooms[sessionID]?.audioMix }) { return mix }
         let made = try await engine.createMixer(router: router, capacity: Self.audioMixCapacity,
-                                                maxSpeakers: VideoHub.Limits.audioConnectorStreams).id
-        let (kept, streams) = state.withLock { s -> (MixerID?, [String: Published]) in
+                                                maxSpeakers: VideoHub.Limits.audioConnectorStreams)
+        let (kept, streams) = state.withLock { s -> (MediaEngine.MixerInfo?, [String: Published]) in
             guard let room = s.rooms[sessionID], room.router == router, !room.connectors.isEmpty else { return (nil, [:]) }
             if let mix = room.audioMix { return (mix, [:]) }
             s.rooms[sessionID]?.audioMix = made
             return (made, room.streams)
         }
-        if kept != made { _ = try? await engine.closeMixer(made) }
+        if kept != made { _ = try? await engine.closeMixer(made.id) }
         guard let kept else { throw .notFound("session \(sessionID) has no audio connector any more") }
-        for (streamID, published) in streams { await addInput(streamID, published, to: kept) }
+        for (streamID, published) in streams { await addInput(streamID, published, to: kept.id) }
         return kept
     }
 
@@ -191,19 +219,27 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
 
     /// A connector leaves the session's mix (its port closes, and with it the socket); the last one closes the mix.
     func releaseConnector(_ sessionID: String, _ connectionID: String) async {
-        let (mix, last) = state.withLock { s -> (MixerID?, Bool) in
+        let (mix, last) = state.withLock { s -> (MediaEngine.MixerInfo?, Bool) in
             guard s.rooms[sessionID]?.connectors.remove(connectionID) != nil, let mix = s.rooms[sessionID]?.audioMix else { return (nil, false) }
             let last = s.rooms[sessionID]?.connectors.isEmpty ?? true
             if last { s.rooms[sessionID]?.audioMix = nil }
             return (mix, last)
         }
         guard let mix else { return }
-        if last { _ = try? await engine.closeMixer(mix) } else { try? await engine.removeMixerParticipant(mix, Self.port(connectionID)) }
+        if last { _ = try? await engine.closeMixer(mix.id) } else { await leave(mix.id, connectionID) }
     }
 
-    /// The mixer participants a stream's audio speaks as, and a connector's port hears as.
+    /// A connector's participants leave the mix: its port (which closes the socket) and its voice, if any.
+    func leave(_ mix: MixerID, _ connectionID: String) async {
+        try? await engine.removeMixerParticipant(mix, Self.port(connectionID))
+        try? await engine.removeMixerParticipant(mix, Self.voice(connectionID))
+    }
+
+    /// The mixer participants a stream's audio speaks as, a connector's port hears (and, bidirectional, speaks)
+    /// as, and the one a bidirectional connector's stream is heard through.
     static func input(_ streamID: String) -> MixerParticipantID { MixerParticipantID("s" + streamID) }
     static func port(_ connectionID: String) -> MixerParticipantID { MixerParticipantID("c" + connectionID) }
+    static func voice(_ connectionID: String) -> MixerParticipantID { MixerParticipantID("v" + connectionID) }
 
     /// A stream's audio producer speaks into a connector's mix; it hears nothing, so no mix is made for it.
     /// A stream without audio, or one that ended meanwhile, adds nothing.
@@ -213,9 +249,18 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
                                               options: MixerParticipantOptions(earmuffed: true))
     }
 
-    /// Pauses the audio producers, so no subscriber gets the muted publisher's audio.
+    /// Pauses the audio producers, so no subscriber gets the muted publisher's audio; a connector's voice goes
+    /// silent for its subscribers instead.
     public func setAudioMuted(sessionID: String, streamID: String, muted: Bool) async {
-        let audio = state.withLock { $0.rooms[sessionID]?.streams[streamID]?.producers.filter { $0.kind == .audio }.map(\.id) } ?? []
+        let (audio, voice) = state.withLock { s -> ([ProducerID], (MixerID, String)?) in
+            let room = s.rooms[sessionID]
+            let voice = room?.voices[streamID].flatMap { connection in room?.audioMix.map { ($0.id, connection) } }
+            return (room?.streams[streamID]?.producers.filter { $0.kind == .audio }.map(\.id) ?? [], voice)
+        }
+        if let (mix, connection) = voice {
+            let options = MixerParticipantOptions(earmuffed: muted, canHear: [Self.port(connection)])
+            try? await engine.setMixerOptions(mix, Self.voice(connection), options)
+        }
         for id in audio {
             if muted { try? await engine.pause(producer: id) } else { try? await engine.resume(producer: id) }
         }

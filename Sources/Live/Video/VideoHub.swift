@@ -119,14 +119,16 @@ public final class VideoHub: Sendable {
 
     /// The Audio Connector: a connection of the server's own (`client`, no realtime socket behind it) joins
     /// the session with `grant` (`audioConnectorGrant`), and the audio of `streams` (every stream, later ones
-    /// too, when nil) is mixed into the port `make` builds. It leaves as any connection does (a force
-    /// disconnect, or `disconnect` when its far end goes) and the mix stops with it.
-    public func connectAudio(client: ClientID, grant: VideoGrant, streams: [String]?,
+    /// too, when nil) is mixed into the port `make` builds. A `bidirectional` one also publishes what its port
+    /// says as an audio stream of the session. It leaves as any connection does (a force disconnect, or
+    /// `disconnect` when its far end goes) and the mix, and its stream, stop with it.
+    public func connectAudio(client: ClientID, grant: VideoGrant, streams: [String]?, bidirectional: Bool,
                              make: @escaping MixerPortFactory) async throws(LiveError) -> Connection {
         let sessionID = grant.sessionID
         let (joined, _, _) = join(client: client, grant: grant)
+        let voice = bidirectional ? UUID4.generate() : nil
         do {
-            try await bridge.connectAudio(sessionID: sessionID, connectionID: joined.id, streams: streams.map(Set.init), make: make)
+            try await bridge.connectAudio(sessionID: sessionID, connectionID: joined.id, streams: streams.map(Set.init), voice: voice, make: make)
         } catch {
             disconnect(sessionID: sessionID, connectionID: joined.id, reason: .clientDisconnected)
             throw .media(error)
@@ -136,6 +138,7 @@ public final class VideoHub: Sendable {
             await bridge.connectionClosed(sessionID: sessionID, connectionID: joined.id)
             throw .notConnected
         }
+        if let voice { _ = announce(from: joined, id: voice, name: "", hasAudio: true, hasVideo: false, videoType: .camera) }
         return joined
     }
 

@@ -12,13 +12,15 @@ public protocol VideoMediaBridge: Sendable {
     /// A connection left: drop everything it subscribed to (and its audio connector's mix).
     func connectionClosed(sessionID: String, connectionID: String) async
     /// The audio connector of `connectionID`: the audio of `streams` (every stream, later ones too, when nil)
-    /// mixed into the port `make` builds on the session's media worker, until the connection closes.
-    func connectAudio(sessionID: String, connectionID: String, streams: Set<String>?, make: @escaping MixerPortFactory) async throws(MediaError)
+    /// mixed into the port `make` builds on the session's media worker, until the connection closes. With a
+    /// `voice` stream id, what the port says is that stream's audio, which subscribers then take like any other.
+    func connectAudio(sessionID: String, connectionID: String, streams: Set<String>?, voice: String?,
+                      make: @escaping MixerPortFactory) async throws(MediaError)
 }
 
 extension VideoMediaBridge {
     public func connectionClosed(sessionID: String, connectionID: String) async {}
-    public func connectAudio(sessionID: String, connectionID: String, streams: Set<String>?,
+    public func connectAudio(sessionID: String, connectionID: String, streams: Set<String>?, voice: String?,
                              make: @escaping MixerPortFactory) async throws(MediaError) {
         throw .unsupported("audio connectors need the media engine")
     }
