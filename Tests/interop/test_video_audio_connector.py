@@ -47,6 +47,14 @@ async def publish_tone(server, session_id, token, frequency):
     return pc, peer, reply["streamId"]
 
 
+def connectors(server):
+    """`switchboard_video_audio_connectors` from /metrics."""
+    for line in requests.get(server.http_url + "/metrics", timeout=5).text.splitlines():
+        if line.startswith("switchboard_video_audio_connectors "):
+            return float(line.split()[1])
+    return None
+
+
 async def until(condition, timeout, what):
     """Waits without blocking the event loop (the aiortc peers run on it)."""
     deadline = time.monotonic() + timeout
@@ -78,6 +86,7 @@ async def _connector_session(server):
         assert created["connection"]["connectionId"] == everything.connectionId
         await until(lambda: "/all" in sink.first, 5, "the connector's first message")
         assert sink.first["/all"] == {"content-type": "audio/l16;rate=16000", "lang": "en-US", "meeting": 7}
+        assert connectors(server) == 1
 
         pc1000, peer1000, s1000 = await publish_tone(server, sid, ot.generate_token(sid, data="name=high"), 1000)
         peers.append(peer1000)
@@ -115,6 +124,7 @@ async def _connector_session(server):
         assert np.abs(quiet).max() < 50
         await asyncio.to_thread(ot.force_disconnect, sid, only_low.connectionId)
         await until(sink.closed["/low"].is_set, 5, "the second connector's socket to close")
+        await until(lambda: connectors(server) == 0, 5, "the connectors gauge back at 0")
     finally:
         for pc in pcs:
             await pc.close()

@@ -87,8 +87,14 @@ extension VideoRoutes {
         }
     }
 
+    /// Connectors whose socket is open, for `/metrics`.
+    static let openConnectors = Atomic<Int>(0)
+
     func registerAudioConnector(on router: inout Router) {
         let (core, hub, group) = (self.core, self.hub, self.group)
+        Metrics.shared.gauge("switchboard_video_audio_connectors", help: "Audio Connectors streaming a video session's audio.") {
+            Double(Self.openConnectors.load(ordering: .relaxed))
+        }
         router.post("/v2/project/:pid/connect") { req in
             let (_, project) = try Self.projectCredentials(req, core: core, project: req.parameter("pid"))
             let ask = try AudioConnectorRequest(try req.json())
@@ -131,7 +137,10 @@ extension VideoRoutes {
         var callbacks = WebSocketCallbacks()
         if ask.bidirectional { callbacks.onBinary = { _, bytes in holder.received(bytes) } }
         callbacks.onClose = { _, _, _ in
-            if let joined = end.closed() { hub.disconnect(sessionID: joined.sessionID, connectionID: joined.id, reason: .clientDisconnected) }
+            if let joined = end.closed() {
+                openConnectors.subtract(1, ordering: .relaxed)
+                hub.disconnect(sessionID: joined.sessionID, connectionID: joined.id, reason: .clientDisconnected)
+            }
         }
         let socket: WebSocket
         do {
@@ -159,7 +168,11 @@ extension VideoRoutes {
             }
         }
         // The far end may have closed the socket while the connection joined.
-        if end.joined(joined) { hub.disconnect(sessionID: joined.sessionID, connectionID: joined.id, reason: .clientDisconnected) }
+        openConnectors.add(1, ordering: .relaxed)
+        if end.joined(joined) {
+            openConnectors.subtract(1, ordering: .relaxed)
+            hub.disconnect(sessionID: joined.sessionID, connectionID: joined.id, reason: .clientDisconnected)
+        }
         return joined
     }
 
