@@ -6,7 +6,7 @@ import time
 import pytest
 
 from rig import chromium, new_page, screenshot, wait_until
-from video_support import (CHROMIUM_ARGS, decoding, join, log_lines, opentok_client, video_server,
+from video_support import (CHROMIUM_ARGS, AudioConnectorSink, decoding, join, log_lines, opentok_client, video_server,
                            wait_for_log)
 
 opentok = pytest.importorskip("opentok")
@@ -159,6 +159,38 @@ def test_subscriber_role_cannot_publish_and_page_says_why(server, browser):
     screenshot(carol, "video-playground-subscriber-refused.png")
     pub.context.close()
     carol.context.close()
+
+
+def test_page_hears_a_bidirectional_audio_connector_and_the_connector_hears_the_page(server, browser):
+    """A voice agent on a WebSocket joins a session through the Audio Connector: the playground shows its
+    audio-only stream and plays it; the agent's socket gets the page's microphone."""
+    import numpy as np
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    page = new_page(browser)
+    join(page, server, sid, ot.generate_token(sid, data="name=erin"), "erin")
+    wait_for_log(page, "publishing stream")
+    sink = AudioConnectorSink(talk={"/agent": 660})
+    agent = ot.connect_audio_to_websocket(sid, ot.generate_token(sid, data="name=agent"),
+                                          {"uri": sink.uri("/agent"), "bidirectional": True})
+    wait_for_log(page, "streamCreated (unnamed) from agent", timeout=5)
+    stream_id = next(s.id for s in ot.list_streams(sid).items if s.name == "")
+
+    def playing():
+        audio = page.evaluate("window.playground.stats()").get(stream_id, {}).get("audio") or {}
+        return audio if (audio.get("totalSamplesReceived") or 0) > 96_000 and (audio.get("audioLevel") or 0) > 0.05 else None
+    audio = wait_until(playing, timeout=15, what="the page plays the agent's stream")
+    # Mostly decoded, not concealed: the agent speaks continuously.
+    assert audio["concealedSamples"] < 0.2 * audio["totalSamplesReceived"], audio
+    assert page.locator(f'figure.tile.video-off[data-stream-id="{stream_id}"] figcaption').inner_text().startswith("agent")
+    # The page's fake microphone reaches the agent's socket.
+    heard = np.frombuffer(b"".join(sink.frames["/agent"][-100:]), dtype="<i2")
+    assert np.abs(heard).max() > 1000, "the agent hears the page"
+    screenshot(page, "video-playground-audio-connector.png")
+    ot.force_disconnect(sid, agent.connectionId)
+    wait_for_log(page, "(forceDisconnected)", timeout=5)
+    assert sink.closed["/agent"].wait(5)
+    page.context.close()
 
 
 def test_playground_creates_session_and_token(server, browser):

@@ -422,6 +422,7 @@ async function stats() {
         framesDecoded: s.framesDecoded, frameWidth: s.frameWidth, frameHeight: s.frameHeight,
         codec: report.get(s.codecId)?.mimeType,
         keyFramesDecoded: s.keyFramesDecoded, totalSamplesReceived: s.totalSamplesReceived,
+        concealedSamples: s.concealedSamples, audioLevel: s.audioLevel,
       };
     });
     out[streamId] = entry;
