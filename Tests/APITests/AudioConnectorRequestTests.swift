@@ -49,7 +49,12 @@ struct AudioConnectorRequestTests {
         (body(["uri": "ws://h/", "audioRate": 24000]), "websocket.audioRate"),
         (body(["uri": "ws://h/", "audioRate": "16000"]), "websocket.audioRate"),
         (body(["uri": "ws://h/", "bidirectional": "yes"]), "websocket.bidirectional"),
-        (body(["uri": "ws://h/", "audioTransport": ["transport": "json", "encoding": "base64"]]), "websocket.audioTransport"),
+        (body(["uri": "ws://h/", "audioTransport": ["transport": "json"]]), "encoding must be base64"),
+        (body(["uri": "ws://h/", "audioTransport": ["transport": "xml"]]), "binary or json"),
+        (body(["uri": "ws://h/", "audioTransport": ["transport": "json", "encoding": "base64", "audio_field": ""]]), "non-empty"),
+        (body(["uri": "ws://h/", "audioTransport": ["transport": "json", "encoding": "base64", "static_fields": ["audio": 1]]]),
+         "must not hold the audio field"),
+        (body(["uri": "ws://h/", "audioTransport": ["transport": "json", "encoding": "base64", "static_fields": "x"]]), "static_fields"),
         (body(["uri": "ws://h/", "audioTransport": "not json"]), "websocket.audioTransport"),
     ] as [(JSONValue, String)])
     func refusals(body: JSONValue, names: String) {
@@ -59,5 +64,22 @@ struct AudioConnectorRequestTests {
         } catch {
             #expect(error.status == 400 && error.detail.contains(names), "\(error.detail)")
         }
+    }
+
+    @Test("the JSON transport: base64 audio under the named field beside the static fields, and the far end's field read back")
+    func jsonTransport() throws {
+        let r = try Request(Self.body(["uri": "ws://h/", "bidirectional": true, "audioTransport": #"{"transport":"json","encoding":"base64","audio_field":"payload","receive_audio_field":"reply","static_fields":{"kind":"pcm","n":2}}"#]))
+        let framing = WebSocketLine.Framing.json(field: "payload", receiveField: "reply", staticFields: ["kind": "pcm", "n": 2])
+        #expect(r.framing == framing)
+        let (head, tail) = framing.envelope
+        let message = head + "AQID" + tail
+        #expect(try JSONParser.parse(message) == ["payload": "AQID", "kind": "pcm", "n": 2])
+        #expect(framing.audio(inText: #"{"reply":"AQID","seq":4}"#) == [1, 2, 3])
+        #expect(framing.audio(inText: #"{"payload":"AQID"}"#) == nil)
+        #expect(framing.audio(inText: "not json") == nil)
+        let plain = WebSocketLine.Framing.json(field: "a\"b", receiveField: "a\"b", staticFields: [:]).envelope
+        #expect(try JSONParser.parse(plain.head + "AA==" + plain.tail) == ["a\"b": "AA=="])
+        #expect(try Request(Self.body(["uri": "ws://h/", "audioTransport": ["transport": "json", "encoding": "base64"]])).framing
+            == .json(field: "audio", receiveField: "audio", staticFields: [:]))
     }
 }

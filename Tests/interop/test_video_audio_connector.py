@@ -197,6 +197,46 @@ async def _bidirectional(server):
         watcher.close()
 
 
+def test_json_transport_carries_base64_audio_both_ways(server):
+    asyncio.run(_json_transport(server))
+
+
+async def _json_transport(server):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    sink = Sink(talk={"/bot": 660}, json_fields={"/bot": ("payload", "reply")})
+    watcher = await asyncio.to_thread(VideoPeer, server, sid, ot.generate_token(sid, data="name=watcher"))
+    pc440, peer440, _ = await publish_tone(server, sid, ot.generate_token(sid, data="name=caller"), 440)
+    pcs = [pc440]
+    try:
+        bot = await asyncio.to_thread(ot.connect_audio_to_websocket, sid, ot.generate_token(sid, data="name=bot"), {
+            "uri": sink.uri("/bot"), "bidirectional": True,
+            "audio_transport": {"transport": "json", "encoding": "base64", "audio_field": "payload",
+                                "receive_audio_field": "reply", "static_fields": {"meeting": "m-1"}}})
+        await until(lambda: len(sink.frames.get("/bot", [])) >= 100, 5, "two seconds of JSON messages")
+        assert sink.first["/bot"] == {"content-type": "audio/l16;rate=16000"}
+        assert {tuple(sorted(t)) for t in sink.texts["/bot"]} == {("meeting", "payload")}
+        assert {t["meeting"] for t in sink.texts["/bot"]} == {"m-1"}
+        assert {len(f) for f in sink.frames["/bot"]} == {640}
+        said, rate = sink.samples("/bot", 1.5, 16000)
+        assert tone_level(said, rate, 440) == 0 and tone_level(said, rate, 660) < -40
+
+        created = await asyncio.to_thread(watcher.wait_push, "video:streamCreated",
+                                          where=lambda b: b["stream"]["connectionId"] == bot.connectionId)
+        pc, track = await subscribe_stream(watcher, created["stream"]["streamId"])
+        pcs.append(pc)
+        await collect_audio(track, 0.5)
+        heard, rate = await collect_audio(track, 1.5)
+        assert np.abs(heard).max() > 3000 and tone_level(heard, rate, 660) == 0
+        await asyncio.to_thread(ot.force_disconnect, sid, bot.connectionId)
+        await until(sink.closed["/bot"].is_set, 5, "the bot's socket to close")
+    finally:
+        for p in pcs:
+            await p.close()
+        peer440.close()
+        watcher.close()
+
+
 def test_connector_far_end_closing_ends_the_connection(server):
     ot = opentok_client(server)
     sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
@@ -250,7 +290,7 @@ def test_connector_refuses_bad_requests_with_clear_errors(server):
         ({"sessionId": sid, "token": token}, "websocket must be an object"),
         ({"sessionId": sid, "token": token, "websocket": {"uri": "http://127.0.0.1/"}}, "ws:// or wss://"),
         ({"sessionId": sid, "token": token, "websocket": {**good, "audioRate": 44100}}, "8000 or 16000"),
-        ({"sessionId": sid, "token": token, "websocket": {**good, "audioTransport": {"transport": "json"}}}, "binary"),
+        ({"sessionId": sid, "token": token, "websocket": {**good, "audioTransport": {"transport": "json"}}}, "base64"),
         ({"sessionId": sid, "token": token, "websocket": {**good, "headers": {"x": "y" * 600}}}, "512 bytes"),
         ({"sessionId": sid, "token": token, "websocket": {**good, "streams": []}}, "1 to 50 stream ids"),
         ({"sessionId": sid, "token": token, "websocket": {**good, "streams": ["no-such-stream"]}}, "not in the session"),

@@ -3,6 +3,7 @@ pointed at it, and the playground driven in Chromium."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import threading
@@ -154,10 +155,14 @@ class VideoRequestError(Exception):
 class AudioConnectorSink:
     """A WebSocket server on loopback standing in for an Audio Connector's far end (a transcription service, an
     agent): what each path received; on the paths in `talk`, it also sends a sine of that frequency back, 20 ms
-    at a time at the rate the first message names."""
+    at a time at the rate the first message names. On the paths in `json` (the JSON audio transport), audio comes
+    and goes base64-encoded in text messages: `json[path]` = (the field it arrives in, the field it is sent in);
+    each such message received is kept whole in `texts`."""
 
-    def __init__(self, talk: dict[str, int] | None = None):
+    def __init__(self, talk: dict[str, int] | None = None, json_fields: dict[str, tuple[str, str]] | None = None):
         self.talk = talk or {}
+        self.json = json_fields or {}
+        self.texts: dict[str, list[dict]] = {}
         self.first: dict[str, dict] = {}
         self.frames: dict[str, list[bytes]] = {}
         self.closed: dict[str, threading.Event] = {}
@@ -173,16 +178,22 @@ class AudioConnectorSink:
         async def handler(ws):
             path = ws.request.path
             self.frames[path] = []
+            self.texts[path] = []
             self.closed[path] = threading.Event()
+            incoming, outgoing = self.json.get(path, (None, None))
             sender = None
             try:
                 self.first[path] = json.loads(await ws.recv())
                 if path in self.talk:
                     rate = int(self.first[path]["content-type"].split("rate=")[1])
-                    sender = asyncio.ensure_future(self._say(ws, self.talk[path], rate))
+                    sender = asyncio.ensure_future(self._say(ws, self.talk[path], rate, outgoing))
                 async for message in ws:
                     if isinstance(message, bytes):
                         self.frames[path].append(message)
+                    elif incoming:
+                        body = json.loads(message)
+                        self.texts[path].append(body)
+                        self.frames[path].append(base64.b64decode(body[incoming]))
             except websockets.ConnectionClosed:
                 pass
             finally:
@@ -199,11 +210,12 @@ class AudioConnectorSink:
         self.loop.run_until_complete(main())
 
     @staticmethod
-    async def _say(ws, frequency, rate):
+    async def _say(ws, frequency, rate, field=None):
         n, sent, start = rate // 50, 0, time.monotonic()
         while True:
             t = (np.arange(n) + sent) / rate
-            await ws.send((0.3 * 32767 * np.sin(2 * np.pi * frequency * t)).astype("<i2").tobytes())
+            pcm = (0.3 * 32767 * np.sin(2 * np.pi * frequency * t)).astype("<i2").tobytes()
+            await ws.send(json.dumps({field: base64.b64encode(pcm).decode(), "seq": sent // n}) if field else pcm)
             sent += n
             await asyncio.sleep(max(0, start + sent / rate - time.monotonic()))
 

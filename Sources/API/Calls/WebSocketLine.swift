@@ -14,12 +14,17 @@ import Wire
 /// Lives on the mixer's worker loop like `PhoneLine`; the socket's callbacks run on an HTTP loop and
 /// post each message here (`received`). Each outgoing message is one small array the socket keeps until
 /// it is written: 50 a second per leg, off the RTP path. A line that `closesSocket` (a video session's
-/// audio connector) closes its socket when it leaves the mix; a call's leg closes its own on hangup.
+/// audio connector) closes its socket when it leaves the mix; a call's leg closes its own on hangup. The
+/// Audio Connector's JSON transport carries the same frames base64-encoded in text messages (`Framing`).
 final class WebSocketLine: MixerPort, @unchecked Sendable {
     unowned let loop: EventLoop
     let rate: SampleRate
     let socket: WebSocket
     let closesSocket: Bool
+    let framing: Framing
+    /// A JSON message around its base64 audio (`Framing.json`).
+    private let jsonHead: String
+    private let jsonTail: String
     private let resampling: LineResampling
     private var said: AudioFrame
     private var queued: AudioFrame
@@ -27,11 +32,13 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
     private var queue: LineQueue
     private(set) var malformed = 0
 
-    init(loop: EventLoop, rate: SampleRate, socket: WebSocket, closesSocket: Bool = false) throws {
+    init(loop: EventLoop, rate: SampleRate, socket: WebSocket, closesSocket: Bool = false, framing: Framing = .binary) throws {
         self.loop = loop
         self.rate = rate
         self.socket = socket
         self.closesSocket = closesSocket
+        self.framing = framing
+        (jsonHead, jsonTail) = framing.envelope
         resampling = try LineResampling(rate: rate)
         said = AudioFrame(rate: rate)
         queued = AudioFrame(rate: rate)
@@ -66,7 +73,10 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
                 bytes[2 * i + 1] = UInt8(v >> 8)
             }
         }
-        socket.send(binary: bytes)
+        switch framing {
+        case .binary: socket.send(binary: bytes)
+        case .json: socket.send(text: jsonHead + Data(bytes).base64EncodedString() + jsonTail)
+        }
     }
 
     /// The first text message, which says what the socket carries: `fields` as one JSON object, keys sorted.
@@ -74,6 +84,28 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(JSONValue.object(fields))).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    /// How the audio travels: binary messages, or JSON text messages holding it in base64, `{"<field>": "…"}` plus
+    /// `staticFields`, the far end's in `receiveField`.
+    enum Framing: Sendable, Equatable {
+        case binary
+        case json(field: String, receiveField: String, staticFields: [String: JSONValue])
+
+        /// The text before and after the base64 of an outgoing JSON message.
+        var envelope: (head: String, tail: String) {
+            guard case .json(let field, _, let fields) = self else { return ("", "") }
+            let key = WebSocketLine.openingMessage(["k": .string(field)]).dropFirst(5).dropLast()  // the key, quoted
+            let rest = fields.isEmpty ? "}" : "," + WebSocketLine.openingMessage(fields).dropFirst()
+            return ("{" + key + ":\"", "\"" + rest)
+        }
+
+        /// The audio of an incoming JSON text message; nil when it has none (other messages are not audio).
+        func audio(inText text: String) -> [UInt8]? {
+            guard case .json(_, let field, _) = self, let value = try? JSONParser.parse(text),
+                  let encoded = value[field]?.stringValue, let data = Data(base64Encoded: encoded) else { return nil }
+            return Array(data)
+        }
     }
 
     /// Where a socket's binary messages go once its line exists (the line is made later, on the mixer's worker).

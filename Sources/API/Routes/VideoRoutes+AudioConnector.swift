@@ -24,9 +24,11 @@ extension VideoRoutes {
         var headers: [String: JSONValue]
         var rate: SampleRate
         var bidirectional = false
+        var framing = WebSocketLine.Framing.binary
 
-        /// The Video API's bound on `headers` (their JSON).
+        /// The Video API's bound on `headers` (their JSON), and this server's on the JSON transport's static fields.
         static let headersLimit = 512
+        static let staticFieldsLimit = 1024
 
         init(_ body: JSONValue) throws(APIError) {
             guard let sessionID = body["sessionId"]?.stringValue, !sessionID.isEmpty else {
@@ -67,13 +69,41 @@ extension VideoRoutes {
             case .bool(let on)?: bidirectional = on
             default: throw .badRequest("websocket.bidirectional must be a boolean.")
             }
-            // The `opentok` SDK sends it as a JSON string, the `vonage` one as an object.
+            // The `opentok` SDK sends it as a JSON string, the `vonage` one as an object; both name its fields in snake case.
             if let transport = ws["audioTransport"] {
                 let fields = transport.objectValue ?? transport.stringValue.flatMap { try? JSONParser.parse($0) }?.objectValue
                 guard let fields else { throw .badRequest("websocket.audioTransport must be an object.") }
-                guard fields["transport"] == nil || fields["transport"] == .string("binary") else {
-                    throw .badRequest("websocket.audioTransport: only the binary transport is supported.")
+                framing = try Self.framing(fields)
+            }
+        }
+
+        /// `audioTransport`: `{transport: binary}`, or `{transport: json, encoding: base64, audio_field?,
+        /// receive_audio_field?, static_fields?}` (camel case accepted too).
+        static func framing(_ fields: [String: JSONValue]) throws(APIError) -> WebSocketLine.Framing {
+            func field(_ snake: String, _ camel: String) -> JSONValue? { fields[snake] ?? fields[camel] }
+            switch fields["transport"] {
+            case nil, .string("binary")?:
+                return .binary
+            case .string("json")?:
+                guard fields["encoding"] == .string("base64") else {
+                    throw .badRequest("websocket.audioTransport.encoding must be base64 with the json transport.")
                 }
+                let names = [field("audio_field", "audioField"), field("receive_audio_field", "receiveAudioField")]
+                guard names.allSatisfy({ $0 == nil || $0?.stringValue?.isEmpty == false }) else {
+                    throw .badRequest("websocket.audioTransport.audio_field and receive_audio_field must be non-empty strings.")
+                }
+                let audio = names[0]?.stringValue ?? "audio"
+                let statics = field("static_fields", "staticFields")
+                guard statics == nil || statics?.objectValue != nil else {
+                    throw .badRequest("websocket.audioTransport.static_fields must be an object.")
+                }
+                let constant = statics?.objectValue ?? [:]
+                guard constant[audio] == nil, WebSocketLine.openingMessage(constant).utf8.count <= staticFieldsLimit else {
+                    throw .badRequest("websocket.audioTransport.static_fields must not hold the audio field and be at most \(staticFieldsLimit) bytes as JSON.")
+                }
+                return .json(field: audio, receiveField: names[1]?.stringValue ?? audio, staticFields: constant)
+            default:
+                throw .badRequest("websocket.audioTransport.transport must be binary or json.")
             }
         }
 
@@ -135,7 +165,11 @@ extension VideoRoutes {
         let end = ConnectorEnd()
         let holder = WebSocketLine.Holder()
         var callbacks = WebSocketCallbacks()
-        if ask.bidirectional { callbacks.onBinary = { _, bytes in holder.received(bytes) } }
+        let framing = ask.framing
+        if ask.bidirectional, framing == .binary { callbacks.onBinary = { _, bytes in holder.received(bytes) } }
+        if ask.bidirectional, framing != .binary {
+            callbacks.onText = { _, text in if let bytes = framing.audio(inText: text) { holder.received(bytes) } }
+        }
         callbacks.onClose = { _, _, _ in
             if let joined = end.closed() {
                 openConnectors.subtract(1, ordering: .relaxed)
@@ -156,7 +190,7 @@ extension VideoRoutes {
         do {
             joined = try await hub.connectAudio(client: ClientID(rawValue: socket.id), grant: grant, streams: ask.streams,
                                                 bidirectional: ask.bidirectional) { loop in
-                let line = try WebSocketLine(loop: loop, rate: rate, socket: socket, closesSocket: true)
+                let line = try WebSocketLine(loop: loop, rate: rate, socket: socket, closesSocket: true, framing: framing)
                 holder.line.withLock { $0 = line }
                 return line
             }
