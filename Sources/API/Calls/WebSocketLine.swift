@@ -108,11 +108,11 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
         }
     }
 
-    /// Where a socket's binary messages go once its line exists (the line is made later, on the mixer's worker).
+    /// Where a socket's audio messages go once its line exists (the line is made later, on the mixer's worker).
     final class Holder: Sendable {
         let line = Mutex<WebSocketLine?>(nil)
 
-        /// One binary message, posted to the line's loop; dropped while there is no line yet.
+        /// One message's audio, posted to the line's loop; dropped while there is no line yet.
         func received(_ bytes: [UInt8]) {
             guard let target = line.withLock({ $0 }) else { return }
             target.loop.execute { target.received(bytes) }

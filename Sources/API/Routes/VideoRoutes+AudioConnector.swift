@@ -138,7 +138,7 @@ extension VideoRoutes {
             do {
                 grant = try hub.audioConnectorGrant(sessionID: session.id, token: ask.token, streams: ask.streams)
             } catch let refused as LiveError {
-                throw APIError.badRequest(Self.connectorRefusal(refused), code: "invalid-token")
+                throw Self.connectorRefusal(refused)
             }
             let connection = try await Self.openAudioConnector(ask, grant: grant, hub: hub, group: group)
             var reply: [String: Any] = ["id": UUID4.generate(), "connectionId": connection.id]
@@ -147,15 +147,15 @@ extension VideoRoutes {
         }
     }
 
-    /// Why a connector's token or streams were refused, as the 400 says it.
-    static func connectorRefusal(_ refused: LiveError) -> String {
+    /// The 400 for a connector's token or streams.
+    static func connectorRefusal(_ refused: LiveError) -> APIError {
         switch refused {
-        case .tokenExpired: "token has expired."
-        case .invalidToken(let why): "token is not valid: \(why)"
-        case .sessionNotFound: "token is not signed by the session's project."
-        case .notAllowedToSubscribe: "token's role may not subscribe, so it cannot hear the session."
-        case .streamNotFound: "websocket.streams names a stream that is not in the session."
-        default: "\(refused)"
+        case .tokenExpired: .badRequest("token has expired.", code: "invalid-token")
+        case .invalidToken(let why): .badRequest("token is not valid: \(why)", code: "invalid-token")
+        case .sessionNotFound: .badRequest("token is not signed by the session's project.", code: "invalid-token")
+        case .notAllowedToSubscribe: .badRequest("token's role may not subscribe, so it cannot hear the session.", code: "invalid-token")
+        case .streamNotFound: .badRequest("websocket.streams names a stream that is not in the session.")
+        default: .badRequest("\(refused)")
         }
     }
 
@@ -166,9 +166,11 @@ extension VideoRoutes {
         let holder = WebSocketLine.Holder()
         var callbacks = WebSocketCallbacks()
         let framing = ask.framing
-        if ask.bidirectional, framing == .binary { callbacks.onBinary = { _, bytes in holder.received(bytes) } }
-        if ask.bidirectional, framing != .binary {
-            callbacks.onText = { _, text in if let bytes = framing.audio(inText: text) { holder.received(bytes) } }
+        if ask.bidirectional {
+            switch framing {
+            case .binary: callbacks.onBinary = { _, bytes in holder.received(bytes) }
+            case .json: callbacks.onText = { _, text in if let bytes = framing.audio(inText: text) { holder.received(bytes) } }
+            }
         }
         callbacks.onClose = { _, _, _ in
             if let joined = end.closed() {
