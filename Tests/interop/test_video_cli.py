@@ -1,13 +1,16 @@
 """`switchboard video session create` and `switchboard video token`: the tokens they print let
-clients join, with the account (T1) or an application key (RS256)."""
+clients join, with the account (T1) or an application key (RS256); `switchboard video connect` starts an
+Audio Connector."""
 import json
+import socket
 import subprocess
+import time
 
 import pytest
 import requests
 
 from rig import server_binary
-from video_support import VideoPeer, VideoRequestError, account, start_video_server
+from video_support import AudioConnectorSink, VideoPeer, VideoRequestError, account, opentok_client, start_video_server
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +95,28 @@ def test_tokens_are_only_made_for_the_signers_own_sessions(server, tmp_path):
     r = requests.post(server.http_url + "/video/api/token", auth=(acc["api_key"], acc["api_secret"]),
                       json={"sessionId": key_sid}, timeout=10)
     assert r.status_code == 200 and r.json()["token"].startswith("T1==")
+
+
+def test_connect_starts_an_audio_connector(server):
+    sid = cli(server, "session", "create", "--server", server.http_url)
+    watcher = VideoPeer(server, sid, cli(server, "token", sid, "--data", "name=watcher"))
+    sink = AudioConnectorSink()
+    connection = cli(server, "connect", sid, "--server", server.http_url, "--uri", sink.uri("/cli"), "--rate", "8000",
+                     "--headers", '{"lang": "en-US"}', "--data", "name=captions")
+    joined = watcher.wait_push("video:connectionCreated")["connection"]
+    assert (joined["connectionId"], joined["data"]) == (connection, "name=captions")
+    deadline = time.monotonic() + 5
+    while len(sink.frames.get("/cli", [])) < 10 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sink.first["/cli"] == {"content-type": "audio/l16;rate=8000", "lang": "en-US"}
+    assert {len(f) for f in sink.frames["/cli"]} == {320}
+    opentok_client(server).force_disconnect(sid, connection)
+    assert sink.closed["/cli"].wait(5)
+    # Nothing listening: the command fails with the server's reason.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"ws://127.0.0.1:{s.getsockname()[1]}/"
+    out = subprocess.run([str(server_binary()), "video", "connect", sid, "--server", server.http_url, "--uri", dead,
+                          "--data-dir", str(server.data_dir)], capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    assert out.returncode != 0 and "HTTP 400" in out.stderr and "websocket-failed" in out.stderr, out.stderr
+    watcher.close()

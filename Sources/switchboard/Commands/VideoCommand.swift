@@ -4,16 +4,18 @@ import Platform
 import Runtime
 import Wire
 
-/// `switchboard video`: create Video API sessions on a running server and make client tokens,
-/// the two things an app server does with the account or application credentials.
+/// `switchboard video`: create Video API sessions on a running server, make client tokens and start
+/// Audio Connectors, what an app server does with the account or application credentials.
 struct VideoCommand {
-    static let command = Command(name: "video", summary: "video sessions and client tokens", usage: usage) { args in
+    static let command = Command(name: "video", summary: "video sessions, client tokens and audio connectors", usage: usage) { args in
         try await run(args)
     }
 
     static let usage = """
         Usage: switchboard video session create [--server URL] [--json] [--location IP] [--relayed]
                switchboard video token SESSION_ID [--role ROLE] [--data DATA] [--ttl 1h] [--json]
+               switchboard video connect SESSION_ID --uri WS_URI [--streams ID,ID] [--rate 8000|16000]
+                                         [--bidirectional] [--headers JSON] [--data DATA] [--json]
 
           --server URL       the running server (default $SWITCHBOARD_URL, else http://$SWITCHBOARD_LISTEN,
                              else http://127.0.0.1:8080)
@@ -24,13 +26,20 @@ struct VideoCommand {
           --data DATA        connection data the other clients see, e.g. name=alice
           --ttl DURATION     token lifetime: 90s, 30m, 1h, 7d (default 24h; at most 30 days)
           --json             print JSON
+          --uri WS_URI       connect: the WebSocket (ws:// or wss://) that gets the session's audio, 20 ms
+                             frames of 16-bit PCM; prints the connector's connection id (force-disconnect
+                             it to stop)
+          --streams ID,ID    connect: only these streams (default every stream, later ones too)
+          --rate HZ          connect: 16000 (default) or 8000
+          --bidirectional    connect: what the socket sends back is published as an audio stream
+          --headers JSON     connect: fields for the socket's first message, e.g. '{"lang":"en-US"}'
 
         Without --app-id the session is created with X-OPENTOK-AUTH and the token is an OpenTok
         T1 token, both from the account's api key and secret in DIR/account.json.
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--relayed"])
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--relayed", "--bidirectional"])
         if args.flag("--help") || args.flag("-h") || args.positionals.isEmpty {
             print(usage)
             return args.positionals.isEmpty && !(args.flag("--help") || args.flag("-h")) ? 2 : 0
@@ -42,8 +51,12 @@ struct VideoCommand {
         case ("token", let sessionID?):
             try args.check(known: ["--data-dir", "--app-id", "--key-file", "--role", "--data", "--ttl", "--json"])
             return try makeToken(sessionID: sessionID, args)
+        case ("connect", let sessionID?):
+            try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--json", "--uri", "--streams", "--rate",
+                                   "--bidirectional", "--headers", "--data"])
+            return try await connect(sessionID: sessionID, args)
         default:
-            throw CLIError("expected 'video session create' or 'video token SESSION_ID' (see switchboard help video)")
+            throw CLIError("expected 'video session create', 'video token SESSION_ID' or 'video connect SESSION_ID' (see switchboard help video)")
         }
     }
 
@@ -71,16 +84,18 @@ struct VideoCommand {
         return .account(key: key, secret: secret)
     }
 
-    static func createSession(_ args: Arguments) async throws -> Int32 {
-        let creds = try credentials(args)
+    /// The running server's base URL (`--server`, the environment, or the default).
+    static func server(_ args: Arguments) throws -> String {
         let env = ProcessInfo.processInfo.environment
         let server = (args["--server"] ?? env["SWITCHBOARD_URL"] ?? env["SWITCHBOARD_LISTEN"].map { "http://" + $0 } ?? "http://127.0.0.1:8080")
             .trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         guard server.hasPrefix("http://") else { throw CLIError("--server: only http:// URLs are supported here") }
+        return server
+    }
+
+    /// Server credentials for the Video REST API: X-OPENTOK-AUTH from the account, or an application's Bearer JWT.
+    static func authorize(_ headers: inout HTTPHeaders, _ creds: Credentials) throws {
         let now = Int(Date().timeIntervalSince1970)
-        var headers = HTTPHeaders()
-        headers["content-type"] = "application/x-www-form-urlencoded"
-        headers["accept"] = "application/json"
         switch creds {
         case .account(let key, let secret):
             let claims: [String: JSONValue] = ["iss": .string(key), "ist": "project", "iat": .number(Double(now)),
@@ -91,18 +106,31 @@ struct VideoCommand {
                                                "exp": .number(Double(now + 300)), "jti": .string(UUID4.generate())]
             headers["authorization"] = "Bearer " + (try JWT.sign(claims: claims, key: .rs256(privateKey)))
         }
-        var form = "p2p.preference=" + (args.flag("--relayed") ? "enabled" : "disabled")
-        if let location = args["--location"] { form += "&location=" + (location.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") }
+    }
 
+    /// One request to the server; connection failures name the server.
+    static func send(_ request: HTTPClientRequest, server: String) async throws -> HTTPClientResponse {
         let group = EventLoopGroup(threads: 1, name: "video-cli")
         defer { group.shutdown() }
-        let response: HTTPClientResponse
         do {
-            response = try await HTTPClient(group: group).execute(
-                HTTPClientRequest(method: .POST, url: server + "/session/create", headers: headers, body: Array(form.utf8)))
+            return try await HTTPClient(group: group).execute(request)
         } catch {
             throw CLIError("cannot reach \(server): \(error)")
         }
+    }
+
+    static func createSession(_ args: Arguments) async throws -> Int32 {
+        let creds = try credentials(args)
+        let server = try server(args)
+        var headers = HTTPHeaders()
+        headers["content-type"] = "application/x-www-form-urlencoded"
+        headers["accept"] = "application/json"
+        try authorize(&headers, creds)
+        var form = "p2p.preference=" + (args.flag("--relayed") ? "enabled" : "disabled")
+        if let location = args["--location"] { form += "&location=" + (location.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") }
+
+        let response = try await send(HTTPClientRequest(method: .POST, url: server + "/session/create", headers: headers,
+                                                        body: Array(form.utf8)), server: server)
         guard response.status == 200, let list = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [[String: Any]],
               let first = list.first, let sessionID = first["session_id"] as? String else {
             throw CLIError("session create failed: HTTP \(response.status) \(response.text)")
@@ -123,11 +151,24 @@ struct VideoCommand {
         }
         let ttl = try parseDuration(args["--ttl"] ?? "24h")
         guard ttl >= 1, ttl <= VideoTokenVerifier.maxLifetime else { throw CLIError("--ttl: 1 s to 30 days") }
-        let data = args["--data"]
-        if let data, data.utf8.count > 1000 { throw CLIError("--data: at most 1000 bytes") }
         let now = Date()
+        let token = try clientToken(sessionID: sessionID, role: role, data: args["--data"], ttl: ttl, now: now, creds: try credentials(args))
+        if args.flag("--json") {
+            let out: [String: Any] = ["token": token, "session_id": sessionID, "role": role.rawValue,
+                                      "expires_at": Int(now.timeIntervalSince1970 + ttl)]
+            print(String(decoding: try JSONSerialization.data(withJSONObject: out, options: [.sortedKeys]), as: UTF8.self))
+        } else {
+            print(token)
+        }
+        return 0
+    }
+
+    /// A client token for a session of the signer's own project.
+    static func clientToken(sessionID: String, role: VideoGrant.Role, data: String?, ttl: TimeInterval, now: Date,
+                            creds: Credentials) throws -> String {
+        if let data, data.utf8.count > 1000 { throw CLIError("--data: at most 1000 bytes") }
         let token: String
-        switch try credentials(args) {
+        switch creds {
         case .account(let key, let secret):
             if let embedded = VideoSessions.owner(ofSessionID: sessionID), embedded != key {
                 throw CLIError("the session belongs to project \(embedded), not to this account (\(key))")
@@ -147,13 +188,40 @@ struct VideoCommand {
             if let data { claims["connection_data"] = .string(data) }
             token = try JWT.sign(claims: claims, key: .rs256(privateKey))
         }
-        if args.flag("--json") {
-            let out: [String: Any] = ["token": token, "session_id": sessionID, "role": role.rawValue,
-                                      "expires_at": Int(now.timeIntervalSince1970 + ttl)]
-            print(String(decoding: try JSONSerialization.data(withJSONObject: out, options: [.sortedKeys]), as: UTF8.self))
-        } else {
-            print(token)
+        return token
+    }
+
+    /// `video connect`: starts an Audio Connector with a fresh subscriber token; prints its connection id.
+    static func connect(sessionID: String, _ args: Arguments) async throws -> Int32 {
+        guard let uri = args["--uri"] else { throw CLIError("connect needs --uri ws://… or wss://…") }
+        let creds = try credentials(args)
+        let server = try server(args)
+        let token = try clientToken(sessionID: sessionID, role: .subscriber, data: args["--data"], ttl: 3600, now: Date(), creds: creds)
+        var websocket: [String: JSONValue] = ["uri": .string(uri)]
+        if let streams = args["--streams"] {
+            websocket["streams"] = .array(streams.split(separator: ",").map { .string(String($0)) })
         }
+        if let rate = args["--rate"] {
+            guard let hz = Int(rate) else { throw CLIError("--rate: 8000 or 16000") }
+            websocket["audioRate"] = .number(Double(hz))
+        }
+        if args.flag("--bidirectional") { websocket["bidirectional"] = true }
+        if let headers = args["--headers"] {
+            guard case .object? = try? JSONParser.parse(headers) else { throw CLIError("--headers: expected a JSON object") }
+            websocket["headers"] = try JSONParser.parse(headers)
+        }
+        let body: JSONValue = ["sessionId": .string(sessionID), "token": .string(token), "websocket": .object(websocket)]
+        var http = HTTPHeaders()
+        http["content-type"] = "application/json"
+        try authorize(&http, creds)
+        let project = switch creds { case .account(let key, _): key; case .application(let id, _): id }
+        let response = try await send(HTTPClientRequest(method: .POST, url: server + "/v2/project/\(project)/connect", headers: http,
+                                                        body: Array(try JSONEncoder().encode(body))), server: server)
+        guard response.status == 200, case .object(let reply)? = try? JSONParser.parse(response.body),
+              let connection = reply["connectionId"]?.stringValue else {
+            throw CLIError("connect failed: HTTP \(response.status) \(response.text)")
+        }
+        print(args.flag("--json") ? response.text : connection)
         return 0
     }
 
