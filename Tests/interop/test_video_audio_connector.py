@@ -4,6 +4,7 @@ over the `video:*` protocol; a signaling-only peer watches the connector's conne
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
@@ -146,31 +147,48 @@ async def subscribe_stream(peer, stream_id):
     return pc, tracks[0]
 
 
+@contextlib.asynccontextmanager
+async def caller_session(server):
+    """A routed session with a signaling-only watcher and an aiortc caller publishing 440 Hz; yields
+    (ot, session id, watcher, the peer connections to close afterwards)."""
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    watcher = await asyncio.to_thread(VideoPeer, server, sid, ot.generate_token(sid, data="name=watcher"))
+    pc440, peer440, _ = await publish_tone(server, sid, ot.generate_token(sid, data="name=caller"), 440)
+    pcs = [pc440]
+    try:
+        yield ot, sid, watcher, pcs
+    finally:
+        for pc in pcs:
+            await pc.close()
+        peer440.close()
+        watcher.close()
+
+
+async def hear(watcher, connection_id, pcs):
+    """Subscribes (as the watcher) to the stream `connection_id` publishes; returns its track and 1.5 s of it."""
+    created = await asyncio.to_thread(watcher.wait_push, "video:streamCreated",
+                                      where=lambda b: b["stream"]["connectionId"] == connection_id)
+    pc, track = await subscribe_stream(watcher, created["stream"]["streamId"])
+    pcs.append(pc)
+    await collect_audio(track, 0.5)
+    heard, rate = await collect_audio(track, 1.5)
+    return created["stream"], track, heard, rate
+
+
 def test_bidirectional_connector_publishes_what_its_socket_says(server):
     asyncio.run(_bidirectional(server))
 
 
 async def _bidirectional(server):
-    ot = opentok_client(server)
-    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
     sink = Sink(talk={"/agent": 660})
-    watcher = await asyncio.to_thread(VideoPeer, server, sid, ot.generate_token(sid, data="name=watcher"))
-    pc440, peer440, _ = await publish_tone(server, sid, ot.generate_token(sid, data="name=caller"), 440)
-    pcs = [pc440]
-    try:
+    async with caller_session(server) as (ot, sid, watcher, pcs):
         agent = await asyncio.to_thread(ot.connect_audio_to_websocket, sid, ot.generate_token(sid, data="name=agent"),
                                         {"uri": sink.uri("/agent"), "bidirectional": True})
         assert agent.bidirectional is True
-        created = await asyncio.to_thread(watcher.wait_push, "video:streamCreated",
-                                          where=lambda b: b["stream"]["connectionId"] == agent.connectionId)
-        stream = created["stream"]
-        assert stream["hasAudio"] is True and stream["hasVideo"] is False
-
         # A subscriber of the agent's stream hears what the socket says, and only that.
-        pc, track = await subscribe_stream(watcher, stream["streamId"])
-        pcs.append(pc)
-        await collect_audio(track, 0.5)
-        heard, rate = await collect_audio(track, 1.5)
+        stream, track, heard, rate = await hear(watcher, agent.connectionId, pcs)
+        assert stream["hasAudio"] is True and stream["hasVideo"] is False
         assert np.abs(heard).max() > 3000, "the agent's stream is not silent (int16 scale)"
         assert tone_level(heard, rate, 660) == 0 and tone_level(heard, rate, 440) < -40
         # The socket hears the session, not itself.
@@ -190,11 +208,6 @@ async def _bidirectional(server):
         gone = await asyncio.to_thread(watcher.wait_push, "video:streamDestroyed",
                                        where=lambda b: b["stream"]["streamId"] == stream["streamId"])
         assert gone["reason"] == "forceDisconnected"
-    finally:
-        for p in pcs:
-            await p.close()
-        peer440.close()
-        watcher.close()
 
 
 def test_json_transport_carries_base64_audio_both_ways(server):
@@ -202,13 +215,8 @@ def test_json_transport_carries_base64_audio_both_ways(server):
 
 
 async def _json_transport(server):
-    ot = opentok_client(server)
-    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
     sink = Sink(talk={"/bot": 660}, json_fields={"/bot": ("payload", "reply")})
-    watcher = await asyncio.to_thread(VideoPeer, server, sid, ot.generate_token(sid, data="name=watcher"))
-    pc440, peer440, _ = await publish_tone(server, sid, ot.generate_token(sid, data="name=caller"), 440)
-    pcs = [pc440]
-    try:
+    async with caller_session(server) as (ot, sid, watcher, pcs):
         bot = await asyncio.to_thread(ot.connect_audio_to_websocket, sid, ot.generate_token(sid, data="name=bot"), {
             "uri": sink.uri("/bot"), "bidirectional": True,
             "audio_transport": {"transport": "json", "encoding": "base64", "audio_field": "payload",
@@ -220,21 +228,11 @@ async def _json_transport(server):
         assert {len(f) for f in sink.frames["/bot"]} == {640}
         said, rate = sink.samples("/bot", 1.5, 16000)
         assert tone_level(said, rate, 440) == 0 and tone_level(said, rate, 660) < -40
-
-        created = await asyncio.to_thread(watcher.wait_push, "video:streamCreated",
-                                          where=lambda b: b["stream"]["connectionId"] == bot.connectionId)
-        pc, track = await subscribe_stream(watcher, created["stream"]["streamId"])
-        pcs.append(pc)
-        await collect_audio(track, 0.5)
-        heard, rate = await collect_audio(track, 1.5)
+        # What the socket sent in its JSON messages is the bot's stream.
+        _, _, heard, rate = await hear(watcher, bot.connectionId, pcs)
         assert np.abs(heard).max() > 3000 and tone_level(heard, rate, 660) == 0
         await asyncio.to_thread(ot.force_disconnect, sid, bot.connectionId)
         await until(sink.closed["/bot"].is_set, 5, "the bot's socket to close")
-    finally:
-        for p in pcs:
-            await p.close()
-        peer440.close()
-        watcher.close()
 
 
 def test_connector_far_end_closing_ends_the_connection(server):
