@@ -46,8 +46,9 @@ final class MixerParticipant {
     var isPlainListener: Bool { input == nil && port == nil && options.canHear == nil && !options.earmuffed }
 
     /// Could get a mix of its own: it speaks (mix-minus), or hears only some. A port gets its own mix as
-    /// samples (`MixerPort.deliver`), never encoded.
-    var needsEncoder: Bool { (input != nil && port == nil) || options.canHear != nil }
+    /// samples (`MixerPort.deliver`), never encoded; an earmuffed one hears nothing (a video session's streams
+    /// feeding its audio connectors) until its options change, which makes the encoder then.
+    var needsEncoder: Bool { port == nil && !options.earmuffed && (input != nil || options.canHear != nil) }
 
     /// The mixer now mixes at `rate`: an encoder made for the old rate is made again for this one.
     func retune(_ rate: SampleRate) {

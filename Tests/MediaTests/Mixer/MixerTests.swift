@@ -276,6 +276,21 @@ struct MixerTests {
         #expect(stats.sampleRate == 48_000 && stats.rateChanges == 6 && stats.encoders == 0, "ports have no Opus encoder")
     }
 
+    @Test("an earmuffed speaker and a port that hears only some hold no encoder; lifting the earmuff makes one on the control path")
+    func encodersOnlyForWhoCanHearAnOwnMix() throws {
+        let earmuffed = MixerParticipantOptions(earmuffed: true)
+        try core.addMixerParticipant(mixerID, participant: MixerParticipantID("s"), source: .frames, options: earmuffed, queueFrames: 10)
+        let port = RecordingPort(frequency: 440, frames: 0)
+        try core.addMixerPort(mixerID, participant: MixerParticipantID("c"),
+                              options: MixerParticipantOptions(canHear: [MixerParticipantID("s")])) { _ in port }
+        _ = try run(3)
+        #expect(try core.mixerStats(mixerID).encoders == 0)
+        try core.setMixerOptions(mixerID, participant: MixerParticipantID("s"), options: MixerParticipantOptions())
+        let stats = try core.mixerStats(mixerID)
+        #expect(stats.encoders == 1 && stats.encodersMadeOnTick == 0)
+        core.closeMixer(mixerID)
+    }
+
     @Test("a muted speaker is not heard; an earmuffed participant gets silence")
     func muteAndEarmuff() throws {
         try speaker("a", 440, frames: 30)
