@@ -80,10 +80,13 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
     }
 
     /// The first text message, which says what the socket carries: `fields` as one JSON object, keys sorted.
-    static func openingMessage(_ fields: [String: JSONValue]) -> String {
+    static func openingMessage(_ fields: [String: JSONValue]) -> String { json(.object(fields)) }
+
+    /// `value` as JSON text, object keys sorted.
+    static func json(_ value: JSONValue) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(JSONValue.object(fields))).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
     }
 
     /// How the audio travels: binary messages, or JSON text messages holding it in base64, `{"<field>": "…"}` plus
@@ -95,9 +98,8 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
         /// The text before and after the base64 of an outgoing JSON message.
         var envelope: (head: String, tail: String) {
             guard case .json(let field, _, let fields) = self else { return ("", "") }
-            let key = WebSocketLine.openingMessage(["k": .string(field)]).dropFirst(5).dropLast()  // the key, quoted
             let rest = fields.isEmpty ? "}" : "," + WebSocketLine.openingMessage(fields).dropFirst()
-            return ("{" + key + ":\"", "\"" + rest)
+            return ("{" + WebSocketLine.json(.string(field)) + ":\"", "\"" + rest)
         }
 
         /// The audio of an incoming JSON text message; nil when it has none (other messages are not audio).

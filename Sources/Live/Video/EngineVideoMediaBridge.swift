@@ -183,8 +183,7 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
             try await engine.addMixerPort(mix, Self.port(connectionID), options: options, make: make)
             if let voice {
                 // Hears the connector alone; its stream's subscribers are bound to it.
-                try await engine.addMixerParticipant(mix, Self.voice(connectionID), source: .none,
-                                                     options: MixerParticipantOptions(canHear: [Self.port(connectionID)]))
+                try await engine.addMixerParticipant(mix, Self.voice(connectionID), source: .none, options: Self.voiceOptions(connectionID))
                 state.withLock { $0.rooms[sessionID]?.voices[voice] = connectionID }
             }
         } catch {
@@ -241,6 +240,11 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
     static func port(_ connectionID: String) -> MixerParticipantID { MixerParticipantID("c" + connectionID) }
     static func voice(_ connectionID: String) -> MixerParticipantID { MixerParticipantID("v" + connectionID) }
 
+    /// A connector's voice hears the connector alone; muted (a force mute of its stream), nothing.
+    static func voiceOptions(_ connectionID: String, muted: Bool = false) -> MixerParticipantOptions {
+        MixerParticipantOptions(earmuffed: muted, canHear: [port(connectionID)])
+    }
+
     /// A stream's audio producer speaks into a connector's mix; it hears nothing, so no mix is made for it.
     /// A stream without audio, or one that ended meanwhile, adds nothing.
     func addInput(_ streamID: String, _ published: Published, to mixer: MixerID) async {
@@ -257,10 +261,7 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
             let voice = room?.voices[streamID].flatMap { connection in room?.audioMix.map { ($0.id, connection) } }
             return (room?.streams[streamID]?.producers.filter { $0.kind == .audio }.map(\.id) ?? [], voice)
         }
-        if let (mix, connection) = voice {
-            let options = MixerParticipantOptions(earmuffed: muted, canHear: [Self.port(connection)])
-            try? await engine.setMixerOptions(mix, Self.voice(connection), options)
-        }
+        if let (mix, connection) = voice { try? await engine.setMixerOptions(mix, Self.voice(connection), Self.voiceOptions(connection, muted: muted)) }
         for id in audio {
             if muted { try? await engine.pause(producer: id) } else { try? await engine.resume(producer: id) }
         }

@@ -63,6 +63,14 @@ struct VideoCommand {
     enum Credentials {
         case account(key: String, secret: String)
         case application(id: String, key: RSAPrivateKey)
+
+        /// The project the credentials act for: the api key or the application id.
+        var project: String {
+            switch self {
+            case .account(let key, _): key
+            case .application(let id, _): id
+            }
+        }
     }
 
     static func credentials(_ args: Arguments) throws -> Credentials {
@@ -207,15 +215,14 @@ struct VideoCommand {
         }
         if args.flag("--bidirectional") { websocket["bidirectional"] = true }
         if let headers = args["--headers"] {
-            guard case .object? = try? JSONParser.parse(headers) else { throw CLIError("--headers: expected a JSON object") }
-            websocket["headers"] = try JSONParser.parse(headers)
+            guard case .object(let fields)? = try? JSONParser.parse(headers) else { throw CLIError("--headers: expected a JSON object") }
+            websocket["headers"] = .object(fields)
         }
         let body: JSONValue = ["sessionId": .string(sessionID), "token": .string(token), "websocket": .object(websocket)]
         var http = HTTPHeaders()
         http["content-type"] = "application/json"
         try authorize(&http, creds)
-        let project = switch creds { case .account(let key, _): key; case .application(let id, _): id }
-        let response = try await send(HTTPClientRequest(method: .POST, url: server + "/v2/project/\(project)/connect", headers: http,
+        let response = try await send(HTTPClientRequest(method: .POST, url: server + "/v2/project/\(creds.project)/connect", headers: http,
                                                         body: Array(try JSONEncoder().encode(body))), server: server)
         guard response.status == 200, case .object(let reply)? = try? JSONParser.parse(response.body),
               let connection = reply["connectionId"]?.stringValue else {
