@@ -178,7 +178,8 @@ class Server:
 
 def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | None = None, env: dict | None = None,
                  host: str = "127.0.0.1", timeout: float = 20.0, max_open_files: int | None = None,
-                 dev: bool = False, http_port: int | None = None, run_as: int | None = None) -> Server:
+                 dev: bool = False, http_port: int | None = None, run_as: int | None = None,
+                 hosts: dict[str, list[str]] | None = None) -> Server:
     """Starts `switchboard serve` on free ports (HTTP, HTTPS, media) with its own data directory and waits for /health.
 
     `data_dir` lets a test restart a server over the same data (then the caller owns the directory), and
@@ -186,6 +187,9 @@ def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | No
     `max_open_files` runs the server as under `ulimit -n N` (soft and hard limit).
     `dev` turns on development mode (`--dev`): the demo app servers and the /test/media routes.
     `run_as` (a uid, when the tests run as root) runs the server as that user, without root's privileges.
+    `hosts` (name -> addresses, in order; needs root) runs the server in a mount namespace of its own whose
+    /etc/hosts holds only those names and localhost and whose nsswitch.conf resolves hosts from that file
+    alone: the server resolves real names, and a name not listed fails at once without a DNS query.
 
     A port found free can be taken before the server binds it (another test's outgoing connection gets it as
     its local port): when the server says so (EADDRINUSE) on ports this function chose, it tries new ones.
@@ -193,14 +197,14 @@ def start_server(extra_args=(), *, https: bool = True, data_dir: str | Path | No
     for attempt in range(3):
         try:
             return _start_once(extra_args, https=https, data_dir=data_dir, env=env, host=host, timeout=timeout,
-                               max_open_files=max_open_files, dev=dev, http_port=http_port, run_as=run_as)
+                               max_open_files=max_open_files, dev=dev, http_port=http_port, run_as=run_as, hosts=hosts)
         except RuntimeError as e:
             if http_port is not None or attempt == 2 or not re.search(r'bind (tcp )?[0-9.]+:[0-9]+", 98\)', str(e)):
                 raise
     raise AssertionError("unreachable")
 
 
-def _start_once(extra_args, *, https, data_dir, env, host, timeout, max_open_files, dev, http_port, run_as) -> Server:
+def _start_once(extra_args, *, https, data_dir, env, host, timeout, max_open_files, dev, http_port, run_as, hosts) -> Server:
     owns = data_dir is None
     data = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="switchboard-interop-"))
     data.mkdir(parents=True, exist_ok=True)
@@ -224,8 +228,14 @@ def _start_once(extra_args, *, https, data_dir, env, host, timeout, max_open_fil
     full_env.update(env or {})
     if run_as is not None:
         os.chmod(data, 0o777)
+    if hosts is not None:
+        (data / "hosts").write_text("".join(f"{a} {name}\n" for name, addresses in hosts.items() for a in addresses)
+                                    + "127.0.0.1 localhost\n")
+        (data / "nsswitch.conf").write_text("hosts: files\n")
     with open(log_path, "ab") as log:
         def preexec():
+            if hosts is not None:
+                _private_name_files(data / "hosts", data / "nsswitch.conf")
             if max_open_files:
                 import resource
                 resource.setrlimit(resource.RLIMIT_NOFILE, (max_open_files, max_open_files))
@@ -234,7 +244,7 @@ def _start_once(extra_args, *, https, data_dir, env, host, timeout, max_open_fil
                 os.setgid(run_as)
                 os.setuid(run_as)
         process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=str(REPO), env=full_env,
-                                   preexec_fn=preexec if max_open_files or run_as is not None else None)
+                                   preexec_fn=preexec if max_open_files or run_as is not None or hosts is not None else None)
     server = Server(process, host, http_port, https_port, data, log_path, owns_data_dir=owns)
 
     def healthy():
@@ -253,6 +263,22 @@ def _start_once(extra_args, *, https, data_dir, env, host, timeout, max_open_fil
         server.cleanup()
         raise
     return server
+
+
+def _private_name_files(hosts: Path, nsswitch: Path):
+    """In the child before exec: a private mount namespace with `hosts` over /etc/hosts and `nsswitch` over
+    /etc/nsswitch.conf (bind mounts the rest of the machine never sees)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+    clone_newns, ms_bind, ms_rec, ms_private = 0x20000, 0x1000, 0x4000, 1 << 18
+    if libc.unshare(clone_newns) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
+    steps = [(None, b"/", ms_rec | ms_private), (str(hosts).encode(), b"/etc/hosts", ms_bind),
+             (str(nsswitch).encode(), b"/etc/nsswitch.conf", ms_bind)]
+    for source, target, flags in steps:
+        if libc.mount(source, target, None, flags, None) != 0:
+            raise OSError(ctypes.get_errno(), f"mount {target.decode()}")
 
 
 def client(server, *args, seconds=6):

@@ -61,7 +61,10 @@ public struct HTTPClient: Sendable {
         }
         let secure = scheme == "https"
         let port = UInt16(url.port ?? (secure ? 443 : 80))
-        let address = SocketAddress(host: host == "localhost" ? "127.0.0.1" : host, port: port)
+        // The name's lookup counts against the whole request's deadline.
+        let started = ContinuousClock.now
+        let addresses = try await NameResolver.shared.addresses(of: host, port: port, timeout: timeout)
+        let timeout = timeout - (ContinuousClock.now - started)
         var target = url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath
         if let q = url.percentEncodedQuery { target += "?" + q }
         var head = HTTPRequestHead(method: request.method, target: target, headers: request.headers)
@@ -84,10 +87,10 @@ public struct HTTPClient: Sendable {
             loop.execute {
                 let exchange = ClientExchange(continuation: cont, request: requestBytes, maxBytes: maxBytes, isHead: isHead, loop: loop)
                 exchange.timer = loop.schedule(after: timeout) { exchange.complete(.failure(HTTPClientError.timeout)) }
-                TCPConnector.connect(to: address, on: loop, timeout: timeout) { result in
+                TCPConnector.connect(toFirstOf: addresses[...], on: loop, timeout: timeout) { result in
                     switch result {
                     case .failure(let e): exchange.complete(.failure(e))
-                    case .success(let fd):
+                    case .success(let (fd, address)):
                         do {
                             let stream: ByteStream = try tlsContext.map { try TLSStream(fd: fd, context: $0, serverName: host) } ?? PlainStream(fd: fd)
                             let channel = Channel(loop: loop, fd: fd, stream: stream, remote: address)

@@ -95,6 +95,8 @@ public enum SocketError: Error, CustomStringConvertible, Sendable {
     case system(String, Int32)
     case timeout
     case closed
+    /// A host name that did not resolve: the name and why (the resolver's words).
+    case unresolved(String, String)
 
     public var description: String {
         switch self {
@@ -102,6 +104,7 @@ public enum SocketError: Error, CustomStringConvertible, Sendable {
         case .system(let call, let e): return "\(call): \(String(cString: strerror(e)))"
         case .timeout: return "timed out"
         case .closed: return "connection closed"
+        case .unresolved(let name, let why): return "cannot resolve \(name): \(why)"
         }
     }
 }

@@ -8,6 +8,20 @@ final class TCPConnector: Selectable {
     private var completion: ((Result<Int32, Error>) -> Void)?
     private var timer: TimerHandle?
 
+    /// Connects to the first of `addresses` that accepts, in order (a name's IPv6 and IPv4 addresses,
+    /// say), each given `timeout`; reports the connected fd and its address, or the last address's error.
+    static func connect(toFirstOf addresses: ArraySlice<SocketAddress>, on loop: EventLoop, timeout: Duration,
+                        completion: @escaping (Result<(Int32, SocketAddress), Error>) -> Void) {
+        guard let address = addresses.first else { return completion(.failure(SocketError.unresolved("", "no address"))) }
+        connect(to: address, on: loop, timeout: timeout) { result in
+            switch result {
+            case .success(let fd): completion(.success((fd, address)))
+            case .failure(let error) where addresses.count == 1: completion(.failure(error))
+            case .failure: connect(toFirstOf: addresses.dropFirst(), on: loop, timeout: timeout, completion: completion)
+            }
+        }
+    }
+
     /// Starts connecting to `address`; `completion` runs exactly once on the loop.
     static func connect(to address: SocketAddress, on loop: EventLoop, timeout: Duration,
                         completion: @escaping (Result<Int32, Error>) -> Void) {

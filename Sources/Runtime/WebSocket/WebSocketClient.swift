@@ -26,7 +26,10 @@ public enum WebSocketClient {
               let host = u.host, !host.isEmpty else { throw HTTPClientError.badURL(url) }
         let secure = scheme == "wss"
         let port = UInt16(u.port ?? (secure ? 443 : 80))
-        let address = SocketAddress(host: host == "localhost" ? "127.0.0.1" : host, port: port)
+        // The name's lookup counts against the whole request's deadline.
+        let started = ContinuousClock.now
+        let addresses = try await NameResolver.shared.addresses(of: host, port: port, timeout: timeout)
+        let timeout = timeout - (ContinuousClock.now - started)
         var target = u.percentEncodedPath.isEmpty ? "/" : u.percentEncodedPath
         if let q = u.percentEncodedQuery { target += "?" + q }
         let key = WebSocketHandshake.clientKey(nonce: SecureRandom.bytes(16))
@@ -47,10 +50,10 @@ public enum WebSocketClient {
                 let hs = ClientHandshake(continuation: cont, request: request, expectedAccept: expectedAccept, callbacks: callbacks,
                                          maxMessage: maxMessageSize, loop: loop)
                 hs.timer = loop.schedule(after: timeout) { hs.fail(HTTPClientError.timeout) }
-                TCPConnector.connect(to: address, on: loop, timeout: timeout) { result in
+                TCPConnector.connect(toFirstOf: addresses[...], on: loop, timeout: timeout) { result in
                     switch result {
                     case .failure(let e): hs.fail(e)
-                    case .success(let fd):
+                    case .success(let (fd, address)):
                         do {
                             let stream: ByteStream = try tlsContext.map { try TLSStream(fd: fd, context: $0, serverName: host) } ?? PlainStream(fd: fd)
                             let channel = Channel(loop: loop, fd: fd, stream: stream, remote: address)
