@@ -273,10 +273,17 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         switch endpoint {
         case .phone(let number, _):
             target = .number(number, trunk: try trunk(forCaller: callerID, callee: number))
-        case .sip(let uri, _):
-            // Registered devices of this server (`sip:user@…` where the user registered to us).
-            guard let at = uri.firstIndex(of: "@") else { throw .failed("connect: sip uri \(uri) has no user part") }
-            target = .device(String(uri[uri.index(uri.startIndex, offsetBy: uri.hasPrefix("sip:") ? 4 : 0)..<at]), uri)
+        case .sip(let text, let headers):
+            guard let uri = try? SIPURI.parse(text), uri.isSIP, !uri.host.isEmpty else { throw .failed("connect: \(text) is not a SIP URI") }
+            // A device of this server (its domain is an application's id, where devices register), else the URI's
+            // own host, dialled directly with the application's headers as `X-` headers.
+            if let user = uri.user, (try? core.applications.get(id: uri.host)) != nil {
+                target = .device("\(user)@\(uri.host)")
+            } else {
+                target = .uri(uri, headers: headers.sorted { $0.key < $1.key }.map { name, value in
+                    (name.lowercased().hasPrefix("x-") ? name : "X-" + name, value)
+                })
+            }
         default:
             throw .unavailable("\(endpoint.kind.rawValue) legs are not placed over SIP")
         }
@@ -287,7 +294,9 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     private enum OutboundTarget: Sendable {
         case number(String, trunk: String)
-        case device(String, String)
+        /// A registered device, by its address of record (`user@domain`).
+        case device(String)
+        case uri(SIPURI, headers: [(String, String)])
     }
 
     /// The trunk of the dialled number when it is one of this server's (no carrier knows it: the
@@ -316,9 +325,11 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         do {
             switch target {
             case .number(let number, let trunk): call = try await edge.placeCall(to: number, from: callerID, trunk: trunk, sdp: offer)
-            case .device(let user, let uri):
-                let domain = uri.split(separator: "@").last.map(String.init) ?? host
-                call = try await edge.callUser("\(user)@\(domain)", from: callerID, sdp: offer)
+            case .device(let aor):
+                call = try await edge.callUser(aor, from: callerID, sdp: offer)
+            case .uri(let uri, let headers):
+                let addresses = try await NameResolver.shared.addresses(of: uri.hostPort.host, port: 0).map(\.host)
+                call = try await edge.callURI(uri, at: addresses, from: callerID, headers: headers, sdp: offer)
             }
         } catch {
             return finish(phone, status: "failed", reason: "\(error)", events: events)

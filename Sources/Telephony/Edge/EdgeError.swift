@@ -4,4 +4,6 @@ public enum EdgeError: Error, Hashable, Sendable {
     case unknownTrunk(String)
     case notRegistered(String)
     case badNumber(String)
+    /// A SIP URI the edge cannot send to: none of its host's addresses is of the edge's IP version.
+    case unreachable(String)
 }

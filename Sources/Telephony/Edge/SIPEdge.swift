@@ -140,6 +140,27 @@ public final class SIPEdge: Sendable {
         }
     }
 
+    /// Calls `uri` at its host, directly: `addresses` are the host's (numeric, or a name's answers, best
+    /// first) and the first of the edge's IP version is used; the port and transport are the URI's
+    /// (`;transport=tcp|tls`, `sips:` is TLS), else 5060 over UDP. `headers` go into the INVITE as they are;
+    /// `credentials` answer the far end's digest challenge.
+    public func callURI(_ uri: SIPURI, at addresses: [String], from callerID: String, headers: [(String, String)] = [],
+                        credentials: TrunkConfig.Credentials? = nil, sdp: SessionDescription) async throws -> OutboundCall {
+        try await loop.submit { [self] () throws(EdgeError) -> OutboundCall in
+            guard let ep = endpoint.withLock({ $0 }) else { throw .stopped }
+            let v6 = ep.core.config.host.contains(":")
+            guard let address = addresses.first(where: { $0.contains(":") == v6 }) else {
+                throw .unreachable("\(uri.host) has no IPv\(v6 ? 6 : 4) address for this SIP edge")
+            }
+            let transport: SIPTransportKind = uri.scheme == "sips" ? .tls : uri.transport.flatMap { SIPTransportKind(name: $0) } ?? .udp
+            let peer = SIPPeer(host: address, port: uri.port ?? (transport == .tls ? 5061 : 5060), transport: transport)
+            var target = uri
+            target.headers = []
+            let from = SIPAddress(uri: SIPURI(user: callerID, host: IPEndpoint.reference(ep.core.config.host)))
+            return track(ep.invite(to: target, from: from, sdp: sdp, peer: peer, credentials: credentials, headers: headers))
+        }
+    }
+
     private func track(_ id: CallID) -> OutboundCall {
         let call = OutboundCall(id: id, edge: self)
         streams.withLock { $0[id] = call.continuation }

@@ -132,8 +132,9 @@ public final class SIPEndpoint: Selectable, @unchecked Sendable {
     }
 
     @discardableResult
-    public func invite(to: SIPURI, from: SIPAddress, sdp: SessionDescription, peer: SIPPeer) -> CallID {
-        let (id, outputs) = core.invite(to: to, from: from, sdp: sdp, peer: peer, now: .now())
+    public func invite(to: SIPURI, from: SIPAddress, sdp: SessionDescription, peer: SIPPeer,
+                       credentials: TrunkConfig.Credentials? = nil, headers: [(String, String)] = []) -> CallID {
+        let (id, outputs) = core.invite(to: to, from: from, sdp: sdp, peer: peer, credentials: credentials, headers: headers, now: .now())
         perform(outputs)
         return id
     }

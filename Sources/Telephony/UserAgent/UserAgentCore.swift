@@ -228,8 +228,10 @@ public final class UserAgentCore {
     }
 
     /// Places a call to `to`, sending the INVITE to `peer` (a trunk, or a registered device's source).
+    /// `headers` go into the INVITE as they are (an application's `X-` headers; the caller checks their syntax).
     public func invite(to: SIPURI, from: SIPAddress, sdp: SessionDescription, peer: SIPPeer, trunk: TrunkConfig? = nil,
-                       credentials: TrunkConfig.Credentials? = nil, now: Instant) -> (CallID, [UserAgentOutput]) {
+                       credentials: TrunkConfig.Credentials? = nil, headers extra: [(String, String)] = [],
+                       now: Instant) -> (CallID, [UserAgentOutput]) {
         let id = CallID(rawValue: random.hex(12) + "@" + config.host)
         let tag = random.hex(6)
         var fromAddress = from
@@ -244,6 +246,7 @@ public final class UserAgentCore {
         h.add(SIPHeaderName.allow, Self.allowed.map(\.rawValue).joined(separator: ", "))
         h.add(SIPHeaderName.supported, "100rel")
         h.add(SIPHeaderName.userAgent, config.userAgent)
+        for (name, value) in extra { h.add(name, value) }
         h.add(SIPHeaderName.contentType, "application/sdp")
         var request = SIPMessage.request(.invite, to, headers: h, body: Array(sdp.serialize().utf8))
         // Registered before the transaction starts: a transport failure reported synchronously finds the call.

@@ -109,8 +109,22 @@ public enum CallEndpoint: Sendable, Hashable {
                   !uri.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
                 throw fail(".uri", .invalid("must be a sip: or sips: URI"))
             }
+            guard let parsed = try? SIPURI.parse(uri), parsed.isSIP, !parsed.host.isEmpty else {
+                throw fail(".uri", .invalid("must be a sip: or sips: URI"))
+            }
+            if parsed.transport.map({ !["udp", "tcp", "tls"].contains($0) }) ?? false {
+                throw fail(".uri", .invalid("transport must be udp, tcp or tls"))
+            }
             if o["standardHeaders"] != nil { throw fail(".standardHeaders", .unsupported) }
-            endpoint = .sip(uri: uri, headers: try headers())
+            // Sent as `X-<name>: <value>` in the INVITE: a name is a SIP token, a value one line of text.
+            let sipHeaders = try headers()
+            for (name, value) in sipHeaders {
+                guard SIPSyntax.isToken(name) else { throw fail(".headers.\(name)", .invalid("must be a SIP header name (a token)")) }
+                guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                    throw fail(".headers.\(name)", .invalid("must be one line of text"))
+                }
+            }
+            endpoint = .sip(uri: uri, headers: sipHeaders)
         case .app:
             known = ["type", "user"]
             guard let user = try string("user", required: true) else { throw fail(".user", .missing) }
