@@ -112,8 +112,9 @@ def test_baresip_registers_over_tls_and_is_called_over_its_connection(tmp_path):
         server.stop()
 
 
-def carrier_certificate(tmp_path):
-    """A carrier's own CA and a certificate for 127.0.0.1 it signs (baresip's sip_certificate: chain and key in one file)."""
+def carrier_certificate(tmp_path, dns_name: str | None = None):
+    """A carrier's own CA and a certificate for 127.0.0.1 (or for `dns_name` alone) it signs (baresip's sip_certificate:
+    chain and key in one file)."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -131,7 +132,8 @@ def carrier_certificate(tmp_path):
     cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "carrier")]))
             .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=2))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(dns_name) if dns_name else x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
             .sign(ca_key, hashes.SHA256()))
     ca_file = tmp_path / "carrier-ca.pem"
     ca_file.write_bytes(ca.public_bytes(serialization.Encoding.PEM))

@@ -1,7 +1,8 @@
 """NCCO `connect` and `POST /v1/calls` to a SIP URI that is not a device of this server: the server dials the
 URI's own host (a name it resolves, or a numeric address) on the URI's port and transport, with the
 endpoint's `headers` as `X-` headers, and no trunk configured at all. baresip at a named host answers and each
-side hears the other's tone; SIPp checks the headers; bad URIs and headers are refused before any call."""
+side hears the other's tone; over TLS (`sips:`) its certificate must name the host the URI names; SIPp checks the
+headers; bad URIs and headers are refused before any call."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import requests
 from accounts_support import bearer, token
 from media_support import dominant_frequency, wav_samples
 from rig import free_udp_port, wait_until
-from sip_support import SIPP_SCENARIOS, Baresip, start_sip_server
+from sip_support import SIPP_SCENARIOS, Baresip, metric, start_sip_server
 from voice_support import Hooks, application, client_call, user_jwt
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a private /etc/hosts needs root (a mount namespace)")
@@ -54,6 +55,41 @@ def test_connect_to_a_sip_uri_at_a_named_host_talks_both_ways(sip_server, tmp_pa
         assert abs(dominant_frequency(played[-int(prate * 2.5):-int(prate * 0.5)], prate) - 440) < 15
     finally:
         pbx.stop()
+
+
+def test_sips_uri_checks_the_certificate_against_the_name(tmp_path):
+    from test_sip_tls import _listening, carrier_certificate
+    ca_file, bundle = carrier_certificate(tmp_path, dns_name="pbx.switchboard.test")
+    server, _ = start_sip_server(["--sip-tls-ca", str(ca_file)], hosts={"pbx.switchboard.test": ["127.0.0.1"]})
+    hooks = Hooks()
+    pbx = None
+    try:
+        app_id, key = application(server, hooks)
+        pbx = Baresip("<sip:desk@127.0.0.1>;regint=0;answermode=auto", tmp_path / "pbx", tone=660,
+                      extra_config=f"sip_certificate {bundle}\n")
+        tls_port = pbx.sip_port + 1
+        wait_until(lambda: _listening(tls_port), timeout=10, what=lambda: f"baresip TLS listener:\n{pbx.log()}")
+        sender = {"from": {"type": "phone", "number": "14155550100"}, "ncco": [{"action": "talk", "text": "one two three"}],
+                  "event_url": [hooks.url + "/event"]}
+        # By its address, which the certificate does not hold: no handshake, no call.
+        r = calls(server, app_id, key, {**sender, "to": [{"type": "sip", "uri": f"sip:desk@127.0.0.1:{tls_port};transport=tls"}]})
+        assert r.status_code == 201, r.text
+        numeric = r.json()["uuid"]
+        wait_until(lambda: {"failed", "unanswered"} & set(hooks.statuses(numeric)), timeout=20, what=lambda: f"failed: {hooks.events}")
+        assert "answered" not in hooks.statuses(numeric)
+        assert metric(server, "switchboard_sip_tls_handshake_failures_total", reason="failed") == 1
+        assert "incoming call" not in pbx.log().lower()
+        # By its name, which the certificate holds: answered over TLS.
+        r = calls(server, app_id, key, {**sender, "to": [{"type": "sip", "uri": f"sips:desk@pbx.switchboard.test:{tls_port}"}]})
+        assert r.status_code == 201, r.text
+        named = r.json()["uuid"]
+        wait_until(lambda: "answered" in hooks.statuses(named), timeout=20,
+                   what=lambda: f"answered over TLS: {hooks.events}\nbaresip:\n{pbx.log()[-2000:]}\nserver:\n{server.log()[-2000:]}")
+        wait_until(lambda: "completed" in hooks.statuses(named), timeout=20, what=lambda: f"completed: {hooks.events}")
+    finally:
+        if pbx:
+            pbx.stop()
+        server.stop()
 
 
 def calls(server, app_id, key, body):

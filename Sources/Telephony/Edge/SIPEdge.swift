@@ -153,7 +153,8 @@ public final class SIPEdge: Sendable {
                 throw .unreachable("\(uri.host) has no IPv\(v6 ? 6 : 4) address for this SIP edge")
             }
             let transport: SIPTransportKind = uri.scheme == "sips" ? .tls : uri.transport.flatMap { SIPTransportKind(name: $0) } ?? .udp
-            let peer = SIPPeer(host: address, port: uri.port ?? (transport == .tls ? 5061 : 5060), transport: transport)
+            let name = NameResolver.numeric(uri.host) == nil ? uri.host : nil
+            let peer = SIPPeer(host: address, port: uri.port ?? (transport == .tls ? 5061 : 5060), transport: transport, serverName: name)
             var target = uri
             target.headers = []
             let from = SIPAddress(uri: SIPURI(user: callerID, host: IPEndpoint.reference(ep.core.config.host)))

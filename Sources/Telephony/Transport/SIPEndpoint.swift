@@ -159,7 +159,7 @@ public final class SIPEndpoint: Selectable, @unchecked Sendable {
     private func makeConnection(fd: Int32, peer: SIPPeer, connecting: Bool) -> SIPTCPConnection? {
         var stream: TLSStream?
         if peer.transport == .tls {
-            guard let tls, let s = try? TLSStream(fd: fd, context: connecting ? tls.client : tls.server, serverName: connecting ? peer.host : nil) else {
+            guard let tls, let s = try? TLSStream(fd: fd, context: connecting ? tls.client : tls.server, serverName: connecting ? peer.serverName ?? peer.host : nil) else {
                 Glibc.close(fd)
                 return nil
             }
