@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -97,6 +98,16 @@ class FreePort:
 
     def __init__(self, host: str = "127.0.0.1"):
         self.host = host
+
+
+def udp_bound(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether something has bound UDP `port` on `host` (a SIPp started as a server is listening)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.bind((host, port))
+            return False
+        except OSError:
+            return True
 
 
 def sipp(args: list, timeout: float = 30, cwd=None) -> subprocess.CompletedProcess:

@@ -16,7 +16,7 @@ import requests
 from accounts_support import bearer, token
 from media_support import dominant_frequency, wav_samples
 from rig import free_udp_port, wait_until
-from sip_support import SIPP_SCENARIOS, Baresip, metric, start_sip_server
+from sip_support import SIPP_SCENARIOS, Baresip, metric, start_sip_server, udp_bound
 from voice_support import Hooks, application, client_call, user_jwt
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a private /etc/hosts needs root (a mount namespace)")
@@ -104,6 +104,7 @@ def test_voice_api_calls_a_sip_uri_with_x_headers_and_refuses_bad_ones(sip_serve
     pbx = subprocess.Popen(["sipp", "-sf", str(SIPP_SCENARIOS / "uas-x-headers.xml"), "-i", "127.0.0.1", "-p", str(port),
                             "-m", "1", "-nostdin", "-timeout", "30s", "-timeout_error"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
+        wait_until(lambda: udp_bound(port), timeout=10, what="SIPp listening")
         sender = {"from": {"type": "phone", "number": "14155550100"}, "ncco": [{"action": "talk", "text": "one two"}],
                   "event_url": [hooks.url + "/event"]}
         r = calls(server, app_id, key, {**sender, "to": [{"type": "sip", "uri": f"sip:pbx@127.0.0.1:{port}",

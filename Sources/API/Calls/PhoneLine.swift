@@ -30,6 +30,8 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     private var queue = LineQueue(rate: .hz8000)
     private var handedOver = false
     private var closed = false
+    /// Runs once when the line leaves its mix (a video session's SIP call hangs up then).
+    var onClose: (() -> Void)?
 
     /// Binds the leg's ports; `negotiated` when the session is already known (an inbound offer).
     convenience init(loop: EventLoop, pool: RTPPortPool, host: String, negotiated: NegotiatedAudio?) throws {
@@ -125,6 +127,8 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     func close() {
         guard !closed else { return }
         closed = true
+        onClose?()
+        onClose = nil
         PhoneLineCounters.lines.subtract(1, ordering: .relaxed)
         guard !handedOver else { return }
         PhoneLineCounters.arrived.add(leg.statistics.packetsReceived, ordering: .relaxed)

@@ -195,7 +195,7 @@ extension VideoRoutes {
                 let line = try WebSocketLine(loop: loop, rate: rate, socket: socket, closesSocket: true, framing: framing)
                 holder.line.withLock { $0 = line }
                 return line
-            }
+            }.connection
         } catch {
             socket.close(code: 1011, reason: "no mix")
             switch error {

@@ -14,6 +14,8 @@ struct VideoRoutes {
     let hub: VideoHub
     /// The loops the Audio Connector's WebSocket clients run on.
     let group: EventLoopGroup
+    /// The SIP edge for SIP interconnect (`/dial`); nil when the server runs none.
+    var sip: VideoSIPEdge? = nil
 
     func register(on router: inout Router) {
         let core = self.core
@@ -100,6 +102,7 @@ struct VideoRoutes {
                                 "createdAt": Int(s.createdAt.timeIntervalSince1970 * 1000)])
         }
         registerAudioConnector(on: &router)
+        registerSIPDial(on: &router)
     }
 
     /// The caller's account and the project id it acts as (api key or application id).

@@ -91,7 +91,8 @@ public final class SwitchboardServer: Sendable {
         ConversationAudioRoutes(core: core, audio: live.audio).register(on: &router)
         CallSignaling(calls: live.calls).register(on: gateway)
         VideoSignaling(hub: live.video, clients: clients).register(on: gateway)
-        VideoRoutes(core: core, hub: live.video, group: group).register(on: &router)
+        VideoRoutes(core: core, hub: live.video, group: group,
+                    sip: lineMedia.edge.map { VideoSIPEdge(edge: $0, pool: lineMedia.pool, host: lineMedia.host) }).register(on: &router)
         if configuration.development {
             VideoPlaygroundRoutes(core: core, account: account.0).register(on: &router)
         }

@@ -27,6 +27,9 @@ public final class VideoHub: Sendable {
         /// The classes a composed layout would place the stream by: the publisher's token's
         /// `initial_layout_class_list`, then whatever the project sets (`setLayoutClassLists`).
         public var layoutClassList: [String] = []
+        /// False for a SIP call's stream dialled with `observeForceMute: false`: moderation's force mute (one
+        /// stream's, or the whole session's) leaves it as it is.
+        public var observesForceMute = true
     }
 
     public enum VideoType: String, Sendable, Hashable {
@@ -122,8 +125,10 @@ public final class VideoHub: Sendable {
     /// too, when nil) is mixed into the port `make` builds. A `bidirectional` one also publishes what its port
     /// says as an audio stream of the session. It leaves as any connection does (a force disconnect, or
     /// `disconnect` when its far end goes) and the mix, and its stream, stop with it.
-    public func connectAudio(client: ClientID, grant: VideoGrant, streams: [String]?, bidirectional: Bool,
-                             make: @escaping MixerPortFactory) async throws(LiveError) -> Connection {
+    /// Returns the connection and its stream's id (a bidirectional one's). `observesForceMute: false` leaves
+    /// that stream out of moderation's force mute (a SIP call's, as its dial asked).
+    public func connectAudio(client: ClientID, grant: VideoGrant, streams: [String]?, bidirectional: Bool, observesForceMute: Bool = true,
+                             make: @escaping MixerPortFactory) async throws(LiveError) -> (connection: Connection, streamID: String?) {
         let sessionID = grant.sessionID
         let (joined, _, _) = join(client: client, grant: grant)
         let voice = bidirectional ? UUID4.generate() : nil
@@ -138,8 +143,10 @@ public final class VideoHub: Sendable {
             await bridge.connectionClosed(sessionID: sessionID, connectionID: joined.id)
             throw .notConnected
         }
-        if let voice { _ = announce(from: joined, id: voice, name: "", hasAudio: true, hasVideo: false, videoType: .camera) }
-        return joined
+        if let voice {
+            _ = announce(from: joined, id: voice, name: "", hasAudio: true, hasVideo: false, videoType: .camera, observesForceMute: observesForceMute)
+        }
+        return (joined, voice)
     }
 
     /// Joins a session; returns the new connection and what is already there.
@@ -257,11 +264,13 @@ public final class VideoHub: Sendable {
 
     // MARK: Streams
 
-    func announce(from c: Connection, id: String = UUID4.generate(), name: String, hasAudio: Bool, hasVideo: Bool, videoType: VideoType) -> Stream {
+    func announce(from c: Connection, id: String = UUID4.generate(), name: String, hasAudio: Bool, hasVideo: Bool, videoType: VideoType,
+                  observesForceMute: Bool = true) -> Stream {
         var stream = Stream(id: id, connectionID: c.id, name: name, hasAudio: hasAudio, hasVideo: hasVideo,
-                            videoType: videoType, createdAt: Date(), layoutClassList: c.grant.initialLayoutClassList)
+                            videoType: videoType, createdAt: Date(), layoutClassList: c.grant.initialLayoutClassList,
+                            observesForceMute: observesForceMute)
         let (others, muted) = state.withLock { s -> ([Connection], Bool) in
-            let muted = s.forceMuted.contains(c.sessionID)
+            let muted = s.forceMuted.contains(c.sessionID) && observesForceMute
             if muted { stream.hasAudio = false }
             s.sessions[c.sessionID]?.streams[stream.id] = stream
             return ((s.sessions[c.sessionID]?.connections.values).map { $0.filter { $0.id != c.id } } ?? [], muted)
@@ -368,11 +377,12 @@ public final class VideoHub: Sendable {
     public func mute(sessionID: String, streamID: String) -> Bool {
         let (stream, everyone) = state.withLock { s -> (Stream?, [Connection]) in
             guard var st = s.sessions[sessionID]?.streams[streamID] else { return (nil, []) }
+            guard st.observesForceMute else { return (nil, []) }
             st.hasAudio = false
             s.sessions[sessionID]?.streams[streamID] = st
             return (st, Array(s.sessions[sessionID]!.connections.values))
         }
-        guard let stream else { return false }
+        guard let stream else { return self.stream(sessionID: sessionID, streamID: streamID) != nil }
         for c in everyone {
             clients.send(.streamPropertyChanged(stream, property: .hasAudio, newValue: false), to: c.client)
             if c.id == stream.connectionID { clients.send(.muteForced(streamID: streamID), to: c.client) }

@@ -142,8 +142,8 @@ public final class SIPEdge: Sendable {
 
     /// Calls `uri` at its host, directly: `addresses` are the host's (numeric, or a name's answers, best
     /// first) and the first of the edge's IP version is used; the port and transport are the URI's
-    /// (`;transport=tcp|tls`, `sips:` is TLS), else 5060 over UDP. `headers` go into the INVITE as they are;
-    /// `credentials` answer the far end's digest challenge.
+    /// (`;transport=tcp|tls`, `sips:` is TLS), else 5060 over UDP. `callerID` is the From's user, or its
+    /// `user@host`. `headers` go into the INVITE as they are; `credentials` answer the far end's digest challenge.
     public func callURI(_ uri: SIPURI, at addresses: [String], from callerID: String, headers: [(String, String)] = [],
                         credentials: TrunkConfig.Credentials? = nil, sdp: SessionDescription) async throws -> OutboundCall {
         try await loop.submit { [self] () throws(EdgeError) -> OutboundCall in
@@ -157,7 +157,10 @@ public final class SIPEdge: Sendable {
             let peer = SIPPeer(host: address, port: uri.port ?? (transport == .tls ? 5061 : 5060), transport: transport, serverName: name)
             var target = uri
             target.headers = []
-            let from = SIPAddress(uri: SIPURI(user: callerID, host: IPEndpoint.reference(ep.core.config.host)))
+            // `user@host` as it is; a bare user at this edge's address.
+            let (user, host) = callerID.lastIndex(of: "@").map { (String(callerID[..<$0]), String(callerID[callerID.index(after: $0)...])) }
+                ?? (callerID, IPEndpoint.reference(ep.core.config.host))
+            let from = SIPAddress(uri: SIPURI(user: user, host: host))
             return track(ep.invite(to: target, from: from, sdp: sdp, peer: peer, credentials: credentials, headers: headers))
         }
     }

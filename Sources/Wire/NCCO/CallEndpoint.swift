@@ -118,11 +118,8 @@ public enum CallEndpoint: Sendable, Hashable {
             if o["standardHeaders"] != nil { throw fail(".standardHeaders", .unsupported) }
             // Sent as `X-<name>: <value>` in the INVITE: a name is a SIP token, a value one line of text.
             let sipHeaders = try headers()
-            for (name, value) in sipHeaders {
-                guard SIPSyntax.isToken(name) else { throw fail(".headers.\(name)", .invalid("must be a SIP header name (a token)")) }
-                guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-                    throw fail(".headers.\(name)", .invalid("must be one line of text"))
-                }
+            for (name, value) in sipHeaders where !SIPHeaders.isValid(name: name, value: value) {
+                throw fail(".headers.\(name)", .invalid("must be a SIP header name (a token) with one line of text"))
             }
             endpoint = .sip(uri: uri, headers: sipHeaders)
         case .app:

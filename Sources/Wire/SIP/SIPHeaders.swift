@@ -3,6 +3,12 @@
 /// Lookups are case-insensitive and accept compact forms. Values are stored unfolded, with
 /// surrounding whitespace removed, so a message survives parse → serialize → parse unchanged.
 public struct SIPHeaders: Hashable, Sendable, Sequence {
+    /// Whether `name: value` can go into a message as it is: the name a token (RFC 3261 §25.1), the value
+    /// one line of text (no control characters). For headers an application supplies.
+    public static func isValid(name: String, value: String) -> Bool {
+        SIPSyntax.isToken(name) && !value.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+    }
+
     public struct Field: Hashable, Sendable {
         public var name: String
         public var value: String

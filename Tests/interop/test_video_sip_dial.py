@@ -1,0 +1,157 @@
+"""SIP interconnect driven by the official `opentok` SDK: `dial` calls a SIP URI and the call joins a video
+session as a connection with an audio-only stream. baresip answers as a desk phone: a subscriber of the call's
+stream hears the phone, the phone hears the session's aiortc publisher, keys from `play_dtmf` reach it as RFC
+4733, and a force disconnect or the phone hanging up ends the call and the connection. SIPp checks the digest
+the server answers with `auth`; bad requests are refused before any call."""
+from __future__ import annotations
+
+import asyncio
+import subprocess
+
+import numpy as np
+import pytest
+import requests
+
+from media_support import collect_audio, dominant_frequency, loopback_ice
+from rig import free_udp_port, wait_until
+from sip_support import SIPP_SCENARIOS, Baresip, metric, start_sip_server, udp_bound
+from test_video_audio_connector import caller_session, hear, tone_level, until
+from video_support import account, opentok_client
+
+opentok = pytest.importorskip("opentok")
+
+
+@pytest.fixture(scope="module")
+def server():
+    loopback_ice()
+    s, _ = start_sip_server(["--log-level", "warn"])
+    yield s
+    s.stop()
+
+
+def sip_calls(server):
+    for line in requests.get(server.http_url + "/metrics", timeout=5).text.splitlines():
+        if line.startswith("switchboard_video_sip_calls "):
+            return float(line.split()[1])
+    return None
+
+
+def test_dialled_phone_joins_the_session_both_ways(server, tmp_path):
+    asyncio.run(_desk_phone(server, tmp_path))
+
+
+async def _desk_phone(server, tmp_path):
+    desk = Baresip("<sip:desk@127.0.0.1>;regint=0;answermode=auto", tmp_path, tone=660)
+    try:
+        async with caller_session(server) as (ot, sid, watcher, pcs):
+            call = await asyncio.to_thread(ot.dial, sid, ot.generate_token(sid, data="name=desk"), f"sip:desk@127.0.0.1:{desk.sip_port}",
+                                           {"from": "video@switchboard.test", "headers": {"X-Meeting": "m-1"}})
+            assert call.id and call.connectionId and call.streamId
+            created = await asyncio.to_thread(watcher.wait_push, "video:connectionCreated",
+                                              where=lambda b: b["connection"]["connectionId"] == call.connectionId)
+            assert created["connection"]["data"] == "name=desk"
+            await until(lambda: "Call established" in desk.log() or "call established" in desk.log(), 15,
+                        "the desk phone to answer")
+            assert sip_calls(server) == 1
+            # A subscriber of the call's stream hears the desk phone's 660 Hz, not the session's 440 Hz.
+            stream, track, heard, rate = await hear(watcher, call.connectionId, pcs)
+            assert stream["streamId"] == call.streamId and stream["hasAudio"] and not stream["hasVideo"]
+            assert np.abs(heard).max() > 2000 and tone_level(heard, rate, 660) == 0 and tone_level(heard, rate, 440) < -30
+            # Keys to the phone as RFC 4733 events.
+            await asyncio.to_thread(ot.play_dtmf, sid, call.connectionId, "5#")
+            await until(lambda: "received event: '5'" in desk.log() and "received event: '#'" in desk.log(), 10, "DTMF at the desk phone")
+            # observeForceMute is off: moderation's mute leaves the call's audio as it is.
+            await asyncio.to_thread(ot.mute_stream, sid, call.streamId)
+            still, rate = await collect_audio(track, 1.0)
+            assert np.abs(still).max() > 2000
+            # A force disconnect hangs up: the phone's call ends, the stream and connection leave the session.
+            await asyncio.to_thread(ot.force_disconnect, sid, call.connectionId)
+            gone = await asyncio.to_thread(watcher.wait_push, "video:streamDestroyed",
+                                           where=lambda b: b["stream"]["streamId"] == call.streamId)
+            assert gone["reason"] == "forceDisconnected"
+            await until(lambda: "terminated" in desk.log().lower() or "closed" in desk.log().lower(), 10, "the desk phone's call to end")
+            await until(lambda: sip_calls(server) == 0, 5, "the SIP calls gauge back at 0")
+        # The phone heard the session's 440 Hz caller.
+        played, prate = desk.played()
+        assert len(played) > prate * 2
+        assert abs(dominant_frequency(played[-int(prate * 2):-int(prate * 0.3)], prate) - 440) < 15
+    finally:
+        desk.stop()
+
+
+def test_the_phone_hanging_up_ends_the_connection(server, tmp_path):
+    asyncio.run(_phone_hangs_up(server, tmp_path))
+
+
+async def _phone_hangs_up(server, tmp_path):
+    desk = Baresip("<sip:desk@127.0.0.1>;regint=0;answermode=auto", tmp_path, tone=660)
+    try:
+        async with caller_session(server) as (ot, sid, watcher, pcs):
+            call = await asyncio.to_thread(ot.dial, sid, ot.generate_token(sid), f"sip:desk@127.0.0.1:{desk.sip_port}",
+                                           {"observeForceMute": True})
+            await until(lambda: "call established" in desk.log().lower(), 15, "the desk phone to answer")
+            # observeForceMute: moderation's mute reaches the call's stream.
+            await asyncio.to_thread(ot.mute_stream, sid, call.streamId)
+            changed = await asyncio.to_thread(watcher.wait_push, "video:streamPropertyChanged",
+                                              where=lambda b: b["stream"]["streamId"] == call.streamId)
+            assert (changed["property"], changed["newValue"]) == ("hasAudio", False)
+            desk.command("/hangup")
+            gone = await asyncio.to_thread(watcher.wait_push, "video:connectionDestroyed",
+                                           where=lambda b: b["connection"]["connectionId"] == call.connectionId)
+            assert gone["reason"] == "clientDisconnected"
+    finally:
+        desk.stop()
+
+
+def test_digest_auth_and_refusals(server):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    port = free_udp_port()
+    pbx = subprocess.Popen(["sipp", "-sf", str(SIPP_SCENARIOS / "uas-digest.xml"), "-i", "127.0.0.1", "-p", str(port), "-m", "1",
+                            "-nostdin", "-timeout", "30s", "-timeout_error"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_until(lambda: udp_bound(port), timeout=10, what="SIPp listening")
+        # The PBX challenges; the server answers with `auth` and the call is up.
+        answered = lambda: metric(server, "switchboard_sip_responses_total", direction="in", method="INVITE", code="200") or 0
+        before = answered()
+        call = ot.dial(sid, ot.generate_token(sid), f"sip:pbx@127.0.0.1:{port}", {"auth": {"username": "trunk", "password": "s3cret"}})
+        assert sip_calls(server) == 1
+        wait_until(lambda: answered() > before, timeout=10, what="the PBX's 200 to the authenticated INVITE")
+        ot.force_disconnect(sid, call.connectionId)
+        output, _ = pbx.communicate(timeout=20)
+        assert pbx.returncode == 0, output[-3000:]
+    finally:
+        if pbx.poll() is None:
+            pbx.kill()
+            pbx.communicate()
+
+    acc = account(server)
+    url = f"{server.http_url}/v2/project/{acc['api_key']}/dial"
+    headers = ot.get_json_headers()
+    token = ot.generate_token(sid)
+
+    def dial(sip, session=sid, tok=token):
+        return requests.post(url, headers=headers, json={"sessionId": session, "token": tok, "sip": sip}, timeout=10)
+
+    for sip, fragment in [({"uri": "http://pbx.example"}, "sip.uri"),
+                          ({"uri": "sip:pbx@127.0.0.1;transport=sctp"}, "sip.uri"),
+                          ({"uri": "sip:pbx@127.0.0.1", "headers": {"Via": "SIP/2.0/UDP evil"}}, "sip.headers"),
+                          ({"uri": "sip:pbx@127.0.0.1", "headers": {"X-Note": "a\r\nVia: x"}}, "sip.headers.X-Note"),
+                          ({"uri": "sip:pbx@127.0.0.1", "secure": True}, "sip.secure"),
+                          ({"uri": "sip:pbx@127.0.0.1", "video": True}, "sip.video"),
+                          ({"uri": "sip:pbx@127.0.0.1", "from": "a b"}, "sip.from"),
+                          ({"uri": "sip:pbx@127.0.0.1", "auth": {"username": "u"}}, "sip.auth"),
+                          ({"uri": "sip:pbx@127.0.0.1", "streams": ["no-such-stream"]}, "stream")]:
+        r = dial(sip)
+        assert r.status_code == 400 and fragment in r.json()["detail"], (sip, r.text)
+    assert dial({"uri": "sip:pbx@127.0.0.1"}, tok="T1==bad").status_code == 400
+    relayed = ot.create_session(media_mode=opentok.MediaModes.relayed).session_id
+    assert dial({"uri": "sip:pbx@127.0.0.1"}, session=relayed, tok=ot.generate_token(relayed)).status_code == 409
+    assert dial({"uri": "sip:pbx@127.0.0.1"}, session="1_nosuchsession").status_code == 404
+    r = requests.post(f"{server.http_url}/v2/project/{acc['api_key']}/session/{sid}/connection/nobody/play-dtmf", headers=headers,
+                      json={"digits": "1"}, timeout=10)
+    assert r.status_code == 404
+    r = requests.post(f"{server.http_url}/v2/project/{acc['api_key']}/session/{sid}/play-dtmf", headers=headers, json={"digits": "x"}, timeout=10)
+    assert r.status_code == 400
+    assert sip_calls(server) == 0
+
