@@ -155,3 +155,26 @@ def test_digest_auth_and_refusals(server):
     assert r.status_code == 400
     assert sip_calls(server) == 0
 
+
+
+def test_cli_dials_a_desk_phone_and_sends_keys(server, tmp_path):
+    from test_video_cli import cli
+    from video_support import VideoPeer
+    desk = Baresip("<sip:desk@127.0.0.1>;regint=0;answermode=auto", tmp_path, tone=660)
+    try:
+        sid = cli(server, "session", "create", "--server", server.http_url)
+        watcher = VideoPeer(server, sid, cli(server, "token", sid, "--data", "name=watcher"))
+        connection = cli(server, "dial", sid, "--server", server.http_url, "--sip-uri", f"sip:desk@127.0.0.1:{desk.sip_port}",
+                         "--from", "support", "--sip-headers", '{"X-Ticket": "T-7"}', "--data", "name=desk")
+        joined = watcher.wait_push("video:connectionCreated")["connection"]
+        assert (joined["connectionId"], joined["data"]) == (connection, "name=desk")
+        wait_until(lambda: "call established" in desk.log().lower(), timeout=15, what=lambda: f"answered:\n{desk.log()[-1500:]}")
+        assert "support" in desk.log()
+        cli(server, "dtmf", sid, "42", "--server", server.http_url)
+        wait_until(lambda: "received event: '4'" in desk.log() and "received event: '2'" in desk.log(), timeout=10,
+                   what=lambda: f"DTMF at the desk phone:\n{desk.log()[-1500:]}")
+        opentok_client(server).force_disconnect(sid, connection)
+        wait_until(lambda: "terminated" in desk.log().lower() or "closed" in desk.log().lower(), timeout=10, what="the call to end")
+        watcher.close()
+    finally:
+        desk.stop()

@@ -4,10 +4,10 @@ import Platform
 import Runtime
 import Wire
 
-/// `switchboard video`: create Video API sessions on a running server, make client tokens and start
-/// Audio Connectors, what an app server does with the account or application credentials.
+/// `switchboard video`: create Video API sessions on a running server, make client tokens, start Audio
+/// Connectors and SIP calls, what an app server does with the account or application credentials.
 struct VideoCommand {
-    static let command = Command(name: "video", summary: "video sessions, client tokens and audio connectors", usage: usage) { args in
+    static let command = Command(name: "video", summary: "video sessions, client tokens, audio connectors and SIP calls", usage: usage) { args in
         try await run(args)
     }
 
@@ -16,6 +16,10 @@ struct VideoCommand {
                switchboard video token SESSION_ID [--role ROLE] [--data DATA] [--ttl 1h] [--json]
                switchboard video connect SESSION_ID --uri WS_URI [--streams ID,ID] [--rate 8000|16000]
                                          [--bidirectional] [--headers JSON] [--data DATA] [--json]
+               switchboard video dial SESSION_ID --sip-uri SIP_URI [--from USER] [--sip-headers JSON]
+                                      [--username U --password P] [--streams ID,ID] [--observe-force-mute]
+                                      [--data DATA] [--json]
+               switchboard video dtmf SESSION_ID DIGITS [--connection ID]
 
           --server URL       the running server (default $SWITCHBOARD_URL, else http://$SWITCHBOARD_LISTEN,
                              else http://127.0.0.1:8080)
@@ -33,13 +37,21 @@ struct VideoCommand {
           --rate HZ          connect: 16000 (default) or 8000
           --bidirectional    connect: what the socket sends back is published as an audio stream
           --headers JSON     connect: fields for the socket's first message, e.g. '{"lang":"en-US"}'
+          --sip-uri URI      dial: the SIP URI to call into the session (sip: or sips:, ;transport=tcp|tls);
+                             its audio becomes a stream, it hears the session; prints the call's connection
+                             id (force-disconnect it to hang up)
+          --from USER        dial: the From, a user or user@host
+          --sip-headers JSON dial: headers for the INVITE, e.g. '{"X-Meeting":"m-1"}'
+          --username U, --password P   dial: digest credentials if the far end challenges
+          --observe-force-mute         dial: moderation's force mute silences the call (default: it does not)
+          --connection ID    dtmf: only this SIP call (default every SIP call in the session)
 
         Without --app-id the session is created with X-OPENTOK-AUTH and the token is an OpenTok
         T1 token, both from the account's api key and secret in DIR/account.json.
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--relayed", "--bidirectional"])
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--relayed", "--bidirectional", "--observe-force-mute"])
         if args.flag("--help") || args.flag("-h") || args.positionals.isEmpty {
             print(usage)
             return args.positionals.isEmpty && !(args.flag("--help") || args.flag("-h")) ? 2 : 0
@@ -55,8 +67,16 @@ struct VideoCommand {
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--json", "--uri", "--streams", "--rate",
                                    "--bidirectional", "--headers", "--data"])
             return try await connect(sessionID: sessionID, args)
+        case ("dial", let sessionID?):
+            try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--json", "--sip-uri", "--from", "--sip-headers",
+                                   "--username", "--password", "--streams", "--observe-force-mute", "--data"])
+            return try await dial(sessionID: sessionID, args)
+        case ("dtmf", let sessionID?):
+            try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--connection"])
+            guard let digits = args.positionals.dropFirst(2).first else { throw CLIError("dtmf needs DIGITS, e.g. 1234#") }
+            return try await dtmf(sessionID: sessionID, digits: digits, args)
         default:
-            throw CLIError("expected 'video session create', 'video token SESSION_ID' or 'video connect SESSION_ID' (see switchboard help video)")
+            throw CLIError("expected 'video session create', 'video token SESSION_ID', 'video connect SESSION_ID', 'video dial SESSION_ID' or 'video dtmf SESSION_ID DIGITS' (see switchboard help video)")
         }
     }
 
@@ -219,16 +239,59 @@ struct VideoCommand {
             websocket["headers"] = .object(fields)
         }
         let body: JSONValue = ["sessionId": .string(sessionID), "token": .string(token), "websocket": .object(websocket)]
+        return try await startConnection("connect", body: body, creds: creds, server: server, json: args.flag("--json"))
+    }
+
+    /// `video dial`: calls a SIP URI into the session with a fresh publisher token; prints its connection id.
+    static func dial(sessionID: String, _ args: Arguments) async throws -> Int32 {
+        guard let uri = args["--sip-uri"] else { throw CLIError("dial needs --sip-uri sip:…") }
+        let creds = try credentials(args)
+        let server = try server(args)
+        let token = try clientToken(sessionID: sessionID, role: .publisher, data: args["--data"], ttl: 3600, now: Date(), creds: creds)
+        var sip: [String: JSONValue] = ["uri": .string(uri)]
+        if let from = args["--from"] { sip["from"] = .string(from) }
+        if let headers = args["--sip-headers"] {
+            guard case .object(let fields)? = try? JSONParser.parse(headers) else { throw CLIError("--sip-headers: expected a JSON object") }
+            sip["headers"] = .object(fields)
+        }
+        switch (args["--username"], args["--password"]) {
+        case (let user?, let password?): sip["auth"] = ["username": .string(user), "password": .string(password)]
+        case (nil, nil): break
+        default: throw CLIError("--username and --password go together")
+        }
+        if let streams = args["--streams"] { sip["streams"] = .array(streams.split(separator: ",").map { .string(String($0)) }) }
+        if args.flag("--observe-force-mute") { sip["observeForceMute"] = true }
+        let body: JSONValue = ["sessionId": .string(sessionID), "token": .string(token), "sip": .object(sip)]
+        return try await startConnection("dial", body: body, creds: creds, server: server, json: args.flag("--json"))
+    }
+
+    /// POSTs `/v2/project/{id}/<path>` (an Audio Connector or a SIP call); prints the new connection's id, or the reply.
+    static func startConnection(_ path: String, body: JSONValue, creds: Credentials, server: String, json: Bool) async throws -> Int32 {
         var http = HTTPHeaders()
         http["content-type"] = "application/json"
         try authorize(&http, creds)
-        let response = try await send(HTTPClientRequest(method: .POST, url: server + "/v2/project/\(creds.project)/connect", headers: http,
+        let response = try await send(HTTPClientRequest(method: .POST, url: server + "/v2/project/\(creds.project)/\(path)", headers: http,
                                                         body: Array(try JSONEncoder().encode(body))), server: server)
         guard response.status == 200, case .object(let reply)? = try? JSONParser.parse(response.body),
               let connection = reply["connectionId"]?.stringValue else {
-            throw CLIError("connect failed: HTTP \(response.status) \(response.text)")
+            throw CLIError("\(path) failed: HTTP \(response.status) \(response.text)")
         }
-        print(args.flag("--json") ? response.text : connection)
+        print(json ? response.text : connection)
+        return 0
+    }
+
+    /// `video dtmf`: keys to the session's SIP calls, or to one.
+    static func dtmf(sessionID: String, digits: String, _ args: Arguments) async throws -> Int32 {
+        let creds = try credentials(args)
+        let server = try server(args)
+        var http = HTTPHeaders()
+        http["content-type"] = "application/json"
+        try authorize(&http, creds)
+        let target = args["--connection"].map { "/connection/\($0)" } ?? ""
+        let body: JSONValue = ["digits": .string(digits)]
+        let response = try await send(HTTPClientRequest(method: .POST, url: server + "/v2/project/\(creds.project)/session/\(sessionID)\(target)/play-dtmf",
+                                                        headers: http, body: Array(try JSONEncoder().encode(body))), server: server)
+        guard response.status == 200 else { throw CLIError("dtmf failed: HTTP \(response.status) \(response.text)") }
         return 0
     }
 
