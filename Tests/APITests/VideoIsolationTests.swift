@@ -23,6 +23,7 @@ final class LiveVideoServer: Sendable {
         configuration.dataDirectory = directory
         configuration.threads = 1
         configuration.mediaPort = 0
+        configuration.sipPort = 0
         configuration.shutdownGrace = .milliseconds(200)
         server = try SwitchboardServer(configuration: configuration)
         base = "127.0.0.1:\(try server.start().http.port)"
@@ -305,6 +306,32 @@ struct VideoIsolationTests {
             let named = try await live.send(.POST, "/v2/project/\(b.id)/connect", headers: a.bearer,
                                             json: body(session, b.clientToken(session: session)))
             #expect(named.status == 403)
+        }
+    }
+
+    @Test("a SIP call into another project's session is refused as into a missing one, before any call is placed")
+    func sipDialStaysInItsProject() async throws {
+        try await LiveVideoServer.with { live in
+            let a = try await live.createApplication("a")
+            let b = try await live.createApplication("b")
+            let session = try await live.createSession(b.bearer)
+            let ghost = LiveVideoServer.ghostSession(of: a.id)
+            func body(_ session: String, _ token: String) -> JSONValue {
+                ["sessionId": .string(session), "token": .string(token), "sip": ["uri": "sip:desk@127.0.0.1:9"]]
+            }
+            let foreign = try await live.send(.POST, "/v2/project/\(a.id)/dial", headers: a.bearer, json: body(session, b.clientToken(session: session)))
+            let missing = try await live.send(.POST, "/v2/project/\(a.id)/dial", headers: a.bearer, json: body(ghost, a.clientToken(session: ghost)))
+            #expect(foreign.status == 404 && missing.status == 404, "\(foreign.text) \(missing.text)")
+            #expect(foreign.json["detail"] == missing.json["detail"])
+            let token = try await live.send(.POST, "/v2/project/\(b.id)/dial", headers: b.bearer, json: body(session, a.clientToken(session: session)))
+            #expect(token.status == 400 && token.json["code"] == "invalid-token", "\(token.text)")
+            let named = try await live.send(.POST, "/v2/project/\(b.id)/dial", headers: a.bearer, json: body(session, b.clientToken(session: session)))
+            #expect(named.status == 403)
+            // The owner's request gets past every check to the SIP edge, which this server does not run.
+            let owner = try await live.send(.POST, "/v2/project/\(b.id)/dial", headers: b.bearer, json: body(session, b.clientToken(session: session)))
+            #expect(owner.status == 503, "\(owner.text)")
+            let dtmf = try await live.send(.POST, "/v2/project/\(a.id)/session/\(session)/play-dtmf", headers: a.bearer, json: ["digits": "1"])
+            #expect(dtmf.status == 404)
         }
     }
 

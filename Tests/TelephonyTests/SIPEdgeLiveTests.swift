@@ -77,6 +77,20 @@ struct SIPEdgeLiveTests {
         return (edge, try await edge.start())
     }
 
+    @Test("an edge whose loop does not run refuses calls at once instead of waiting for it")
+    func notRunningRefuses() async throws {
+        let sdp = PlainRTPNegotiator.offer(AudioSessionConfig(address: "127.0.0.1", port: 40_020), sessionID: 1, version: 1)
+        let never = SIPEdge(config: UserAgentConfig(host: "127.0.0.1", port: 0), directory: TableDirectory())
+        let uri = SIPURI(user: "desk", host: "127.0.0.1", port: 9)
+        await #expect(throws: EdgeError.stopped) { try await never.callURI(uri, at: ["127.0.0.1"], from: "a", sdp: sdp) }
+        await #expect(throws: EdgeError.stopped) { try await never.callUser("alice@app", from: "a", sdp: sdp) }
+        // Started, then stopped: the same.
+        let (edge, _) = try await Self.edge(TableDirectory(), trunks: [])
+        await edge.stop()
+        await #expect(throws: EdgeError.stopped) { try await edge.callURI(uri, at: ["127.0.0.1"], from: "a", sdp: sdp) }
+        await edge.stop()
+    }
+
     @Test("inbound from a trunk: unknown number 404, owned number with no application 480, with one it reaches the handler")
     func routing() async throws {
         let trunk = TrunkConfig(name: "carrier", host: "127.0.0.1", healthInterval: 0)

@@ -43,14 +43,7 @@ extension VideoRoutes {
             self.sessionID = sessionID
             self.token = token
             self.uri = uri
-            if let list = ws["streams"] {
-                let limit = VideoHub.Limits.audioConnectorStreams
-                let ids = list.arrayValue?.compactMap(\.stringValue).filter { !$0.isEmpty } ?? []
-                guard let all = list.arrayValue, ids.count == all.count, (1...limit).contains(Set(ids).count) else {
-                    throw .badRequest("websocket.streams must be a list of 1 to \(limit) stream ids.")
-                }
-                streams = ids.reduce(into: []) { kept, id in if !kept.contains(id) { kept.append(id) } }
-            }
+            streams = try ws["streams"].map { list throws(APIError) in try VideoRoutes.streamList(list, field: "websocket.streams") }
             headers = [:]
             if let h = ws["headers"] {
                 guard let fields = h.objectValue, fields.values.allSatisfy(Self.isScalar),
@@ -128,23 +121,37 @@ extension VideoRoutes {
         router.post("/v2/project/:pid/connect") { req in
             let (_, project) = try Self.projectCredentials(req, core: core, project: req.parameter("pid"))
             let ask = try AudioConnectorRequest(try req.json())
-            guard let session = try core.videoSessions.get(id: ask.sessionID, project: project) else {
-                throw APIError.badRequest("sessionId is not a session of this project.")
-            }
-            guard session.mediaMode == "routed" else {
-                throw APIError.conflict("Only routed sessions can connect their audio to a WebSocket.", code: "session-not-routed")
-            }
-            let grant: VideoGrant
-            do {
-                grant = try hub.audioConnectorGrant(sessionID: session.id, token: ask.token, streams: ask.streams)
-            } catch let refused as LiveError {
-                throw Self.connectorRefusal(refused)
-            }
+            let grant = try Self.serverConnectionGrant(core: core, hub: hub, project: project, sessionID: ask.sessionID, token: ask.token,
+                                                       streams: ask.streams, unknownSession: .badRequest("sessionId is not a session of this project."),
+                                                       relayed: "Only routed sessions can connect their audio to a WebSocket.")
             let connection = try await Self.openAudioConnector(ask, grant: grant, hub: hub, group: group)
             var reply: [String: Any] = ["id": UUID4.generate(), "connectionId": connection.id]
             if ask.bidirectional { reply["bidirectional"] = true }
             return .jsonObject(reply)
         }
+    }
+
+    /// A connection of the server's own (an Audio Connector, a SIP call) joins one of the project's routed
+    /// sessions: `token`'s grant, which must let it hear the session and whose `streams` must be there.
+    static func serverConnectionGrant(core: PlatformCore, hub: VideoHub, project: String, sessionID: String, token: String, streams: [String]?,
+                                      unknownSession: APIError, relayed: String) throws -> VideoGrant {
+        guard let session = try core.videoSessions.get(id: sessionID, project: project) else { throw unknownSession }
+        guard session.mediaMode == "routed" else { throw APIError.conflict(relayed, code: "session-not-routed") }
+        do {
+            return try hub.audioConnectorGrant(sessionID: session.id, token: token, streams: streams)
+        } catch let refused as LiveError {
+            throw connectorRefusal(refused)
+        }
+    }
+
+    /// `streams`: 1 to 50 stream ids, duplicates dropped, in order.
+    static func streamList(_ list: JSONValue, field: String) throws(APIError) -> [String] {
+        let limit = VideoHub.Limits.audioConnectorStreams
+        let ids = list.arrayValue?.compactMap(\.stringValue).filter { !$0.isEmpty } ?? []
+        guard let all = list.arrayValue, ids.count == all.count, (1...limit).contains(Set(ids).count) else {
+            throw .badRequest("\(field) must be a list of 1 to \(limit) stream ids.")
+        }
+        return ids.reduce(into: []) { kept, id in if !kept.contains(id) { kept.append(id) } }
     }
 
     /// The 400 for a connector's token or streams.

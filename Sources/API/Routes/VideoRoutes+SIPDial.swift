@@ -95,14 +95,7 @@ extension VideoRoutes {
             case .bool(let on)?: observeForceMute = on
             default: throw .badRequest("sip.observeForceMute must be a boolean.")
             }
-            if let list = sip["streams"] ?? body["streams"] {
-                let limit = VideoHub.Limits.audioConnectorStreams
-                let ids = list.arrayValue?.compactMap(\.stringValue).filter { !$0.isEmpty } ?? []
-                guard let all = list.arrayValue, ids.count == all.count, (1...limit).contains(Set(ids).count) else {
-                    throw .badRequest("sip.streams must be a list of 1 to \(limit) stream ids.")
-                }
-                streams = ids.reduce(into: []) { kept, id in if !kept.contains(id) { kept.append(id) } }
-            }
+            streams = try (sip["streams"] ?? body["streams"]).map { list throws(APIError) in try VideoRoutes.streamList(list, field: "sip.streams") }
         }
 
         /// A From user (or `user@host`): up to 256 characters, none of them space, control, `<`, `>`, `"` or `;`.
@@ -123,19 +116,10 @@ extension VideoRoutes {
         router.post("/v2/project/:pid/dial") { req in
             let (_, project) = try Self.projectCredentials(req, core: core, project: req.parameter("pid"))
             let ask = try SIPDialRequest(try req.json())
-            guard let session = try core.videoSessions.get(id: ask.sessionID, project: project) else {
-                throw APIError.notFound("sessionId is not a session of this project.")
-            }
-            guard session.mediaMode == "routed" else {
-                throw APIError.conflict("Only routed sessions are allowed to initiate SIP calls.", code: "session-not-routed")
-            }
+            let grant = try Self.serverConnectionGrant(core: core, hub: hub, project: project, sessionID: ask.sessionID, token: ask.token,
+                                                       streams: ask.streams, unknownSession: .notFound("sessionId is not a session of this project."),
+                                                       relayed: "Only routed sessions are allowed to initiate SIP calls.")
             guard let sip else { throw APIError.unavailable("This server runs no SIP edge (--sip-port 0): it cannot place SIP calls.") }
-            let grant: VideoGrant
-            do {
-                grant = try hub.audioConnectorGrant(sessionID: session.id, token: ask.token, streams: ask.streams)
-            } catch let refused as LiveError {
-                throw Self.connectorRefusal(refused)
-            }
             // Resolved before anything joins: a name that does not resolve is the caller's error.
             let addresses: [String]
             do {

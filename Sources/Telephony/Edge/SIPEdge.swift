@@ -13,6 +13,9 @@ import Wire
 /// registered device) return an `OutboundCall` whose events follow the call.
 public final class SIPEdge: Sendable {
     public let loop = EventLoop()
+    /// Whether the loop runs (started, not stopped): a job submitted to a loop that never started, or that
+    /// stopped, would wait forever, so calls are refused (`EdgeError.stopped`) instead.
+    private let running = Atomic<Bool>(false)
     public let directory: any TelephonyDirectory
     let config: UserAgentConfig
     let tcp: Bool
@@ -49,6 +52,7 @@ public final class SIPEdge: Sendable {
                 ep.updateTrunks(config.trunks)
                 endpoint.withLock { $0 = ep }
                 boundTLSPort.withLock { $0 = ep.tlsPort }
+                running.store(true, ordering: .releasing)
                 return ep.port
             }
         } catch {
@@ -59,6 +63,7 @@ public final class SIPEdge: Sendable {
 
     /// Closes the sockets (calls in progress are abandoned) and stops the loop.
     public func stop() async {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         _ = try? await loop.submit { [self] in
             endpoint.withLock { $0 }?.close()
             endpoint.withLock { $0 = nil }
@@ -111,7 +116,7 @@ public final class SIPEdge: Sendable {
     public func placeCall(to number: String, from callerID: String, trunk: String, sdp: SessionDescription) async throws -> OutboundCall {
         let digits = number.hasPrefix("+") ? String(number.dropFirst()) : number
         guard (3...20).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { throw EdgeError.badNumber(number) }
-        return try await loop.submit { [self] () throws(EdgeError) -> OutboundCall in
+        return try await onRunningLoop { [self] () throws(EdgeError) -> OutboundCall in
             guard let ep = endpoint.withLock({ $0 }) else { throw .stopped }
             guard let config = ep.core.config.trunks.first(where: { $0.name == trunk }) else { throw .unknownTrunk(trunk) }
             let from = SIPAddress(uri: SIPURI(user: callerID, host: IPEndpoint.reference(ep.core.config.host)))
@@ -122,7 +127,7 @@ public final class SIPEdge: Sendable {
 
     /// Calls a registered device of `user@domain` (its most recent binding).
     public func callUser(_ aor: String, from callerID: String, sdp: SessionDescription) async throws -> OutboundCall {
-        try await loop.submit { [self] () throws(EdgeError) -> OutboundCall in
+        try await onRunningLoop { [self] () throws(EdgeError) -> OutboundCall in
             guard let ep = endpoint.withLock({ $0 }) else { throw .stopped }
             guard let binding = ep.core.registrar?.lookup(aor, now: .now()).max(by: { $0.expires < $1.expires }) else {
                 throw .notRegistered(aor)
@@ -146,7 +151,7 @@ public final class SIPEdge: Sendable {
     /// `user@host`. `headers` go into the INVITE as they are; `credentials` answer the far end's digest challenge.
     public func callURI(_ uri: SIPURI, at addresses: [String], from callerID: String, headers: [(String, String)] = [],
                         credentials: TrunkConfig.Credentials? = nil, sdp: SessionDescription) async throws -> OutboundCall {
-        try await loop.submit { [self] () throws(EdgeError) -> OutboundCall in
+        try await onRunningLoop { [self] () throws(EdgeError) -> OutboundCall in
             guard let ep = endpoint.withLock({ $0 }) else { throw .stopped }
             let v6 = ep.core.config.host.contains(":")
             guard let address = addresses.first(where: { $0.contains(":") == v6 }) else {
@@ -163,6 +168,12 @@ public final class SIPEdge: Sendable {
             let from = SIPAddress(uri: SIPURI(user: user, host: host))
             return track(ep.invite(to: target, from: from, sdp: sdp, peer: peer, credentials: credentials, headers: headers))
         }
+    }
+
+    /// `body` on the edge's loop; `EdgeError.stopped` when the loop does not run (SIP failed to start, or stopped).
+    private func onRunningLoop<T: Sendable>(_ body: @escaping @Sendable () throws(EdgeError) -> T) async throws -> T {
+        guard running.load(ordering: .acquiring) else { throw EdgeError.stopped }
+        return try await loop.submit(body)
     }
 
     private func track(_ id: CallID) -> OutboundCall {
