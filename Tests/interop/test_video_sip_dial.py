@@ -52,6 +52,7 @@ async def _desk_phone(server, tmp_path):
             assert created["connection"]["data"] == "name=desk"
             await until(lambda: "Call established" in desk.log() or "call established" in desk.log(), 15,
                         "the desk phone to answer")
+            assert "sip:video@switchboard.test" in desk.log(), desk.log()[-1500:]
             assert sip_calls(server) == 1
             # A subscriber of the call's stream hears the desk phone's 660 Hz, not the session's 440 Hz.
             stream, track, heard, rate = await hear(watcher, call.connectionId, pcs)

@@ -77,7 +77,7 @@ public final class NameResolver: Sendable {
 
     /// A lowercased name of dot-separated labels, 1 to 253 characters in all (one final dot allowed); each
     /// label 1 to 63 letters, digits, hyphens or underscores, not starting or ending with a hyphen (RFC 1123).
-    static func isHostName(_ name: String) -> Bool {
+    public static func isHostName(_ name: String) -> Bool {
         let bare = name.hasSuffix(".") ? name.dropLast() : Substring(name)
         return (1...253).contains(bare.utf8.count) && bare.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
             (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-"

@@ -162,9 +162,11 @@ public final class SIPEdge: Sendable {
             let peer = SIPPeer(host: address, port: uri.port ?? (transport == .tls ? 5061 : 5060), transport: transport, serverName: name)
             var target = uri
             target.headers = []
-            // `user@host` as it is; a bare user at this edge's address.
-            let (user, host) = callerID.lastIndex(of: "@").map { (String(callerID[..<$0]), String(callerID[callerID.index(after: $0)...])) }
-                ?? (callerID, IPEndpoint.reference(ep.core.config.host))
+            // `user@host` as it is when the host is a name or an address; else all of it is the user, at this edge's address.
+            let split = callerID.lastIndex(of: "@").map { (String(callerID[..<$0]), String(callerID[callerID.index(after: $0)...])) }
+            let (user, host) = split.flatMap { user, host in
+                NameResolver.numeric(host) != nil || NameResolver.isHostName(host.lowercased()) ? (user, host) : nil
+            } ?? (callerID, IPEndpoint.reference(ep.core.config.host))
             let from = SIPAddress(uri: SIPURI(user: user, host: host))
             return track(ep.invite(to: target, from: from, sdp: sdp, peer: peer, credentials: credentials, headers: headers))
         }
