@@ -1,6 +1,10 @@
 import Audio
+import Runtime
+import Synchronization
 import Testing
+import Wire
 @testable import API
+@testable import Telephony
 
 @Suite("Lines: the far end's queue and SIP outcomes")
 struct LineTests {
@@ -147,5 +151,39 @@ struct LineTests {
     ] as [(Int?, Bool, String)])
     func outcomes(status: Int?, answered: Bool, leg: String) {
         #expect(LineCallMedia.legStatus(sipStatus: status, answered: answered) == leg)
+    }
+
+    @Test("an armed line whose far end sends nothing past the limit calls for a hangup once; not before it is armed, not while held")
+    func silentPeer() async throws {
+        let loop = EventLoop()
+        loop.startThread(name: "line-test")
+        defer { loop.stop() }
+        let pool = RTPPortPool(range: 42_000...42_099)
+        @Sendable func negotiated(_ direction: SDPDirection) -> NegotiatedAudio {
+            NegotiatedAudio(remoteAddress: "127.0.0.1", remotePort: 9, codec: .pcmu, payloadType: 0, telephoneEventPayloadType: 101,
+                            ptime: 20, direction: direction)
+        }
+        let fired = try await loop.submit { () throws -> [Int] in
+            let second: UInt64 = 1_000_000_000
+            var fired = [0, 0]
+            let talking = try PhoneLine(loop: loop, pool: pool, host: "127.0.0.1", negotiated: negotiated(.sendrecv))
+            let held = try PhoneLine(loop: loop, pool: pool, host: "127.0.0.1", negotiated: negotiated(.sendonly))
+            defer { [talking, held].forEach { $0.close() } }
+            // Before it is armed (a call still ringing), ten silent seconds are nothing.
+            for t in stride(from: UInt64(0), through: 10 * second, by: Int(second / 2)) { talking.deliver(nil, now: t) }
+            talking.watchSilence(limit: 2 * second) { fired[0] += 1 }
+            held.watchSilence(limit: 2 * second) { fired[1] += 1 }
+            for t in stride(from: 10 * second, through: 12 * second, by: Int(second / 2)) {
+                talking.deliver(nil, now: t)
+                held.deliver(nil, now: t)
+            }
+            #expect(fired[0] == 0, "two seconds from arming is not past the limit")
+            for t in stride(from: 12 * second + second / 2, through: 20 * second, by: Int(second / 2)) {
+                talking.deliver(nil, now: t)
+                held.deliver(nil, now: t)
+            }
+            return fired
+        }
+        #expect(fired == [1, 0], "the talking line's peer went silent once; the held one's never counts")
     }
 }

@@ -28,8 +28,15 @@ def cli(server, *args: str) -> subprocess.CompletedProcess:
 
 def test_serve_help_lists_sip_flags():
     out = subprocess.run([str(server_binary()), "help", "serve"], capture_output=True, text=True, timeout=10).stdout
-    for flag in ("--sip-port", "--sip-address", "--rtp-ports"):
+    for flag in ("--sip-port", "--sip-address", "--rtp-ports", "--rtp-timeout"):
         assert flag in out
+
+
+@pytest.mark.parametrize("value", ["-1", "0.5", "nope", "90000"])
+def test_a_bad_rtp_timeout_is_refused_at_start(value):
+    out = subprocess.run([str(server_binary()), "serve", "--rtp-timeout", value, "--listen", "127.0.0.1:0", "--sip-port", "0"],
+                         capture_output=True, text=True, timeout=20)
+    assert out.returncode != 0 and "--rtp-timeout: expected seconds" in out.stderr + out.stdout, out.stderr
 
 
 def test_unknown_source_is_403_then_trunk_number_routing(sip_server, tmp_path):

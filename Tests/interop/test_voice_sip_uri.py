@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -24,7 +25,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a private /etc/hosts 
 
 @pytest.fixture
 def sip_server():
-    server, port = start_sip_server(hosts={"pbx.switchboard.test": ["127.0.0.1"]})
+    # A 2 s RTP timeout: calls whose far end sends media (baresip) must outlast it, one that sends none must not.
+    server, port = start_sip_server(["--rtp-timeout", "2"], hosts={"pbx.switchboard.test": ["127.0.0.1"]})
     yield server, port
     server.stop()
 
@@ -131,6 +133,37 @@ def test_voice_api_calls_a_sip_uri_with_x_headers_and_refuses_bad_ones(sip_serve
         wait_until(lambda: "failed" in hooks.statuses(gone), timeout=10, what=lambda: f"failed: {hooks.events}")
         failed = [e for e in hooks.events if e.get("uuid") == gone and e.get("status") == "failed"][0]
         assert "cannot resolve nowhere.switchboard.test" in failed.get("reason", ""), failed
+    finally:
+        if pbx.poll() is None:
+            pbx.kill()
+            pbx.communicate()
+
+
+def test_a_far_end_that_sends_no_media_is_hung_up_after_the_rtp_timeout(sip_server):
+    server, _ = sip_server
+    hooks = Hooks()
+    app_id, key = application(server, hooks)
+    port = free_udp_port()
+    # SIPp answers with SDP, then sends no RTP at all (a phone gone without a BYE), and waits for our BYE.
+    pbx = subprocess.Popen(["sipp", "-sf", str(SIPP_SCENARIOS / "uas-x-headers.xml"), "-i", "127.0.0.1", "-p", str(port),
+                            "-m", "1", "-nostdin", "-timeout", "30s", "-timeout_error"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_until(lambda: udp_bound(port), timeout=10, what="SIPp listening")
+        r = calls(server, app_id, key, {"from": {"type": "phone", "number": "14155550100"}, "event_url": [hooks.url + "/event"],
+                                         "ncco": [{"action": "conversation", "name": "quiet"}],
+                                         "to": [{"type": "sip", "uri": f"sip:pbx@127.0.0.1:{port}",
+                                                 "headers": {"Account": "42", "Note": "blue sky"}}]})
+        assert r.status_code == 201, r.text
+        uuid = r.json()["uuid"]
+        wait_until(lambda: "answered" in hooks.statuses(uuid), timeout=10, what=lambda: f"answered: {hooks.events}")
+        answered = time.monotonic()
+        wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=10, what=lambda: f"completed: {hooks.events}")
+        held = time.monotonic() - answered
+        assert 1.5 < held < 6, f"hung up {held:.1f} s after the answer"
+        assert "no RTP or RTCP from the far end" in server.log()
+        output, _ = pbx.communicate(timeout=15)
+        assert pbx.returncode == 0, output[-3000:]
+        assert metric(server, "switchboard_phone_rtp_timeouts_total") == 1
     finally:
         if pbx.poll() is None:
             pbx.kill()

@@ -68,6 +68,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     let core: PlatformCore
     let pool: RTPPortPool
     let host: String
+    /// `--rtp-timeout` in nanoseconds (0: never): an answered phone that sends nothing this long is hung up.
+    let silenceLimit: UInt64
     private let resolve: @Sendable (String) -> MixerCallMedia.LegPlace?
     private let attached = Mutex(Attached())
     private let legs = Mutex<[String: PhoneLeg]>([:])
@@ -82,7 +84,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     private let logger = Logger(label: "phone")
 
     init(mixer: MixerCallMedia, edge: SIPEdge?, group: EventLoopGroup, core: PlatformCore, rtpPorts: ClosedRange<UInt16>, host: String,
-         resolve: @escaping @Sendable (String) -> MixerCallMedia.LegPlace?) {
+         rtpTimeout: Duration = .seconds(60), resolve: @escaping @Sendable (String) -> MixerCallMedia.LegPlace?) {
+        silenceLimit = Self.nanoseconds(rtpTimeout)
         self.mixer = mixer
         self.edge = edge
         self.group = group
@@ -251,6 +254,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         phone.refuse = nil
         phone.answered = true
         answer()
+        watchSilence(phone)
         parts()?.1.dialStatus("answered", reason: nil, leg: uuid)
     }
 
@@ -349,6 +353,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             case .connected(_, let remote):
                 if let remote { configure(phone, answer: remote, offered: offered) }
                 phone.answered = true
+                watchSilence(phone)
                 events.dialStatus("answered", reason: nil, leg: uuid)
             case .updated(_, let remote):
                 configure(phone, answer: remote, offered: offered)
@@ -519,10 +524,12 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     /// The mixer port of a phone leg: `make` builds the line on the mixer's loop; the phone's DTMF goes
     /// to the leg, and the leg keeps the line (for DTMF out, answers, moves).
     private func factory(_ phone: PhoneLeg, _ make: @escaping @Sendable (EventLoop) throws -> PhoneLine) -> MixerPortFactory {
-        let (uuid, events) = (phone.uuid, parts()?.1)
-        return { loop in
+        let (uuid, events, limit) = (phone.uuid, parts()?.1, silenceLimit)
+        return { [weak self] loop in
             let line = try make(loop)
             line.onDigit = { digit in events?.digits(String(digit), leg: uuid) }
+            // A line made for an answered call (moved to another conversation) watches its peer at once.
+            if phone.answered { line.watchSilence(limit: limit) { self?.silentPeer(phone) } }
             phone.line.withLock { $0 = line }
             return line
         }
@@ -558,6 +565,28 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     }
 
     /// The SIP side of the leg is over: its line leaves the mix and the leg hears the status.
+    /// The call is answered: from now on a far end gone silent past `--rtp-timeout` is hung up.
+    private func watchSilence(_ phone: PhoneLeg) {
+        guard silenceLimit > 0, let line = phone.line.withLock({ $0 }) else { return }
+        let limit = silenceLimit
+        line.loop.execute { [weak self] in line.watchSilence(limit: limit) { self?.silentPeer(phone) } }
+    }
+
+    /// An answered phone sent nothing for `--rtp-timeout` (it vanished without a BYE): hang up, and the leg
+    /// ends `completed`.
+    private func silentPeer(_ phone: PhoneLeg) {
+        guard let events = parts()?.1 else { return }
+        logger.warning("no RTP or RTCP from the far end: hanging up", ["leg": phone.uuid])
+        phone.hangup()
+        finish(phone, status: "completed", reason: "rtp timeout", events: events)
+    }
+
+    /// A duration as the media loops count time.
+    static func nanoseconds(_ d: Duration) -> UInt64 {
+        let (s, atto) = d.components
+        return s <= 0 && atto <= 0 ? 0 : UInt64(s) * 1_000_000_000 + UInt64(atto / 1_000_000_000)
+    }
+
     private func finish(_ phone: PhoneLeg, status: String, reason: String, events: any CallMediaEvents) {
         let known = legs.withLock { l -> Bool in
             guard l[phone.uuid] === phone else { return false }

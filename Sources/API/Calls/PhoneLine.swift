@@ -32,6 +32,10 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     private var closed = false
     /// Runs once when the line leaves its mix (a video session's SIP call hangs up then).
     var onClose: (() -> Void)?
+    /// Armed by `watchSilence` once the call is answered.
+    private var onSilentPeer: (() -> Void)?
+    private var silenceLimit: UInt64 = 0
+    private var lastHeard = (packets: -1, at: UInt64(0))
 
     /// Binds the leg's ports; `negotiated` when the session is already known (an inbound offer).
     convenience init(loop: EventLoop, pool: RTPPortPool, host: String, negotiated: NegotiatedAudio?) throws {
@@ -114,6 +118,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
 
     func deliver(_ heard: AudioFrame?, now: UInt64) {
         guard leg.configured, let resampling else { return }
+        if silenceLimit > 0, onSilentPeer != nil { watchPeer(now: now) }
         let before = leg.statistics.packetsSent
         if let heard, resampling.fromMixer(heard, into: &outgoing) {
             if heard.rate != rate { PhoneLineCounters.resampled.add(1, ordering: .relaxed) }
@@ -122,6 +127,31 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
             silence.withSamples { leg.send($0) }
         }
         PhoneLineCounters.count(sent: leg.statistics.packetsSent > before)
+    }
+
+    /// From now on (the call is answered), `then` runs once when the far end has sent nothing, RTP or RTCP,
+    /// for `limit` nanoseconds while the session says it sends (not while it holds us): the call's owner
+    /// hangs up. 0: never. On the loop.
+    func watchSilence(limit: UInt64, then: @escaping () -> Void) {
+        guard limit > 0 else { return }
+        silenceLimit = limit
+        onSilentPeer = then
+        lastHeard = (-1, 0)
+    }
+
+    /// Each tick: when the peer last sent anything; past the limit, `onSilentPeer` once. A session where the
+    /// peer does not send (it holds us, or media is inactive) starts the count again.
+    private func watchPeer(now: UInt64) {
+        let packets = leg.statistics.packetsReceived + leg.statistics.rtcpReceived
+        guard leg.negotiated.receives, packets == lastHeard.packets else {
+            lastHeard = (packets, now)
+            return
+        }
+        if now &- lastHeard.at > silenceLimit, let silent = onSilentPeer {
+            onSilentPeer = nil
+            PhoneLineCounters.rtpTimeouts.add(1, ordering: .relaxed)
+            silent()
+        }
     }
 
     func close() {

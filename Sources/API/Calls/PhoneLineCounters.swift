@@ -31,6 +31,8 @@ enum PhoneLineCounters {
     /// Frames phone lines resampled to or from their mixer's rate (none while only G.711 phones share a
     /// conversation: its mixer runs at 8 kHz).
     static let resampled = Atomic<Int>(0)
+    /// Answered calls hung up because their far end sent nothing for `--rtp-timeout`.
+    static let rtpTimeouts = Atomic<Int>(0)
 
     /// One tick's frame to a phone: sent, or refused by the socket.
     static func count(sent ok: Bool) {
@@ -40,6 +42,8 @@ enum PhoneLineCounters {
     static func render() -> String {
         var out = "# HELP switchboard_phone_lines Phone legs' RTP in a conversation's mix.\n# TYPE switchboard_phone_lines gauge\n"
         out += "switchboard_phone_lines \(lines.load(ordering: .relaxed))\n"
+        out += "# HELP switchboard_phone_rtp_timeouts_total Answered calls hung up because the far end sent no RTP or RTCP for --rtp-timeout.\n"
+        out += "# TYPE switchboard_phone_rtp_timeouts_total counter\nswitchboard_phone_rtp_timeouts_total \(rtpTimeouts.load(ordering: .relaxed))\n"
         out += "# HELP switchboard_phone_rtp_packets_total Voice packets phone lines received from and sent to phones.\n"
         out += "# TYPE switchboard_phone_rtp_packets_total counter\n"
         out += "switchboard_phone_rtp_packets_total{direction=\"received\"} \(received.load(ordering: .relaxed))\n"

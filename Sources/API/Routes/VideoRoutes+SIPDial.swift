@@ -12,6 +12,8 @@ struct VideoSIPEdge: Sendable {
     let edge: SIPEdge
     let pool: RTPPortPool
     let host: String
+    /// `--rtp-timeout` in nanoseconds: an answered call that sends nothing this long is hung up.
+    let silenceLimit: UInt64
 }
 
 /// SIP interconnect: `POST /v2/project/{id}/dial` calls a SIP URI and brings the call into a video session
@@ -172,12 +174,14 @@ final class VideoSIPCall: Sendable {
     let streamID: String
     private let line: Mutex<PhoneLine?>
     private let call = Mutex<OutboundCall?>(nil)
+    private let silenceLimit: UInt64
 
-    private init(sessionID: String, connectionID: String, streamID: String, line: PhoneLine?) {
+    private init(sessionID: String, connectionID: String, streamID: String, line: PhoneLine?, silenceLimit: UInt64) {
         self.sessionID = sessionID
         self.connectionID = connectionID
         self.streamID = streamID
         self.line = Mutex(line)
+        self.silenceLimit = silenceLimit
     }
 
     /// Clients of SIP calls: ids apart from the WebSockets' (which count up from 1).
@@ -200,6 +204,7 @@ final class VideoSIPCall: Sendable {
                     ended.withLock { $0 = true }
                     hangup.withLock { $0 }?.hangup()
                 }
+
                 made.withLock { $0 = line }
                 return line
             }
@@ -210,7 +215,8 @@ final class VideoSIPCall: Sendable {
             throw APIError.unavailable("The SIP call's line was not made.")
         }
         let connection = joined.connection
-        let call = VideoSIPCall(sessionID: connection.sessionID, connectionID: connection.id, streamID: streamID, line: line)
+        let call = VideoSIPCall(sessionID: connection.sessionID, connectionID: connection.id, streamID: streamID, line: line,
+                                silenceLimit: sip.silenceLimit)
         let offered = AudioSessionConfig(address: sip.host, port: line.leg.port)
         let offer = PlainRTPNegotiator.offer(offered, sessionID: UInt64(line.leg.port), version: 1)
         let placed: OutboundCall
@@ -236,7 +242,13 @@ final class VideoSIPCall: Sendable {
     private func follow(_ placed: OutboundCall, offered: AudioSessionConfig, hub: VideoHub) async {
         for await event in placed.events {
             switch event {
-            case .progress(_, _, let answer?), .connected(_, let answer?), .updated(_, let answer):
+            case .connected(_, let answer):
+                if let answer { configure(answer, offered: offered) }
+                // Answered: a far end gone silent past `--rtp-timeout` is hung up (its end takes the connection out).
+                if silenceLimit > 0, let line = line.withLock({ $0 }) {
+                    line.loop.execute { line.watchSilence(limit: self.silenceLimit) { placed.hangup() } }
+                }
+            case .progress(_, _, let answer?), .updated(_, let answer):
                 configure(answer, offered: offered)
             case .ended:
                 _ = VideoRoutes.sipCalls.withLock { $0.removeValue(forKey: connectionID) }

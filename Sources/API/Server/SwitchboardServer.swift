@@ -79,7 +79,7 @@ public final class SwitchboardServer: Sendable {
         // Phone legs (over the SIP edge, when there is one) and websocket legs join the conversations' mixes as lines.
         let (platform, rtpPorts, loops) = (core, configuration.rtpPorts, group)
         let lineMedia = LineCallMedia(mixer: mixerMedia, edge: sip?.edge, group: loops, core: platform, rtpPorts: rtpPorts,
-                                      host: sip?.host ?? Self.sipHost(configuration), resolve: resolveLeg)
+                                      host: sip?.host ?? Self.sipHost(configuration), rtpTimeout: configuration.rtpTimeout, resolve: resolveLeg)
         self.lineMedia = lineMedia
         live = Orchestrator(engine: media, core: core, roomSettings: roomSettings, clients: clients, voiceWebhooks: voiceWebhooks,
                             callMedia: lineMedia, audioDirectory: configuration.dataDirectory + "/audio", http: HTTPClient(group: group))
@@ -92,7 +92,8 @@ public final class SwitchboardServer: Sendable {
         CallSignaling(calls: live.calls).register(on: gateway)
         VideoSignaling(hub: live.video, clients: clients).register(on: gateway)
         VideoRoutes(core: core, hub: live.video, group: group,
-                    sip: lineMedia.edge.map { VideoSIPEdge(edge: $0, pool: lineMedia.pool, host: lineMedia.host) }).register(on: &router)
+                    sip: lineMedia.edge.map { VideoSIPEdge(edge: $0, pool: lineMedia.pool, host: lineMedia.host, silenceLimit: lineMedia.silenceLimit) })
+            .register(on: &router)
         if configuration.development {
             VideoPlaygroundRoutes(core: core, account: account.0).register(on: &router)
         }
