@@ -114,7 +114,11 @@ final class VoiceApp: Sendable {
             }
             let endpoint: JSONValue
             var connect: [String: JSONValue] = ["action": "connect"]
-            if let number = Self.phoneNumber(to), let own = try await callerID(), number == own {
+            if to.lowercased().hasPrefix("sip:") || to.lowercased().hasPrefix("sips:") {
+                // A SIP address: the server calls it directly.
+                endpoint = ["type": "sip", "uri": .string(to)]
+                if let from = try await callerID() { connect["from"] = .string(from) }
+            } else if let number = Self.phoneNumber(to), let own = try await callerID(), number == own {
                 // A phone called the application's number.
                 return inboundNCCO()
             } else if let number = Self.phoneNumber(to) {

@@ -285,6 +285,34 @@ def test_the_page_calls_the_built_in_test_number_and_hears_the_prompt_then_itsel
     page.context.close()
 
 
+def test_the_page_calls_a_sip_address_directly_and_they_hear_each_other(stack, browser, tmp_path):
+    """A SIP address typed into the dialer: the demo app server's NCCO connects to it, and the server calls the
+    desk phone at its own address (no trunk involved)."""
+    desk = Baresip("<sip:desk@127.0.0.1>;regint=0;answermode=auto", tmp_path, tone=880)
+    try:
+        page = open_phone(browser, stack.server, "sipper")
+        page.fill("#number", "sip:desk@127.0.0.1 extra")
+        page.click("#call")
+        assert "SIP address is sip:user@host" in page.inner_text("#number-error")
+        page.fill("#number", f"sip:desk@127.0.0.1:{desk.sip_port}")
+        page.click("#call")
+        wait(lambda: call_state(page)[0] == "answered", 15,
+             lambda: f"the desk phone answers: {call_state(page)} {page.inner_text('#error')}\n{desk.log()[-1500:]}")
+        assert f"desk@127.0.0.1:{desk.sip_port}" in call_state(page)[1]
+        tone = heard(page, 880)
+        print("the page hears", tone)
+        assert abs(tone["frequency"] - 880) < 15 and tone["level"] > -70, tone
+        screenshot(page, "phone-sip-address")
+        time.sleep(2.5)  # the desk phone's recording of the page's tone
+        page.click("#hangup")
+        wait(lambda: call_state(page)[0] == "ended", 5, "ended")
+        wait(lambda: "terminated" in desk.log().lower() or "closed" in desk.log().lower(), 10, "the desk phone's call ended")
+        phone_heard(desk, 440)
+        page.context.close()
+    finally:
+        desk.stop()
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not shutil.which(FIREFOX),
                     reason="Firefox's media test needs root, iproute2 and Firefox ESR (scripts/setup --test)")
 def test_the_pages_call_follows_its_ncco_into_a_conversation_with_a_phone(stack, browser):

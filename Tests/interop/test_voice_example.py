@@ -81,6 +81,8 @@ def test_answer_routes_are_the_tutorials_nccos(stack):
                         {"action": "connect", "from": LINKED, "endpoint": [{"type": "phone", "number": "447700900001"}]}]
     to_user = requests.get(voice + "/voice/answer", params={"to": "bob"}, timeout=10).json()
     assert to_user[1] == {"action": "connect", "endpoint": [{"type": "app", "user": "bob"}]}
+    to_sip = requests.get(voice + "/voice/answer", params={"to": "sip:desk@pbx.example.com"}, timeout=10).json()
+    assert to_sip[1] == {"action": "connect", "from": LINKED, "endpoint": [{"type": "sip", "uri": "sip:desk@pbx.example.com"}]}
     inbound = requests.get(voice + "/voice/answer-inbound", params={"to": LINKED, "from": "447700900002"}, timeout=10).json()
     assert inbound == [{"action": "connect", "endpoint": [{"type": "app", "user": "bob"}]}]
     # A phone calling the application's own number reaches the same answer URL: it rings --inbound-user.

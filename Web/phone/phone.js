@@ -63,10 +63,14 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // MARK: Number field
 
 /** What the dialler accepts: a phone number (an optional + and 6 to 15 digits; spaces, dots, dashes
- *  and brackets are dropped) or a user name. Returns {to, kind} or {error}. */
+ *  and brackets are dropped), a SIP address (sip:user@host[:port]) or a user name. Returns {to, kind} or {error}. */
 export function parseTarget(raw) {
   const value = raw.trim();
-  if (!value) return { error: "Enter a phone number or a user name." };
+  if (!value) return { error: "Enter a phone number, a SIP address or a user name." };
+  if (/^sips?:/i.test(value)) {
+    if (/^sips?:[^\s<>"@;]+@[A-Za-z0-9.\-]+(:[0-9]{1,5})?(;transport=(udp|tcp|tls))?$/i.test(value)) return { to: value, kind: "sip" };
+    return { error: "A SIP address is sip:user@host, with an optional :port." };
+  }
   const compact = value.replace(/[\s().-]/g, "");
   if (/^\+?[0-9*#]/.test(compact)) {
     if (/^\+?[0-9]{6,15}$/.test(compact)) return { to: compact, kind: "number" };
@@ -377,6 +381,8 @@ $("reject").addEventListener("click", () => guarded(async () => {
 function showCall() {
   const call = app.call;
   $("call-peer").textContent = call.peer;
+  // A SIP address is long: smaller, so it breaks less often (and then anywhere rather than off screen).
+  $("call-peer").classList.toggle("long", call.peer.length > 16);
   $("call-direction").textContent = call.direction === "outbound" ? "Outgoing call" : "Incoming call";
   $("timer").textContent = "0:00";
   $("timer").hidden = true;

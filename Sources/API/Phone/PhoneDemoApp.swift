@@ -83,11 +83,13 @@ final class PhoneDemoApp: Sendable {
         return String(digits)
     }
 
-    /// The tutorial's NCCO for a call to `to` (a number or an app user name).
+    /// The tutorial's NCCO for a call to `to` (a number, a SIP address or an app user name).
     func ncco(to: String, applicationID: String) -> JSONValue {
         let linked = Set(((try? core.numbers.list(apiKey: apiKey, applicationID: applicationID)) ?? []).map(\.msisdn))
         let endpoint: JSONValue
-        if let number = Self.phoneNumber(to), !linked.contains(number) {
+        if to.lowercased().hasPrefix("sip:") || to.lowercased().hasPrefix("sips:") {
+            endpoint = ["type": "sip", "uri": .string(to)]
+        } else if let number = Self.phoneNumber(to), !linked.contains(number) {
             endpoint = ["type": "phone", "number": .string(number)]
         } else if Self.phoneNumber(to) != nil {
             // A phone called the application's number: ring the user who logged in last. Connect only (the
