@@ -20,6 +20,8 @@ from rig import free_udp_port, wait_until
 from sip_support import SIPP_SCENARIOS, Baresip, metric, start_sip_server, udp_bound
 from voice_support import Hooks, application, client_call, user_jwt
 
+UUI = "56a390f3d2b7310023a2;encoding=hex"
+
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a private /etc/hosts needs root (a mount namespace)")
 
 
@@ -110,7 +112,8 @@ def test_voice_api_calls_a_sip_uri_with_x_headers_and_refuses_bad_ones(sip_serve
         sender = {"from": {"type": "phone", "number": "14155550100"}, "ncco": [{"action": "talk", "text": "one two"}],
                   "event_url": [hooks.url + "/event"]}
         r = calls(server, app_id, key, {**sender, "to": [{"type": "sip", "uri": f"sip:pbx@127.0.0.1:{port}",
-                                                           "headers": {"Account": 42, "Note": "blue sky"}}]})
+                                                           "headers": {"Account": 42, "Note": "blue sky"},
+                                                           "standardHeaders": {"User-to-User": UUI}}]})
         assert r.status_code == 201, r.text
         uuid = r.json()["uuid"]
         wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=20, what=lambda: f"completed: {hooks.events}\n{server.log()[-2000:]}")
@@ -122,7 +125,8 @@ def test_voice_api_calls_a_sip_uri_with_x_headers_and_refuses_bad_ones(sip_serve
         for endpoint, field in [({"uri": f"sip:pbx@127.0.0.1:{port};transport=sctp"}, "uri"),
                                 ({"uri": "sip:@"}, "uri"),
                                 ({"uri": f"sip:pbx@127.0.0.1:{port}", "headers": {"Bad Name": "x"}}, "headers.Bad Name"),
-                                ({"uri": f"sip:pbx@127.0.0.1:{port}", "headers": {"Note": "a\r\nVia: x"}}, "headers.Note")]:
+                                ({"uri": f"sip:pbx@127.0.0.1:{port}", "headers": {"Note": "a\r\nVia: x"}}, "headers.Note"),
+                                ({"uri": f"sip:pbx@127.0.0.1:{port}", "standardHeaders": {"Diversion": "x"}}, "standardHeaders.Diversion")]:
             r = calls(server, app_id, key, {**sender, "to": [{"type": "sip", **endpoint}]})
             assert r.status_code == 400 and field in r.json()["detail"], (endpoint, r.text)
 
@@ -152,7 +156,8 @@ def test_a_far_end_that_sends_no_media_is_hung_up_after_the_rtp_timeout(sip_serv
         r = calls(server, app_id, key, {"from": {"type": "phone", "number": "14155550100"}, "event_url": [hooks.url + "/event"],
                                          "ncco": [{"action": "conversation", "name": "quiet"}],
                                          "to": [{"type": "sip", "uri": f"sip:pbx@127.0.0.1:{port}",
-                                                 "headers": {"Account": "42", "Note": "blue sky"}}]})
+                                                 "headers": {"Account": "42", "Note": "blue sky"},
+                                                 "standardHeaders": {"User-to-User": UUI}}]})
         assert r.status_code == 201, r.text
         uuid = r.json()["uuid"]
         wait_until(lambda: "answered" in hooks.statuses(uuid), timeout=10, what=lambda: f"answered: {hooks.events}")

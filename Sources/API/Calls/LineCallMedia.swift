@@ -277,7 +277,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         switch endpoint {
         case .phone(let number, _):
             target = .number(number, trunk: try trunk(forCaller: callerID, callee: number))
-        case .sip(let text, let headers):
+        case .sip(let text, let headers, let userToUser):
             guard let uri = try? SIPURI.parse(text), uri.isSIP, !uri.host.isEmpty else { throw .failed("connect: \(text) is not a SIP URI") }
             // A device of this server (its domain is an application's id, where devices register), else the URI's
             // own host, dialled directly with the application's headers as `X-` headers.
@@ -286,7 +286,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             } else {
                 target = .uri(uri, headers: headers.sorted { $0.key < $1.key }.map { name, value in
                     (name.lowercased().hasPrefix("x-") ? name : "X-" + name, value)
-                })
+                } + (userToUser.map { [("User-to-User", $0)] } ?? []))
             }
         default:
             throw .unavailable("\(endpoint.kind.rawValue) legs are not placed over SIP")

@@ -133,7 +133,7 @@ public final class Calls: CallMediaEvents, Sendable {
         if let fromUser { p.append(("from_user", .string(fromUser))) }
         p += [("uuid", .string(leg.uuid)), ("conversation_uuid", .string(leg.conversationID)), ("region_url", .string(""))]
         if let customData { p.append(("custom_data", customData)) }
-        if case .sip(_, let headers) = leg.to {
+        if case .sip(_, let headers, _) = leg.to {
             for (k, v) in headers.sorted(by: { $0.key < $1.key }) where k.hasPrefix("X-") { p.append(("SipHeader_\(k)", .string(v))) }
         }
         return p

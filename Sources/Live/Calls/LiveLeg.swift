@@ -445,7 +445,7 @@ extension CallLeg {
     static func endpointJSON(_ e: CallEndpoint) -> JSONValue {
         switch e {
         case .phone(let n, _): ["type": "phone", "number": .string(n)]
-        case .sip(let u, _): ["type": "sip", "uri": .string(u)]
+        case .sip(let u, _, _): ["type": "sip", "uri": .string(u)]
         case .app(let u): ["type": "app", "user": .string(u)]
         case .websocket(let u, _, _): ["type": "websocket", "uri": .string(u)]
         }

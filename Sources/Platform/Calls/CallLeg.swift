@@ -57,7 +57,7 @@ public struct CallLeg: Sendable, Equatable {
     static func wire(_ e: CallEndpoint) -> JSONValue {
         switch e {
         case .phone(let n, _): ["type": "phone", "number": .string(n)]
-        case .sip(let u, _): ["type": "sip", "uri": .string(u)]
+        case .sip(let u, _, _): ["type": "sip", "uri": .string(u)]
         case .app(let u): ["type": "app", "user": .string(u)]
         case .websocket(let u, let c, _): ["type": "websocket", "uri": .string(u), "content-type": .string(c)]
         }

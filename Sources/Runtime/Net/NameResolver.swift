@@ -51,14 +51,15 @@ public final class NameResolver: Sendable {
         let waiter = Waiter()
         return try await withCheckedThrowingContinuation { (cont: CheckedContinuation<[SocketAddress], Error>) in
             waiter.set(cont)
+            let deadline = Task {
+                try await Task.sleep(for: timeout)
+                waiter.resume(.failure(SocketError.unresolved(name, "no answer within \(timeout)")))
+            }
             Task(executorPreference: pool) { [self] in
                 let result = Self.getaddrinfo(name)
                 if case .success(let addresses) = result { keep(name, addresses) }
+                deadline.cancel()
                 waiter.resume(result)
-            }
-            Task {
-                try? await Task.sleep(for: timeout)
-                waiter.resume(.failure(SocketError.unresolved(name, "no answer within \(timeout)")))
             }
         }
     }

@@ -2,7 +2,8 @@
 public enum CallEndpoint: Sendable, Hashable {
     /// An E.164 number (digits only, no `+`), with digits to send once answered.
     case phone(number: String, dtmfAnswer: String?)
-    case sip(uri: String, headers: [String: String])
+    /// `userToUser`: the `standardHeaders` `User-to-User` value (RFC 7433), sent as that header.
+    case sip(uri: String, headers: [String: String], userToUser: String? = nil)
     /// A user of the application, by name.
     case app(user: String)
     case websocket(uri: String, contentType: String, headers: [String: String])
@@ -24,7 +25,7 @@ public enum CallEndpoint: Sendable, Hashable {
     public var address: String {
         switch self {
         case .phone(let n, _): n
-        case .sip(let u, _): u
+        case .sip(let u, _, _): u
         case .app(let u): u
         case .websocket(let u, _, _): u
         }
@@ -38,9 +39,10 @@ public enum CallEndpoint: Sendable, Hashable {
             var o: [String: JSONValue] = ["type": "phone", "number": .string(n)]
             if let dtmf { o["dtmfAnswer"] = .string(dtmf) }
             return .object(o)
-        case .sip(let uri, let headers):
+        case .sip(let uri, let headers, let userToUser):
             var o: [String: JSONValue] = ["type": "sip", "uri": .string(uri)]
             if !headers.isEmpty { o["headers"] = headerObject(headers) }
+            if let userToUser { o["standardHeaders"] = ["User-to-User": .string(userToUser)] }
             return .object(o)
         case .app(let user):
             return ["type": "app", "user": .string(user)]
@@ -88,6 +90,20 @@ public enum CallEndpoint: Sendable, Hashable {
             }
             return out
         }
+        /// `standardHeaders`: `{"User-to-User": "…"}` (or `userToUser`, as the Node SDK names it), one line of at most 1024 bytes.
+        func userToUser(_ value: JSONValue?) throws(NCCOError) -> String? {
+            guard let value else { return nil }
+            guard case .object(let fields) = value else { throw fail(".standardHeaders", .wrongType(expected: "an object")) }
+            for key in fields.keys where key != "User-to-User" && key != "userToUser" {
+                throw fail(".standardHeaders.\(key)", .unsupported)
+            }
+            guard let uui = fields["User-to-User"] ?? fields["userToUser"] else { return nil }
+            guard let text = uui.stringValue else { throw fail(".standardHeaders.User-to-User", .wrongType(expected: "a string")) }
+            guard !text.isEmpty, text.utf8.count <= 1024, SIPHeaders.isValid(name: "User-to-User", value: text) else {
+                throw fail(".standardHeaders.User-to-User", .invalid("must be one line of text, 1 to 1024 bytes"))
+            }
+            return text
+        }
         let known: Set<String>
         let endpoint: CallEndpoint
         switch kind {
@@ -115,13 +131,12 @@ public enum CallEndpoint: Sendable, Hashable {
             if parsed.transport.map({ !["udp", "tcp", "tls"].contains($0) }) ?? false {
                 throw fail(".uri", .invalid("transport must be udp, tcp or tls"))
             }
-            if o["standardHeaders"] != nil { throw fail(".standardHeaders", .unsupported) }
             // Sent as `X-<name>: <value>` in the INVITE: a name is a SIP token, a value one line of text.
             let sipHeaders = try headers()
             for (name, value) in sipHeaders where !SIPHeaders.isValid(name: name, value: value) {
                 throw fail(".headers.\(name)", .invalid("must be a SIP header name (a token) with one line of text"))
             }
-            endpoint = .sip(uri: uri, headers: sipHeaders)
+            endpoint = .sip(uri: uri, headers: sipHeaders, userToUser: try userToUser(o["standardHeaders"]))
         case .app:
             known = ["type", "user"]
             guard let user = try string("user", required: true) else { throw fail(".user", .missing) }

@@ -13,7 +13,7 @@ struct NCCOTests {
              {"action":"input","type":["dtmf"],"dtmf":{"timeOut":7,"maxDigits":12,"submitOnHash":true},"eventUrl":["http://127.0.0.1/i"],"eventMethod":"GET"},
              {"action":"record","format":"wav","split":"conversation","channels":2,"endOnSilence":5,"endOnKey":"#","timeOut":60,"beepStart":true,"eventUrl":["http://h.test/r"]},
              {"action":"conversation","name":"room","musicOnHoldUrl":["http://h.test/m.mp3"],"startOnEnter":false,"endOnExit":true,"record":true,"canHear":["leg-1"],"eventUrl":["http://h.test/cr"]},
-             {"action":"connect","endpoint":[{"type":"sip","uri":"sip:bob@127.0.0.1","headers":{"X-Id":"7"}}],"from":"+14155550100","eventType":"synchronous","timeout":30,"limit":600,"ringbackTone":"http://h.test/r.mp3","eventUrl":["http://h.test/c"]},
+             {"action":"connect","endpoint":[{"type":"sip","uri":"sip:bob@127.0.0.1","headers":{"X-Id":"7"},"standardHeaders":{"User-to-User":"00ff;encoding=hex"}}],"from":"+14155550100","eventType":"synchronous","timeout":30,"limit":600,"ringbackTone":"http://h.test/r.mp3","eventUrl":["http://h.test/c"]},
              {"action":"notify","payload":{"step":1},"eventUrl":["http://h.test/n"]}]
             """)
         #expect(ncco.actions.count == 7)
@@ -25,7 +25,7 @@ struct NCCOTests {
         #expect(i.timeOut == 7 && i.maxDigits == 12 && i.submitOnHash && i.eventURL == .init(url: "http://127.0.0.1/i", method: .get))
         #expect(r.format == .wav && r.split && r.channels == 2 && r.endOnSilence == 5 && r.endOnKey == "#" && r.timeOut == 60 && r.beepStart && r.isSynchronous)
         #expect(c.name == "room" && !c.startOnEnter && c.endOnExit && c.record && c.canHear == ["leg-1"] && c.musicOnHoldURL == "http://h.test/m.mp3" && c.eventURL?.url == "http://h.test/cr")
-        #expect(k.endpoint == .sip(uri: "sip:bob@127.0.0.1", headers: ["X-Id": "7"]) && k.from == "14155550100" && k.synchronous)
+        #expect(k.endpoint == .sip(uri: "sip:bob@127.0.0.1", headers: ["X-Id": "7"], userToUser: "00ff;encoding=hex") && k.from == "14155550100" && k.synchronous)
         #expect(k.timeout == 30 && k.limit == 600 && k.ringbackTone == "http://h.test/r.mp3")
         #expect(n.payload == ["step": 1] && n.eventURL.url == "http://h.test/n")
         // Serialised and read again: the same document.
@@ -80,6 +80,8 @@ struct NCCOTests {
         (#"[{"action":"connect","endpoint":[{"type":"phone","number":"12"}]}]"#, 0, "endpoint[0].number", "ncco-invalid-value"),
         (#"[{"action":"connect","endpoint":[{"type":"sip","uri":"http://x"}]}]"#, 0, "endpoint[0].uri", "ncco-invalid-value"),
         (#"[{"action":"connect","endpoint":[{"type":"sip","uri":"sip:@"}]}]"#, 0, "endpoint[0].uri", "ncco-invalid-value"),
+        (#"[{"action":"connect","endpoint":[{"type":"sip","uri":"sip:pbx@10.0.0.1","standardHeaders":{"Diversion":"x"}}]}]"#, 0, "endpoint[0].standardHeaders.Diversion", "ncco-unsupported-option"),
+        (#"[{"action":"connect","endpoint":[{"type":"sip","uri":"sip:pbx@10.0.0.1","standardHeaders":{"User-to-User":7}}]}]"#, 0, "endpoint[0].standardHeaders.User-to-User", "ncco-wrong-type"),
         (#"[{"action":"connect","endpoint":[{"type":"sip","uri":"sip:pbx@10.0.0.1;transport=sctp"}]}]"#, 0, "endpoint[0].uri", "ncco-invalid-value"),
         (#"[{"action":"connect","endpoint":[{"type":"sip","uri":"sip:pbx@10.0.0.1","headers":{"a b":"1"}}]}]"#, 0, "endpoint[0].headers.a b", "ncco-invalid-value"),
         (#"[{"action":"connect","endpoint":[{"type":"sip","uri":"sip:pbx@10.0.0.1","headers":{"Note":"a\r\nVia: x"}}]}]"#, 0, "endpoint[0].headers.Note", "ncco-invalid-value"),
