@@ -110,6 +110,31 @@ def udp_bound(port: int, host: str = "127.0.0.1") -> bool:
             return True
 
 
+class SippPBX:
+    """SIPp running `scenario` (a UAS in Tests/Fixtures/sip/sipp) for one call on a free loopback port, listening
+    before the block starts. `finish()` waits for the scenario's end and asserts it passed (exit 0); leaving the
+    block kills it if it still runs."""
+
+    def __init__(self, scenario: str):
+        self.port = free_udp_port()
+        self.process = subprocess.Popen(["sipp", "-sf", str(SIPP_SCENARIOS / scenario), "-i", "127.0.0.1", "-p", str(self.port),
+                                         "-m", "1", "-nostdin", "-timeout", "30s", "-timeout_error"],
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def __enter__(self):
+        wait_until(lambda: udp_bound(self.port), timeout=10, what="SIPp listening")
+        return self
+
+    def finish(self, timeout: float = 20):
+        output, _ = self.process.communicate(timeout=timeout)
+        assert self.process.returncode == 0, output[-3000:]
+
+    def __exit__(self, *exc):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.communicate()
+
+
 def sipp(args: list, timeout: float = 30, cwd=None) -> subprocess.CompletedProcess:
     """Runs SIPp to completion. Its `FreePort` arguments are found free just before; when another process took
     one first SIPp exits at once ("errno = 98") and runs again on others."""

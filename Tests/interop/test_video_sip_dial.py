@@ -6,15 +6,14 @@ the server answers with `auth`; bad requests are refused before any call."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 
 import numpy as np
 import pytest
 import requests
 
 from media_support import collect_audio, dominant_frequency, loopback_ice
-from rig import free_udp_port, wait_until
-from sip_support import SIPP_SCENARIOS, Baresip, metric, start_sip_server, udp_bound
+from rig import wait_until
+from sip_support import Baresip, SippPBX, metric, start_sip_server
 from test_video_audio_connector import caller_session, hear, tone_level, until
 from video_support import account, opentok_client
 
@@ -107,24 +106,15 @@ async def _phone_hangs_up(server, tmp_path):
 def test_digest_auth_and_refusals(server):
     ot = opentok_client(server)
     sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
-    port = free_udp_port()
-    pbx = subprocess.Popen(["sipp", "-sf", str(SIPP_SCENARIOS / "uas-digest.xml"), "-i", "127.0.0.1", "-p", str(port), "-m", "1",
-                            "-nostdin", "-timeout", "30s", "-timeout_error"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        wait_until(lambda: udp_bound(port), timeout=10, what="SIPp listening")
+    with SippPBX("uas-digest.xml") as pbx:
         # The PBX challenges; the server answers with `auth` and the call is up.
         answered = lambda: metric(server, "switchboard_sip_responses_total", direction="in", method="INVITE", code="200") or 0
         before = answered()
-        call = ot.dial(sid, ot.generate_token(sid), f"sip:pbx@127.0.0.1:{port}", {"auth": {"username": "trunk", "password": "s3cret"}})
+        call = ot.dial(sid, ot.generate_token(sid), f"sip:pbx@127.0.0.1:{pbx.port}", {"auth": {"username": "trunk", "password": "s3cret"}})
         assert sip_calls(server) == 1
         wait_until(lambda: answered() > before, timeout=10, what="the PBX's 200 to the authenticated INVITE")
         ot.force_disconnect(sid, call.connectionId)
-        output, _ = pbx.communicate(timeout=20)
-        assert pbx.returncode == 0, output[-3000:]
-    finally:
-        if pbx.poll() is None:
-            pbx.kill()
-            pbx.communicate()
+        pbx.finish()
 
     acc = account(server)
     url = f"{server.http_url}/v2/project/{acc['api_key']}/dial"

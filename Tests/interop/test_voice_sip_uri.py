@@ -7,7 +7,6 @@ headers; bad URIs and headers are refused before any call."""
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 
 import numpy as np
@@ -16,8 +15,8 @@ import requests
 
 from accounts_support import bearer, token
 from media_support import dominant_frequency, wav_samples
-from rig import free_udp_port, wait_until
-from sip_support import SIPP_SCENARIOS, Baresip, metric, start_sip_server, udp_bound
+from rig import wait_until
+from sip_support import Baresip, SippPBX, metric, start_sip_server
 from voice_support import Hooks, application, client_call, user_jwt
 
 UUI = "56a390f3d2b7310023a2;encoding=hex"
@@ -104,11 +103,8 @@ def test_voice_api_calls_a_sip_uri_with_x_headers_and_refuses_bad_ones(sip_serve
     server, _ = sip_server
     hooks = Hooks()
     app_id, key = application(server, hooks)
-    port = free_udp_port()
-    pbx = subprocess.Popen(["sipp", "-sf", str(SIPP_SCENARIOS / "uas-x-headers.xml"), "-i", "127.0.0.1", "-p", str(port),
-                            "-m", "1", "-nostdin", "-timeout", "30s", "-timeout_error"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        wait_until(lambda: udp_bound(port), timeout=10, what="SIPp listening")
+    with SippPBX("uas-x-headers.xml") as pbx:
+        port = pbx.port
         sender = {"from": {"type": "phone", "number": "14155550100"}, "ncco": [{"action": "talk", "text": "one two"}],
                   "event_url": [hooks.url + "/event"]}
         r = calls(server, app_id, key, {**sender, "to": [{"type": "sip", "uri": f"sip:pbx@127.0.0.1:{port}",
@@ -118,8 +114,7 @@ def test_voice_api_calls_a_sip_uri_with_x_headers_and_refuses_bad_ones(sip_serve
         uuid = r.json()["uuid"]
         wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=20, what=lambda: f"completed: {hooks.events}\n{server.log()[-2000:]}")
         assert hooks.statuses(uuid) == ["started", "ringing", "answered", "completed"], hooks.events
-        output, _ = pbx.communicate(timeout=15)
-        assert pbx.returncode == 0, output[-3000:]
+        pbx.finish()
 
         # Refused before any call: a transport SIP has not, a header name that is not a token, a header on two lines.
         for endpoint, field in [({"uri": f"sip:pbx@127.0.0.1:{port};transport=sctp"}, "uri"),
@@ -137,22 +132,15 @@ def test_voice_api_calls_a_sip_uri_with_x_headers_and_refuses_bad_ones(sip_serve
         wait_until(lambda: "failed" in hooks.statuses(gone), timeout=10, what=lambda: f"failed: {hooks.events}")
         failed = [e for e in hooks.events if e.get("uuid") == gone and e.get("status") == "failed"][0]
         assert "cannot resolve nowhere.switchboard.test" in failed.get("reason", ""), failed
-    finally:
-        if pbx.poll() is None:
-            pbx.kill()
-            pbx.communicate()
 
 
 def test_a_far_end_that_sends_no_media_is_hung_up_after_the_rtp_timeout(sip_server):
     server, _ = sip_server
     hooks = Hooks()
     app_id, key = application(server, hooks)
-    port = free_udp_port()
     # SIPp answers with SDP, then sends no RTP at all (a phone gone without a BYE), and waits for our BYE.
-    pbx = subprocess.Popen(["sipp", "-sf", str(SIPP_SCENARIOS / "uas-x-headers.xml"), "-i", "127.0.0.1", "-p", str(port),
-                            "-m", "1", "-nostdin", "-timeout", "30s", "-timeout_error"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        wait_until(lambda: udp_bound(port), timeout=10, what="SIPp listening")
+    with SippPBX("uas-x-headers.xml") as pbx:
+        port = pbx.port
         r = calls(server, app_id, key, {"from": {"type": "phone", "number": "14155550100"}, "event_url": [hooks.url + "/event"],
                                          "ncco": [{"action": "conversation", "name": "quiet"}],
                                          "to": [{"type": "sip", "uri": f"sip:pbx@127.0.0.1:{port}",
@@ -166,10 +154,5 @@ def test_a_far_end_that_sends_no_media_is_hung_up_after_the_rtp_timeout(sip_serv
         held = time.monotonic() - answered
         assert 1.5 < held < 6, f"hung up {held:.1f} s after the answer"
         assert "no RTP or RTCP from the far end" in server.log()
-        output, _ = pbx.communicate(timeout=15)
-        assert pbx.returncode == 0, output[-3000:]
+        pbx.finish()
         assert metric(server, "switchboard_phone_rtp_timeouts_total") == 1
-    finally:
-        if pbx.poll() is None:
-            pbx.kill()
-            pbx.communicate()
