@@ -113,19 +113,21 @@ struct SIPEdgeLiveTests {
         await edge.stop()
     }
 
-    @Test("a phone registers with digest, then callUser reaches its contact and hangs up")
+    @Test("a phone registers with digest, then callUser reaches its contact with the call's headers and hangs up")
     func registerAndCall() async throws {
         let directory = TableDirectory(devices: ["alice@app-1": "pa55w0rd!"])
         let (edge, port) = try await Self.edge(directory, trunks: [])
         let phonePort = try freePort()
-        async let phone = runSIPp(["-sn", "uas", "-i", "127.0.0.1", "-p", String(phonePort), "-m", "1"])
+        // The phone checks the headers the call carries (the scenario fails without them).
+        async let phone = runSIPp(["-sf", scenario("uas-x-headers.xml"), "-i", "127.0.0.1", "-p", String(phonePort), "-m", "1"])
         let (registered, out) = try await runSIPp(["-sf", scenario("register.xml"), "127.0.0.1:\(port)", "-i", "127.0.0.1",
                                                    "-p", String(try freePort()), "-m", "1", "-s", "alice",
                                                    "-key", "contact_port", String(phonePort)])
         #expect(registered == 0, "\(out)")
         #expect(edge.snapshot.bindings == 1)
         let offer = PlainRTPNegotiator.offer(AudioSessionConfig(address: "127.0.0.1", port: 40_012), sessionID: 3, version: 1)
-        let call = try await edge.callUser("alice@app-1", from: "15550100", sdp: offer)
+        let headers = [("X-Account", "42"), ("X-Note", "blue sky"), ("User-to-User", "56a390f3d2b7310023a2;encoding=hex")]
+        let call = try await edge.callUser("alice@app-1", from: "15550100", headers: headers, sdp: offer)
         var connected = false
         for await event in call.events {
             if case .connected = event { connected = true; call.hangup() }

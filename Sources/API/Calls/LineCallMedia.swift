@@ -279,14 +279,16 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             target = .number(number, trunk: try trunk(forCaller: callerID, callee: number))
         case .sip(let text, let headers, let userToUser):
             guard let uri = try? SIPURI.parse(text), uri.isSIP, !uri.host.isEmpty else { throw .failed("connect: \(text) is not a SIP URI") }
+            // The application's headers as `X-` headers, and User-to-User, in the INVITE.
+            let sent = headers.sorted { $0.key < $1.key }.map { name, value in
+                (name.lowercased().hasPrefix("x-") ? name : "X-" + name, value)
+            } + (userToUser.map { [("User-to-User", $0)] } ?? [])
             // A device of this server (its domain is an application's id, where devices register), else the URI's
-            // own host, dialled directly with the application's headers as `X-` headers.
+            // own host, dialled directly.
             if let user = uri.user, (try? core.applications.get(id: uri.host)) != nil {
-                target = .device("\(user)@\(uri.host)")
+                target = .device("\(user)@\(uri.host)", headers: sent)
             } else {
-                target = .uri(uri, headers: headers.sorted { $0.key < $1.key }.map { name, value in
-                    (name.lowercased().hasPrefix("x-") ? name : "X-" + name, value)
-                } + (userToUser.map { [("User-to-User", $0)] } ?? []))
+                target = .uri(uri, headers: sent)
             }
         default:
             throw .unavailable("\(endpoint.kind.rawValue) legs are not placed over SIP")
@@ -299,7 +301,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     private enum OutboundTarget: Sendable {
         case number(String, trunk: String)
         /// A registered device, by its address of record (`user@domain`).
-        case device(String)
+        case device(String, headers: [(String, String)])
         case uri(SIPURI, headers: [(String, String)])
     }
 
@@ -329,8 +331,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         do {
             switch target {
             case .number(let number, let trunk): call = try await edge.placeCall(to: number, from: callerID, trunk: trunk, sdp: offer)
-            case .device(let aor):
-                call = try await edge.callUser(aor, from: callerID, sdp: offer)
+            case .device(let aor, let headers):
+                call = try await edge.callUser(aor, from: callerID, headers: headers, sdp: offer)
             case .uri(let uri, let headers):
                 let addresses = try await NameResolver.shared.addresses(of: uri.hostPort.host, port: 0).map(\.host)
                 call = try await edge.callURI(uri, at: addresses, from: callerID, headers: headers, sdp: offer)

@@ -125,8 +125,8 @@ public final class SIPEdge: Sendable {
         }
     }
 
-    /// Calls a registered device of `user@domain` (its most recent binding).
-    public func callUser(_ aor: String, from callerID: String, sdp: SessionDescription) async throws -> OutboundCall {
+    /// Calls a registered device of `user@domain` (its most recent binding); `headers` go into the INVITE as they are.
+    public func callUser(_ aor: String, from callerID: String, headers: [(String, String)] = [], sdp: SessionDescription) async throws -> OutboundCall {
         try await onRunningLoop { [self] () throws(EdgeError) -> OutboundCall in
             guard let ep = endpoint.withLock({ $0 }) else { throw .stopped }
             guard let binding = ep.core.registrar?.lookup(aor, now: .now()).max(by: { $0.expires < $1.expires }) else {
@@ -141,7 +141,7 @@ public final class SIPEdge: Sendable {
                 peer = SIPPeer(host: binding.contact.hostPort.host, port: binding.contact.port ?? 5060,
                                transport: binding.contact.transport.flatMap { SIPTransportKind(name: $0) } ?? binding.source.transport)
             }
-            return track(ep.invite(to: binding.contact, from: from, sdp: sdp, peer: peer))
+            return track(ep.invite(to: binding.contact, from: from, sdp: sdp, peer: peer, headers: headers))
         }
     }
 
