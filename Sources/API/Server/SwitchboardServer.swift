@@ -23,6 +23,8 @@ public final class SwitchboardServer: Sendable {
     public let live: Orchestrator
     let webhooks: WebhookDispatcher
     let voiceWebhooks: VoiceWebhooks
+    /// Session monitoring's callbacks (video sessions' events to their applications).
+    let videoCallbacks: VoiceWebhooks
     let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The account, and whether it was created by this start (its secret is printed once).
     public let account: (Account, created: Bool)
@@ -69,6 +71,9 @@ public final class SwitchboardServer: Sendable {
         media = try MediaEngine(configuration: configuration.mediaConfiguration)
         let clients = RealtimeClients(gateway: gateway)
         voiceWebhooks = VoiceWebhooks(client: HTTPClient(group: group))
+        var callbackSettings = VoiceWebhooks.Settings()
+        callbackSettings.metricPrefix = "switchboard_video_callback"
+        videoCallbacks = VoiceWebhooks(client: HTTPClient(group: group), settings: callbackSettings)
         let publicBase = configuration.publicURL ?? "http://\(configuration.listen)"
         let callsStore = core.calls
         let resolveLeg: @Sendable (String) -> MixerCallMedia.LegPlace? = { uuid in
@@ -91,6 +96,8 @@ public final class SwitchboardServer: Sendable {
         ConversationAudioRoutes(core: core, audio: live.audio).register(on: &router)
         CallSignaling(calls: live.calls).register(on: gateway)
         VideoSignaling(hub: live.video, clients: clients).register(on: gateway)
+        let monitor = VideoMonitor(core: core, hooks: videoCallbacks)
+        live.video.onSessionEvent { monitor.handle($0) }
         VideoRoutes(core: core, hub: live.video, group: group,
                     sip: lineMedia.edge.map { VideoSIPEdge(edge: $0, pool: lineMedia.pool, host: lineMedia.host, silenceLimit: lineMedia.silenceLimit) })
             .register(on: &router)
@@ -172,6 +179,7 @@ public final class SwitchboardServer: Sendable {
         gateway.start()
         webhooks.start()
         voiceWebhooks.start()
+        videoCallbacks.start()
         // Legs a previous run left open cannot be running now.
         if let ended = try? core.calls.failInterrupted(), !ended.isEmpty { logger.info("ended interrupted calls", ["count": ended.count]) }
         let conversations = core.conversations
@@ -236,6 +244,7 @@ public final class SwitchboardServer: Sendable {
         webhooks.stop()
         if let sip, sipStarted.withLock({ $0 }) { await sip.stop() }
         voiceWebhooks.stop()
+        videoCallbacks.stop()
         await http.shutdown(gracePeriod: configuration.shutdownGrace)
         group.shutdown()
         work.shutdown()

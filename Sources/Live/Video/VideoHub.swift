@@ -41,6 +41,18 @@ public final class VideoHub: Sendable {
         case hasAudio, hasVideo
     }
 
+    /// What happens in sessions, in order per session, for session monitoring (the project's callbacks).
+    public enum SessionEvent: Sendable {
+        /// The first connection joined a session nobody was in.
+        case sessionCreated(sessionID: String)
+        /// The last connection left.
+        case sessionDestroyed(sessionID: String, reason: DisconnectReason)
+        case connectionCreated(Connection)
+        case connectionDestroyed(Connection, reason: DisconnectReason)
+        case streamCreated(Stream, Connection)
+        case streamDestroyed(Stream, sessionID: String, Connection?, reason: DisconnectReason)
+    }
+
     /// Why a connection or its stream went away.
     public enum DisconnectReason: String, Sendable, Hashable {
         case clientDisconnected, forceDisconnected, networkDisconnected
@@ -67,6 +79,8 @@ public final class VideoHub: Sendable {
     }
 
     let state = Mutex(State())
+    /// Session monitoring's observer (`onSessionEvent`), called after the change, off the state's lock.
+    private let observer = Mutex<(@Sendable (SessionEvent) -> Void)?>(nil)
     let core: PlatformCore
     let verifier: VideoTokenVerifier
     let bridge: any VideoMediaBridge
@@ -77,6 +91,14 @@ public final class VideoHub: Sendable {
         verifier = VideoTokenVerifier(core: core)
         bridge = media
         self.clients = clients
+    }
+
+    /// Sets the observer of what happens in sessions (one; the server's session monitoring).
+    public func onSessionEvent(_ observe: @escaping @Sendable (SessionEvent) -> Void) { observer.withLock { $0 = observe } }
+
+    private func report(_ events: SessionEvent...) {
+        guard let observe = observer.withLock({ $0 }) else { return }
+        for e in events { observe(e) }
     }
 
     // MARK: Joining
@@ -152,14 +174,17 @@ public final class VideoHub: Sendable {
     /// Joins a session; returns the new connection and what is already there.
     func join(client: ClientID, grant: VideoGrant) -> (Connection, [Connection], [Stream]) {
         let c = Connection(id: UUID4.generate(), sessionID: grant.sessionID, client: client, grant: grant, createdAt: Date())
-        let (others, streams) = state.withLock { s -> ([Connection], [Stream]) in
+        let (others, streams, first) = state.withLock { s -> ([Connection], [Stream], Bool) in
+            let first = s.sessions[grant.sessionID] == nil
             let live = s.sessions[grant.sessionID] ?? Live()
             let others = Array(live.connections.values)
             s.sessions[grant.sessionID, default: Live()].connections[c.id] = c
             s.byClient[client] = (grant.sessionID, c.id)
-            return (others, Array(live.streams.values))
+            return (others, Array(live.streams.values), first)
         }
         for o in others { clients.send(.connectionCreated(c), to: o.client) }
+        if first { report(.sessionCreated(sessionID: grant.sessionID)) }
+        report(.connectionCreated(c))
         return (c, others, streams)
     }
 
@@ -276,6 +301,7 @@ public final class VideoHub: Sendable {
             return ((s.sessions[c.sessionID]?.connections.values).map { $0.filter { $0.id != c.id } } ?? [], muted)
         }
         for o in others { clients.send(.streamCreated(stream), to: o.client) }
+        report(.streamCreated(stream, c))
         if muted {
             let sid = c.sessionID
             let bridge = self.bridge
@@ -324,6 +350,7 @@ public final class VideoHub: Sendable {
         }
         guard let removed else { return }
         for o in everyone { clients.send(.streamDestroyed(removed, reason: reason), to: o.client) }
+        report(.streamDestroyed(removed, sessionID: sessionID, everyone.first { $0.id == removed.connectionID }, reason: reason))
         let bridge = self.bridge
         Task { await bridge.unpublish(sessionID: sessionID, streamID: streamID) }
     }
@@ -341,14 +368,17 @@ public final class VideoHub: Sendable {
     public func disconnect(sessionID: String, connectionID: String, reason: DisconnectReason) -> Bool {
         let streams = state.withLock { s in (s.sessions[sessionID]?.streams.values.filter { $0.connectionID == connectionID }) ?? [] }
         for st in streams { unpublish(sessionID: sessionID, streamID: st.id, reason: reason) }
-        let (removed, others) = state.withLock { s -> (Connection?, [Connection]) in
+        let (removed, others, last) = state.withLock { s -> (Connection?, [Connection], Bool) in
             let r = s.sessions[sessionID]?.connections.removeValue(forKey: connectionID)
             if let r { s.byClient[r.client] = nil }
             let others = (s.sessions[sessionID]?.connections.values).map(Array.init) ?? []
-            if s.sessions[sessionID]?.connections.isEmpty == true { s.sessions[sessionID] = nil }
-            return (r, others)
+            let last = s.sessions[sessionID]?.connections.isEmpty == true
+            if last { s.sessions[sessionID] = nil }
+            return (r, others, last)
         }
         guard let removed else { return false }
+        report(.connectionDestroyed(removed, reason: reason))
+        if last { report(.sessionDestroyed(sessionID: sessionID, reason: reason)) }
         let bridge = self.bridge
         Task { await bridge.connectionClosed(sessionID: sessionID, connectionID: connectionID) }
         for o in others { clients.send(.connectionDestroyed(removed, reason: reason), to: o.client) }

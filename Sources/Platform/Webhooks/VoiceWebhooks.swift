@@ -18,6 +18,8 @@ public final class VoiceWebhooks: Sendable {
         /// Used when the application's webhook gives no `connection_timeout` / `socket_timeout` (ms).
         public var connectionTimeout = 1000
         public var socketTimeout = 5000
+        /// The event lanes' counters: `<prefix>_delivered_total`, `_failed_total`, `_dropped_total`.
+        public var metricPrefix = "switchboard_voice_event"
         public init() {}
     }
 
@@ -73,9 +75,10 @@ public final class VoiceWebhooks: Sendable {
         }
         lanes = conts
         self.streams = Mutex(streams)
-        metrics.increment("switchboard_voice_event_dropped_total", by: 0, help: "Voice event webhooks dropped because the queue was full.")
-        metrics.increment("switchboard_voice_event_failed_total", by: 0, help: "Voice event webhooks abandoned after every retry failed.")
-        metrics.increment("switchboard_voice_event_delivered_total", by: 0, help: "Voice event webhooks answered with 2xx.")
+        let p = settings.metricPrefix
+        metrics.increment(p + "_dropped_total", by: 0, help: "Event webhooks dropped because the queue was full.")
+        metrics.increment(p + "_failed_total", by: 0, help: "Event webhooks abandoned after every retry failed.")
+        metrics.increment(p + "_delivered_total", by: 0, help: "Event webhooks answered with 2xx.")
         metrics.increment("switchboard_voice_answer_failed_total", by: 0, help: "Calls whose answer and fallback answer URLs all failed.")
     }
 
@@ -96,7 +99,7 @@ public final class VoiceWebhooks: Sendable {
         var h: UInt32 = 2_166_136_261
         for b in lane.utf8 { h = (h ^ UInt32(b)) &* 16_777_619 }
         if case .dropped = lanes[Int(h % UInt32(lanes.count))].yield(Delivery(lane: lane, target: target, payload: payload, application: application)) {
-            metrics.increment("switchboard_voice_event_dropped_total")
+            metrics.increment(settings.metricPrefix + "_dropped_total")
         }
     }
 
@@ -105,11 +108,11 @@ public final class VoiceWebhooks: Sendable {
         for attempt in 1...max(1, settings.eventAttempts) {
             switch await send(d.target, d.payload, application: d.application, timeout: settings.eventTimeout) {
             case .success:
-                metrics.increment("switchboard_voice_event_delivered_total")
+                metrics.increment(settings.metricPrefix + "_delivered_total")
                 return
             case .failure(let f) where !f.retryable:
                 logger.warning("voice event refused", ["url": d.target.url, "reason": f.reason])
-                metrics.increment("switchboard_voice_event_failed_total")
+                metrics.increment(settings.metricPrefix + "_failed_total")
                 return
             case .failure:
                 if attempt < settings.eventAttempts {
@@ -118,7 +121,7 @@ public final class VoiceWebhooks: Sendable {
                 }
             }
         }
-        metrics.increment("switchboard_voice_event_failed_total")
+        metrics.increment(settings.metricPrefix + "_failed_total")
     }
 
     // MARK: Answers

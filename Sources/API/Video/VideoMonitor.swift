@@ -1,0 +1,56 @@
+import Foundation
+import Live
+import Platform
+import Runtime
+import Wire
+
+/// Session monitoring: what happens in a video session (it starts and ends, clients connect and
+/// disconnect, streams are published and end) is POSTed as JSON to the URLs the session's application
+/// gives in `capabilities.video.webhooks` (`session_created`, `session_destroyed`, `connection_created`,
+/// `connection_destroyed`, `stream_created`, `stream_destroyed`, each `{address, active?}`), in the Video
+/// API's callback shape. One ordered lane per session, bounded, retried, signed like the application's
+/// other webhooks (`VoiceWebhooks`' event lanes); nothing waits for them.
+struct VideoMonitor: Sendable {
+    let core: PlatformCore
+    let hooks: VoiceWebhooks
+
+    func handle(_ event: VideoHub.SessionEvent) {
+        let (sessionID, name, fields) = Self.callback(event)
+        guard let project = VideoSessions.owner(ofSessionID: sessionID), let app = try? core.applications.get(id: project),
+              let hook = app.capabilities["video"]?["webhooks"]?[name], hook["active"]?.boolValue != false,
+              let address = hook["address"]?.stringValue, !address.isEmpty else { return }
+        let payload: [(String, JSONValue)] = [("sessionId", .string(sessionID)), ("projectId", .string(project))] + fields
+        hooks.event(payload, to: VoiceWebhooks.Target(url: address), application: app, lane: sessionID)
+    }
+
+    /// The session, the webhook's name and the callback's fields after `sessionId` and `projectId`.
+    static func callback(_ event: VideoHub.SessionEvent) -> (String, String, [(String, JSONValue)]) {
+        let now = JSONValue.number((Date().timeIntervalSince1970 * 1000).rounded())
+        func millis(_ d: Date) -> JSONValue { .number((d.timeIntervalSince1970 * 1000).rounded()) }
+        func connection(_ c: VideoHub.Connection) -> JSONValue {
+            ["id": .string(c.id), "createdAt": millis(c.createdAt), "data": .string(c.grant.connectionData ?? "")]
+        }
+        func stream(_ s: VideoHub.Stream, _ c: VideoHub.Connection?) -> JSONValue {
+            var o: [String: JSONValue] = ["id": .string(s.id), "createdAt": millis(s.createdAt), "name": .string(s.name),
+                                          "videoType": .string(s.videoType.rawValue)]
+            if let c { o["connection"] = connection(c) }
+            return .object(o)
+        }
+        switch event {
+        case .sessionCreated(let sid):
+            return (sid, "session_created", [("event", "sessionCreated"), ("timestamp", now)])
+        case .sessionDestroyed(let sid, let reason):
+            return (sid, "session_destroyed", [("event", "sessionDestroyed"), ("reason", .string(reason.rawValue)), ("timestamp", now)])
+        case .connectionCreated(let c):
+            return (c.sessionID, "connection_created", [("event", "connectionCreated"), ("timestamp", now), ("connection", connection(c))])
+        case .connectionDestroyed(let c, let reason):
+            return (c.sessionID, "connection_destroyed", [("event", "connectionDestroyed"), ("reason", .string(reason.rawValue)),
+                                                          ("timestamp", now), ("connection", connection(c))])
+        case .streamCreated(let s, let c):
+            return (c.sessionID, "stream_created", [("event", "streamCreated"), ("timestamp", now), ("stream", stream(s, c))])
+        case .streamDestroyed(let s, let sid, let c, let reason):
+            return (sid, "stream_destroyed", [("event", "streamDestroyed"), ("reason", .string(reason.rawValue)),
+                                                             ("timestamp", now), ("stream", stream(s, c))])
+        }
+    }
+}

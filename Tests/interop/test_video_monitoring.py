@@ -1,0 +1,71 @@
+"""Session monitoring: a video session's application gets the Video API's callbacks — sessionCreated, connectionCreated,
+streamCreated, streamDestroyed, connectionDestroyed (with the reason), sessionDestroyed — POSTed as JSON to the
+URLs of its `capabilities.video.webhooks`, in order, while clients connect, publish, unpublish, are force
+disconnected and leave over the `video:*` protocol."""
+from __future__ import annotations
+
+import requests
+
+from accounts_support import bearer, token
+from rig import wait_until
+from sip_support import api, metric
+from video_support import VideoPeer, video_server
+from voice_support import Hooks
+
+NAMES = ["session_created", "session_destroyed", "connection_created", "connection_destroyed", "stream_created", "stream_destroyed"]
+
+
+def client_token(app_id, key, sid, data):
+    return token(app_id, key, sub="video", ttl=3600, extra={"session_id": sid, "role": "moderator", "scope": "session.connect",
+                                                            "connection_data": data, "acl": {"paths": {"/session/**": {}}}})
+
+
+def test_callbacks_follow_a_session_from_first_connection_to_last():
+    hooks = Hooks()
+    with video_server() as server:
+        webhooks = {name: {"address": f"{hooks.url}/video/{name}"} for name in NAMES}
+        webhooks["stream_created"]["active"] = True
+        r = api(server, "POST", "/v2/applications", json={"name": "monitored", "capabilities": {"video": {"webhooks": webhooks}}})
+        assert r.status_code == 201, r.text
+        app_id, key = r.json()["id"], r.json()["keys"]["private_key"]
+        app_auth = {"Authorization": bearer(token(app_id, key))}
+        r = requests.post(server.http_url + "/session/create", headers=app_auth, data={"p2p.preference": "disabled"}, timeout=10)
+        assert r.status_code == 200, r.text
+        sid = r.json()[0]["session_id"]
+
+        alice = VideoPeer(server, sid, client_token(app_id, key, sid, "name=alice"))
+        bob = VideoPeer(server, sid, client_token(app_id, key, sid, "name=bob"))
+        stream_id = bob.publish("bob's camera")
+        bob.request("video:unpublish", {"streamId": stream_id})
+        r = requests.delete(f"{server.http_url}/v2/project/{app_id}/session/{sid}/connection/{bob.connection_id}", headers=app_auth, timeout=10)
+        assert r.status_code == 204, r.text
+        alice.request("video:disconnect", {})
+        alice.close()
+
+        expected = ["sessionCreated", "connectionCreated", "connectionCreated", "streamCreated", "streamDestroyed",
+                    "connectionDestroyed", "connectionDestroyed", "sessionDestroyed"]
+        wait_until(lambda: [e["event"] for e in hooks.events] == expected, timeout=10,
+                   what=lambda: f"the callbacks in order: {[e.get('event') for e in hooks.events]}")
+        events = hooks.events
+        assert all(e["sessionId"] == sid and e["projectId"] == app_id and isinstance(e["timestamp"], int) for e in events)
+        assert [e["connection"]["data"] for e in events if e["event"] == "connectionCreated"] == ["name=alice", "name=bob"]
+        assert events[1]["connection"]["id"] == alice.connection_id and isinstance(events[1]["connection"]["createdAt"], int)
+        created = events[3]["stream"]
+        assert (created["id"], created["name"], created["videoType"]) == (stream_id, "bob's camera", "camera")
+        assert created["connection"]["id"] == bob.connection_id and created["connection"]["data"] == "name=bob"
+        assert events[4]["stream"]["id"] == stream_id and events[4]["reason"] == "clientDisconnected"
+        assert (events[5]["connection"]["id"], events[5]["reason"]) == (bob.connection_id, "forceDisconnected")
+        assert (events[6]["connection"]["id"], events[6]["reason"]) == (alice.connection_id, "clientDisconnected")
+        assert metric(server, "switchboard_video_callback_delivered_total") == len(expected)
+
+        # A webhook turned off (`active: false`) gets nothing; the others go on.
+        webhooks["connection_created"]["active"] = False
+        r = api(server, "PUT", f"/v2/applications/{app_id}", json={"name": "monitored", "capabilities": {"video": {"webhooks": webhooks}}})
+        assert r.status_code == 200, r.text
+        carol = VideoPeer(server, sid, client_token(app_id, key, sid, "name=carol"))
+        carol.close()  # the socket dropped, no video:disconnect: networkDisconnected
+        wait_until(lambda: len(hooks.events) == len(expected) + 3, timeout=10, what=lambda: f"{[e.get('event') for e in hooks.events]}")
+        later = hooks.events[len(expected):]
+        assert [e["event"] for e in later] == ["sessionCreated", "connectionDestroyed", "sessionDestroyed"]
+        assert later[1]["reason"] == "networkDisconnected" and later[1]["connection"]["data"] == "name=carol"
+    hooks.http.shutdown()
