@@ -32,7 +32,7 @@ PEER_MEDIA = {
     "test_media_aiortc.py", "test_video_cli.py", "test_video_sdk.py", "test_client_cli.py",
     "test_rooms_mixed_aiortc.py", "test_rooms_mixed_players.py", "test_rooms_aiortc.py", "test_rooms_policy.py",
     "test_rooms_mode_switch.py", "test_load_authenticated.py", "test_load_cli.py", "test_load_mixed.py",
-    "test_janus_peers.py", "test_video_audio_connector.py", "test_video_sip_dial.py",
+    "test_janus_peers.py", "test_video_audio_connector.py", "test_video_sip_dial.py", "test_video_archive.py",
 }
 
 

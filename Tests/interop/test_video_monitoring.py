@@ -12,7 +12,8 @@ from sip_support import api, metric
 from video_support import VideoPeer, video_server
 from voice_support import Hooks
 
-NAMES = ["session_created", "session_destroyed", "connection_created", "connection_destroyed", "stream_created", "stream_destroyed"]
+NAMES = ["session_created", "session_destroyed", "connection_created", "connection_destroyed", "stream_created", "stream_destroyed",
+         "archive_status"]
 
 
 def client_token(app_id, key, sid, data):
@@ -36,17 +37,30 @@ def test_callbacks_follow_a_session_from_first_connection_to_last():
         alice = VideoPeer(server, sid, client_token(app_id, key, sid, "name=alice"))
         bob = VideoPeer(server, sid, client_token(app_id, key, sid, "name=bob"))
         stream_id = bob.publish("bob's camera")
+        # An archive's status changes go to `archive_status`.
+        r = requests.post(f"{server.http_url}/v2/project/{app_id}/archive", headers=app_auth, json={"sessionId": sid, "hasVideo": False, "name": "m"},
+                          timeout=10)
+        assert r.status_code == 200, r.text
+        archive_id = r.json()["id"]
+        r = requests.post(f"{server.http_url}/v2/project/{app_id}/archive/{archive_id}/stop", headers=app_auth, timeout=10)
+        assert r.status_code == 200 and r.json()["status"] == "available", r.text
         bob.request("video:unpublish", {"streamId": stream_id})
         r = requests.delete(f"{server.http_url}/v2/project/{app_id}/session/{sid}/connection/{bob.connection_id}", headers=app_auth, timeout=10)
         assert r.status_code == 204, r.text
         alice.request("video:disconnect", {})
         alice.close()
 
+        wait_until(lambda: len([e for e in hooks.events if e["event"] == "archive"]) == 2, timeout=10,
+                   what=lambda: f"two archive callbacks: {hooks.events}")
+        statuses = [e for e in hooks.events if e["event"] == "archive"]
+        assert [(e["id"], e["status"], e["sessionId"], e["projectId"], e["hasVideo"]) for e in statuses] == [
+            (archive_id, "started", sid, app_id, False), (archive_id, "available", sid, app_id, False)]
         expected = ["sessionCreated", "connectionCreated", "connectionCreated", "streamCreated", "streamDestroyed",
                     "connectionDestroyed", "connectionDestroyed", "sessionDestroyed"]
-        wait_until(lambda: [e["event"] for e in hooks.events] == expected, timeout=10,
+        session_events = lambda: [e for e in hooks.events if e["event"] != "archive"]
+        wait_until(lambda: [e["event"] for e in session_events()] == expected, timeout=10,
                    what=lambda: f"the callbacks in order: {[e.get('event') for e in hooks.events]}")
-        events = hooks.events
+        events = session_events()
         assert all(e["sessionId"] == sid and e["projectId"] == app_id and isinstance(e["timestamp"], int) for e in events)
         assert [e["connection"]["data"] for e in events if e["event"] == "connectionCreated"] == ["name=alice", "name=bob"]
         assert events[1]["connection"]["id"] == alice.connection_id and isinstance(events[1]["connection"]["createdAt"], int)
@@ -56,7 +70,7 @@ def test_callbacks_follow_a_session_from_first_connection_to_last():
         assert events[4]["stream"]["id"] == stream_id and events[4]["reason"] == "clientDisconnected"
         assert (events[5]["connection"]["id"], events[5]["reason"]) == (bob.connection_id, "forceDisconnected")
         assert (events[6]["connection"]["id"], events[6]["reason"]) == (alice.connection_id, "clientDisconnected")
-        assert metric(server, "switchboard_video_callback_delivered_total") == len(expected)
+        assert metric(server, "switchboard_video_callback_delivered_total") == len(expected) + 2
 
         # A webhook turned off (`active: false`) gets nothing; the others go on.
         webhooks["connection_created"]["active"] = False
@@ -64,8 +78,8 @@ def test_callbacks_follow_a_session_from_first_connection_to_last():
         assert r.status_code == 200, r.text
         carol = VideoPeer(server, sid, client_token(app_id, key, sid, "name=carol"))
         carol.close()  # the socket dropped, no video:disconnect: networkDisconnected
-        wait_until(lambda: len(hooks.events) == len(expected) + 3, timeout=10, what=lambda: f"{[e.get('event') for e in hooks.events]}")
-        later = hooks.events[len(expected):]
+        wait_until(lambda: len(session_events()) == len(expected) + 3, timeout=10, what=lambda: f"{[e.get('event') for e in hooks.events]}")
+        later = session_events()[len(expected):]
         assert [e["event"] for e in later] == ["sessionCreated", "connectionDestroyed", "sessionDestroyed"]
         assert later[1]["reason"] == "networkDisconnected" and later[1]["connection"]["data"] == "name=carol"
     hooks.http.shutdown()

@@ -98,8 +98,11 @@ public final class SwitchboardServer: Sendable {
         VideoSignaling(hub: live.video, clients: clients).register(on: gateway)
         let monitor = VideoMonitor(core: core, hooks: videoCallbacks)
         live.video.onSessionEvent { monitor.handle($0) }
+        let archives = VideoArchives(directory: configuration.dataDirectory + "/video/archives", hub: live.video,
+                                     recordings: live.audio.recordings) { archive in monitor.archiveChanged(archive) }
         VideoRoutes(core: core, hub: live.video, group: group,
-                    sip: lineMedia.edge.map { VideoSIPEdge(edge: $0, pool: lineMedia.pool, host: lineMedia.host, silenceLimit: lineMedia.silenceLimit) })
+                    sip: lineMedia.edge.map { VideoSIPEdge(edge: $0, pool: lineMedia.pool, host: lineMedia.host, silenceLimit: lineMedia.silenceLimit) },
+                    archives: archives)
             .register(on: &router)
         if configuration.development {
             VideoPlaygroundRoutes(core: core, account: account.0).register(on: &router)

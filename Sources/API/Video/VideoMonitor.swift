@@ -23,6 +23,21 @@ struct VideoMonitor: Sendable {
         hooks.event(payload, to: VoiceWebhooks.Target(url: address), application: app, lane: sessionID)
     }
 
+    /// An archive's status changed: the application's `archive_status` webhook gets the archive object.
+    func archiveChanged(_ archive: VideoArchives.Archive) {
+        guard let app = try? core.applications.get(id: archive.projectID),
+              let hook = app.capabilities["video"]?["webhooks"]?["archive_status"], hook["active"]?.boolValue != false,
+              let address = hook["address"]?.stringValue, !address.isEmpty else { return }
+        let payload: [(String, JSONValue)] = [
+            ("id", .string(archive.id)), ("status", .string(archive.status.rawValue)), ("name", .string(archive.name)),
+            ("reason", .string(archive.reason)), ("sessionId", .string(archive.sessionID)), ("projectId", .string(archive.projectID)),
+            ("createdAt", .number(Double(archive.createdAt))), ("updatedAt", .number(Double(archive.updatedAt))),
+            ("size", .number(Double(archive.size))), ("duration", .number(Double(archive.duration))), ("outputMode", "composed"),
+            ("hasAudio", true), ("hasVideo", false), ("event", "archive"),
+        ]
+        hooks.event(payload, to: VoiceWebhooks.Target(url: address), application: app, lane: archive.sessionID)
+    }
+
     /// The session, the webhook's name and the callback's fields after `sessionId` and `projectId`.
     static func callback(_ event: VideoHub.SessionEvent) -> (String, String, [(String, JSONValue)]) {
         let now = JSONValue.number((Date().timeIntervalSince1970 * 1000).rounded())

@@ -7,7 +7,7 @@ import Media
 /// the work to `MixerPlayers` and `Recordings`.
 public actor ConversationAudio {
     public let players: MixerPlayers
-    public let recordings: Recordings
+    public nonisolated let recordings: Recordings
     let rooms: Rooms
     private var playing: [String: [PlayerID: PlayerKind]] = [:]
 

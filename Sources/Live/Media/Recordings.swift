@@ -99,6 +99,14 @@ public actor Recordings {
         return file(id, info.format)
     }
 
+    /// Removes a recording that is not running: its file and its metadata. False when it is running or unknown.
+    public func delete(_ id: RecordingID) -> Bool {
+        guard live[id] == nil, let info = info(id) else { return false }
+        try? FileManager.default.removeItem(atPath: file(id, info.format))
+        try? FileManager.default.removeItem(atPath: file(id, nil))
+        return true
+    }
+
     private func finished(_ info: RecordingInfo) { live[info.id] = nil }
 
     private nonisolated func file(_ id: RecordingID, _ format: AudioFileKind?) -> String {

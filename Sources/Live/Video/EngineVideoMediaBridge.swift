@@ -196,6 +196,25 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         if gone, let mix { await leave(mix.id, connectionID) }
     }
 
+    public func holdMix(sessionID: String, holder: String) async throws(MediaError) -> MixerID {
+        let router = try await router(for: sessionID)
+        guard state.withLock({ $0.rooms[sessionID]?.router == router && $0.rooms[sessionID]?.connectors.insert(holder).inserted == true }) else {
+            await closeRoomIfEmpty(sessionID)
+            throw .notFound("session \(sessionID) media closed while its mix was asked for")
+        }
+        do {
+            return try await audioMix(sessionID, router: router).id
+        } catch {
+            await releaseMix(sessionID: sessionID, holder: holder)
+            throw error
+        }
+    }
+
+    public func releaseMix(sessionID: String, holder: String) async {
+        await releaseConnector(sessionID, holder)
+        await closeRoomIfEmpty(sessionID)
+    }
+
     /// The session's audio mix, made with every stream's audio in it when the first connector needs it.
     func audioMix(_ sessionID: String, router: RouterID) async throws(MediaError) -> MediaEngine.MixerInfo {
         if let mix = state.withLock({ $0.rooms[sessionID]?.audioMix }) { return mix }

@@ -171,6 +171,15 @@ public final class VideoHub: Sendable {
         return (joined, voice)
     }
 
+    /// The session's audio mix held for `holder` (an archive) until `releaseAudioMix`.
+    public func holdAudioMix(sessionID: String, holder: String) async throws(MediaError) -> MixerID {
+        try await bridge.holdMix(sessionID: sessionID, holder: holder)
+    }
+
+    public func releaseAudioMix(sessionID: String, holder: String) async {
+        await bridge.releaseMix(sessionID: sessionID, holder: holder)
+    }
+
     /// Joins a session; returns the new connection and what is already there.
     func join(client: ClientID, grant: VideoGrant) -> (Connection, [Connection], [Stream]) {
         let c = Connection(id: UUID4.generate(), sessionID: grant.sessionID, client: client, grant: grant, createdAt: Date())

@@ -16,6 +16,10 @@ public protocol VideoMediaBridge: Sendable {
     /// `voice` stream id, what the port says is that stream's audio, which subscribers then take like any other.
     func connectAudio(sessionID: String, connectionID: String, streams: Set<String>?, voice: String?,
                       make: @escaping MixerPortFactory) async throws(MediaError)
+    /// Keeps the session's audio mix (every stream's audio, later ones too) for `holder`, an archive's
+    /// recording, until `releaseMix`; returns the mix.
+    func holdMix(sessionID: String, holder: String) async throws(MediaError) -> MixerID
+    func releaseMix(sessionID: String, holder: String) async
 }
 
 extension VideoMediaBridge {
@@ -24,4 +28,8 @@ extension VideoMediaBridge {
                              make: @escaping MixerPortFactory) async throws(MediaError) {
         throw .unsupported("audio connectors need the media engine")
     }
+    public func holdMix(sessionID: String, holder: String) async throws(MediaError) -> MixerID {
+        throw .unsupported("archives need the media engine")
+    }
+    public func releaseMix(sessionID: String, holder: String) async {}
 }

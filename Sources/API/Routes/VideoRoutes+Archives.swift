@@ -1,0 +1,106 @@
+import Foundation
+import Live
+import Platform
+import Runtime
+import Wire
+
+/// Archives (`/v2/project/{id}/archive`): audio-only composed archives (`hasVideo: false`), recorded as Ogg
+/// Opus from the session's audio mix (`VideoArchives`). Video archives and individual output are refused.
+extension VideoRoutes {
+    func registerArchives(on router: inout Router) {
+        guard let archives else { return }
+        let core = self.core
+        router.post("/v2/project/:pid/archive") { req in
+            let (_, project) = try Self.projectCredentials(req, core: core, project: req.parameter("pid"))
+            let body = try req.json()
+            guard let sid = body["sessionId"]?.stringValue, !sid.isEmpty else { throw APIError.badRequest("sessionId is required.") }
+            guard body["hasVideo"] == .bool(false) else {
+                throw APIError.badRequest("hasVideo: this server records audio-only archives; set hasVideo to false.", code: "unsupported-option")
+            }
+            guard body["hasAudio"] == nil || body["hasAudio"] == .bool(true) else {
+                throw APIError.badRequest("hasAudio: an archive with neither audio nor video records nothing.")
+            }
+            guard body["outputMode"] == nil || body["outputMode"] == .string("composed") else {
+                throw APIError.badRequest("outputMode: only composed archives are recorded here.", code: "unsupported-option")
+            }
+            let name = body["name"]?.stringValue ?? ""
+            guard name.utf8.count <= 256 else { throw APIError.badRequest("name must be at most 256 bytes.") }
+            guard let session = try core.videoSessions.get(id: sid, project: project) else {
+                throw APIError.notFound("sessionId is not a session of this project.")
+            }
+            guard session.mediaMode == "routed" else {
+                throw APIError.conflict("Only routed sessions can be archived.", code: "session-not-routed")
+            }
+            do {
+                return .jsonObject(try await archives.start(sessionID: session.id, projectID: project, name: name).json(url: nil))
+            } catch {
+                throw Self.archiveError(error)
+            }
+        }
+        router.get("/v2/project/:pid/archive") { req in
+            let (_, project) = try Self.projectCredentials(req, core: core, project: req.parameter("pid"))
+            let all = archives.list(projectID: project, sessionID: req.query["sessionId"])
+            let offset = max(0, Int(req.query["offset"] ?? "") ?? 0)
+            let count = min(1000, max(1, Int(req.query["count"] ?? "") ?? 50))
+            let page = all.dropFirst(offset).prefix(count)
+            return .jsonObject(["count": all.count, "items": page.map { $0.json(url: Self.archiveURL(req, $0)) }])
+        }
+        router.get("/v2/project/:pid/archive/:aid") { req in
+            let archive = try Self.archive(req, core: core, archives: archives)
+            return .jsonObject(archive.json(url: Self.archiveURL(req, archive)))
+        }
+        router.post("/v2/project/:pid/archive/:aid/stop") { req in
+            let archive = try Self.archive(req, core: core, archives: archives)
+            do {
+                let stopped = try await archives.stop(archive.id)
+                return .jsonObject(stopped.json(url: Self.archiveURL(req, stopped)))
+            } catch {
+                throw Self.archiveError(error)
+            }
+        }
+        router.delete("/v2/project/:pid/archive/:aid") { req in
+            let archive = try Self.archive(req, core: core, archives: archives)
+            do { try await archives.delete(archive.id) } catch { throw Self.archiveError(error) }
+            return .noContent()
+        }
+        router.get("/v2/project/:pid/archive/:aid/download") { req in
+            let archive = try Self.archive(req, core: core, archives: archives)
+            guard let path = await archives.file(archive.id), let handle = FileHandle(forReadingAtPath: path) else {
+                throw APIError.conflict("The archive is not available (status \(archive.status.rawValue)).", code: "archive-not-available")
+            }
+            var headers = HTTPHeaders()
+            headers["Content-Type"] = "audio/ogg"
+            headers["Content-Disposition"] = "attachment; filename=\"archive-\(archive.id).ogg\""
+            return HTTPResponse(status: 200, headers: headers) { writer in
+                defer { try? handle.close() }
+                while let chunk = try handle.read(upToCount: 64 << 10), !chunk.isEmpty { try await writer.write([UInt8](chunk)) }
+            }
+        }
+    }
+
+    /// The archive the path names, which must be the caller's project's (else 404, as for none).
+    static func archive(_ req: HTTPRequest, core: PlatformCore, archives: VideoArchives) throws -> VideoArchives.Archive {
+        let (_, project) = try projectCredentials(req, core: core, project: req.parameter("pid"))
+        guard let archive = archives.get(req.parameter("aid") ?? ""), archive.projectID == project else {
+            throw APIError.notFound("No archive with this id.")
+        }
+        return archive
+    }
+
+    /// Where an available archive's file is downloaded (with the project's credentials).
+    static func archiveURL(_ req: HTTPRequest, _ archive: VideoArchives.Archive) -> String {
+        "\(req.baseURL)/v2/project/\(archive.projectID)/archive/\(archive.id)/download"
+    }
+
+    static func archiveError(_ error: any Error) -> APIError {
+        switch error as? VideoArchives.Failure {
+        case .alreadyRecording?: .conflict("The session is already being archived.", code: "archive-in-progress")
+        case .noClients?: .notFound("No clients are connected to the session.", code: "no-clients")
+        case .media(let why)?: .unavailable("The session's audio could not be recorded: \(why)")
+        case .notFound?: .notFound("No archive with this id.")
+        case .notRecording?: .conflict("The archive is not being recorded.", code: "archive-not-started")
+        case .recording?: .conflict("The archive is being recorded: stop it first.", code: "archive-in-progress")
+        case nil: .unavailable("\(error)")
+        }
+    }
+}

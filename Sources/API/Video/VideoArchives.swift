@@ -1,0 +1,184 @@
+import Crypto
+import Foundation
+import Live
+import Media
+import Runtime
+import Synchronization
+import Wire
+
+/// Audio-only composed archives of video sessions: the session's audio mix (the Audio Connector's) recorded
+/// as Ogg Opus, 48 kHz mono, by the same recorder as conversations' recordings. An archive's metadata is a
+/// JSON file under `<data>/video/archives/`, written before each reply, so what a reply said survives a
+/// restart; an archive still recording when the server stopped is `failed` at the next start, its audio
+/// up to then kept.
+final class VideoArchives: Sendable {
+    struct Archive: Codable, Sendable, Equatable {
+        enum Status: String, Codable, Sendable { case started, stopped, available, failed }
+        var id: String
+        var sessionID: String
+        var projectID: String
+        var name: String
+        var createdAt: Int64
+        var status: Status
+        var reason: String
+        var recordingID: String
+        var duration: Int
+        var size: Int
+        var updatedAt: Int64
+
+        /// The Video API's archive object; `url` where the file is, once available.
+        func json(url: String?) -> [String: Any] {
+            ["id": id, "sessionId": sessionID, "projectId": projectID, "name": name, "createdAt": createdAt, "updatedAt": updatedAt,
+             "status": status.rawValue, "reason": reason, "duration": duration, "size": size, "hasAudio": true, "hasVideo": false,
+             "outputMode": "composed", "streamMode": "auto", "resolution": NSNull(), "event": "archive",
+             "url": status == .available ? url ?? NSNull() : NSNull(), "streams": [Any](), "sha256sum": "", "password": ""]
+        }
+    }
+
+    let directory: String
+    let hub: VideoHub
+    let recordings: Recordings
+    private let archives: Mutex<[String: Archive]>
+    /// Called after every change of an archive's status (the `archive_status` callback).
+    let changed: @Sendable (Archive) -> Void
+
+    init(directory: String, hub: VideoHub, recordings: Recordings, changed: @escaping @Sendable (Archive) -> Void = { _ in }) {
+        self.directory = directory
+        self.hub = hub
+        self.recordings = recordings
+        self.changed = changed
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var loaded: [String: Archive] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasSuffix(".json") {
+            guard let data = FileManager.default.contents(atPath: directory + "/" + name),
+                  var archive = try? JSONDecoder().decode(Archive.self, from: data) else { continue }
+            if archive.status == .started {
+                archive.status = .failed
+                archive.reason = "the server stopped while it was recording"
+                Self.save(archive, directory: directory)
+            }
+            loaded[archive.id] = archive
+        }
+        archives = Mutex(loaded)
+    }
+
+    enum Failure: Error {
+        case alreadyRecording
+        case noClients
+        case media(String)
+        case notFound
+        case notRecording
+        case recording
+    }
+
+    /// Starts recording the session's mix.
+    func start(sessionID: String, projectID: String, name: String) async throws(Failure) -> Archive {
+        guard !hub.connections(sessionID: sessionID).isEmpty else { throw .noClients }
+        let id = UUID4.generate()
+        // One archive at a time per session: claimed before anything starts.
+        let claimed = archives.withLock { a -> Bool in
+            guard !a.values.contains(where: { $0.sessionID == sessionID && $0.status == .started }) else { return false }
+            let now = Self.millis()
+            a[id] = Archive(id: id, sessionID: sessionID, projectID: projectID, name: name, createdAt: now, status: .started, reason: "",
+                            recordingID: "", duration: 0, size: 0, updatedAt: now)
+            return true
+        }
+        guard claimed else { throw .alreadyRecording }
+        let recording: RecordingInfo
+        do {
+            let mix = try await hub.holdAudioMix(sessionID: sessionID, holder: Self.holder(id))
+            do {
+                recording = try await recordings.start(mixer: mix, source: sessionID, applicationID: projectID,
+                                                       options: RecordingOptions(format: .ogg, timeOut: 7200)) { [weak self] info in
+                    Task { await self?.ended(id, info) }
+                }
+            } catch {
+                await hub.releaseAudioMix(sessionID: sessionID, holder: Self.holder(id))
+                throw error
+            }
+        } catch {
+            _ = archives.withLock { $0.removeValue(forKey: id) }
+            throw .media("\(error)")
+        }
+        let started = update(id) { $0.recordingID = recording.id.rawValue }
+        guard let started else { throw .notFound }
+        return started
+    }
+
+    /// Stops a recording archive; returns it once its file is complete.
+    func stop(_ id: String) async throws(Failure) -> Archive {
+        guard let archive = get(id) else { throw .notFound }
+        let recording = RecordingID(rawValue: archive.recordingID)
+        guard archive.status == .started, recording.isWellFormed else { throw .notRecording }
+        if let info = await recordings.stop(recording) { await ended(id, info) }
+        return get(id) ?? archive
+    }
+
+    /// The recording ended (stopped, timed out, the session's media closed): the archive is available, or failed.
+    private func ended(_ id: String, _ info: RecordingInfo) async {
+        guard let archive = get(id), archive.status == .started else { return }
+        await hub.releaseAudioMix(sessionID: archive.sessionID, holder: Self.holder(id))
+        _ = update(id) { a in
+            a.duration = Int(info.duration.rounded())
+            a.size = info.size
+            switch info.status {
+            case .completed:
+                a.status = .available
+                a.reason = info.endReason == .timeout ? "maximum duration exceeded" : info.endReason == .mixerClosed ? "session ended" : "user initiated"
+            default:
+                a.status = .failed
+                a.reason = "the recording failed"
+            }
+        }
+    }
+
+    func get(_ id: String) -> Archive? { archives.withLock { $0[id] } }
+
+    /// The project's archives, newest first, optionally of one session.
+    func list(projectID: String, sessionID: String?) -> [Archive] {
+        archives.withLock { a in
+            a.values.filter { $0.projectID == projectID && (sessionID == nil || $0.sessionID == sessionID) }
+                .sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
+        }
+    }
+
+    /// Deletes an archive that is not recording, with its file.
+    func delete(_ id: String) async throws(Failure) {
+        guard let archive = get(id) else { throw .notFound }
+        guard archive.status != .started else { throw .recording }
+        let recording = RecordingID(rawValue: archive.recordingID)
+        if recording.isWellFormed { _ = await recordings.delete(recording) }
+        _ = archives.withLock { $0.removeValue(forKey: id) }
+        try? FileManager.default.removeItem(atPath: directory + "/" + id + ".json")
+    }
+
+    /// The finished file of an available archive.
+    func file(_ id: String) async -> String? {
+        guard let archive = get(id), archive.status == .available else { return nil }
+        return await recordings.path(RecordingID(rawValue: archive.recordingID))
+    }
+
+    @discardableResult
+    private func update(_ id: String, _ change: (inout Archive) -> Void) -> Archive? {
+        let updated = archives.withLock { a -> Archive? in
+            guard var archive = a[id] else { return nil }
+            change(&archive)
+            archive.updatedAt = Self.millis()
+            a[id] = archive
+            return archive
+        }
+        if let updated {
+            Self.save(updated, directory: directory)
+            changed(updated)
+        }
+        return updated
+    }
+
+    private static func save(_ archive: Archive, directory: String) {
+        guard let data = try? JSONEncoder().encode(archive) else { return }
+        try? data.write(to: URL(fileURLWithPath: directory + "/" + archive.id + ".json"), options: .atomic)
+    }
+
+    private static func holder(_ id: String) -> String { "archive-" + id }
+    static func millis() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+}

@@ -1,0 +1,116 @@
+"""Audio-only archives through the official `opentok` SDK: `start_archive(has_video=False)` records the session's
+audio mix (an aiortc publisher's 440 Hz) as Ogg Opus; stop, get, list, download and delete behave as the Video API's;
+video archives, a second archive of a session, a session with nobody in it and a relayed session are refused; an
+archive's metadata survives a restart."""
+from __future__ import annotations
+
+import asyncio
+import subprocess
+
+import numpy as np
+import pytest
+import requests
+
+from media_support import dominant_frequency, loopback_ice, wav_samples
+from rig import start_server, wait_until
+from test_video_audio_connector import publish_tone
+from video_support import VideoPeer, opentok_client, video_server
+
+opentok = pytest.importorskip("opentok")
+
+
+@pytest.fixture(scope="module")
+def server():
+    loopback_ice()
+    with video_server() as s:
+        yield s
+
+
+def download(ot, url, tmp_path):
+    r = requests.get(url, headers=ot.get_headers(), timeout=10)
+    assert r.status_code == 200 and r.headers["Content-Type"] == "audio/ogg", r.text[:200]
+    ogg, wav = tmp_path / "archive.ogg", tmp_path / "archive.wav"
+    ogg.write_bytes(r.content)
+    subprocess.run(["opusdec", "--quiet", "--rate", "48000", str(ogg), str(wav)], check=True)
+    return wav_samples(wav)
+
+
+def test_an_audio_archive_records_the_session_and_is_downloaded(server, tmp_path):
+    asyncio.run(_archive(server, tmp_path))
+
+
+async def _archive(server, tmp_path):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    pc, peer, _ = await publish_tone(server, sid, ot.generate_token(sid, data="name=speaker"), 440)
+    try:
+        await asyncio.sleep(0.5)
+        archive = await asyncio.to_thread(ot.start_archive, sid, name="standup", has_video=False)
+        assert (archive.status, archive.name, archive.has_audio, archive.has_video) == ("started", "standup", True, False)
+        # One archive of a session at a time; video archives are not recorded here.
+        with pytest.raises(Exception):
+            await asyncio.to_thread(ot.start_archive, sid, has_video=False)
+        r = requests.post(f"{server.http_url}/v2/project/{ot.api_key}/archive", headers=ot.get_json_headers(),
+                          json={"sessionId": sid, "hasVideo": True}, timeout=10)
+        assert r.status_code == 400 and "hasVideo" in r.json()["detail"]
+        r = requests.delete(f"{server.http_url}/v2/project/{ot.api_key}/archive/{archive.id}", headers=ot.get_headers(), timeout=10)
+        assert r.status_code == 409, "a recording archive cannot be deleted"
+        await asyncio.sleep(3)
+        stopped = await asyncio.to_thread(ot.stop_archive, archive.id)
+        assert stopped.status == "available"
+        got = await asyncio.to_thread(ot.get_archive, archive.id)
+        assert got.status == "available" and got.duration >= 2 and got.size > 1000 and got.url
+        listed = await asyncio.to_thread(ot.list_archives, session_id=sid)
+        assert [a.id for a in listed.items] == [archive.id] and listed.count == 1
+        samples, rate = download(ot, got.url, tmp_path)
+        assert len(samples) > rate * 2.5
+        tail = samples[-rate * 2:]
+        assert np.sqrt(np.mean(tail ** 2)) > 0.01 and abs(dominant_frequency(tail, rate) - 440) < 15
+        # Stopped already: stopping again is refused; deleting removes it and its file.
+        r = requests.post(f"{server.http_url}/v2/project/{ot.api_key}/archive/{archive.id}/stop", headers=ot.get_headers(), timeout=10)
+        assert r.status_code == 409
+        await asyncio.to_thread(ot.delete_archive, archive.id)
+        r = requests.get(f"{server.http_url}/v2/project/{ot.api_key}/archive/{archive.id}", headers=ot.get_headers(), timeout=10)
+        assert r.status_code == 404
+    finally:
+        await pc.close()
+        peer.close()
+
+
+def test_archives_are_refused_without_clients_or_routing(server):
+    ot = opentok_client(server)
+    empty = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    url = f"{server.http_url}/v2/project/{ot.api_key}/archive"
+    r = requests.post(url, headers=ot.get_json_headers(), json={"sessionId": empty, "hasVideo": False}, timeout=10)
+    assert r.status_code == 404 and r.json()["code"] == "no-clients"
+    relayed = ot.create_session(media_mode=opentok.MediaModes.relayed).session_id
+    r = requests.post(url, headers=ot.get_json_headers(), json={"sessionId": relayed, "hasVideo": False}, timeout=10)
+    assert r.status_code == 409
+    r = requests.post(url, headers=ot.get_json_headers(), json={"sessionId": empty, "hasVideo": False, "outputMode": "individual"}, timeout=10)
+    assert r.status_code == 400
+
+
+def test_an_archive_survives_a_restart(tmp_path):
+    data = tmp_path / "data"
+    first = start_server(["--log-level", "warn"], https=False, dev=True, data_dir=data)
+    try:
+        ot = opentok_client(first)
+        sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+        peer = VideoPeer(first, sid, ot.generate_token(sid))
+        archive = ot.start_archive(sid, has_video=False)
+        wait_until(lambda: ot.get_archive(archive.id).status == "started", timeout=5)
+        import time
+        time.sleep(1.2)
+        ot.stop_archive(archive.id)
+        peer.close()
+    finally:
+        first.stop()
+    second = start_server(["--log-level", "warn"], https=False, dev=True, data_dir=data)
+    try:
+        ot = opentok_client(second)
+        again = ot.get_archive(archive.id)
+        assert again.status == "available" and again.duration >= 1 and again.size > 0
+        r = requests.get(again.url, headers=ot.get_headers(), timeout=10)
+        assert r.status_code == 200 and r.content[:4] == b"OggS"
+    finally:
+        second.stop()
