@@ -97,9 +97,12 @@ public final class SwitchboardServer: Sendable {
         CallSignaling(calls: live.calls).register(on: gateway)
         VideoSignaling(hub: live.video, clients: clients).register(on: gateway)
         let monitor = VideoMonitor(core: core, hooks: videoCallbacks)
-        live.video.onSessionEvent { monitor.handle($0) }
         let archives = VideoArchives(directory: configuration.dataDirectory + "/video/archives", hub: live.video,
                                      recordings: live.audio.recordings) { archive in monitor.archiveChanged(archive) }
+        live.video.onSessionEvent { event in
+            monitor.handle(event)
+            if case .sessionDestroyed(let sessionID, _) = event { Task { await archives.sessionEnded(sessionID) } }
+        }
         VideoRoutes(core: core, hub: live.video, group: group,
                     sip: lineMedia.edge.map { VideoSIPEdge(edge: $0, pool: lineMedia.pool, host: lineMedia.host, silenceLimit: lineMedia.silenceLimit) },
                     archives: archives)

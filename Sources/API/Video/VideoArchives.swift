@@ -28,7 +28,7 @@ final class VideoArchives: Sendable {
 
         /// The Video API's archive object; `url` where the file is, once available.
         func json(url: String?) -> [String: Any] {
-            ["id": id, "sessionId": sessionID, "projectId": projectID, "name": name, "createdAt": createdAt, "updatedAt": updatedAt,
+            ["id": id, "sessionId": sessionID, "projectId": projectID, "partnerId": projectID, "name": name, "createdAt": createdAt, "updatedAt": updatedAt,
              "status": status.rawValue, "reason": reason, "duration": duration, "size": size, "hasAudio": true, "hasVideo": false,
              "outputMode": "composed", "streamMode": "auto", "resolution": NSNull(), "event": "archive",
              "url": status == .available ? url ?? NSNull() : NSNull(), "streams": [Any](), "sha256sum": "", "password": ""]
@@ -114,8 +114,17 @@ final class VideoArchives: Sendable {
         return get(id) ?? archive
     }
 
+    /// The last client left the session: its archive stops (`session ended`).
+    func sessionEnded(_ sessionID: String) async {
+        let recording = archives.withLock { a in a.values.filter { $0.sessionID == sessionID && $0.status == .started } }
+        for archive in recording {
+            let info = await recordings.stop(RecordingID(rawValue: archive.recordingID))
+            if let info { await ended(archive.id, info, reason: "session ended") }
+        }
+    }
+
     /// The recording ended (stopped, timed out, the session's media closed): the archive is available, or failed.
-    private func ended(_ id: String, _ info: RecordingInfo) async {
+    private func ended(_ id: String, _ info: RecordingInfo, reason: String? = nil) async {
         guard let archive = get(id), archive.status == .started else { return }
         await hub.releaseAudioMix(sessionID: archive.sessionID, holder: Self.holder(id))
         _ = update(id) { a in
@@ -124,7 +133,7 @@ final class VideoArchives: Sendable {
             switch info.status {
             case .completed:
                 a.status = .available
-                a.reason = info.endReason == .timeout ? "maximum duration exceeded" : info.endReason == .mixerClosed ? "session ended" : "user initiated"
+                a.reason = reason ?? (info.endReason == .timeout ? "maximum duration exceeded" : info.endReason == .mixerClosed ? "session ended" : "user initiated")
             default:
                 a.status = .failed
                 a.reason = "the recording failed"
