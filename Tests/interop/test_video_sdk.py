@@ -5,6 +5,7 @@ import base64
 import time
 
 import pytest
+import requests
 
 from video_support import AudioConnectorSink, VideoPeer, VideoRequestError, account, opentok_client, start_video_server
 
@@ -283,6 +284,45 @@ def test_vonage_sdk_audio_connector(server, vonage_app):
         ann.close()
     finally:
         mp.undo()
+
+
+def test_vonage_sdk_audio_archive(server, vonage_app):
+    """The `vonage` SDK's archive calls over HTTPS with an application: an audio-only archive starts, is listed,
+    stops available with a download URL that serves Ogg, and is deleted."""
+    vonage = pytest.importorskip("vonage")
+    from vonage_video import CreateArchiveRequest, ListArchivesFilter, SessionOptions, TokenOptions
+    from vonage_video.models.enums import MediaMode
+    app_id, private_key, host = vonage_app
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REQUESTS_CA_BUNDLE", str(server.ca_file))
+    try:
+        video = vonage.Vonage(vonage.Auth(application_id=app_id, private_key=private_key),
+                              vonage.HttpClientOptions(api_host=host, video_host=host)).video
+        sid = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED)).session_id
+        token = video.generate_client_token(TokenOptions(session_id=sid))
+        peer = VideoPeer(server, sid, token.decode() if isinstance(token, bytes) else token)
+        archive = video.start_archive(CreateArchiveRequest(session_id=sid, has_video=False, name="sdk"))
+        assert archive.status == "started" and archive.has_video is False and archive.name == "sdk"
+        archives, count, _ = video.list_archives(ListArchivesFilter(session_id=sid))
+        assert count == 1 and archives[0].id == archive.id
+        time.sleep(1.2)
+        stopped = video.stop_archive(archive.id)
+        assert stopped.status == "available"
+        got = video.get_archive(archive.id)
+        assert got.url and got.duration >= 1
+        auth = {"Authorization": "Bearer " + token_for(app_id, private_key)}
+        r = requests.get(got.url.replace(server.http_url, f"https://{host}"), headers=auth, timeout=10, verify=str(server.ca_file))
+        assert r.status_code == 200 and r.content[:4] == b"OggS"
+        video.delete_archive(archive.id)
+        assert video.list_archives(ListArchivesFilter(session_id=sid))[1] == 0
+        peer.close()
+    finally:
+        mp.undo()
+
+
+def token_for(app_id, private_key):
+    from accounts_support import token
+    return token(app_id, private_key)
 
 
 def test_sessions_belong_to_one_project(server, vonage_app):
