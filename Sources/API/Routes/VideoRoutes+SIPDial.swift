@@ -173,7 +173,6 @@ final class VideoSIPCall: Sendable {
     let connectionID: String
     let streamID: String
     private let line: Mutex<PhoneLine?>
-    private let call = Mutex<OutboundCall?>(nil)
     private let silenceLimit: UInt64
 
     private init(sessionID: String, connectionID: String, streamID: String, line: PhoneLine?, silenceLimit: UInt64) {
@@ -204,7 +203,6 @@ final class VideoSIPCall: Sendable {
                     ended.withLock { $0 = true }
                     hangup.withLock { $0 }?.hangup()
                 }
-
                 made.withLock { $0 = line }
                 return line
             }
@@ -232,7 +230,6 @@ final class VideoSIPCall: Sendable {
             return ended.withLock { $0 }
         }
         if gone { placed.hangup() }
-        call.call.withLock { $0 = placed }
         VideoRoutes.sipCalls.withLock { $0[connection.id] = call }
         Task { await call.follow(placed, offered: offered, hub: hub) }
         return call
