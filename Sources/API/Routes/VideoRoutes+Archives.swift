@@ -81,7 +81,7 @@ extension VideoRoutes {
     /// The archive the path names, which must be the caller's project's (else 404, as for none).
     static func archive(_ req: HTTPRequest, core: PlatformCore, archives: VideoArchives) throws -> VideoArchives.Archive {
         let (_, project) = try projectCredentials(req, core: core, project: req.parameter("pid"))
-        guard let archive = archives.get(req.parameter("aid") ?? ""), archive.projectID == project else {
+        guard let archive = archives.get(req.parameter("aid")), archive.projectID == project else {
             throw APIError.notFound("No archive with this id.")
         }
         return archive

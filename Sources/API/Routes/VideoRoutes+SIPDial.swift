@@ -135,7 +135,7 @@ extension VideoRoutes {
         router.post("/v2/project/:pid/session/:sid/play-dtmf") { req in
             let (_, project) = try Self.projectCredentials(req, core: core, project: req.parameter("pid"))
             let digits = try Self.dtmfDigits(try req.json())
-            guard let session = try core.videoSessions.get(id: req.parameter("sid") ?? "", project: project) else {
+            guard let session = try core.videoSessions.get(id: req.parameter("sid"), project: project) else {
                 throw APIError.notFound("No session with this id.")
             }
             let calls = Self.sipCalls.withLock { $0.values.filter { $0.sessionID == session.id } }
@@ -145,10 +145,10 @@ extension VideoRoutes {
         router.post("/v2/project/:pid/session/:sid/connection/:cid/play-dtmf") { req in
             let (_, project) = try Self.projectCredentials(req, core: core, project: req.parameter("pid"))
             let digits = try Self.dtmfDigits(try req.json())
-            guard let session = try core.videoSessions.get(id: req.parameter("sid") ?? "", project: project) else {
+            guard let session = try core.videoSessions.get(id: req.parameter("sid"), project: project) else {
                 throw APIError.notFound("No session with this id.")
             }
-            guard let call = Self.sipCalls.withLock({ $0[req.parameter("cid") ?? ""] }), call.sessionID == session.id else {
+            guard let call = Self.sipCalls.withLock({ $0[req.parameter("cid")] }), call.sessionID == session.id else {
                 throw APIError.notFound("No SIP call has this connection id in the session.")
             }
             call.send(digits: digits)

@@ -31,7 +31,7 @@ final class VideoArchives: Sendable {
             ["id": id, "sessionId": sessionID, "projectId": projectID, "partnerId": projectID, "name": name, "createdAt": createdAt, "updatedAt": updatedAt,
              "status": status.rawValue, "reason": reason, "duration": duration, "size": size, "hasAudio": true, "hasVideo": false,
              "outputMode": "composed", "streamMode": "auto", "resolution": NSNull(), "event": "archive",
-             "url": status == .available ? url ?? NSNull() : NSNull(), "streams": [Any](), "sha256sum": "", "password": ""]
+             "url": status == .available ? url.map { $0 as Any } ?? NSNull() : NSNull(), "streams": [Any](), "sha256sum": "", "password": ""]
         }
     }
 
@@ -39,6 +39,8 @@ final class VideoArchives: Sendable {
     let hub: VideoHub
     let recordings: Recordings
     private let archives: Mutex<[String: Archive]>
+    /// Why archives being stopped by the server stop (`session ended`), for whichever reports their end.
+    private let stopping = Mutex<[String: String]>([:])
     /// Called after every change of an archive's status (the `archive_status` callback).
     let changed: @Sendable (Archive) -> Void
 
@@ -118,16 +120,17 @@ final class VideoArchives: Sendable {
     func sessionEnded(_ sessionID: String) async {
         let recording = archives.withLock { a in a.values.filter { $0.sessionID == sessionID && $0.status == .started } }
         for archive in recording {
-            let info = await recordings.stop(RecordingID(rawValue: archive.recordingID))
-            if let info { await ended(archive.id, info, reason: "session ended") }
+            stopping.withLock { $0[archive.id] = "session ended" }
+            if let info = await recordings.stop(RecordingID(rawValue: archive.recordingID)) { await ended(archive.id, info) }
         }
     }
 
     /// The recording ended (stopped, timed out, the session's media closed): the archive is available, or failed.
-    private func ended(_ id: String, _ info: RecordingInfo, reason: String? = nil) async {
-        guard let archive = get(id), archive.status == .started else { return }
-        await hub.releaseAudioMix(sessionID: archive.sessionID, holder: Self.holder(id))
-        _ = update(id) { a in
+    /// Both `stop` and the recorder report the end: the first one moves the archive on (in one step under the
+    /// lock, so the second finds it moved and the status changes once), then lets the session's mix go.
+    private func ended(_ id: String, _ info: RecordingInfo) async {
+        let reason = stopping.withLock { $0[id] }
+        let moved = update(id, if: { $0.status == .started }) { a in
             a.duration = Int(info.duration.rounded())
             a.size = info.size
             switch info.status {
@@ -139,6 +142,9 @@ final class VideoArchives: Sendable {
                 a.reason = "the recording failed"
             }
         }
+        guard let moved else { return }
+        stopping.withLock { $0[id] = nil }
+        await hub.releaseAudioMix(sessionID: moved.sessionID, holder: Self.holder(id))
     }
 
     func get(_ id: String) -> Archive? { archives.withLock { $0[id] } }
@@ -167,10 +173,11 @@ final class VideoArchives: Sendable {
         return await recordings.path(RecordingID(rawValue: archive.recordingID))
     }
 
+    /// Changes an archive (when `condition` holds), saves it and reports it; the archive changed, or nil.
     @discardableResult
-    private func update(_ id: String, _ change: (inout Archive) -> Void) -> Archive? {
+    private func update(_ id: String, if condition: (Archive) -> Bool = { _ in true }, _ change: (inout Archive) -> Void) -> Archive? {
         let updated = archives.withLock { a -> Archive? in
-            guard var archive = a[id] else { return nil }
+            guard var archive = a[id], condition(archive) else { return nil }
             change(&archive)
             archive.updatedAt = Self.millis()
             a[id] = archive
