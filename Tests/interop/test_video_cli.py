@@ -120,3 +120,24 @@ def test_connect_starts_an_audio_connector(server):
                           "--data-dir", str(server.data_dir)], capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
     assert out.returncode != 0 and "HTTP 400" in out.stderr and "websocket-failed" in out.stderr, out.stderr
     watcher.close()
+
+
+def test_archive_commands_record_list_download_and_delete(server, tmp_path):
+    sid = cli(server, "session", "create", "--server", server.http_url)
+    peer = VideoPeer(server, sid, cli(server, "token", sid, "--data", "name=host"))
+    archive = cli(server, "archive", "start", sid, "--name", "weekly", "--server", server.http_url)
+    time.sleep(1.2)
+    stopped = json.loads(cli(server, "archive", "stop", archive, "--server", server.http_url))
+    assert (stopped["id"], stopped["status"], stopped["name"], stopped["hasVideo"]) == (archive, "available", "weekly", False)
+    listed = json.loads(cli(server, "archive", "list", "--session", sid, "--server", server.http_url))
+    assert listed["count"] == 1 and listed["items"][0]["id"] == archive
+    out = tmp_path / "weekly.ogg"
+    cli(server, "archive", "download", archive, "--out", str(out), "--server", server.http_url)
+    assert out.read_bytes()[:4] == b"OggS" and out.stat().st_size == stopped["size"]
+    cli(server, "archive", "delete", archive, "--server", server.http_url)
+    assert json.loads(cli(server, "archive", "list", "--session", sid, "--server", server.http_url))["count"] == 0
+    # An unknown archive id is the server's 404, with its reason.
+    failed = subprocess.run([str(server_binary()), "video", "archive", "get", "nope", "--server", server.http_url,
+                             "--data-dir", str(server.data_dir)], capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    assert failed.returncode != 0 and "HTTP 404" in failed.stderr, failed.stderr
+    peer.close()

@@ -20,6 +20,8 @@ struct VideoCommand {
                                       [--username U --password P] [--streams ID,ID] [--observe-force-mute]
                                       [--data DATA] [--json]
                switchboard video dtmf SESSION_ID DIGITS [--connection ID]
+               switchboard video archive start SESSION_ID [--name NAME] | stop ARCHIVE_ID | get ARCHIVE_ID
+                                     | list [--session SESSION_ID] | delete ARCHIVE_ID | download ARCHIVE_ID --out FILE
 
           --server URL       the running server (default $SWITCHBOARD_URL, else http://$SWITCHBOARD_LISTEN,
                              else http://127.0.0.1:8080)
@@ -45,6 +47,8 @@ struct VideoCommand {
           --username U, --password P   dial: digest credentials if the far end challenges
           --observe-force-mute         dial: moderation's force mute silences the call (default: it does not)
           --connection ID    dtmf: only this SIP call (default every SIP call in the session)
+          archive            audio-only archives of a session's mix (Ogg Opus); start prints the archive id,
+                             stop/get/list print JSON, download writes the file to --out
 
         Without --app-id the session is created with X-OPENTOK-AUTH and the token is an OpenTok
         T1 token, both from the account's api key and secret in DIR/account.json.
@@ -71,12 +75,15 @@ struct VideoCommand {
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--json", "--sip-uri", "--from", "--sip-headers",
                                    "--username", "--password", "--streams", "--observe-force-mute", "--data"])
             return try await dial(sessionID: sessionID, args)
+        case ("archive", let action?):
+            try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--name", "--session", "--out"])
+            return try await archive(action, target: args.positionals.dropFirst(2).first, args)
         case ("dtmf", let sessionID?):
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--connection"])
             guard let digits = args.positionals.dropFirst(2).first else { throw CLIError("dtmf needs DIGITS, e.g. 1234#") }
             return try await dtmf(sessionID: sessionID, digits: digits, args)
         default:
-            throw CLIError("expected 'video session create', 'video token SESSION_ID', 'video connect SESSION_ID', 'video dial SESSION_ID' or 'video dtmf SESSION_ID DIGITS' (see switchboard help video)")
+            throw CLIError("expected 'video session create', 'video token SESSION_ID', 'video connect SESSION_ID', 'video dial SESSION_ID', 'video dtmf SESSION_ID DIGITS' or 'video archive ACTION' (see switchboard help video)")
         }
     }
 
@@ -137,11 +144,13 @@ struct VideoCommand {
     }
 
     /// One request to the server; connection failures name the server.
-    static func send(_ request: HTTPClientRequest, server: String) async throws -> HTTPClientResponse {
+    static func send(_ request: HTTPClientRequest, server: String, maxBytes: Int = 16 << 20, timeout: Duration = .seconds(10)) async throws -> HTTPClientResponse {
         let group = EventLoopGroup(threads: 1, name: "video-cli")
         defer { group.shutdown() }
+        var client = HTTPClient(group: group)
+        client.maxResponseBytes = maxBytes
         do {
-            return try await HTTPClient(group: group).execute(request)
+            return try await client.execute(request, timeout: timeout)
         } catch {
             throw CLIError("cannot reach \(server): \(error)")
         }
@@ -292,6 +301,56 @@ struct VideoCommand {
         let response = try await send(HTTPClientRequest(method: .POST, url: server + "/v2/project/\(creds.project)/session/\(sessionID)\(target)/play-dtmf",
                                                         headers: http, body: Array(try JSONEncoder().encode(body))), server: server)
         guard response.status == 200 else { throw CLIError("dtmf failed: HTTP \(response.status) \(response.text)") }
+        return 0
+    }
+
+    /// `video archive …`: the archive REST routes with the project's credentials.
+    static func archive(_ action: String, target: String?, _ args: Arguments) async throws -> Int32 {
+        let creds = try credentials(args)
+        let server = try server(args)
+        var http = HTTPHeaders()
+        http["content-type"] = "application/json"
+        try authorize(&http, creds)
+        let base = server + "/v2/project/\(creds.project)/archive"
+        func id() throws -> String {
+            guard let target else { throw CLIError("archive \(action) needs an id") }
+            return target
+        }
+        let request: HTTPClientRequest
+        switch action {
+        case "start":
+            guard let target else { throw CLIError("archive start needs a SESSION_ID") }
+            var body: [String: JSONValue] = ["sessionId": .string(target), "hasVideo": false]
+            if let name = args["--name"] { body["name"] = .string(name) }
+            request = HTTPClientRequest(method: .POST, url: base, headers: http, body: Array(try JSONEncoder().encode(JSONValue.object(body))))
+        case "stop": request = HTTPClientRequest(method: .POST, url: base + "/\(try id())/stop", headers: http)
+        case "get": request = HTTPClientRequest(method: .GET, url: base + "/\(try id())", headers: http)
+        case "delete": request = HTTPClientRequest(method: .DELETE, url: base + "/\(try id())", headers: http)
+        case "download":
+            guard args["--out"] != nil else { throw CLIError("archive download needs --out FILE") }
+            request = HTTPClientRequest(method: .GET, url: base + "/\(try id())/download", headers: http)
+        case "list":
+            let query = args["--session"].map { "?sessionId=" + ($0.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? $0) } ?? ""
+            request = HTTPClientRequest(method: .GET, url: base + query, headers: http)
+        default:
+            throw CLIError("archive: expected start, stop, get, list, delete or download")
+        }
+        // An archive's file: up to 2 hours of Opus, some 30 MB.
+        let download = action == "download"
+        let response = try await send(request, server: server, maxBytes: download ? 256 << 20 : 16 << 20, timeout: .seconds(download ? 300 : 10))
+        guard (200...299).contains(response.status) else { throw CLIError("archive \(action) failed: HTTP \(response.status) \(response.text)") }
+        switch action {
+        case "start":
+            guard case .object(let reply)? = try? JSONParser.parse(response.body), let archive = reply["id"]?.stringValue else {
+                throw CLIError("archive start: unexpected reply \(response.text)")
+            }
+            print(archive)
+        case "download":
+            let out = args["--out"] ?? ""
+            guard FileManager.default.createFile(atPath: out, contents: Data(response.body)) else { throw CLIError("cannot write \(out)") }
+        case "delete": break
+        default: print(response.text)
+        }
         return 0
     }
 
