@@ -11,19 +11,12 @@ import numpy as np
 import pytest
 import requests
 
-from media_support import dominant_frequency, loopback_ice, wav_samples
+from media_support import dominant_frequency, wav_samples
 from rig import start_server, wait_until
-from test_video_audio_connector import publish_tone
-from video_support import VideoPeer, opentok_client, video_server
+from test_video_audio_connector import publish_tone, server  # noqa: F401 (the module's media server fixture)
+from video_support import VideoPeer, opentok_client
 
 opentok = pytest.importorskip("opentok")
-
-
-@pytest.fixture(scope="module")
-def server():
-    loopback_ice()
-    with video_server() as s:
-        yield s
 
 
 def download(ot, url, tmp_path):

@@ -85,7 +85,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     init(mixer: MixerCallMedia, edge: SIPEdge?, group: EventLoopGroup, core: PlatformCore, rtpPorts: ClosedRange<UInt16>, host: String,
          rtpTimeout: Duration = .seconds(60), resolve: @escaping @Sendable (String) -> MixerCallMedia.LegPlace?) {
-        silenceLimit = Self.nanoseconds(rtpTimeout)
+        silenceLimit = Instant(nanoseconds: 0).adding(rtpTimeout).nanoseconds
         self.mixer = mixer
         self.edge = edge
         self.group = group
@@ -278,7 +278,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         case .phone(let number, _):
             target = .number(number, trunk: try trunk(forCaller: callerID, callee: number))
         case .sip(let text, let headers, let userToUser):
-            guard let uri = try? SIPURI.parse(text), uri.isSIP, !uri.host.isEmpty else { throw .failed("connect: \(text) is not a SIP URI") }
+            guard let uri = SIPURI.dialable(text) else { throw .failed("connect: \(text) is not a SIP URI") }
             // The application's headers as `X-` headers, and User-to-User, in the INVITE.
             let sent = headers.sorted { $0.key < $1.key }.map { name, value in
                 (name.lowercased().hasPrefix("x-") ? name : "X-" + name, value)
@@ -581,12 +581,6 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         logger.warning("no RTP or RTCP from the far end: hanging up", ["leg": phone.uuid])
         phone.hangup()
         finish(phone, status: "completed", reason: "rtp timeout", events: events)
-    }
-
-    /// A duration as the media loops count time.
-    static func nanoseconds(_ d: Duration) -> UInt64 {
-        let (s, atto) = d.components
-        return s <= 0 && atto <= 0 ? 0 : UInt64(s) * 1_000_000_000 + UInt64(atto / 1_000_000_000)
     }
 
     private func finish(_ phone: PhoneLeg, status: String, reason: String, events: any CallMediaEvents) {

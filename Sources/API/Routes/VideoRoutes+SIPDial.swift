@@ -27,7 +27,6 @@ extension VideoRoutes {
         var sessionID: String
         var token: String
         var uri: SIPURI
-        var text: String
         /// The From: a user, or `user@host`.
         var from: String
         var headers: [(String, String)]
@@ -48,14 +47,12 @@ extension VideoRoutes {
             guard let sessionID = body["sessionId"]?.stringValue, !sessionID.isEmpty else { throw .badRequest("sessionId is required.") }
             guard let token = body["token"]?.stringValue, !token.isEmpty else { throw .badRequest("token is required.") }
             guard let sip = body["sip"]?.objectValue else { throw .badRequest("sip must be an object with a uri.") }
-            guard let text = sip["uri"]?.stringValue, text.utf8.count <= 512, let uri = try? SIPURI.parse(text), uri.isSIP, !uri.host.isEmpty,
-                  uri.transport.map({ ["udp", "tcp", "tls"].contains($0) }) ?? true else {
+            guard let uri = sip["uri"]?.stringValue.flatMap(SIPURI.dialable) else {
                 throw .badRequest("sip.uri must be a sip: or sips: URI (transport udp, tcp or tls).")
             }
             self.sessionID = sessionID
             self.token = token
             self.uri = uri
-            self.text = text
             from = "switchboard"
             if let value = sip["from"] {
                 guard let f = value.stringValue, Self.isFrom(f) else {

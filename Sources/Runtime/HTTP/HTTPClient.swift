@@ -62,9 +62,7 @@ public struct HTTPClient: Sendable {
         let secure = scheme == "https"
         let port = UInt16(url.port ?? (secure ? 443 : 80))
         // The name's lookup counts against the whole request's deadline.
-        let started = ContinuousClock.now
-        let addresses = try await NameResolver.shared.addresses(of: host, port: port, timeout: timeout)
-        let timeout = timeout - (ContinuousClock.now - started)
+        let (addresses, timeout) = try await NameResolver.shared.addresses(of: host, port: port, within: timeout)
         var target = url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath
         if let q = url.percentEncodedQuery { target += "?" + q }
         var head = HTTPRequestHead(method: request.method, target: target, headers: request.headers)

@@ -47,6 +47,13 @@ public final class NameResolver: Sendable {
         return found.map { SocketAddress(host: $0.host, port: port) }
     }
 
+    /// `addresses(of:port:)` for a request with a whole deadline of `timeout`: the addresses and what is left of it.
+    public func addresses(of host: String, port: UInt16, within timeout: Duration) async throws -> ([SocketAddress], left: Duration) {
+        let started = ContinuousClock.now
+        let found = try await addresses(of: host, port: port, timeout: timeout)
+        return (found, timeout - (ContinuousClock.now - started))
+    }
+
     private func lookup(_ name: String, timeout: Duration) async throws -> [SocketAddress] {
         let waiter = Waiter()
         return try await withCheckedThrowingContinuation { (cont: CheckedContinuation<[SocketAddress], Error>) in

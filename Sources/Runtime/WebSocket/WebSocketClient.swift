@@ -27,9 +27,7 @@ public enum WebSocketClient {
         let secure = scheme == "wss"
         let port = UInt16(u.port ?? (secure ? 443 : 80))
         // The name's lookup counts against the whole request's deadline.
-        let started = ContinuousClock.now
-        let addresses = try await NameResolver.shared.addresses(of: host, port: port, timeout: timeout)
-        let timeout = timeout - (ContinuousClock.now - started)
+        let (addresses, timeout) = try await NameResolver.shared.addresses(of: host, port: port, within: timeout)
         var target = u.percentEncodedPath.isEmpty ? "/" : u.percentEncodedPath
         if let q = u.percentEncodedQuery { target += "?" + q }
         let key = WebSocketHandshake.clientKey(nonce: SecureRandom.bytes(16))

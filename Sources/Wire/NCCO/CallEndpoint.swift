@@ -121,15 +121,8 @@ public enum CallEndpoint: Sendable, Hashable {
         case .sip:
             known = ["type", "uri", "headers", "standardHeaders"]
             guard let uri = try string("uri", required: true) else { throw fail(".uri", .missing) }
-            guard (uri.hasPrefix("sip:") || uri.hasPrefix("sips:")), uri.utf8.count > 5, uri.utf8.count <= 512,
-                  !uri.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
-                throw fail(".uri", .invalid("must be a sip: or sips: URI"))
-            }
-            guard let parsed = try? SIPURI.parse(uri), parsed.isSIP, !parsed.host.isEmpty else {
-                throw fail(".uri", .invalid("must be a sip: or sips: URI"))
-            }
-            if parsed.transport.map({ !["udp", "tcp", "tls"].contains($0) }) ?? false {
-                throw fail(".uri", .invalid("transport must be udp, tcp or tls"))
+            guard SIPURI.dialable(uri) != nil else {
+                throw fail(".uri", .invalid("must be a sip: or sips: URI with a host (transport udp, tcp or tls)"))
             }
             // Sent as `X-<name>: <value>` in the INVITE: a name is a SIP token, a value one line of text.
             let sipHeaders = try headers()

@@ -60,6 +60,14 @@ public struct SIPURI: Hashable, Sendable, CustomStringConvertible {
         return (bare, port ?? (scheme == "sips" ? 5061 : 5060))
     }
 
+    /// A URI a call can be placed to (NCCO `connect`, the Video API's `dial`): `sip:` or `sips:` with a host,
+    /// at most 512 bytes, no whitespace or control characters, and a `transport` (if any) of udp, tcp or tls.
+    public static func dialable(_ text: String) -> SIPURI? {
+        guard text.utf8.count <= 512, !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }), let uri = try? parse(text), uri.isSIP,
+              !uri.host.isEmpty, uri.transport.map({ ["udp", "tcp", "tls"].contains($0) }) ?? true else { return nil }
+        return uri
+    }
+
     public static func parse(_ text: some StringProtocol) throws(SIPParseError) -> SIPURI {
         let text = Substring(text)
         guard let colon = text.firstIndex(of: ":") else { throw .bad(.invalidURI, "URI without scheme") }

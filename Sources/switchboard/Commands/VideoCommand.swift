@@ -143,6 +143,14 @@ struct VideoCommand {
         }
     }
 
+    /// A JSON request's headers with the server credentials.
+    static func jsonHeaders(_ creds: Credentials) throws -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers["content-type"] = "application/json"
+        try authorize(&headers, creds)
+        return headers
+    }
+
     /// One request to the server; connection failures name the server.
     static func send(_ request: HTTPClientRequest, server: String, maxBytes: Int = 16 << 20, timeout: Duration = .seconds(10)) async throws -> HTTPClientResponse {
         let group = EventLoopGroup(threads: 1, name: "video-cli")
@@ -276,9 +284,7 @@ struct VideoCommand {
 
     /// POSTs `/v2/project/{id}/<path>` (an Audio Connector or a SIP call); prints the new connection's id, or the reply.
     static func startConnection(_ path: String, body: JSONValue, creds: Credentials, server: String, json: Bool) async throws -> Int32 {
-        var http = HTTPHeaders()
-        http["content-type"] = "application/json"
-        try authorize(&http, creds)
+        let http = try jsonHeaders(creds)
         let response = try await send(HTTPClientRequest(method: .POST, url: server + "/v2/project/\(creds.project)/\(path)", headers: http,
                                                         body: Array(try JSONEncoder().encode(body))), server: server)
         guard response.status == 200, case .object(let reply)? = try? JSONParser.parse(response.body),
@@ -293,9 +299,7 @@ struct VideoCommand {
     static func dtmf(sessionID: String, digits: String, _ args: Arguments) async throws -> Int32 {
         let creds = try credentials(args)
         let server = try server(args)
-        var http = HTTPHeaders()
-        http["content-type"] = "application/json"
-        try authorize(&http, creds)
+        let http = try jsonHeaders(creds)
         let target = args["--connection"].map { "/connection/\($0)" } ?? ""
         let body: JSONValue = ["digits": .string(digits)]
         let response = try await send(HTTPClientRequest(method: .POST, url: server + "/v2/project/\(creds.project)/session/\(sessionID)\(target)/play-dtmf",
@@ -308,9 +312,7 @@ struct VideoCommand {
     static func archive(_ action: String, target: String?, _ args: Arguments) async throws -> Int32 {
         let creds = try credentials(args)
         let server = try server(args)
-        var http = HTTPHeaders()
-        http["content-type"] = "application/json"
-        try authorize(&http, creds)
+        let http = try jsonHeaders(creds)
         let base = server + "/v2/project/\(creds.project)/archive"
         func id() throws -> String {
             guard let target else { throw CLIError("archive \(action) needs an id") }
