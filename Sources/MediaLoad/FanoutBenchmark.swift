@@ -1,6 +1,7 @@
 import Crypto
 import Glibc
 import Media
+import Wire
 
 /// In-process measurement of the forwarding path, without sockets or peers: one producer
 /// to N consumers (each on its own transport, as in an audio room), starting from SRTP

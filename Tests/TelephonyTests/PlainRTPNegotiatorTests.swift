@@ -1,4 +1,5 @@
 import Testing
+import Crypto
 import Wire
 @testable import Telephony
 
@@ -53,9 +54,88 @@ struct PlainRTPNegotiatorTests {
             try PlainRTPNegotiator.answer(g729, local: AudioSessionConfig(address: "127.0.0.1", port: 1), sessionID: 1, version: 1)
         }
         let srtp = try SessionDescription.parse("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 RTP/SAVP 0\r\n")
-        #expect(throws: PlainRTPError.unsupportedProfile("RTP/SAVP")) {
+        #expect(throws: PlainRTPError.noUsableCrypto) {
             try PlainRTPNegotiator.answer(srtp, local: AudioSessionConfig(address: "127.0.0.1", port: 1), sessionID: 1, version: 1)
         }
+        let dtls = try SessionDescription.parse("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 UDP/TLS/RTP/SAVPF 0\r\n")
+        #expect(throws: PlainRTPError.unsupportedProfile("UDP/TLS/RTP/SAVPF")) {
+            try PlainRTPNegotiator.answer(dtls, local: AudioSessionConfig(address: "127.0.0.1", port: 1), sessionID: 1, version: 1)
+        }
+    }
+
+    /// An offer as baresip's srtp module writes it (`mediaenc=srtp-mand`), with `lines` as its crypto lines.
+    static func sdesOffer(proto: String = "RTP/SAVP", _ lines: [String]) throws -> SessionDescription {
+        try SessionDescription.parse("v=0\r\no=- 3718218065 1424525219 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+            + "m=audio 9354 \(proto) 0 8 101\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:8 PCMA/8000\r\na=rtpmap:101 telephone-event/8000\r\n"
+            + "a=fmtp:101 0-15\r\na=sendrecv\r\n" + lines.map { "a=crypto:\($0)\r\n" }.joined() + "a=ptime:20\r\n")
+    }
+
+    static let baresipKey = "qxfNyZZvmIetD6v/EXINE53qrcUSHzd8PK7xCbr8"
+
+    @Test("an SDES offer is answered with SRTP: the accepted line's tag and suite, our own key")
+    func answersSDES() throws {
+        let offer = try Self.sdesOffer(["1 AES_CM_128_HMAC_SHA1_32 inline:\(Self.baresipKey)", "2 AES_CM_128_HMAC_SHA1_80 inline:\(Self.baresipKey)|2^20"])
+        let local = AudioSessionConfig(address: "127.0.0.1", port: 40000)
+        let (sdp, n) = try PlainRTPNegotiator.answer(offer, local: local, sessionID: 1, version: 1)
+        #expect(sdp.media[0].proto == "RTP/SAVP")
+        let lines = sdp.media[0].attributeValues("crypto").compactMap(SDPCrypto.init(attributeValue:))
+        #expect(lines.count == 1 && lines[0].tag == 2 && lines[0].suite == "AES_CM_128_HMAC_SHA1_80")
+        #expect(lines[0].keySalt == local.keySalt && lines[0].keySalt != Base64.decode(Self.baresipKey))
+        #expect(n.srtp == SDESKeying(profile: .aes128CMSHA1_80, local: local.keySalt, remote: Base64.decode(Self.baresipKey)!))
+        #expect(try SessionDescription.parse(sdp.serialize()) == sdp)
+    }
+
+    @Test("best-effort SRTP: RTP/AVP with keys is answered RTP/AVP with keys; without keys it stays plain unless SRTP is required")
+    func bestEffort() throws {
+        let offer = try Self.sdesOffer(proto: "RTP/AVP", ["1 AES_CM_128_HMAC_SHA1_80 inline:\(Self.baresipKey)"])
+        let (sdp, n) = try PlainRTPNegotiator.answer(offer, local: AudioSessionConfig(address: "127.0.0.1", port: 1), sessionID: 1, version: 1)
+        #expect(sdp.media[0].proto == "RTP/AVP" && sdp.media[0].attributeValues("crypto").count == 1 && n.srtp != nil)
+        let plain = try Self.sdesOffer(proto: "RTP/AVP", [])
+        let (clear, m) = try PlainRTPNegotiator.answer(plain, local: AudioSessionConfig(address: "127.0.0.1", port: 1), sessionID: 1, version: 1)
+        #expect(clear.media[0].attributeValues("crypto").isEmpty && m.srtp == nil)
+        #expect(throws: PlainRTPError.encryptionRequired) {
+            try PlainRTPNegotiator.answer(plain, local: AudioSessionConfig(address: "127.0.0.1", port: 1, encryption: .srtp), sessionID: 1, version: 1)
+        }
+    }
+
+    @Test("crypto lines this side cannot use are skipped; RTP/SAVP with none left is refused", arguments: [
+        "1 AES_CM_128_HMAC_SHA1_32 inline:qxfNyZZvmIetD6v/EXINE53qrcUSHzd8PK7xCbr8",
+        "1 AES_CM_128_HMAC_SHA1_80 inline:qxfNyZZvmIetD6v/EXINE53qrcUSHzd8PK7xCbr8|2^20|1:4",
+        "1 AES_CM_128_HMAC_SHA1_80 inline:qxfNyZZvmIetD6v/EXINE53qrcUSHzd8PK7xCbr8 UNENCRYPTED_SRTP",
+        "1 AES_CM_128_HMAC_SHA1_80 inline:c2hvcnQ=",
+        "1 AES_CM_128_HMAC_SHA1_80 inline:%%%",
+        "x AES_CM_128_HMAC_SHA1_80 inline:qxfNyZZvmIetD6v/EXINE53qrcUSHzd8PK7xCbr8",
+        "1 AES_CM_128_HMAC_SHA1_80 qxfNyZZvmIetD6v/EXINE53qrcUSHzd8PK7xCbr8",
+    ])
+    func unusable(line: String) throws {
+        #expect(throws: PlainRTPError.noUsableCrypto) {
+            try PlainRTPNegotiator.answer(try Self.sdesOffer([line]), local: AudioSessionConfig(address: "127.0.0.1", port: 1), sessionID: 1, version: 1)
+        }
+    }
+
+    @Test("an SRTP offer and its answer key each side with the other's key; an answer without our tag is unusable")
+    func offerAnswer() throws {
+        let ours = AudioSessionConfig(address: "127.0.0.1", port: 5000, encryption: .srtp)
+        let offer = PlainRTPNegotiator.offer(ours, sessionID: 1, version: 1)
+        #expect(offer.media[0].proto == "RTP/SAVP")
+        let offered = offer.media[0].attributeValues("crypto").compactMap(SDPCrypto.init(attributeValue:))
+        #expect(offered.map(\.tag) == [1, 2] && offered.map(\.suite) == ["AES_CM_128_HMAC_SHA1_80", "AEAD_AES_128_GCM"])
+        #expect(offered.map(\.keySalt.count) == [30, 28])
+        let theirs = AudioSessionConfig(address: "127.0.0.1", port: 6000)
+        let (answer, answered) = try PlainRTPNegotiator.answer(offer, local: theirs, sessionID: 2, version: 1)
+        let back = try PlainRTPNegotiator.negotiated(answer: answer, offered: ours)
+        #expect(back.srtp?.profile == .aes128CMSHA1_80 && answered.srtp?.profile == .aes128CMSHA1_80)
+        #expect(back.srtp?.local == answered.srtp?.remote && back.srtp?.remote == answered.srtp?.local)
+
+        var wrongTag = answer
+        wrongTag.media[0].lines.removeAll { $0.attributeValue(named: "crypto") != nil }
+        wrongTag.media[0].addAttribute("crypto", "7 AES_CM_128_HMAC_SHA1_80 inline:\(Self.baresipKey)")
+        #expect(throws: PlainRTPError.noUsableCrypto) { try PlainRTPNegotiator.negotiated(answer: wrongTag, offered: ours) }
+        var plain = answer
+        plain.media[0].lines.removeAll { $0.attributeValue(named: "crypto") != nil }
+        #expect(throws: PlainRTPError.noUsableCrypto) { try PlainRTPNegotiator.negotiated(answer: plain, offered: ours) }
+        // Without SRTP asked for, a stray key in an answer changes nothing.
+        #expect(try PlainRTPNegotiator.negotiated(answer: answer, offered: theirs).srtp == nil)
     }
 
     @Test("our offer lists PCMU, PCMA, opus and telephone-event with ptime")

@@ -72,6 +72,48 @@ struct RTPLegTests {
         #expect(pool.inUse == 0)
     }
 
+    @Test("SDES-keyed legs: the tone crosses as SRTP; a leg with the wrong key decodes nothing and counts the failures")
+    func srtp() async throws {
+        let loop = EventLoop()
+        loop.startThread(name: "rtp-test")
+        defer { loop.stop() }
+        let pool = RTPPortPool(range: 41_000...41_999)
+        let (keyA, keyB) = (Array(repeating: UInt8(1), count: 30), Array(repeating: UInt8(2), count: 30))
+        @Sendable func keyed(_ port: UInt16, local: [UInt8], remote: [UInt8]) -> NegotiatedAudio {
+            var n = Self.negotiated(.pcmu, port: port)
+            n.srtp = SDESKeying(profile: .aes128CMSHA1_80, local: local, remote: remote)
+            return n
+        }
+        for wrongKey in [false, true] {
+            let heard = Heard()
+            let (a, b) = try await loop.submit { () throws -> (RTPLeg, RTPLeg) in
+                let a = try RTPLeg(loop: loop, pool: pool, host: "127.0.0.1", negotiated: keyed(9, local: keyA, remote: keyB))
+                let b = try RTPLeg(loop: loop, pool: pool, host: "127.0.0.1",
+                                   negotiated: keyed(a.port, local: keyB, remote: wrongKey ? keyB : keyA))
+                a.update(keyed(b.port, local: keyA, remote: keyB))
+                Self.listen(b, heard: heard, frequency: 1000, other: 440)
+                return (a, b)
+            }
+            for i in 0..<25 {
+                try await loop.submit { Self.tone(1000, rate: a.sampleRate, index: i).withUnsafeBufferPointer { a.send($0) } }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try await loop.submit { a.sendReport() }
+            try await Task.sleep(for: .milliseconds(300))
+            let frames = heard.frames.withLock { $0 }
+            let stats = try await loop.submit { b.statistics }
+            if wrongKey {
+                #expect(frames == 0 && stats.srtpFailures == 26 && stats.rtcpReceived == 0, "\(frames) frames, \(stats)")
+            } else {
+                let power = heard.power.withLock { $0 }
+                #expect(frames >= 20 && power.target > 20 * power.other && stats.srtpFailures == 0 && stats.rtcpReceived == 1,
+                        "\(frames) frames, \(stats)")
+            }
+            try await loop.submit { a.close(); b.close() }
+        }
+        #expect(pool.inUse == 0)
+    }
+
     @Test("RFC 4733 digits both ways: each reported once despite the three end packets; p pauses")
     func digits() async throws {
         let loop = EventLoop()

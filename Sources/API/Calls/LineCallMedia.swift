@@ -325,7 +325,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         do { line = try await addLine(phone, rooms: rooms, negotiated: nil) } catch {
             return finish(phone, status: "failed", reason: "\(error)", events: events)
         }
-        let offered = AudioSessionConfig(address: host, port: line.leg.port)
+        var offered = AudioSessionConfig(address: host, port: line.leg.port)
+        if case .number(_, let trunk) = target { offered.encryption = encryption(ofTrunk: trunk) }
         let offer = PlainRTPNegotiator.offer(offered, sessionID: UInt64(line.leg.port), version: 1)
         let call: OutboundCall
         do {
@@ -347,18 +348,18 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         for await event in call.events {
             switch event {
             case .progress(_, let status, let answer):
-                if let answer { configure(phone, answer: answer, offered: offered) }
+                if let answer, !configure(phone, answer: answer, offered: offered) { return refuseUnkeyed(phone, call: call, events: events) }
                 if !ringing, status == 180 || status == 183 {
                     ringing = true
                     events.dialStatus("ringing", reason: nil, leg: uuid)
                 }
             case .connected(_, let remote):
-                if let remote { configure(phone, answer: remote, offered: offered) }
+                if let remote, !configure(phone, answer: remote, offered: offered) { return refuseUnkeyed(phone, call: call, events: events) }
                 phone.answered = true
                 watchSilence(phone)
                 events.dialStatus("answered", reason: nil, leg: uuid)
             case .updated(_, let remote):
-                configure(phone, answer: remote, offered: offered)
+                _ = configure(phone, answer: remote, offered: offered)  // a re-offer: the session stays keyed as it was
             case .ended(_, let status, let reason):
                 finish(phone, status: Self.legStatus(sipStatus: status, answered: phone.answered), reason: reason, events: events)
             case .incomingCall:
@@ -367,14 +368,29 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         }
     }
 
-    private func configure(_ phone: PhoneLeg, answer: SessionDescription, offered: AudioSessionConfig) {
-        guard let line = phone.line.withLock({ $0 }) else { return }
+    private func refuseUnkeyed(_ phone: PhoneLeg, call: OutboundCall, events: any CallMediaEvents) {
+        call.hangup()
+        finish(phone, status: "failed", reason: "the far end answered without usable SRTP keys (media_encryption srtp)", events: events)
+    }
+
+    /// Sets the leg from the peer's answer; false when the answer lacks the SRTP keys we required
+    /// (then no audio may flow in the clear, and the caller ends the call).
+    private func configure(_ phone: PhoneLeg, answer: SessionDescription, offered: AudioSessionConfig) -> Bool {
+        guard let line = phone.line.withLock({ $0 }) else { return true }
         do {
             let negotiated = try PlainRTPNegotiator.negotiated(answer: answer, offered: offered)
             line.loop.execute { try? line.configure(negotiated) }
         } catch {
             logger.warning("unusable answer SDP", ["leg": phone.uuid, "error": "\(error)"])
+            return error != .noUsableCrypto
         }
+        return true
+    }
+
+    /// What a trunk asks of its calls' media (`media_encryption`).
+    private func encryption(ofTrunk id: String?) -> MediaEncryption {
+        guard let id, let trunk = try? core.sipTrunks.find(id: id) else { return .none }
+        return MediaEncryption(rawValue: trunk.mediaEncryption) ?? .none
     }
 
     /// The leg status a SIP call's end gives: nil (BYE or CANCEL) completes an answered call.
@@ -456,7 +472,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         guard let appID = call.route?.applicationID, let app = try? core.applications.get(id: appID), app.voiceAnswer != nil else {
             return call.reject(status: 480)
         }
-        let probe = AudioSessionConfig(address: host, port: 9)
+        // One key for the probe and the answer: the leg protects with the key the answer carries.
+        let probe = AudioSessionConfig(address: host, port: 9, encryption: encryption(ofTrunk: call.trunk))
         guard let (_, negotiated) = try? PlainRTPNegotiator.answer(offer, local: probe, sessionID: 1, version: 1) else {
             return call.reject(status: 488)
         }
@@ -479,7 +496,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             call.reject(status: 503)
             return finish(phone, status: "failed", reason: "\(error)", events: events)
         }
-        let local = AudioSessionConfig(address: host, port: line.leg.port)
+        var local = probe
+        local.port = line.leg.port
         guard let (answer, _) = try? PlainRTPNegotiator.answer(offer, local: local, sessionID: UInt64(line.leg.port), version: 1) else {
             call.reject(status: 488)
             return finish(phone, status: "failed", reason: "no common codec", events: events)

@@ -32,6 +32,8 @@ extension VideoRoutes {
         var headers: [(String, String)]
         var credentials: TrunkConfig.Credentials?
         var observeForceMute = false
+        /// SRTP with SDES keys, required of the far end.
+        var secure = false
         var streams: [String]?
 
         /// Headers the server writes itself (and their compact forms): an application's would break the call.
@@ -82,12 +84,20 @@ extension VideoRoutes {
                 }
                 credentials = .init(username: user, password: password)
             }
-            for (field, meaning) in [("secure", "encrypted media (SRTP)"), ("video", "video")] {
-                switch sip[field] {
-                case nil, .bool(false)?: break
-                case .bool(true)?: throw .badRequest("sip.\(field): \(meaning) is not available on SIP calls here; the call carries audio over RTP.", code: "unsupported-option")
-                default: throw .badRequest("sip.\(field) must be a boolean.")
+            switch sip["video"] {
+            case nil, .bool(false)?: break
+            case .bool(true)?: throw .badRequest("sip.video: video is not available on SIP calls here; the call carries audio.", code: "unsupported-option")
+            default: throw .badRequest("sip.video must be a boolean.")
+            }
+            switch sip["secure"] {
+            case nil, .bool(false)?: break
+            case .bool(true)?:
+                // SDES keys travel in the INVITE: only over TLS are they not the network's to read.
+                guard uri.scheme == "sips" || uri.transport == "tls" else {
+                    throw .badRequest("sip.secure needs a sips: URI or ;transport=tls: the SRTP keys travel in the SIP messages.")
                 }
+                secure = true
+            default: throw .badRequest("sip.secure must be a boolean.")
             }
             switch sip["observeForceMute"] {
             case nil: break
@@ -212,7 +222,7 @@ final class VideoSIPCall: Sendable {
         let connection = joined.connection
         let call = VideoSIPCall(sessionID: connection.sessionID, connectionID: connection.id, streamID: streamID, line: line,
                                 silenceLimit: sip.silenceLimit)
-        let offered = AudioSessionConfig(address: sip.host, port: line.leg.port)
+        let offered = AudioSessionConfig(address: sip.host, port: line.leg.port, encryption: ask.secure ? .srtp : .none)
         let offer = PlainRTPNegotiator.offer(offered, sessionID: UInt64(line.leg.port), version: 1)
         let placed: OutboundCall
         do {
@@ -237,13 +247,17 @@ final class VideoSIPCall: Sendable {
         for await event in placed.events {
             switch event {
             case .connected(_, let answer):
-                if let answer { configure(answer, offered: offered) }
+                // Answered without the SRTP keys a secure call requires: no audio in the clear, the call ends.
+                if let answer, !configure(answer, offered: offered) {
+                    placed.hangup()
+                    continue
+                }
                 // Answered: a far end gone silent past `--rtp-timeout` is hung up (its end takes the connection out).
                 if silenceLimit > 0, let line = line.withLock({ $0 }) {
                     line.loop.execute { line.watchSilence(limit: self.silenceLimit) { placed.hangup() } }
                 }
             case .progress(_, _, let answer?), .updated(_, let answer):
-                configure(answer, offered: offered)
+                _ = configure(answer, offered: offered)
             case .ended:
                 _ = VideoRoutes.sipCalls.withLock { $0.removeValue(forKey: connectionID) }
                 line.withLock { $0 = nil }
@@ -255,9 +269,12 @@ final class VideoSIPCall: Sendable {
         _ = VideoRoutes.sipCalls.withLock { $0.removeValue(forKey: connectionID) }
     }
 
-    private func configure(_ answer: SessionDescription, offered: AudioSessionConfig) {
-        guard let line = line.withLock({ $0 }), let negotiated = try? PlainRTPNegotiator.negotiated(answer: answer, offered: offered) else { return }
+    /// Sets the line from the answer; false when it cannot be used (no common codec, no usable SRTP keys).
+    private func configure(_ answer: SessionDescription, offered: AudioSessionConfig) -> Bool {
+        guard let line = line.withLock({ $0 }) else { return true }
+        guard let negotiated = try? PlainRTPNegotiator.negotiated(answer: answer, offered: offered) else { return false }
         line.loop.execute { try? line.configure(negotiated) }
+        return true
     }
 
     /// RFC 4733 keys to the far end, once the call has its audio.

@@ -25,6 +25,21 @@ public enum SRTPProfile: Sendable, Hashable, CaseIterable {
         self = match
     }
 
+    /// The crypto-suite name in an SDES `a=crypto` line (RFC 4568 §6.2, RFC 7714 §12).
+    public var sdesSuite: String {
+        switch self {
+        case .aes128CMSHA1_80: "AES_CM_128_HMAC_SHA1_80"
+        case .aeadAES128GCM: "AEAD_AES_128_GCM"
+        case .aeadAES256GCM: "AEAD_AES_256_GCM"
+        }
+    }
+
+    /// Looks a profile up by its SDES crypto-suite name.
+    public init?(sdesSuite: some StringProtocol) {
+        guard let match = Self.allCases.first(where: { $0.sdesSuite == sdesSuite }) else { return nil }
+        self = match
+    }
+
     /// The name OpenSSL uses in `SSL_set_tlsext_use_srtp`.
     public var openSSLName: String {
         switch self {

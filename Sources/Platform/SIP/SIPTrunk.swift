@@ -15,6 +15,9 @@ public struct SIPTrunk: Sendable, Equatable {
     public var allow: [String]
     /// Seconds between OPTIONS health checks; 0 turns them off.
     public var healthInterval: Int
+    /// `none` (plain RTP offered; SRTP used when the carrier offers it) or `srtp` (RTP/SAVP with SDES
+    /// keys offered and required; needs `transport` `tls`).
+    public var mediaEncryption: String
     public var createdAt: Int64
     public var updatedAt: Int64
 }

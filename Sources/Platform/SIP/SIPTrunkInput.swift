@@ -9,9 +9,11 @@ public struct SIPTrunkInput: Sendable, Equatable {
     public var register: Bool?
     public var allow: [String]?
     public var healthInterval: Int?
+    public var mediaEncryption: String?
 
     public init(name: String? = nil, host: String? = nil, port: Int? = nil, transport: String? = nil, username: String?? = nil,
-                password: String?? = nil, register: Bool? = nil, allow: [String]? = nil, healthInterval: Int? = nil) {
+                password: String?? = nil, register: Bool? = nil, allow: [String]? = nil, healthInterval: Int? = nil,
+                mediaEncryption: String? = nil) {
         self.name = name
         self.host = host
         self.port = port
@@ -21,5 +23,6 @@ public struct SIPTrunkInput: Sendable, Equatable {
         self.register = register
         self.allow = allow
         self.healthInterval = healthInterval
+        self.mediaEncryption = mediaEncryption
     }
 }

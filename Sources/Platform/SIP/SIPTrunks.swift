@@ -26,15 +26,15 @@ public final class SIPTrunks: Sendable {
                          port: input.port ?? (input.transport?.lowercased() == "tls" ? 5061 : 5060),
                          transport: input.transport ?? "udp", username: input.username ?? nil, password: input.password ?? nil,
                          register: input.register ?? false, allow: input.allow ?? [], healthInterval: input.healthInterval ?? 30,
-                         createdAt: now, updatedAt: now)
+                         mediaEncryption: input.mediaEncryption ?? "none", createdAt: now, updatedAt: now)
         try Self.validate(&t)
         do {
             try db.execute("""
                 INSERT INTO sip_trunks (id, api_key, name, host, port, transport, username, password, register, allow, health_interval,
-                                        created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                        media_encryption, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.text(t.id), .text(apiKey), .text(t.name), .text(t.host), .int(Int64(t.port)), .text(t.transport),
                       SQLValue(t.username), SQLValue(t.password), .int(t.register ? 1 : 0), .text(t.allow.joined(separator: ",")),
-                      .int(Int64(t.healthInterval)), .int(now), .int(now)])
+                      .int(Int64(t.healthInterval)), .text(t.mediaEncryption), .int(now), .int(now)])
         } catch {
             throw uniqueViolation(error, as: PlatformError.conflict("A trunk named \(t.name) exists."))
         }
@@ -47,6 +47,11 @@ public final class SIPTrunks: Sendable {
             throw PlatformError.notFound("trunk")
         }
         return Self.trunk(r)
+    }
+
+    /// A trunk of any account by ID, nil when there is none: what a call on it asks of its media.
+    public func find(id: String) throws -> SIPTrunk? {
+        try db.queryOne("SELECT * FROM sip_trunks WHERE id = ?", [.text(id)]).map(Self.trunk)
     }
 
     public func list(apiKey: String) throws -> [SIPTrunk] {
@@ -69,14 +74,15 @@ public final class SIPTrunks: Sendable {
         if let v = input.register { t.register = v }
         if let v = input.allow { t.allow = v }
         if let v = input.healthInterval { t.healthInterval = v }
+        if let v = input.mediaEncryption { t.mediaEncryption = v }
         try Self.validate(&t)
         t.updatedAt = clock.now().millis
         do {
             try db.execute("""
                 UPDATE sip_trunks SET name = ?, host = ?, port = ?, transport = ?, username = ?, password = ?, register = ?, allow = ?,
-                                      health_interval = ?, updated_at = ? WHERE id = ?
+                                      health_interval = ?, media_encryption = ?, updated_at = ? WHERE id = ?
                 """, [.text(t.name), .text(t.host), .int(Int64(t.port)), .text(t.transport), SQLValue(t.username), SQLValue(t.password),
-                      .int(t.register ? 1 : 0), .text(t.allow.joined(separator: ",")), .int(Int64(t.healthInterval)), .int(t.updatedAt),
+                      .int(t.register ? 1 : 0), .text(t.allow.joined(separator: ",")), .int(Int64(t.healthInterval)), .text(t.mediaEncryption), .int(t.updatedAt),
                       .text(t.id)])
         } catch {
             throw uniqueViolation(error, as: PlatformError.conflict("A trunk named \(t.name) exists."))
@@ -99,6 +105,11 @@ public final class SIPTrunks: Sendable {
         guard (1...65535).contains(t.port) else { throw PlatformError.invalid("port must be 1-65535.") }
         guard ["udp", "tcp", "tls"].contains(t.transport) else { throw PlatformError.invalid("transport must be udp, tcp or tls.") }
         guard (0...86_400).contains(t.healthInterval) else { throw PlatformError.invalid("health_interval must be 0-86400 seconds.") }
+        t.mediaEncryption = t.mediaEncryption.lowercased()
+        guard ["none", "srtp"].contains(t.mediaEncryption) else { throw PlatformError.invalid("media_encryption must be none or srtp.") }
+        if t.mediaEncryption == "srtp" && t.transport != "tls" {
+            throw PlatformError.invalid("media_encryption srtp needs transport tls: the SRTP keys travel in the SIP messages.")
+        }
         if t.register && (t.username ?? "").isEmpty { throw PlatformError.invalid("register needs a username and password.") }
         guard t.allow.count <= 64 else { throw PlatformError.invalid("allow takes at most 64 entries.") }
         for entry in t.allow {
@@ -124,7 +135,8 @@ public final class SIPTrunks: Sendable {
                  transport: r.string("transport") ?? "udp", username: r.string("username"), password: r.string("password"),
                  register: (r.int("register") ?? 0) != 0,
                  allow: (r.string("allow") ?? "").split(separator: ",").map(String.init),
-                 healthInterval: Int(r.int("health_interval") ?? 30), createdAt: Int64(r.int("created_at") ?? 0), updatedAt: Int64(r.int("updated_at") ?? 0))
+                 healthInterval: Int(r.int("health_interval") ?? 30),
+                 mediaEncryption: r.string("media_encryption") ?? "none", createdAt: Int64(r.int("created_at") ?? 0), updatedAt: Int64(r.int("updated_at") ?? 0))
     }
 }
 

@@ -161,5 +161,8 @@ enum Schema {
             );
             CREATE INDEX sip_bindings_by_expiry ON sip_bindings (expires_at);
             """),
+        Migration(version: 7, name: "sip trunk media encryption", sql: """
+            ALTER TABLE sip_trunks ADD COLUMN media_encryption TEXT NOT NULL DEFAULT 'none';
+            """),
     ]
 }

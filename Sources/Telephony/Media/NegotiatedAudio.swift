@@ -10,6 +10,8 @@ public struct NegotiatedAudio: Hashable, Sendable {
     public var ptime: Int
     /// Our direction after negotiation (sendonly while we hold the peer, recvonly while it holds us).
     public var direction: SDPDirection
+    /// SRTP keys when the media is encrypted (SDES), nil for plain RTP.
+    public var srtp: SDESKeying?
 
     public var sends: Bool { direction == .sendrecv || direction == .sendonly }
     public var receives: Bool { direction == .sendrecv || direction == .recvonly }

@@ -4,4 +4,8 @@ public enum PlainRTPError: Error, Hashable, Sendable {
     case unsupportedProfile(String)
     case noCommonCodec
     case missingConnectionAddress
+    /// RTP/SAVP without an `a=crypto` line we can use (suite, key length, MKI, parameters).
+    case noUsableCrypto
+    /// Plain RTP where this side requires SRTP.
+    case encryptionRequired
 }

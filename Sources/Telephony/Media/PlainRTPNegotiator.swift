@@ -1,15 +1,23 @@
 import Wire
 
-/// SDP offer/answer for one plain RTP/AVP audio stream (RFC 3264, RFC 3551, RFC 4733).
+/// SDP offer/answer for one plain RTP/AVP audio stream (RFC 3264, RFC 3551, RFC 4733), or
+/// RTP/SAVP with SDES keys (RFC 4568).
 ///
 /// Builds on the WebRTC codec in Wire/SDP: the same `SessionDescription`, lines and
 /// attributes, with what plain RTP needs on top: `c=` addresses, static payload types,
-/// `a=ptime`, and direction mirroring for hold and resume (RFC 3264 §6.1, §8.4).
+/// `a=ptime`, direction mirroring for hold and resume (RFC 3264 §6.1, §8.4), and `a=crypto`.
+///
+/// SRTP: an offer with `.srtp` is RTP/SAVP with one `a=crypto` line per suite we support. An offer
+/// received with a usable `a=crypto` line (RTP/SAVP, or RTP/AVP with keys, "best effort" SRTP) is
+/// answered with SRTP, repeating the accepted line's tag and suite with our own key; RTP/SAVP without
+/// one is refused, as is plain RTP when the local config requires SRTP.
 public enum PlainRTPNegotiator {
     public static func offer(_ config: AudioSessionConfig, sessionID: UInt64, version: UInt64) -> SessionDescription {
         let payloadTypes = config.codecs.map(\.defaultPayloadType)
+        let crypto = config.encryption == .srtp
+            ? SDESKeying.suites.enumerated().map { SDPCrypto(tag: $0 + 1, suite: $1.sdesSuite, keySalt: config.keySalt(for: $1)) } : []
         return description(config, sessionID: sessionID, version: version, codecs: zip(config.codecs, payloadTypes).map { ($0, $1) },
-                           direction: config.direction)
+                           direction: config.direction, secure: config.encryption == .srtp, crypto: crypto)
     }
 
     /// Answers `offer`: the first offered voice codec we support (offerer's preference),
@@ -24,11 +32,24 @@ public enum PlainRTPNegotiator {
         chosen.append(voice)
         let event = remote.codecs.first { $0.0 == .telephoneEvent && config.codecs.contains(.telephoneEvent) }
         if let event { chosen.append(event) }
+        var keying: SDESKeying?
+        var crypto: [SDPCrypto] = []
+        if let (line, profile) = SDESKeying.usable(remote.crypto) {
+            let ours = config.keySalt(for: profile)
+            keying = SDESKeying(profile: profile, local: ours, remote: line.keySalt)
+            crypto = [SDPCrypto(tag: line.tag, suite: line.suite, keySalt: ours)]
+        } else if remote.secure {
+            throw .noUsableCrypto
+        } else if config.encryption == .srtp {
+            throw .encryptionRequired
+        }
         let direction = answerDirection(offered: remote.direction, local: config.direction)
-        let sdp = description(config, sessionID: sessionID, version: version, codecs: chosen, direction: direction)
-        let negotiated = NegotiatedAudio(remoteAddress: remote.address, remotePort: remote.port, codec: voice.0,
+        let sdp = description(config, sessionID: sessionID, version: version, codecs: chosen, direction: direction,
+                              secure: remote.secure, crypto: crypto)
+        var negotiated = NegotiatedAudio(remoteAddress: remote.address, remotePort: remote.port, codec: voice.0,
                                          payloadType: voice.1, telephoneEventPayloadType: event?.1,
                                          ptime: remote.ptime ?? config.ptime, direction: direction)
+        negotiated.srtp = keying
         return (sdp, negotiated)
     }
 
@@ -39,9 +60,16 @@ public enum PlainRTPNegotiator {
             throw .noCommonCodec
         }
         let event = remote.codecs.first { $0.0 == .telephoneEvent }
-        return NegotiatedAudio(remoteAddress: remote.address, remotePort: remote.port, codec: voice.0, payloadType: voice.1,
-                               telephoneEventPayloadType: event?.1, ptime: remote.ptime ?? config.ptime,
-                               direction: remote.direction.reversed)
+        var negotiated = NegotiatedAudio(remoteAddress: remote.address, remotePort: remote.port, codec: voice.0, payloadType: voice.1,
+                                         telephoneEventPayloadType: event?.1, ptime: remote.ptime ?? config.ptime,
+                                         direction: remote.direction.reversed)
+        if config.encryption == .srtp {
+            // The answer accepts one of our lines: its tag names the suite and so our key.
+            guard let line = remote.crypto.first, let (_, profile) = SDESKeying.usable([line]),
+                  let offered = SDESKeying.suites.firstIndex(of: profile), line.tag == offered + 1 else { throw .noUsableCrypto }
+            negotiated.srtp = SDESKeying(profile: profile, local: config.keySalt(for: profile), remote: line.keySalt)
+        }
+        return negotiated
     }
 
     /// The direction to answer with: what the offer allows, narrowed by what we want.
@@ -64,11 +92,14 @@ public enum PlainRTPNegotiator {
         var codecs: [(AudioCodec, UInt8)]
         var ptime: Int?
         var direction: SDPDirection
+        /// RTP/SAVP(F): the media must be SRTP.
+        var secure: Bool
+        var crypto: [SDPCrypto]
     }
 
     static func read(_ sdp: SessionDescription) throws(PlainRTPError) -> Remote {
         guard let audio = sdp.media.first(where: { $0.kind == "audio" && $0.port != 0 }) else { throw .noAudioSection }
-        guard audio.proto == "RTP/AVP" || audio.proto == "RTP/AVPF" else { throw .unsupportedProfile(audio.proto) }
+        guard ["RTP/AVP", "RTP/AVPF", "RTP/SAVP", "RTP/SAVPF"].contains(audio.proto) else { throw .unsupportedProfile(audio.proto) }
         let connection = audio.connection ?? sdp.lines.first { $0.type == "c" }?.value
         let parts = connection?.split(separator: " ") ?? []
         guard parts.count == 3, parts[0] == "IN" else { throw .missingConnectionAddress }
@@ -80,22 +111,25 @@ public enum PlainRTPNegotiator {
         }
         let direction = audio.direction ?? sdp.lines.lazy.compactMap { SDPDirection(rawValue: $0.type == "a" ? $0.value : "") }.first ?? .sendrecv
         return Remote(address: address, port: audio.port, codecs: codecs, ptime: audio.attributeValue("ptime").flatMap { Int($0) },
-                      direction: address == "0.0.0.0" && direction == .sendrecv ? .inactive : direction)
+                      direction: address == "0.0.0.0" && direction == .sendrecv ? .inactive : direction,
+                      secure: audio.proto.hasPrefix("RTP/SAVP"), crypto: audio.attributeValues("crypto").compactMap(SDPCrypto.init(attributeValue:)))
     }
 
     private static func description(_ config: AudioSessionConfig, sessionID: UInt64, version: UInt64,
-                                    codecs: [(AudioCodec, UInt8)], direction: SDPDirection) -> SessionDescription {
+                                    codecs: [(AudioCodec, UInt8)], direction: SDPDirection, secure: Bool,
+                                    crypto: [SDPCrypto]) -> SessionDescription {
         let family = config.address.contains(":") ? "IP6" : "IP4"
         var sdp = SessionDescription(origin: SDPOrigin(username: "-", sessionID: sessionID, sessionVersion: version,
                                                        networkType: "IN", addressType: family, address: config.address),
                                      sessionName: "switchboard")
         sdp.lines.insert(SDPLine("c", "IN \(family) \(config.address)"), at: 3)
-        var audio = MediaDescription(kind: "audio", port: config.port, proto: "RTP/AVP", formats: codecs.map { String($0.1) })
+        var audio = MediaDescription(kind: "audio", port: config.port, proto: secure ? "RTP/SAVP" : "RTP/AVP", formats: codecs.map { String($0.1) })
         for (codec, pt) in codecs {
             audio.addAttribute("rtpmap", codec.rtpMap(payloadType: pt).attributeValue)
             if codec == .telephoneEvent { audio.addAttribute("fmtp", "\(pt) 0-16") }
         }
         audio.addAttribute("ptime", String(config.ptime))
+        for line in crypto { audio.addAttribute("crypto", line.attributeValue) }
         audio.direction = direction
         sdp.media = [audio]
         return sdp

@@ -1,5 +1,6 @@
 import Audio
 import CShims
+import Crypto
 import Glibc
 import Runtime
 
@@ -14,6 +15,9 @@ import Runtime
 /// Symmetric RTP (RFC 4961): media goes to where the peer's packets really come from, not only to
 /// the SDP address, so a phone behind NAT is heard and hears us. The leg latches to the first
 /// source that sends a packet of a negotiated payload type, and again when a new SSRC appears.
+///
+/// SRTP (SDES-keyed, `negotiated.srtp`): what arrives is authenticated and decrypted before anything
+/// else looks at it (a forged packet neither plays nor moves the latch), what leaves is protected last.
 ///
 /// Confined to its loop (the SIP edge's loop, or any `EventLoop`): every method runs there, which is what
 /// makes the unchecked Sendable conformance sound (it only lets the leg be handed to its loop). The
@@ -35,6 +39,9 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     private let rtcpFD: Int32
     private var rtcp: RTCPSocketHandler?
     private var codec: any Codec
+    /// SRTP and SRTCP, both ways, when the session is keyed.
+    private var srtpIn: SRTPTransform?
+    private var srtpOut: SRTPTransform?
     /// The session is known (`configure` ran): until then nothing is sent or decoded.
     public private(set) var configured = false
     private var frame: AudioFrame
@@ -118,6 +125,8 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
               let remoteRTCP = IPEndpoint(host: negotiated.remoteAddress, port: negotiated.remotePort &+ 1, family: family) else {
             throw .badAddress(negotiated.remoteAddress)
         }
+        let transforms = try negotiated.srtp?.transforms()
+        (srtpIn, srtpOut) = (transforms?.inbound, transforms?.outbound)
         self.codec = codec
         self.negotiated = negotiated
         self.remote = remote
@@ -166,8 +175,12 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         scheduleReport()
     }
 
-    /// A re-INVITE changed the session: new remote address or direction (same codec).
+    /// A re-INVITE changed the session: new remote address, direction or SRTP keys (same codec).
     public func update(_ negotiated: NegotiatedAudio) {
+        if let keying = negotiated.srtp, keying != self.negotiated.srtp, let transforms = try? keying.transforms() {
+            (srtpIn, srtpOut) = (transforms.inbound, transforms.outbound)
+            self.negotiated.srtp = keying
+        }
         if negotiated.remoteAddress != self.negotiated.remoteAddress || negotiated.remotePort != self.negotiated.remotePort {
             if let r = IPEndpoint(host: negotiated.remoteAddress, port: negotiated.remotePort, family: family) { remote = r }
             if let r = IPEndpoint(host: negotiated.remoteAddress, port: negotiated.remotePort &+ 1, family: family) { remoteRTCP = r }
@@ -183,7 +196,12 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     public func handle(events: UInt32) {
         for _ in 0..<64 {
             guard let (n, from) = IPEndpoint.receive(fd: rtpFD, into: receiveBuffer), n > 0 else { return }
-            receive(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n]), from: from)
+            var length = n
+            if let srtpIn, !srtpIn.unprotectRTP(receiveBuffer.baseAddress!, length: &length) {
+                statistics.srtpFailures += 1
+                continue
+            }
+            receive(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<length]), from: from)
         }
     }
 
@@ -319,8 +337,10 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     }
 
     private func transmit(_ count: Int) {
-        let sent = remote.withSockAddr { sendto(rtpFD, sendBuffer.baseAddress, count, 0, $0, $1) }
-        if sent == count {
+        var length = count
+        if let srtpOut, !srtpOut.protectRTP(sendBuffer.baseAddress!, length: &length, capacity: sendBuffer.count) { return }
+        let sent = remote.withSockAddr { sendto(rtpFD, sendBuffer.baseAddress, length, 0, $0, $1) }
+        if sent == length {
             statistics.packetsSent += 1
             statistics.octetsSent += count - 12
         }
@@ -330,8 +350,12 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
 
     private func readRTCP() {
         for _ in 0..<16 {
-            let n = recv(rtcpFD, receiveBuffer.baseAddress, receiveBuffer.count, 0)
+            var n = recv(rtcpFD, receiveBuffer.baseAddress, receiveBuffer.count, 0)
             guard n > 0 else { return }
+            if let srtpIn, !srtpIn.unprotectRTCP(receiveBuffer.baseAddress!, length: &n) {
+                statistics.srtpFailures += 1
+                continue
+            }
             // SR (200) or RR (201) at the head of a compound packet (RFC 3550 §6.1).
             if n >= 8, receiveBuffer[0] >> 6 == 2, receiveBuffer[1] == 200 || receiveBuffer[1] == 201 { statistics.rtcpReceived += 1 }
         }
@@ -378,8 +402,10 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
             put32(0, at + 16)
             put32(0, at + 20)
         }
-        let sent = remoteRTCP.withSockAddr { sendto(rtcpFD, buffer.baseAddress, length, 0, $0, $1) }
-        if sent == length { statistics.rtcpSent += 1 }
+        var size = length
+        if let srtpOut, !srtpOut.protectRTCP(buffer.baseAddress!, length: &size, capacity: buffer.count) { return }
+        let sent = remoteRTCP.withSockAddr { sendto(rtcpFD, buffer.baseAddress, size, 0, $0, $1) }
+        if sent == size { statistics.rtcpSent += 1 }
     }
 
     // MARK: Sockets

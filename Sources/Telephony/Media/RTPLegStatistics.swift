@@ -13,5 +13,7 @@ public struct RTPLegStatistics: Hashable, Sendable {
     public var rtcpSent = 0
     /// Times the remote address was (re)learnt from where packets really come from.
     public var latches = 0
+    /// SRTP or SRTCP packets that failed authentication or replay checks, dropped.
+    public var srtpFailures = 0
     public init() {}
 }

@@ -12,6 +12,7 @@ struct TrunksCommand {
     Usage:
       switchboard trunks create --host IP [--name NAME] [--port 5060] [--transport udp|tcp|tls]
                                 [--username U --password P] [--register] [--allow CIDR[,CIDR...]] [--health-interval S]
+                                [--media-encryption none|srtp]
       switchboard trunks list
       switchboard trunks show --trunk ID|NAME
       switchboard trunks update --trunk ID|NAME [any create option] [--no-register]
@@ -21,14 +22,15 @@ struct TrunksCommand {
     A trunk is the carrier the server exchanges calls with over SIP. Requests from its host (and the
     addresses in --allow) are accepted; with --register the server registers with the carrier using
     the credentials and keeps the registration fresh; every --health-interval seconds (default 30,
-    0 = never) an OPTIONS checks it is up. Put numbers on a trunk with 'switchboard numbers buy --trunk'.
+    0 = never) an OPTIONS checks it is up. --media-encryption srtp (needs --transport tls) offers
+    and requires SRTP with SDES keys on every call of the trunk. Put numbers on a trunk with 'switchboard numbers buy --trunk'.
     'device-password' lets the user's SIP phone register as sip:NAME@APP-ID (digest, stored hashed).
 
     \(CLIEnvironment.commonUsage)
     """
 
     static let trunkOptions: Set<String> = ["--host", "--name", "--port", "--transport", "--username", "--password", "--register",
-                                            "--no-register", "--allow", "--health-interval"]
+                                            "--no-register", "--allow", "--health-interval", "--media-encryption"]
 
     static func run(_ argv: [String]) async throws -> Int32 {
         let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--register", "--no-register"])
@@ -90,7 +92,7 @@ struct TrunksCommand {
     static func body(_ args: Arguments) throws -> JSONValue {
         var o: [String: JSONValue] = [:]
         for (flag, key) in [("--host", "host"), ("--name", "name"), ("--transport", "transport"), ("--username", "username"),
-                            ("--password", "password")] {
+                            ("--password", "password"), ("--media-encryption", "media_encryption")] {
             if let v = args[flag] { o[key] = .string(v) }
         }
         for (flag, key) in [("--port", "port"), ("--health-interval", "health_interval")] {

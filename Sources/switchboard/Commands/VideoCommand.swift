@@ -17,7 +17,7 @@ struct VideoCommand {
                switchboard video connect SESSION_ID --uri WS_URI [--streams ID,ID] [--rate 8000|16000]
                                          [--bidirectional] [--headers JSON] [--data DATA] [--json]
                switchboard video dial SESSION_ID --sip-uri SIP_URI [--from USER] [--sip-headers JSON]
-                                      [--username U --password P] [--streams ID,ID] [--observe-force-mute]
+                                      [--username U --password P] [--streams ID,ID] [--observe-force-mute] [--secure]
                                       [--data DATA] [--json]
                switchboard video dtmf SESSION_ID DIGITS [--connection ID]
                switchboard video archive start SESSION_ID [--name NAME] | stop ARCHIVE_ID | get ARCHIVE_ID
@@ -46,6 +46,7 @@ struct VideoCommand {
           --sip-headers JSON dial: headers for the INVITE, e.g. '{"X-Meeting":"m-1"}'
           --username U, --password P   dial: digest credentials if the far end challenges
           --observe-force-mute         dial: moderation's force mute silences the call (default: it does not)
+          --secure                     dial: SRTP media with SDES keys, required of the far end (needs sips: or ;transport=tls)
           --connection ID    dtmf: only this SIP call (default every SIP call in the session)
           archive            audio-only archives of a session's mix (Ogg Opus); start prints the archive id,
                              stop/get/list print JSON, download writes the file to --out
@@ -55,7 +56,7 @@ struct VideoCommand {
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--relayed", "--bidirectional", "--observe-force-mute"])
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--relayed", "--bidirectional", "--observe-force-mute", "--secure"])
         if args.flag("--help") || args.flag("-h") || args.positionals.isEmpty {
             print(usage)
             return args.positionals.isEmpty && !(args.flag("--help") || args.flag("-h")) ? 2 : 0
@@ -73,7 +74,7 @@ struct VideoCommand {
             return try await connect(sessionID: sessionID, args)
         case ("dial", let sessionID?):
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--json", "--sip-uri", "--from", "--sip-headers",
-                                   "--username", "--password", "--streams", "--observe-force-mute", "--data"])
+                                   "--username", "--password", "--streams", "--observe-force-mute", "--secure", "--data"])
             return try await dial(sessionID: sessionID, args)
         case ("archive", let action?):
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--name", "--session", "--out"])
@@ -278,6 +279,7 @@ struct VideoCommand {
         }
         if let streams = args["--streams"] { sip["streams"] = .array(streams.split(separator: ",").map { .string(String($0)) }) }
         if args.flag("--observe-force-mute") { sip["observeForceMute"] = true }
+        if args.flag("--secure") { sip["secure"] = true }
         let body: JSONValue = ["sessionId": .string(sessionID), "token": .string(token), "sip": .object(sip)]
         return try await startConnection("dial", body: body, creds: creds, server: server, json: args.flag("--json"))
     }

@@ -1,4 +1,5 @@
 import Audio
+import Crypto
 import Testing
 import Wire
 @testable import Media

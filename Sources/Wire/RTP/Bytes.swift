@@ -1,8 +1,8 @@
 /// Big-endian loads and stores on raw packet memory; callers check bounds first.
 ///
-/// Wire keeps its own helpers internal, and the packet path here works on pointers into
-/// preallocated batch buffers rather than on `[UInt8]`. Public and inlinable only so that the
-/// load generator's packet code (MediaLoad) inlines them as the worker's does: a `package`
+/// For packet paths that work on pointers into preallocated buffers rather than on `[UInt8]`
+/// (the SFU worker, SRTP, the load generator); the codecs here use the bounds-checked
+/// `PacketBytes`. Public and inlinable so that other modules inline them: a `package`
 /// function is not inlined into another module, even when `@inlinable`.
 public enum Bytes {
     @inlinable @inline(__always)
@@ -43,14 +43,4 @@ public enum Bytes {
 
     @inlinable @inline(__always)
     public static func setByte(_ p: UnsafeMutableRawPointer, _ o: Int, _ v: UInt8) { p.storeBytes(of: v, toByteOffset: o, as: UInt8.self) }
-
-    static func append16(_ out: inout [UInt8], _ v: UInt16) {
-        out.append(UInt8(truncatingIfNeeded: v >> 8))
-        out.append(UInt8(truncatingIfNeeded: v))
-    }
-
-    static func append32(_ out: inout [UInt8], _ v: UInt32) {
-        append16(&out, UInt16(truncatingIfNeeded: v >> 16))
-        append16(&out, UInt16(truncatingIfNeeded: v))
-    }
 }

@@ -1,5 +1,5 @@
 import CShims
-import Crypto
+import Wire
 
 /// SRTP and SRTCP, one direction of a transport, on libgcrypt's AES and OpenSSL's SHA-1 with
 /// keys scheduled once: AES_CM_128_HMAC_SHA1_80 (RFC 3711), which every WebRTC endpoint
@@ -23,7 +23,7 @@ import Crypto
 /// ```
 ///
 /// Confined to its transport's thread; nothing is allocated per packet (a stream record
-/// per new SSRC, bounded). Package-wide: the load generator's peers (MediaLoad) use it too.
+/// per new SSRC, bounded). Package-wide: the SFU's WebRTC transports (Media), the load generator's peers (MediaLoad) and SDES-keyed SIP legs (Telephony) use it.
 package final class SRTPTransform {
     package enum Direction { case inbound, outbound }
 
@@ -47,11 +47,11 @@ package final class SRTPTransform {
     }
 
     let direction: Direction
-    let profile: SRTPProfile
+    package let profile: SRTPProfile
     /// AES-GCM (RFC 7714) rather than AES-CM + HMAC-SHA1.
     private let aead: Bool
     /// Bytes after an RTP payload: the HMAC-SHA1-80 tag or the GCM tag.
-    let tagLength: Int
+    package let tagLength: Int
     /// Bytes after an RTCP compound: tag and E|index.
     var rtcpTrailerLength: Int { tagLength + 4 }
     private let rtpCipher: UnsafeMutableRawPointer
@@ -234,7 +234,7 @@ package final class SRTPTransform {
     /// packet or two ahead: with hundreds of subscribers, each one's SRTP state is otherwise
     /// a run of cache misses by the time its turn comes.
     @inline(__always)
-    func prefetchSendState() {
+    package func prefetchSendState() {
         sb_prefetch(scratch)
         sb_prefetch(scratch + 64)
         if let streamMemory {
@@ -374,7 +374,7 @@ package final class SRTPTransform {
 
     /// Encrypts (E=1) and authenticates a compound in place, appending E|index and the tag
     /// (RFC 3711 §3.4), or the GCM tag and E|index (RFC 7714 §9).
-    func protectRTCP(_ p: UnsafeMutableRawPointer, length: inout Int, capacity: Int) -> Bool {
+    package func protectRTCP(_ p: UnsafeMutableRawPointer, length: inout Int, capacity: Int) -> Bool {
         guard length >= 8, length + rtcpTrailerLength <= capacity else { return false }
         let index = rtcpIndex
         rtcpIndex = (rtcpIndex &+ 1) & 0x7FFF_FFFF

@@ -1,6 +1,5 @@
-import Crypto
 import Testing
-@testable import Media
+@testable import Crypto
 import SRTPReference
 
 @Suite("SRTP transform (AES-CM + HMAC-SHA1-80, AES-GCM)")

@@ -1,0 +1,59 @@
+import Crypto
+import Wire
+
+/// SRTP for a plain RTP leg keyed in the SDP itself (SDES, RFC 4568): each side sends its own
+/// master key and salt in an `a=crypto` line and protects what it sends with it.
+///
+/// The keys travel in the signalling, so they are only as private as the SIP hop: SDES is meant to be
+/// used with SIP over TLS, which is why a trunk or a dial asking for SRTP must use `transport=tls`.
+public struct SDESKeying: Hashable, Sendable {
+    public var profile: SRTPProfile
+    /// Our master key then salt: what we protect with.
+    public var local: [UInt8]
+    /// The peer's master key then salt: what we unprotect with.
+    public var remote: [UInt8]
+
+    public init(profile: SRTPProfile, local: [UInt8], remote: [UInt8]) {
+        self.profile = profile
+        self.local = local
+        self.remote = remote
+    }
+
+    /// The suites we offer, in preference order, and accept in an offer.
+    public static let suites: [SRTPProfile] = [.aes128CMSHA1_80, .aeadAES128GCM]
+
+    /// Bytes of master key and salt `profile` needs.
+    static func keySaltLength(_ profile: SRTPProfile) -> Int { profile.keyLength + profile.saltLength }
+
+    /// The first of the peer's lines this side can use: a suite it supports, a key of the right
+    /// length, no MKI (not parsed in packets) and no session parameters that change the transform
+    /// (`UNENCRYPTED_SRTP`, `KDR`, …; a replay window size is fine).
+    static func usable(_ lines: [SDPCrypto]) -> (SDPCrypto, SRTPProfile)? {
+        for line in lines {
+            guard let profile = SRTPProfile(sdesSuite: line.suite), suites.contains(profile),
+                  line.keySalt.count == keySaltLength(profile), line.mki == nil,
+                  line.sessionParameters.allSatisfy({ $0.hasPrefix("WSH=") }) else { continue }
+            return (line, profile)
+        }
+        return nil
+    }
+
+    /// The inbound and outbound transforms.
+    func transforms() throws(RTPLegError) -> (inbound: SRTPTransform, outbound: SRTPTransform) {
+        let k = profile.keyLength
+        do {
+            return (try SRTPTransform(profile: profile, masterKey: Array(remote[..<k]), masterSalt: Array(remote[k...]), direction: .inbound),
+                    try SRTPTransform(profile: profile, masterKey: Array(local[..<k]), masterSalt: Array(local[k...]), direction: .outbound))
+        } catch {
+            throw .srtp("\(error)")
+        }
+    }
+}
+
+/// Whether a leg's media must be SRTP.
+public enum MediaEncryption: String, Hashable, Sendable, CaseIterable {
+    /// Plain RTP offered; SRTP used when the peer offers it.
+    case none
+    /// SRTP (RTP/SAVP with SDES keys) offered, and required of the peer's offers.
+    case srtp
+}
