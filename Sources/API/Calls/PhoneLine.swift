@@ -164,6 +164,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         PhoneLineCounters.arrived.add(leg.statistics.packetsReceived, ordering: .relaxed)
         PhoneLineCounters.lost.add(leg.statistics.packetsLost, ordering: .relaxed)
         PhoneLineCounters.malformed.add(leg.statistics.packetsDropped, ordering: .relaxed)
+        PhoneLineCounters.srtpFailures.add(leg.statistics.srtpFailures, ordering: .relaxed)
         leg.close()
     }
 }
