@@ -152,10 +152,10 @@ def sipp_call(sip_port: int, number: str, status: int, tmp: Path, transport: str
                  "-p", FreePort(), "-t", transport, "-m", "1", "-s", number], timeout=20)
 
 
-def trunk_and_number(server, phone: "Baresip", app_id: str, number: str) -> str:
+def trunk_and_number(server, phone: "Baresip", app_id: str, number: str, name: str = "carrier") -> str:
     """A UDP trunk to `phone` (health checks off) and `number` bought on it and linked to `app_id`; returns the trunk id.
     A `connect` to a phone from `number` leaves over this trunk, and calls from the phone's address come in on it."""
-    r = api(server, "POST", "/v1/sip/trunks", json={"name": "carrier", "host": "127.0.0.1", "port": phone.sip_port, "transport": "udp",
+    r = api(server, "POST", "/v1/sip/trunks", json={"name": name, "host": "127.0.0.1", "port": phone.sip_port, "transport": "udp",
                                                      "allow": ["127.0.0.0/8"], "health_interval": 0})
     assert r.status_code == 201, r.text
     trunk = r.json()["id"]
@@ -180,8 +180,10 @@ def metric(server, name: str, **labels) -> float | None:
 class Baresip:
     """A headless baresip phone on loopback with a config directory of its own, driven over ctrl_tcp."""
 
-    def __init__(self, account_line: str, tmp: Path, tone: int = 440, extra_config: str = ""):
+    def __init__(self, account_line: str, tmp: Path, tone: int = 440, extra_config: str = "", source: str | None = None):
+        """`source`: what the phone says, a WAV file (48 kHz stereo, played once per call) instead of a `tone`."""
         self.extra_config = extra_config
+        self.source = f"aufile,{source}" if source else None
         self.dir = tmp / "baresip"
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "accounts").write_text(account_line + "\n")
@@ -210,7 +212,7 @@ sip_listen 127.0.0.1:{self.sip_port}
 net_interface 127.0.0.1
 audio_player aubridge,sink
 snd_path {self.dir}
-audio_source ausine,{tone}
+audio_source {self.source or f"ausine,{tone}"}
 audio_alert aufile,/dev/null
 ausrc_srate 48000
 ausrc_channels 2

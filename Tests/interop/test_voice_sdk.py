@@ -114,11 +114,18 @@ def test_phone_call_with_sdk_ncco_fails_without_a_trunk_and_is_listed(server, ho
         client.voice.hangup(created.uuid)
 
 
-def test_unsupported_options_and_bad_nccos_are_refused(server, voice):
+def test_bad_options_and_bad_nccos_are_refused(server, voice):
     client, _ = voice
     base = {"to": [{"type": "phone", "number": "447700900001"}], "from": {"type": "phone", "number": "14155550100"}}
-    r = raw(server, client, "POST", "/v1/calls", json={**base, "ncco": [{"action": "talk", "text": "x"}], "machine_detection": "hangup"})
-    assert r.status_code == 400 and r.json()["code"] == "unsupported-option"
+    talk = [{"action": "talk", "text": "x"}]
+    for bad in [{"machine_detection": "maybe"}, {"advanced_machine_detection": {"behavior": "continue", "mode": "guess"}},
+                {"advanced_machine_detection": {"behavior": "continue", "beep_timeout": 10}},
+                {"advanced_machine_detection": {"behavior": "drop"}}, {"advanced_machine_detection": "hangup"}]:
+        r = raw(server, client, "POST", "/v1/calls", json={**base, "ncco": talk, **bad})
+        assert r.status_code == 400 and r.json()["code"] == "invalid-machine-detection", (bad, r.text)
+    r = raw(server, client, "POST", "/v1/calls", json={**base, "to": [{"type": "app", "user": "someone"}], "ncco": talk,
+                                                        "machine_detection": "hangup"})
+    assert r.status_code == 400 and "phone or sip" in r.json()["detail"], r.text
     r = raw(server, client, "POST", "/v1/calls", json={**base, "ncco": [{"action": "talk", "text": "x"}, {"action": "input", "dtmf": {"maxDigits": 99}}]})
     assert r.status_code == 400 and r.json()["code"] == "ncco-out-of-range"
     assert "action 1 (input): dtmf.maxDigits" in r.json()["detail"]

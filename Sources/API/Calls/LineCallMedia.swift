@@ -53,7 +53,10 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     }
 
     /// Hands a leg between loops (it is used by one loop at a time).
-    private struct UncheckedLeg: @unchecked Sendable { let leg: RTPLeg }
+    private struct UncheckedLeg: @unchecked Sendable {
+        let leg: RTPLeg
+        let listening: PhoneLine.MachineListening?
+    }
 
     private struct Attached: Sendable {
         var rooms: Rooms?
@@ -111,7 +114,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             // The NCCO needs the caller's audio: a ringing inbound call is answered first (for `bridge`, once
             // its line is in the conversation's mix, below).
             answerIfRinging(uuid)
-        case .dial, .bridge, .stopRecording, .recordConversation:
+        case .dial, .bridge, .stopRecording, .recordConversation, .detectMachine:
             break
         }
         switch command {
@@ -123,6 +126,11 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(command, leg: uuid) }
             guard let line = phone.line.withLock({ $0 }) else { throw .failed("dtmf: the call has no audio yet") }
             line.loop.execute { for d in digits { line.leg.sendDigit(d) } }
+        case .detectMachine(let beep, let beepTimeout):
+            guard let phone = legs.withLock({ $0[uuid] }), let line = phone.line.withLock({ $0 }), let events = parts()?.1 else {
+                throw .failed("machine detection needs a phone or SIP call's audio")
+            }
+            line.loop.execute { line.listenForMachine(beep: beep, beepTimeout: beepTimeout) { events.machineDetection($0, leg: uuid) } }
         case .collectDigits:
             // A phone leg's digits always reach the leg (RFC 4733); the NCCO engine decides what it collects.
             guard legs.withLock({ $0[uuid] }) != nil else { return try mixer.perform(command, leg: uuid) }
@@ -572,11 +580,17 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         phone.place = moved
         let uuid = phone.uuid
         Task {
-            let leg: RTPLeg = await withCheckedContinuation { c in old.loop.execute { c.resume(returning: UncheckedLeg(leg: old.handOver())) } }.leg
+            let handed = await withCheckedContinuation { c in
+                old.loop.execute { c.resume(returning: UncheckedLeg(leg: old.handOver(), listening: old.listening)) }
+            }
             await rooms.removeLine(conversationID: from.conversationID, memberID: from.memberID)
             do {
                 try await rooms.addLine(conversationID: moved.conversationID, applicationID: moved.applicationID, memberID: moved.memberID,
-                                        mix: mix, make: factory(phone) { loop in try PhoneLine(loop: loop, leg: leg, negotiated: nil) })
+                                        mix: mix, make: factory(phone) { loop in
+                                            let line = try PhoneLine(loop: loop, leg: handed.leg, negotiated: nil)
+                                            line.listening = handed.listening
+                                            return line
+                                        })
             } catch {
                 logger.warning("phone leg not moved", ["leg": uuid, "conversation": moved.conversationID, "error": "\(error)"])
             }

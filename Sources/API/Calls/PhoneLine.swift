@@ -1,4 +1,5 @@
 import Audio
+import Live
 import Media
 import Runtime
 import Telephony
@@ -36,6 +37,22 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     private var onSilentPeer: (() -> Void)?
     private var silenceLimit: UInt64 = 0
     private var lastHeard = (packets: -1, at: UInt64(0))
+
+    /// Answering-machine detection on what the phone says (`listenForMachine`): moves with the leg to the
+    /// next line when an NCCO `conversation` moves the call.
+    struct MachineListening {
+        var machine = AnsweringMachineDetector()
+        var beep: BeepDetector?
+        /// Nanoseconds to wait for a beep once a machine is found.
+        let beepTimeout: UInt64
+        /// When the current wait (the verdict, then the beep) gives up; set by the first tick of each, so a
+        /// far end that sends no audio at all still gets a verdict.
+        var deadline: UInt64 = 0
+        let report: @Sendable (MachineDetectionResult) -> Void
+    }
+    var listening: MachineListening?
+    /// How long a verdict may take when the phone's audio does not decide it (silence counts, no packets don't).
+    static let verdictLimit: UInt64 = 6_000_000_000
 
     /// Binds the leg's ports; `negotiated` when the session is already known (an inbound offer).
     convenience init(loop: EventLoop, pool: RTPPortPool, host: String, negotiated: NegotiatedAudio?) throws {
@@ -93,6 +110,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
 
     private func heardFromPhone(_ samples: UnsafeBufferPointer<Int16>) {
         guard samples.count == said.count else { return }
+        if listening != nil { listen(samples) }
         PhoneLineCounters.received.add(1, ordering: .relaxed)
         said.copy(from: samples)
         let dropped = queue.dropped, unmixed = queue.unmixed, underruns = queue.underruns
@@ -119,6 +137,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     func deliver(_ heard: AudioFrame?, now: UInt64) {
         guard leg.configured, let resampling else { return }
         if silenceLimit > 0, onSilentPeer != nil { watchPeer(now: now) }
+        if listening != nil { listeningDeadline(now: now) }
         let before = leg.statistics.packetsSent
         if let heard, resampling.fromMixer(heard, into: &outgoing) {
             if heard.rate != rate { PhoneLineCounters.resampled.add(1, ordering: .relaxed) }
@@ -137,6 +156,37 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         silenceLimit = limit
         onSilentPeer = then
         lastHeard = (-1, 0)
+    }
+
+    /// From now on (the call is answered), listens for a person or a machine, then with `beep` for a
+    /// voicemail's beep for up to `beepTimeout` seconds; `report` gets each finding. On the loop.
+    func listenForMachine(beep: Bool, beepTimeout: Int, report: @escaping @Sendable (MachineDetectionResult) -> Void) {
+        listening = MachineListening(beep: beep ? BeepDetector() : nil, beepTimeout: UInt64(beepTimeout) * 1_000_000_000, report: report)
+    }
+
+    private func listen(_ samples: UnsafeBufferPointer<Int16>) {
+        guard var l = listening else { return }
+        if l.machine.verdict == nil {
+            guard let verdict = l.machine.feed(samples) else { return listening = l }
+            l.report(verdict == .human ? .human : .machine)
+            guard verdict == .machine, l.beep != nil else { return listening = nil }
+            l.deadline = 0
+        } else if l.beep?.feed(samples, rate: leg.sampleRate) == true {
+            l.report(.beep)
+            return listening = nil
+        }
+        listening = l
+    }
+
+    private func listeningDeadline(now: UInt64) {
+        guard var l = listening else { return }
+        if l.deadline == 0 {
+            l.deadline = now &+ (l.machine.verdict == nil ? Self.verdictLimit : l.beepTimeout)
+            listening = l
+        } else if now > l.deadline {
+            l.report(l.machine.verdict == nil ? .human : .beepTimeout)
+            listening = nil
+        }
     }
 
     /// Each tick: when the peer last sent anything; past the limit, `onSilentPeer` once. A session where the

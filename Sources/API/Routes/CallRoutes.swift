@@ -138,14 +138,8 @@ struct CallRoutes {
         }
     }
 
-    /// Options the hosted API has and this server does not: refused, not ignored.
-    static let unsupported = ["machine_detection", "advanced_machine_detection"]
-
     static func placement(_ body: JSONValue, app: Application, core: PlatformCore) throws -> Calls.Placement {
         guard case .object(let o) = body else { throw APIError.badRequest("The body must be a JSON object.", code: "invalid-json") }
-        for key in unsupported where o[key] != nil {
-            throw APIError(status: 400, code: "unsupported-option", title: "Bad Request", detail: "\(key) is not supported by this server.")
-        }
         func endpointError(_ e: NCCOError) -> APIError { APIError(status: 400, code: "invalid-endpoint", title: "Bad Request", detail: e.description) }
         guard case .array(let toList)? = o["to"], toList.count == 1 else {
             throw APIError.badRequest("to must be an array of one endpoint.", code: "invalid-endpoint")
@@ -190,7 +184,50 @@ struct CallRoutes {
             guard let n = l.intValue, (1...7200).contains(n) else { throw APIError.badRequest("length_timer must be 1 to 7200 seconds.", code: "invalid-timer") }
             p.lengthTimer = n
         }
+        p.machineDetection = try machineDetection(o)
+        if p.machineDetection != nil, to.kind != .phone, to.kind != .sip {
+            throw APIError.badRequest("machine detection listens to a phone or sip call's audio, not a \(to.kind.rawValue) endpoint's.",
+                                      code: "invalid-machine-detection")
+        }
         return p
+    }
+
+    /// `machine_detection` (`continue` or `hangup`) or `advanced_machine_detection`
+    /// (`{behavior (continue), mode: default|detect|detect_beep (default), beep_timeout: 45-120 (45)}`), which wins
+    /// when both are given.
+    static func machineDetection(_ o: [String: JSONValue]) throws -> MachineDetection? {
+        func bad(_ detail: String) -> APIError { APIError.badRequest(detail, code: "invalid-machine-detection") }
+        if let advanced = o["advanced_machine_detection"] {
+            guard case .object(let a) = advanced else { throw bad("advanced_machine_detection must be an object.") }
+            if let unknown = a.keys.sorted().first(where: { !["behavior", "mode", "beep_timeout"].contains($0) }) {
+                throw bad("advanced_machine_detection.\(unknown) is not an option.")
+            }
+            var behavior = MachineDetection.Behavior.continue
+            if let b = a["behavior"] {
+                guard let parsed = b.stringValue.flatMap(MachineDetection.Behavior.init(rawValue:)) else {
+                    throw bad("advanced_machine_detection.behavior must be continue or hangup.")
+                }
+                behavior = parsed
+            }
+            var mode = MachineDetection.Mode.default
+            if let m = a["mode"] {
+                guard let parsed = m.stringValue.flatMap(MachineDetection.Mode.init(rawValue:)), parsed != .standard else {
+                    throw bad("advanced_machine_detection.mode must be default, detect or detect_beep.")
+                }
+                mode = parsed
+            }
+            var timeout = 45
+            if let t = a["beep_timeout"] {
+                guard let n = t.intValue, (45...120).contains(n) else { throw bad("advanced_machine_detection.beep_timeout must be 45 to 120 seconds.") }
+                timeout = n
+            }
+            return MachineDetection(behavior: behavior, mode: mode, beepTimeout: timeout)
+        }
+        guard let standard = o["machine_detection"] else { return nil }
+        guard let behavior = standard.stringValue.flatMap(MachineDetection.Behavior.init(rawValue:)) else {
+            throw bad("machine_detection must be continue or hangup.")
+        }
+        return MachineDetection(behavior: behavior)
     }
 
     static func url(_ v: JSONValue, _ field: String) throws -> String {

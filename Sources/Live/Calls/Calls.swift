@@ -48,6 +48,8 @@ public final class Calls: CallMediaEvents, Sendable {
         public var event: VoiceWebhooks.Target?
         public var ringingTimer = 60
         public var lengthTimer = 7200
+        /// `machine_detection` / `advanced_machine_detection` (a phone or SIP `to` only).
+        public var machineDetection: MachineDetection?
 
         public init(application: Application, to: CallEndpoint, from: CallEndpoint, ncco: NCCO?, answer: VoiceWebhooks.Target?) {
             self.application = application
@@ -78,7 +80,8 @@ public final class Calls: CallMediaEvents, Sendable {
             script = .answerURL(target, payload: Self.answerPayload(leg, fromUser: nil, customData: nil))
         }
         let runner = LiveLeg(leg: leg, application: p.application, script: script,
-                             eventTarget: p.event ?? p.application.voiceEvent.map(VoiceWebhooks.Target.init), user: user, calls: self)
+                             eventTarget: p.event ?? p.application.voiceEvent.map(VoiceWebhooks.Target.init), user: user, calls: self,
+                             machineDetection: p.machineDetection)
         live.withLock { $0[leg.uuid] = runner }
         Task { await runner.ring() }
         return leg
@@ -290,6 +293,11 @@ public final class Calls: CallMediaEvents, Sendable {
     public func recordingFailed(leg uuid: String, record: NCCOAction.Record, reason: String) {
         guard let l = leg(uuid) else { return }
         Task { await l.mediaFailed("record: \(reason)") }
+    }
+
+    public func machineDetection(_ result: MachineDetectionResult, leg uuid: String) {
+        guard let l = leg(uuid) else { return }
+        Task { await l.machineDetected(result) }
     }
 
     public func dialStatus(_ status: String, reason: String?, leg uuid: String) {

@@ -31,9 +31,15 @@ actor LiveLeg {
     var scriptStarted = false
     /// How the last `connect` this leg dialled ended, when it was not answered.
     var lastDialStatus: CallStatus?
+    /// Answering-machine detection asked for when the call was placed.
+    let machineDetection: MachineDetection?
+    /// A synchronous detection holds the NCCO until its verdict (or beep).
+    var awaitingDetection = false
 
-    init(leg: CallLeg, application: Application, script: Script, eventTarget: VoiceWebhooks.Target?, user: User?, calls: Calls) {
+    init(leg: CallLeg, application: Application, script: Script, eventTarget: VoiceWebhooks.Target?, user: User?, calls: Calls,
+         machineDetection: MachineDetection? = nil) {
         uuid = leg.uuid
+        self.machineDetection = machineDetection
         self.leg = leg
         self.application = application
         self.script = script
@@ -113,8 +119,41 @@ actor LiveLeg {
             guard !Task.isCancelled else { return }
             await self?.hangup(reason: "length timer")
         }
+        if !scriptStarted, let detection = machineDetection {
+            do {
+                try calls.media.perform(.detectMachine(beep: detection.listensForBeep, beepTimeout: detection.beepTimeout), leg: uuid)
+                if detection.synchronous {
+                    awaitingDetection = true
+                    return
+                }
+            } catch {
+                sendError("machine detection: \(error.description)", code: "machine-detection-failed")
+            }
+        }
         // An inbound phone call runs its NCCO while it rings; it is answered when the NCCO needs it.
         if !scriptStarted { startScript() }
+    }
+
+    /// A finding of machine detection: its event, then a hang-up (a machine, with `hangup`) or the NCCO a
+    /// synchronous detection held (after the beep or its time-out for `detect_beep`).
+    func machineDetected(_ result: MachineDetectionResult) {
+        guard let detection = machineDetection, leg.status == .answered else { return }
+        switch result {
+        case .human:
+            sendDetectionEvent("human", subState: nil)
+        case .machine:
+            sendDetectionEvent("machine", subState: nil)
+            if detection.behavior == .hangup { return hangup(reason: "machine detected") }
+            if detection.mode == .detectBeep { return }
+        case .beep:
+            sendDetectionEvent("machine", subState: "beep_start")
+        case .beepTimeout:
+            sendDetectionEvent("machine", subState: "beep_timeout")
+        }
+        if awaitingDetection {
+            awaitingDetection = false
+            startScript()
+        }
     }
 
     func startScript() {
@@ -193,6 +232,7 @@ actor LiveLeg {
         case .sendDigits: "dtmf"
         case .bridge, .recordConversation: "conversation"
         case .dial: "connect"
+        case .detectMachine: "machine_detection"
         }
     }
 
@@ -367,6 +407,18 @@ actor LiveLeg {
             if let n = leg.network { p.append(("network", .string(n))) }
         }
         if let reason { p.append(("reason", .string(reason))) }
+        calls.webhooks.event(p, to: eventTarget, application: application, lane: uuid)
+    }
+
+    /// A machine detection event: `status` `human` or `machine`, with `sub_state` for a beep.
+    func sendDetectionEvent(_ status: String, subState: String?) {
+        guard let eventTarget else { return }
+        var p: [(String, JSONValue)] = [
+            ("from", .string(leg.from.address)), ("to", .string(leg.to.address)), ("uuid", .string(uuid)), ("call_uuid", .string(uuid)),
+            ("conversation_uuid", .string(leg.conversationID)), ("status", .string(status)),
+            ("direction", .string(leg.direction.rawValue)), ("timestamp", .string(now.iso8601)),
+        ]
+        if let subState { p.append(("sub_state", .string(subState))) }
         calls.webhooks.event(p, to: eventTarget, application: application, lane: uuid)
     }
 

@@ -43,11 +43,14 @@ public protocol CallMediaEvents: AnyObject, Sendable {
     func recordingFinished(leg: String, record: NCCOAction.Record, fields: [String: JSONValue])
     /// A recording the leg's NCCO asked for could not start.
     func recordingFailed(leg: String, record: NCCOAction.Record, reason: String)
+    /// What machine detection found on the leg (`detectMachine`).
+    func machineDetection(_ result: MachineDetectionResult, leg: String)
 }
 
 extension CallMediaEvents {
     public func recordingFinished(leg: String, record: NCCOAction.Record, fields: [String: JSONValue]) {}
     public func recordingFailed(leg: String, record: NCCOAction.Record, reason: String) {}
+    public func machineDetection(_ result: MachineDetectionResult, leg: String) {}
 }
 
 /// Why media refused a command.
@@ -77,6 +80,7 @@ public struct NoCallMedia: CallMedia {
         case .stopRecording: return
         case .recordConversation: throw .unavailable("recording a conversation needs the audio mixer, which this server does not run")
         case .sendDigits: throw .unavailable("DTMF needs the leg's audio, which this server does not run")
+        case .detectMachine: throw .unavailable("machine detection needs the leg's audio, which this server does not run")
         case .bridge: throw .unavailable("this leg's audio cannot join a conversation without the audio mixer")
         case .dial(let endpoint, _, _):
             switch endpoint.kind {

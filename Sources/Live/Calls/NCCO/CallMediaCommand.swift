@@ -21,4 +21,7 @@ public enum CallMediaCommand: Sendable, Equatable {
     case bridge(conversationID: String, NCCOAction.Conversation)
     /// Places a leg to a phone, SIP or websocket endpoint.
     case dial(CallEndpoint, from: String?, leg: String)
+    /// Listens to the answered leg for a person or a machine (and then, with `beep`, for a voicemail's
+    /// beep for up to `beepTimeout` seconds); findings come back as `machineDetection` events.
+    case detectMachine(beep: Bool, beepTimeout: Int)
 }

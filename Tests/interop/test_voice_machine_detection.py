@@ -1,0 +1,168 @@
+"""Answering-machine detection on calls placed with `POST /v1/calls` (bodies built with the official `vonage`
+SDK's `CreateCallRequest`): baresip answers over a trunk and plays a recording, either a person's short "hello"
+then waiting, or a voicemail greeting that talks on and ends with a 1 kHz beep. The events say `human` or
+`machine` (then `sub_state` `beep_start`), a synchronous mode holds the NCCO until the verdict (or the beep), the
+default advanced mode does not, and `hangup` ends a call a machine answered."""
+
+from __future__ import annotations
+
+import datetime
+import math
+import struct
+import wave
+
+import pytest
+import requests
+
+from accounts_support import bearer, token
+from rig import wait_until
+from sip_support import Baresip, start_sip_server, trunk_and_number
+from voice_support import Hooks, application
+
+vonage_voice = pytest.importorskip("vonage_voice")
+
+RATE = 48000
+HUMAN_NUMBER, VOICEMAIL_NUMBER = "15550161", "15550162"
+
+
+def recording(path, talk_ms: int, beep_at_ms: int | None = None, total_ms: int = 12000):
+    """A 48 kHz stereo WAV of voice-like sound (a gliding ~150 Hz pitch with harmonics, in 200 ms syllables 80 ms
+    apart) for `talk_ms`, an optional 500 ms 1 kHz beep at `beep_at_ms`, and quiet room noise to `total_ms`."""
+    frames = bytearray()
+    for i in range(total_ms * RATE // 1000):
+        t, ms = i / RATE, i * 1000 // RATE
+        v = 0.0
+        if ms < talk_ms and ms % 280 < 200:
+            f0 = 150 + 30 * math.sin(2 * math.pi * 1.5 * t)
+            v = 0.12 * sum(math.sin(2 * math.pi * f0 * h * t) / h for h in range(1, 6))
+        elif beep_at_ms is not None and beep_at_ms <= ms < beep_at_ms + 500:
+            v = 0.4 * math.sin(2 * math.pi * 1000 * t)
+        sample = int(max(-1, min(1, v)) * 32767)
+        frames += struct.pack("<hh", sample, sample)
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(2)
+        w.setsampwidth(2)
+        w.setframerate(RATE)
+        w.writeframes(bytes(frames))
+    return path
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("amd")
+    server, _ = start_sip_server()
+    hooks = Hooks()
+    app_id, key = application(server, hooks)
+    person = Baresip(f"<sip:{HUMAN_NUMBER}@127.0.0.1>;regint=0;answermode=auto", tmp / "person",
+                     source=recording(tmp / "hello.wav", talk_ms=700))
+    voicemail = Baresip(f"<sip:{VOICEMAIL_NUMBER}@127.0.0.1>;regint=0;answermode=auto", tmp / "voicemail",
+                        source=recording(tmp / "greeting.wav", talk_ms=3800, beep_at_ms=4100))
+    # Each phone on a trunk of its own, owning the number calls to it are placed from.
+    trunk_and_number(server, person, app_id, "15550171", name="person")
+    trunk_and_number(server, voicemail, app_id, "15550172", name="voicemail")
+    yield server, hooks, app_id, key
+    person.stop()
+    voicemail.stop()
+    server.stop()
+
+
+def place(setup, to, from_, marker, **detection):
+    """Places a call whose NCCO first notifies `marker` (so the events show when the NCCO started), then waits."""
+    server, hooks, app_id, key = setup
+    body = vonage_voice.CreateCallRequest(
+        to=[{"type": "phone", "number": to}], from_={"type": "phone", "number": from_},
+        ncco=[{"action": "notify", "payload": {"step": marker}, "eventUrl": [hooks.url + "/event/notify"]},
+              {"action": "stream", "streamUrl": [hooks.url + "/silence.wav"], "loop": 0}],
+        **detection).model_dump(by_alias=True, exclude_none=True)
+    r = requests.post(server.http_url + "/v1/calls", json=body, headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+    assert r.status_code == 201, r.text
+    return r.json()["uuid"]
+
+
+def events(hooks, uuid):
+    return [e for e in hooks.events if e.get("uuid") == uuid]
+
+
+def at(event):
+    return datetime.datetime.fromisoformat(event["timestamp"].replace("Z", "+00:00"))
+
+
+def hang_up(setup, uuid):
+    server, hooks, app_id, key = setup
+    requests.put(server.http_url + f"/v1/calls/{uuid}", json={"action": "hangup"}, headers={"Authorization": bearer(token(app_id, key))},
+                 timeout=10)
+    wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=10, what=lambda: f"completed: {events(hooks, uuid)}")
+
+
+def notified(hooks, marker):
+    return [e for e in hooks.events if e.get("step") == marker]
+
+
+@pytest.fixture(autouse=True)
+def silence_file(setup):
+    setup[1].files["/silence.wav"] = recording_bytes()
+
+
+def recording_bytes():
+    import io
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(8000)
+        w.writeframes(b"\0\0" * 8000)
+    return out.getvalue()
+
+
+def test_detect_beep_holds_the_ncco_until_the_voicemail_beeps(setup):
+    server, hooks, _, _ = setup
+    uuid = place(setup, VOICEMAIL_NUMBER, "15550172", "after-beep",
+                 advanced_machine_detection={"behavior": "continue", "mode": "detect_beep", "beep_timeout": 45})
+    wait_until(lambda: notified(hooks, "after-beep"), timeout=20, what=lambda: f"the NCCO to start: {events(hooks, uuid)}")
+    evs = events(hooks, uuid)
+    answered = next(e for e in evs if e.get("status") == "answered")
+    machine = [e for e in evs if e.get("status") == "machine"]
+    assert [m.get("sub_state") for m in machine] == [None, "beep_start"], evs
+    assert not [e for e in evs if e.get("status") == "human"], evs
+    # The verdict once 1.5 s of greeting were heard; the beep after the 3.8 s greeting; the NCCO after the beep.
+    assert 1.0 < (at(machine[0]) - at(answered)).total_seconds() < 3.5, (answered, machine)
+    assert (at(machine[1]) - at(answered)).total_seconds() > 3.5, (answered, machine)
+    assert machine[0]["call_uuid"] == uuid and machine[0]["direction"] == "outbound"
+    assert at(notified(hooks, "after-beep")[0]) >= at(machine[1])
+    hang_up(setup, uuid)
+
+
+def test_a_person_is_human_and_hangup_leaves_the_call_up(setup):
+    server, hooks, _, _ = setup
+    uuid = place(setup, HUMAN_NUMBER, "15550171", "person", machine_detection="hangup")
+    wait_until(lambda: notified(hooks, "person"), timeout=20, what=lambda: f"the NCCO to start: {events(hooks, uuid)}")
+    evs = events(hooks, uuid)
+    assert [e["status"] for e in evs if e.get("status") in ("human", "machine")] == ["human"], evs
+    human = next(e for e in evs if e.get("status") == "human")
+    answered = next(e for e in evs if e.get("status") == "answered")
+    # "Hello" (0.7 s) then 0.8 s of waiting.
+    assert 1.0 < (at(human) - at(answered)).total_seconds() < 3.0, (answered, human)
+    assert at(notified(hooks, "person")[0]) >= at(human)
+    assert "completed" not in hooks.statuses(uuid)
+    hang_up(setup, uuid)
+
+
+def test_hangup_ends_a_call_a_machine_answered_before_its_ncco(setup):
+    server, hooks, _, _ = setup
+    uuid = place(setup, VOICEMAIL_NUMBER, "15550172", "never", machine_detection="hangup")
+    wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=20, what=lambda: f"hung up: {events(hooks, uuid)}")
+    evs = events(hooks, uuid)
+    statuses = [e["status"] for e in evs if "status" in e]
+    assert statuses[-2:] == ["machine", "completed"], statuses
+    assert not notified(hooks, "never"), "the NCCO ran although the machine was hung up on"
+
+
+def test_default_mode_runs_the_ncco_at_once_and_reports_later(setup):
+    server, hooks, _, _ = setup
+    uuid = place(setup, VOICEMAIL_NUMBER, "15550172", "async", advanced_machine_detection={"behavior": "continue", "mode": "default"})
+    wait_until(lambda: len([e for e in events(hooks, uuid) if e.get("status") == "machine"]) == 2, timeout=20,
+               what=lambda: f"machine and beep: {events(hooks, uuid)}")
+    machine = [e for e in events(hooks, uuid) if e.get("status") == "machine"]
+    assert machine[1]["sub_state"] == "beep_start"
+    assert at(notified(hooks, "async")[0]) < at(machine[0]), "the NCCO waited for the verdict"
+    hang_up(setup, uuid)
