@@ -166,3 +166,27 @@ def test_default_mode_runs_the_ncco_at_once_and_reports_later(setup):
     assert machine[1]["sub_state"] == "beep_start"
     assert at(notified(hooks, "async")[0]) < at(machine[0]), "the NCCO waited for the verdict"
     hang_up(setup, uuid)
+
+
+def test_connect_with_machine_detection_hangs_up_on_voicemail_and_the_ncco_goes_on(setup):
+    """The tutorial's flow with the NCCO `connect` option: a call to the person connects to the voicemail number
+    with `machineDetection: hangup`; the voicemail leg is hung up on before it is bridged, and the person's NCCO
+    goes on as after a failed connect."""
+    server, hooks, app_id, key = setup
+    body = vonage_voice.CreateCallRequest(
+        to=[{"type": "phone", "number": HUMAN_NUMBER}], from_={"type": "phone", "number": "15550171"},
+        ncco=[{"action": "connect", "from_": "15550172", "endpoint": [{"type": "phone", "number": VOICEMAIL_NUMBER}],
+               "machineDetection": "hangup"},
+              {"action": "notify", "payload": {"step": "after-connect"}, "eventUrl": [hooks.url + "/event/notify"]},
+              {"action": "stream", "streamUrl": [hooks.url + "/silence.wav"], "loop": 0}]).model_dump(by_alias=True, exclude_none=True)
+    assert body["ncco"][0]["machineDetection"] == "hangup"
+    r = requests.post(server.http_url + "/v1/calls", json=body, headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+    assert r.status_code == 201, r.text
+    parent = r.json()["uuid"]
+    wait_until(lambda: notified(hooks, "after-connect"), timeout=25, what=lambda: f"the NCCO after the connect: {hooks.events}")
+    child = next(e["uuid"] for e in hooks.events if e.get("uuid") not in (None, parent) and e.get("to") == VOICEMAIL_NUMBER
+                 and at(e) > at(events(hooks, parent)[0]))
+    statuses = [e["status"] for e in events(hooks, child) if "status" in e]
+    assert statuses[-3:] == ["answered", "machine", "completed"], statuses
+    assert "completed" not in hooks.statuses(parent)
+    hang_up(setup, parent)

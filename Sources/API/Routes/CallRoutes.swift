@@ -192,42 +192,13 @@ struct CallRoutes {
         return p
     }
 
-    /// `machine_detection` (`continue` or `hangup`) or `advanced_machine_detection`
-    /// (`{behavior (continue), mode: default|detect|detect_beep (default), beep_timeout: 45-120 (45)}`), which wins
-    /// when both are given.
     static func machineDetection(_ o: [String: JSONValue]) throws -> MachineDetection? {
-        func bad(_ detail: String) -> APIError { APIError.badRequest(detail, code: "invalid-machine-detection") }
-        if let advanced = o["advanced_machine_detection"] {
-            guard case .object(let a) = advanced else { throw bad("advanced_machine_detection must be an object.") }
-            if let unknown = a.keys.sorted().first(where: { !["behavior", "mode", "beep_timeout"].contains($0) }) {
-                throw bad("advanced_machine_detection.\(unknown) is not an option.")
-            }
-            var behavior = MachineDetection.Behavior.continue
-            if let b = a["behavior"] {
-                guard let parsed = b.stringValue.flatMap(MachineDetection.Behavior.init(rawValue:)) else {
-                    throw bad("advanced_machine_detection.behavior must be continue or hangup.")
-                }
-                behavior = parsed
-            }
-            var mode = MachineDetection.Mode.default
-            if let m = a["mode"] {
-                guard let parsed = m.stringValue.flatMap(MachineDetection.Mode.init(rawValue:)), parsed != .standard else {
-                    throw bad("advanced_machine_detection.mode must be default, detect or detect_beep.")
-                }
-                mode = parsed
-            }
-            var timeout = 45
-            if let t = a["beep_timeout"] {
-                guard let n = t.intValue, (45...120).contains(n) else { throw bad("advanced_machine_detection.beep_timeout must be 45 to 120 seconds.") }
-                timeout = n
-            }
-            return MachineDetection(behavior: behavior, mode: mode, beepTimeout: timeout)
+        do {
+            return try MachineDetection.parse(standard: o["machine_detection"], standardName: "machine_detection",
+                                              advanced: o["advanced_machine_detection"], advancedName: "advanced_machine_detection")
+        } catch {
+            throw APIError.badRequest("\(error.field) \(error.reason).", code: "invalid-machine-detection")
         }
-        guard let standard = o["machine_detection"] else { return nil }
-        guard let behavior = standard.stringValue.flatMap(MachineDetection.Behavior.init(rawValue:)) else {
-            throw bad("machine_detection must be continue or hangup.")
-        }
-        return MachineDetection(behavior: behavior)
     }
 
     static func url(_ v: JSONValue, _ field: String) throws -> String {

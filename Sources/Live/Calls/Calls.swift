@@ -160,7 +160,8 @@ public final class Calls: CallMediaEvents, Sendable {
             return
         }
         let event = c.eventURL.map { VoiceWebhooks.Target(url: $0.url, method: $0.method == .get ? .GET : .POST) } ?? parent.eventTarget
-        let runner = LiveLeg(leg: child, application: app, script: .bridgedTo(parent: uuid), eventTarget: event, user: user, calls: self)
+        let runner = LiveLeg(leg: child, application: app, script: .bridgedTo(parent: uuid), eventTarget: event, user: user, calls: self,
+                             machineDetection: c.machineDetection)
         live.withLock { $0[child.uuid] = runner }
         await parent.dialStarted(child: child.uuid)
         await runner.ring()

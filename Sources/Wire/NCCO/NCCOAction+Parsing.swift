@@ -128,7 +128,16 @@ extension NCCOAction {
             if let l = try r.int("limit", 1...7200) { c.limit = l }
             c.ringbackTone = try r.url("ringbackTone")
             c.eventURL = try r.callback()
-            try r.unsupported(["machineDetection", "advancedMachineDetection"])
+            do {
+                c.machineDetection = try MachineDetection.parse(standard: r.object["machineDetection"], standardName: "machineDetection",
+                                                                advanced: r.object["advancedMachineDetection"], advancedName: "advancedMachineDetection")
+            } catch {
+                throw r.fail(error.field, .invalid(error.reason))
+            }
+            r.seen.formUnion(["machineDetection", "advancedMachineDetection"])
+            if c.machineDetection != nil, c.endpoint.kind != .phone, c.endpoint.kind != .sip {
+                throw r.fail("machineDetection", .invalid("listens to a phone or sip endpoint's audio"))
+            }
             action = .connect(c)
         case .notify:
             guard let payload = r.object["payload"] else { throw r.fail("payload", .missing) }

@@ -123,6 +123,8 @@ public enum NCCOAction: Sendable, Hashable {
         public var limit = 7200
         public var ringbackTone: String?
         public var eventURL: Callback?
+        /// `machineDetection` / `advancedMachineDetection`: a phone or SIP endpoint only.
+        public var machineDetection: MachineDetection?
         public init(endpoint: CallEndpoint) { self.endpoint = endpoint }
     }
 

@@ -90,7 +90,12 @@ struct NCCOTests {
         (#"[{"action":"connect","endpoint":[{"type":"app","user":"a"}],"timeout":2}]"#, 0, "timeout", "ncco-out-of-range"),
         (#"[{"action":"connect","endpoint":[{"type":"app","user":"a"}],"limit":7201}]"#, 0, "limit", "ncco-out-of-range"),
         (#"[{"action":"connect","endpoint":[{"type":"app","user":"a"}],"eventType":"async"}]"#, 0, "eventType", "ncco-invalid-value"),
-        (#"[{"action":"connect","endpoint":[{"type":"app","user":"a"}],"machineDetection":"hangup"}]"#, 0, "machineDetection", "ncco-unsupported-option"),
+        (#"[{"action":"connect","endpoint":[{"type":"app","user":"a"}],"machineDetection":"hangup"}]"#, 0, "machineDetection", "ncco-invalid-value"),
+        (#"[{"action":"connect","endpoint":[{"type":"phone","number":"14155550100"}],"machineDetection":"drop"}]"#, 0, "machineDetection", "ncco-invalid-value"),
+        (#"[{"action":"connect","endpoint":[{"type":"phone","number":"14155550100"}],"advancedMachineDetection":{"mode":"x"}}]"#, 0,
+         "advancedMachineDetection.mode", "ncco-invalid-value"),
+        (#"[{"action":"connect","endpoint":[{"type":"phone","number":"14155550100"}],"advancedMachineDetection":{"beep_timeout":44}}]"#, 0,
+         "advancedMachineDetection.beep_timeout", "ncco-invalid-value"),
         (#"[{"action":"connect","endpoint":[{"type":"app","user":"a"}],"from":"1415555","randomFromNumber":true}]"#, 0, "randomFromNumber", "ncco-invalid-value"),
         (#"[{"action":"notify","eventUrl":["http://h/x"]}]"#, 0, "payload", "ncco-missing-field"),
         (#"[{"action":"notify","payload":{}}]"#, 0, "eventUrl", "ncco-missing-field"),
@@ -105,6 +110,20 @@ struct NCCOTests {
             #expect(error.field == field, "\(error)")
             #expect(error.code == code, "\(error)")
         }
+    }
+
+    @Test("connect's machine detection: the standard option, the advanced object with its defaults, the advanced one winning")
+    func machineDetection() throws {
+        func detection(_ options: String) throws -> MachineDetection? {
+            let ncco = try NCCO.parse(Array((#"[{"action":"connect","endpoint":[{"type":"phone","number":"14155550100"}]"# + options + "}]").utf8))
+            guard case .connect(let c) = ncco.actions[0] else { return nil }
+            return c.machineDetection
+        }
+        #expect(try detection("") == nil)
+        #expect(try detection(#","machineDetection":"hangup""#) == MachineDetection(behavior: .hangup, mode: .standard))
+        #expect(try detection(#","advancedMachineDetection":{}"#) == MachineDetection(behavior: .continue, mode: .default, beepTimeout: 45))
+        #expect(try detection(#","machineDetection":"continue","advancedMachineDetection":{"behavior":"hangup","mode":"detect_beep","beep_timeout":60}"#)
+            == MachineDetection(behavior: .hangup, mode: .detectBeep, beepTimeout: 60))
     }
 
     @Test("the error text says where and what")

@@ -247,8 +247,10 @@ public struct NCCOEngine: Sendable {
         return stopRingback + advance(now: now)
     }
 
-    /// The connected leg hung up: the NCCO goes on.
+    /// The connected leg hung up: the NCCO goes on. One that ended answered but before it was bridged (its
+    /// machine detection held the bridge, then hung up on a machine) failed the connect.
     public mutating func bridgeEnded(now: Date) -> [NCCOStep] {
+        if case .dialing = phase { return dialFailed(now: now) }
         guard phase == .bridged else { return [] }
         return advance(now: now)
     }
