@@ -248,12 +248,22 @@ ctrl_tcp_listen 127.0.0.1:{self.ctrl_port}
                     raise
                 time.sleep(0.2)
 
-    def played(self):
-        """What the phone heard (the sndfile module's decoded-audio dump of its last call) as mono float samples and the rate."""
+    def played(self, timeout: float = 5):
+        """What the phone heard (the sndfile module's decoded-audio dump of its last call) as mono float samples and the rate.
+        A dump baresip has opened but not yet given its header (the call just ended, or just began) is read again
+        until it parses, for up to `timeout` seconds."""
+        import wave
         from media_support import wav_samples
-        dumps = sorted(self.dir.glob("dump-*-dec.wav"), key=lambda p: p.stat().st_mtime)
-        assert dumps, f"baresip wrote no recording: {sorted(p.name for p in self.dir.iterdir())}"
-        return wav_samples(dumps[-1])
+        deadline = time.time() + timeout
+        while True:
+            dumps = sorted(self.dir.glob("dump-*-dec.wav"), key=lambda p: p.stat().st_mtime)
+            try:
+                assert dumps, f"baresip wrote no recording: {sorted(p.name for p in self.dir.iterdir())}"
+                return wav_samples(dumps[-1])
+            except (AssertionError, wave.Error, EOFError):
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.1)
 
     def stop(self):
         if self.process.poll() is None:

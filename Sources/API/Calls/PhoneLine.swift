@@ -166,16 +166,18 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
 
     private func listen(_ samples: UnsafeBufferPointer<Int16>) {
         guard var l = listening else { return }
+        var finished = false
         if l.machine.verdict == nil {
-            guard let verdict = l.machine.feed(samples) else { return listening = l }
-            l.report(verdict == .human ? .human : .machine)
-            guard verdict == .machine, l.beep != nil else { return listening = nil }
-            l.deadline = 0
+            if let verdict = l.machine.feed(samples) {
+                l.report(verdict == .human ? .human : .machine)
+                finished = verdict == .human || l.beep == nil
+                l.deadline = 0  // the wait for the beep starts at the next tick
+            }
         } else if l.beep?.feed(samples, rate: leg.sampleRate) == true {
             l.report(.beep)
-            return listening = nil
+            finished = true
         }
-        listening = l
+        listening = finished ? nil : l
     }
 
     private func listeningDeadline(now: UInt64) {
