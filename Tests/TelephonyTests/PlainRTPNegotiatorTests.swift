@@ -113,6 +113,22 @@ struct PlainRTPNegotiatorTests {
         }
     }
 
+    @Test("best effort offered: RTP/AVP with keys; an answer with a key of ours is SRTP, one without keys plain RTP")
+    func optionalOffer() throws {
+        let ours = AudioSessionConfig(address: "127.0.0.1", port: 5000, encryption: .optional)
+        let offer = PlainRTPNegotiator.offer(ours, sessionID: 1, version: 1)
+        #expect(offer.media[0].proto == "RTP/AVP" && offer.media[0].attributeValues("crypto").count == 2)
+        let (keyed, _) = try PlainRTPNegotiator.answer(offer, local: AudioSessionConfig(address: "127.0.0.1", port: 6000), sessionID: 2, version: 1)
+        let back = try PlainRTPNegotiator.negotiated(answer: keyed, offered: ours)
+        #expect(keyed.media[0].proto == "RTP/AVP" && back.srtp?.profile == .aes128CMSHA1_80)
+        var ignored = keyed
+        ignored.media[0].lines.removeAll { $0.attributeValue(named: "crypto") != nil }
+        #expect(try PlainRTPNegotiator.negotiated(answer: ignored, offered: ours).srtp == nil)
+        var wrongTag = ignored
+        wrongTag.media[0].addAttribute("crypto", "9 AES_CM_128_HMAC_SHA1_80 inline:\(Self.baresipKey)")
+        #expect(throws: PlainRTPError.noUsableCrypto) { try PlainRTPNegotiator.negotiated(answer: wrongTag, offered: ours) }
+    }
+
     @Test("an SRTP offer and its answer key each side with the other's key; an answer without our tag is unusable")
     func offerAnswer() throws {
         let ours = AudioSessionConfig(address: "127.0.0.1", port: 5000, encryption: .srtp)

@@ -177,6 +177,13 @@ def metric(server, name: str, **labels) -> float | None:
     return None
 
 
+def _stop_with_parent():
+    """In the child before exec: SIGTERM when the process (the thread) that started it ends (PR_SET_PDEATHSIG)."""
+    import ctypes
+    import signal
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+
+
 class Baresip:
     """A headless baresip phone on loopback with a config directory of its own, driven over ctrl_tcp."""
 
@@ -196,8 +203,10 @@ class Baresip:
             self.ctrl_port = free_sip_port()
             self._write_config(tone)
             self.log_file = open(self.log_path, "wb")
+            # Its stdin is a pipe from this process (baresip's console reads it, and spins on end of file): it is
+            # told to stop if this process goes away without stopping it (a fixture that failed half way).
             self.process = subprocess.Popen(["baresip", "-f", str(self.dir)], stdin=subprocess.PIPE, stdout=self.log_file,
-                                            stderr=subprocess.STDOUT)
+                                            stderr=subprocess.STDOUT, preexec_fn=_stop_with_parent)
             wait_until(lambda: "baresip is ready" in self.log() or self.process.poll() is not None, timeout=10,
                        what=lambda: f"baresip ready:\n{self.log()}")
             if self.process.poll() is None:

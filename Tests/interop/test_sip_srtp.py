@@ -124,6 +124,43 @@ def test_srtp_trunk_carries_calls_both_ways_heard_both_ways(tls_server, tmp_path
         # baresip sends in the clear at the start of the call it places (16 bytes: no SRTCP index or tag).
         assert metric(server, "switchboard_phone_rtp_arrived_total") > 300
         assert metric(server, "switchboard_phone_srtp_failures_total") <= 2
+        assert metric(server, "switchboard_phone_srtp_legs_total") == 2
+    finally:
+        phone.stop()
+
+
+def test_a_device_registered_over_tls_is_offered_keys_and_keys_its_media(tls_server, tmp_path):
+    """A call to a device that registered over TLS offers SDES keys best effort (RTP/AVP with keys): baresip with
+    `mediaenc=srtp` keys its answer, and the call is SRTP, heard both ways. (test_sip_tls.py calls a device that
+    does not do SDES over TLS: it ignores the keys and the call stays plain RTP.)"""
+    server, tls_port, ca, _ = tls_server
+    hooks = Hooks()
+    hooks.files["/tone.wav"] = tone_wav(440, seconds=4, rate=16000).read_bytes()
+    app_id, key = application(server, hooks)
+    assert app_request(server, app_id, key, "POST", "/v1/users", json={"name": "alice"}).status_code == 201
+    from test_sip_edge import cli
+    p = cli(server, "trunks", "device-password", "--app-id", app_id, "--user", "alice", "--password", "correct-horse")
+    assert p.returncode == 0, p.stderr
+    phone = Baresip(f'<sip:alice@{app_id};transport=tls>;auth_pass=correct-horse;outbound="sip:127.0.0.1:{tls_port};transport=tls";'
+                    f'regint=600;answermode=auto;mediaenc=srtp', tmp_path / "device", tone=660,
+                    extra_config=f"sip_cafile {ca}\nmodule srtp.so\n")
+    try:
+        wait_until(lambda: metric(server, "switchboard_sip_registrations") == 1, timeout=20,
+                   what=lambda: f"registered over TLS:\n{phone.log()[-2000:]}")
+        r = app_request(server, app_id, key, "POST", "/v1/calls", json={
+            "to": [{"type": "sip", "uri": f"sip:alice@{app_id}"}], "from": {"type": "phone", "number": "14155550100"},
+            "ncco": [{"action": "record", "format": "wav", "eventUrl": [hooks.url + "/event/record"]},
+                     {"action": "stream", "streamUrl": [hooks.url + "/tone.wav"]}]})
+        assert r.status_code == 201, r.text
+        uuid = r.json()["uuid"]
+        wait_until(lambda: call_status(server, app_id, key, uuid) == "completed", timeout=30,
+                   what=lambda: f"the call to play out ({call_status(server, app_id, key, uuid)}); baresip:\n{phone.log()[-2000:]}")
+        samples, rate = recorded(hooks, app_id, key)
+        assert len(samples) > rate * 2 and has_tone(samples[-rate * 2:], rate, 660), "the recording lacks the device's 660 Hz"
+        played, prate = phone.played()
+        assert_heard(played[:-prate // 2], prate, 440, "the device")
+        assert metric(server, "switchboard_phone_srtp_legs_total") == 1
+        assert metric(server, "switchboard_phone_srtp_failures_total") <= 2
     finally:
         phone.stop()
 
@@ -163,7 +200,8 @@ def test_trunk_media_encryption_settings_are_checked(tls_server):
     base = {"name": "t", "host": "127.0.0.1", "health_interval": 0}
     for fields, message in [({"transport": "udp", "media_encryption": "srtp"}, "needs transport tls"),
                             ({"transport": "tcp", "media_encryption": "srtp"}, "needs transport tls"),
-                            ({"transport": "tls", "media_encryption": "zrtp"}, "none or srtp"),
+                            ({"transport": "udp", "media_encryption": "optional"}, "needs transport tls"),
+                            ({"transport": "tls", "media_encryption": "zrtp"}, "none, optional or srtp"),
                             ({"transport": "tls", "media_encryption": True}, "must be a string")]:
         r = api(server, "POST", "/v1/sip/trunks", json={**base, **fields})
         assert r.status_code == 400 and message in r.text, (fields, r.status_code, r.text)

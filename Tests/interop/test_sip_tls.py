@@ -94,6 +94,9 @@ def test_baresip_registers_over_tls_and_is_called_over_its_connection(tmp_path):
         wait_until(lambda: call_status(server, app_id, key, uuid) == "completed", timeout=15, what="call completed")
         wait_until(lambda: metric(server, "switchboard_sip_responses_total", direction="in", method="BYE", code="200"), timeout=10,
                    what=lambda: f"phone's 200 to our BYE; baresip:\n{phone.log()[-1500:]}")
+        # It was offered SDES keys (it is reached over TLS), does not do SDES, and the call stayed plain RTP.
+        wait_until(lambda: metric(server, "switchboard_phone_rtp_arrived_total"), timeout=5, what="the leg closed")
+        assert metric(server, "switchboard_phone_srtp_legs_total") == 0
 
         # A second call, hung up by the phone: its BYE arrives over TLS.
         r = app_request(server, app_id, key, "POST", "/v1/calls", json={

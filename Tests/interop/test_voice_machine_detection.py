@@ -51,19 +51,22 @@ def recording(path, talk_ms: int, beep_at_ms: int | None = None, total_ms: int =
 def setup(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("amd")
     server, _ = start_sip_server()
-    hooks = Hooks()
-    app_id, key = application(server, hooks)
-    person = Baresip(f"<sip:{HUMAN_NUMBER}@127.0.0.1>;regint=0;answermode=auto", tmp / "person",
-                     source=recording(tmp / "hello.wav", talk_ms=700))
-    voicemail = Baresip(f"<sip:{VOICEMAIL_NUMBER}@127.0.0.1>;regint=0;answermode=auto", tmp / "voicemail",
-                        source=recording(tmp / "greeting.wav", talk_ms=3800, beep_at_ms=4100))
-    # Each phone on a trunk of its own, owning the number calls to it are placed from.
-    trunk_and_number(server, person, app_id, "15550171", name="person")
-    trunk_and_number(server, voicemail, app_id, "15550172", name="voicemail")
-    yield server, hooks, app_id, key
-    person.stop()
-    voicemail.stop()
-    server.stop()
+    phones = []
+    try:
+        hooks = Hooks()
+        app_id, key = application(server, hooks)
+        phones.append(Baresip(f"<sip:{HUMAN_NUMBER}@127.0.0.1>;regint=0;answermode=auto", tmp / "person",
+                              source=recording(tmp / "hello.wav", talk_ms=700)))
+        phones.append(Baresip(f"<sip:{VOICEMAIL_NUMBER}@127.0.0.1>;regint=0;answermode=auto", tmp / "voicemail",
+                              source=recording(tmp / "greeting.wav", talk_ms=3800, beep_at_ms=4100)))
+        # Each phone on a trunk of its own, owning the number calls to it are placed from.
+        trunk_and_number(server, phones[0], app_id, "15550171", name="person")
+        trunk_and_number(server, phones[1], app_id, "15550172", name="voicemail")
+        yield server, hooks, app_id, key
+    finally:
+        for phone in phones:
+            phone.stop()
+        server.stop()
 
 
 def place(setup, to, from_, marker, **detection):

@@ -333,8 +333,13 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         do { line = try await addLine(phone, rooms: rooms, negotiated: nil) } catch {
             return finish(phone, status: "failed", reason: "\(error)", events: events)
         }
+        // SDES keys are offered only where the signalling is TLS: the trunk's setting, else best effort.
         var offered = AudioSessionConfig(address: host, port: line.leg.port)
-        if case .number(_, let trunk) = target { offered.encryption = encryption(ofTrunk: trunk) }
+        switch target {
+        case .number(_, let trunk): offered.encryption = encryption(ofTrunk: trunk)
+        case .device(let aor, _): offered.encryption = await edge.reachesOverTLS(aor) ? .optional : .none
+        case .uri(let uri, _): offered.encryption = uri.scheme == "sips" || uri.transport == "tls" ? .optional : .none
+        }
         let offer = PlainRTPNegotiator.offer(offered, sessionID: UInt64(line.leg.port), version: 1)
         let call: OutboundCall
         do {

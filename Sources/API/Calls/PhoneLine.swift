@@ -217,6 +217,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         PhoneLineCounters.lost.add(leg.statistics.packetsLost, ordering: .relaxed)
         PhoneLineCounters.malformed.add(leg.statistics.packetsDropped, ordering: .relaxed)
         PhoneLineCounters.srtpFailures.add(leg.statistics.srtpFailures, ordering: .relaxed)
+        if leg.negotiated.srtp != nil { PhoneLineCounters.srtpLegs.add(1, ordering: .relaxed) }
         leg.close()
     }
 }

@@ -18,6 +18,8 @@ enum PhoneLineCounters {
     static let lost = Atomic<Int>(0)
     /// Packets from phones that were not usable RTP (malformed, unknown payload), added when a leg closes.
     static let malformed = Atomic<Int>(0)
+    /// Phone legs whose media was SRTP, added when a leg closes.
+    static let srtpLegs = Atomic<Int>(0)
     /// SRTP/SRTCP packets from phones that failed authentication or the replay check, added when a leg closes.
     static let srtpFailures = Atomic<Int>(0)
     /// Frames heard from phones dropped because the line's queue was full (the phone sends faster than the tick).
@@ -58,6 +60,8 @@ enum PhoneLineCounters {
         out += "# TYPE switchboard_phone_rtp_lost_total counter\nswitchboard_phone_rtp_lost_total \(lost.load(ordering: .relaxed))\n"
         out += "# HELP switchboard_phone_rtp_dropped_total Packets from phones dropped as unusable (counted when a leg closes).\n"
         out += "# TYPE switchboard_phone_rtp_dropped_total counter\nswitchboard_phone_rtp_dropped_total \(malformed.load(ordering: .relaxed))\n"
+        out += "# HELP switchboard_phone_srtp_legs_total Phone legs whose media was SRTP (SDES keys; counted when a leg closes).\n"
+        out += "# TYPE switchboard_phone_srtp_legs_total counter\nswitchboard_phone_srtp_legs_total \(srtpLegs.load(ordering: .relaxed))\n"
         out += "# HELP switchboard_phone_srtp_failures_total SRTP or SRTCP packets from phones dropped: failed authentication or replayed (counted when a leg closes).\n"
         out += "# TYPE switchboard_phone_srtp_failures_total counter\nswitchboard_phone_srtp_failures_total \(srtpFailures.load(ordering: .relaxed))\n"
         out += "# HELP switchboard_phone_frames_dropped_total Frames from phones dropped because a line's queue was full.\n"

@@ -15,8 +15,9 @@ public struct SIPTrunk: Sendable, Equatable {
     public var allow: [String]
     /// Seconds between OPTIONS health checks; 0 turns them off.
     public var healthInterval: Int
-    /// `none` (plain RTP offered; SRTP used when the carrier offers it) or `srtp` (RTP/SAVP with SDES
-    /// keys offered and required; needs `transport` `tls`).
+    /// `none` (plain RTP offered; SRTP used when the carrier offers it), `optional` (RTP/AVP offered with
+    /// SDES keys, SRTP when the carrier keys its answer) or `srtp` (RTP/SAVP with keys offered and required);
+    /// the last two need `transport` `tls`.
     public var mediaEncryption: String
     public var createdAt: Int64
     public var updatedAt: Int64

@@ -129,9 +129,7 @@ public final class SIPEdge: Sendable {
     public func callUser(_ aor: String, from callerID: String, headers: [(String, String)] = [], sdp: SessionDescription) async throws -> OutboundCall {
         try await onRunningLoop { [self] () throws(EdgeError) -> OutboundCall in
             guard let ep = endpoint.withLock({ $0 }) else { throw .stopped }
-            guard let binding = ep.core.registrar?.lookup(aor, now: .now()).max(by: { $0.expires < $1.expires }) else {
-                throw .notRegistered(aor)
-            }
+            guard let binding = Self.latestBinding(aor, at: ep) else { throw .notRegistered(aor) }
             let from = SIPAddress(uri: SIPURI(user: callerID, host: IPEndpoint.reference(ep.core.config.host)))
             // The contact's own address when it is numeric (RFC 3261 §8.1.2), else where the REGISTER came from.
             // A device that registered over TLS is called over that connection (RFC 5923 reuse, RFC 5626 flows):
@@ -143,6 +141,20 @@ public final class SIPEdge: Sendable {
             }
             return track(ep.invite(to: binding.contact, from: from, sdp: sdp, peer: peer, headers: headers))
         }
+    }
+
+    /// Whether `aor`'s device is reached over TLS (it registered over TLS): a call to it can offer SDES keys.
+    public func reachesOverTLS(_ aor: String) async -> Bool {
+        let tls = try? await onRunningLoop { [self] () throws(EdgeError) -> Bool in
+            guard let ep = endpoint.withLock({ $0 }) else { throw .stopped }
+            return Self.latestBinding(aor, at: ep)?.source.transport == .tls
+        }
+        return tls ?? false
+    }
+
+    /// The device registration a call to `aor` uses: the one that expires last.
+    private static func latestBinding(_ aor: String, at ep: SIPEndpoint) -> Binding? {
+        ep.core.registrar?.lookup(aor, now: .now()).max(by: { $0.expires < $1.expires })
     }
 
     /// Calls `uri` at its host, directly: `addresses` are the host's (numeric, or a name's answers, best

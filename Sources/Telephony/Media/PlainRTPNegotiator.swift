@@ -7,14 +7,15 @@ import Wire
 /// attributes, with what plain RTP needs on top: `c=` addresses, static payload types,
 /// `a=ptime`, direction mirroring for hold and resume (RFC 3264 §6.1, §8.4), and `a=crypto`.
 ///
-/// SRTP: an offer with `.srtp` is RTP/SAVP with one `a=crypto` line per suite we support. An offer
+/// SRTP: an offer with `.srtp` is RTP/SAVP with one `a=crypto` line per suite we support (`.optional`:
+/// RTP/AVP with the same lines, and an answer without keys is plain RTP). An offer
 /// received with a usable `a=crypto` line (RTP/SAVP, or RTP/AVP with keys, "best effort" SRTP) is
 /// answered with SRTP, repeating the accepted line's tag and suite with our own key; RTP/SAVP without
 /// one is refused, as is plain RTP when the local config requires SRTP.
 public enum PlainRTPNegotiator {
     public static func offer(_ config: AudioSessionConfig, sessionID: UInt64, version: UInt64) -> SessionDescription {
         let payloadTypes = config.codecs.map(\.defaultPayloadType)
-        let crypto = config.encryption == .srtp
+        let crypto = config.encryption != .none
             ? SDESKeying.suites.enumerated().map { SDPCrypto(tag: $0 + 1, suite: $1.sdesSuite, keySalt: config.keySalt(for: $1)) } : []
         return description(config, sessionID: sessionID, version: version, codecs: zip(config.codecs, payloadTypes).map { ($0, $1) },
                            direction: config.direction, secure: config.encryption == .srtp, crypto: crypto)
@@ -63,7 +64,7 @@ public enum PlainRTPNegotiator {
         var negotiated = NegotiatedAudio(remoteAddress: remote.address, remotePort: remote.port, codec: voice.0, payloadType: voice.1,
                                          telephoneEventPayloadType: event?.1, ptime: remote.ptime ?? config.ptime,
                                          direction: remote.direction.reversed)
-        if config.encryption == .srtp {
+        if config.encryption == .srtp || (config.encryption == .optional && !remote.crypto.isEmpty) {
             // The answer accepts one of our lines: its tag names the suite and so our key.
             guard let line = remote.crypto.first, let (_, profile) = SDESKeying.usable([line]),
                   let offered = SDESKeying.suites.firstIndex(of: profile), line.tag == offered + 1 else { throw .noUsableCrypto }

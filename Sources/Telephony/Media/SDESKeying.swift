@@ -50,10 +50,15 @@ public struct SDESKeying: Hashable, Sendable {
     }
 }
 
-/// Whether a leg's media must be SRTP.
+/// Whether a leg's media must be SRTP. Whatever the setting, an offer that carries usable keys is
+/// answered with SRTP.
 public enum MediaEncryption: String, Hashable, Sendable, CaseIterable {
-    /// Plain RTP offered; SRTP used when the peer offers it.
+    /// Plain RTP offered.
     case none
-    /// SRTP (RTP/SAVP with SDES keys) offered, and required of the peer's offers.
+    /// Best effort: RTP/AVP offered with SDES keys; SRTP when the answer keys it too, plain RTP when the
+    /// answer has no keys (a peer that does not do SDES ignores the lines). For calls whose signalling is
+    /// TLS: registered devices reached over TLS, `sips:` and `;transport=tls` addresses.
+    case optional
+    /// SRTP (RTP/SAVP with SDES keys) offered, and required of the peer's answers and offers.
     case srtp
 }
