@@ -1,6 +1,7 @@
 import Crypto
 import Glibc
 import Media
+import SRTP
 import Wire
 
 /// In-process measurement of the forwarding path, without sockets or peers: one producer

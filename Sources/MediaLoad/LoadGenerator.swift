@@ -2,6 +2,7 @@ import CShims
 import Crypto
 import Media
 import Runtime
+import SRTP
 import Synchronization
 import Wire
 

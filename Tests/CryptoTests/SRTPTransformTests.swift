@@ -1,5 +1,6 @@
 import Testing
-@testable import Crypto
+import Crypto
+@testable import SRTP
 import SRTPReference
 
 @Suite("SRTP transform (AES-CM + HMAC-SHA1-80, AES-GCM)")

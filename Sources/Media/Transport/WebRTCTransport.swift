@@ -1,6 +1,7 @@
 import Crypto
 import Glibc
 import Runtime
+import SRTP
 import Wire
 
 /// One peer connection's worth of transport (mediasoup's WebRTCTransport): ICE-lite on the

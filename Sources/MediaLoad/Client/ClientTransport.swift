@@ -2,6 +2,7 @@ import CShims
 import Crypto
 import Glibc
 import Media
+import SRTP
 import Wire
 
 /// The client role of one WebRTC transport on its own UDP socket: ICE controlling with

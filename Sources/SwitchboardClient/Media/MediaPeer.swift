@@ -5,6 +5,7 @@ import Foundation
 import Media
 import MediaLoad
 import Runtime
+import SRTP
 import Wire
 
 /// One client-role peer connection of the SDK: publishing (Opus from an `AudioSource`, VP8 from

@@ -3,6 +3,7 @@ import CShims
 import Crypto
 import Glibc
 import Runtime
+import SRTP
 
 /// One plain-RTP audio leg (RFC 3550, RFC 3551): an RTP/RTCP port pair from the configured range,
 /// the negotiated codec (PCMU, PCMA or Opus from the Audio target), RFC 4733 telephone events both

@@ -1,4 +1,5 @@
 import Crypto
+import SRTP
 import Wire
 
 /// SRTP for a plain RTP leg keyed in the SDP itself (SDES, RFC 4568): each side sends its own

@@ -1,5 +1,6 @@
 import Audio
 import Crypto
+import SRTP
 import Testing
 import Wire
 @testable import Media

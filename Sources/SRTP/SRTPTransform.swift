@@ -1,4 +1,5 @@
 import CShims
+import Crypto
 import Wire
 
 /// SRTP and SRTCP, one direction of a transport, on libgcrypt's AES and OpenSSL's SHA-1 with
