@@ -7,6 +7,7 @@ import time
 import pytest
 import requests
 
+from accounts_support import token as application_jwt
 from video_support import AudioConnectorSink, VideoPeer, VideoRequestError, account, opentok_client, start_video_server
 
 opentok = pytest.importorskip("opentok")
@@ -182,224 +183,196 @@ def vonage_app(server):
     mp.undo()
 
 
-def test_vonage_sdk_video_over_https(server, vonage_app):
+@pytest.fixture
+def app_video(vonage_app):
+    """The `vonage` SDK's Video client signed as that application (HTTPS, the server's CA trusted by `vonage_app`)."""
     vonage = pytest.importorskip("vonage")
+    app_id, private_key, host = vonage_app
+    return vonage.Vonage(vonage.Auth(application_id=app_id, private_key=private_key),
+                         vonage.HttpClientOptions(api_host=host, video_host=host)).video
+
+
+def test_vonage_sdk_video_over_https(server, app_video):
     from vonage_video import SessionOptions, SignalData, StreamLayout, StreamLayoutOptions, TokenOptions
     from vonage_video.models.enums import MediaMode, TokenRole
-    app_id, private_key, host = vonage_app
-    mp = pytest.MonkeyPatch()
-    mp.setenv("REQUESTS_CA_BUNDLE", str(server.ca_file))
-    try:
-        client = vonage.Vonage(vonage.Auth(application_id=app_id, private_key=private_key),
-                               vonage.HttpClientOptions(api_host=host, video_host=host))
-        video = client.video
-        session = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED))
-        sid = session.session_id
-        assert sid.startswith("1_")
-        token = video.generate_client_token(TokenOptions(session_id=sid, role=TokenRole.PUBLISHER, connection_data="name=ann"))
-        token = token.decode() if isinstance(token, bytes) else token
-        mod_token = video.generate_client_token(TokenOptions(session_id=sid, role=TokenRole.MODERATOR))
-        mod_token = mod_token.decode() if isinstance(mod_token, bytes) else mod_token
+    video = app_video
+    session = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED))
+    sid = session.session_id
+    assert sid.startswith("1_")
+    token = video.generate_client_token(TokenOptions(session_id=sid, role=TokenRole.PUBLISHER, connection_data="name=ann"))
+    token = token.decode() if isinstance(token, bytes) else token
+    mod_token = video.generate_client_token(TokenOptions(session_id=sid, role=TokenRole.MODERATOR))
+    mod_token = mod_token.decode() if isinstance(mod_token, bytes) else mod_token
 
-        ann = VideoPeer(server, sid, token)
-        mod = VideoPeer(server, sid, mod_token)
-        stream_id = ann.publish("ann cam")
-        assert mod.wait_push("video:streamCreated")["stream"]["streamId"] == stream_id
+    ann = VideoPeer(server, sid, token)
+    mod = VideoPeer(server, sid, mod_token)
+    stream_id = ann.publish("ann cam")
+    assert mod.wait_push("video:streamCreated")["stream"]["streamId"] == stream_id
 
-        streams = video.list_streams(sid)
-        assert [(s.id, s.name, s.video_type) for s in streams] == [(stream_id, "ann cam", "camera")]
-        assert video.get_stream(sid, stream_id).name == "ann cam"
+    streams = video.list_streams(sid)
+    assert [(s.id, s.name, s.video_type) for s in streams] == [(stream_id, "ann cam", "camera")]
+    assert video.get_stream(sid, stream_id).name == "ann cam"
 
-        video.send_signal(sid, SignalData(type="chat", data="hi all"))
-        assert ann.wait_push("video:signal")["data"] == "hi all"
-        assert mod.wait_push("video:signal")["data"] == "hi all"
-        video.send_signal(sid, SignalData(type="chat", data="hi ann"), connection_id=ann.connection_id)
-        assert ann.wait_push("video:signal")["data"] == "hi ann"
-        no_push(mod, "video:signal")
+    video.send_signal(sid, SignalData(type="chat", data="hi all"))
+    assert ann.wait_push("video:signal")["data"] == "hi all"
+    assert mod.wait_push("video:signal")["data"] == "hi all"
+    video.send_signal(sid, SignalData(type="chat", data="hi ann"), connection_id=ann.connection_id)
+    assert ann.wait_push("video:signal")["data"] == "hi ann"
+    no_push(mod, "video:signal")
 
-        # Layout classes: the Vonage SDK sends a token's as an array; its change returns the session's streams.
-        lead_token = video.generate_client_token(
-            TokenOptions(session_id=sid, role=TokenRole.PUBLISHER, initial_layout_class_list=["focus", "main"]))
-        lead = VideoPeer(server, sid, lead_token.decode() if isinstance(lead_token, bytes) else lead_token)
-        lead_stream = lead.publish("lead cam")
-        assert video.get_stream(sid, lead_stream).layout_class_list == ["focus", "main"]
-        changed = video.change_stream_layout(sid, StreamLayoutOptions(items=[StreamLayout(id=stream_id, layout_class_list=["full"])]))
-        assert {s.id: s.layout_class_list for s in changed} == {stream_id: ["full"], lead_stream: ["focus", "main"]}
-        lead.close()
-        mod.wait_push("video:streamDestroyed", where=lambda b: b["stream"]["streamId"] == lead_stream)
+    # Layout classes: the Vonage SDK sends a token's as an array; its change returns the session's streams.
+    lead_token = video.generate_client_token(
+        TokenOptions(session_id=sid, role=TokenRole.PUBLISHER, initial_layout_class_list=["focus", "main"]))
+    lead = VideoPeer(server, sid, lead_token.decode() if isinstance(lead_token, bytes) else lead_token)
+    lead_stream = lead.publish("lead cam")
+    assert video.get_stream(sid, lead_stream).layout_class_list == ["focus", "main"]
+    changed = video.change_stream_layout(sid, StreamLayoutOptions(items=[StreamLayout(id=stream_id, layout_class_list=["full"])]))
+    assert {s.id: s.layout_class_list for s in changed} == {stream_id: ["full"], lead_stream: ["focus", "main"]}
+    lead.close()
+    mod.wait_push("video:streamDestroyed", where=lambda b: b["stream"]["streamId"] == lead_stream)
 
-        video.mute_stream(sid, stream_id)
-        assert ann.wait_push("video:muteForced")["streamId"] == stream_id
-        video.mute_all_streams(sid, excluded_stream_ids=[stream_id])
-        video.disable_mute_all_streams(sid)
+    video.mute_stream(sid, stream_id)
+    assert ann.wait_push("video:muteForced")["streamId"] == stream_id
+    video.mute_all_streams(sid, excluded_stream_ids=[stream_id])
+    video.disable_mute_all_streams(sid)
 
-        video.disconnect_client(sid, ann.connection_id)
-        assert ann.wait_push("video:sessionDisconnected")["reason"] == "forceDisconnected"
-        assert mod.wait_push("video:streamDestroyed")["reason"] == "forceDisconnected"
-        assert video.list_streams(sid) == []
-        ann.close()
-        mod.close()
-    finally:
-        mp.undo()
+    video.disconnect_client(sid, ann.connection_id)
+    assert ann.wait_push("video:sessionDisconnected")["reason"] == "forceDisconnected"
+    assert mod.wait_push("video:streamDestroyed")["reason"] == "forceDisconnected"
+    assert video.list_streams(sid) == []
+    ann.close()
+    mod.close()
 
 
-def test_vonage_sdk_audio_connector(server, vonage_app):
+def test_vonage_sdk_audio_connector(server, app_video):
     """The `vonage` SDK's Audio Connector options (a stream list, 8 kHz, the binary transport as an object) reach
     the socket as the Video API sends them; disconnecting the client ends it."""
-    vonage = pytest.importorskip("vonage")
     from vonage_video import AudioConnectorOptions, AudioConnectorWebSocket, SessionOptions, TokenOptions
     from vonage_video.models.audio_connector import AudioTransportConfiguration
     from vonage_video.models.enums import AudioSampleRate, MediaMode
-    app_id, private_key, host = vonage_app
-    mp = pytest.MonkeyPatch()
-    mp.setenv("REQUESTS_CA_BUNDLE", str(server.ca_file))
+    video = app_video
     sink = AudioConnectorSink()
-    try:
-        video = vonage.Vonage(vonage.Auth(application_id=app_id, private_key=private_key),
-                              vonage.HttpClientOptions(api_host=host, video_host=host)).video
-        sid = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED)).session_id
+    sid = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED)).session_id
 
-        def token(data=None):
-            t = video.generate_client_token(TokenOptions(session_id=sid, connection_data=data))
-            return t.decode() if isinstance(t, bytes) else t
+    def token(data=None):
+        t = video.generate_client_token(TokenOptions(session_id=sid, connection_data=data))
+        return t.decode() if isinstance(t, bytes) else t
 
-        ann = VideoPeer(server, sid, token("name=ann"))
-        stream_id = ann.publish("ann cam")
-        started = video.start_audio_connector(AudioConnectorOptions(
-            session_id=sid, token=token("name=captions"),
-            websocket=AudioConnectorWebSocket(uri=sink.uri("/captions"), streams=[stream_id], headers={"room": "a"},
-                                              audio_rate=AudioSampleRate.KHZ_8,
-                                              audio_transport=AudioTransportConfiguration(transport="binary"))))
-        assert started.id and started.connection_id
-        joined = ann.wait_push("video:connectionCreated")["connection"]
-        assert (joined["connectionId"], joined["data"]) == (started.connection_id, "name=captions")
-        deadline = time.monotonic() + 5
-        while len(sink.frames.get("/captions", [])) < 10 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert sink.first["/captions"] == {"content-type": "audio/l16;rate=8000", "room": "a"}
-        assert {len(f) for f in sink.frames["/captions"]} == {320}  # 20 ms at 8 kHz (silence: no media was sent)
-        video.disconnect_client(sid, started.connection_id)
-        assert sink.closed["/captions"].wait(5)
-        assert ann.wait_push("video:connectionDestroyed")["reason"] == "forceDisconnected"
-        ann.close()
-    finally:
-        mp.undo()
+    ann = VideoPeer(server, sid, token("name=ann"))
+    stream_id = ann.publish("ann cam")
+    started = video.start_audio_connector(AudioConnectorOptions(
+        session_id=sid, token=token("name=captions"),
+        websocket=AudioConnectorWebSocket(uri=sink.uri("/captions"), streams=[stream_id], headers={"room": "a"},
+                                          audio_rate=AudioSampleRate.KHZ_8,
+                                          audio_transport=AudioTransportConfiguration(transport="binary"))))
+    assert started.id and started.connection_id
+    joined = ann.wait_push("video:connectionCreated")["connection"]
+    assert (joined["connectionId"], joined["data"]) == (started.connection_id, "name=captions")
+    deadline = time.monotonic() + 5
+    while len(sink.frames.get("/captions", [])) < 10 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sink.first["/captions"] == {"content-type": "audio/l16;rate=8000", "room": "a"}
+    assert {len(f) for f in sink.frames["/captions"]} == {320}  # 20 ms at 8 kHz (silence: no media was sent)
+    video.disconnect_client(sid, started.connection_id)
+    assert sink.closed["/captions"].wait(5)
+    assert ann.wait_push("video:connectionDestroyed")["reason"] == "forceDisconnected"
+    ann.close()
 
 
-def test_vonage_sdk_audio_archive(server, vonage_app):
+def test_vonage_sdk_audio_archive(server, vonage_app, app_video):
     """The `vonage` SDK's archive calls over HTTPS with an application: an audio-only archive starts, is listed,
     stops available with a download URL that serves Ogg, and is deleted."""
-    vonage = pytest.importorskip("vonage")
     from vonage_video import CreateArchiveRequest, ListArchivesFilter, SessionOptions, TokenOptions
     from vonage_video.models.enums import MediaMode
     app_id, private_key, host = vonage_app
-    mp = pytest.MonkeyPatch()
-    mp.setenv("REQUESTS_CA_BUNDLE", str(server.ca_file))
-    try:
-        video = vonage.Vonage(vonage.Auth(application_id=app_id, private_key=private_key),
-                              vonage.HttpClientOptions(api_host=host, video_host=host)).video
-        sid = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED)).session_id
-        token = video.generate_client_token(TokenOptions(session_id=sid))
-        peer = VideoPeer(server, sid, token.decode() if isinstance(token, bytes) else token)
-        archive = video.start_archive(CreateArchiveRequest(session_id=sid, has_video=False, name="sdk"))
-        assert archive.status == "started" and archive.has_video is False and archive.name == "sdk"
-        archives, count, _ = video.list_archives(ListArchivesFilter(session_id=sid))
-        assert count == 1 and archives[0].id == archive.id
-        time.sleep(1.2)
-        stopped = video.stop_archive(archive.id)
-        assert stopped.status == "available"
-        got = video.get_archive(archive.id)
-        assert got.url and got.duration >= 1
-        auth = {"Authorization": "Bearer " + token_for(app_id, private_key)}
-        r = requests.get(got.url.replace(server.http_url, f"https://{host}"), headers=auth, timeout=10, verify=str(server.ca_file))
-        assert r.status_code == 200 and r.content[:4] == b"OggS"
-        video.delete_archive(archive.id)
-        assert video.list_archives(ListArchivesFilter(session_id=sid))[1] == 0
-        peer.close()
-    finally:
-        mp.undo()
+    video = app_video
+    sid = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED)).session_id
+    token = video.generate_client_token(TokenOptions(session_id=sid))
+    peer = VideoPeer(server, sid, token.decode() if isinstance(token, bytes) else token)
+    archive = video.start_archive(CreateArchiveRequest(session_id=sid, has_video=False, name="sdk"))
+    assert archive.status == "started" and archive.has_video is False and archive.name == "sdk"
+    archives, count, _ = video.list_archives(ListArchivesFilter(session_id=sid))
+    assert count == 1 and archives[0].id == archive.id
+    time.sleep(1.2)
+    stopped = video.stop_archive(archive.id)
+    assert stopped.status == "available"
+    got = video.get_archive(archive.id)
+    assert got.url and got.duration >= 1
+    auth = {"Authorization": "Bearer " + application_jwt(app_id, private_key)}
+    r = requests.get(got.url.replace(server.http_url, f"https://{host}"), headers=auth, timeout=10, verify=str(server.ca_file))
+    assert r.status_code == 200 and r.content[:4] == b"OggS"
+    video.delete_archive(archive.id)
+    assert video.list_archives(ListArchivesFilter(session_id=sid))[1] == 0
+    peer.close()
 
 
-def token_for(app_id, private_key):
-    from accounts_support import token
-    return token(app_id, private_key)
-
-
-def test_sessions_belong_to_one_project(server, vonage_app):
+def test_sessions_belong_to_one_project(server, app_video):
     """The account key (`opentok`) and an application (`vonage`) are two projects: neither reaches the
     other's sessions over REST (404, which `opentok` reads as an empty stream list), and a client token
     either signs for the other's session finds no session."""
-    vonage = pytest.importorskip("vonage")
     from vonage_http_client.errors import NotFoundError
     from vonage_video import SessionOptions, SignalData, TokenOptions
     from vonage_video.models.enums import MediaMode, TokenRole
-    app_id, private_key, host = vonage_app
-    mp = pytest.MonkeyPatch()
-    mp.setenv("REQUESTS_CA_BUNDLE", str(server.ca_file))
-    try:
-        video = vonage.Vonage(vonage.Auth(application_id=app_id, private_key=private_key),
-                              vonage.HttpClientOptions(api_host=host, video_host=host)).video
-        ot = opentok_client(server)
+    video = app_video
+    ot = opentok_client(server)
 
-        def app_token(sid, role=TokenRole.PUBLISHER):
-            t = video.generate_client_token(TokenOptions(session_id=sid, role=role))
-            return t.decode() if isinstance(t, bytes) else t
+    def app_token(sid, role=TokenRole.PUBLISHER):
+        t = video.generate_client_token(TokenOptions(session_id=sid, role=role))
+        return t.decode() if isinstance(t, bytes) else t
 
-        app_sid = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED)).session_id
-        key_sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
-        ann = VideoPeer(server, app_sid, app_token(app_sid))
-        stream_id = ann.publish("ann cam")
-        ken = VideoPeer(server, key_sid, ot.generate_token(key_sid))
+    app_sid = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED)).session_id
+    key_sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    ann = VideoPeer(server, app_sid, app_token(app_sid))
+    stream_id = ann.publish("ann cam")
+    ken = VideoPeer(server, key_sid, ot.generate_token(key_sid))
 
-        # The account key on the application's session.
-        assert ot.list_streams(app_sid).count == 0
-        with pytest.raises(opentok.exceptions.OpenTokException):
-            ot.get_stream(app_sid, stream_id)
-        # (`send_signal` tests the response's truth, so a 404 comes out as RequestError(…, 404).)
-        with pytest.raises(opentok.exceptions.RequestError) as e:
-            ot.send_signal(app_sid, {"type": "chat", "data": "not yours"})
-        assert 404 in e.value.args
-        with pytest.raises(opentok.exceptions.OpenTokException):
-            ot.mute_stream(app_sid, stream_id)
-        with pytest.raises(opentok.exceptions.OpenTokException):
-            ot.mute_all(app_sid, [])
-        with pytest.raises(opentok.exceptions.ForceDisconnectError):
-            ot.force_disconnect(app_sid, ann.connection_id)
-        # The SDK itself will not sign for a session id that names another project.
-        with pytest.raises(opentok.exceptions.OpenTokException):
-            ot.generate_token(app_sid)
+    # The account key on the application's session.
+    assert ot.list_streams(app_sid).count == 0
+    with pytest.raises(opentok.exceptions.OpenTokException):
+        ot.get_stream(app_sid, stream_id)
+    # (`send_signal` tests the response's truth, so a 404 comes out as RequestError(…, 404).)
+    with pytest.raises(opentok.exceptions.RequestError) as e:
+        ot.send_signal(app_sid, {"type": "chat", "data": "not yours"})
+    assert 404 in e.value.args
+    with pytest.raises(opentok.exceptions.OpenTokException):
+        ot.mute_stream(app_sid, stream_id)
+    with pytest.raises(opentok.exceptions.OpenTokException):
+        ot.mute_all(app_sid, [])
+    with pytest.raises(opentok.exceptions.ForceDisconnectError):
+        ot.force_disconnect(app_sid, ann.connection_id)
+    # The SDK itself will not sign for a session id that names another project.
+    with pytest.raises(opentok.exceptions.OpenTokException):
+        ot.generate_token(app_sid)
 
-        # The application on the account key's session.
-        for call in (lambda: video.list_streams(key_sid),
-                     lambda: video.send_signal(key_sid, SignalData(type="chat", data="not yours")),
-                     lambda: video.disconnect_client(key_sid, ken.connection_id)):
-            with pytest.raises(NotFoundError):
-                call()
+    # The application on the account key's session.
+    for call in (lambda: video.list_streams(key_sid),
+                 lambda: video.send_signal(key_sid, SignalData(type="chat", data="not yours")),
+                 lambda: video.disconnect_client(key_sid, ken.connection_id)):
+        with pytest.raises(NotFoundError):
+            call()
 
-        # Client tokens for the other project's session: the application's JWT, and a T1 token signed
-        # with the account secret the way the SDK would if it did not check the session id.
-        import hashlib
-        import hmac
-        from urllib.parse import urlencode
-        acc = account(server)
-        now = int(time.time())
-        data = urlencode({"session_id": app_sid, "create_time": now, "expire_time": now + 600, "role": "moderator",
-                          "nonce": 1, "initial_layout_class_list": ""})
-        sig = hmac.new(acc["api_secret"].encode(), data.encode(), hashlib.sha1).hexdigest()
-        t1 = "T1==" + base64.b64encode(f"partner_id={acc['api_key']}&sig={sig}:{data}".encode()).decode()
-        for sid, foreign in ((key_sid, app_token(key_sid, TokenRole.MODERATOR)), (app_sid, t1)):
-            with pytest.raises(VideoRequestError) as e:
-                VideoPeer(server, sid, foreign)
-            assert e.value.code == "sessionNotFound"
+    # Client tokens for the other project's session: the application's JWT, and a T1 token signed
+    # with the account secret the way the SDK would if it did not check the session id.
+    import hashlib
+    import hmac
+    from urllib.parse import urlencode
+    acc = account(server)
+    now = int(time.time())
+    data = urlencode({"session_id": app_sid, "create_time": now, "expire_time": now + 600, "role": "moderator",
+                      "nonce": 1, "initial_layout_class_list": ""})
+    sig = hmac.new(acc["api_secret"].encode(), data.encode(), hashlib.sha1).hexdigest()
+    t1 = "T1==" + base64.b64encode(f"partner_id={acc['api_key']}&sig={sig}:{data}".encode()).decode()
+    for sid, foreign in ((key_sid, app_token(key_sid, TokenRole.MODERATOR)), (app_sid, t1)):
+        with pytest.raises(VideoRequestError) as e:
+            VideoPeer(server, sid, foreign)
+        assert e.value.code == "sessionNotFound"
 
-        # Nothing reached either session.
-        for peer in (ann, ken):
-            no_push(peer, "video:signal", seconds=0.2)
-            no_push(peer, "video:sessionDisconnected", seconds=0.1)
-            no_push(peer, "video:connectionCreated", seconds=0.1)
-        no_push(ann, "video:muteForced", seconds=0.1)
-        assert ann.request("video:signal", {"type": "t", "data": "still here"}) == {}
-        ann.close()
-        ken.close()
-    finally:
-        mp.undo()
+    # Nothing reached either session.
+    for peer in (ann, ken):
+        no_push(peer, "video:signal", seconds=0.2)
+        no_push(peer, "video:sessionDisconnected", seconds=0.1)
+        no_push(peer, "video:connectionCreated", seconds=0.1)
+    no_push(ann, "video:muteForced", seconds=0.1)
+    assert ann.request("video:signal", {"type": "t", "data": "still here"}) == {}
+    ann.close()
+    ken.close()
