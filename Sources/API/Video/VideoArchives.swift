@@ -13,7 +13,7 @@ import Wire
 /// up to then kept.
 final class VideoArchives: Sendable {
     struct Archive: Codable, Sendable, Equatable {
-        enum Status: String, Codable, Sendable { case started, stopped, available, failed }
+        enum Status: String, Codable, Sendable { case started, available, failed }
         var id: String
         var sessionID: String
         var projectID: String

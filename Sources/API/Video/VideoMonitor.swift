@@ -16,18 +16,22 @@ struct VideoMonitor: Sendable {
 
     func handle(_ event: VideoHub.SessionEvent) {
         let (sessionID, name, fields) = Self.callback(event)
-        guard let project = VideoSessions.owner(ofSessionID: sessionID), let app = try? core.applications.get(id: project),
-              let hook = app.capabilities["video"]?["webhooks"]?[name], hook["active"]?.boolValue != false,
-              let address = hook["address"]?.stringValue, !address.isEmpty else { return }
+        guard let project = VideoSessions.owner(ofSessionID: sessionID), let (app, address) = webhook(name, project: project) else { return }
         let payload: [(String, JSONValue)] = [("sessionId", .string(sessionID)), ("projectId", .string(project))] + fields
         hooks.event(payload, to: VoiceWebhooks.Target(url: address), application: app, lane: sessionID)
     }
 
+    /// The project's application and the address of its active `name` webhook, if it has one.
+    private func webhook(_ name: String, project: String) -> (Application, String)? {
+        guard let app = try? core.applications.get(id: project),
+              let hook = app.capabilities["video"]?["webhooks"]?[name], hook["active"]?.boolValue != false,
+              let address = hook["address"]?.stringValue, !address.isEmpty else { return nil }
+        return (app, address)
+    }
+
     /// An archive's status changed: the application's `archive_status` webhook gets the archive object.
     func archiveChanged(_ archive: VideoArchives.Archive) {
-        guard let app = try? core.applications.get(id: archive.projectID),
-              let hook = app.capabilities["video"]?["webhooks"]?["archive_status"], hook["active"]?.boolValue != false,
-              let address = hook["address"]?.stringValue, !address.isEmpty else { return }
+        guard let (app, address) = webhook("archive_status", project: archive.projectID) else { return }
         let payload: [(String, JSONValue)] = [
             ("id", .string(archive.id)), ("status", .string(archive.status.rawValue)), ("name", .string(archive.name)),
             ("reason", .string(archive.reason)), ("sessionId", .string(archive.sessionID)), ("projectId", .string(archive.projectID)),
