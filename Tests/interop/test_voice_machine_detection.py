@@ -97,6 +97,11 @@ def hang_up(setup, uuid):
     wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=10, what=lambda: f"completed: {events(hooks, uuid)}")
 
 
+def statuses(hooks, uuid, *wanted):
+    """The call's events with one of the `wanted` statuses, in the order they came."""
+    return [e for e in events(hooks, uuid) if e.get("status") in wanted]
+
+
 def notified(hooks, marker):
     return [e for e in hooks.events if e.get("step") == marker]
 
@@ -121,7 +126,9 @@ def test_detect_beep_holds_the_ncco_until_the_voicemail_beeps(setup):
     server, hooks, _, _ = setup
     uuid = place(setup, VOICEMAIL_NUMBER, "15550172", "after-beep",
                  advanced_machine_detection={"behavior": "continue", "mode": "detect_beep", "beep_timeout": 45})
-    wait_until(lambda: notified(hooks, "after-beep"), timeout=20, what=lambda: f"the NCCO to start: {events(hooks, uuid)}")
+    # The notify and the call's events go to different URLs, each in its own order: wait for both.
+    wait_until(lambda: notified(hooks, "after-beep") and len(statuses(hooks, uuid, "machine")) == 2, timeout=20,
+               what=lambda: f"the NCCO to start after the beep: {events(hooks, uuid)}")
     evs = events(hooks, uuid)
     answered = next(e for e in evs if e.get("status") == "answered")
     machine = [e for e in evs if e.get("status") == "machine"]
@@ -138,7 +145,8 @@ def test_detect_beep_holds_the_ncco_until_the_voicemail_beeps(setup):
 def test_a_person_is_human_and_hangup_leaves_the_call_up(setup):
     server, hooks, _, _ = setup
     uuid = place(setup, HUMAN_NUMBER, "15550171", "person", machine_detection="hangup")
-    wait_until(lambda: notified(hooks, "person"), timeout=20, what=lambda: f"the NCCO to start: {events(hooks, uuid)}")
+    wait_until(lambda: notified(hooks, "person") and statuses(hooks, uuid, "human", "machine"), timeout=20,
+               what=lambda: f"the NCCO to start and the verdict: {events(hooks, uuid)}")
     evs = events(hooks, uuid)
     assert [e["status"] for e in evs if e.get("status") in ("human", "machine")] == ["human"], evs
     human = next(e for e in evs if e.get("status") == "human")
@@ -155,15 +163,15 @@ def test_hangup_ends_a_call_a_machine_answered_before_its_ncco(setup):
     uuid = place(setup, VOICEMAIL_NUMBER, "15550172", "never", machine_detection="hangup")
     wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=20, what=lambda: f"hung up: {events(hooks, uuid)}")
     evs = events(hooks, uuid)
-    statuses = [e["status"] for e in evs if "status" in e]
-    assert statuses[-2:] == ["machine", "completed"], statuses
+    seen = [e["status"] for e in evs if "status" in e]
+    assert seen[-2:] == ["machine", "completed"], seen
     assert not notified(hooks, "never"), "the NCCO ran although the machine was hung up on"
 
 
 def test_default_mode_runs_the_ncco_at_once_and_reports_later(setup):
     server, hooks, _, _ = setup
     uuid = place(setup, VOICEMAIL_NUMBER, "15550172", "async", advanced_machine_detection={"behavior": "continue", "mode": "default"})
-    wait_until(lambda: len([e for e in events(hooks, uuid) if e.get("status") == "machine"]) == 2, timeout=20,
+    wait_until(lambda: len(statuses(hooks, uuid, "machine")) == 2 and notified(hooks, "async"), timeout=20,
                what=lambda: f"machine and beep: {events(hooks, uuid)}")
     machine = [e for e in events(hooks, uuid) if e.get("status") == "machine"]
     assert machine[1]["sub_state"] == "beep_start"
@@ -189,7 +197,9 @@ def test_connect_with_machine_detection_hangs_up_on_voicemail_and_the_ncco_goes_
     wait_until(lambda: notified(hooks, "after-connect"), timeout=25, what=lambda: f"the NCCO after the connect: {hooks.events}")
     child = next(e["uuid"] for e in hooks.events if e.get("uuid") not in (None, parent) and e.get("to") == VOICEMAIL_NUMBER
                  and at(e) > at(events(hooks, parent)[0]))
-    statuses = [e["status"] for e in events(hooks, child) if "status" in e]
-    assert statuses[-3:] == ["answered", "machine", "completed"], statuses
+    # The voicemail leg's events come in its own order, not the parent NCCO's notify's.
+    wait_until(lambda: "completed" in hooks.statuses(child), timeout=10, what=lambda: f"the voicemail leg ended: {events(hooks, child)}")
+    child_statuses = [e["status"] for e in events(hooks, child) if "status" in e]
+    assert child_statuses[-3:] == ["answered", "machine", "completed"], child_statuses
     assert "completed" not in hooks.statuses(parent)
     hang_up(setup, parent)
