@@ -71,4 +71,6 @@ def test_polling_receivers_take_every_forwarded_packet_off_their_sockets():
     # 2 speakers x 3 listeners x 50 packets/s.
     assert r["loss_percent"] == 0, r
     assert r["received_packets_per_s"] > 0.8 * 300, r
-    assert r["generator_cpu_cores"] > 0.3, r
+    # Waiting in epoll, 300 packets a second take about a hundredth of a core; polling spins its thread (on a
+    # loaded machine it gets what the scheduler gives it, so the bar is well below a whole core).
+    assert r["generator_cpu_cores"] > 0.1, r
