@@ -195,10 +195,12 @@ def test_connect_with_machine_detection_hangs_up_on_voicemail_and_the_ncco_goes_
     assert r.status_code == 201, r.text
     parent = r.json()["uuid"]
     wait_until(lambda: notified(hooks, "after-connect"), timeout=25, what=lambda: f"the NCCO after the connect: {hooks.events}")
-    child = next(e["uuid"] for e in hooks.events if e.get("uuid") not in (None, parent) and e.get("to") == VOICEMAIL_NUMBER
-                 and at(e) > at(events(hooks, parent)[0]))
     # The voicemail leg's events come in its own order, not the parent NCCO's notify's.
-    wait_until(lambda: "completed" in hooks.statuses(child), timeout=10, what=lambda: f"the voicemail leg ended: {events(hooks, child)}")
+    def voicemail_leg_ended():
+        legs = [e["uuid"] for e in hooks.events if e.get("uuid") not in (None, parent) and e.get("to") == VOICEMAIL_NUMBER
+                and at(e) > at(events(hooks, parent)[0])]
+        return next((leg for leg in legs if "completed" in hooks.statuses(leg)), None)
+    child = wait_until(voicemail_leg_ended, timeout=10, what=lambda: f"the voicemail leg ended: {hooks.events}")
     child_statuses = [e["status"] for e in events(hooks, child) if "status" in e]
     assert child_statuses[-3:] == ["answered", "machine", "completed"], child_statuses
     assert "completed" not in hooks.statuses(parent)

@@ -304,12 +304,14 @@ def test_voicemail_record_ends_on_its_key_then_the_ncco_goes_on(sip_server, tmp_
         {"action": "notify", "payload": {"step": "after the recording"}, "eventUrl": [hooks.url + "/event/notify"]}])
     # The NCCO ended (the server's BYE) well before the record's 30 s time-out.
     assert took < 15, f"the call took {took:.1f} s"
-    wait_until(lambda: any("step" in e for e in hooks.events), timeout=10, what=lambda: f"the notify: {hooks.events}")
+    # Both are webhooks in flight at once, so they may arrive in either order: wait for both.
+    wait_until(lambda: any("step" in e for e in hooks.events) and any("recording_url" in e for e in hooks.events), timeout=10,
+               what=lambda: f"the recording and the notify: {hooks.events}")
     records = [e for e in hooks.events if "recording_url" in e]
     notify = [e for e in hooks.events if "step" in e][0]
     assert len(records) == 1, hooks.events
     record = records[0]
-    # Both are webhooks in flight at once, so they may arrive in either order; the notify was made after.
+    # The notify was made after.
     assert notify["timestamp"] >= record["timestamp"], (record, notify)
     r = requests.get(record["recording_url"], headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
     assert r.status_code == 200 and r.content[:4] == b"RIFF", r.status_code
