@@ -338,7 +338,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         switch target {
         case .number(_, let trunk): offered.encryption = encryption(ofTrunk: trunk)
         case .device(let aor, _): offered.encryption = await edge.reachesOverTLS(aor) ? .optional : .none
-        case .uri(let uri, _): offered.encryption = uri.scheme == "sips" || uri.transport == "tls" ? .optional : .none
+        case .uri(let uri, _): offered.encryption = uri.isTLS ? .optional : .none
         }
         let offer = PlainRTPNegotiator.offer(offered, sessionID: UInt64(line.leg.port), version: 1)
         let call: OutboundCall

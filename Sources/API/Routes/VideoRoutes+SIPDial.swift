@@ -93,7 +93,7 @@ extension VideoRoutes {
             case nil, .bool(false)?: break
             case .bool(true)?:
                 // SDES keys travel in the INVITE: only over TLS are they not the network's to read.
-                guard uri.scheme == "sips" || uri.transport == "tls" else {
+                guard uri.isTLS else {
                     throw .badRequest("sip.secure needs a sips: URI or ;transport=tls: the SRTP keys travel in the SIP messages.")
                 }
                 secure = true

@@ -169,7 +169,7 @@ public final class SIPEdge: Sendable {
             guard let address = addresses.first(where: { $0.contains(":") == v6 }) else {
                 throw .unreachable("\(uri.host) has no IPv\(v6 ? 6 : 4) address for this SIP edge")
             }
-            let transport: SIPTransportKind = uri.scheme == "sips" ? .tls : uri.transport.flatMap { SIPTransportKind(name: $0) } ?? .udp
+            let transport: SIPTransportKind = uri.isTLS ? .tls : uri.transport.flatMap { SIPTransportKind(name: $0) } ?? .udp
             let name = NameResolver.numeric(uri.host) == nil ? uri.host : nil
             let peer = SIPPeer(host: address, port: uri.port ?? (transport == .tls ? 5061 : 5060), transport: transport, serverName: name)
             var target = uri

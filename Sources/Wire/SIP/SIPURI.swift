@@ -54,6 +54,9 @@ public struct SIPURI: Hashable, Sendable, CustomStringConvertible {
     /// `transport` URI parameter, lowercased.
     public var transport: String? { parameters["transport"]?.lowercased() }
 
+    /// Whether a request to this URI goes over TLS: `sips:`, or `;transport=tls`.
+    public var isTLS: Bool { scheme == "sips" || transport == "tls" }
+
     /// `host:port` as used for sending, with the default port for the scheme.
     public var hostPort: (host: String, port: UInt16) {
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
