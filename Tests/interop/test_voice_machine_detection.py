@@ -97,11 +97,6 @@ def hang_up(setup, uuid):
     wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=10, what=lambda: f"completed: {events(hooks, uuid)}")
 
 
-def statuses(hooks, uuid, *wanted):
-    """The call's events with one of the `wanted` statuses, in the order they came."""
-    return [e for e in events(hooks, uuid) if e.get("status") in wanted]
-
-
 def notified(hooks, marker):
     return [e for e in hooks.events if e.get("step") == marker]
 
@@ -127,7 +122,7 @@ def test_detect_beep_holds_the_ncco_until_the_voicemail_beeps(setup):
     uuid = place(setup, VOICEMAIL_NUMBER, "15550172", "after-beep",
                  advanced_machine_detection={"behavior": "continue", "mode": "detect_beep", "beep_timeout": 45})
     # The notify and the call's events go to different URLs, each in its own order: wait for both.
-    wait_until(lambda: notified(hooks, "after-beep") and len(statuses(hooks, uuid, "machine")) == 2, timeout=20,
+    wait_until(lambda: notified(hooks, "after-beep") and hooks.statuses(uuid).count("machine") == 2, timeout=20,
                what=lambda: f"the NCCO to start after the beep: {events(hooks, uuid)}")
     evs = events(hooks, uuid)
     answered = next(e for e in evs if e.get("status") == "answered")
@@ -145,7 +140,7 @@ def test_detect_beep_holds_the_ncco_until_the_voicemail_beeps(setup):
 def test_a_person_is_human_and_hangup_leaves_the_call_up(setup):
     server, hooks, _, _ = setup
     uuid = place(setup, HUMAN_NUMBER, "15550171", "person", machine_detection="hangup")
-    wait_until(lambda: notified(hooks, "person") and statuses(hooks, uuid, "human", "machine"), timeout=20,
+    wait_until(lambda: notified(hooks, "person") and {"human", "machine"} & set(hooks.statuses(uuid)), timeout=20,
                what=lambda: f"the NCCO to start and the verdict: {events(hooks, uuid)}")
     evs = events(hooks, uuid)
     assert [e["status"] for e in evs if e.get("status") in ("human", "machine")] == ["human"], evs
@@ -162,16 +157,14 @@ def test_hangup_ends_a_call_a_machine_answered_before_its_ncco(setup):
     server, hooks, _, _ = setup
     uuid = place(setup, VOICEMAIL_NUMBER, "15550172", "never", machine_detection="hangup")
     wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=20, what=lambda: f"hung up: {events(hooks, uuid)}")
-    evs = events(hooks, uuid)
-    seen = [e["status"] for e in evs if "status" in e]
-    assert seen[-2:] == ["machine", "completed"], seen
+    assert hooks.statuses(uuid)[-2:] == ["machine", "completed"], hooks.statuses(uuid)
     assert not notified(hooks, "never"), "the NCCO ran although the machine was hung up on"
 
 
 def test_default_mode_runs_the_ncco_at_once_and_reports_later(setup):
     server, hooks, _, _ = setup
     uuid = place(setup, VOICEMAIL_NUMBER, "15550172", "async", advanced_machine_detection={"behavior": "continue", "mode": "default"})
-    wait_until(lambda: len(statuses(hooks, uuid, "machine")) == 2 and notified(hooks, "async"), timeout=20,
+    wait_until(lambda: hooks.statuses(uuid).count("machine") == 2 and notified(hooks, "async"), timeout=20,
                what=lambda: f"machine and beep: {events(hooks, uuid)}")
     machine = [e for e in events(hooks, uuid) if e.get("status") == "machine"]
     assert machine[1]["sub_state"] == "beep_start"
@@ -201,7 +194,6 @@ def test_connect_with_machine_detection_hangs_up_on_voicemail_and_the_ncco_goes_
                 and at(e) > at(events(hooks, parent)[0])]
         return next((leg for leg in legs if "completed" in hooks.statuses(leg)), None)
     child = wait_until(voicemail_leg_ended, timeout=10, what=lambda: f"the voicemail leg ended: {hooks.events}")
-    child_statuses = [e["status"] for e in events(hooks, child) if "status" in e]
-    assert child_statuses[-3:] == ["answered", "machine", "completed"], child_statuses
+    assert hooks.statuses(child)[-3:] == ["answered", "machine", "completed"], hooks.statuses(child)
     assert "completed" not in hooks.statuses(parent)
     hang_up(setup, parent)
