@@ -12,7 +12,7 @@ from pathlib import Path
 
 import requests
 
-from rig import REPO, free_sip_port, free_udp_port, start_server, wait_until
+from rig import REPO, free_sip_port, free_udp_port, port_taken, start_server, wait_until
 
 SIPP_SCENARIOS = REPO / "Tests" / "Fixtures" / "sip" / "sipp"
 
@@ -28,7 +28,7 @@ def start_sip_server(extra_args=(), sip_host: str = "127.0.0.1", **kw):
         try:
             server = start_server(["--sip-port", str(port), *extra_args], https=False, **kw)
         except RuntimeError as e:
-            if attempt == 2 or '", 98)' not in str(e):
+            if attempt == 2 or port_taken(e) != port:
                 raise
             continue
         wait_until(lambda: f"sip:   udp+tcp {shown}:{port}" in server.log(), timeout=10,

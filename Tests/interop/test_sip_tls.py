@@ -14,7 +14,7 @@ import pytest
 import requests
 
 from accounts_support import bearer, token
-from rig import free_sip_port, wait_until
+from rig import free_sip_port, port_taken, wait_until
 from sip_support import Baresip, api, metric, start_sip_server
 
 APP_NUMBER = "15550177"
@@ -28,7 +28,7 @@ def start_tls_server(tmp_path, extra_args=()):
         try:
             server, sip_port = start_sip_server(["--sip-tls-port", str(tls_port), *extra_args])
         except RuntimeError as e:
-            if attempt == 2 or '", 98)' not in str(e):
+            if attempt == 2 or port_taken(e) != tls_port:
                 raise
             continue
         wait_until(lambda: f"tls 127.0.0.1:{tls_port}" in server.log() and "development CA: " in server.log(), timeout=10,
