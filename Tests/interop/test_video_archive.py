@@ -1,6 +1,7 @@
 """Audio-only archives through the official `opentok` SDK: `start_archive(has_video=False)` records the session's
 audio mix (an aiortc publisher's 440 Hz) as Ogg Opus; stop, get, list, download and delete behave as the Video API's;
-video archives, a second archive of a session, a session with nobody in it and a relayed session are refused; an
+composed archives with video, a second archive of a session, a session with nobody in it and a relayed session are
+refused (individual-stream archives: `test_video_archive_individual.py`); an
 archive's metadata survives a restart."""
 from __future__ import annotations
 
@@ -79,8 +80,8 @@ def test_archives_are_refused_without_clients_or_routing(server):
     relayed = ot.create_session(media_mode=opentok.MediaModes.relayed).session_id
     r = requests.post(url, headers=ot.get_json_headers(), json={"sessionId": relayed, "hasVideo": False}, timeout=10)
     assert r.status_code == 409
-    r = requests.post(url, headers=ot.get_json_headers(), json={"sessionId": empty, "hasVideo": False, "outputMode": "individual"}, timeout=10)
-    assert r.status_code == 400
+    r = requests.post(url, headers=ot.get_json_headers(), json={"sessionId": empty, "outputMode": "individual"}, timeout=10)
+    assert r.status_code == 404 and r.json()["code"] == "no-clients"
 
 
 def test_an_archive_survives_a_restart(tmp_path):

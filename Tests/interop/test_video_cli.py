@@ -5,6 +5,7 @@ import json
 import socket
 import subprocess
 import time
+import zipfile
 
 import pytest
 import requests
@@ -140,4 +141,14 @@ def test_archive_commands_record_list_download_and_delete(server, tmp_path):
     failed = subprocess.run([str(server_binary()), "video", "archive", "get", "nope", "--server", server.http_url,
                              "--data-dir", str(server.data_dir)], capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
     assert failed.returncode != 0 and "HTTP 404" in failed.stderr, failed.stderr
+    # --individual: each stream in a file of its own, in a ZIP with the manifest (none published here: the manifest alone).
+    archive = cli(server, "archive", "start", sid, "--individual", "--server", server.http_url)
+    stopped = json.loads(cli(server, "archive", "stop", archive, "--server", server.http_url))
+    assert (stopped["outputMode"], stopped["hasVideo"], stopped["status"]) == ("individual", True, "available")
+    out = tmp_path / "each.zip"
+    cli(server, "archive", "download", archive, "--out", str(out), "--server", server.http_url)
+    with zipfile.ZipFile(out) as z:
+        assert z.namelist() == [f"{archive}.json"]
+        manifest = json.loads(z.read(f"{archive}.json"))
+    assert (manifest["id"], manifest["sessionId"], manifest["files"]) == (archive, sid, [])
     peer.close()

@@ -5,7 +5,8 @@ import Runtime
 import Wire
 
 /// Archives (`/v2/project/{id}/archive`): audio-only composed archives (`hasVideo: false`), recorded as Ogg
-/// Opus from the session's audio mix (`VideoArchives`). Video archives and individual output are refused.
+/// Opus from the session's audio mix, and individual-stream archives (`outputMode: individual`), a WebM file
+/// per stream in a ZIP (`VideoArchives`). Composed archives with video are refused.
 extension VideoRoutes {
     func registerArchives(on router: inout Router) {
         guard let archives else { return }
@@ -14,14 +15,26 @@ extension VideoRoutes {
             let (_, project) = try Self.projectCredentials(req, core: core, project: req.parameter("pid"))
             let body = try req.json()
             guard let sid = body["sessionId"]?.stringValue, !sid.isEmpty else { throw APIError.badRequest("sessionId is required.") }
-            guard body["hasVideo"] == .bool(false) else {
-                throw APIError.badRequest("hasVideo: this server records audio-only archives; set hasVideo to false.", code: "unsupported-option")
+            let individual: Bool
+            switch body["outputMode"] {
+            case nil, .string("composed")?: individual = false
+            case .string("individual")?: individual = true
+            default: throw APIError.badRequest("outputMode must be composed or individual.")
             }
-            guard body["hasAudio"] == nil || body["hasAudio"] == .bool(true) else {
+            func flag(_ name: String) throws -> Bool {
+                switch body[name] {
+                case nil: return true
+                case .bool(let b)?: return b
+                default: throw APIError.badRequest("\(name) must be a boolean.")
+                }
+            }
+            let hasAudio = try flag("hasAudio"), hasVideo = try flag("hasVideo")
+            guard individual || !hasVideo else {
+                throw APIError.badRequest("hasVideo: composed archives are audio-only here; set hasVideo to false, or record each stream with outputMode individual.",
+                                          code: "unsupported-option")
+            }
+            guard hasAudio || hasVideo else {
                 throw APIError.badRequest("hasAudio: an archive with neither audio nor video records nothing.")
-            }
-            guard body["outputMode"] == nil || body["outputMode"] == .string("composed") else {
-                throw APIError.badRequest("outputMode: only composed archives are recorded here.", code: "unsupported-option")
             }
             let name = body["name"]?.stringValue ?? ""
             guard name.utf8.count <= 256 else { throw APIError.badRequest("name must be at most 256 bytes.") }
@@ -32,7 +45,9 @@ extension VideoRoutes {
                 throw APIError.conflict("Only routed sessions can be archived.", code: "session-not-routed")
             }
             do {
-                return .jsonObject(try await archives.start(sessionID: session.id, projectID: project, name: name).json(url: nil))
+                let archive = try await archives.start(sessionID: session.id, projectID: project, name: name, individual: individual,
+                                                       hasAudio: hasAudio, hasVideo: hasVideo)
+                return .jsonObject(archive.json(url: nil))
             } catch {
                 throw Self.archiveError(error)
             }
@@ -69,8 +84,8 @@ extension VideoRoutes {
                 throw APIError.conflict("The archive is not available (status \(archive.status.rawValue)).", code: "archive-not-available")
             }
             var headers = HTTPHeaders()
-            headers["Content-Type"] = "audio/ogg"
-            headers["Content-Disposition"] = "attachment; filename=\"archive-\(archive.id).ogg\""
+            headers["Content-Type"] = archive.individual ? "application/zip" : "audio/ogg"
+            headers["Content-Disposition"] = "attachment; filename=\"archive-\(archive.id).\(archive.individual ? "zip" : "ogg")\""
             return HTTPResponse(status: 200, headers: headers) { writer in
                 defer { try? handle.close() }
                 while let chunk = try handle.read(upToCount: 64 << 10), !chunk.isEmpty { try await writer.write([UInt8](chunk)) }

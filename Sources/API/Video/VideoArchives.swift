@@ -6,8 +6,10 @@ import Runtime
 import Synchronization
 import Wire
 
-/// Audio-only composed archives of video sessions: the session's audio mix (the Audio Connector's) recorded
-/// as Ogg Opus, 48 kHz mono, by the same recorder as conversations' recordings. An archive's metadata is a
+/// Archives of video sessions. Composed ones are audio-only: the session's audio mix (the Audio Connector's)
+/// recorded as Ogg Opus, 48 kHz mono, by the same recorder as conversations' recordings. Individual-stream
+/// ones are a WebM file per stream (VP8 and Opus as published, nothing re-encoded) in a ZIP with a JSON
+/// manifest (`IndividualArchive`). An archive's metadata is a
 /// JSON file under `<data>/video/archives/`, written before each reply, so what a reply said survives a
 /// restart; an archive still recording when the server stopped is `failed` at the next start, its audio
 /// up to then kept.
@@ -25,12 +27,19 @@ final class VideoArchives: Sendable {
         var duration: Int
         var size: Int
         var updatedAt: Int64
+        /// Individual-stream archives only (absent from the metadata of composed ones): what is recorded, and the ZIP.
+        var outputMode: String?
+        var hasAudio: Bool?
+        var hasVideo: Bool?
+        var file: String?
+
+        var individual: Bool { outputMode == "individual" }
 
         /// The Video API's archive object; `url` where the file is, once available.
         func json(url: String?) -> [String: Any] {
             ["id": id, "sessionId": sessionID, "projectId": projectID, "partnerId": projectID, "name": name, "createdAt": createdAt, "updatedAt": updatedAt,
-             "status": status.rawValue, "reason": reason, "duration": duration, "size": size, "hasAudio": true, "hasVideo": false,
-             "outputMode": "composed", "streamMode": "auto", "resolution": NSNull(), "event": "archive",
+             "status": status.rawValue, "reason": reason, "duration": duration, "size": size, "hasAudio": hasAudio ?? true,
+             "hasVideo": hasVideo ?? false, "outputMode": outputMode ?? "composed", "streamMode": "auto", "resolution": NSNull(), "event": "archive",
              "url": status == .available ? url.map { $0 as Any } ?? NSNull() : NSNull(), "streams": [Any](), "sha256sum": "", "password": ""]
         }
     }
@@ -41,6 +50,8 @@ final class VideoArchives: Sendable {
     private let archives: Mutex<[String: Archive]>
     /// Why archives being stopped by the server stop (`session ended`), for whichever reports their end.
     private let stopping = Mutex<[String: String]>([:])
+    /// Individual-stream archives being recorded.
+    private let individuals = Mutex<[String: IndividualArchive]>([:])
     /// Called after every change of an archive's status (the `archive_status` callback).
     let changed: @Sendable (Archive) -> Void
 
@@ -73,8 +84,9 @@ final class VideoArchives: Sendable {
         case recording
     }
 
-    /// Starts recording the session's mix.
-    func start(sessionID: String, projectID: String, name: String) async throws(Failure) -> Archive {
+    /// Starts recording: the session's mix (composed), or each of its streams (individual) with the kinds of media asked for.
+    func start(sessionID: String, projectID: String, name: String, individual: Bool = false, hasAudio: Bool = true,
+               hasVideo: Bool = false) async throws(Failure) -> Archive {
         guard !hub.connections(sessionID: sessionID).isEmpty else { throw .noClients }
         let id = UUID4.generate()
         // One archive at a time per session: claimed before anything starts.
@@ -82,10 +94,22 @@ final class VideoArchives: Sendable {
             guard !a.values.contains(where: { $0.sessionID == sessionID && $0.status == .started }) else { return false }
             let now = Self.millis()
             a[id] = Archive(id: id, sessionID: sessionID, projectID: projectID, name: name, createdAt: now, status: .started, reason: "",
-                            recordingID: "", duration: 0, size: 0, updatedAt: now)
+                            recordingID: "", duration: 0, size: 0, updatedAt: now, outputMode: individual ? "individual" : nil,
+                            hasAudio: individual ? hasAudio : nil, hasVideo: individual ? hasVideo : nil)
             return true
         }
         guard claimed else { throw .alreadyRecording }
+        if individual, let archive = get(id) {
+            let kinds = Set((hasAudio ? [MediaKind.audio] : []) + (hasVideo ? [.video] : []))
+            let recorder = IndividualArchive(id: id, sessionID: sessionID, name: name, createdAt: archive.createdAt, directory: directory,
+                                             hub: hub, kinds: kinds) { [weak self] outcome in
+                guard let self, self.individuals.withLock({ $0.removeValue(forKey: id) }) != nil else { return }
+                self.ended(id, outcome, reason: "maximum duration exceeded")
+            }
+            individuals.withLock { $0[id] = recorder }
+            guard let started = update(id, { _ in }) else { throw .notFound }
+            return started
+        }
         let recording: RecordingInfo
         do {
             let mix = try await hub.holdAudioMix(sessionID: sessionID, holder: Self.holder(id))
@@ -110,6 +134,11 @@ final class VideoArchives: Sendable {
     /// Stops a recording archive; returns it once its file is complete.
     func stop(_ id: String) async throws(Failure) -> Archive {
         guard let archive = get(id) else { throw .notFound }
+        if archive.individual {
+            guard archive.status == .started, let recorder = individuals.withLock({ $0.removeValue(forKey: id) }) else { throw .notRecording }
+            if let outcome = await recorder.stop() { ended(id, outcome, reason: "user initiated") }
+            return get(id) ?? archive
+        }
         let recording = RecordingID(rawValue: archive.recordingID)
         guard archive.status == .started, recording.isWellFormed else { throw .notRecording }
         if let info = await recordings.stop(recording) { await ended(id, info) }
@@ -120,6 +149,12 @@ final class VideoArchives: Sendable {
     func sessionEnded(_ sessionID: String) async {
         let recording = archives.withLock { a in a.values.filter { $0.sessionID == sessionID && $0.status == .started } }
         for archive in recording {
+            if archive.individual {
+                if let recorder = individuals.withLock({ $0.removeValue(forKey: archive.id) }), let outcome = await recorder.stop() {
+                    ended(archive.id, outcome, reason: "session ended")
+                }
+                continue
+            }
             stopping.withLock { $0[archive.id] = "session ended" }
             if let info = await recordings.stop(RecordingID(rawValue: archive.recordingID)) { await ended(archive.id, info) }
         }
@@ -147,6 +182,22 @@ final class VideoArchives: Sendable {
         await hub.releaseAudioMix(sessionID: moved.sessionID, holder: Self.holder(id))
     }
 
+    /// An individual-stream archive's recording ended: available with its ZIP, or failed.
+    private func ended(_ id: String, _ outcome: IndividualArchive.Outcome, reason: String) {
+        update(id, if: { $0.status == .started }) { a in
+            a.duration = outcome.duration
+            a.size = outcome.size
+            a.file = outcome.zip
+            if let failure = outcome.failure {
+                a.status = .failed
+                a.reason = "the recording failed: \(failure)"
+            } else {
+                a.status = .available
+                a.reason = reason
+            }
+        }
+    }
+
     func get(_ id: String) -> Archive? { archives.withLock { $0[id] } }
 
     /// The project's archives, newest first, optionally of one session.
@@ -163,6 +214,10 @@ final class VideoArchives: Sendable {
         guard archive.status != .started else { throw .recording }
         let recording = RecordingID(rawValue: archive.recordingID)
         if recording.isWellFormed { _ = await recordings.delete(recording) }
+        if archive.individual {
+            if let file = archive.file { try? FileManager.default.removeItem(atPath: file) }
+            try? FileManager.default.removeItem(atPath: directory + "/" + id)
+        }
         _ = archives.withLock { $0.removeValue(forKey: id) }
         try? FileManager.default.removeItem(atPath: directory + "/" + id + ".json")
     }
@@ -170,6 +225,7 @@ final class VideoArchives: Sendable {
     /// The finished file of an available archive.
     func file(_ id: String) async -> String? {
         guard let archive = get(id), archive.status == .available else { return nil }
+        if archive.individual { return archive.file }
         return await recordings.path(RecordingID(rawValue: archive.recordingID))
     }
 

@@ -274,6 +274,29 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
 
     /// Pauses the audio producers, so no subscriber gets the muted publisher's audio; a connector's voice goes
     /// silent for its subscribers instead.
+    public func tapStream(sessionID: String, streamID: String, tap: ProducerTapID, kinds: Set<MediaKind>) async throws(MediaError) -> [StreamTap] {
+        let producers = state.withLock { $0.rooms[sessionID]?.streams[streamID]?.producers } ?? []
+        var taps: [StreamTap] = []
+        for (id, kind) in producers where kinds.contains(kind) {
+            do {
+                try await engine.addProducerTap(id, tap)
+            } catch {
+                for t in taps { await untap(t) }
+                throw error
+            }
+            taps.append(StreamTap(producer: id, kind: kind, id: tap))
+        }
+        return taps
+    }
+
+    public func drain(_ tap: StreamTap) async throws(MediaError) -> ProducerTapPackets {
+        try await engine.drainProducerTap(tap.producer, tap.id)
+    }
+
+    public func requestKeyframe(_ tap: StreamTap) async { try? await engine.requestKeyframe(producer: tap.producer) }
+
+    public func untap(_ tap: StreamTap) async { await engine.removeProducerTap(tap.producer, tap.id) }
+
     public func setAudioMuted(sessionID: String, streamID: String, muted: Bool) async {
         let (audio, voice) = state.withLock { s -> ([ProducerID], (MixerID, String)?) in
             let room = s.rooms[sessionID]

@@ -83,7 +83,7 @@ public final class VideoHub: Sendable {
     private let observer = Mutex<(@Sendable (SessionEvent) -> Void)?>(nil)
     let core: PlatformCore
     let verifier: VideoTokenVerifier
-    let bridge: any VideoMediaBridge
+    public let bridge: any VideoMediaBridge
     let clients: any Clients
 
     public init(core: PlatformCore, media: any VideoMediaBridge, clients: any Clients) {

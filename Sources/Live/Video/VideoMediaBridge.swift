@@ -20,6 +20,20 @@ public protocol VideoMediaBridge: Sendable {
     /// recording, until `releaseMix`; returns the mix.
     func holdMix(sessionID: String, holder: String) async throws(MediaError) -> MixerID
     func releaseMix(sessionID: String, holder: String) async
+    /// Starts copying a published stream's packets for a recorder (an individual-stream archive): a tap on
+    /// each of its producers of `kinds`; empty when the stream has no media (yet).
+    func tapStream(sessionID: String, streamID: String, tap: ProducerTapID, kinds: Set<MediaKind>) async throws(MediaError) -> [StreamTap]
+    /// What a tap captured since the last drain; `notFound` once the stream's media is gone.
+    func drain(_ tap: StreamTap) async throws(MediaError) -> ProducerTapPackets
+    func requestKeyframe(_ tap: StreamTap) async
+    func untap(_ tap: StreamTap) async
+}
+
+/// A recorder's tap on one producer of a stream.
+public struct StreamTap: Sendable, Hashable {
+    public var producer: ProducerID
+    public var kind: MediaKind
+    public var id: ProducerTapID
 }
 
 extension VideoMediaBridge {
@@ -32,4 +46,12 @@ extension VideoMediaBridge {
         throw .unsupported("archives need the media engine")
     }
     public func releaseMix(sessionID: String, holder: String) async {}
+    public func tapStream(sessionID: String, streamID: String, tap: ProducerTapID, kinds: Set<MediaKind>) async throws(MediaError) -> [StreamTap] {
+        throw .unsupported("archives need the media engine")
+    }
+    public func drain(_ tap: StreamTap) async throws(MediaError) -> ProducerTapPackets {
+        throw .unsupported("archives need the media engine")
+    }
+    public func requestKeyframe(_ tap: StreamTap) async {}
+    public func untap(_ tap: StreamTap) async {}
 }

@@ -77,7 +77,7 @@ public final class MediaEngine: Sendable {
         return workers[i]
     }
 
-    private func worker(producer id: ProducerID) throws(MediaError) -> MediaWorker {
+    func worker(producer id: ProducerID) throws(MediaError) -> MediaWorker {
         guard let i = placement.withLock({ $0.producers[id] }) else { throw .notFound("producer \(id)") }
         return workers[i]
     }

@@ -25,6 +25,8 @@ final class Producer {
     /// Set while a mixer decodes this track: payloads go to its jitter buffer, and the level for
     /// active speaker comes from the decoded signal (`noteLoudness`) instead of RFC 6464.
     var mixerInput: RTPMixerInput?
+    /// Recorders' copies of what arrives (individual-stream archives).
+    var taps: [ProducerTap] = []
 
     var statistics: ReceiveStatistics
     var nack = NackGenerator()
@@ -130,6 +132,12 @@ final class Producer {
         }
         buffer.store(p, length: length, sequenceNumber: sequence, now: now)
         if paused { return }
+        if !taps.isEmpty {
+            let marker = Bytes.byte(p, 1) & 0x80 != 0
+            for tap in taps {
+                tap.capture(p + view.payloadOffset, length: payloadLength, sequence: sequence, timestamp: timestamp, marker: marker, now: now)
+            }
+        }
         if let input = mixerInput {
             input.receive(p + view.payloadOffset, length: payloadLength, sequence: sequence, timestamp: timestamp,
                           level: headerLevel, now: now)

@@ -1,0 +1,136 @@
+import Foundation
+import Live
+import Media
+import Synchronization
+import Wire
+
+/// An individual-stream archive being recorded: one `StreamRecorder` (a WebM file) per stream of the
+/// session, those published when it starts and any published later, each polled every 100 ms until its
+/// stream ends or the archive stops; then a ZIP (stored, not compressed: WebM does not compress further) of
+/// the files and a JSON manifest, `<archive id>.json`, naming each file with its stream, connection data and
+/// offsets from the archive's start, as the Video API's individual archives do.
+final class IndividualArchive: Sendable {
+    struct Outcome: Sendable {
+        var zip: String
+        var size: Int
+        var duration: Int
+        var failure: String?
+        var timedOut: Bool
+    }
+
+    let id: String
+    private let stopRequested = StopFlag()
+    private let task: Mutex<Task<Outcome, Never>?> = Mutex(nil)
+
+    /// Starts recording; `ended` runs once when it ends by itself (the maximum duration), not after `stop`.
+    init(id: String, sessionID: String, name: String, createdAt: Int64, directory: String, hub: VideoHub, kinds: Set<MediaKind>,
+         maxDuration: Duration = .seconds(7_200), ended: @escaping @Sendable (Outcome) -> Void) {
+        self.id = id
+        let stopRequested = self.stopRequested
+        let work = Task<Outcome, Never> {
+            let outcome = await Self.record(id: id, sessionID: sessionID, name: name, createdAt: createdAt, directory: directory, hub: hub,
+                                            kinds: kinds, maxDuration: maxDuration, stop: { stopRequested.isSet })
+            if outcome.timedOut { ended(outcome) }
+            return outcome
+        }
+        task.withLock { $0 = work }
+    }
+
+    /// Stops recording and returns once the ZIP is written.
+    func stop() async -> Outcome? {
+        stopRequested.set()
+        return await task.withLock({ $0 })?.value
+    }
+
+    private final class StopFlag: Sendable {
+        private let flag = Mutex(false)
+        func set() { flag.withLock { $0 = true } }
+        var isSet: Bool { flag.withLock { $0 } }
+    }
+
+    private static func record(id: String, sessionID: String, name: String, createdAt: Int64, directory: String, hub: VideoHub,
+                               kinds: Set<MediaKind>, maxDuration: Duration, stop: @Sendable () -> Bool) async -> Outcome {
+        let work = directory + "/" + id
+        try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let start = Date()
+        let clock = ContinuousClock()
+        let deadline = clock.now + maxDuration
+        var recorders: [String: StreamRecorder] = [:]
+        var timedOut = false
+        while !stop() {
+            if clock.now >= deadline {
+                timedOut = true
+                break
+            }
+            let live = hub.streams(sessionID: sessionID)
+            for stream in live where recorders[stream.id] == nil {
+                let taps = (try? await hub.bridge.tapStream(sessionID: sessionID, streamID: stream.id, tap: ProducerTapID("archive-" + id),
+                                                           kinds: kinds)) ?? []
+                guard !taps.isEmpty else { continue }  // no media yet: tried again next time
+                let data = hub.connections(sessionID: sessionID).first { $0.id == stream.connectionID }?.grant.connectionData ?? ""
+                recorders[stream.id] = StreamRecorder(streamID: stream.id, connectionData: data, directory: work, taps: taps, archiveStart: start)
+            }
+            let ids = Set(live.map(\.id))
+            for recorder in recorders.values where !recorder.ended {
+                if ids.contains(recorder.streamID) { await recorder.poll(bridge: hub.bridge) } else { await recorder.finish(bridge: hub.bridge) }
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        for recorder in recorders.values { await recorder.finish(bridge: hub.bridge) }
+        let duration = Int(Date().timeIntervalSince(start).rounded())
+        let kept = recorders.values.filter(\.hasFile).sorted { ($0.startOffset, $0.streamID) < ($1.startOffset, $1.streamID) }
+        let zip = directory + "/" + id + ".zip"
+        let failure = kept.compactMap(\.failure).first ?? writeZip(zip, id: id, sessionID: sessionID, name: name, createdAt: createdAt, files: kept)
+        try? FileManager.default.removeItem(atPath: work)
+        let size = ((try? FileManager.default.attributesOfItem(atPath: zip))?[.size] as? Int) ?? 0
+        return Outcome(zip: zip, size: size, duration: duration, failure: failure, timedOut: timedOut)
+    }
+
+    /// The manifest and every stream's file in one ZIP; the reason it could not be written, or nil.
+    private static func writeZip(_ path: String, id: String, sessionID: String, name: String, createdAt: Int64,
+                                 files: [StreamRecorder]) -> String? {
+        let manifest: [String: Any] = [
+            "id": id, "name": name, "sessionId": sessionID, "createdAt": createdAt,
+            "files": files.map { f -> [String: Any] in
+                ["streamId": f.streamID, "connectionData": f.connectionData, "filename": f.filename, "size": f.size,
+                 "startTimeOffset": f.startOffset, "stopTimeOffset": f.stopOffset]
+            },
+        ]
+        guard let json = try? JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys]) else { return "manifest" }
+        guard FileManager.default.createFile(atPath: path, contents: nil), let out = FileHandle(forWritingAtPath: path) else {
+            return "cannot create \(path)"
+        }
+        defer { try? out.close() }
+        let now = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: Date())
+        let modified = (year: now.year ?? 2000, month: now.month ?? 1, day: now.day ?? 1, hour: now.hour ?? 0, minute: now.minute ?? 0,
+                        second: now.second ?? 0)
+        var zip = ZipWriter()
+        do {
+            let manifestBytes = [UInt8](json)
+            guard let header = zip.entry(name: id + ".json", size: manifestBytes.count, crc32: CRC32.checksum(manifestBytes), modified: modified) else {
+                return "the archive is too large for a ZIP"
+            }
+            try out.write(contentsOf: header + manifestBytes)
+            for file in files {
+                guard let input = FileHandle(forReadingAtPath: file.path) else { return "cannot read \(file.filename)" }
+                defer { try? input.close() }
+                var crc: UInt32 = 0
+                var size = 0
+                while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
+                    crc = chunk.withUnsafeBytes { CRC32.update(crc, $0) }
+                    size += chunk.count
+                }
+                guard let header = zip.entry(name: file.filename, size: size, crc32: crc, modified: modified) else {
+                    return "the archive is too large for a ZIP"
+                }
+                try out.write(contentsOf: header)
+                try input.seek(toOffset: 0)
+                while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty { try out.write(contentsOf: chunk) }
+            }
+            try out.write(contentsOf: zip.end())
+        } catch {
+            return "writing \(path): \(error)"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,175 @@
+"""Individual-stream archives through the official `opentok` SDK: `start_archive(output_mode=individual)` records each
+stream of the session (those published before it starts and after) as a WebM file of its own, VP8 and Opus as the
+publisher sent them, in a ZIP with a JSON manifest. Two aiortc publishers send a solid colour and a tone each; the
+downloaded files are demuxed and decoded with PyAV (FFmpeg's libraries): every file has the publisher's colour and
+tone, for as long as it published, and the manifest places each stream on the archive's timeline."""
+from __future__ import annotations
+
+import asyncio
+import fractions
+import io
+import json
+import time
+import zipfile
+
+import numpy as np
+import pytest
+import requests
+
+from media_support import dominant_frequency, sine_track
+from test_video_audio_connector import server  # noqa: F401 (the module's media server fixture)
+from video_support import VideoPeer, opentok_client
+
+opentok = pytest.importorskip("opentok")
+av = pytest.importorskip("av")
+
+
+def colour_track(rgb, fps=15, size=(320, 240)):
+    """An aiortc video track of one solid colour."""
+    from aiortc.mediastreams import MediaStreamError, VideoStreamTrack
+
+    class ColourTrack(VideoStreamTrack):
+        async def recv(self):
+            if self.readyState != "live":
+                raise MediaStreamError
+            if hasattr(self, "_timestamp"):
+                self._timestamp += int(90000 / fps)
+                await asyncio.sleep(max(0, self._start + self._timestamp / 90000 - time.time()))
+            else:
+                self._start, self._timestamp = time.time(), 0
+            image = np.zeros((size[1], size[0], 3), dtype=np.uint8)
+            image[:, :] = rgb
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+            frame.pts, frame.time_base = self._timestamp, fractions.Fraction(1, 90000)
+            return frame
+
+    return ColourTrack()
+
+
+async def publish(server, session_id, token, rgb, frequency, video=True):
+    """An aiortc peer publishing a colour and a tone; returns (pc, peer, stream id)."""
+    from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
+    peer = await asyncio.to_thread(VideoPeer, server, session_id, token)
+    pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+    pc.addTransceiver(sine_track(frequency), direction="sendonly")
+    if video:
+        pc.addTransceiver(colour_track(rgb), direction="sendonly")
+    await pc.setLocalDescription(await pc.createOffer())
+    reply = await asyncio.to_thread(peer.request, "video:publish", {
+        "name": f"{frequency} Hz", "hasAudio": True, "hasVideo": video, "offer": pc.localDescription.sdp})
+    await pc.setRemoteDescription(RTCSessionDescription(sdp=reply["answer"], type="answer"))
+    return pc, peer, reply["streamId"]
+
+
+def download_zip(ot, url):
+    r = requests.get(url, headers=ot.get_headers(), timeout=10)
+    assert r.status_code == 200 and r.headers["Content-Type"] == "application/zip", r.text[:200]
+    archive = zipfile.ZipFile(io.BytesIO(r.content))
+    assert archive.testzip() is None
+    return archive
+
+
+def decode(webm: bytes):
+    """(video frames' mean RGB colours, frame times in s, audio samples, audio rate, video codec) of a WebM file."""
+    container = av.open(io.BytesIO(webm))
+    colours, times, audio, rate, codec = [], [], [], 48000, None
+    if container.streams.video:
+        codec = container.streams.video[0].codec_context.name
+        for frame in container.decode(video=0):
+            colours.append(frame.to_ndarray(format="rgb24").reshape(-1, 3).mean(axis=0))
+            times.append(float(frame.time))
+    container.close()
+    container = av.open(io.BytesIO(webm))
+    if container.streams.audio:
+        for frame in container.decode(audio=0):
+            rate = frame.sample_rate
+            audio.append(frame.to_ndarray()[0].astype(np.float64))
+    container.close()
+    samples = np.concatenate(audio) if audio else np.zeros(0)
+    if samples.size and np.abs(samples).max() > 2:  # integer PCM
+        samples = samples / 32768
+    return colours, times, samples, rate, codec
+
+
+def test_an_individual_archive_records_each_stream_in_its_own_webm(server):
+    asyncio.run(_individual(server))
+
+
+async def _individual(server):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    red = await publish(server, sid, ot.generate_token(sid, data="name=red"), (220, 30, 30), 440)
+    blue = None
+    try:
+        await asyncio.sleep(1)
+        archive = await asyncio.to_thread(ot.start_archive, sid, name="each", output_mode=opentok.OutputModes.individual)
+        assert (archive.status, archive.output_mode, archive.has_video, archive.has_audio) == \
+            ("started", opentok.OutputModes.individual, True, True)
+        await asyncio.sleep(2)
+        # A stream published while the archive records gets a file of its own, from when it started.
+        blue = await publish(server, sid, ot.generate_token(sid, data="name=blue"), (30, 30, 220), 880)
+        await asyncio.sleep(3)
+        await asyncio.to_thread(red[1].request, "video:unpublish", {"streamId": red[2]})
+        await asyncio.sleep(1.5)
+        stopped = await asyncio.to_thread(ot.stop_archive, archive.id)
+        assert stopped.status == "available" and stopped.output_mode == opentok.OutputModes.individual
+        got = await asyncio.to_thread(ot.get_archive, archive.id)
+        assert got.status == "available" and got.duration >= 6 and got.size > 20_000 and got.url
+        files = download_zip(ot, got.url)
+        manifest = json.loads(files.read(f"{archive.id}.json"))
+        assert (manifest["id"], manifest["sessionId"], manifest["name"]) == (archive.id, sid, "each")
+        entries = {f["streamId"]: f for f in manifest["files"]}
+        assert set(entries) == {red[2], blue[2]}
+        assert sorted(files.namelist()) == sorted([f"{archive.id}.json", f"{red[2]}.webm", f"{blue[2]}.webm"])
+        r, b = entries[red[2]], entries[blue[2]]
+        assert (r["connectionData"], b["connectionData"]) == ("name=red", "name=blue")
+        assert r["startTimeOffset"] < 1000 and 1500 < b["startTimeOffset"] < 3500, manifest
+        # Red stopped publishing about 5 s in, a second and a half before the archive stopped.
+        assert 4000 < r["stopTimeOffset"] - r["startTimeOffset"] < 6500 and b["stopTimeOffset"] > r["stopTimeOffset"] + 500, manifest
+        for entry, rgb, tone in ((r, (220, 30, 30), 440), (b, (30, 30, 220), 880)):
+            webm = files.read(entry["filename"])
+            assert len(webm) == entry["size"]
+            colours, times, samples, rate, codec = decode(webm)
+            span = (entry["stopTimeOffset"] - entry["startTimeOffset"]) / 1000
+            assert codec == "vp8"
+            # 15 frames a second, every one decoded, the first a key frame asked for when the recording began.
+            assert len(colours) > 15 * span * 0.7 and times[0] < 1.0, (len(colours), span, times[:3])
+            assert all(np.abs(c - rgb).max() < 25 for c in colours), (rgb, colours[0], colours[-1])
+            assert abs(len(samples) / rate - span) < 1.0, (len(samples) / rate, span)
+            assert np.sqrt(np.mean(samples ** 2)) > 0.05 and abs(dominant_frequency(samples, rate) - tone) < 15
+    finally:
+        for pc, peer, _ in [red] + ([blue] if blue else []):
+            await pc.close()
+            peer.close()
+
+
+def test_an_individual_audio_archive_and_refusals(server):
+    asyncio.run(_audio_only(server))
+
+
+async def _audio_only(server):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    pc, peer, stream = await publish(server, sid, ot.generate_token(sid, data="name=voice"), (0, 200, 0), 660)
+    url = f"{server.http_url}/v2/project/{ot.api_key}/archive"
+    try:
+        await asyncio.sleep(1)
+        for bad, why in (({"outputMode": "separate"}, "outputMode"), ({"outputMode": "individual", "hasVideo": "yes"}, "hasVideo"),
+                         ({"outputMode": "individual", "hasVideo": False, "hasAudio": False}, "hasAudio"),
+                         ({"hasVideo": True}, "hasVideo")):
+            r = requests.post(url, headers=ot.get_json_headers(), json={"sessionId": sid, **bad}, timeout=10)
+            assert r.status_code == 400 and why in r.json()["detail"], (bad, r.text)
+        archive = await asyncio.to_thread(ot.start_archive, sid, has_video=False, output_mode=opentok.OutputModes.individual)
+        assert (archive.has_video, archive.has_audio) == (False, True)
+        await asyncio.sleep(3)
+        await asyncio.to_thread(ot.stop_archive, archive.id)
+        got = await asyncio.to_thread(ot.get_archive, archive.id)
+        files = download_zip(ot, got.url)
+        colours, _, samples, rate, codec = decode(files.read(f"{stream}.webm"))
+        assert codec is None and not colours, "hasVideo false records no video track"
+        assert len(samples) / rate > 2.5 and abs(dominant_frequency(samples, rate) - 660) < 15
+        await asyncio.to_thread(ot.delete_archive, archive.id)
+        assert requests.get(f"{url}/{archive.id}/download", headers=ot.get_headers(), timeout=10).status_code == 404
+    finally:
+        await pc.close()
+        peer.close()
