@@ -18,8 +18,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case "SDPAttribute": return fuzzSDPAttribute(data, size)
     case "SIP": return fuzzSIP(data, size)
     case "STUN": return fuzzSTUN(data, size)
+    case "VideoRecording": return fuzzVideoRecording(data, size)
     case "WAV": return fuzzWAV(data, size)
     case "WebSocketFrame": return fuzzWebSocketFrame(data, size)
-    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, Jitter, MP3, NCCODocument, OggOpus, RTCP, RTP, SDP, SDPAttribute, SIP, STUN, WAV, WebSocketFrame")
+    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, Jitter, MP3, NCCODocument, OggOpus, RTCP, RTP, SDP, SDPAttribute, SIP, STUN, VideoRecording, WAV, WebSocketFrame")
     }
 }

@@ -173,3 +173,45 @@ async def _audio_only(server):
     finally:
         await pc.close()
         peer.close()
+
+
+def test_an_individual_archive_recovers_lost_video_packets(server):
+    asyncio.run(_lossy(server))
+
+
+async def _lossy(server):
+    """One video packet in eight lost between the publisher and the server: the server's NACKs bring them back
+    over RTX and the archive puts them in place, so (nearly) every frame is in the file and decodes, where without
+    the retransmissions each loss would cost its frame and every frame up to the next key frame."""
+    import random
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    pc, peer, stream = await publish(server, sid, ot.generate_token(sid, data="name=lossy"), (200, 200, 40), 440)
+    video = next(t.sender for t in pc.getTransceivers() if t.kind == "video")
+    transport, lost = video.transport, []
+    send = transport._send_rtp
+
+    async def lossy_send(data: bytes):
+        # First sends of the video stream only (its SSRC at bytes 8-11); retransmissions go out on the RTX SSRC.
+        if int.from_bytes(data[8:12], "big") == video._ssrc and random.random() < 0.125:
+            lost.append(int.from_bytes(data[2:4], "big"))
+            return
+        await send(data)
+
+    transport._send_rtp = lossy_send
+    try:
+        await asyncio.sleep(1)
+        archive = await asyncio.to_thread(ot.start_archive, sid, output_mode=opentok.OutputModes.individual)
+        await asyncio.sleep(5)
+        await asyncio.to_thread(ot.stop_archive, archive.id)
+        got = await asyncio.to_thread(ot.get_archive, archive.id)
+        files = download_zip(ot, got.url)
+        entry = json.loads(files.read(f"{archive.id}.json"))["files"][0]
+        colours, times, _, _, codec = decode(files.read(entry["filename"]))
+        span = (entry["stopTimeOffset"] - entry["startTimeOffset"]) / 1000
+        assert codec == "vp8" and len(lost) > 5, lost
+        assert len(colours) > 15 * span * 0.85, (len(colours), span, len(lost))
+        assert all(np.abs(c - (200, 200, 40)).max() < 25 for c in colours)
+    finally:
+        await pc.close()
+        peer.close()

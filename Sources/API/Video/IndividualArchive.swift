@@ -19,6 +19,7 @@ final class IndividualArchive: Sendable {
     }
 
     let id: String
+    static let maxStreams = 50
     private let stopRequested = StopFlag()
     private let task: Mutex<Task<Outcome, Never>?> = Mutex(nil)
 
@@ -50,6 +51,7 @@ final class IndividualArchive: Sendable {
 
     private static func record(id: String, sessionID: String, name: String, createdAt: Int64, directory: String, hub: VideoHub,
                                kinds: Set<MediaKind>, maxDuration: Duration, stop: @Sendable () -> Bool) async -> Outcome {
+        let maxStreams = Self.maxStreams
         let work = directory + "/" + id
         try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         let start = Date()
@@ -63,7 +65,8 @@ final class IndividualArchive: Sendable {
                 break
             }
             let live = hub.streams(sessionID: sessionID)
-            for stream in live where recorders[stream.id] == nil {
+            // As the Video API: up to `maxStreams` streams are recorded, any published after them are not.
+            for stream in live where recorders[stream.id] == nil && recorders.count < maxStreams {
                 let taps = (try? await hub.bridge.tapStream(sessionID: sessionID, streamID: stream.id, tap: ProducerTapID("archive-" + id),
                                                            kinds: kinds)) ?? []
                 guard !taps.isEmpty else { continue }  // no media yet: tried again next time

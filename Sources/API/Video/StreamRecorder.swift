@@ -99,8 +99,9 @@ final class StreamRecorder {
             }
         }
         for (tap, drained) in packets { take(drained, kind: tap.kind) }
-        if video.first != nil || videoSize != nil, assembler.needsKeyframe, let tap = taps.first(where: { $0.kind == .video }),
-           let now = packets.lazy.flatMap(\.1.packets).map(\.arrival).max(), now &- lastKeyframeRequest > 1_000_000_000 {
+        // Waiting for a key frame (the first, or the next after a loss that retransmissions did not fill): ask again each second.
+        if assembler.needsKeyframe, let tap = taps.first(where: { $0.kind == .video }),
+           let now = packets.first(where: { $0.0.kind == .video })?.1.packets.last?.arrival, now &- lastKeyframeRequest > 1_000_000_000 {
             lastKeyframeRequest = now
             await bridge.requestKeyframe(tap)
         }

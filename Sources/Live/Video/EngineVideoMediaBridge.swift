@@ -279,7 +279,7 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         var taps: [StreamTap] = []
         for (id, kind) in producers where kinds.contains(kind) {
             do {
-                try await engine.addProducerTap(id, tap)
+                try await engine.addProducerTap(id, tap, packets: kind == .audio ? 256 : 1_024)
             } catch {
                 for t in taps { await untap(t) }
                 throw error
