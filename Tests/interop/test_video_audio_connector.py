@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import requests
 
-from media_support import collect_audio, loopback_ice, sine_track
-from video_support import AudioConnectorSink as Sink, VideoPeer, opentok_client, video_server
+from media_support import collect_audio, loopback_ice
+from video_support import AudioConnectorSink as Sink, VideoPeer, opentok_client, publish, video_server
 
 opentok = pytest.importorskip("opentok")
 
@@ -37,15 +37,7 @@ def tone_level(samples, rate, frequency):
 
 async def publish_tone(server, session_id, token, frequency):
     """An aiortc peer publishing a sine into the session; returns (pc, peer, stream id)."""
-    from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
-    peer = await asyncio.to_thread(VideoPeer, server, session_id, token)
-    pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
-    pc.addTransceiver(sine_track(frequency), direction="sendonly")
-    await pc.setLocalDescription(await pc.createOffer())
-    reply = await asyncio.to_thread(peer.request, "video:publish", {
-        "name": f"{frequency} Hz", "hasAudio": True, "hasVideo": False, "offer": pc.localDescription.sdp})
-    await pc.setRemoteDescription(RTCSessionDescription(sdp=reply["answer"], type="answer"))
-    return pc, peer, reply["streamId"]
+    return await publish(server, session_id, token, None, frequency, video=False)
 
 
 def connectors(server):

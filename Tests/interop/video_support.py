@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import fractions
 import contextlib
 import json
 import threading
@@ -226,3 +227,43 @@ class AudioConnectorSink:
         """The last `seconds` of what `path` received, as floats."""
         data = b"".join(self.frames[path][-int(seconds * 50):])
         return np.frombuffer(data, dtype="<i2").astype(np.float64), rate
+
+
+def colour_track(rgb, fps=15, size=(320, 240)):
+    """An aiortc video track of one solid colour."""
+    import av
+    from aiortc.mediastreams import MediaStreamError, VideoStreamTrack
+
+    class ColourTrack(VideoStreamTrack):
+        async def recv(self):
+            if self.readyState != "live":
+                raise MediaStreamError
+            if hasattr(self, "_timestamp"):
+                self._timestamp += int(90000 / fps)
+                await asyncio.sleep(max(0, self._start + self._timestamp / 90000 - time.time()))
+            else:
+                self._start, self._timestamp = time.time(), 0
+            image = np.zeros((size[1], size[0], 3), dtype=np.uint8)
+            image[:, :] = rgb
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+            frame.pts, frame.time_base = self._timestamp, fractions.Fraction(1, 90000)
+            return frame
+
+    return ColourTrack()
+
+
+async def publish(server, session_id, token, rgb, frequency, video=True):
+    """An aiortc peer publishing a tone (`frequency`) and, with `video`, a colour (`rgb`) into the session;
+    returns (pc, peer, stream id)."""
+    from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
+    from media_support import sine_track
+    peer = await asyncio.to_thread(VideoPeer, server, session_id, token)
+    pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+    pc.addTransceiver(sine_track(frequency), direction="sendonly")
+    if video:
+        pc.addTransceiver(colour_track(rgb), direction="sendonly")
+    await pc.setLocalDescription(await pc.createOffer())
+    reply = await asyncio.to_thread(peer.request, "video:publish", {
+        "name": f"{frequency} Hz", "hasAudio": True, "hasVideo": video, "offer": pc.localDescription.sdp})
+    await pc.setRemoteDescription(RTCSessionDescription(sdp=reply["answer"], type="answer"))
+    return pc, peer, reply["streamId"]

@@ -67,32 +67,29 @@ public struct ZipWriter: Sendable {
         guard end <= Self.maxValue, directorySize <= Self.maxValue else { return nil }
 
         let (time, date) = Self.dosTime(modified)
+        // The fields both headers carry, in the same order: version needed, flags, method (0, stored),
+        // time, date, CRC-32, compressed and uncompressed size, name length.
+        func shared(_ out: inout [UInt8]) {
+            Self.put16(&out, Self.versionNeeded)
+            Self.put16(&out, Self.utf8Flag)
+            Self.put16(&out, 0)
+            Self.put16(&out, time)
+            Self.put16(&out, date)
+            Self.put32(&out, crc32)
+            Self.put32(&out, UInt32(size))
+            Self.put32(&out, UInt32(size))
+            Self.put16(&out, UInt16(nameBytes.count))
+        }
         var local: [UInt8] = []
         local.reserveCapacity(header)
         Self.put32(&local, Self.localHeaderSignature)
-        Self.put16(&local, Self.versionNeeded)
-        Self.put16(&local, Self.utf8Flag)
-        Self.put16(&local, 0)
-        Self.put16(&local, time)
-        Self.put16(&local, date)
-        Self.put32(&local, crc32)
-        Self.put32(&local, UInt32(size))
-        Self.put32(&local, UInt32(size))
-        Self.put16(&local, UInt16(nameBytes.count))
+        shared(&local)
         Self.put16(&local, 0)
         local += nameBytes
 
         Self.put32(&directory, Self.centralHeaderSignature)
         Self.put16(&directory, Self.versionMadeBy)
-        Self.put16(&directory, Self.versionNeeded)
-        Self.put16(&directory, Self.utf8Flag)
-        Self.put16(&directory, 0)
-        Self.put16(&directory, time)
-        Self.put16(&directory, date)
-        Self.put32(&directory, crc32)
-        Self.put32(&directory, UInt32(size))
-        Self.put32(&directory, UInt32(size))
-        Self.put16(&directory, UInt16(nameBytes.count))
+        shared(&directory)
         Self.put16(&directory, 0)
         Self.put16(&directory, 0)
         Self.put16(&directory, 0)
