@@ -29,6 +29,7 @@ let package = Package(
         .systemLibrary(name: "CLame", providers: [.apt(["libmp3lame-dev"])]),
         .systemLibrary(name: "COpusFile", pkgConfig: "opusfile", providers: [.apt(["libopusfile-dev"])]),
         .systemLibrary(name: "COpusEnc", pkgConfig: "libopusenc", providers: [.apt(["libopusenc-dev"])]),
+        .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
         // Macros and GNU-only calls Swift cannot import directly.
         .target(name: "CShims", dependencies: ["COpenSSL", "CGcrypt"]),
 
@@ -50,6 +51,7 @@ let package = Package(
         .target(name: "Audio", dependencies: ["COpus", "CSpeexDSP", "CEspeak", "CMpg123", "CLame", "COpusFile", "COpusEnc"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
         // Event loops, sockets, timers, TLS, HTTP server/client, WebSocket server/client.
+        .target(name: "VideoCodec", dependencies: ["CVPX"]),
         .target(name: "Runtime", dependencies: ["Wire", "Crypto", "CShims", "COpenSSL"]),
         // Embedded SQLite store.
         .target(name: "Store", dependencies: ["CSQLite"]),
@@ -71,7 +73,7 @@ let package = Package(
         // Live state and orchestration: rooms, video sessions, calls, over Media and Platform.
         .target(name: "Live", dependencies: ["Platform", "Media", "Runtime", "Crypto", "Wire", "Audio"]),
         // REST routes, realtime gateway, web assets: translation only.
-        .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media", "Telephony", "Audio"]),
+        .target(name: "API", dependencies: ["Live", "Platform", "Runtime", "Crypto", "Wire", "Store", "Media", "Telephony", "Audio", "VideoCodec"]),
         // The Swift client SDK: sessions, conversations, headless media, video, view models.
         .target(name: "SwitchboardClient", dependencies: ["Audio", "MediaLoad", "Media", "Runtime", "Crypto", "SRTP", "Wire", "CShims"]),
         .executableTarget(name: "switchboard", dependencies: ["API", "Platform", "Runtime", "Crypto", "Store", "Media", "MediaLoad", "Wire", "Audio", "CShims",
@@ -86,6 +88,7 @@ let package = Package(
         // libsrtp as the reference the SRTP implementation is checked against; tests only.
         .target(name: "SRTPReference", dependencies: ["Crypto", "CSRTP"], path: "Tests/Support/SRTPReference"),
         .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: testSettings),
+        .testTarget(name: "VideoCodecTests", dependencies: ["VideoCodec"], swiftSettings: testSettings),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "SRTP", "Wire", "SRTPReference"], swiftSettings: testSettings),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Wire", "Crypto"], swiftSettings: testSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store"], swiftSettings: testSettings),

@@ -47,6 +47,22 @@ struct RTPReorderBufferTests {
         #expect(buffer.lost == 0)
     }
 
+    @Test("with a start wait, the first packet is held that long, so one from before it that arrives late still comes first")
+    func startWait() {
+        var buffer = Buffer(capacity: 8, maxWait: 100, startWait: 100)
+        let taken = [buffer.insert(sequence: 11, arrival: 0, 11), buffer.insert(sequence: 12, arrival: 10, 12)]
+        #expect(taken == [true, true])
+        #expect(Self.drain(&buffer, now: 50).isEmpty)
+        let late = buffer.insert(sequence: 10, arrival: 60, 10)
+        #expect(late)
+        #expect(Self.sequences(Self.drain(&buffer, now: 101)) == [10, 11, 12])
+        #expect(buffer.lost == 0 && buffer.dropped == 0)
+        // Once started, packets in order come straight out.
+        let next = buffer.insert(sequence: 13, arrival: 102, 13)
+        #expect(next)
+        #expect(Self.sequences(Self.drain(&buffer, now: 102)) == [13])
+    }
+
     @Test("before anything is released, a packet from before the first one is still taken")
     func earlierThanFirst() {
         var buffer = Buffer(maxWait: 1_000)

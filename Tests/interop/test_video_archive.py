@@ -1,7 +1,8 @@
 """Audio-only archives through the official `opentok` SDK: `start_archive(has_video=False)` records the session's
 audio mix (an aiortc publisher's 440 Hz) as Ogg Opus; stop, get, list, download and delete behave as the Video API's;
-composed archives with video, a second archive of a session, a session with nobody in it and a relayed session are
-refused (individual-stream archives: `test_video_archive_individual.py`); an
+a second archive of a session, a session with nobody in it and a relayed session are refused; the SDK's default archive
+(composed, with video) lays every stream out on one canvas with the mix (individual-stream archives:
+`test_video_archive_individual.py`); an
 archive's metadata survives a restart."""
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import requests
 from media_support import dominant_frequency, wav_samples
 from rig import start_server, wait_until
 from test_video_audio_connector import publish_tone, server  # noqa: F401 (the module's media server fixture)
-from video_support import VideoPeer, opentok_client
+from video_support import VideoPeer, opentok_client, publish
 
 opentok = pytest.importorskip("opentok")
 
@@ -41,12 +42,12 @@ async def _archive(server, tmp_path):
         await asyncio.sleep(0.5)
         archive = await asyncio.to_thread(ot.start_archive, sid, name="standup", has_video=False)
         assert (archive.status, archive.name, archive.has_audio, archive.has_video) == ("started", "standup", True, False)
-        # One archive of a session at a time; video archives are not recorded here.
+        # One archive of a session at a time, of any kind.
         with pytest.raises(Exception):
             await asyncio.to_thread(ot.start_archive, sid, has_video=False)
         r = requests.post(f"{server.http_url}/v2/project/{ot.api_key}/archive", headers=ot.get_json_headers(),
                           json={"sessionId": sid, "hasVideo": True}, timeout=10)
-        assert r.status_code == 400 and "hasVideo" in r.json()["detail"]
+        assert r.status_code == 409 and r.json()["code"] == "archive-in-progress"
         r = requests.delete(f"{server.http_url}/v2/project/{ot.api_key}/archive/{archive.id}", headers=ot.get_headers(), timeout=10)
         assert r.status_code == 409, "a recording archive cannot be deleted"
         await asyncio.sleep(3)
@@ -69,6 +70,49 @@ async def _archive(server, tmp_path):
     finally:
         await pc.close()
         peer.close()
+
+
+def test_a_composed_archive_lays_out_every_stream_with_the_mix(server):
+    asyncio.run(_composed(server))
+
+
+async def _composed(server):
+    from test_video_archive_individual import decode
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    red = await publish(server, sid, ot.generate_token(sid, data="name=red"), (220, 30, 30), 440)
+    blue = await publish(server, sid, ot.generate_token(sid, data="name=blue"), (30, 30, 220), 880)
+    try:
+        await asyncio.sleep(1)
+        # The SDK's defaults: composed, with video and audio.
+        archive = await asyncio.to_thread(ot.start_archive, sid, name="grid")
+        assert (archive.status, archive.output_mode, archive.has_video, archive.has_audio, archive.resolution) == \
+            ("started", opentok.OutputModes.composed, True, True, "640x480")
+        await asyncio.sleep(4)
+        await asyncio.to_thread(ot.stop_archive, archive.id)
+        got = await asyncio.to_thread(ot.get_archive, archive.id)
+        assert got.status == "available" and got.duration >= 3 and got.url
+        r = requests.get(got.url, headers=ot.get_headers(), timeout=10)
+        assert r.status_code == 200 and r.headers["Content-Type"] == "video/webm" and len(r.content) == got.size
+        pictures, times, samples, rate, codec = decode(r.content, keep_pictures=True)
+        assert codec == "vp8" and pictures[0].shape == (480, 640, 3)
+        assert len(pictures) > 15 * got.duration * 0.7, (len(pictures), got.duration)
+        # Two streams side by side in the order they were published, each 4:3 in a 320 × 480 cell, black around them.
+        last = pictures[-1].astype(int)
+        assert np.abs(last[200:280, 120:200].reshape(-1, 3).mean(axis=0) - (220, 30, 30)).max() < 40, last[240, 160]
+        assert np.abs(last[200:280, 440:520].reshape(-1, 3).mean(axis=0) - (30, 30, 220)).max() < 40, last[240, 480]
+        assert last[20:80, :].mean() < 40 and last[400:460, :].mean() < 40
+        # The mix: both tones.
+        tail = samples[-rate * 2:]
+        spectrum = np.abs(np.fft.rfft(tail))
+        freqs = np.fft.rfftfreq(len(tail), 1 / rate)
+        peak = spectrum.max()
+        for tone in (440, 880):
+            assert spectrum[np.abs(freqs - tone) < 5].max() > peak / 10, tone
+    finally:
+        for pc, peer, _ in (red, blue):
+            await pc.close()
+            peer.close()
 
 
 def test_archives_are_refused_without_clients_or_routing(server):

@@ -30,14 +30,16 @@ def download_zip(ot, url):
     return archive
 
 
-def decode(webm: bytes):
-    """(video frames' mean RGB colours, frame times in s, audio samples, audio rate, video codec) of a WebM file."""
+def decode(webm: bytes, keep_pictures=False):
+    """(video frames' mean RGB colours — or with `keep_pictures` the RGB pictures —, frame times in s, audio samples,
+    audio rate, video codec) of a WebM file."""
     container = av.open(io.BytesIO(webm))
     colours, times, audio, rate, codec = [], [], [], 48000, None
     if container.streams.video:
         codec = container.streams.video[0].codec_context.name
         for frame in container.decode(video=0):
-            colours.append(frame.to_ndarray(format="rgb24").reshape(-1, 3).mean(axis=0))
+            picture = frame.to_ndarray(format="rgb24")
+            colours.append(picture if keep_pictures else picture.reshape(-1, 3).mean(axis=0))
             times.append(float(frame.time))
     container.close()
     container = av.open(io.BytesIO(webm))
@@ -117,7 +119,8 @@ async def _audio_only(server):
         await asyncio.sleep(1)
         for bad, why in (({"outputMode": "separate"}, "outputMode"), ({"outputMode": "individual", "hasVideo": "yes"}, "hasVideo"),
                          ({"outputMode": "individual", "hasVideo": False, "hasAudio": False}, "hasAudio"),
-                         ({"hasVideo": True}, "hasVideo")):
+                         ({"resolution": "1920x1080"}, "resolution"), ({"layout": {"type": "pip"}}, "layout"),
+                         ({"streamMode": "manual"}, "streamMode")):
             r = requests.post(url, headers=ot.get_json_headers(), json={"sessionId": sid, **bad}, timeout=10)
             assert r.status_code == 400 and why in r.json()["detail"], (bad, r.text)
         archive = await asyncio.to_thread(ot.start_archive, sid, has_video=False, output_mode=opentok.OutputModes.individual)
@@ -141,25 +144,33 @@ def test_an_individual_archive_recovers_lost_video_packets(server):
 
 
 async def _lossy(server):
-    """One video packet in eight lost between the publisher and the server: the server's NACKs bring them back
+    """Every eighth video packet lost between the publisher and the server: the server's NACKs bring them back
     over RTX and the archive puts them in place, so (nearly) every frame is in the file and decodes, where without
     the retransmissions each loss would cost its frame and every frame up to the next key frame."""
-    import random
     ot = opentok_client(server)
     sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
     pc, peer, stream = await publish(server, sid, ot.generate_token(sid, data="name=lossy"), (200, 200, 40), 440)
     video = next(t.sender for t in pc.getTransceivers() if t.kind == "video")
-    transport, lost = video.transport, []
-    send = transport._send_rtp
+    transport, lost, sent, nacks = video.transport, [], [], []
+    send, handle = transport._send_rtp, video._handle_rtcp_packet
 
     async def lossy_send(data: bytes):
         # First sends of the video stream only (its SSRC at bytes 8-11); retransmissions go out on the RTX SSRC.
-        if int.from_bytes(data[8:12], "big") == video._ssrc and random.random() < 0.125:
-            lost.append(int.from_bytes(data[2:4], "big"))
-            return
+        if int.from_bytes(data[8:12], "big") == video._ssrc:
+            sent.append(1)
+            if len(sent) % 8 == 0:
+                lost.append(int.from_bytes(data[2:4], "big"))
+                return
         await send(data)
 
+    async def note_nacks(packet):
+        # What the server asked for again (shown when the test fails).
+        if type(packet).__name__ == "RtcpRtpfbPacket" and packet.fmt == 1:
+            nacks.append(list(packet.lost))
+        return await handle(packet)
+
     transport._send_rtp = lossy_send
+    video._handle_rtcp_packet = note_nacks
     try:
         await asyncio.sleep(1)
         archive = await asyncio.to_thread(ot.start_archive, sid, output_mode=opentok.OutputModes.individual)
@@ -171,7 +182,7 @@ async def _lossy(server):
         colours, times, _, _, codec = decode(files.read(entry["filename"]))
         span = (entry["stopTimeOffset"] - entry["startTimeOffset"]) / 1000
         assert codec == "vp8" and len(lost) > 5, lost
-        assert len(colours) > 15 * span * 0.85, (len(colours), span, len(lost))
+        assert len(colours) > 15 * span * 0.85, (len(colours), span, "lost", lost, "asked again", nacks)
         assert all(np.abs(c - (200, 200, 40)).max() < 25 for c in colours)
     finally:
         await pc.close()

@@ -4,9 +4,9 @@ import Platform
 import Runtime
 import Wire
 
-/// Archives (`/v2/project/{id}/archive`): audio-only composed archives (`hasVideo: false`), recorded as Ogg
-/// Opus from the session's audio mix, and individual-stream archives (`outputMode: individual`), a WebM file
-/// per stream in a ZIP (`VideoArchives`). Composed archives with video are refused.
+/// Archives (`/v2/project/{id}/archive`): composed archives, the session's audio mix as Ogg Opus
+/// (`hasVideo: false`) or its streams laid out with the mix in a WebM file, and individual-stream archives
+/// (`outputMode: individual`), a WebM file per stream in a ZIP (`VideoArchives`).
 extension VideoRoutes {
     func registerArchives(on router: inout Router) {
         guard let archives else { return }
@@ -29,12 +29,18 @@ extension VideoRoutes {
                 }
             }
             let hasAudio = try flag("hasAudio"), hasVideo = try flag("hasVideo")
-            guard individual || !hasVideo else {
-                throw APIError.badRequest("hasVideo: composed archives are audio-only here; set hasVideo to false, or record each stream with outputMode individual.",
-                                          code: "unsupported-option")
-            }
             guard hasAudio || hasVideo else {
                 throw APIError.badRequest("hasAudio: an archive with neither audio nor video records nothing.")
+            }
+            if let mode = body["streamMode"], mode != .null, mode != .string("auto") {
+                throw APIError.badRequest("streamMode: archives record every stream of the session here (auto).", code: "unsupported-option")
+            }
+            // A composed archive is laid out one way, at one size: best fit on 640 × 480.
+            if let resolution = body["resolution"], resolution != .null, resolution != .string(ComposedArchive.resolution) {
+                throw APIError.badRequest("resolution: composed archives are \(ComposedArchive.resolution) here.", code: "unsupported-option")
+            }
+            if let type = body["layout"]?["type"], type != .null, type != .string("bestFit") {
+                throw APIError.badRequest("layout: composed archives are laid out bestFit here.", code: "unsupported-option")
             }
             let name = body["name"]?.stringValue ?? ""
             guard name.utf8.count <= 256 else { throw APIError.badRequest("name must be at most 256 bytes.") }
@@ -84,8 +90,8 @@ extension VideoRoutes {
                 throw APIError.conflict("The archive is not available (status \(archive.status.rawValue)).", code: "archive-not-available")
             }
             var headers = HTTPHeaders()
-            headers["Content-Type"] = archive.individual ? "application/zip" : "audio/ogg"
-            headers["Content-Disposition"] = "attachment; filename=\"archive-\(archive.id).\(archive.individual ? "zip" : "ogg")\""
+            headers["Content-Type"] = archive.contentType
+            headers["Content-Disposition"] = "attachment; filename=\"archive-\(archive.id).\(archive.fileExtension)\""
             return HTTPResponse(status: 200, headers: headers) { writer in
                 defer { try? handle.close() }
                 while let chunk = try handle.read(upToCount: 64 << 10), !chunk.isEmpty { try await writer.write([UInt8](chunk)) }
@@ -111,7 +117,7 @@ extension VideoRoutes {
         switch error as? VideoArchives.Failure {
         case .alreadyRecording?: .conflict("The session is already being archived.", code: "archive-in-progress")
         case .noClients?: .notFound("No clients are connected to the session.", code: "no-clients")
-        case .media(let why)?: .unavailable("The session's audio could not be recorded: \(why)")
+        case .media(let why)?: .unavailable("The session could not be recorded: \(why)")
         case .notFound?: .notFound("No archive with this id.")
         case .notRecording?: .conflict("The archive is not being recorded.", code: "archive-not-started")
         case .recording?: .conflict("The archive is being recorded: stop it first.", code: "archive-in-progress")

@@ -1,7 +1,6 @@
 import Foundation
 import Live
 import Media
-import Synchronization
 import Wire
 
 /// An individual-stream archive being recorded: one `StreamRecorder` (a WebM file) per stream of the
@@ -9,61 +8,17 @@ import Wire
 /// stream ends or the archive stops; then a ZIP (stored, not compressed: WebM does not compress further) of
 /// the files and a JSON manifest, `<archive id>.json`, naming each file with its stream, connection data and
 /// offsets from the archive's start, as the Video API's individual archives do.
-final class IndividualArchive: Sendable {
-    struct Outcome: Sendable {
-        var zip: String
-        var size: Int
-        var duration: Int
-        var failure: String?
-        var timedOut: Bool
-    }
-
-    let id: String
+enum IndividualArchive {
     static let maxStreams = 50
-    private let stopRequested = StopFlag()
-    private let task: Mutex<Task<Outcome, Never>?> = Mutex(nil)
 
-    /// Starts recording; `ended` runs once when it ends by itself (the maximum duration), not after `stop`.
-    init(id: String, sessionID: String, name: String, createdAt: Int64, directory: String, hub: VideoHub, kinds: Set<MediaKind>,
-         maxDuration: Duration = .seconds(7_200), ended: @escaping @Sendable (Outcome) -> Void) {
-        self.id = id
-        let stopRequested = self.stopRequested
-        let work = Task<Outcome, Never> {
-            let outcome = await Self.record(id: id, sessionID: sessionID, name: name, createdAt: createdAt, directory: directory, hub: hub,
-                                            kinds: kinds, maxDuration: maxDuration, stop: { stopRequested.isSet })
-            if outcome.timedOut { ended(outcome) }
-            return outcome
-        }
-        task.withLock { $0 = work }
-    }
-
-    /// Stops recording and returns once the ZIP is written.
-    func stop() async -> Outcome? {
-        stopRequested.set()
-        return await task.withLock({ $0 })?.value
-    }
-
-    private final class StopFlag: Sendable {
-        private let flag = Mutex(false)
-        func set() { flag.withLock { $0 = true } }
-        var isSet: Bool { flag.withLock { $0 } }
-    }
-
-    private static func record(id: String, sessionID: String, name: String, createdAt: Int64, directory: String, hub: VideoHub,
-                               kinds: Set<MediaKind>, maxDuration: Duration, stop: @Sendable () -> Bool) async -> Outcome {
-        let maxStreams = Self.maxStreams
+    /// Records until `shouldStop`; the ZIP, or why it could not be written.
+    static func record(id: String, sessionID: String, name: String, createdAt: Int64, directory: String, hub: VideoHub,
+                       kinds: Set<MediaKind>, shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
         let work = directory + "/" + id
         try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         let start = Date()
-        let clock = ContinuousClock()
-        let deadline = clock.now + maxDuration
         var recorders: [String: StreamRecorder] = [:]
-        var timedOut = false
-        while !stop() {
-            if clock.now >= deadline {
-                timedOut = true
-                break
-            }
+        while !shouldStop() {
             let live = hub.streams(sessionID: sessionID)
             // As the Video API: up to `maxStreams` streams are recorded, any published after them are not.
             for stream in live where recorders[stream.id] == nil && recorders.count < maxStreams {
@@ -85,8 +40,7 @@ final class IndividualArchive: Sendable {
         let zip = directory + "/" + id + ".zip"
         let failure = kept.compactMap(\.failure).first ?? writeZip(zip, id: id, sessionID: sessionID, name: name, createdAt: createdAt, files: kept)
         try? FileManager.default.removeItem(atPath: work)
-        let size = ((try? FileManager.default.attributesOfItem(atPath: zip))?[.size] as? Int) ?? 0
-        return Outcome(zip: zip, size: size, duration: duration, failure: failure, timedOut: timedOut)
+        return ArchiveRecorder.Outcome(file: zip, size: ArchiveRecorder.size(of: zip), duration: duration, failure: failure)
     }
 
     /// The manifest and every stream's file in one ZIP; the reason it could not be written, or nil.

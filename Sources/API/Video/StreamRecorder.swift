@@ -4,10 +4,8 @@ import Media
 import Wire
 
 /// One stream of an individual-stream archive, written to a WebM file as it arrives: its Opus packets one
-/// per block, its VP8 packets put back in order (`RTPReorderBuffer`, waiting for retransmissions) and
-/// assembled into frames (`VP8FrameAssembler`, starting at a key frame and skipping to the next one after a
-/// loss), both tracks on one timeline (each packet's arrival for its track's first, RTP time after it) and
-/// written in time order half a second behind the newest frame. An H.264 stream's video is not recorded
+/// per block, its VP8 frames as `VP8FrameSource` assembles them, both tracks on one timeline (each packet's arrival for its track's first, RTP time after it) and
+/// written in time order a second and a half behind the newest frame. An H.264 stream's video is not recorded
 /// (WebM carries VP8); its audio is.
 ///
 /// Owned by one archive's recording task; not shared.
@@ -28,10 +26,9 @@ final class StreamRecorder {
     private var origin: UInt64?
     private var audio = TrackClock()
     private var video = TrackClock()
-    private var videoOrder = RTPReorderBuffer<Packet>(capacity: 1_024, maxWait: 300_000_000)
-    private var assembler = VP8FrameAssembler()
+    /// A file is written behind what arrives, so a gap may wait long for its retransmission: a second.
+    private var frames = VP8FrameSource(maxWait: 1_000_000_000)
     private var videoSize: (width: Int, height: Int)?
-    private var lastKeyframeRequest: UInt64 = 0
     /// Frames not yet written: in time order, written once the newest is `muxDelay` ms later.
     private var pending: [Frame] = []
     private var newest: Int64 = 0
@@ -40,16 +37,10 @@ final class StreamRecorder {
     private var file: FileHandle?
     private var lastWritten: Int64 = 0
 
-    static let muxDelay: Int64 = 500
+    /// Longer than a gap may wait, so frames completed by a late retransmission still go in time order.
+    static let muxDelay: Int64 = 1_500
     /// Audio frames held while the video's first key frame is awaited, before the header is written without it.
     static let headerWait: Int64 = 3_000
-
-    struct Packet {
-        var payload: [UInt8]
-        var timestamp: UInt32
-        var marker: Bool
-        var arrival: UInt64
-    }
 
     struct Frame {
         var time: Int64
@@ -98,13 +89,16 @@ final class StreamRecorder {
                 return
             }
         }
-        for (tap, drained) in packets { take(drained, kind: tap.kind) }
-        // Waiting for a key frame (the first, or the next after a loss that retransmissions did not fill): ask again each second.
-        if assembler.needsKeyframe, let tap = taps.first(where: { $0.kind == .video }),
-           let now = packets.first(where: { $0.0.kind == .video })?.1.packets.last?.arrival, now &- lastKeyframeRequest > 1_000_000_000 {
-            lastKeyframeRequest = now
-            await bridge.requestKeyframe(tap)
+        for (tap, drained) in packets {
+            if tap.kind == .video, !VP8FrameSource.isVP8(drained) {
+                // Not recordable in WebM: stop taking it (the file keeps the audio).
+                taps.removeAll { $0 == tap }
+                await bridge.untap(tap)
+                continue
+            }
+            take(drained, kind: tap.kind)
         }
+        if let tap = taps.first(where: { $0.kind == .video }), frames.wantsKeyframe() { await bridge.requestKeyframe(tap) }
         write(upTo: newest - Self.muxDelay)
     }
 
@@ -113,7 +107,7 @@ final class StreamRecorder {
         guard !ended else { return }
         ended = true
         for tap in taps { await bridge.untap(tap) }
-        for (_, packet, gap) in videoOrder.flush() { assemble(packet, gapBefore: gap) }
+        for frame in frames.flush() { add(frame) }
         write(upTo: .max)
         if let writer, let file {
             do {
@@ -131,38 +125,26 @@ final class StreamRecorder {
     }
 
     private func take(_ drained: ProducerTapPackets, kind: MediaKind) {
-        if kind == .video, drained.codec.uppercased() != "VP8" {
-            // Not recordable in WebM: stop taking it (the file keeps the audio).
-            taps.removeAll { $0.kind == .video }
+        if origin == nil, let first = drained.packets.first {
+            origin = first.arrival
+            startOffset = max(0, Int64((Date().timeIntervalSince(archiveStart) * 1_000).rounded()))
+        }
+        guard kind == .audio else {
+            video.clockRate = drained.clockRate
+            for frame in frames.take(drained) { add(frame) }
             return
         }
+        audio.clockRate = drained.clockRate
         for p in drained.packets {
-            if origin == nil {
-                origin = p.arrival
-                startOffset = max(0, Int64((Date().timeIntervalSince(archiveStart) * 1_000).rounded()))
-            }
             let arrival = Int64(p.arrival &- min(p.arrival, origin!)) / 1_000_000
-            let payload = Array(drained.bytes[p.range])
-            switch kind {
-            case .audio:
-                audio.clockRate = drained.clockRate
-                enqueue(Frame(time: audio.time(p.timestamp, arrival: arrival), track: .audio, bytes: payload, keyframe: true))
-            case .video:
-                video.clockRate = drained.clockRate
-                _ = videoOrder.insert(sequence: p.sequence, arrival: p.arrival,
-                                      Packet(payload: payload, timestamp: p.timestamp, marker: p.marker, arrival: p.arrival))
-                while let (_, packet, gap) = videoOrder.pop(now: p.arrival) { assemble(packet, gapBefore: gap) }
-            }
+            enqueue(Frame(time: audio.time(p.timestamp, arrival: arrival), track: .audio, bytes: Array(drained.bytes[p.range]), keyframe: true))
         }
     }
 
-    private func assemble(_ packet: Packet, gapBefore: Bool) {
-        let frame = packet.payload.withUnsafeBytes {
-            assembler.push(timestamp: packet.timestamp, marker: packet.marker, gapBefore: gapBefore, payload: $0)
-        }
-        guard let frame else { return }
+    private func add(_ assembled: VP8FrameSource.Frame) {
+        let frame = assembled.frame
         if frame.keyframe, videoSize == nil, let w = frame.width, let h = frame.height { videoSize = (w, h) }
-        let arrival = Int64(packet.arrival &- min(packet.arrival, origin ?? packet.arrival)) / 1_000_000
+        let arrival = Int64(assembled.arrival &- min(assembled.arrival, origin ?? assembled.arrival)) / 1_000_000
         enqueue(Frame(time: video.time(frame.timestamp, arrival: arrival), track: .video, bytes: frame.bytes, keyframe: frame.keyframe))
     }
 

@@ -6,10 +6,11 @@ import Runtime
 import Synchronization
 import Wire
 
-/// Archives of video sessions. Composed ones are audio-only: the session's audio mix (the Audio Connector's)
-/// recorded as Ogg Opus, 48 kHz mono, by the same recorder as conversations' recordings. Individual-stream
-/// ones are a WebM file per stream (VP8 and Opus as published, nothing re-encoded) in a ZIP with a JSON
-/// manifest (`IndividualArchive`). An archive's metadata is a
+/// Archives of video sessions. Composed ones without video are the session's audio mix (the Audio Connector's)
+/// recorded as Ogg Opus, 48 kHz mono, by the same recorder as conversations' recordings; with video, every
+/// stream laid out on one canvas and the mix, in a WebM file (`ComposedArchive`). Individual-stream ones are a
+/// WebM file per stream (VP8 and Opus as published, nothing re-encoded) in a ZIP with a JSON manifest
+/// (`IndividualArchive`). An archive's metadata is a
 /// JSON file under `<data>/video/archives/`, written before each reply, so what a reply said survives a
 /// restart; an archive still recording when the server stopped is `failed` at the next start, its audio
 /// up to then kept.
@@ -27,19 +28,25 @@ final class VideoArchives: Sendable {
         var duration: Int
         var size: Int
         var updatedAt: Int64
-        /// Individual-stream archives only (absent from the metadata of composed ones): what is recorded, and the ZIP.
+        /// Absent from the metadata of audio-only composed archives: the output mode, what is recorded, and the
+        /// file written by an `ArchiveRecorder` (a ZIP, or a composed WebM).
         var outputMode: String?
         var hasAudio: Bool?
         var hasVideo: Bool?
         var file: String?
 
         var individual: Bool { outputMode == "individual" }
+        /// Recorded by an `ArchiveRecorder` (individual, or composed with video), not by `Recordings`.
+        var recordsItself: Bool { individual || hasVideo == true }
+        var contentType: String { individual ? "application/zip" : hasVideo == true ? "video/webm" : "audio/ogg" }
+        var fileExtension: String { individual ? "zip" : hasVideo == true ? "webm" : "ogg" }
 
         /// The Video API's archive object; `url` where the file is, once available.
         func json(url: String?) -> [String: Any] {
             ["id": id, "sessionId": sessionID, "projectId": projectID, "partnerId": projectID, "name": name, "createdAt": createdAt, "updatedAt": updatedAt,
              "status": status.rawValue, "reason": reason, "duration": duration, "size": size, "hasAudio": hasAudio ?? true,
-             "hasVideo": hasVideo ?? false, "outputMode": outputMode ?? "composed", "streamMode": "auto", "resolution": NSNull(), "event": "archive",
+             "hasVideo": hasVideo ?? false, "outputMode": outputMode ?? "composed", "streamMode": "auto",
+             "resolution": !individual && hasVideo == true ? ComposedArchive.resolution as Any : NSNull(), "event": "archive",
              "url": status == .available ? url.map { $0 as Any } ?? NSNull() : NSNull(), "streams": [Any](), "sha256sum": "", "password": ""]
         }
     }
@@ -50,8 +57,9 @@ final class VideoArchives: Sendable {
     private let archives: Mutex<[String: Archive]>
     /// Why archives being stopped by the server stop (`session ended`), for whichever reports their end.
     private let stopping = Mutex<[String: String]>([:])
-    /// Individual-stream archives being recorded.
-    private let individuals = Mutex<[String: IndividualArchive]>([:])
+    /// Archives being recorded by an `ArchiveRecorder`.
+    private let recorders = Mutex<[String: ArchiveRecorder]>([:])
+    let engine: MediaEngine
     /// Called after every change of an archive's status (the `archive_status` callback).
     let changed: @Sendable (Archive) -> Void
 
@@ -59,6 +67,7 @@ final class VideoArchives: Sendable {
         self.directory = directory
         self.hub = hub
         self.recordings = recordings
+        engine = recordings.engine
         self.changed = changed
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var loaded: [String: Archive] = [:]
@@ -84,7 +93,8 @@ final class VideoArchives: Sendable {
         case recording
     }
 
-    /// Starts recording: the session's mix (composed), or each of its streams (individual) with the kinds of media asked for.
+    /// Starts recording: the session's mix (composed; with video, its streams laid out too), or each of its streams
+    /// (individual), with the kinds of media asked for.
     func start(sessionID: String, projectID: String, name: String, individual: Bool = false, hasAudio: Bool = true,
                hasVideo: Bool = false) async throws(Failure) -> Archive {
         guard !hub.connections(sessionID: sessionID).isEmpty else { throw .noClients }
@@ -95,18 +105,24 @@ final class VideoArchives: Sendable {
             let now = Self.millis()
             a[id] = Archive(id: id, sessionID: sessionID, projectID: projectID, name: name, createdAt: now, status: .started, reason: "",
                             recordingID: "", duration: 0, size: 0, updatedAt: now, outputMode: individual ? "individual" : nil,
-                            hasAudio: individual ? hasAudio : nil, hasVideo: individual ? hasVideo : nil)
+                            hasAudio: individual || hasVideo ? hasAudio : nil, hasVideo: individual || hasVideo ? hasVideo : nil)
             return true
         }
         guard claimed else { throw .alreadyRecording }
-        if individual, let archive = get(id) {
+        if let archive = get(id), archive.recordsItself {
+            let (hub, engine, directory) = (hub, engine, directory)
             let kinds = Set((hasAudio ? [MediaKind.audio] : []) + (hasVideo ? [.video] : []))
-            let recorder = IndividualArchive(id: id, sessionID: sessionID, name: name, createdAt: archive.createdAt, directory: directory,
-                                             hub: hub, kinds: kinds) { [weak self] outcome in
-                guard let self, self.individuals.withLock({ $0.removeValue(forKey: id) }) != nil else { return }
+            let recorder = ArchiveRecorder(ended: { [weak self] outcome in
+                guard let self, self.recorders.withLock({ $0.removeValue(forKey: id) }) != nil else { return }
                 self.ended(id, outcome, reason: "maximum duration exceeded")
-            }
-            individuals.withLock { $0[id] = recorder }
+            }, record: { shouldStop in
+                individual
+                    ? await IndividualArchive.record(id: id, sessionID: sessionID, name: name, createdAt: archive.createdAt, directory: directory,
+                                                     hub: hub, kinds: kinds, shouldStop: shouldStop)
+                    : await ComposedArchive.record(id: id, sessionID: sessionID, directory: directory, hub: hub, engine: engine,
+                                                   hasAudio: hasAudio, shouldStop: shouldStop)
+            })
+            recorders.withLock { $0[id] = recorder }
             guard let started = update(id, { _ in }) else { throw .notFound }
             return started
         }
@@ -134,9 +150,9 @@ final class VideoArchives: Sendable {
     /// Stops a recording archive; returns it once its file is complete.
     func stop(_ id: String) async throws(Failure) -> Archive {
         guard let archive = get(id) else { throw .notFound }
-        if archive.individual {
-            guard archive.status == .started, let recorder = individuals.withLock({ $0.removeValue(forKey: id) }) else { throw .notRecording }
-            if let outcome = await recorder.stop() { ended(id, outcome, reason: "user initiated") }
+        if archive.recordsItself {
+            guard archive.status == .started, let recorder = recorders.withLock({ $0.removeValue(forKey: id) }) else { throw .notRecording }
+            ended(id, await recorder.stop(), reason: "user initiated")
             return get(id) ?? archive
         }
         let recording = RecordingID(rawValue: archive.recordingID)
@@ -149,9 +165,9 @@ final class VideoArchives: Sendable {
     func sessionEnded(_ sessionID: String) async {
         let recording = archives.withLock { a in a.values.filter { $0.sessionID == sessionID && $0.status == .started } }
         for archive in recording {
-            if archive.individual {
-                if let recorder = individuals.withLock({ $0.removeValue(forKey: archive.id) }), let outcome = await recorder.stop() {
-                    ended(archive.id, outcome, reason: "session ended")
+            if archive.recordsItself {
+                if let recorder = recorders.withLock({ $0.removeValue(forKey: archive.id) }) {
+                    ended(archive.id, await recorder.stop(), reason: "session ended")
                 }
                 continue
             }
@@ -182,12 +198,12 @@ final class VideoArchives: Sendable {
         await hub.releaseAudioMix(sessionID: moved.sessionID, holder: Self.holder(id))
     }
 
-    /// An individual-stream archive's recording ended: available with its ZIP, or failed.
-    private func ended(_ id: String, _ outcome: IndividualArchive.Outcome, reason: String) {
+    /// An `ArchiveRecorder`'s recording ended: available with its file, or failed.
+    private func ended(_ id: String, _ outcome: ArchiveRecorder.Outcome, reason: String) {
         update(id, if: { $0.status == .started }) { a in
             a.duration = outcome.duration
             a.size = outcome.size
-            a.file = outcome.zip
+            a.file = outcome.file
             if let failure = outcome.failure {
                 a.status = .failed
                 a.reason = "the recording failed: \(failure)"
@@ -214,7 +230,7 @@ final class VideoArchives: Sendable {
         guard archive.status != .started else { throw .recording }
         let recording = RecordingID(rawValue: archive.recordingID)
         if recording.isWellFormed { _ = await recordings.delete(recording) }
-        if archive.individual {
+        if archive.recordsItself {
             if let file = archive.file { try? FileManager.default.removeItem(atPath: file) }
             try? FileManager.default.removeItem(atPath: directory + "/" + id)
         }
@@ -225,7 +241,7 @@ final class VideoArchives: Sendable {
     /// The finished file of an available archive.
     func file(_ id: String) async -> String? {
         guard let archive = get(id), archive.status == .available else { return nil }
-        if archive.individual { return archive.file }
+        if archive.recordsItself { return archive.file }
         return await recordings.path(RecordingID(rawValue: archive.recordingID))
     }
 

@@ -8,7 +8,7 @@ import Synchronization
 /// and one drained batch whatever the length. Metadata lives beside the file (`<id>.json`), so a
 /// finished recording stays addressable after a restart.
 public actor Recordings {
-    let engine: MediaEngine
+    public nonisolated let engine: MediaEngine
     let players: MixerPlayers
     public let directory: String
     private var live: [RecordingID: (info: RecordingInfo, mixer: MixerID, task: Task<Void, Never>, stop: StopFlag)] = [:]
@@ -122,9 +122,10 @@ public actor Recordings {
     }
 }
 
-/// A flag set by `stop`, read by the recorder's loop.
-final class StopFlag: Sendable {
+/// A flag set by `stop`, read by a recorder's loop.
+public final class StopFlag: Sendable {
     private let value = Synchronization.Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .relaxed) }
-    var isSet: Bool { value.load(ordering: .relaxed) }
+    public init() {}
+    public func set() { value.store(true, ordering: .relaxed) }
+    public var isSet: Bool { value.load(ordering: .relaxed) }
 }

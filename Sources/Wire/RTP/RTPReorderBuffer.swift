@@ -12,7 +12,10 @@
 /// Sequence numbers are extended to 64 bits against the newest number seen, so the
 /// 65535 → 0 wrap orders like any other step. The first packet inserted is the
 /// reference; until something has been released, a packet from before it is still
-/// accepted. After that, a packet at or behind the last released number is late.
+/// accepted, and with a `startWait` nothing is released before the oldest held packet has
+/// waited that long (or the buffer is full): the packets just before the first one may
+/// still be on their way (a key frame asked for as a recording starts, retransmitted).
+/// After that, a packet at or behind the last released number is late.
 ///
 /// Time comes in as arguments (nanoseconds on any monotonic clock): the buffer keeps
 /// no clock of its own. Storage is a fixed ring of `capacity` slots allocated once.
@@ -26,6 +29,8 @@ public struct RTPReorderBuffer<Element> {
     public let capacity: Int
     /// Nanoseconds the oldest held packet may wait for a missing one before it is skipped.
     public let maxWait: UInt64
+    /// Nanoseconds the first packet is held before anything is released (0: released at once).
+    public let startWait: UInt64
 
     /// Packets refused: duplicates, late arrivals, and arrivals while the buffer was full.
     public private(set) var dropped: Int = 0
@@ -43,10 +48,11 @@ public struct RTPReorderBuffer<Element> {
 
     /// A buffer that holds at most `capacity` packets (1...32768, so every held packet
     /// is less than half the sequence space from the others).
-    public init(capacity: Int = 512, maxWait: UInt64) {
+    public init(capacity: Int = 512, maxWait: UInt64, startWait: UInt64 = 0) {
         precondition(capacity >= 1 && capacity <= 32768, "capacity must be in 1...32768")
         self.capacity = capacity
         self.maxWait = maxWait
+        self.startWait = startWait
         slots = Array(repeating: nil, count: capacity)
     }
 
@@ -94,7 +100,9 @@ public struct RTPReorderBuffer<Element> {
     public mutating func pop(now: UInt64) -> (sequence: UInt16, element: Element, gapBefore: Bool)? {
         guard count > 0 else { return nil }
         let first = entry(at: 0)
-        if let released, first.extended != released + 1 {
+        if released == nil, startWait > 0 {
+            guard count >= capacity || oldestWait(now: now) > startWait else { return nil }
+        } else if let released, first.extended != released + 1 {
             guard count >= capacity || entry(at: count - 1).extended - (released + 1) >= Int64(capacity)
                     || oldestWait(now: now) > maxWait else { return nil }
         }

@@ -143,6 +143,11 @@ public struct VP8FrameAssembler: Sendable {
         return (width, height)
     }
 
+    /// Discards frames until the next key frame: a frame already returned could not be used (its decoder refused it).
+    public mutating func waitForKeyframe() {
+        waitingForKeyframe = true
+    }
+
     private mutating func drop() {
         framesDropped += 1
         waitingForKeyframe = true

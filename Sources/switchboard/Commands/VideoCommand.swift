@@ -20,7 +20,7 @@ struct VideoCommand {
                                       [--username U --password P] [--streams ID,ID] [--observe-force-mute] [--secure]
                                       [--data DATA] [--json]
                switchboard video dtmf SESSION_ID DIGITS [--connection ID]
-               switchboard video archive start SESSION_ID [--name NAME] [--individual] | stop ARCHIVE_ID | get ARCHIVE_ID
+               switchboard video archive start SESSION_ID [--name NAME] [--video | --individual] | stop ARCHIVE_ID | get ARCHIVE_ID
                                      | list [--session SESSION_ID] | delete ARCHIVE_ID | download ARCHIVE_ID --out FILE
 
           --server URL       the running server (default $SWITCHBOARD_URL, else http://$SWITCHBOARD_LISTEN,
@@ -48,8 +48,9 @@ struct VideoCommand {
           --observe-force-mute         dial: moderation's force mute silences the call (default: it does not)
           --secure                     dial: SRTP media with SDES keys, required of the far end (needs sips: or ;transport=tls)
           --connection ID    dtmf: only this SIP call (default every SIP call in the session)
-          archive            audio-only archives of a session's mix (Ogg Opus), or with --individual each stream's
-                             video and audio in a WebM file of its own (a ZIP); start prints the archive id,
+          archive            archives of a session: its mix (Ogg Opus); with --video every stream laid out with the
+                             mix (WebM); with --individual each stream's video and audio in a WebM file of its own
+                             (a ZIP); start prints the archive id,
                              stop/get/list print JSON, download writes the file to --out
 
         Without --app-id the session is created with X-OPENTOK-AUTH and the token is an OpenTok
@@ -57,7 +58,7 @@ struct VideoCommand {
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--relayed", "--bidirectional", "--observe-force-mute", "--secure", "--individual"])
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--relayed", "--bidirectional", "--observe-force-mute", "--secure", "--individual", "--video"])
         if args.flag("--help") || args.flag("-h") || args.positionals.isEmpty {
             print(usage)
             return args.positionals.isEmpty && !(args.flag("--help") || args.flag("-h")) ? 2 : 0
@@ -78,7 +79,7 @@ struct VideoCommand {
                                    "--username", "--password", "--streams", "--observe-force-mute", "--secure", "--data"])
             return try await dial(sessionID: sessionID, args)
         case ("archive", let action?):
-            try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--name", "--session", "--out", "--individual"])
+            try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--name", "--session", "--out", "--individual", "--video"])
             return try await archive(action, target: args.positionals.dropFirst(2).first, args)
         case ("dtmf", let sessionID?):
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--connection"])
@@ -325,7 +326,7 @@ struct VideoCommand {
         switch action {
         case "start":
             guard let target else { throw CLIError("archive start needs a SESSION_ID") }
-            var body: [String: JSONValue] = ["sessionId": .string(target), "hasVideo": .bool(args.flag("--individual"))]
+            var body: [String: JSONValue] = ["sessionId": .string(target), "hasVideo": .bool(args.flag("--individual") || args.flag("--video"))]
             if args.flag("--individual") { body["outputMode"] = "individual" }
             if let name = args["--name"] { body["name"] = .string(name) }
             request = HTTPClientRequest(method: .POST, url: base, headers: http, body: Array(try JSONEncoder().encode(JSONValue.object(body))))

@@ -1,0 +1,45 @@
+import Foundation
+import Live
+
+/// A video archive's recording running in a task of its own (`IndividualArchive`, `ComposedArchive`): the
+/// recording polls `shouldStop` between its steps and returns what it wrote once stopped — asked to (`stop`),
+/// or at `maxDuration`, when `ended` hears of it (a stop asked for returns the outcome to the one who asked).
+final class ArchiveRecorder: Sendable {
+    struct Outcome: Sendable {
+        /// The finished file.
+        var file: String
+        var size: Int
+        /// Seconds recorded.
+        var duration: Int
+        var failure: String?
+        var timedOut = false
+    }
+
+    private let stopRequested = StopFlag()
+    private let task: Task<Outcome, Never>
+
+    init(maxDuration: Duration = .seconds(7_200), ended: @escaping @Sendable (Outcome) -> Void,
+         record: @escaping @Sendable (_ shouldStop: @escaping @Sendable () -> Bool) async -> Outcome) {
+        let stopRequested = stopRequested
+        let clock = ContinuousClock()
+        let deadline = clock.now + maxDuration
+        task = Task {
+            var outcome = await record { stopRequested.isSet || clock.now >= deadline }
+            if !stopRequested.isSet {
+                outcome.timedOut = true
+                ended(outcome)
+            }
+            return outcome
+        }
+    }
+
+    /// Stops recording and returns once the file is complete.
+    func stop() async -> Outcome {
+        stopRequested.set()
+        return await task.value
+    }
+
+    static func size(of path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+    }
+}

@@ -1,0 +1,177 @@
+import Audio
+import Foundation
+import Live
+import Media
+import VideoCodec
+import Wire
+
+/// A composed archive with video: every stream's video decoded (`VP8Decoder`), laid out on one 640 × 480
+/// canvas in the Video API's "best fit" grid (`CompositeLayout`: streams in the order they were published),
+/// encoded again (`VP8Encoder`, 15 frames a second, a key frame every 2 s), with the session's audio mix
+/// (the same mix audio-only archives record) encoded as Opus, into one WebM file. A stream's picture is its
+/// newest decoded frame; one that has none yet (or an audio-only stream) takes no cell.
+///
+/// The decoding, drawing and encoding are CPU work, about a tenth of a core for a few streams at this size;
+/// they run in the recording's own task, not on a media worker.
+enum ComposedArchive {
+    static let width = 640
+    static let height = 480
+    static let frameRate = 15
+    static let bitrate = 1_000
+    static let resolution = "640x480"
+
+    private final class Stream {
+        let id: String
+        let createdAt: Date
+        var taps: [StreamTap]
+        /// A picture shows as it arrives, so a gap waits less for its retransmission than in a file of its own.
+        var source = VP8FrameSource(maxWait: 300_000_000)
+        let decoder: VP8Decoder
+        var picture: I420Image?
+
+        init(id: String, createdAt: Date, taps: [StreamTap], decoder: VP8Decoder) {
+            self.id = id
+            self.createdAt = createdAt
+            self.taps = taps
+            self.decoder = decoder
+        }
+    }
+
+    /// Records until `shouldStop`; the WebM file, or why it could not be written.
+    static func record(id: String, sessionID: String, directory: String, hub: VideoHub, engine: MediaEngine, hasAudio: Bool,
+                       shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
+        let path = directory + "/" + id + ".webm"
+        let start = Date()
+        let clock = ContinuousClock()
+        let origin = clock.now
+        var outcome = ArchiveRecorder.Outcome(file: path, size: 0, duration: 0, failure: nil)
+        let holder = "archive-" + id
+        let tap = MixerTapID(holder)
+        var mix: MixerID?
+        let encoder: VP8Encoder
+        let opus: OpusEncoder?
+        do {
+            encoder = try VP8Encoder(width: width, height: height, frameRate: frameRate, bitrate: bitrate, keyframeInterval: 2 * frameRate)
+            if hasAudio {
+                var config = OpusCodec.Configuration()
+                config.inbandFEC = false
+                config.expectedLossPercent = 0
+                config.bitrate = 48_000
+                opus = try OpusEncoder(config)
+                let held = try await hub.holdAudioMix(sessionID: sessionID, holder: holder)
+                mix = held
+                try await engine.addMixerTap(held, tap, frames: 250)
+            } else {
+                opus = nil
+            }
+        } catch {
+            if mix != nil { await hub.releaseAudioMix(sessionID: sessionID, holder: holder) }
+            outcome.failure = "\(error)"
+            return outcome
+        }
+        var writer = WebMWriter(video: (width, height), audio: hasAudio ? (48_000, 1) : nil, muxingApp: "switchboard")
+        guard FileManager.default.createFile(atPath: path, contents: Data(writer.header())), let file = FileHandle(forWritingAtPath: path) else {
+            if let mix {
+                try? await engine.removeMixerTap(mix, tap)
+                await hub.releaseAudioMix(sessionID: sessionID, holder: holder)
+            }
+            outcome.failure = "cannot create \(path)"
+            return outcome
+        }
+        _ = try? file.seekToEnd()
+
+        var streams: [String: Stream] = [:]
+        var pending: [(time: Int64, track: WebMWriter.Track, bytes: [UInt8], key: Bool)] = []
+        var samples: [Int16] = []
+        var audioFrames: Int64 = 0
+        var videoFrames: Int64 = 0
+        let frameSamples = SampleRate.hz48000.samplesPerFrame
+        var opusOut = [UInt8](repeating: 0, count: OpusCodec.maxPayload)
+
+        func write(upTo time: Int64) {
+            pending.sort { $0.time < $1.time }
+            var out: [UInt8] = []
+            var n = 0
+            for frame in pending {
+                guard frame.time <= time else { break }
+                out += writer.frame(frame.bytes, track: frame.track, time: frame.time, keyframe: frame.key)
+                n += 1
+            }
+            pending.removeFirst(n)
+            guard outcome.failure == nil else { return }
+            do { try file.write(contentsOf: out) } catch { outcome.failure = "writing \(path): \(error)" }
+        }
+
+        while !shouldStop() {
+            let live = hub.streams(sessionID: sessionID)
+            for s in live where streams[s.id] == nil && s.hasVideo && streams.count < CompositeLayout.maxPictures {
+                guard let taps = try? await hub.bridge.tapStream(sessionID: sessionID, streamID: s.id, tap: ProducerTapID(holder), kinds: [.video]),
+                      !taps.isEmpty, let decoder = try? VP8Decoder() else { continue }
+                streams[s.id] = Stream(id: s.id, createdAt: s.createdAt, taps: taps, decoder: decoder)
+            }
+            let ids = Set(live.map(\.id))
+            for stream in Array(streams.values) {
+                guard ids.contains(stream.id), let tap = stream.taps.first, let drained = try? await hub.bridge.drain(tap),
+                      VP8FrameSource.isVP8(drained) else {
+                    for tap in stream.taps { await hub.bridge.untap(tap) }
+                    streams[stream.id] = nil
+                    continue
+                }
+                var refused = false
+                for assembled in stream.source.take(drained) {
+                    if let picture = stream.decoder.decode(assembled.frame.bytes) { stream.picture = picture } else { refused = true }
+                }
+                if stream.source.wantsKeyframe(force: refused) { await hub.bridge.requestKeyframe(tap) }
+            }
+            // Audio: the mix as it came, 20 ms at a time.
+            if let mix, let opus {
+                if let drained = try? await engine.drainMixerTap(mix, tap) { samples += drained.samples }
+                var used = 0
+                while samples.count - used >= frameSamples {
+                    if let frame = try? AudioFrame(rate: .hz48000, samples: Array(samples[used..<(used + frameSamples)])),
+                       let n = try? opusOut.withUnsafeMutableBytes({ try opus.encode(frame, into: $0) }) {
+                        pending.append((audioFrames * 20, .audio, Array(opusOut[0..<n]), true))
+                    }
+                    audioFrames += 1
+                    used += frameSamples
+                }
+                samples.removeFirst(used)
+            }
+            // Video: the frames due by now (at most a few when late: a picture repeats rather than piles up).
+            let elapsed = Int64((clock.now - origin) / .milliseconds(1))
+            let due = elapsed * Int64(frameRate) / 1_000
+            if due - videoFrames > 3 { videoFrames = due - 3 }
+            while videoFrames <= due {
+                var canvas = I420Image(width: width, height: height)
+                let shown = streams.values.filter { $0.picture != nil }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+                for (stream, rect) in zip(shown, CompositeLayout.bestFit(count: shown.count, width: width, height: height)) {
+                    canvas.draw(stream.picture!, fitting: rect)
+                }
+                for frame in encoder.encode(canvas, pts: videoFrames) {
+                    pending.append((videoFrames * 1_000 / Int64(frameRate), .video, frame.bytes, frame.keyframe))
+                }
+                videoFrames += 1
+            }
+            write(upTo: min(videoFrames * 1_000 / Int64(frameRate), hasAudio ? audioFrames * 20 : .max) - 200)
+            try? await Task.sleep(for: .milliseconds(1_000 / frameRate))
+        }
+        for stream in streams.values { for tap in stream.taps { await hub.bridge.untap(tap) } }
+        if let mix {
+            try? await engine.removeMixerTap(mix, tap)
+            await hub.releaseAudioMix(sessionID: sessionID, holder: holder)
+        }
+        write(upTo: .max)
+        do {
+            for patch in writer.finish() {
+                try file.seek(toOffset: UInt64(patch.offset))
+                try file.write(contentsOf: patch.bytes)
+            }
+        } catch {
+            outcome.failure = outcome.failure ?? "writing \(path): \(error)"
+        }
+        try? file.close()
+        outcome.size = ArchiveRecorder.size(of: path)
+        outcome.duration = Int(Date().timeIntervalSince(start).rounded())
+        return outcome
+    }
+}

@@ -1,0 +1,71 @@
+/// A picture in I420 (YUV 4:2:0, planar): a full-resolution luma plane and two half-resolution chroma planes,
+/// each tightly packed (stride = width). Even sizes only, as VP8 codes them.
+///
+/// ```
+///  Y: width × height        U: (width/2) × (height/2)        V: (width/2) × (height/2)
+/// ```
+public struct I420Image: Sendable, Equatable {
+    public let width: Int
+    public let height: Int
+    public var y: [UInt8]
+    public var u: [UInt8]
+    public var v: [UInt8]
+
+    /// A picture of one colour (black by default: Y 16, U and V 128, video range).
+    public init(width: Int, height: Int, y: UInt8 = 16, u: UInt8 = 128, v: UInt8 = 128) {
+        precondition(width > 0 && height > 0 && width % 2 == 0 && height % 2 == 0, "I420 needs even, positive sizes")
+        self.width = width
+        self.height = height
+        self.y = [UInt8](repeating: y, count: width * height)
+        self.u = [UInt8](repeating: u, count: width / 2 * height / 2)
+        self.v = [UInt8](repeating: v, count: width / 2 * height / 2)
+    }
+
+    /// A rectangle of a picture, in luma pixels.
+    public struct Rect: Sendable, Equatable {
+        public var x, y, width, height: Int
+        public init(x: Int, y: Int, width: Int, height: Int) {
+            self.x = x
+            self.y = y
+            self.width = width
+            self.height = height
+        }
+    }
+
+    /// Draws `source` scaled (nearest neighbour) to fit inside `rect`, keeping its aspect ratio and centring it;
+    /// the rest of `rect` is left as it was. Rectangles are clipped to this picture.
+    public mutating func draw(_ source: I420Image, fitting rect: Rect) {
+        guard rect.width >= 2, rect.height >= 2 else { return }
+        // The largest even size with the source's aspect ratio that fits.
+        var w = rect.width, h = rect.width * source.height / source.width
+        if h > rect.height {
+            h = rect.height
+            w = rect.height * source.width / source.height
+        }
+        w &= ~1
+        h &= ~1
+        guard w >= 2, h >= 2 else { return }
+        let x0 = (rect.x + (rect.width - w) / 2) & ~1, y0 = (rect.y + (rect.height - h) / 2) & ~1
+        Self.scale(source.y, source.width, source.height, into: &y, width, height, x0, y0, w, h)
+        Self.scale(source.u, source.width / 2, source.height / 2, into: &u, width / 2, height / 2, x0 / 2, y0 / 2, w / 2, h / 2)
+        Self.scale(source.v, source.width / 2, source.height / 2, into: &v, width / 2, height / 2, x0 / 2, y0 / 2, w / 2, h / 2)
+    }
+
+    private static func scale(_ src: [UInt8], _ sw: Int, _ sh: Int, into dst: inout [UInt8], _ dw: Int, _ dh: Int,
+                              _ x0: Int, _ y0: Int, _ w: Int, _ h: Int) {
+        src.withUnsafeBufferPointer { s in
+            dst.withUnsafeMutableBufferPointer { d in
+                for row in 0..<h {
+                    let ty = y0 + row
+                    guard ty >= 0, ty < dh else { continue }
+                    let sy = row * sh / h
+                    for col in 0..<w {
+                        let tx = x0 + col
+                        guard tx >= 0, tx < dw else { continue }
+                        d[ty * dw + tx] = s[sy * sw + col * sw / w]
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Testing
+@testable import VideoCodec
+
+@Suite("Video composition and VP8")
+struct VideoCodecTests {
+    @Test("best fit: one picture fills the canvas, more share a grid filled row by row, at most 16")
+    func layouts() {
+        #expect(CompositeLayout.bestFit(count: 0, width: 640, height: 480).isEmpty)
+        #expect(CompositeLayout.bestFit(count: 1, width: 640, height: 480) == [.init(x: 0, y: 0, width: 640, height: 480)])
+        #expect(CompositeLayout.bestFit(count: 2, width: 640, height: 480) == [.init(x: 0, y: 0, width: 320, height: 480),
+                                                                                .init(x: 320, y: 0, width: 320, height: 480)])
+        let three = CompositeLayout.bestFit(count: 3, width: 640, height: 480)
+        #expect(three.map(\.x) == [0, 320, 0] && three.map(\.y) == [0, 0, 240] && three.allSatisfy { $0.width == 320 && $0.height == 240 })
+        #expect(CompositeLayout.bestFit(count: 9, width: 640, height: 480).count == 9)
+        #expect(CompositeLayout.bestFit(count: 40, width: 640, height: 480).count == 16)
+        for n in 1...16 {
+            let rects = CompositeLayout.bestFit(count: n, width: 640, height: 480)
+            #expect(rects.allSatisfy { $0.x >= 0 && $0.y >= 0 && $0.x + $0.width <= 640 && $0.y + $0.height <= 480 && $0.x % 2 == 0 && $0.y % 2 == 0 })
+        }
+    }
+
+    @Test("a picture is drawn scaled to fit its cell, centred, keeping its aspect ratio; the rest is left alone")
+    func drawFits() {
+        var canvas = I420Image(width: 64, height: 48)
+        let picture = I420Image(width: 8, height: 6, y: 200, u: 90, v: 240)
+        canvas.draw(picture, fitting: .init(x: 32, y: 0, width: 32, height: 48))
+        // 4:3 into 32 × 48: 32 × 24, centred vertically (rows 12..<36).
+        #expect(canvas.y[11 * 64 + 40] == 16 && canvas.y[12 * 64 + 40] == 200 && canvas.y[35 * 64 + 63] == 200 && canvas.y[36 * 64 + 40] == 16)
+        #expect(canvas.y[20 * 64 + 31] == 16, "left of the cell untouched")
+        #expect(canvas.u[(12 / 2) * 32 + 20] == 90 && canvas.v[(12 / 2) * 32 + 20] == 240)
+        #expect(canvas.u[0] == 128)
+    }
+
+    @Test("a picture encoded by VP8 decodes back to the same size and colour")
+    func roundTrip() throws {
+        let encoder = try VP8Encoder(width: 160, height: 120, frameRate: 15, bitrate: 300, keyframeInterval: 30)
+        let decoder = try VP8Decoder()
+        var decoded: I420Image?
+        for pts in 0..<5 {
+            for frame in encoder.encode(I420Image(width: 160, height: 120, y: 81, u: 90, v: 240), pts: Int64(pts)) {
+                #expect(frame.keyframe == (pts == 0))
+                decoded = decoder.decode(frame.bytes) ?? decoded
+            }
+        }
+        let picture = try #require(decoded)
+        #expect(picture.width == 160 && picture.height == 120)
+        #expect(abs(Int(picture.y[60 * 160 + 80]) - 81) <= 3 && abs(Int(picture.u[30 * 80 + 40]) - 90) <= 3 && abs(Int(picture.v[30 * 80 + 40]) - 240) <= 3)
+        #expect(decoder.decode([0x01, 0x02, 0x03]) == nil, "garbage is refused, not a crash")
+    }
+}
