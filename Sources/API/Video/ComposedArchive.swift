@@ -11,8 +11,9 @@ import Wire
 /// (the same mix audio-only archives record) encoded as Opus, into one WebM file. A stream's picture is its
 /// newest decoded frame; one that has none yet (or an audio-only stream) takes no cell.
 ///
-/// The decoding, drawing and encoding are CPU work, about a tenth of a core for a few streams at this size;
-/// they run in the recording's own task, not on a media worker.
+/// The decoding, drawing and encoding are CPU work — 0.12 to 0.17 of a core for 1 to 4 streams of 640 × 480
+/// on a 2-core VM (`scripts/bench-archive`, docs/benchmarks.md "Video archives"), the encode most of it; they
+/// run in the recording's own task, not on a media worker.
 enum ComposedArchive {
     static let width = 640
     static let height = 480
