@@ -12,7 +12,6 @@ final class ArchiveRecorder: Sendable {
         /// Seconds recorded.
         var duration: Int
         var failure: String?
-        var timedOut = false
     }
 
     private let stopRequested = StopFlag()
@@ -24,11 +23,8 @@ final class ArchiveRecorder: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + maxDuration
         task = Task {
-            var outcome = await record { stopRequested.isSet || clock.now >= deadline }
-            if !stopRequested.isSet {
-                outcome.timedOut = true
-                ended(outcome)
-            }
+            let outcome = await record { stopRequested.isSet || clock.now >= deadline }
+            if !stopRequested.isSet { ended(outcome) }
             return outcome
         }
     }

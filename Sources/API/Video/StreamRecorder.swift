@@ -4,9 +4,9 @@ import Media
 import Wire
 
 /// One stream of an individual-stream archive, written to a WebM file as it arrives: its Opus packets one
-/// per block, its VP8 frames as `VP8FrameSource` assembles them, both tracks on one timeline (each packet's arrival for its track's first, RTP time after it) and
-/// written in time order a second and a half behind the newest frame. An H.264 stream's video is not recorded
-/// (WebM carries VP8); its audio is.
+/// per block, its VP8 frames as `VP8FrameSource` assembles them, both tracks on one timeline (the arrival of
+/// each track's first packet, RTP time after it), written in time order a second and a half behind the
+/// newest frame. An H.264 stream's video is not recorded (WebM carries VP8); its audio is.
 ///
 /// Owned by one archive's recording task; not shared.
 final class StreamRecorder {
