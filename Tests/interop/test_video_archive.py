@@ -16,7 +16,7 @@ import requests
 from media_support import dominant_frequency, wav_samples
 from rig import start_server, wait_until
 from test_video_audio_connector import publish_tone, server  # noqa: F401 (the module's media server fixture)
-from video_support import VideoPeer, opentok_client, publish
+from video_support import VideoPeer, decode_webm, opentok_client, publish
 
 opentok = pytest.importorskip("opentok")
 
@@ -77,7 +77,6 @@ def test_a_composed_archive_lays_out_every_stream_with_the_mix(server):
 
 
 async def _composed(server):
-    from test_video_archive_individual import decode
     ot = opentok_client(server)
     sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
     red = await publish(server, sid, ot.generate_token(sid, data="name=red"), (220, 30, 30), 440)
@@ -94,7 +93,7 @@ async def _composed(server):
         assert got.status == "available" and got.duration >= 3 and got.url
         r = requests.get(got.url, headers=ot.get_headers(), timeout=10)
         assert r.status_code == 200 and r.headers["Content-Type"] == "video/webm" and len(r.content) == got.size
-        pictures, times, samples, rate, codec = decode(r.content, keep_pictures=True)
+        pictures, times, samples, rate, codec = decode_webm(r.content, keep_pictures=True)
         assert codec == "vp8" and pictures[0].shape == (480, 640, 3)
         assert len(pictures) > 15 * got.duration * 0.7, (len(pictures), got.duration)
         # Two streams side by side in the order they were published, each 4:3 in a 320 × 480 cell, black around them.

@@ -16,7 +16,7 @@ import requests
 
 from media_support import dominant_frequency
 from test_video_audio_connector import server  # noqa: F401 (the module's media server fixture)
-from video_support import opentok_client, publish
+from video_support import decode_webm as decode, opentok_client, publish
 
 opentok = pytest.importorskip("opentok")
 av = pytest.importorskip("av")
@@ -28,30 +28,6 @@ def download_zip(ot, url):
     archive = zipfile.ZipFile(io.BytesIO(r.content))
     assert archive.testzip() is None
     return archive
-
-
-def decode(webm: bytes, keep_pictures=False):
-    """(video frames' mean RGB colours — or with `keep_pictures` the RGB pictures —, frame times in s, audio samples,
-    audio rate, video codec) of a WebM file."""
-    container = av.open(io.BytesIO(webm))
-    colours, times, audio, rate, codec = [], [], [], 48000, None
-    if container.streams.video:
-        codec = container.streams.video[0].codec_context.name
-        for frame in container.decode(video=0):
-            picture = frame.to_ndarray(format="rgb24")
-            colours.append(picture if keep_pictures else picture.reshape(-1, 3).mean(axis=0))
-            times.append(float(frame.time))
-    container.close()
-    container = av.open(io.BytesIO(webm))
-    if container.streams.audio:
-        for frame in container.decode(audio=0):
-            rate = frame.sample_rate
-            audio.append(frame.to_ndarray()[0].astype(np.float64))
-    container.close()
-    samples = np.concatenate(audio) if audio else np.zeros(0)
-    if samples.size and np.abs(samples).max() > 2:  # integer PCM
-        samples = samples / 32768
-    return colours, times, samples, rate, codec
 
 
 def test_an_individual_archive_records_each_stream_in_its_own_webm(server):

@@ -267,3 +267,30 @@ async def publish(server, session_id, token, rgb, frequency, video=True, track=N
         "name": f"{frequency} Hz", "hasAudio": True, "hasVideo": video, "offer": pc.localDescription.sdp})
     await pc.setRemoteDescription(RTCSessionDescription(sdp=reply["answer"], type="answer"))
     return pc, peer, reply["streamId"]
+
+
+def decode_webm(webm: bytes, keep_pictures=False):
+    """(video frames' mean RGB colours — or with `keep_pictures` the RGB pictures —, frame times in s, audio samples,
+    audio rate, video codec) of a WebM file, demuxed and decoded frame by frame with PyAV (FFmpeg's libraries)."""
+    import io
+
+    import av
+    container = av.open(io.BytesIO(webm))
+    colours, times, audio, rate, codec = [], [], [], 48000, None
+    if container.streams.video:
+        codec = container.streams.video[0].codec_context.name
+        for frame in container.decode(video=0):
+            picture = frame.to_ndarray(format="rgb24")
+            colours.append(picture if keep_pictures else picture.reshape(-1, 3).mean(axis=0))
+            times.append(float(frame.time))
+    container.close()
+    container = av.open(io.BytesIO(webm))
+    if container.streams.audio:
+        for frame in container.decode(audio=0):
+            rate = frame.sample_rate
+            audio.append(frame.to_ndarray()[0].astype(np.float64))
+    container.close()
+    samples = np.concatenate(audio) if audio else np.zeros(0)
+    if samples.size and np.abs(samples).max() > 2:  # integer PCM
+        samples = samples / 32768
+    return colours, times, samples, rate, codec
