@@ -19,6 +19,22 @@ struct VideoCodecTests {
         }
     }
 
+    @Test("pip puts the second picture small in the corner; the presentations give the first four fifths")
+    func presentations() {
+        let pip = CompositeLayout.rects(.pip, count: 3, width: 640, height: 480)
+        #expect(pip == [.init(x: 0, y: 0, width: 640, height: 480), .init(x: 472, y: 352, width: 160, height: 120)])
+        let vertical = CompositeLayout.rects(.verticalPresentation, count: 3, width: 640, height: 480)
+        #expect(vertical == [.init(x: 0, y: 0, width: 512, height: 480), .init(x: 512, y: 0, width: 128, height: 240),
+                             .init(x: 512, y: 240, width: 128, height: 240)])
+        let horizontal = CompositeLayout.rects(.horizontalPresentation, count: 3, width: 640, height: 480)
+        #expect(horizontal == [.init(x: 0, y: 0, width: 640, height: 384), .init(x: 0, y: 384, width: 320, height: 96),
+                               .init(x: 320, y: 384, width: 320, height: 96)])
+        for kind in CompositeLayout.Kind.allCases {
+            #expect(CompositeLayout.rects(kind, count: 1, width: 640, height: 480) == [.init(x: 0, y: 0, width: 640, height: 480)])
+            #expect(CompositeLayout.rects(kind, count: 0, width: 640, height: 480).isEmpty)
+        }
+    }
+
     @Test("a picture is drawn scaled to fit its cell, centred, keeping its aspect ratio; the rest is left alone")
     func drawFits() {
         var canvas = I420Image(width: 64, height: 48)

@@ -87,7 +87,13 @@ async def _composed(server):
         archive = await asyncio.to_thread(ot.start_archive, sid, name="grid")
         assert (archive.status, archive.output_mode, archive.has_video, archive.has_audio, archive.resolution) == \
             ("started", opentok.OutputModes.composed, True, True, "640x480")
-        await asyncio.sleep(4)
+        await asyncio.sleep(2.5)
+        # Blue in focus, laid out as a presentation: big along the top, the others in a strip below.
+        await asyncio.to_thread(ot.set_stream_class_lists, sid, [{"id": blue[2], "layoutClassList": ["focus"]}])
+        await asyncio.to_thread(ot.set_archive_layout, archive.id, "horizontalPresentation")
+        with pytest.raises(opentok.exceptions.ArchiveError):
+            await asyncio.to_thread(ot.set_archive_layout, archive.id, "custom", stylesheet="stream { width: 50% }")
+        await asyncio.sleep(2)
         await asyncio.to_thread(ot.stop_archive, archive.id)
         got = await asyncio.to_thread(ot.get_archive, archive.id)
         assert got.status == "available" and got.duration >= 3 and got.url
@@ -96,11 +102,20 @@ async def _composed(server):
         pictures, times, samples, rate, codec = decode_webm(r.content, keep_pictures=True)
         assert codec == "vp8" and pictures[0].shape == (480, 640, 3)
         assert len(pictures) > 15 * got.duration * 0.7, (len(pictures), got.duration)
-        # Two streams side by side in the order they were published, each 4:3 in a 320 × 480 cell, black around them.
+        def colour(picture, rows, columns):
+            return picture[rows, columns].reshape(-1, 3).mean(axis=0)
+
+        # First best fit: two streams side by side in the order they were published, each 4:3 in a 320 × 480 cell,
+        # black around them.
+        fit = pictures[int(15 * 1.5)].astype(int)
+        assert np.abs(colour(fit, slice(200, 280), slice(120, 200)) - (220, 30, 30)).max() < 40, fit[240, 160]
+        assert np.abs(colour(fit, slice(200, 280), slice(440, 520)) - (30, 30, 220)).max() < 40, fit[240, 480]
+        assert fit[20:80, :].mean() < 40 and fit[400:460, :].mean() < 40
+        # Then the presentation: blue (in focus) over the top four fifths, red small in the strip below.
         last = pictures[-1].astype(int)
-        assert np.abs(last[200:280, 120:200].reshape(-1, 3).mean(axis=0) - (220, 30, 30)).max() < 40, last[240, 160]
-        assert np.abs(last[200:280, 440:520].reshape(-1, 3).mean(axis=0) - (30, 30, 220)).max() < 40, last[240, 480]
-        assert last[20:80, :].mean() < 40 and last[400:460, :].mean() < 40
+        assert np.abs(colour(last, slice(120, 260), slice(260, 380)) - (30, 30, 220)).max() < 40, last[190, 320]
+        assert np.abs(colour(last, slice(400, 470), slice(290, 350)) - (220, 30, 30)).max() < 40, last[430, 320]
+        assert last[400:470, 0:200].mean() < 40
         # The mix: both tones.
         tail = samples[-rate * 2:]
         spectrum = np.abs(np.fft.rfft(tail))

@@ -2,6 +2,7 @@ import Foundation
 import Live
 import Platform
 import Runtime
+import VideoCodec
 import Wire
 
 /// Archives (`/v2/project/{id}/archive`): composed archives, the session's audio mix as Ogg Opus
@@ -35,13 +36,11 @@ extension VideoRoutes {
             if let mode = body["streamMode"], mode != .null, mode != .string("auto") {
                 throw APIError.badRequest("streamMode: archives record every stream of the session here (auto).", code: "unsupported-option")
             }
-            // A composed archive is laid out one way, at one size: best fit on 640 × 480.
+            // A composed archive is one size: 640 × 480.
             if let resolution = body["resolution"], resolution != .null, resolution != .string(ComposedArchive.resolution) {
                 throw APIError.badRequest("resolution: composed archives are \(ComposedArchive.resolution) here.", code: "unsupported-option")
             }
-            if let type = body["layout"]?["type"], type != .null, type != .string("bestFit") {
-                throw APIError.badRequest("layout: composed archives are laid out bestFit here.", code: "unsupported-option")
-            }
+            let layout = try Self.archiveLayout(body["layout"] ?? .null)
             let name = body["name"]?.stringValue ?? ""
             guard name.utf8.count <= 256 else { throw APIError.badRequest("name must be at most 256 bytes.") }
             guard let session = try core.videoSessions.get(id: sid, project: project) else {
@@ -52,7 +51,7 @@ extension VideoRoutes {
             }
             do {
                 let archive = try await archives.start(sessionID: session.id, projectID: project, name: name, individual: individual,
-                                                       hasAudio: hasAudio, hasVideo: hasVideo)
+                                                       hasAudio: hasAudio, hasVideo: hasVideo, layout: layout)
                 return .jsonObject(archive.json(url: nil))
             } catch {
                 throw Self.archiveError(error)
@@ -78,6 +77,12 @@ extension VideoRoutes {
             } catch {
                 throw Self.archiveError(error)
             }
+        }
+        router.put("/v2/project/:pid/archive/:aid/layout") { req in
+            let archive = try Self.archive(req, core: core, archives: archives)
+            let layout = try Self.archiveLayout(try req.json())
+            do { try archives.setLayout(archive.id, layout) } catch { throw Self.archiveError(error) }
+            return .jsonObject(archive.json(url: nil))
         }
         router.delete("/v2/project/:pid/archive/:aid") { req in
             let archive = try Self.archive(req, core: core, archives: archives)
@@ -111,6 +116,33 @@ extension VideoRoutes {
     /// Where an available archive's file is downloaded (with the project's credentials).
     static func archiveURL(_ req: HTTPRequest, _ archive: VideoArchives.Archive) -> String {
         "\(req.baseURL)/v2/project/\(archive.projectID)/archive/\(archive.id)/download"
+    }
+
+    /// A layout object (`{type, screenshareType}`, or null for the default): one of the predefined layouts;
+    /// `custom` (a stylesheet) is not drawn here.
+    static func archiveLayout(_ value: JSONValue) throws -> ArchiveLayout {
+        func kind(_ field: String) throws -> CompositeLayout.Kind? {
+            switch value[field] {
+            case nil, .null?: return nil
+            case .string(let name)?:
+                guard let kind = CompositeLayout.Kind(rawValue: name) else {
+                    throw APIError.badRequest("layout \(field): \(name) is not drawn here; one of \(CompositeLayout.Kind.allCases.map(\.rawValue).joined(separator: ", ")).",
+                                              code: "unsupported-option")
+                }
+                return kind
+            default: throw APIError.badRequest("layout \(field) must be a string.")
+            }
+        }
+        switch value {
+        case .null: return ArchiveLayout()
+        case .object: break
+        default: throw APIError.badRequest("layout must be an object.")
+        }
+        let layout = ArchiveLayout(kind: try kind("type") ?? .bestFit, screenshare: try kind("screenshareType"))
+        if layout.screenshare != nil, layout.kind != .bestFit {
+            throw APIError.badRequest("layout screenshareType: only with type bestFit.")
+        }
+        return layout
     }
 
     static func archiveError(_ error: any Error) -> APIError {

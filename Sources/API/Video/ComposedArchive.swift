@@ -6,7 +6,8 @@ import VideoCodec
 import Wire
 
 /// A composed archive with video: every stream's video decoded (`VP8Decoder`), laid out on one 640 × 480
-/// canvas in the Video API's "best fit" grid (`CompositeLayout`: streams in the order they were published),
+/// canvas in one of the Video API's predefined layouts (`CompositeLayout`, `ArchiveLayout`; it can change while
+/// recording: streams whose layout classes say `focus` first, then in the order they were published),
 /// encoded again (`VP8Encoder`, 15 frames a second, a key frame every 2 s), with the session's audio mix
 /// (the same mix audio-only archives record) encoded as Opus, into one WebM file. A stream's picture is its
 /// newest decoded frame; one that has none yet (or an audio-only stream) takes no cell.
@@ -14,6 +15,27 @@ import Wire
 /// The decoding, drawing and encoding are CPU work — 0.12 to 0.17 of a core for 1 to 4 streams of 640 × 480
 /// on a 2-core VM (`scripts/bench-archive`, docs/benchmarks.md "Video archives"), the encode most of it; they
 /// run in the recording's own task, not on a media worker.
+/// How a composed archive lays its streams out: a predefined layout, and the one to use instead while a stream
+/// shares a screen (the Video API's `screenshareType`, with `bestFit` only).
+struct ArchiveLayout: Sendable, Equatable {
+    var kind: CompositeLayout.Kind = .bestFit
+    var screenshare: CompositeLayout.Kind?
+
+    /// The layout for these pictures, and their order: a screen share first when `screenshare` applies, else
+    /// streams with the `focus` class first, then as published.
+    func arrange<T>(_ pictures: [(stream: VideoHub.Stream, picture: T)]) -> (CompositeLayout.Kind, [T]) {
+        let sharing = kind == .bestFit && screenshare != nil && pictures.contains { $0.stream.videoType == .screen }
+        let ordered = pictures.sorted { a, b in
+            func rank(_ s: VideoHub.Stream) -> Int {
+                if sharing { return s.videoType == .screen ? 0 : 1 }
+                return s.layoutClassList.contains("focus") ? 0 : 1
+            }
+            return (rank(a.stream), a.stream.createdAt, a.stream.id) < (rank(b.stream), b.stream.createdAt, b.stream.id)
+        }
+        return (sharing ? screenshare! : kind, ordered.map(\.picture))
+    }
+}
+
 enum ComposedArchive {
     static let width = 640
     static let height = 480
@@ -23,16 +45,14 @@ enum ComposedArchive {
 
     private final class Stream {
         let id: String
-        let createdAt: Date
         var taps: [StreamTap]
         /// A picture shows as it arrives, so a gap waits less for its retransmission than in a file of its own.
         var source = VP8FrameSource(maxWait: 300_000_000)
         let decoder: VP8Decoder
         var picture: I420Image?
 
-        init(id: String, createdAt: Date, taps: [StreamTap], decoder: VP8Decoder) {
+        init(id: String, taps: [StreamTap], decoder: VP8Decoder) {
             self.id = id
-            self.createdAt = createdAt
             self.taps = taps
             self.decoder = decoder
         }
@@ -40,7 +60,7 @@ enum ComposedArchive {
 
     /// Records until `shouldStop`; the WebM file, or why it could not be written.
     static func record(id: String, sessionID: String, directory: String, hub: VideoHub, engine: MediaEngine, hasAudio: Bool,
-                       shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
+                       layout: @Sendable () -> ArchiveLayout, shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
         let path = directory + "/" + id + ".webm"
         let start = Date()
         let clock = ContinuousClock()
@@ -108,7 +128,7 @@ enum ComposedArchive {
             for s in live where streams[s.id] == nil && s.hasVideo && streams.count < CompositeLayout.maxPictures {
                 guard let taps = try? await hub.bridge.tapStream(sessionID: sessionID, streamID: s.id, tap: ProducerTapID(holder), kinds: [.video]),
                       !taps.isEmpty, let decoder = try? VP8Decoder() else { continue }
-                streams[s.id] = Stream(id: s.id, createdAt: s.createdAt, taps: taps, decoder: decoder)
+                streams[s.id] = Stream(id: s.id, taps: taps, decoder: decoder)
             }
             let ids = Set(live.map(\.id))
             for stream in Array(streams.values) {
@@ -144,9 +164,9 @@ enum ComposedArchive {
             if due - videoFrames > 3 { videoFrames = due - 3 }
             while videoFrames <= due {
                 var canvas = I420Image(width: width, height: height)
-                let shown = streams.values.filter { $0.picture != nil }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
-                for (stream, rect) in zip(shown, CompositeLayout.bestFit(count: shown.count, width: width, height: height)) {
-                    canvas.draw(stream.picture!, fitting: rect)
+                let (kind, pictures) = layout().arrange(live.compactMap { s in streams[s.id]?.picture.map { (s, $0) } })
+                for (picture, rect) in zip(pictures, CompositeLayout.rects(kind, count: pictures.count, width: width, height: height)) {
+                    canvas.draw(picture, fitting: rect)
                 }
                 for frame in encoder.encode(canvas, pts: videoFrames) {
                     pending.append((videoFrames * 1_000 / Int64(frameRate), .video, frame.bytes, frame.keyframe))

@@ -59,6 +59,8 @@ final class VideoArchives: Sendable {
     private let stopping = Mutex<[String: String]>([:])
     /// Archives being recorded by an `ArchiveRecorder`.
     private let recorders = Mutex<[String: ArchiveRecorder]>([:])
+    /// How each composed archive with video lays its streams out, while it records (`setLayout` changes it).
+    private let layouts = Mutex<[String: ArchiveLayout]>([:])
     let engine: MediaEngine
     /// Called after every change of an archive's status (the `archive_status` callback).
     let changed: @Sendable (Archive) -> Void
@@ -96,7 +98,7 @@ final class VideoArchives: Sendable {
     /// Starts recording: the session's mix (composed; with video, its streams laid out too), or each of its streams
     /// (individual), with the kinds of media asked for.
     func start(sessionID: String, projectID: String, name: String, individual: Bool = false, hasAudio: Bool = true,
-               hasVideo: Bool = false) async throws(Failure) -> Archive {
+               hasVideo: Bool = false, layout: ArchiveLayout = ArchiveLayout()) async throws(Failure) -> Archive {
         guard !hub.connections(sessionID: sessionID).isEmpty else { throw .noClients }
         let id = UUID4.generate()
         // One archive at a time per session: claimed before anything starts.
@@ -111,6 +113,7 @@ final class VideoArchives: Sendable {
         guard claimed else { throw .alreadyRecording }
         if let archive = get(id), archive.recordsItself {
             let (hub, engine, directory) = (hub, engine, directory)
+            layouts.withLock { $0[id] = layout }
             let kinds = Set((hasAudio ? [MediaKind.audio] : []) + (hasVideo ? [.video] : []))
             let recorder = ArchiveRecorder(ended: { [weak self] outcome in
                 guard let self, self.recorders.withLock({ $0.removeValue(forKey: id) }) != nil else { return }
@@ -120,7 +123,8 @@ final class VideoArchives: Sendable {
                     ? await IndividualArchive.record(id: id, sessionID: sessionID, name: name, createdAt: archive.createdAt, directory: directory,
                                                      hub: hub, kinds: kinds, shouldStop: shouldStop)
                     : await ComposedArchive.record(id: id, sessionID: sessionID, directory: directory, hub: hub, engine: engine,
-                                                   hasAudio: hasAudio, shouldStop: shouldStop)
+                                                   hasAudio: hasAudio, layout: { [weak self] in self?.layout(id) ?? layout },
+                                                   shouldStop: shouldStop)
             })
             recorders.withLock { $0[id] = recorder }
             guard let started = update(id, { _ in }) else { throw .notFound }
@@ -198,8 +202,19 @@ final class VideoArchives: Sendable {
         await hub.releaseAudioMix(sessionID: moved.sessionID, holder: Self.holder(id))
     }
 
+    /// The layout of a composed archive with video that is recording.
+    func layout(_ id: String) -> ArchiveLayout? { layouts.withLock { $0[id] } }
+
+    /// Changes how a recording composed archive with video lays its streams out, from its next picture.
+    func setLayout(_ id: String, _ layout: ArchiveLayout) throws(Failure) {
+        guard let archive = get(id) else { throw .notFound }
+        guard archive.status == .started, !archive.individual, archive.hasVideo == true else { throw .notRecording }
+        layouts.withLock { $0[id] = layout }
+    }
+
     /// An `ArchiveRecorder`'s recording ended: available with its file, or failed.
     private func ended(_ id: String, _ outcome: ArchiveRecorder.Outcome, reason: String) {
+        layouts.withLock { $0[id] = nil }
         update(id, if: { $0.status == .started }) { a in
             a.duration = outcome.duration
             a.size = outcome.size
