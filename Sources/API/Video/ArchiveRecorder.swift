@@ -2,8 +2,9 @@ import Foundation
 import Live
 
 /// A video archive's recording running in a task of its own (`IndividualArchive`, `ComposedArchive`): the
-/// recording polls `shouldStop` between its steps and returns what it wrote once stopped — asked to (`stop`),
-/// or at `maxDuration`, when `ended` hears of it (a stop asked for returns the outcome to the one who asked).
+/// recording polls `shouldStop` between its steps and returns what it wrote once stopped — asked to (`stop`
+/// returns the outcome to the one who asked), or by itself (at `maxDuration`, or failing as it starts), when
+/// `ended` hears of it.
 final class ArchiveRecorder: Sendable {
     struct Outcome: Sendable {
         /// The finished file.

@@ -115,8 +115,11 @@ final class VideoArchives: Sendable {
             let (hub, engine, directory) = (hub, engine, directory)
             layouts.withLock { $0[id] = layout }
             let kinds = Set((hasAudio ? [MediaKind.audio] : []) + (hasVideo ? [.video] : []))
+            // A recording that ends by itself (its maximum duration, or a failure as it starts) is reported here;
+            // `ended` moves the archive on once, whichever of this and `stop` comes first.
             let recorder = ArchiveRecorder(ended: { [weak self] outcome in
-                guard let self, self.recorders.withLock({ $0.removeValue(forKey: id) }) != nil else { return }
+                guard let self else { return }
+                _ = self.recorders.withLock { $0.removeValue(forKey: id) }
                 self.ended(id, outcome, reason: "maximum duration exceeded")
             }, record: { shouldStop in
                 individual
