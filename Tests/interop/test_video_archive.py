@@ -7,7 +7,9 @@ archive's metadata survives a restart."""
 from __future__ import annotations
 
 import asyncio
+import io
 import subprocess
+import zipfile
 
 import numpy as np
 import pytest
@@ -125,6 +127,46 @@ async def _composed(server):
             assert spectrum[np.abs(freqs - tone) < 5].max() > peak / 10, tone
     finally:
         for pc, peer, _ in (red, blue):
+            await pc.close()
+            peer.close()
+
+
+def test_an_h264_stream_is_heard_in_archives_but_only_vp8_is_shown(server):
+    asyncio.run(_h264(server))
+
+
+async def _h264(server):
+    """WebM carries VP8 and the server decodes only VP8: an H.264 publisher (aiortc's, as Safari would publish) is in
+    a composed archive's mix but takes no cell, and its individual file has its audio alone."""
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    vp8 = await publish(server, sid, ot.generate_token(sid, data="name=vp8"), (30, 200, 30), 440)
+    h264 = await publish(server, sid, ot.generate_token(sid, data="name=h264"), (200, 30, 200), 880, video_codec="video/H264")
+    try:
+        await asyncio.sleep(1)
+        archive = await asyncio.to_thread(ot.start_archive, sid)
+        await asyncio.sleep(3)
+        await asyncio.to_thread(ot.stop_archive, archive.id)
+        got = await asyncio.to_thread(ot.get_archive, archive.id)
+        r = requests.get(got.url, headers=ot.get_headers(), timeout=10)
+        pictures, _, samples, rate, _ = decode_webm(r.content, keep_pictures=True)
+        # The VP8 stream alone fills the picture (4:3 on 4:3); both tones are heard.
+        assert np.abs(pictures[-1].astype(int)[100:380, 100:540].reshape(-1, 3).mean(axis=0) - (30, 200, 30)).max() < 40
+        spectrum = np.abs(np.fft.rfft(samples[-rate * 2:]))
+        freqs = np.fft.rfftfreq(rate * 2, 1 / rate)
+        assert all(spectrum[np.abs(freqs - tone) < 5].max() > spectrum.max() / 10 for tone in (440, 880))
+        archive = await asyncio.to_thread(ot.start_archive, sid, output_mode=opentok.OutputModes.individual)
+        await asyncio.sleep(3)
+        await asyncio.to_thread(ot.stop_archive, archive.id)
+        got = await asyncio.to_thread(ot.get_archive, archive.id)
+        r = requests.get(got.url, headers=ot.get_headers(), timeout=10)
+        files = zipfile.ZipFile(io.BytesIO(r.content))
+        colours, _, _, _, codec = decode_webm(files.read(f"{vp8[2]}.webm"))
+        assert codec == "vp8" and colours
+        colours, _, samples, rate, codec = decode_webm(files.read(f"{h264[2]}.webm"))
+        assert codec is None and not colours and abs(dominant_frequency(samples, rate) - 880) < 15
+    finally:
+        for pc, peer, _ in (vp8, h264):
             await pc.close()
             peer.close()
 

@@ -102,6 +102,8 @@ enum ComposedArchive {
         _ = try? file.seekToEnd()
 
         var streams: [String: Stream] = [:]
+        /// Streams whose video is not VP8 (H.264): heard in the mix, not shown, and not tapped again.
+        var undecodable: Set<String> = []
         var pending: [(time: Int64, track: WebMWriter.Track, bytes: [UInt8], key: Bool)] = []
         var samples: [Int16] = []
         var audioFrames: Int64 = 0
@@ -125,15 +127,18 @@ enum ComposedArchive {
 
         while !shouldStop() {
             let live = hub.streams(sessionID: sessionID)
-            for s in live where streams[s.id] == nil && s.hasVideo && streams.count < CompositeLayout.maxPictures {
+            for s in live where streams[s.id] == nil && !undecodable.contains(s.id) && s.hasVideo && streams.count < CompositeLayout.maxPictures {
                 guard let taps = try? await hub.bridge.tapStream(sessionID: sessionID, streamID: s.id, tap: ProducerTapID(holder), kinds: [.video]),
                       !taps.isEmpty, let decoder = try? VP8Decoder() else { continue }
                 streams[s.id] = Stream(id: s.id, taps: taps, decoder: decoder)
             }
             let ids = Set(live.map(\.id))
             for stream in Array(streams.values) {
-                guard ids.contains(stream.id), let tap = stream.taps.first, let drained = try? await hub.bridge.drain(tap),
-                      VP8FrameSource.isVP8(drained) else {
+                let drained: ProducerTapPackets?
+                if ids.contains(stream.id), let tap = stream.taps.first { drained = try? await hub.bridge.drain(tap) } else { drained = nil }
+                guard let drained, let tap = stream.taps.first, VP8FrameSource.isVP8(drained) else {
+                    // Gone, or not VP8 (then not tapped again).
+                    if let drained, !VP8FrameSource.isVP8(drained) { undecodable.insert(stream.id) }
                     for tap in stream.taps { await hub.bridge.untap(tap) }
                     streams[stream.id] = nil
                     continue
