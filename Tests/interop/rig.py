@@ -46,20 +46,23 @@ def free_udp_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def free_sip_port(host: str = "127.0.0.1") -> int:
+def free_sip_port(host: str = "127.0.0.1", tls_next: bool = False) -> int:
     """A port free for both UDP and TCP (SIP listens on both with one number): a UDP port the kernel picks,
-    kept only when TCP can bind it too."""
+    kept only when TCP can bind it too — and with `tls_next` the port after it as well, where baresip listens
+    for SIP over TLS (a port in TIME_WAIT from the suite's many short connections cannot be bound)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     for _ in range(50):
         with socket.socket(family, socket.SOCK_DGRAM) as u:
             u.bind((host, 0))
             port = u.getsockname()[1]
-            with socket.socket(family, socket.SOCK_STREAM) as t:
-                try:
+            try:
+                with socket.socket(family, socket.SOCK_STREAM) as t, socket.socket(family, socket.SOCK_STREAM) as tls:
                     t.bind((host, port))
-                except OSError:
-                    continue
-                return port
+                    if tls_next:
+                        tls.bind((host, port + 1))
+            except OSError:
+                continue
+            return port
     raise RuntimeError("no port free for both UDP and TCP")
 
 

@@ -199,8 +199,11 @@ class Baresip:
         # Its ports are found free first; another process can take one before baresip binds it, and then
         # baresip exits at once: it is started again on other ports.
         for attempt in range(3):
-            self.sip_port = free_sip_port()
+            # baresip listens on the SIP port (UDP and TCP), the next one (TLS) and the control port.
+            self.sip_port = free_sip_port(tls_next=True)
             self.ctrl_port = free_sip_port()
+            while self.ctrl_port in (self.sip_port, self.sip_port + 1):
+                self.ctrl_port = free_sip_port()
             self._write_config(tone)
             self.log_file = open(self.log_path, "wb")
             # Its stdin is a pipe from this process (baresip's console reads it, and spins on end of file): it is
