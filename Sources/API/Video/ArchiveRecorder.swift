@@ -35,8 +35,4 @@ final class ArchiveRecorder: Sendable {
         stopRequested.set()
         return await task.value
     }
-
-    static func size(of path: String) -> Int {
-        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
-    }
 }

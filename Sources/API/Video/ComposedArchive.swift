@@ -90,8 +90,7 @@ enum ComposedArchive {
             outcome.failure = "\(error)"
             return outcome
         }
-        var writer = WebMWriter(video: (width, height), audio: hasAudio ? (48_000, 1) : nil, muxingApp: "switchboard")
-        guard FileManager.default.createFile(atPath: path, contents: Data(writer.header())), let file = FileHandle(forWritingAtPath: path) else {
+        guard let file = WebMFile(path: path, video: (width, height), audio: hasAudio ? (48_000, 1) : nil) else {
             if let mix {
                 try? await engine.removeMixerTap(mix, tap)
                 await hub.releaseAudioMix(sessionID: sessionID, holder: holder)
@@ -99,31 +98,16 @@ enum ComposedArchive {
             outcome.failure = "cannot create \(path)"
             return outcome
         }
-        _ = try? file.seekToEnd()
 
         var streams: [String: Stream] = [:]
         /// Streams whose video is not VP8 (H.264): heard in the mix, not shown, and not tapped again.
         var undecodable: Set<String> = []
-        var pending: [(time: Int64, track: WebMWriter.Track, bytes: [UInt8], key: Bool)] = []
         var samples: [Int16] = []
         var audioFrames: Int64 = 0
         var videoFrames: Int64 = 0
         let frameSamples = SampleRate.hz48000.samplesPerFrame
         var opusOut = [UInt8](repeating: 0, count: OpusCodec.maxPayload)
 
-        func write(upTo time: Int64) {
-            pending.sort { $0.time < $1.time }
-            var out: [UInt8] = []
-            var n = 0
-            for frame in pending {
-                guard frame.time <= time else { break }
-                out += writer.frame(frame.bytes, track: frame.track, time: frame.time, keyframe: frame.key)
-                n += 1
-            }
-            pending.removeFirst(n)
-            guard outcome.failure == nil else { return }
-            do { try file.write(contentsOf: out) } catch { outcome.failure = "writing \(path): \(error)" }
-        }
 
         while !shouldStop() {
             let live = hub.streams(sessionID: sessionID)
@@ -156,7 +140,7 @@ enum ComposedArchive {
                 while samples.count - used >= frameSamples {
                     if let frame = try? AudioFrame(rate: .hz48000, samples: Array(samples[used..<(used + frameSamples)])),
                        let n = try? opusOut.withUnsafeMutableBytes({ try opus.encode(frame, into: $0) }) {
-                        pending.append((audioFrames * 20, .audio, Array(opusOut[0..<n]), true))
+                        file.add(WebMFile.Frame(time: audioFrames * 20, track: .audio, bytes: Array(opusOut[0..<n]), keyframe: true))
                     }
                     audioFrames += 1
                     used += frameSamples
@@ -174,11 +158,11 @@ enum ComposedArchive {
                     canvas.draw(picture, fitting: rect)
                 }
                 for frame in encoder.encode(canvas, pts: videoFrames) {
-                    pending.append((videoFrames * 1_000 / Int64(frameRate), .video, frame.bytes, frame.keyframe))
+                    file.add(WebMFile.Frame(time: videoFrames * 1_000 / Int64(frameRate), track: .video, bytes: frame.bytes, keyframe: frame.keyframe))
                 }
                 videoFrames += 1
             }
-            write(upTo: min(videoFrames * 1_000 / Int64(frameRate), hasAudio ? audioFrames * 20 : .max) - 200)
+            file.write(upTo: min(videoFrames * 1_000 / Int64(frameRate), hasAudio ? audioFrames * 20 : .max) - 200)
             try? await Task.sleep(for: .milliseconds(1_000 / frameRate))
         }
         for stream in streams.values { for tap in stream.taps { await hub.bridge.untap(tap) } }
@@ -186,17 +170,9 @@ enum ComposedArchive {
             try? await engine.removeMixerTap(mix, tap)
             await hub.releaseAudioMix(sessionID: sessionID, holder: holder)
         }
-        write(upTo: .max)
-        do {
-            for patch in writer.finish() {
-                try file.seek(toOffset: UInt64(patch.offset))
-                try file.write(contentsOf: patch.bytes)
-            }
-        } catch {
-            outcome.failure = outcome.failure ?? "writing \(path): \(error)"
-        }
-        try? file.close()
-        outcome.size = ArchiveRecorder.size(of: path)
+        file.close()
+        outcome.failure = file.failure
+        outcome.size = file.size
         outcome.duration = Int(Date().timeIntervalSince(start).rounded())
         return outcome
     }

@@ -40,7 +40,7 @@ enum IndividualArchive {
         let zip = directory + "/" + id + ".zip"
         let failure = kept.compactMap(\.failure).first ?? writeZip(zip, id: id, sessionID: sessionID, name: name, createdAt: createdAt, files: kept)
         try? FileManager.default.removeItem(atPath: work)
-        return ArchiveRecorder.Outcome(file: zip, size: ArchiveRecorder.size(of: zip), duration: duration, failure: failure)
+        return ArchiveRecorder.Outcome(file: zip, size: ((try? FileManager.default.attributesOfItem(atPath: zip))?[.size] as? Int) ?? 0, duration: duration, failure: failure)
     }
 
     /// The manifest and every stream's file in one ZIP; the reason it could not be written, or nil.

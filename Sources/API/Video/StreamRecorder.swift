@@ -16,9 +16,8 @@ final class StreamRecorder {
     /// Milliseconds from the archive's start to this file's first frame (0 until it has one).
     private(set) var startOffset: Int64 = 0
     private(set) var stopOffset: Int64 = 0
-    private(set) var size = 0
-    private(set) var failure: String?
     private(set) var ended = false
+    private var openFailure: String?
 
     let path: String
     private let archiveStart: Date
@@ -29,25 +28,16 @@ final class StreamRecorder {
     /// A file is written behind what arrives, so a gap may wait long for its retransmission: a second.
     private var frames = VP8FrameSource(maxWait: 1_000_000_000)
     private var videoSize: (width: Int, height: Int)?
-    /// Frames not yet written: in time order, written once the newest is `muxDelay` ms later.
-    private var pending: [Frame] = []
+    /// Frames before the file is opened (it waits for the video's size); then the file keeps them, in time order,
+    /// until the newest is `muxDelay` ms later.
+    private var early: [WebMFile.Frame] = []
     private var newest: Int64 = 0
-    private var writer: WebMWriter?
-    private var tracks: Set<WebMWriter.Track> = []
-    private var file: FileHandle?
-    private var lastWritten: Int64 = 0
+    private var file: WebMFile?
 
     /// Longer than a gap may wait, so frames completed by a late retransmission still go in time order.
     static let muxDelay: Int64 = 1_500
     /// Audio frames held while the video's first key frame is awaited, before the header is written without it.
     static let headerWait: Int64 = 3_000
-
-    struct Frame {
-        var time: Int64
-        var track: WebMWriter.Track
-        var bytes: [UInt8]
-        var keyframe: Bool
-    }
 
     /// A track's RTP clock on the file's timeline: the first packet's arrival, then RTP time from it.
     struct TrackClock {
@@ -75,7 +65,9 @@ final class StreamRecorder {
         path = directory + "/" + filename
     }
 
-    var hasFile: Bool { writer != nil }
+    var hasFile: Bool { file != nil }
+    var size: Int { file?.size ?? 0 }
+    var failure: String? { openFailure ?? file?.failure }
 
     /// Drains the stream's taps and writes what is complete; ends the recorder when its media is gone.
     func poll(bridge: any VideoMediaBridge) async {
@@ -109,19 +101,8 @@ final class StreamRecorder {
         for tap in taps { await bridge.untap(tap) }
         for frame in frames.flush() { add(frame) }
         write(upTo: .max)
-        if let writer, let file {
-            do {
-                for patch in writer.finish() {
-                    try file.seek(toOffset: UInt64(patch.offset))
-                    try file.write(contentsOf: patch.bytes)
-                }
-            } catch {
-                failure = "writing \(filename): \(error)"
-            }
-        }
-        try? file?.close()
-        file = nil
-        stopOffset = startOffset + lastWritten
+        file?.close()
+        stopOffset = startOffset + (file?.lastWritten ?? 0)
     }
 
     private func take(_ drained: ProducerTapPackets, kind: MediaKind) {
@@ -137,7 +118,8 @@ final class StreamRecorder {
         audio.clockRate = drained.clockRate
         for p in drained.packets {
             let arrival = Int64(p.arrival &- min(p.arrival, origin!)) / 1_000_000
-            enqueue(Frame(time: audio.time(p.timestamp, arrival: arrival), track: .audio, bytes: Array(drained.bytes[p.range]), keyframe: true))
+            enqueue(WebMFile.Frame(time: audio.time(p.timestamp, arrival: arrival), track: .audio, bytes: Array(drained.bytes[p.range]),
+                                   keyframe: true))
         }
     }
 
@@ -145,57 +127,33 @@ final class StreamRecorder {
         let frame = assembled.frame
         if frame.keyframe, videoSize == nil, let w = frame.width, let h = frame.height { videoSize = (w, h) }
         let arrival = Int64(assembled.arrival &- min(assembled.arrival, origin ?? assembled.arrival)) / 1_000_000
-        enqueue(Frame(time: video.time(frame.timestamp, arrival: arrival), track: .video, bytes: frame.bytes, keyframe: frame.keyframe))
+        enqueue(WebMFile.Frame(time: video.time(frame.timestamp, arrival: arrival), track: .video, bytes: frame.bytes, keyframe: frame.keyframe))
     }
 
-    private func enqueue(_ frame: Frame) {
+    private func enqueue(_ frame: WebMFile.Frame) {
         newest = max(newest, frame.time)
-        var i = pending.count
-        while i > 0, pending[i - 1].time > frame.time { i -= 1 }
-        pending.insert(frame, at: i)
+        if let file { file.add(frame) } else { early.append(frame) }
     }
 
-    /// Writes pending frames up to `time` (all of them at the end), opening the file at the first: once the
-    /// video's size is known from its first key frame, or `headerWait` without one.
+    /// Writes frames up to `time` (all of them at the end), opening the file at the first: once the video's size
+    /// is known from its first key frame, or `headerWait` without one.
     private func write(upTo time: Int64) {
-        guard failure == nil, !pending.isEmpty else { return }
-        if writer == nil {
+        if file == nil, openFailure == nil, !early.isEmpty {
             let hasVideo = taps.contains { $0.kind == .video }
             guard !hasVideo || videoSize != nil || time == .max || newest >= Self.headerWait else { return }
-            open(video: hasVideo ? videoSize ?? (640, 480) : nil, audio: taps.contains { $0.kind == .audio } || pending.contains { $0.track == .audio })
+            let hasAudio = taps.contains { $0.kind == .audio } || early.contains { $0.track == .audio }
+            guard hasVideo || hasAudio else {
+                early = []
+                return
+            }
+            guard let opened = WebMFile(path: path, video: hasVideo ? videoSize ?? (640, 480) : nil, audio: hasAudio ? (48_000, 2) : nil) else {
+                openFailure = "cannot create \(path)"
+                return
+            }
+            for frame in early { opened.add(frame) }
+            early = []
+            file = opened
         }
-        guard var writer, let file else { return }
-        var count = 0
-        var out: [UInt8] = []
-        for frame in pending {
-            guard frame.time <= time else { break }
-            count += 1
-            guard tracks.contains(frame.track) else { continue }
-            out += writer.frame(frame.bytes, track: frame.track, time: frame.time, keyframe: frame.keyframe)
-            lastWritten = frame.time
-        }
-        pending.removeFirst(count)
-        self.writer = writer
-        do {
-            try file.write(contentsOf: out)
-            size += out.count
-        } catch {
-            failure = "writing \(filename): \(error)"
-        }
-    }
-
-    private func open(video: (width: Int, height: Int)?, audio: Bool) {
-        guard video != nil || audio else { return }
-        var writer = WebMWriter(video: video, audio: audio ? (48_000, 2) : nil, muxingApp: "switchboard")
-        let header = writer.header()
-        guard FileManager.default.createFile(atPath: path, contents: Data(header)), let file = FileHandle(forWritingAtPath: path) else {
-            failure = "cannot create \(path)"
-            return
-        }
-        do { try file.seekToEnd() } catch { failure = "cannot write \(path)" }
-        size = header.count
-        tracks = Set((video != nil ? [WebMWriter.Track.video] : []) + (audio ? [.audio] : []))
-        self.writer = writer
-        self.file = file
+        file?.write(upTo: time)
     }
 }
