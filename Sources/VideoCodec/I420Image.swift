@@ -53,17 +53,16 @@ public struct I420Image: Sendable, Equatable {
 
     private static func scale(_ src: [UInt8], _ sw: Int, _ sh: Int, into dst: inout [UInt8], _ dw: Int, _ dh: Int,
                               _ x0: Int, _ y0: Int, _ w: Int, _ h: Int) {
+        // The source column of each target column, worked out once per picture rather than once per pixel.
+        let columns = (0..<w).filter { x0 + $0 >= 0 && x0 + $0 < dw }
+        let from = columns.map { $0 * sw / w }
         src.withUnsafeBufferPointer { s in
             dst.withUnsafeMutableBufferPointer { d in
                 for row in 0..<h {
                     let ty = y0 + row
                     guard ty >= 0, ty < dh else { continue }
-                    let sy = row * sh / h
-                    for col in 0..<w {
-                        let tx = x0 + col
-                        guard tx >= 0, tx < dw else { continue }
-                        d[ty * dw + tx] = s[sy * sw + col * sw / w]
-                    }
+                    let source = (row * sh / h) * sw, target = ty * dw + x0
+                    for (col, sx) in zip(columns, from) { d[target + col] = s[source + sx] }
                 }
             }
         }

@@ -49,11 +49,11 @@ public final class VP8Encoder {
     /// The frames one picture (of the encoder's size) codes to, at `pts` in frames.
     public func encode(_ picture: I420Image, pts: Int64) -> [Frame] {
         precondition(picture.width == width && picture.height == height, "a picture of the encoder's size")
-        var picture = picture
         var frames: [Frame] = []
-        picture.y.withUnsafeMutableBufferPointer { y in
-            picture.u.withUnsafeMutableBufferPointer { u in
-                picture.v.withUnsafeMutableBufferPointer { v in
+        // libvpx reads the planes and never writes them: no copy of the picture is made for it.
+        picture.y.withUnsafeBufferPointer { y in
+            picture.u.withUnsafeBufferPointer { u in
+                picture.v.withUnsafeBufferPointer { v in
                     image.fmt = VPX_IMG_FMT_I420
                     image.w = UInt32(width)
                     image.h = UInt32(height)
@@ -62,7 +62,8 @@ public final class VP8Encoder {
                     image.x_chroma_shift = 1
                     image.y_chroma_shift = 1
                     image.bps = 12
-                    image.planes = (y.baseAddress, u.baseAddress, v.baseAddress, nil)
+                    image.planes = (UnsafeMutablePointer(mutating: y.baseAddress), UnsafeMutablePointer(mutating: u.baseAddress),
+                                    UnsafeMutablePointer(mutating: v.baseAddress), nil)
                     image.stride = (Int32(width), Int32(width / 2), Int32(width / 2), 0)
                     guard vpx_codec_encode(&context, &image, pts, 1, 0, UInt(VPX_DL_REALTIME)) == VPX_CODEC_OK else { return }
                     var iterator: vpx_codec_iter_t?
