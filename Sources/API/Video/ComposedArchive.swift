@@ -12,9 +12,9 @@ import Wire
 /// (the same mix audio-only archives record) encoded as Opus, into one WebM file. A stream's picture is its
 /// newest decoded frame; one that has none yet (or an audio-only stream) takes no cell.
 ///
-/// The decoding, drawing and encoding are CPU work — 0.12 to 0.17 of a core for 1 to 4 streams of 640 × 480
-/// on a 2-core VM (`scripts/bench-archive`, docs/benchmarks.md "Video archives"), the encode most of it; they
-/// run in the recording's own task, not on a media worker.
+/// The decoding, drawing and encoding are CPU work — 0.11 to 0.15 of a core for 1 to 4 streams of 640 × 480
+/// on a 2-core VM, about twice libvpx's own cost for the encode (`scripts/bench-archive`, docs/benchmarks.md
+/// "Video archives"); they run in the recording's own task, not on a media worker.
 /// How a composed archive lays its streams out: a predefined layout, and the one to use instead while a stream
 /// shares a screen (the Video API's `screenshareType`, with `bestFit` only).
 struct ArchiveLayout: Sendable, Equatable {
