@@ -159,4 +159,17 @@ def test_archive_commands_record_list_download_and_delete(server, tmp_path):
     out = tmp_path / "grid.webm"
     cli(server, "archive", "download", archive, "--out", str(out), "--server", server.http_url)
     assert out.read_bytes()[:4] == bytes.fromhex("1a45dfa3") and out.stat().st_size == stopped["size"]
+    # --manual: only the streams chosen with `archive add` (here its video alone), until `archive remove`.
+    stream = peer.publish("host")
+    archive = cli(server, "archive", "start", sid, "--video", "--manual", "--server", server.http_url)
+    assert json.loads(cli(server, "archive", "get", archive, "--server", server.http_url))["streamMode"] == "manual"
+    cli(server, "archive", "add", archive, stream, "--no-audio", "--server", server.http_url)
+    got = json.loads(cli(server, "archive", "get", archive, "--server", server.http_url))
+    assert got["streams"] == [{"streamId": stream, "hasAudio": False, "hasVideo": True}]
+    cli(server, "archive", "remove", archive, stream, "--server", server.http_url)
+    assert json.loads(cli(server, "archive", "get", archive, "--server", server.http_url))["streams"] == []
+    failed = subprocess.run([str(server_binary()), "video", "archive", "remove", archive, stream, "--server", server.http_url,
+                             "--data-dir", str(server.data_dir)], capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    assert failed.returncode != 0 and "HTTP 404" in failed.stderr and "stream-not-found" in failed.stderr, failed.stderr
+    cli(server, "archive", "stop", archive, "--server", server.http_url)
     peer.close()

@@ -7,7 +7,8 @@ import Wire
 
 /// Archives (`/v2/project/{id}/archive`): composed archives, the session's audio mix as Ogg Opus
 /// (`hasVideo: false`) or its streams laid out with the mix in a WebM file, and individual-stream archives
-/// (`outputMode: individual`), a WebM file per stream in a ZIP (`VideoArchives`).
+/// (`outputMode: individual`), a WebM file per stream in a ZIP (`VideoArchives`); of every stream
+/// (`streamMode: auto`) or of those chosen while recording (`manual`, `PATCH …/archive/{id}/streams`).
 extension VideoRoutes {
     func registerArchives(on router: inout Router) {
         guard let archives else { return }
@@ -22,19 +23,15 @@ extension VideoRoutes {
             case .string("individual")?: individual = true
             default: throw APIError.badRequest("outputMode must be composed or individual.")
             }
-            func flag(_ name: String) throws -> Bool {
-                switch body[name] {
-                case nil: return true
-                case .bool(let b)?: return b
-                default: throw APIError.badRequest("\(name) must be a boolean.")
-                }
-            }
-            let hasAudio = try flag("hasAudio"), hasVideo = try flag("hasVideo")
+            let hasAudio = try Self.flag(body, "hasAudio"), hasVideo = try Self.flag(body, "hasVideo")
             guard hasAudio || hasVideo else {
                 throw APIError.badRequest("hasAudio: an archive with neither audio nor video records nothing.")
             }
-            if let mode = body["streamMode"], mode != .null, mode != .string("auto") {
-                throw APIError.badRequest("streamMode: archives record every stream of the session here (auto).", code: "unsupported-option")
+            let manual: Bool
+            switch body["streamMode"] {
+            case nil, .null?, .string("auto")?: manual = false
+            case .string("manual")?: manual = true
+            default: throw APIError.badRequest("streamMode must be auto or manual.")
             }
             // A composed archive is one size: 640 × 480.
             if let resolution = body["resolution"], resolution != .null, resolution != .string(ComposedArchive.resolution) {
@@ -51,7 +48,7 @@ extension VideoRoutes {
             }
             do {
                 let archive = try await archives.start(sessionID: session.id, projectID: project, name: name, individual: individual,
-                                                       hasAudio: hasAudio, hasVideo: hasVideo, layout: layout)
+                                                       hasAudio: hasAudio, hasVideo: hasVideo, manual: manual, layout: layout)
                 return .jsonObject(archive.json(url: nil))
             } catch {
                 throw Self.archiveError(error)
@@ -84,6 +81,25 @@ extension VideoRoutes {
             do { try archives.setLayout(archive.id, layout) } catch { throw Self.archiveError(error) }
             return .jsonObject(archive.json(url: nil))
         }
+        // Chooses a stream for a manual archive (`addStream`, with `hasAudio`/`hasVideo`, both true unless
+        // said), again to change what of it is recorded, or leaves one out (`removeStream`).
+        router.patch("/v2/project/:pid/archive/:aid/streams") { req in
+            let archive = try Self.archive(req, core: core, archives: archives)
+            let body = try req.json()
+            let change: VideoArchives.StreamChange
+            switch (body["addStream"], body["removeStream"]) {
+            case (.string(let stream)?, nil), (.string(let stream)?, .null?):
+                let hasAudio = try Self.flag(body, "hasAudio"), hasVideo = try Self.flag(body, "hasVideo")
+                guard hasAudio || hasVideo else { throw APIError.badRequest("hasAudio: a stream with neither audio nor video adds nothing.") }
+                change = .add(stream, hasAudio: hasAudio, hasVideo: hasVideo)
+            case (nil, .string(let stream)?), (.null?, .string(let stream)?):
+                change = .remove(stream)
+            default:
+                throw APIError.badRequest("Give one of addStream and removeStream, a stream id.")
+            }
+            do { try await archives.changeStreams(archive.id, change) } catch { throw Self.archiveError(error) }
+            return .noContent()
+        }
         router.delete("/v2/project/:pid/archive/:aid") { req in
             let archive = try Self.archive(req, core: core, archives: archives)
             do { try await archives.delete(archive.id) } catch { throw Self.archiveError(error) }
@@ -101,6 +117,15 @@ extension VideoRoutes {
                 defer { try? handle.close() }
                 while let chunk = try handle.read(upToCount: 64 << 10), !chunk.isEmpty { try await writer.write([UInt8](chunk)) }
             }
+        }
+    }
+
+    /// `hasAudio` or `hasVideo`: true unless said.
+    static func flag(_ body: JSONValue, _ name: String) throws -> Bool {
+        switch body[name] {
+        case nil, .null?: return true
+        case .bool(let b)?: return b
+        default: throw APIError.badRequest("\(name) must be a boolean.")
         }
     }
 
@@ -153,6 +178,9 @@ extension VideoRoutes {
         case .notFound?: .notFound("No archive with this id.")
         case .notRecording?: .conflict("The archive is not being recorded.", code: "archive-not-started")
         case .recording?: .conflict("The archive is being recorded: stop it first.", code: "archive-in-progress")
+        case .automatic?: APIError(status: 405, code: "stream-mode-auto", title: "Method Not Allowed",
+                                   detail: "The archive records every stream (streamMode auto): streams are chosen only in manual mode.")
+        case .noStream(let stream)?: .notFound("No stream \(stream) in the archive's session (or, to remove, in the archive).", code: "stream-not-found")
         case nil: .unavailable("\(error)")
         }
     }

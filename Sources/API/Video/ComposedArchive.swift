@@ -9,8 +9,9 @@ import Wire
 /// canvas in one of the Video API's predefined layouts (`CompositeLayout`, `ArchiveLayout`; it can change while
 /// recording: streams whose layout classes say `focus` first, then in the order they were published),
 /// encoded again (`VP8Encoder`, 15 frames a second, a key frame every 2 s), with the session's audio mix
-/// (the same mix audio-only archives record) encoded as Opus, into one WebM file. A stream's picture is its
-/// newest decoded frame; one that has none yet (or an audio-only stream) takes no cell.
+/// (the same mix audio-only archives record, held for the archive by `VideoArchives`) encoded as Opus, into
+/// one WebM file. A stream's picture is its newest decoded frame; one that has none yet (or an audio-only
+/// stream, or one whose video the archive does not record: `selection`) takes no cell.
 ///
 /// The decoding, drawing and encoding are CPU work — 0.11 to 0.15 of a core for 1 to 4 streams of 640 × 480
 /// on a 2-core VM, about twice libvpx's own cost for the encode (`scripts/bench-archive`, docs/benchmarks.md
@@ -59,8 +60,9 @@ enum ComposedArchive {
     }
 
     /// Records until `shouldStop`; the WebM file, or why it could not be written.
-    static func record(id: String, sessionID: String, directory: String, hub: VideoHub, engine: MediaEngine, hasAudio: Bool,
-                       layout: @Sendable () -> ArchiveLayout, shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
+    static func record(id: String, sessionID: String, directory: String, hub: VideoHub, engine: MediaEngine, mix: HeldMix?,
+                       selection: @Sendable () -> VideoArchives.Selection, layout: @Sendable () -> ArchiveLayout,
+                       shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
         let path = directory + "/" + id + ".webm"
         let start = Date()
         let clock = ContinuousClock()
@@ -68,33 +70,26 @@ enum ComposedArchive {
         var outcome = ArchiveRecorder.Outcome(file: path, size: 0, duration: 0, failure: nil)
         let holder = "archive-" + id
         let tap = MixerTapID(holder)
-        var mix: MixerID?
         let encoder: VP8Encoder
         let opus: OpusEncoder?
         do {
             encoder = try VP8Encoder(width: width, height: height, frameRate: frameRate, bitrate: bitrate, keyframeInterval: 2 * frameRate)
-            if hasAudio {
+            if let mix {
                 var config = OpusCodec.Configuration()
                 config.inbandFEC = false
                 config.expectedLossPercent = 0
                 config.bitrate = 48_000
                 opus = try OpusEncoder(config)
-                let held = try await hub.holdAudioMix(sessionID: sessionID, holder: holder)
-                mix = held
-                try await engine.addMixerTap(held, tap, frames: 250)
+                try await engine.addMixerTap(mix.mixer, tap, participant: mix.listener, frames: 250)
             } else {
                 opus = nil
             }
         } catch {
-            if mix != nil { await hub.releaseAudioMix(sessionID: sessionID, holder: holder) }
             outcome.failure = "\(error)"
             return outcome
         }
-        guard let file = WebMFile(path: path, video: (width, height), audio: hasAudio ? (48_000, 1) : nil) else {
-            if let mix {
-                try? await engine.removeMixerTap(mix, tap)
-                await hub.releaseAudioMix(sessionID: sessionID, holder: holder)
-            }
+        guard let file = WebMFile(path: path, video: (width, height), audio: mix != nil ? (48_000, 1) : nil) else {
+            if let mix { try? await engine.removeMixerTap(mix.mixer, tap) }
             outcome.failure = "cannot create \(path)"
             return outcome
         }
@@ -110,7 +105,8 @@ enum ComposedArchive {
 
 
         while !shouldStop() {
-            let live = hub.streams(sessionID: sessionID)
+            let chosen = selection()
+            let live = hub.streams(sessionID: sessionID).filter { chosen.kinds($0.id).contains(.video) }
             for s in live where streams[s.id] == nil && !undecodable.contains(s.id) && s.hasVideo && streams.count < CompositeLayout.maxPictures {
                 guard let taps = try? await hub.bridge.tapStream(sessionID: sessionID, streamID: s.id, tap: ProducerTapID(holder), kinds: [.video]),
                       !taps.isEmpty, let decoder = try? VP8Decoder() else { continue }
@@ -135,7 +131,7 @@ enum ComposedArchive {
             }
             // Audio: the mix as it came, 20 ms at a time.
             if let mix, let opus {
-                if let drained = try? await engine.drainMixerTap(mix, tap) { samples += drained.samples }
+                if let drained = try? await engine.drainMixerTap(mix.mixer, tap) { samples += drained.samples }
                 var used = 0
                 while samples.count - used >= frameSamples {
                     if let frame = try? AudioFrame(rate: .hz48000, samples: Array(samples[used..<(used + frameSamples)])),
@@ -162,14 +158,11 @@ enum ComposedArchive {
                 }
                 videoFrames += 1
             }
-            file.write(upTo: min(videoFrames * 1_000 / Int64(frameRate), hasAudio ? audioFrames * 20 : .max) - 200)
+            file.write(upTo: min(videoFrames * 1_000 / Int64(frameRate), mix != nil ? audioFrames * 20 : .max) - 200)
             try? await Task.sleep(for: .milliseconds(1_000 / frameRate))
         }
         for stream in streams.values { for tap in stream.taps { await hub.bridge.untap(tap) } }
-        if let mix {
-            try? await engine.removeMixerTap(mix, tap)
-            await hub.releaseAudioMix(sessionID: sessionID, holder: holder)
-        }
+        if let mix { try? await engine.removeMixerTap(mix.mixer, tap) }
         file.close()
         outcome.failure = file.failure
         outcome.size = file.size

@@ -5,7 +5,8 @@ import Wire
 
 /// An individual-stream archive being recorded: one `StreamRecorder` (a WebM file) per stream of the
 /// session, those published when it starts and any published later, each polled every 100 ms until its
-/// stream ends or the archive stops; then a ZIP (stored, not compressed: WebM does not compress further) of
+/// stream ends or the archive stops. In manual stream mode, a file per chosen stream, ended when the stream
+/// is left out, and a new one (`<stream id>-2.webm`, …) when it is chosen again or with other media; then a ZIP (stored, not compressed: WebM does not compress further) of
 /// the files and a JSON manifest, `<archive id>.json`, naming each file with its stream, connection data and
 /// offsets from the archive's start, as the Video API's individual archives do.
 enum IndividualArchive {
@@ -13,20 +14,36 @@ enum IndividualArchive {
 
     /// Records until `shouldStop`; the ZIP, or why it could not be written.
     static func record(id: String, sessionID: String, name: String, createdAt: Int64, directory: String, hub: VideoHub,
-                       kinds: Set<MediaKind>, shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
+                       selection: @Sendable () -> VideoArchives.Selection, shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
         let work = directory + "/" + id
         try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         let start = Date()
+        /// Each stream's file being written (or ended with its stream), and the files of streams left out or chosen again.
         var recorders: [String: StreamRecorder] = [:]
+        var done: [StreamRecorder] = []
+        var files: [String: Int] = [:]
         while !shouldStop() {
             let live = hub.streams(sessionID: sessionID)
+            let chosen = selection()
+            // Left out, or chosen with other media: the file ends here.
+            for (streamID, recorder) in recorders where recorder.kinds != chosen.kinds(streamID) {
+                await recorder.finish(bridge: hub.bridge)
+                done.append(recorder)
+                recorders[streamID] = nil
+            }
             // As the Video API: up to `maxStreams` streams are recorded, any published after them are not.
-            for stream in live where recorders[stream.id] == nil && recorders.count < maxStreams {
+            for stream in live where recorders[stream.id] == nil && (files[stream.id] != nil || files.count < maxStreams) {
+                let kinds = chosen.kinds(stream.id)
+                guard !kinds.isEmpty else { continue }
                 let taps = (try? await hub.bridge.tapStream(sessionID: sessionID, streamID: stream.id, tap: ProducerTapID("archive-" + id),
                                                            kinds: kinds)) ?? []
                 guard !taps.isEmpty else { continue }  // no media yet: tried again next time
                 let data = hub.connections(sessionID: sessionID).first { $0.id == stream.connectionID }?.grant.connectionData ?? ""
-                recorders[stream.id] = StreamRecorder(streamID: stream.id, connectionData: data, directory: work, taps: taps, archiveStart: start)
+                let n = files[stream.id, default: 0] + 1
+                files[stream.id] = n
+                recorders[stream.id] = StreamRecorder(streamID: stream.id, connectionData: data, directory: work,
+                                                      filename: stream.id + (n > 1 ? "-\(n)" : "") + ".webm", kinds: kinds, taps: taps,
+                                                      archiveStart: start)
             }
             let ids = Set(live.map(\.id))
             for recorder in recorders.values where !recorder.ended {
@@ -36,7 +53,7 @@ enum IndividualArchive {
         }
         for recorder in recorders.values { await recorder.finish(bridge: hub.bridge) }
         let duration = Int(Date().timeIntervalSince(start).rounded())
-        let kept = recorders.values.filter(\.hasFile).sorted { ($0.startOffset, $0.streamID) < ($1.startOffset, $1.streamID) }
+        let kept = (done + recorders.values).filter(\.hasFile).sorted { ($0.startOffset, $0.filename) < ($1.startOffset, $1.filename) }
         let zip = directory + "/" + id + ".zip"
         let failure = kept.compactMap(\.failure).first ?? writeZip(zip, id: id, sessionID: sessionID, name: name, createdAt: createdAt, files: kept)
         try? FileManager.default.removeItem(atPath: work)

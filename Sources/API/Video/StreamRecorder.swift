@@ -13,6 +13,8 @@ final class StreamRecorder {
     let streamID: String
     let connectionData: String
     let filename: String
+    /// The media asked for (the file may lack one: a stream without it, or H.264 video).
+    let kinds: Set<MediaKind>
     /// Milliseconds from the archive's start to this file's first frame (0 until it has one).
     private(set) var startOffset: Int64 = 0
     private(set) var stopOffset: Int64 = 0
@@ -56,12 +58,14 @@ final class StreamRecorder {
         }
     }
 
-    init(streamID: String, connectionData: String, directory: String, taps: [StreamTap], archiveStart: Date) {
+    init(streamID: String, connectionData: String, directory: String, filename: String, kinds: Set<MediaKind>, taps: [StreamTap],
+         archiveStart: Date) {
         self.streamID = streamID
         self.connectionData = connectionData
+        self.kinds = kinds
         self.taps = taps
         self.archiveStart = archiveStart
-        filename = streamID + ".webm"
+        self.filename = filename
         path = directory + "/" + filename
     }
 

@@ -14,7 +14,33 @@ import Wire
 /// JSON file under `<data>/video/archives/`, written before each reply, so what a reply said survives a
 /// restart; an archive still recording when the server stopped is `failed` at the next start, its audio
 /// up to then kept.
+///
+/// An archive records every stream of its session (`streamMode: auto`), or only those chosen while it records
+/// (`manual`: `changeStreams`, each with its audio, its video or both): a composed archive's audio is then
+/// what a participant of the session's mix hears who hears only the chosen streams' audio, its picture the
+/// chosen streams' video; an individual archive records a file per chosen stream, a new one each time a
+/// stream is chosen again or with other media.
 final class VideoArchives: Sendable {
+    /// A stream chosen for an archive in manual stream mode.
+    struct ChosenStream: Codable, Sendable, Equatable {
+        var streamId: String
+        var hasAudio: Bool
+        var hasVideo: Bool
+    }
+
+    /// What of each stream an archive records: the archive's kinds of media of every stream (auto), or of the
+    /// chosen streams, as far as each was chosen with them (manual).
+    struct Selection: Sendable, Equatable {
+        var kinds: Set<MediaKind>
+        var chosen: [ChosenStream]?
+
+        func kinds(_ streamID: String) -> Set<MediaKind> {
+            guard let chosen else { return kinds }
+            guard let c = chosen.first(where: { $0.streamId == streamID }) else { return [] }
+            return kinds.intersection((c.hasAudio ? [.audio] : []) + (c.hasVideo ? [.video] : []))
+        }
+    }
+
     struct Archive: Codable, Sendable, Equatable {
         enum Status: String, Codable, Sendable { case started, available, failed }
         var id: String
@@ -34,6 +60,15 @@ final class VideoArchives: Sendable {
         var hasAudio: Bool?
         var hasVideo: Bool?
         var file: String?
+        /// In manual stream mode, the streams chosen so far; nil in auto.
+        var streams: [ChosenStream]?
+
+        var manual: Bool { streams != nil }
+        var selection: Selection {
+            Selection(kinds: Set((hasAudio ?? true ? [MediaKind.audio] : []) + (hasVideo ?? false ? [.video] : [])), chosen: streams)
+        }
+        /// The streams a composed archive's mix hears, in manual stream mode.
+        var heard: Set<String> { Set((streams ?? []).filter(\.hasAudio).map(\.streamId)) }
 
         var individual: Bool { outputMode == "individual" }
         /// Recorded by an `ArchiveRecorder` (individual, or composed with video), not by `Recordings`.
@@ -45,9 +80,11 @@ final class VideoArchives: Sendable {
         func json(url: String?) -> [String: Any] {
             ["id": id, "sessionId": sessionID, "projectId": projectID, "partnerId": projectID, "name": name, "createdAt": createdAt, "updatedAt": updatedAt,
              "status": status.rawValue, "reason": reason, "duration": duration, "size": size, "hasAudio": hasAudio ?? true,
-             "hasVideo": hasVideo ?? false, "outputMode": outputMode ?? "composed", "streamMode": "auto",
+             "hasVideo": hasVideo ?? false, "outputMode": outputMode ?? "composed", "streamMode": manual ? "manual" : "auto",
              "resolution": !individual && hasVideo == true ? ComposedArchive.resolution as Any : NSNull(), "event": "archive",
-             "url": status == .available ? url.map { $0 as Any } ?? NSNull() : NSNull(), "streams": [Any](), "sha256sum": "", "password": ""]
+             "url": status == .available ? url.map { $0 as Any } ?? NSNull() : NSNull(), "sha256sum": "", "password": "",
+             // As the Video API: the streams being recorded, while a manual archive records.
+             "streams": status == .started ? (streams ?? []).map { ["streamId": $0.streamId, "hasAudio": $0.hasAudio, "hasVideo": $0.hasVideo] } : []]
         }
     }
 
@@ -93,12 +130,15 @@ final class VideoArchives: Sendable {
         case notFound
         case notRecording
         case recording
+        /// Streams are chosen only for an archive in manual stream mode.
+        case automatic
+        case noStream(String)
     }
 
     /// Starts recording: the session's mix (composed; with video, its streams laid out too), or each of its streams
-    /// (individual), with the kinds of media asked for.
+    /// (individual), with the kinds of media asked for; in manual stream mode, none until `changeStreams` chooses.
     func start(sessionID: String, projectID: String, name: String, individual: Bool = false, hasAudio: Bool = true,
-               hasVideo: Bool = false, layout: ArchiveLayout = ArchiveLayout()) async throws(Failure) -> Archive {
+               hasVideo: Bool = false, manual: Bool = false, layout: ArchiveLayout = ArchiveLayout()) async throws(Failure) -> Archive {
         guard !hub.connections(sessionID: sessionID).isEmpty else { throw .noClients }
         let id = UUID4.generate()
         // One archive at a time per session: claimed before anything starts.
@@ -107,26 +147,37 @@ final class VideoArchives: Sendable {
             let now = Self.millis()
             a[id] = Archive(id: id, sessionID: sessionID, projectID: projectID, name: name, createdAt: now, status: .started, reason: "",
                             recordingID: "", duration: 0, size: 0, updatedAt: now, outputMode: individual ? "individual" : nil,
-                            hasAudio: individual || hasVideo ? hasAudio : nil, hasVideo: individual || hasVideo ? hasVideo : nil)
+                            hasAudio: individual || hasVideo ? hasAudio : nil, hasVideo: individual || hasVideo ? hasVideo : nil,
+                            streams: manual ? [] : nil)
             return true
         }
         guard claimed else { throw .alreadyRecording }
-        if let archive = get(id), archive.recordsItself {
+        guard let archive = get(id) else { throw .notFound }
+        // A composed archive's audio: the session's mix, held for it until it ends (`ended`).
+        let mix: HeldMix?
+        do {
+            mix = !individual && hasAudio ? try await hub.holdAudioMix(sessionID: sessionID, holder: Self.holder(id), hearing: manual ? [] : nil) : nil
+        } catch {
+            _ = archives.withLock { $0.removeValue(forKey: id) }
+            throw .media("\(error)")
+        }
+        if archive.recordsItself {
             let (hub, engine, directory) = (hub, engine, directory)
             layouts.withLock { $0[id] = layout }
-            let kinds = Set((hasAudio ? [MediaKind.audio] : []) + (hasVideo ? [.video] : []))
+            let initial = archive.selection
+            let selection: @Sendable () -> Selection = { [weak self] in self?.get(id)?.selection ?? initial }
             // A recording that ends by itself (its maximum duration, or a failure as it starts) is reported here;
             // `ended` moves the archive on once, whichever of this and `stop` comes first.
             let recorder = ArchiveRecorder(ended: { [weak self] outcome in
                 guard let self else { return }
                 _ = self.recorders.withLock { $0.removeValue(forKey: id) }
-                self.ended(id, outcome, reason: "maximum duration exceeded")
+                Task { await self.ended(id, outcome, reason: "maximum duration exceeded") }
             }, record: { shouldStop in
                 individual
                     ? await IndividualArchive.record(id: id, sessionID: sessionID, name: name, createdAt: archive.createdAt, directory: directory,
-                                                     hub: hub, kinds: kinds, shouldStop: shouldStop)
-                    : await ComposedArchive.record(id: id, sessionID: sessionID, directory: directory, hub: hub, engine: engine,
-                                                   hasAudio: hasAudio, layout: { [weak self] in self?.layout(id) ?? layout },
+                                                     hub: hub, selection: selection, shouldStop: shouldStop)
+                    : await ComposedArchive.record(id: id, sessionID: sessionID, directory: directory, hub: hub, engine: engine, mix: mix,
+                                                   selection: selection, layout: { [weak self] in self?.layout(id) ?? layout },
                                                    shouldStop: shouldStop)
             })
             recorders.withLock { $0[id] = recorder }
@@ -135,17 +186,13 @@ final class VideoArchives: Sendable {
         }
         let recording: RecordingInfo
         do {
-            let mix = try await hub.holdAudioMix(sessionID: sessionID, holder: Self.holder(id))
-            do {
-                recording = try await recordings.start(mixer: mix, source: sessionID, applicationID: projectID,
-                                                       options: RecordingOptions(format: .ogg, timeOut: 7200)) { [weak self] info in
-                    Task { await self?.ended(id, info) }
-                }
-            } catch {
-                await hub.releaseAudioMix(sessionID: sessionID, holder: Self.holder(id))
-                throw error
+            guard let mix else { throw RecordingError.invalid("an audio-only archive records the mix") }
+            recording = try await recordings.start(mixer: mix.mixer, source: sessionID, applicationID: projectID,
+                                                   options: RecordingOptions(format: .ogg, participant: mix.listener, timeOut: 7200)) { [weak self] info in
+                Task { await self?.ended(id, info) }
             }
         } catch {
+            await hub.releaseAudioMix(sessionID: sessionID, holder: Self.holder(id))
             _ = archives.withLock { $0.removeValue(forKey: id) }
             throw .media("\(error)")
         }
@@ -154,12 +201,55 @@ final class VideoArchives: Sendable {
         return started
     }
 
+    /// A change to the streams a manual archive records.
+    enum StreamChange: Sendable {
+        case add(String, hasAudio: Bool, hasVideo: Bool)
+        case remove(String)
+    }
+
+    /// Chooses a stream for a recording archive in manual stream mode (again: with other media), or leaves it
+    /// out from now on; the stream must be one of the session's (to add) or one chosen (to remove).
+    func changeStreams(_ id: String, _ change: StreamChange) async throws(Failure) {
+        guard let archive = get(id) else { throw .notFound }
+        guard archive.manual else { throw .automatic }
+        guard archive.status == .started else { throw .notRecording }
+        switch change {
+        case .add(let stream, _, _):
+            guard hub.streams(sessionID: archive.sessionID).contains(where: { $0.id == stream }) else { throw .noStream(stream) }
+        case .remove(let stream):
+            guard archive.streams?.contains(where: { $0.streamId == stream }) == true else { throw .noStream(stream) }
+        }
+        let changed = update(id, if: { $0.status == .started }) { a in
+            var streams = a.streams ?? []
+            switch change {
+            case .add(let stream, let audio, let video):
+                let chosen = ChosenStream(streamId: stream, hasAudio: audio, hasVideo: video)
+                if let i = streams.firstIndex(where: { $0.streamId == stream }) { streams[i] = chosen } else { streams.append(chosen) }
+            case .remove(let stream):
+                streams.removeAll { $0.streamId == stream }
+            }
+            a.streams = streams
+        }
+        guard let changed else { throw .notRecording }
+        guard !changed.individual, changed.hasAudio ?? true else { return }
+        // What the composed archive's mix hears; applied again if another change came meanwhile, so the last one holds.
+        var applied: Set<String>?
+        while let now = get(id), now.status == .started, now.heard != applied {
+            applied = now.heard
+            do {
+                try await hub.setAudioMixHearing(sessionID: now.sessionID, holder: Self.holder(id), streams: now.heard)
+            } catch {
+                throw .media("\(error)")
+            }
+        }
+    }
+
     /// Stops a recording archive; returns it once its file is complete.
     func stop(_ id: String) async throws(Failure) -> Archive {
         guard let archive = get(id) else { throw .notFound }
         if archive.recordsItself {
             guard archive.status == .started, let recorder = recorders.withLock({ $0.removeValue(forKey: id) }) else { throw .notRecording }
-            ended(id, await recorder.stop(), reason: "user initiated")
+            await ended(id, await recorder.stop(), reason: "user initiated")
             return get(id) ?? archive
         }
         let recording = RecordingID(rawValue: archive.recordingID)
@@ -174,7 +264,7 @@ final class VideoArchives: Sendable {
         for archive in recording {
             if archive.recordsItself {
                 if let recorder = recorders.withLock({ $0.removeValue(forKey: archive.id) }) {
-                    ended(archive.id, await recorder.stop(), reason: "session ended")
+                    await ended(archive.id, await recorder.stop(), reason: "session ended")
                 }
                 continue
             }
@@ -215,10 +305,11 @@ final class VideoArchives: Sendable {
         layouts.withLock { $0[id] = layout }
     }
 
-    /// An `ArchiveRecorder`'s recording ended: available with its file, or failed.
-    private func ended(_ id: String, _ outcome: ArchiveRecorder.Outcome, reason: String) {
+    /// An `ArchiveRecorder`'s recording ended: available with its file, or failed; a composed one lets the
+    /// session's mix go.
+    private func ended(_ id: String, _ outcome: ArchiveRecorder.Outcome, reason: String) async {
         layouts.withLock { $0[id] = nil }
-        update(id, if: { $0.status == .started }) { a in
+        let moved = update(id, if: { $0.status == .started }) { a in
             a.duration = outcome.duration
             a.size = outcome.size
             a.file = outcome.file
@@ -230,6 +321,7 @@ final class VideoArchives: Sendable {
                 a.reason = reason
             }
         }
+        if let moved, !moved.individual { await hub.releaseAudioMix(sessionID: moved.sessionID, holder: Self.holder(id)) }
     }
 
     func get(_ id: String) -> Archive? { archives.withLock { $0[id] } }

@@ -196,18 +196,37 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         if gone, let mix { await leave(mix.id, connectionID) }
     }
 
-    public func holdMix(sessionID: String, holder: String) async throws(MediaError) -> MixerID {
+    public func holdMix(sessionID: String, holder: String, hearing: Set<String>?) async throws(MediaError) -> HeldMix {
         let router = try await router(for: sessionID)
         guard state.withLock({ $0.rooms[sessionID]?.router == router && $0.rooms[sessionID]?.connectors.insert(holder).inserted == true }) else {
             await closeRoomIfEmpty(sessionID)
             throw .notFound("session \(sessionID) media closed while its mix was asked for")
         }
         do {
-            return try await audioMix(sessionID, router: router).id
+            let mix = try await audioMix(sessionID, router: router).id
+            guard let hearing else { return HeldMix(mixer: mix, listener: nil) }
+            // It listens as a connector's port would, without a socket (and leaves the mix as one does).
+            let listener = Self.port(holder)
+            try await engine.addMixerParticipant(mix, listener, source: .none, options: hearingOptions(sessionID, hearing))
+            return HeldMix(mixer: mix, listener: listener)
         } catch {
             await releaseMix(sessionID: sessionID, holder: holder)
             throw error
         }
+    }
+
+    public func setMixHearing(sessionID: String, holder: String, streams: Set<String>) async throws(MediaError) {
+        guard let mix = state.withLock({ s in s.rooms[sessionID]?.connectors.contains(holder) == true ? s.rooms[sessionID]?.audioMix : nil }) else {
+            throw .notFound("\(holder) holds no mix of session \(sessionID)")
+        }
+        try await engine.setMixerOptions(mix.id, Self.port(holder), hearingOptions(sessionID, streams))
+    }
+
+    /// Hears these streams: a published stream's audio input, or the port a bidirectional connector speaks
+    /// through for its stream.
+    func hearingOptions(_ sessionID: String, _ streams: Set<String>) -> MixerParticipantOptions {
+        let voices = state.withLock { $0.rooms[sessionID]?.voices ?? [:] }
+        return MixerParticipantOptions(canHear: streams.sorted().map { voices[$0].map(Self.port) ?? Self.input($0) })
     }
 
     public func releaseMix(sessionID: String, holder: String) async {

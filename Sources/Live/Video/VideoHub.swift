@@ -171,9 +171,14 @@ public final class VideoHub: Sendable {
         return (joined, voice)
     }
 
-    /// The session's audio mix held for `holder` (an archive) until `releaseAudioMix`.
-    public func holdAudioMix(sessionID: String, holder: String) async throws(MediaError) -> MixerID {
-        try await bridge.holdMix(sessionID: sessionID, holder: holder)
+    /// The session's audio mix held for `holder` (an archive) until `releaseAudioMix`; with `hearing`, a
+    /// participant of it that hears only those streams (`setAudioMixHearing`).
+    public func holdAudioMix(sessionID: String, holder: String, hearing: Set<String>? = nil) async throws(MediaError) -> HeldMix {
+        try await bridge.holdMix(sessionID: sessionID, holder: holder, hearing: hearing)
+    }
+
+    public func setAudioMixHearing(sessionID: String, holder: String, streams: Set<String>) async throws(MediaError) {
+        try await bridge.setMixHearing(sessionID: sessionID, holder: holder, streams: streams)
     }
 
     public func releaseAudioMix(sessionID: String, holder: String) async {

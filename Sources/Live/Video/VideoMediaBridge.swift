@@ -17,8 +17,11 @@ public protocol VideoMediaBridge: Sendable {
     func connectAudio(sessionID: String, connectionID: String, streams: Set<String>?, voice: String?,
                       make: @escaping MixerPortFactory) async throws(MediaError)
     /// Keeps the session's audio mix (every stream's audio, later ones too) for `holder`, an archive's
-    /// recording, until `releaseMix`; returns the mix.
-    func holdMix(sessionID: String, holder: String) async throws(MediaError) -> MixerID
+    /// recording, until `releaseMix`; returns the mix. With `hearing`, the holder also gets a participant of
+    /// the mix that hears only those streams (`setMixHearing` changes them), for a recorder to tap.
+    func holdMix(sessionID: String, holder: String, hearing: Set<String>?) async throws(MediaError) -> HeldMix
+    /// The streams a holder's participant hears (a stream published later included once it is).
+    func setMixHearing(sessionID: String, holder: String, streams: Set<String>) async throws(MediaError)
     func releaseMix(sessionID: String, holder: String) async
     /// Starts copying a published stream's packets for a recorder (an individual-stream archive): a tap on
     /// each of its producers of `kinds`; empty when the stream has no media (yet).
@@ -27,6 +30,18 @@ public protocol VideoMediaBridge: Sendable {
     func drain(_ tap: StreamTap) async throws(MediaError) -> ProducerTapPackets
     func requestKeyframe(_ tap: StreamTap) async
     func untap(_ tap: StreamTap) async
+}
+
+/// A session's audio mix held for a recorder: what it records is the mix as everyone hears it, or, with a
+/// `listener`, what that participant hears.
+public struct HeldMix: Sendable, Hashable {
+    public var mixer: MixerID
+    public var listener: MixerParticipantID?
+
+    public init(mixer: MixerID, listener: MixerParticipantID?) {
+        self.mixer = mixer
+        self.listener = listener
+    }
 }
 
 /// A recorder's tap on one producer of a stream.
@@ -42,7 +57,10 @@ extension VideoMediaBridge {
                              make: @escaping MixerPortFactory) async throws(MediaError) {
         throw .unsupported("audio connectors need the media engine")
     }
-    public func holdMix(sessionID: String, holder: String) async throws(MediaError) -> MixerID {
+    public func holdMix(sessionID: String, holder: String, hearing: Set<String>?) async throws(MediaError) -> HeldMix {
+        throw .unsupported("archives need the media engine")
+    }
+    public func setMixHearing(sessionID: String, holder: String, streams: Set<String>) async throws(MediaError) {
         throw .unsupported("archives need the media engine")
     }
     public func releaseMix(sessionID: String, holder: String) async {}

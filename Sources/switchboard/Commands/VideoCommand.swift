@@ -20,8 +20,9 @@ struct VideoCommand {
                                       [--username U --password P] [--streams ID,ID] [--observe-force-mute] [--secure]
                                       [--data DATA] [--json]
                switchboard video dtmf SESSION_ID DIGITS [--connection ID]
-               switchboard video archive start SESSION_ID [--name NAME] [--video | --individual] | stop ARCHIVE_ID | get ARCHIVE_ID
-                                     | list [--session SESSION_ID] | delete ARCHIVE_ID | download ARCHIVE_ID --out FILE
+               switchboard video archive start SESSION_ID [--name NAME] [--video | --individual] [--manual] | stop ARCHIVE_ID
+                                     | get ARCHIVE_ID | list [--session SESSION_ID] | delete ARCHIVE_ID | download ARCHIVE_ID --out FILE
+                                     | add ARCHIVE_ID STREAM_ID [--no-audio | --no-video] | remove ARCHIVE_ID STREAM_ID
 
           --server URL       the running server (default $SWITCHBOARD_URL, else http://$SWITCHBOARD_LISTEN,
                              else http://127.0.0.1:8080)
@@ -52,13 +53,16 @@ struct VideoCommand {
                              mix (WebM); with --individual each stream's video and audio in a WebM file of its own
                              (a ZIP); start prints the archive id,
                              stop/get/list print JSON, download writes the file to --out
+          --manual           archive start: record only the streams chosen with archive add (its audio and video, or
+                             without --no-audio / --no-video), until archive remove leaves one out
 
         Without --app-id the session is created with X-OPENTOK-AUTH and the token is an OpenTok
         T1 token, both from the account's api key and secret in DIR/account.json.
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--relayed", "--bidirectional", "--observe-force-mute", "--secure", "--individual", "--video"])
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--relayed", "--bidirectional", "--observe-force-mute", "--secure", "--individual", "--video",
+                                                         "--manual", "--no-audio", "--no-video"])
         if args.flag("--help") || args.flag("-h") || args.positionals.isEmpty {
             print(usage)
             return args.positionals.isEmpty && !(args.flag("--help") || args.flag("-h")) ? 2 : 0
@@ -79,8 +83,9 @@ struct VideoCommand {
                                    "--username", "--password", "--streams", "--observe-force-mute", "--secure", "--data"])
             return try await dial(sessionID: sessionID, args)
         case ("archive", let action?):
-            try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--name", "--session", "--out", "--individual", "--video"])
-            return try await archive(action, target: args.positionals.dropFirst(2).first, args)
+            try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--name", "--session", "--out", "--individual", "--video",
+                                   "--manual", "--no-audio", "--no-video"])
+            return try await archive(action, target: args.positionals.dropFirst(2).first, stream: args.positionals.dropFirst(3).first, args)
         case ("dtmf", let sessionID?):
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--connection"])
             guard let digits = args.positionals.dropFirst(2).first else { throw CLIError("dtmf needs DIGITS, e.g. 1234#") }
@@ -313,7 +318,7 @@ struct VideoCommand {
     }
 
     /// `video archive …`: the archive REST routes with the project's credentials.
-    static func archive(_ action: String, target: String?, _ args: Arguments) async throws -> Int32 {
+    static func archive(_ action: String, target: String?, stream: String?, _ args: Arguments) async throws -> Int32 {
         let creds = try credentials(args)
         let server = try server(args)
         let http = try jsonHeaders(creds)
@@ -328,6 +333,7 @@ struct VideoCommand {
             guard let target else { throw CLIError("archive start needs a SESSION_ID") }
             var body: [String: JSONValue] = ["sessionId": .string(target), "hasVideo": .bool(args.flag("--individual") || args.flag("--video"))]
             if args.flag("--individual") { body["outputMode"] = "individual" }
+            if args.flag("--manual") { body["streamMode"] = "manual" }
             if let name = args["--name"] { body["name"] = .string(name) }
             request = HTTPClientRequest(method: .POST, url: base, headers: http, body: Array(try JSONEncoder().encode(JSONValue.object(body))))
         case "stop": request = HTTPClientRequest(method: .POST, url: base + "/\(try id())/stop", headers: http)
@@ -336,11 +342,17 @@ struct VideoCommand {
         case "download":
             guard args["--out"] != nil else { throw CLIError("archive download needs --out FILE") }
             request = HTTPClientRequest(method: .GET, url: base + "/\(try id())/download", headers: http)
+        case "add", "remove":
+            guard let stream else { throw CLIError("archive \(action) needs ARCHIVE_ID STREAM_ID") }
+            let body: JSONValue = action == "add"
+                ? .object(["addStream": .string(stream), "hasAudio": .bool(!args.flag("--no-audio")), "hasVideo": .bool(!args.flag("--no-video"))])
+                : .object(["removeStream": .string(stream)])
+            request = HTTPClientRequest(method: .PATCH, url: base + "/\(try id())/streams", headers: http, body: Array(try JSONEncoder().encode(body)))
         case "list":
             let query = args["--session"].map { "?sessionId=" + ($0.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? $0) } ?? ""
             request = HTTPClientRequest(method: .GET, url: base + query, headers: http)
         default:
-            throw CLIError("archive: expected start, stop, get, list, delete or download")
+            throw CLIError("archive: expected start, stop, get, list, delete, download, add or remove")
         }
         // An archive's file: up to 2 hours of Opus, some 30 MB.
         let download = action == "download"
@@ -355,7 +367,7 @@ struct VideoCommand {
         case "download":
             let out = args["--out"] ?? ""
             guard FileManager.default.createFile(atPath: out, contents: Data(response.body)) else { throw CLIError("cannot write \(out)") }
-        case "delete": break
+        case "delete", "add", "remove": break
         default: print(response.text)
         }
         return 0

@@ -1,0 +1,52 @@
+import Foundation
+import Media
+import Testing
+@testable import API
+
+@Suite("What an archive records of each stream")
+struct VideoArchiveSelectionTests {
+    typealias Selection = VideoArchives.Selection
+    typealias Chosen = VideoArchives.ChosenStream
+
+    @Test("auto records the archive's media of every stream; manual only what was chosen, within the archive's media")
+    func kinds() {
+        let both: Set<MediaKind> = [.audio, .video]
+        #expect(Selection(kinds: both, chosen: nil).kinds("any") == both)
+        #expect(Selection(kinds: [.audio], chosen: nil).kinds("any") == [.audio])
+        let chosen = [Chosen(streamId: "a", hasAudio: true, hasVideo: false), Chosen(streamId: "b", hasAudio: false, hasVideo: true)]
+        let manual = Selection(kinds: both, chosen: chosen)
+        #expect(manual.kinds("a") == [.audio])
+        #expect(manual.kinds("b") == [.video])
+        #expect(manual.kinds("c").isEmpty)
+        #expect(Selection(kinds: [.audio], chosen: chosen).kinds("b").isEmpty)
+        #expect(Selection(kinds: both, chosen: []).kinds("a").isEmpty)
+    }
+
+    static func archive(streams: [Chosen]?, status: VideoArchives.Archive.Status = .started) -> VideoArchives.Archive {
+        VideoArchives.Archive(id: "arc", sessionID: "1_s", projectID: "p", name: "", createdAt: 1, status: status, reason: "", recordingID: "",
+                              duration: 0, size: 0, updatedAt: 1, outputMode: nil, hasAudio: true, hasVideo: true, file: nil, streams: streams)
+    }
+
+    @Test("the archive object names its stream mode and, while a manual one records, its streams")
+    func json() {
+        let chosen = [Chosen(streamId: "a", hasAudio: true, hasVideo: false)]
+        let recording = Self.archive(streams: chosen).json(url: nil)
+        #expect(recording["streamMode"] as? String == "manual")
+        #expect((recording["streams"] as? [[String: Any]])?.first?["streamId"] as? String == "a")
+        #expect((recording["streams"] as? [[String: Any]])?.first?["hasVideo"] as? Bool == false)
+        #expect(Self.archive(streams: chosen).heard == ["a"])
+        #expect((Self.archive(streams: chosen, status: .available).json(url: nil)["streams"] as? [Any])?.isEmpty == true)
+        let automatic = Self.archive(streams: nil).json(url: nil)
+        #expect(automatic["streamMode"] as? String == "auto")
+        #expect((automatic["streams"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test("metadata saved before stream modes existed reads back as auto")
+    func olderMetadata() throws {
+        let saved = #"{"id":"arc","sessionID":"1_s","projectID":"p","name":"","createdAt":1,"status":"available","reason":"","recordingID":"r","duration":3,"size":9,"updatedAt":2}"#
+        let archive = try JSONDecoder().decode(VideoArchives.Archive.self, from: Data(saved.utf8))
+        #expect(!archive.manual && archive.selection.kinds("any") == [.audio])
+        let again = try JSONDecoder().decode(VideoArchives.Archive.self, from: JSONEncoder().encode(Self.archive(streams: [])))
+        #expect(again.manual && again.streams == [])
+    }
+}
