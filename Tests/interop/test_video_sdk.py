@@ -281,7 +281,8 @@ def test_vonage_sdk_audio_connector(server, app_video):
 
 def test_vonage_sdk_audio_archive(server, vonage_app, app_video):
     """The `vonage` SDK's archive calls over HTTPS with an application: an audio-only archive starts, is listed,
-    stops available with a download URL that serves Ogg, and is deleted."""
+    stops available with a download URL that serves Ogg, and is deleted; one in manual stream mode records the
+    streams added to it."""
     from vonage_video import CreateArchiveRequest, ListArchivesFilter, SessionOptions, TokenOptions
     from vonage_video.models.enums import MediaMode
     app_id, private_key, host = vonage_app
@@ -303,6 +304,18 @@ def test_vonage_sdk_audio_archive(server, vonage_app, app_video):
     assert r.status_code == 200 and r.content[:4] == b"OggS"
     video.delete_archive(archive.id)
     assert video.list_archives(ListArchivesFilter(session_id=sid))[1] == 0
+    # Manual stream mode: the streams the SDK chooses, listed while it records.
+    from vonage_video.models.common import AddStreamRequest
+    from vonage_video.models.enums import StreamMode
+    stream = peer.publish("sdk")
+    archive = video.start_archive(CreateArchiveRequest(session_id=sid, has_video=False, stream_mode=StreamMode.MANUAL))
+    assert archive.stream_mode == StreamMode.MANUAL and not archive.streams
+    video.add_stream_to_archive(archive.id, AddStreamRequest(stream_id=stream, has_video=False))
+    chosen = video.get_archive(archive.id).streams
+    assert [(s.stream_id, s.has_audio, s.has_video) for s in chosen] == [(stream, True, False)]
+    video.remove_stream_from_archive(archive.id, stream)
+    assert not video.get_archive(archive.id).streams
+    assert video.stop_archive(archive.id).status == "available"
     peer.close()
 
 
