@@ -12,7 +12,8 @@
 ///                                                                          └──┴──┴──┴──┘
 /// ```
 /// bestFit: one picture fills the canvas, more share a grid of equal cells (2 side by side, 3–4 in 2 × 2, 5–6
-/// in 3 × 2, 7–9 in 3 × 3, up to 16 in 4 × 4), row by row. pip: the first fills it, the second is a quarter-size
+/// in 3 × 2, 7–9 in 3 × 3, up to 16 in 4 × 4; on a portrait canvas the grid turned: 2 one above the other,
+/// 5–6 in 2 × 3), row by row. pip: the first fills it, the second is a quarter-size
 /// picture in the bottom-right corner, others are not shown. The presentations: the first takes four fifths of
 /// the canvas, the others share the last fifth, a column on the right or a row along the bottom.
 public enum CompositeLayout {
@@ -49,8 +50,10 @@ public enum CompositeLayout {
     public static func bestFit(count: Int, width: Int, height: Int) -> [I420Image.Rect] {
         let n = min(max(count, 0), maxPictures)
         guard n > 0 else { return [] }
-        let columns = n == 1 ? 1 : n == 2 ? 2 : n <= 4 ? 2 : n <= 6 ? 3 : n <= 9 ? 3 : 4
-        let rows = (n + columns - 1) / columns
+        // Along the longer side: a portrait canvas stacks two pictures, and turns each grid on its side.
+        let long = n == 1 ? 1 : n <= 4 ? 2 : n <= 9 ? 3 : 4
+        let short = (n + long - 1) / long
+        let (columns, rows) = height > width ? (short, long) : (long, short)
         let cellW = width / columns & ~1, cellH = height / rows & ~1
         let top = (height - rows * cellH) / 2 & ~1
         return (0..<n).map { i in

@@ -50,3 +50,18 @@ struct VideoArchiveSelectionTests {
         #expect(again.manual && again.streams == [])
     }
 }
+
+@Suite("A composed archive's picture")
+struct ArchiveCanvasTests {
+    @Test("the Video API's six resolutions, each at a bitrate for its size, bounded by maxBitrate; others refused")
+    func resolutions() throws {
+        let sizes = try ArchiveCanvas.resolutions.map { r in try #require(ArchiveCanvas(resolution: r)) }
+        #expect(sizes.map { [$0.width, $0.height, $0.bitrate] } == [[640, 480, 1_000], [480, 640, 1_000], [1280, 720, 2_500], [720, 1280, 2_500],
+                                                                   [1920, 1080, 4_500], [1080, 1920, 4_500]])
+        #expect(sizes.map(\.resolution) == ArchiveCanvas.resolutions)
+        #expect(ArchiveCanvas(resolution: "1280x720", maxBitrate: 800_000)?.bitrate == 800)
+        #expect(ArchiveCanvas(resolution: "640x480", maxBitrate: 6_000_000)?.bitrate == 1_000)
+        #expect(ArchiveCanvas(resolution: "1024x768") == nil && ArchiveCanvas(resolution: "") == nil)
+        #expect(ArchiveCanvas.standard.resolution == "640x480")
+    }
+}

@@ -13,6 +13,11 @@ struct VideoCodecTests {
         #expect(three.map(\.x) == [0, 320, 0] && three.map(\.y) == [0, 0, 240] && three.allSatisfy { $0.width == 320 && $0.height == 240 })
         #expect(CompositeLayout.bestFit(count: 9, width: 640, height: 480).count == 9)
         #expect(CompositeLayout.bestFit(count: 40, width: 640, height: 480).count == 16)
+        // A portrait canvas turns the grid: two one above the other, five in two columns of three rows.
+        #expect(CompositeLayout.bestFit(count: 2, width: 480, height: 640) == [.init(x: 0, y: 0, width: 480, height: 320),
+                                                                                .init(x: 0, y: 320, width: 480, height: 320)])
+        let five = CompositeLayout.bestFit(count: 5, width: 720, height: 1280)
+        #expect(five.map(\.x) == [0, 360, 0, 360, 0] && five.map(\.y) == [0, 0, 426, 426, 852] && five.allSatisfy { $0.width == 360 && $0.height == 426 })
         for n in 1...16 {
             let rects = CompositeLayout.bestFit(count: n, width: 640, height: 480)
             #expect(rects.allSatisfy { $0.x >= 0 && $0.y >= 0 && $0.x + $0.width <= 640 && $0.y + $0.height <= 480 && $0.x % 2 == 0 && $0.y % 2 == 0 })

@@ -171,6 +171,54 @@ async def _h264(server):
             peer.close()
 
 
+def test_resolutions_bitrates_and_simultaneous_archives(server):
+    asyncio.run(_options(server))
+
+
+async def _options(server):
+    """A composed archive at 1280 × 720 (the publisher's 4:3 picture in the middle, black either side) and one at
+    480 × 640 (black above and below), with the `maxBitrate` asked for (`ArchiveCanvasTests`: the encoder's bound); archives with tags of their own record
+    the session at the same time, one without a tag or with a tag in use is refused; options not done here are
+    refused rather than ignored."""
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    red = await publish(server, sid, ot.generate_token(sid, data="name=red"), (220, 30, 30), 440)
+    url = f"{server.http_url}/v2/project/{ot.api_key}/archive"
+    try:
+        await asyncio.sleep(1)
+        for bad, why in (({"resolution": "1024x768"}, "resolution"), ({"maxBitrate": 50_000}, "maxBitrate"),
+                         ({"maxBitrate": 1.5e6 + 0.5}, "maxBitrate"), ({"multiArchiveTag": ""}, "multiArchiveTag"),
+                         ({"quantizationParameter": 20}, "quantizationParameter"), ({"hasTranscription": True}, "hasTranscription")):
+            r = requests.post(url, headers=ot.get_json_headers(), json={"sessionId": sid, **bad}, timeout=10)
+            assert r.status_code == 400 and why in r.json()["detail"], (bad, r.text)
+        wide = await asyncio.to_thread(ot.start_archive, sid, resolution="1280x720", max_bitrate=800_000, multi_archive_tag="wide")
+        tall = await asyncio.to_thread(ot.start_archive, sid, resolution="480x640", multi_archive_tag="tall")
+        assert (wide.resolution, wide.max_bitrate, tall.resolution) == ("1280x720", 800_000, "480x640")
+        for tag in (None, "wide"):
+            r = requests.post(url, headers=ot.get_json_headers(), json={"sessionId": sid, "multiArchiveTag": tag}, timeout=10)
+            assert r.status_code == 409 and r.json()["code"] == "archive-in-progress", (tag, r.text)
+        await asyncio.sleep(3)
+        for archive in (wide, tall):
+            await asyncio.to_thread(ot.stop_archive, archive.id)
+        wide, tall = [await asyncio.to_thread(ot.get_archive, a.id) for a in (wide, tall)]
+        pictures = {}
+        for archive in (wide, tall):
+            r = requests.get(archive.url, headers=ot.get_headers(), timeout=10)
+            pictures[archive.resolution], _, samples, rate, _ = decode_webm(r.content, keep_pictures=True)
+            assert abs(dominant_frequency(samples[-rate:], rate) - 440) < 15
+        last = pictures["1280x720"][-1].astype(int)
+        assert last.shape == (720, 1280, 3)
+        assert np.abs(last[200:520, 300:980].reshape(-1, 3).mean(axis=0) - (220, 30, 30)).max() < 40
+        assert last[:, :120].mean() < 40 and last[:, -120:].mean() < 40
+        last = pictures["480x640"][-1].astype(int)
+        assert last.shape == (640, 480, 3)
+        assert np.abs(last[200:440, 60:420].reshape(-1, 3).mean(axis=0) - (220, 30, 30)).max() < 40
+        assert last[:120, :].mean() < 40 and last[-120:, :].mean() < 40
+    finally:
+        await red[0].close()
+        red[1].close()
+
+
 def test_archives_are_refused_without_clients_or_routing(server):
     ot = opentok_client(server)
     empty = ot.create_session(media_mode=opentok.MediaModes.routed).session_id

@@ -151,11 +151,11 @@ def test_archive_commands_record_list_download_and_delete(server, tmp_path):
         assert z.namelist() == [f"{archive}.json"]
         manifest = json.loads(z.read(f"{archive}.json"))
     assert (manifest["id"], manifest["sessionId"], manifest["files"]) == (archive, sid, [])
-    # --video: the streams laid out with the mix in a WebM file (nobody publishing: a black picture).
-    archive = cli(server, "archive", "start", sid, "--video", "--server", server.http_url)
+    # --video: the streams laid out with the mix in a WebM file (nobody publishing: a black picture), here at 1280 × 720.
+    archive = cli(server, "archive", "start", sid, "--video", "--resolution", "1280x720", "--server", server.http_url)
     time.sleep(1.2)
     stopped = json.loads(cli(server, "archive", "stop", archive, "--server", server.http_url))
-    assert (stopped["outputMode"], stopped["hasVideo"], stopped["resolution"], stopped["status"]) == ("composed", True, "640x480", "available")
+    assert (stopped["outputMode"], stopped["hasVideo"], stopped["resolution"], stopped["status"]) == ("composed", True, "1280x720", "available")
     out = tmp_path / "grid.webm"
     cli(server, "archive", "download", archive, "--out", str(out), "--server", server.http_url)
     assert out.read_bytes()[:4] == bytes.fromhex("1a45dfa3") and out.stat().st_size == stopped["size"]

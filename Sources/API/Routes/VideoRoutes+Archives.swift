@@ -33,13 +33,36 @@ extension VideoRoutes {
             case .string("manual")?: manual = true
             default: throw APIError.badRequest("streamMode must be auto or manual.")
             }
-            // A composed archive is one size: 640 × 480.
-            if let resolution = body["resolution"], resolution != .null, resolution != .string(ComposedArchive.resolution) {
-                throw APIError.badRequest("resolution: composed archives are \(ComposedArchive.resolution) here.", code: "unsupported-option")
+            var options = VideoArchives.Options(individual: individual, hasAudio: hasAudio, hasVideo: hasVideo, manual: manual,
+                                                layout: try Self.archiveLayout(body["layout"] ?? .null))
+            switch body["resolution"] {
+            case nil, .null?: break
+            case .string(let resolution)? where ArchiveCanvas.resolutions.contains(resolution):
+                guard !individual else { throw APIError.badRequest("resolution: only composed archives have one.") }
+                options.resolution = resolution
+            default: throw APIError.badRequest("resolution must be one of \(ArchiveCanvas.resolutions.joined(separator: ", ")).")
             }
-            let layout = try Self.archiveLayout(body["layout"] ?? .null)
-            let name = body["name"]?.stringValue ?? ""
-            guard name.utf8.count <= 256 else { throw APIError.badRequest("name must be at most 256 bytes.") }
+            switch body["maxBitrate"] {
+            case nil, .null?: break
+            case .number(let bps)? where Int(exactly: bps).map(ArchiveCanvas.maxBitrates.contains) == true:
+                options.maxBitrate = Int(bps)
+            default:
+                throw APIError.badRequest("maxBitrate must be a whole number of bits per second from \(ArchiveCanvas.maxBitrates.lowerBound) to \(ArchiveCanvas.maxBitrates.upperBound).")
+            }
+            switch body["multiArchiveTag"] {
+            case nil, .null?: break
+            case .string(let tag)? where !tag.isEmpty && tag.utf8.count <= 256: options.multiArchiveTag = tag
+            default: throw APIError.badRequest("multiArchiveTag must be a string of 1 to 256 bytes.")
+            }
+            // Asked for and not done here: refused rather than ignored.
+            if body["quantizationParameter"].map({ $0 != .null }) == true {
+                throw APIError.badRequest("quantizationParameter: archives are encoded at a bitrate here (maxBitrate).", code: "unsupported-option")
+            }
+            if body["hasTranscription"] == .bool(true) {
+                throw APIError.badRequest("hasTranscription: archives are not transcribed here.", code: "unsupported-option")
+            }
+            options.name = body["name"]?.stringValue ?? ""
+            guard options.name.utf8.count <= 256 else { throw APIError.badRequest("name must be at most 256 bytes.") }
             guard let session = try core.videoSessions.get(id: sid, project: project) else {
                 throw APIError.notFound("sessionId is not a session of this project.")
             }
@@ -47,8 +70,7 @@ extension VideoRoutes {
                 throw APIError.conflict("Only routed sessions can be archived.", code: "session-not-routed")
             }
             do {
-                let archive = try await archives.start(sessionID: session.id, projectID: project, name: name, individual: individual,
-                                                       hasAudio: hasAudio, hasVideo: hasVideo, manual: manual, layout: layout)
+                let archive = try await archives.start(sessionID: session.id, projectID: project, options)
                 return .jsonObject(archive.json(url: nil))
             } catch {
                 throw Self.archiveError(error)

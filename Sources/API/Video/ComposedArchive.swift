@@ -5,17 +5,6 @@ import Media
 import VideoCodec
 import Wire
 
-/// A composed archive with video: every stream's video decoded (`VP8Decoder`), laid out on one 640 × 480
-/// canvas in one of the Video API's predefined layouts (`CompositeLayout`, `ArchiveLayout`; it can change while
-/// recording: streams whose layout classes say `focus` first, then in the order they were published),
-/// encoded again (`VP8Encoder`, 15 frames a second, a key frame every 2 s), with the session's audio mix
-/// (the same mix audio-only archives record, held for the archive by `VideoArchives`) encoded as Opus, into
-/// one WebM file. A stream's picture is its newest decoded frame; one that has none yet (or an audio-only
-/// stream, or one whose video the archive does not record: `selection`) takes no cell.
-///
-/// The decoding, drawing and encoding are CPU work — 0.11 to 0.15 of a core for 1 to 4 streams of 640 × 480
-/// on a 2-core VM, about twice libvpx's own cost for the encode (`scripts/bench-archive`, docs/benchmarks.md
-/// "Video archives"); they run in the recording's own task, not on a media worker.
 /// How a composed archive lays its streams out: a predefined layout, and the one to use instead while a stream
 /// shares a screen (the Video API's `screenshareType`, with `bestFit` only).
 struct ArchiveLayout: Sendable, Equatable {
@@ -37,12 +26,47 @@ struct ArchiveLayout: Sendable, Equatable {
     }
 }
 
+/// A composed archive's picture: one of the Video API's resolutions (landscape or portrait), encoded at a
+/// bitrate for its size — 1 Mb/s up to 640 × 480, 2.5 Mb/s up to 1280 × 720, 4.5 Mb/s above — or at most the
+/// archive's `maxBitrate`.
+struct ArchiveCanvas: Sendable, Equatable {
+    var width: Int
+    var height: Int
+    /// kb/s.
+    var bitrate: Int
+
+    static let resolutions = ["640x480", "480x640", "1280x720", "720x1280", "1920x1080", "1080x1920"]
+    /// The Video API's bounds on `maxBitrate`, in b/s.
+    static let maxBitrates = 100_000...6_000_000
+    static let standard = ArchiveCanvas(resolution: "640x480")!
+
+    /// Nil for a resolution that is not one of `resolutions`.
+    init?(resolution: String, maxBitrate: Int? = nil) {
+        guard Self.resolutions.contains(resolution) else { return nil }
+        let sides = resolution.split(separator: "x").compactMap { Int($0) }
+        width = sides[0]
+        height = sides[1]
+        let pixels = width * height
+        let natural = pixels <= 640 * 480 ? 1_000 : pixels <= 1280 * 720 ? 2_500 : 4_500
+        bitrate = min(natural, (maxBitrate ?? .max) / 1_000)
+    }
+
+    var resolution: String { "\(width)x\(height)" }
+}
+
+/// A composed archive with video: every stream's video decoded (`VP8Decoder`), laid out on one canvas
+/// (`ArchiveCanvas`: 640 × 480 unless another resolution is asked for) in one of the Video API's predefined layouts (`CompositeLayout`, `ArchiveLayout`; it can change while
+/// recording: streams whose layout classes say `focus` first, then in the order they were published),
+/// encoded again (`VP8Encoder`, 15 frames a second, a key frame every 2 s), with the session's audio mix
+/// (the same mix audio-only archives record, held for the archive by `VideoArchives`) encoded as Opus, into
+/// one WebM file. A stream's picture is its newest decoded frame; one that has none yet (or an audio-only
+/// stream, or one whose video the archive does not record: `selection`) takes no cell.
+///
+/// The decoding, drawing and encoding are CPU work — 0.11 to 0.15 of a core for 1 to 4 streams of 640 × 480
+/// on a 2-core VM, about twice libvpx's own cost for the encode (`scripts/bench-archive`, docs/benchmarks.md
+/// "Video archives"); they run in the recording's own task, not on a media worker.
 enum ComposedArchive {
-    static let width = 640
-    static let height = 480
     static let frameRate = 15
-    static let bitrate = 1_000
-    static let resolution = "640x480"
 
     private final class Stream {
         let id: String
@@ -60,7 +84,7 @@ enum ComposedArchive {
     }
 
     /// Records until `shouldStop`; the WebM file, or why it could not be written.
-    static func record(id: String, sessionID: String, directory: String, hub: VideoHub, engine: MediaEngine, mix: HeldMix?,
+    static func record(id: String, sessionID: String, directory: String, hub: VideoHub, engine: MediaEngine, canvas: ArchiveCanvas, mix: HeldMix?,
                        selection: @Sendable () -> VideoArchives.Selection, layout: @Sendable () -> ArchiveLayout,
                        shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
         let path = directory + "/" + id + ".webm"
@@ -73,7 +97,8 @@ enum ComposedArchive {
         let encoder: VP8Encoder
         let opus: OpusEncoder?
         do {
-            encoder = try VP8Encoder(width: width, height: height, frameRate: frameRate, bitrate: bitrate, keyframeInterval: 2 * frameRate)
+            encoder = try VP8Encoder(width: canvas.width, height: canvas.height, frameRate: frameRate, bitrate: canvas.bitrate,
+                                     keyframeInterval: 2 * frameRate)
             if let mix {
                 var config = OpusCodec.Configuration()
                 config.inbandFEC = false
@@ -88,7 +113,7 @@ enum ComposedArchive {
             outcome.failure = "\(error)"
             return outcome
         }
-        guard let file = WebMFile(path: path, video: (width, height), audio: mix != nil ? (48_000, 1) : nil) else {
+        guard let file = WebMFile(path: path, video: (canvas.width, canvas.height), audio: mix != nil ? (48_000, 1) : nil) else {
             if let mix { try? await engine.removeMixerTap(mix.mixer, tap) }
             outcome.failure = "cannot create \(path)"
             return outcome
@@ -148,12 +173,12 @@ enum ComposedArchive {
             let due = elapsed * Int64(frameRate) / 1_000
             if due - videoFrames > 3 { videoFrames = due - 3 }
             while videoFrames <= due {
-                var canvas = I420Image(width: width, height: height)
+                var image = I420Image(width: canvas.width, height: canvas.height)
                 let (kind, pictures) = layout().arrange(live.compactMap { s in streams[s.id]?.picture.map { (s, $0) } })
-                for (picture, rect) in zip(pictures, CompositeLayout.rects(kind, count: pictures.count, width: width, height: height)) {
-                    canvas.draw(picture, fitting: rect)
+                for (picture, rect) in zip(pictures, CompositeLayout.rects(kind, count: pictures.count, width: canvas.width, height: canvas.height)) {
+                    image.draw(picture, fitting: rect)
                 }
-                for frame in encoder.encode(canvas, pts: videoFrames) {
+                for frame in encoder.encode(image, pts: videoFrames) {
                     file.add(WebMFile.Frame(time: videoFrames * 1_000 / Int64(frameRate), track: .video, bytes: frame.bytes, keyframe: frame.keyframe))
                 }
                 videoFrames += 1

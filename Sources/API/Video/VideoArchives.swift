@@ -62,6 +62,12 @@ final class VideoArchives: Sendable {
         var file: String?
         /// In manual stream mode, the streams chosen so far; nil in auto.
         var streams: [ChosenStream]?
+        /// A composed archive's picture (absent from metadata older than it: 640 × 480), and its bitrate's bound
+        /// (b/s) when one was asked for.
+        var resolution: String?
+        var maxBitrate: Int?
+        /// Archives of one session record at the same time only when each has a tag of its own.
+        var multiArchiveTag: String?
 
         var manual: Bool { streams != nil }
         var selection: Selection {
@@ -69,6 +75,10 @@ final class VideoArchives: Sendable {
         }
         /// The streams a composed archive's mix hears, in manual stream mode.
         var heard: Set<String> { Set((streams ?? []).filter(\.hasAudio).map(\.streamId)) }
+        var canvas: ArchiveCanvas { ArchiveCanvas(resolution: resolution ?? ArchiveCanvas.standard.resolution, maxBitrate: maxBitrate) ?? .standard }
+
+        /// Whether this archive, recording, keeps one with `tag` from recording the same session.
+        func excludes(tag: String?) -> Bool { status == .started && (tag == nil || multiArchiveTag == nil || tag == multiArchiveTag) }
 
         var individual: Bool { outputMode == "individual" }
         /// Recorded by an `ArchiveRecorder` (individual, or composed with video), not by `Recordings`.
@@ -78,13 +88,15 @@ final class VideoArchives: Sendable {
 
         /// The Video API's archive object; `url` where the file is, once available.
         func json(url: String?) -> [String: Any] {
-            ["id": id, "sessionId": sessionID, "projectId": projectID, "partnerId": projectID, "name": name, "createdAt": createdAt, "updatedAt": updatedAt,
+            var object: [String: Any] = ["id": id, "sessionId": sessionID, "projectId": projectID, "partnerId": projectID, "name": name, "createdAt": createdAt, "updatedAt": updatedAt,
              "status": status.rawValue, "reason": reason, "duration": duration, "size": size, "hasAudio": hasAudio ?? true,
              "hasVideo": hasVideo ?? false, "outputMode": outputMode ?? "composed", "streamMode": manual ? "manual" : "auto",
-             "resolution": !individual && hasVideo == true ? ComposedArchive.resolution as Any : NSNull(), "event": "archive",
+             "resolution": !individual && hasVideo == true ? canvas.resolution as Any : NSNull(), "event": "archive",
              "url": status == .available ? url.map { $0 as Any } ?? NSNull() : NSNull(), "sha256sum": "", "password": "",
              // As the Video API: the streams being recorded, while a manual archive records.
              "streams": status == .started ? (streams ?? []).map { ["streamId": $0.streamId, "hasAudio": $0.hasAudio, "hasVideo": $0.hasVideo] } : []]
+            if let maxBitrate { object["maxBitrate"] = maxBitrate }
+            return object
         }
     }
 
@@ -123,6 +135,20 @@ final class VideoArchives: Sendable {
         archives = Mutex(loaded)
     }
 
+    /// What an archive records and how: composed (the mix; with video, the streams laid out at `resolution`,
+    /// one of `ArchiveCanvas.resolutions`) or individual, of every stream or (manual) of those chosen.
+    struct Options: Sendable {
+        var name = ""
+        var individual = false
+        var hasAudio = true
+        var hasVideo = false
+        var manual = false
+        var layout = ArchiveLayout()
+        var resolution = ArchiveCanvas.standard.resolution
+        var maxBitrate: Int?
+        var multiArchiveTag: String?
+    }
+
     enum Failure: Error {
         case alreadyRecording
         case noClients
@@ -137,18 +163,21 @@ final class VideoArchives: Sendable {
 
     /// Starts recording: the session's mix (composed; with video, its streams laid out too), or each of its streams
     /// (individual), with the kinds of media asked for; in manual stream mode, none until `changeStreams` chooses.
-    func start(sessionID: String, projectID: String, name: String, individual: Bool = false, hasAudio: Bool = true,
-               hasVideo: Bool = false, manual: Bool = false, layout: ArchiveLayout = ArchiveLayout()) async throws(Failure) -> Archive {
+    func start(sessionID: String, projectID: String, _ options: Options = Options()) async throws(Failure) -> Archive {
         guard !hub.connections(sessionID: sessionID).isEmpty else { throw .noClients }
         let id = UUID4.generate()
-        // One archive at a time per session: claimed before anything starts.
+        let (name, individual, hasAudio, hasVideo, manual, layout) =
+            (options.name, options.individual, options.hasAudio, options.hasVideo, options.manual, options.layout)
+        // One archive at a time per session, or one per tag: claimed before anything starts.
         let claimed = archives.withLock { a -> Bool in
-            guard !a.values.contains(where: { $0.sessionID == sessionID && $0.status == .started }) else { return false }
+            guard !a.values.contains(where: { $0.sessionID == sessionID && $0.excludes(tag: options.multiArchiveTag) }) else { return false }
             let now = Self.millis()
+            let composedVideo = !individual && hasVideo
             a[id] = Archive(id: id, sessionID: sessionID, projectID: projectID, name: name, createdAt: now, status: .started, reason: "",
                             recordingID: "", duration: 0, size: 0, updatedAt: now, outputMode: individual ? "individual" : nil,
                             hasAudio: individual || hasVideo ? hasAudio : nil, hasVideo: individual || hasVideo ? hasVideo : nil,
-                            streams: manual ? [] : nil)
+                            streams: manual ? [] : nil, resolution: composedVideo ? options.resolution : nil,
+                            maxBitrate: composedVideo ? options.maxBitrate : nil, multiArchiveTag: options.multiArchiveTag)
             return true
         }
         guard claimed else { throw .alreadyRecording }
@@ -176,7 +205,8 @@ final class VideoArchives: Sendable {
                 individual
                     ? await IndividualArchive.record(id: id, sessionID: sessionID, name: name, createdAt: archive.createdAt, directory: directory,
                                                      hub: hub, selection: selection, shouldStop: shouldStop)
-                    : await ComposedArchive.record(id: id, sessionID: sessionID, directory: directory, hub: hub, engine: engine, mix: mix,
+                    : await ComposedArchive.record(id: id, sessionID: sessionID, directory: directory, hub: hub, engine: engine,
+                                                   canvas: archive.canvas, mix: mix,
                                                    selection: selection, layout: { [weak self] in self?.layout(id) ?? layout },
                                                    shouldStop: shouldStop)
             })

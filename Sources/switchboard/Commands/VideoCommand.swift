@@ -20,7 +20,8 @@ struct VideoCommand {
                                       [--username U --password P] [--streams ID,ID] [--observe-force-mute] [--secure]
                                       [--data DATA] [--json]
                switchboard video dtmf SESSION_ID DIGITS [--connection ID]
-               switchboard video archive start SESSION_ID [--name NAME] [--video | --individual] [--manual] | stop ARCHIVE_ID
+               switchboard video archive start SESSION_ID [--name NAME] [--video [--resolution WxH] | --individual] [--manual]
+                                     | stop ARCHIVE_ID
                                      | get ARCHIVE_ID | list [--session SESSION_ID] | delete ARCHIVE_ID | download ARCHIVE_ID --out FILE
                                      | add ARCHIVE_ID STREAM_ID [--no-audio | --no-video] | remove ARCHIVE_ID STREAM_ID
 
@@ -53,6 +54,8 @@ struct VideoCommand {
                              mix (WebM); with --individual each stream's video and audio in a WebM file of its own
                              (a ZIP); start prints the archive id,
                              stop/get/list print JSON, download writes the file to --out
+          --resolution WxH   archive start --video: 640x480 (default), 1280x720, 1920x1080 or portrait 480x640,
+                             720x1280, 1080x1920
           --manual           archive start: record only the streams chosen with archive add (its audio and video, or
                              without --no-audio / --no-video), until archive remove leaves one out
 
@@ -84,7 +87,7 @@ struct VideoCommand {
             return try await dial(sessionID: sessionID, args)
         case ("archive", let action?):
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--name", "--session", "--out", "--individual", "--video",
-                                   "--manual", "--no-audio", "--no-video"])
+                                   "--resolution", "--manual", "--no-audio", "--no-video"])
             return try await archive(action, target: args.positionals.dropFirst(2).first, stream: args.positionals.dropFirst(3).first, args)
         case ("dtmf", let sessionID?):
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--connection"])
@@ -334,6 +337,7 @@ struct VideoCommand {
             var body: [String: JSONValue] = ["sessionId": .string(target), "hasVideo": .bool(args.flag("--individual") || args.flag("--video"))]
             if args.flag("--individual") { body["outputMode"] = "individual" }
             if args.flag("--manual") { body["streamMode"] = "manual" }
+            if let resolution = args["--resolution"] { body["resolution"] = .string(resolution) }
             if let name = args["--name"] { body["name"] = .string(name) }
             request = HTTPClientRequest(method: .POST, url: base, headers: http, body: Array(try JSONEncoder().encode(JSONValue.object(body))))
         case "stop": request = HTTPClientRequest(method: .POST, url: base + "/\(try id())/stop", headers: http)
