@@ -24,15 +24,15 @@ CHROMIUM_ARGS = [
 ]
 
 
-def start_video_server(https: bool = False):
-    """`switchboard serve --dev` (the playground's token helper) on free TCP and UDP ports."""
-    return start_server(["--media-port", "0", "--log-level", "warn"], https=https, dev=True)
+def start_video_server(https: bool = False, settings=()):
+    """`switchboard serve --dev` (the playground's token helper) on free TCP and UDP ports, with any other `settings`."""
+    return start_server(["--media-port", "0", "--log-level", "warn", *settings], https=https, dev=True)
 
 
 @contextlib.contextmanager
-def video_server():
+def video_server(settings=()):
     """A video server for a module's tests, which must exit 0 when stopped (its log tail otherwise)."""
-    s = start_video_server()
+    s = start_video_server(settings=settings)
     yield s
     code = s.stop()
     log = s.log()

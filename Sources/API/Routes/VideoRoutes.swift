@@ -31,8 +31,20 @@ struct VideoRoutes {
             let media = fields["p2p.preference"] == "enabled" ? "relayed" : "routed"
             let archive = fields["archiveMode"] ?? "manual"
             guard ["manual", "always"].contains(archive) else { throw APIError.badRequest("archiveMode must be manual or always.") }
+            // Archived automatically: routed, with the name and resolution its archives get.
+            let name = fields["archiveName"], resolution = fields["archiveResolution"]
+            if archive == "always" {
+                guard media == "routed" else { throw APIError.badRequest("archiveMode always needs routed media (p2p.preference disabled).") }
+                if let name, !(1...80).contains(name.count) { throw APIError.badRequest("archiveName must be 1 to 80 characters.") }
+                if let resolution, !ArchiveCanvas.resolutions.contains(resolution) {
+                    throw APIError.badRequest("archiveResolution must be one of \(ArchiveCanvas.resolutions.joined(separator: ", ")).")
+                }
+            } else if name != nil || resolution != nil {
+                throw APIError.badRequest("archiveName and archiveResolution are for archiveMode always.")
+            }
             let location = fields["location"].flatMap { $0.isEmpty ? nil : $0 }
-            let s = try core.videoSessions.create(owner: owner, apiKey: account.apiKey, mediaMode: media, archiveMode: archive, location: location)
+            let s = try core.videoSessions.create(owner: owner, apiKey: account.apiKey, mediaMode: media, archiveMode: archive, archiveName: name,
+                                                  archiveResolution: resolution, location: location)
             let body: [[String: Any]] = [[
                 "session_id": s.id, "project_id": owner, "partner_id": owner, "create_dt": Self.httpDate(s.createdAt),
                 "session_status": NSNull(), "status_invalid": NSNull(), "media_server_hostname": NSNull(), "messaging_server_url": NSNull(),

@@ -98,10 +98,19 @@ public final class SwitchboardServer: Sendable {
         VideoSignaling(hub: live.video, clients: clients).register(on: gateway)
         let monitor = VideoMonitor(core: core, hooks: videoCallbacks)
         let archives = VideoArchives(directory: configuration.dataDirectory + "/video/archives", hub: live.video,
-                                     recordings: live.audio.recordings) { archive in monitor.archiveChanged(archive) }
-        live.video.onSessionEvent { event in
+                                     recordings: live.audio.recordings, maxDuration: configuration.archiveMaxDuration) { archive in
+            monitor.archiveChanged(archive)
+        }
+        live.video.onSessionEvent { [core] event in
             monitor.handle(event)
-            if case .sessionDestroyed(let sessionID, _) = event { Task { await archives.sessionEnded(sessionID) } }
+            switch event {
+            case .sessionCreated(let sessionID):
+                if let session = try? core.videoSessions.get(id: sessionID), session.archiveMode == "always" {
+                    Task { await archives.startAutomatically(session) }
+                }
+            case .sessionDestroyed(let sessionID, _): Task { await archives.sessionEnded(sessionID) }
+            default: break
+            }
         }
         VideoRoutes(core: core, hub: live.video, group: group,
                     sip: lineMedia.edge.map { VideoSIPEdge(edge: $0, pool: lineMedia.pool, host: lineMedia.host, silenceLimit: lineMedia.silenceLimit) },

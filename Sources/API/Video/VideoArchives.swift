@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Live
 import Media
+import Platform
 import Runtime
 import Synchronization
 import Wire
@@ -68,6 +69,8 @@ final class VideoArchives: Sendable {
         var maxBitrate: Int?
         /// Archives of one session record at the same time only when each has a tag of its own.
         var multiArchiveTag: String?
+        /// Started because the session is archived automatically (`archiveMode: always`).
+        var automatic: Bool?
 
         var manual: Bool { streams != nil }
         var selection: Selection {
@@ -113,9 +116,12 @@ final class VideoArchives: Sendable {
     let engine: MediaEngine
     /// Called after every change of an archive's status (the `archive_status` callback).
     let changed: @Sendable (Archive) -> Void
+    /// Seconds an archive records at most (`--archive-max-duration`).
+    let maxDuration: Int
 
-    init(directory: String, hub: VideoHub, recordings: Recordings, changed: @escaping @Sendable (Archive) -> Void = { _ in }) {
+    init(directory: String, hub: VideoHub, recordings: Recordings, maxDuration: Int = 7_200, changed: @escaping @Sendable (Archive) -> Void = { _ in }) {
         self.directory = directory
+        self.maxDuration = maxDuration
         self.hub = hub
         self.recordings = recordings
         engine = recordings.engine
@@ -147,6 +153,8 @@ final class VideoArchives: Sendable {
         var resolution = ArchiveCanvas.standard.resolution
         var maxBitrate: Int?
         var multiArchiveTag: String?
+        /// Started by the server for a session archived automatically: at the maximum duration the next one starts.
+        var automatic = false
     }
 
     enum Failure: Error {
@@ -177,7 +185,8 @@ final class VideoArchives: Sendable {
                             recordingID: "", duration: 0, size: 0, updatedAt: now, outputMode: individual ? "individual" : nil,
                             hasAudio: individual || hasVideo ? hasAudio : nil, hasVideo: individual || hasVideo ? hasVideo : nil,
                             streams: manual ? [] : nil, resolution: composedVideo ? options.resolution : nil,
-                            maxBitrate: composedVideo ? options.maxBitrate : nil, multiArchiveTag: options.multiArchiveTag)
+                            maxBitrate: composedVideo ? options.maxBitrate : nil, multiArchiveTag: options.multiArchiveTag,
+                            automatic: options.automatic ? true : nil)
             return true
         }
         guard claimed else { throw .alreadyRecording }
@@ -197,10 +206,16 @@ final class VideoArchives: Sendable {
             let selection: @Sendable () -> Selection = { [weak self] in self?.get(id)?.selection ?? initial }
             // A recording that ends by itself (its maximum duration, or a failure as it starts) is reported here;
             // `ended` moves the archive on once, whichever of this and `stop` comes first.
-            let recorder = ArchiveRecorder(ended: { [weak self] outcome in
+            let recorder = ArchiveRecorder(maxDuration: .seconds(maxDuration), ended: { [weak self] outcome in
                 guard let self else { return }
                 _ = self.recorders.withLock { $0.removeValue(forKey: id) }
-                Task { await self.ended(id, outcome, reason: "maximum duration exceeded") }
+                Task {
+                    await self.ended(id, outcome, reason: "maximum duration exceeded")
+                    // An automatically archived session goes on being recorded, in the next archive.
+                    if options.automatic, outcome.failure == nil, !self.hub.connections(sessionID: sessionID).isEmpty {
+                        _ = try? await self.start(sessionID: sessionID, projectID: projectID, options)
+                    }
+                }
             }, record: { shouldStop in
                 individual
                     ? await IndividualArchive.record(id: id, sessionID: sessionID, name: name, createdAt: archive.createdAt, directory: directory,
@@ -218,7 +233,7 @@ final class VideoArchives: Sendable {
         do {
             guard let mix else { throw RecordingError.invalid("an audio-only archive records the mix") }
             recording = try await recordings.start(mixer: mix.mixer, source: sessionID, applicationID: projectID,
-                                                   options: RecordingOptions(format: .ogg, participant: mix.listener, timeOut: 7200)) { [weak self] info in
+                                                   options: RecordingOptions(format: .ogg, participant: mix.listener, timeOut: maxDuration)) { [weak self] info in
                 Task { await self?.ended(id, info) }
             }
         } catch {
@@ -229,6 +244,14 @@ final class VideoArchives: Sendable {
         let started = update(id) { $0.recordingID = recording.id.rawValue }
         guard let started else { throw .notFound }
         return started
+    }
+
+    /// A session archived automatically (`archiveMode: always`) has clients: its composed archive starts, with
+    /// the session's archive name and resolution.
+    func startAutomatically(_ session: VideoSession) async {
+        var options = Options(name: session.archiveName ?? "", hasVideo: true, automatic: true)
+        options.resolution = session.archiveResolution ?? options.resolution
+        _ = try? await start(sessionID: session.id, projectID: session.owner, options)
     }
 
     /// A change to the streams a manual archive records.

@@ -164,5 +164,9 @@ enum Schema {
         Migration(version: 7, name: "sip trunk media encryption", sql: """
             ALTER TABLE sip_trunks ADD COLUMN media_encryption TEXT NOT NULL DEFAULT 'none';
             """),
+        Migration(version: 8, name: "automatic archives' name and resolution", sql: """
+            ALTER TABLE video_sessions ADD COLUMN archive_name TEXT;
+            ALTER TABLE video_sessions ADD COLUMN archive_resolution TEXT;
+            """),
     ]
 }

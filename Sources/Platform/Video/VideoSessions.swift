@@ -16,7 +16,10 @@ public struct VideoSession: Sendable, Equatable {
     public var owner: String
     public var apiKey: String
     public var mediaMode: String
+    /// `always`: archived whenever clients are connected, with this name and resolution; else `manual`.
     public var archiveMode: String
+    public var archiveName: String?
+    public var archiveResolution: String?
     public var location: String?
     public var createdAt: Date
 }
@@ -31,13 +34,17 @@ public final class VideoSessions: Sendable {
     }
 
     /// `"1_" + base64url("1~<owner>~<location>~<created ms>~<random>~P~~")`: SDKs decode it and look for the key.
-    public func create(owner: String, apiKey: String, mediaMode: String = "routed", archiveMode: String = "manual", location: String? = nil) throws -> VideoSession {
+    public func create(owner: String, apiKey: String, mediaMode: String = "routed", archiveMode: String = "manual", archiveName: String? = nil,
+                       archiveResolution: String? = nil, location: String? = nil) throws -> VideoSession {
         let now = clock.now()
         let raw = "1~\(owner)~\(location ?? "")~\(now.millis)~\(SecureRandom.hex(12))~P~~"
         let s = VideoSession(id: "1_" + Base64URL.encode(raw), owner: owner, apiKey: apiKey, mediaMode: mediaMode,
-                             archiveMode: archiveMode, location: location, createdAt: now)
-        try db.execute("INSERT INTO video_sessions (id, owner, api_key, media_mode, archive_mode, location, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       [.text(s.id), .text(owner), .text(apiKey), .text(mediaMode), .text(archiveMode), SQLValue(location), .int(now.millis)])
+                             archiveMode: archiveMode, archiveName: archiveName, archiveResolution: archiveResolution, location: location, createdAt: now)
+        try db.execute("""
+            INSERT INTO video_sessions (id, owner, api_key, media_mode, archive_mode, archive_name, archive_resolution, location, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(s.id), .text(owner), .text(apiKey), .text(mediaMode), .text(archiveMode), SQLValue(archiveName), SQLValue(archiveResolution),
+                  SQLValue(location), .int(now.millis)])
         return s
     }
 
@@ -53,7 +60,7 @@ public final class VideoSessions: Sendable {
         try db.queryOne("SELECT * FROM video_sessions WHERE id = ?", [.text(id)]).map { r in
             VideoSession(id: r.string("id") ?? "", owner: r.string("owner") ?? "", apiKey: r.string("api_key") ?? "",
                          mediaMode: r.string("media_mode") ?? "routed", archiveMode: r.string("archive_mode") ?? "manual",
-                         location: r.string("location"), createdAt: Date(millis: r.int64("created_at") ?? 0))
+                         archiveName: r.string("archive_name"), archiveResolution: r.string("archive_resolution"), location: r.string("location"), createdAt: Date(millis: r.int64("created_at") ?? 0))
         }
     }
 }

@@ -1,0 +1,79 @@
+"""Automatically archived sessions through the official `opentok` SDK: a session created with
+`archive_mode=always` (and an archive name and resolution) is recorded as soon as a client connects, without
+`start_archive`; at the server's `--archive-max-duration` the archive stops (`maximum duration exceeded`) and the next
+one starts while clients remain; the last client leaving stops it (`session ended`). The files are decoded: the
+publisher's colour at the session's resolution, its tone."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import numpy as np
+import pytest
+import requests
+
+from media_support import dominant_frequency
+from test_video_audio_connector import loopback_ice
+from video_support import decode_webm, opentok_client, publish, video_server
+
+opentok = pytest.importorskip("opentok")
+av = pytest.importorskip("av")
+
+
+@pytest.fixture(scope="module")
+def server():
+    loopback_ice()
+    with video_server(settings=("--archive-max-duration", "4")) as s:
+        yield s
+
+
+def test_an_always_archived_session_records_from_its_first_client_archive_after_archive(server):
+    asyncio.run(_automatic(server))
+
+
+async def _automatic(server):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed, archive_mode=opentok.ArchiveModes.always,
+                            archive_name="standup", archive_resolution="1280x720").session_id
+    assert (await asyncio.to_thread(ot.list_archives, session_id=sid)).count == 0, "nobody connected yet: nothing recorded"
+    red = await publish(server, sid, ot.generate_token(sid, data="name=red"), (220, 30, 30), 440)
+    try:
+        def archives():  # as JSON: the SDK's Archive has no `reason`
+            r = requests.get(f"{server.http_url}/v2/project/{ot.api_key}/archive", params={"sessionId": sid}, headers=ot.get_headers(), timeout=10)
+            return sorted(r.json()["items"], key=lambda a: a["createdAt"])
+
+        first = await asyncio.to_thread(archives)
+        assert [(a["status"], a["name"], a["resolution"], a["hasVideo"]) for a in first] == [("started", "standup", "1280x720", True)]
+        # A second archive of the session while it records is refused, as for any archive.
+        with pytest.raises(Exception):
+            await asyncio.to_thread(ot.start_archive, sid)
+        deadline = time.monotonic() + 10
+        while len(listed := await asyncio.to_thread(archives)) < 2 and time.monotonic() < deadline:
+            await asyncio.sleep(0.25)
+        assert [(a["status"], a["reason"]) for a in listed] == [("available", "maximum duration exceeded"), ("started", "")], listed
+        await asyncio.sleep(1.5)
+        red[1].close()  # the last client leaves
+        deadline = time.monotonic() + 10
+        while (listed := await asyncio.to_thread(archives))[-1]["status"] == "started" and time.monotonic() < deadline:
+            await asyncio.sleep(0.25)
+        assert len(listed) == 2 and (listed[1]["status"], listed[1]["reason"]) == ("available", "session ended"), listed
+        r = requests.get(listed[0]["url"], headers=ot.get_headers(), timeout=10)
+        pictures, _, samples, rate, codec = decode_webm(r.content, keep_pictures=True)
+        last = pictures[-1].astype(int)
+        assert codec == "vp8" and last.shape == (720, 1280, 3) and 3 <= listed[0]["duration"] <= 5
+        assert np.abs(last[200:520, 300:980].reshape(-1, 3).mean(axis=0) - (220, 30, 30)).max() < 40
+        assert abs(dominant_frequency(samples[-rate:], rate) - 440) < 15
+    finally:
+        await red[0].close()
+        red[1].close()
+
+
+def test_archive_mode_options_are_checked(server):
+    ot = opentok_client(server)
+    url = f"{server.http_url}/session/create"
+    for form, why in (({"archiveMode": "always", "p2p.preference": "enabled"}, "routed"),
+                      ({"archiveMode": "always", "archiveResolution": "1024x768"}, "archiveResolution"),
+                      ({"archiveMode": "always", "archiveName": "x" * 81}, "archiveName"),
+                      ({"archiveMode": "manual", "archiveName": "weekly"}, "archiveName")):
+        r = requests.post(url, headers=ot.get_headers(), data=form, timeout=10)
+        assert r.status_code == 400 and why in r.json()["detail"], (form, r.text)
