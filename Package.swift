@@ -30,6 +30,7 @@ let package = Package(
         .systemLibrary(name: "COpusFile", pkgConfig: "opusfile", providers: [.apt(["libopusfile-dev"])]),
         .systemLibrary(name: "COpusEnc", pkgConfig: "libopusenc", providers: [.apt(["libopusenc-dev"])]),
         .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
+        .systemLibrary(name: "CAV", pkgConfig: "libavformat", providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev"])]),
         // Macros and GNU-only calls Swift cannot import directly.
         .target(name: "CShims", dependencies: ["COpenSSL", "CGcrypt"]),
 
@@ -51,7 +52,7 @@ let package = Package(
         .target(name: "Audio", dependencies: ["COpus", "CSpeexDSP", "CEspeak", "CMpg123", "CLame", "COpusFile", "COpusEnc"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
         // Event loops, sockets, timers, TLS, HTTP server/client, WebSocket server/client.
-        .target(name: "VideoCodec", dependencies: ["CVPX"]),
+        .target(name: "VideoCodec", dependencies: ["CVPX", "CAV"]),
         .target(name: "Runtime", dependencies: ["Wire", "Crypto", "CShims", "COpenSSL"]),
         // Embedded SQLite store.
         .target(name: "Store", dependencies: ["CSQLite"]),
@@ -88,7 +89,7 @@ let package = Package(
         // libsrtp as the reference the SRTP implementation is checked against; tests only.
         .target(name: "SRTPReference", dependencies: ["Crypto", "CSRTP"], path: "Tests/Support/SRTPReference"),
         .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: testSettings),
-        .testTarget(name: "VideoCodecTests", dependencies: ["VideoCodec"], swiftSettings: testSettings),
+        .testTarget(name: "VideoCodecTests", dependencies: ["VideoCodec", "CVPX"], swiftSettings: testSettings),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "SRTP", "Wire", "SRTPReference"], swiftSettings: testSettings),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Wire", "Crypto"], swiftSettings: testSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store"], swiftSettings: testSettings),

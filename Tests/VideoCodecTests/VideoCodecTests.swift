@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import VideoCodec
 
@@ -67,5 +68,57 @@ struct VideoCodecTests {
         #expect(picture.width == 160 && picture.height == 120)
         #expect(abs(Int(picture.y[60 * 160 + 80]) - 81) <= 3 && abs(Int(picture.u[30 * 80 + 40]) - 90) <= 3 && abs(Int(picture.v[30 * 80 + 40]) - 240) <= 3)
         #expect(decoder.decode([0x01, 0x02, 0x03]) == nil, "garbage is refused, not a crash")
+    }
+}
+
+@Suite("MP4 files of pictures and sound")
+struct MP4WriterTests {
+    /// The four-character types of a file's top-level boxes, in order, and whether `fourcc` occurs anywhere.
+    static func boxes(_ bytes: [UInt8]) -> [String] {
+        var types: [String] = []
+        var at = 0
+        while at + 8 <= bytes.count {
+            let size = bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
+            types.append(String(decoding: bytes[at + 4..<at + 8], as: UTF8.self))
+            guard size >= 8 else { break }
+            at += size
+        }
+        return types
+    }
+
+    static func contains(_ bytes: [UInt8], _ fourcc: String) -> Bool {
+        let needle = Array(fourcc.utf8)
+        return bytes.indices.dropLast(3).contains { Array(bytes[$0..<$0 + 4]) == needle }
+    }
+
+    @Test("H.264 pictures and AAC sound make a fragmented MP4: the index first, then a fragment per key frame")
+    func videoAndSound() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mp4-\(UInt32.random(in: 0...UInt32.max)).mp4").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try MP4Writer(path: path, video: .init(width: 160, height: 120, frameRate: 15, bitrate: 300, keyframeInterval: 15), audio: true)
+        let tone = (0..<48_000).map { Int16(8_000 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }
+        for i in 0..<45 {
+            writer.add(I420Image(width: 160, height: 120, y: UInt8(40 + i), u: 90, v: 240), index: Int64(i))
+            writer.add(samples: Array(tone[(i * 1_066) % 40_000..<(i * 1_066) % 40_000 + 1_066]))
+        }
+        writer.close()
+        #expect(writer.failure == nil)
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let top = Self.boxes(bytes)
+        #expect(Array(top.prefix(2)) == ["ftyp", "moov"])
+        #expect(top.filter { $0 == "moof" }.count >= 3 && top.filter { $0 == "mdat" }.count == top.filter { $0 == "moof" }.count, "\(top)")
+        #expect(Self.contains(bytes, "avc1") && Self.contains(bytes, "mp4a"))
+    }
+
+    @Test("sound alone has no video track; a file that cannot be created is a clear error")
+    func soundAloneAndRefusal() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("m4a-\(UInt32.random(in: 0...UInt32.max)).mp4").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try MP4Writer(path: path, video: nil, audio: true)
+        writer.add(samples: [Int16](repeating: 1_000, count: 30_000))
+        writer.close()
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(writer.failure == nil && Self.contains(bytes, "mp4a") && !Self.contains(bytes, "avc1"))
+        #expect(throws: MP4Writer.Failure.self) { try MP4Writer(path: "/nonexistent/dir/x.mp4", video: nil, audio: true) }
     }
 }

@@ -25,14 +25,14 @@ LONGEST_FIRST = ["test_voice_phone.py", "test_web_reconnect.py", "test_realtime.
 # signalling). Every other file is a group of its own, so its module fixtures start once.
 BROWSER_MEDIA = {
     "test_media_chromium.py", "test_media_loss.py", "test_video_sdk_chromium.py", "test_video_playground.py",
-    "test_video_capture.py", "test_rooms_browser.py", "test_rooms_firefox.py", "test_rooms_mixed_browser.py",
+    "test_video_capture.py", "test_video_archive_playback.py", "test_rooms_browser.py", "test_rooms_firefox.py", "test_rooms_mixed_browser.py",
     "test_phone_web.py", "test_phone_sip_web.py",
 }
 PEER_MEDIA = {
     "test_media_aiortc.py", "test_video_cli.py", "test_video_sdk.py", "test_client_cli.py",
     "test_rooms_mixed_aiortc.py", "test_rooms_mixed_players.py", "test_rooms_aiortc.py", "test_rooms_policy.py",
     "test_rooms_mode_switch.py", "test_load_authenticated.py", "test_load_cli.py", "test_load_mixed.py",
-    "test_janus_peers.py", "test_video_audio_connector.py", "test_video_sip_dial.py", "test_video_archive.py",
+    "test_janus_peers.py", "test_video_audio_connector.py", "test_video_sip_dial.py", "test_video_archive.py", "test_video_archive_manual.py",
 }
 
 

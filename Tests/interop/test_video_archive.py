@@ -1,42 +1,43 @@
 """Audio-only archives through the official `opentok` SDK: `start_archive(has_video=False)` records the session's
-audio mix (an aiortc publisher's 440 Hz) as Ogg Opus; stop, get, list, download and delete behave as the Video API's;
+audio mix (an aiortc publisher's 440 Hz) as AAC in an MP4 file; stop, get, list, download and delete behave as the Video API's;
 a second archive of a session, a session with nobody in it and a relayed session are refused; the SDK's default archive
-(composed, with video) lays every stream out on one canvas with the mix (individual-stream archives:
+(composed, with video) lays every stream out on one canvas with the mix, H.264 and AAC in an MP4 file, decoded here
+with PyAV (individual-stream archives:
 `test_video_archive_individual.py`); an
 archive's metadata survives a restart."""
 from __future__ import annotations
 
 import asyncio
 import io
-import subprocess
 import zipfile
 
 import numpy as np
 import pytest
 import requests
 
-from media_support import dominant_frequency, wav_samples
+from media_support import dominant_frequency
 from rig import start_server, wait_until
 from test_video_audio_connector import publish_tone, server  # noqa: F401 (the module's media server fixture)
-from video_support import VideoPeer, decode_webm, opentok_client, publish
+from video_support import VideoPeer, decode_media, opentok_client, publish
 
 opentok = pytest.importorskip("opentok")
 
 
-def download(ot, url, tmp_path):
+def download(ot, url):
+    """An audio-only archive: an MP4 file with AAC sound and no video."""
     r = requests.get(url, headers=ot.get_headers(), timeout=10)
-    assert r.status_code == 200 and r.headers["Content-Type"] == "audio/ogg", r.text[:200]
-    ogg, wav = tmp_path / "archive.ogg", tmp_path / "archive.wav"
-    ogg.write_bytes(r.content)
-    subprocess.run(["opusdec", "--quiet", "--rate", "48000", str(ogg), str(wav)], check=True)
-    return wav_samples(wav)
+    assert r.status_code == 200 and r.headers["Content-Type"] == "audio/mp4", r.text[:200]
+    assert r.content[4:8] == b"ftyp"
+    _, _, samples, rate, codec = decode_media(r.content)
+    assert codec is None
+    return samples, rate
 
 
-def test_an_audio_archive_records_the_session_and_is_downloaded(server, tmp_path):
-    asyncio.run(_archive(server, tmp_path))
+def test_an_audio_archive_records_the_session_and_is_downloaded(server):
+    asyncio.run(_archive(server))
 
 
-async def _archive(server, tmp_path):
+async def _archive(server):
     ot = opentok_client(server)
     sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
     pc, peer, _ = await publish_tone(server, sid, ot.generate_token(sid, data="name=speaker"), 440)
@@ -59,7 +60,7 @@ async def _archive(server, tmp_path):
         assert got.status == "available" and got.duration >= 2 and got.size > 1000 and got.url
         listed = await asyncio.to_thread(ot.list_archives, session_id=sid)
         assert [a.id for a in listed.items] == [archive.id] and listed.count == 1
-        samples, rate = download(ot, got.url, tmp_path)
+        samples, rate = download(ot, got.url)
         assert len(samples) > rate * 2.5
         tail = samples[-rate * 2:]
         assert np.sqrt(np.mean(tail ** 2)) > 0.01 and abs(dominant_frequency(tail, rate) - 440) < 15
@@ -100,9 +101,9 @@ async def _composed(server):
         got = await asyncio.to_thread(ot.get_archive, archive.id)
         assert got.status == "available" and got.duration >= 3 and got.url
         r = requests.get(got.url, headers=ot.get_headers(), timeout=10)
-        assert r.status_code == 200 and r.headers["Content-Type"] == "video/webm" and len(r.content) == got.size
-        pictures, times, samples, rate, codec = decode_webm(r.content, keep_pictures=True)
-        assert codec == "vp8" and pictures[0].shape == (480, 640, 3)
+        assert r.status_code == 200 and r.headers["Content-Type"] == "video/mp4" and len(r.content) == got.size
+        pictures, times, samples, rate, codec = decode_media(r.content, keep_pictures=True)
+        assert codec == "h264" and pictures[0].shape == (480, 640, 3)
         assert len(pictures) > 15 * got.duration * 0.7, (len(pictures), got.duration)
         def colour(picture, rows, columns):
             return picture[rows, columns].reshape(-1, 3).mean(axis=0)
@@ -149,7 +150,7 @@ async def _h264(server):
         await asyncio.to_thread(ot.stop_archive, archive.id)
         got = await asyncio.to_thread(ot.get_archive, archive.id)
         r = requests.get(got.url, headers=ot.get_headers(), timeout=10)
-        pictures, _, samples, rate, _ = decode_webm(r.content, keep_pictures=True)
+        pictures, _, samples, rate, _ = decode_media(r.content, keep_pictures=True)
         # The VP8 stream alone fills the picture (4:3 on 4:3); both tones are heard.
         assert np.abs(pictures[-1].astype(int)[100:380, 100:540].reshape(-1, 3).mean(axis=0) - (30, 200, 30)).max() < 40
         spectrum = np.abs(np.fft.rfft(samples[-rate * 2:]))
@@ -161,9 +162,9 @@ async def _h264(server):
         got = await asyncio.to_thread(ot.get_archive, archive.id)
         r = requests.get(got.url, headers=ot.get_headers(), timeout=10)
         files = zipfile.ZipFile(io.BytesIO(r.content))
-        colours, _, _, _, codec = decode_webm(files.read(f"{vp8[2]}.webm"))
+        colours, _, _, _, codec = decode_media(files.read(f"{vp8[2]}.webm"))
         assert codec == "vp8" and colours
-        colours, _, samples, rate, codec = decode_webm(files.read(f"{h264[2]}.webm"))
+        colours, _, samples, rate, codec = decode_media(files.read(f"{h264[2]}.webm"))
         assert codec is None and not colours and abs(dominant_frequency(samples, rate) - 880) < 15
     finally:
         for pc, peer, _ in (vp8, h264):
@@ -204,7 +205,7 @@ async def _options(server):
         pictures = {}
         for archive in (wide, tall):
             r = requests.get(archive.url, headers=ot.get_headers(), timeout=10)
-            pictures[archive.resolution], _, samples, rate, _ = decode_webm(r.content, keep_pictures=True)
+            pictures[archive.resolution], _, samples, rate, _ = decode_media(r.content, keep_pictures=True)
             assert abs(dominant_frequency(samples[-rate:], rate) - 440) < 15
         last = pictures["1280x720"][-1].astype(int)
         assert last.shape == (720, 1280, 3)
@@ -253,7 +254,7 @@ def test_an_archive_survives_a_restart(tmp_path):
         again = ot.get_archive(archive.id)
         assert again.status == "available" and again.duration >= 1 and again.size > 0
         r = requests.get(again.url, headers=ot.get_headers(), timeout=10)
-        assert r.status_code == 200 and r.content[:4] == b"OggS"
+        assert r.status_code == 200 and r.content[4:8] == b"ftyp"
     finally:
         second.stop()
 

@@ -14,7 +14,7 @@ import requests
 
 from media_support import dominant_frequency
 from test_video_audio_connector import loopback_ice
-from video_support import decode_webm, opentok_client, publish, video_server
+from video_support import decode_media, opentok_client, publish, video_server
 
 opentok = pytest.importorskip("opentok")
 av = pytest.importorskip("av")
@@ -58,9 +58,9 @@ async def _automatic(server):
             await asyncio.sleep(0.25)
         assert len(listed) == 2 and (listed[1]["status"], listed[1]["reason"]) == ("available", "session ended"), listed
         r = requests.get(listed[0]["url"], headers=ot.get_headers(), timeout=10)
-        pictures, _, samples, rate, codec = decode_webm(r.content, keep_pictures=True)
+        pictures, _, samples, rate, codec = decode_media(r.content, keep_pictures=True)
         last = pictures[-1].astype(int)
-        assert codec == "vp8" and last.shape == (720, 1280, 3) and 3 <= listed[0]["duration"] <= 5
+        assert codec == "h264" and last.shape == (720, 1280, 3) and 3 <= listed[0]["duration"] <= 5
         assert np.abs(last[200:520, 300:980].reshape(-1, 3).mean(axis=0) - (220, 30, 30)).max() < 40
         assert abs(dominant_frequency(samples[-rate:], rate) - 440) < 15
     finally:

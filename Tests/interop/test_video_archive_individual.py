@@ -16,7 +16,7 @@ import requests
 
 from media_support import dominant_frequency
 from test_video_audio_connector import server  # noqa: F401 (the module's media server fixture)
-from video_support import decode_webm as decode, opentok_client, publish
+from video_support import decode_media as decode, opentok_client, publish
 
 opentok = pytest.importorskip("opentok")
 av = pytest.importorskip("av")

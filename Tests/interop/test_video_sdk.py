@@ -301,7 +301,7 @@ def test_vonage_sdk_audio_archive(server, vonage_app, app_video):
     assert got.url and got.duration >= 1
     auth = {"Authorization": "Bearer " + application_jwt(app_id, private_key)}
     r = requests.get(got.url.replace(server.http_url, f"https://{host}"), headers=auth, timeout=10, verify=str(server.ca_file))
-    assert r.status_code == 200 and r.content[:4] == b"OggS"
+    assert r.status_code == 200 and r.content[4:8] == b"ftyp"
     video.delete_archive(archive.id)
     assert video.list_archives(ListArchivesFilter(session_id=sid))[1] == 0
     # Manual stream mode: the streams the SDK chooses, listed while it records.

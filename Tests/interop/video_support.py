@@ -272,13 +272,13 @@ async def publish(server, session_id, token, rgb, frequency, video=True, track=N
     return pc, peer, reply["streamId"]
 
 
-def decode_webm(webm: bytes, keep_pictures=False):
+def decode_media(data: bytes, keep_pictures=False):
     """(video frames' mean RGB colours — or with `keep_pictures` the RGB pictures —, frame times in s, audio samples,
-    audio rate, video codec) of a WebM file, demuxed and decoded frame by frame with PyAV (FFmpeg's libraries)."""
+    audio rate, video codec) of a WebM or MP4 file, demuxed and decoded frame by frame with PyAV (FFmpeg's libraries)."""
     import io
 
     import av
-    container = av.open(io.BytesIO(webm))
+    container = av.open(io.BytesIO(data))
     colours, times, audio, rate, codec = [], [], [], 48000, None
     if container.streams.video:
         codec = container.streams.video[0].codec_context.name
@@ -287,7 +287,7 @@ def decode_webm(webm: bytes, keep_pictures=False):
             colours.append(picture if keep_pictures else picture.reshape(-1, 3).mean(axis=0))
             times.append(float(frame.time))
     container.close()
-    container = av.open(io.BytesIO(webm))
+    container = av.open(io.BytesIO(data))
     if container.streams.audio:
         for frame in container.decode(audio=0):
             rate = frame.sample_rate

@@ -200,7 +200,7 @@ extension VideoRoutes {
         case .notFound?: .notFound("No archive with this id.")
         case .notRecording?: .conflict("The archive is not being recorded.", code: "archive-not-started")
         case .recording?: .conflict("The archive is being recorded: stop it first.", code: "archive-in-progress")
-        case .automatic?: APIError(status: 405, code: "stream-mode-auto", title: "Method Not Allowed",
+        case .autoStreamMode?: APIError(status: 405, code: "stream-mode-auto", title: "Method Not Allowed",
                                    detail: "The archive records every stream (streamMode auto): streams are chosen only in manual mode.")
         case .noStream(let stream)?: .notFound("No stream \(stream) in the archive's session (or, to remove, in the archive).", code: "stream-not-found")
         case nil: .unavailable("\(error)")

@@ -54,13 +54,13 @@ struct ArchiveCanvas: Sendable, Equatable {
     var resolution: String { "\(width)x\(height)" }
 }
 
-/// A composed archive with video: every stream's video decoded (`VP8Decoder`), laid out on one canvas
-/// (`ArchiveCanvas`: 640 × 480 unless another resolution is asked for) in one of the Video API's predefined layouts (`CompositeLayout`, `ArchiveLayout`; it can change while
-/// recording: streams whose layout classes say `focus` first, then in the order they were published),
-/// encoded again (`VP8Encoder`, 15 frames a second, a key frame every 2 s), with the session's audio mix
-/// (the same mix audio-only archives record, held for the archive by `VideoArchives`) encoded as Opus, into
-/// one WebM file. A stream's picture is its newest decoded frame; one that has none yet (or an audio-only
-/// stream, or one whose video the archive does not record: `selection`) takes no cell.
+/// A composed archive, an MP4 file as the Video API's are (`MP4Writer`: H.264 and AAC): the session's audio
+/// mix (held for the archive by `VideoArchives`) and, with video, every stream's video decoded (`VP8Decoder`),
+/// laid out on one canvas (`ArchiveCanvas`: 640 × 480 unless another resolution is asked for) in one of the
+/// Video API's predefined layouts (`CompositeLayout`, `ArchiveLayout`; it can change while recording: streams
+/// whose layout classes say `focus` first, then in the order they were published) and encoded again, 15
+/// pictures a second, a key frame every 2 s. A stream's picture is its newest decoded frame; one that has none
+/// yet (or an audio-only stream, or one whose video the archive does not record: `selection`) takes no cell.
 ///
 /// The decoding, drawing and encoding are CPU work — 0.11 to 0.15 of a core for 1 to 4 streams of 640 × 480
 /// on a 2-core VM, about twice libvpx's own cost for the encode (`scripts/bench-archive`, docs/benchmarks.md
@@ -83,115 +83,92 @@ enum ComposedArchive {
         }
     }
 
-    /// Records until `shouldStop`; the WebM file, or why it could not be written.
-    static func record(id: String, sessionID: String, directory: String, hub: VideoHub, engine: MediaEngine, canvas: ArchiveCanvas, mix: HeldMix?,
+    /// Records until `shouldStop`: with a `canvas`, the streams laid out on it 15 times a second, and with a
+    /// `mix`, the session's sound; the MP4 file, or why it could not be written.
+    static func record(id: String, sessionID: String, directory: String, hub: VideoHub, engine: MediaEngine, canvas: ArchiveCanvas?, mix: HeldMix?,
                        selection: @Sendable () -> VideoArchives.Selection, layout: @Sendable () -> ArchiveLayout,
                        shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
-        let path = directory + "/" + id + ".webm"
+        let path = directory + "/" + id + ".mp4"
         let start = Date()
         let clock = ContinuousClock()
         let origin = clock.now
         var outcome = ArchiveRecorder.Outcome(file: path, size: 0, duration: 0, failure: nil)
         let holder = "archive-" + id
         let tap = MixerTapID(holder)
-        let encoder: VP8Encoder
-        let opus: OpusEncoder?
+        let file: MP4Writer
         do {
-            encoder = try VP8Encoder(width: canvas.width, height: canvas.height, frameRate: frameRate, bitrate: canvas.bitrate,
-                                     keyframeInterval: 2 * frameRate)
-            if let mix {
-                var config = OpusCodec.Configuration()
-                config.inbandFEC = false
-                config.expectedLossPercent = 0
-                config.bitrate = 48_000
-                opus = try OpusEncoder(config)
-                try await engine.addMixerTap(mix.mixer, tap, participant: mix.listener, frames: 250)
-            } else {
-                opus = nil
-            }
+            file = try MP4Writer(path: path, video: canvas.map {
+                MP4Writer.Video(width: $0.width, height: $0.height, frameRate: frameRate, bitrate: $0.bitrate, keyframeInterval: 2 * frameRate)
+            }, audio: mix != nil)
+            if let mix { try await engine.addMixerTap(mix.mixer, tap, participant: mix.listener, frames: 250) }
         } catch {
             outcome.failure = "\(error)"
-            return outcome
-        }
-        guard let file = WebMFile(path: path, video: (canvas.width, canvas.height), audio: mix != nil ? (48_000, 1) : nil) else {
-            if let mix { try? await engine.removeMixerTap(mix.mixer, tap) }
-            outcome.failure = "cannot create \(path)"
             return outcome
         }
 
         var streams: [String: Stream] = [:]
         /// Streams whose video is not VP8 (H.264): heard in the mix, not shown, and not tapped again.
         var undecodable: Set<String> = []
-        var samples: [Int16] = []
-        var audioFrames: Int64 = 0
         var videoFrames: Int64 = 0
-        let frameSamples = SampleRate.hz48000.samplesPerFrame
-        var opusOut = [UInt8](repeating: 0, count: OpusCodec.maxPayload)
-
-
         while !shouldStop() {
-            let chosen = selection()
-            let live = hub.streams(sessionID: sessionID).filter { chosen.kinds($0.id).contains(.video) }
-            for s in live where streams[s.id] == nil && !undecodable.contains(s.id) && s.hasVideo && streams.count < CompositeLayout.maxPictures {
-                guard let taps = try? await hub.bridge.tapStream(sessionID: sessionID, streamID: s.id, tap: ProducerTapID(holder), kinds: [.video]),
-                      !taps.isEmpty, let decoder = try? VP8Decoder() else { continue }
-                streams[s.id] = Stream(id: s.id, taps: taps, decoder: decoder)
-            }
-            let ids = Set(live.map(\.id))
-            for stream in Array(streams.values) {
-                let drained: ProducerTapPackets?
-                if ids.contains(stream.id), let tap = stream.taps.first { drained = try? await hub.bridge.drain(tap) } else { drained = nil }
-                guard let drained, let tap = stream.taps.first, VP8FrameSource.isVP8(drained) else {
-                    // Gone, or not VP8 (then not tapped again).
-                    if let drained, !VP8FrameSource.isVP8(drained) { undecodable.insert(stream.id) }
-                    for tap in stream.taps { await hub.bridge.untap(tap) }
-                    streams[stream.id] = nil
-                    continue
-                }
-                var refused = false
-                for assembled in stream.source.take(drained) {
-                    if let picture = stream.decoder.decode(assembled.frame.bytes) { stream.picture = picture } else { refused = true }
-                }
-                if stream.source.wantsKeyframe(force: refused) { await hub.bridge.requestKeyframe(tap) }
-            }
-            // Audio: the mix as it came, 20 ms at a time.
-            if let mix, let opus {
-                if let drained = try? await engine.drainMixerTap(mix.mixer, tap) { samples += drained.samples }
-                var used = 0
-                while samples.count - used >= frameSamples {
-                    if let frame = try? AudioFrame(rate: .hz48000, samples: Array(samples[used..<(used + frameSamples)])),
-                       let n = try? opusOut.withUnsafeMutableBytes({ try opus.encode(frame, into: $0) }) {
-                        file.add(WebMFile.Frame(time: audioFrames * 20, track: .audio, bytes: Array(opusOut[0..<n]), keyframe: true))
+            if let canvas {
+                let chosen = selection()
+                let live = hub.streams(sessionID: sessionID).filter { chosen.kinds($0.id).contains(.video) }
+                await decode(live, of: sessionID, into: &streams, undecodable: &undecodable, hub: hub, tap: ProducerTapID(holder))
+                // The pictures due by now (at most a few when late: a picture repeats rather than piles up).
+                let due = Int64((clock.now - origin) / .milliseconds(1)) * Int64(frameRate) / 1_000
+                if due - videoFrames > 3 { videoFrames = due - 3 }
+                while videoFrames <= due {
+                    var image = I420Image(width: canvas.width, height: canvas.height)
+                    let (kind, pictures) = layout().arrange(live.compactMap { s in streams[s.id]?.picture.map { (s, $0) } })
+                    for (picture, rect) in zip(pictures, CompositeLayout.rects(kind, count: pictures.count, width: canvas.width, height: canvas.height)) {
+                        image.draw(picture, fitting: rect)
                     }
-                    audioFrames += 1
-                    used += frameSamples
+                    file.add(image, index: videoFrames)
+                    videoFrames += 1
                 }
-                samples.removeFirst(used)
             }
-            // Video: the frames due by now (at most a few when late: a picture repeats rather than piles up).
-            let elapsed = Int64((clock.now - origin) / .milliseconds(1))
-            let due = elapsed * Int64(frameRate) / 1_000
-            if due - videoFrames > 3 { videoFrames = due - 3 }
-            while videoFrames <= due {
-                var image = I420Image(width: canvas.width, height: canvas.height)
-                let (kind, pictures) = layout().arrange(live.compactMap { s in streams[s.id]?.picture.map { (s, $0) } })
-                for (picture, rect) in zip(pictures, CompositeLayout.rects(kind, count: pictures.count, width: canvas.width, height: canvas.height)) {
-                    image.draw(picture, fitting: rect)
-                }
-                for frame in encoder.encode(image, pts: videoFrames) {
-                    file.add(WebMFile.Frame(time: videoFrames * 1_000 / Int64(frameRate), track: .video, bytes: frame.bytes, keyframe: frame.keyframe))
-                }
-                videoFrames += 1
-            }
-            file.write(upTo: min(videoFrames * 1_000 / Int64(frameRate), mix != nil ? audioFrames * 20 : .max) - 200)
+            // Sound: the mix as it came.
+            if let mix, let drained = try? await engine.drainMixerTap(mix.mixer, tap) { file.add(samples: drained.samples) }
             try? await Task.sleep(for: .milliseconds(1_000 / frameRate))
         }
         for stream in streams.values { for tap in stream.taps { await hub.bridge.untap(tap) } }
-        if let mix { try? await engine.removeMixerTap(mix.mixer, tap) }
+        if let mix {
+            if let drained = try? await engine.drainMixerTap(mix.mixer, tap) { file.add(samples: drained.samples) }
+            try? await engine.removeMixerTap(mix.mixer, tap)
+        }
         file.close()
         outcome.failure = file.failure
-        outcome.size = file.size
+        outcome.size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
         outcome.duration = Int(Date().timeIntervalSince(start).rounded())
         return outcome
+    }
+
+    /// Takes each shown stream's newest picture: taps streams newly shown (up to `CompositeLayout.maxPictures`),
+    /// decodes what their taps caught, lets go of those gone or no longer shown, and of any whose video is not VP8.
+    private static func decode(_ live: [VideoHub.Stream], of sessionID: String, into streams: inout [String: Stream], undecodable: inout Set<String>,
+                               hub: VideoHub, tap: ProducerTapID) async {
+        for s in live where streams[s.id] == nil && !undecodable.contains(s.id) && s.hasVideo && streams.count < CompositeLayout.maxPictures {
+            guard let taps = try? await hub.bridge.tapStream(sessionID: sessionID, streamID: s.id, tap: tap, kinds: [.video]),
+                  !taps.isEmpty, let decoder = try? VP8Decoder() else { continue }
+            streams[s.id] = Stream(id: s.id, taps: taps, decoder: decoder)
+        }
+        let ids = Set(live.map(\.id))
+        for stream in Array(streams.values) {
+            let drained: ProducerTapPackets?
+            if ids.contains(stream.id), let tap = stream.taps.first { drained = try? await hub.bridge.drain(tap) } else { drained = nil }
+            guard let drained, let tap = stream.taps.first, VP8FrameSource.isVP8(drained) else {
+                // Gone, or not VP8 (then not tapped again).
+                if let drained, !VP8FrameSource.isVP8(drained) { undecodable.insert(stream.id) }
+                for tap in stream.taps { await hub.bridge.untap(tap) }
+                streams[stream.id] = nil
+                continue
+            }
+            var refused = false
+            for assembled in stream.source.take(drained) {
+                if let picture = stream.decoder.decode(assembled.frame.bytes) { stream.picture = picture } else { refused = true }
+            }
+            if stream.source.wantsKeyframe(force: refused) { await hub.bridge.requestKeyframe(tap) }
+        }
     }
 }

@@ -7,14 +7,14 @@ import Runtime
 import Synchronization
 import Wire
 
-/// Archives of video sessions. Composed ones without video are the session's audio mix (the Audio Connector's)
-/// recorded as Ogg Opus, 48 kHz mono, by the same recorder as conversations' recordings; with video, every
-/// stream laid out on one canvas and the mix, in a WebM file (`ComposedArchive`). Individual-stream ones are a
-/// WebM file per stream (VP8 and Opus as published, nothing re-encoded) in a ZIP with a JSON manifest
-/// (`IndividualArchive`). An archive's metadata is a
-/// JSON file under `<data>/video/archives/`, written before each reply, so what a reply said survives a
-/// restart; an archive still recording when the server stopped is `failed` at the next start, its audio
-/// up to then kept.
+/// Archives of video sessions. Composed ones are an MP4 file (`ComposedArchive`): the session's audio mix
+/// (the Audio Connector's) as AAC and, with video, every stream laid out on one canvas as H.264.
+/// Individual-stream ones are a WebM file per stream (VP8 and Opus as published, nothing re-encoded) in a ZIP
+/// with a JSON manifest (`IndividualArchive`). An archive's metadata is a JSON file under
+/// `<data>/video/archives/`, written before each reply, so what a reply said survives a restart; an archive
+/// still recording when the server stopped is `failed` at the next start (a composed one's file, fragmented,
+/// still plays up to its last fragment). Audio-only archives of earlier versions (Ogg Opus, recorded by
+/// `Recordings`) are still listed, downloaded and deleted.
 ///
 /// An archive records every stream of its session (`streamMode: auto`), or only those chosen while it records
 /// (`manual`: `changeStreams`, each with its audio, its video or both): a composed archive's audio is then
@@ -84,10 +84,19 @@ final class VideoArchives: Sendable {
         func excludes(tag: String?) -> Bool { status == .started && (tag == nil || multiArchiveTag == nil || tag == multiArchiveTag) }
 
         var individual: Bool { outputMode == "individual" }
-        /// Recorded by an `ArchiveRecorder` (individual, or composed with video), not by `Recordings`.
-        var recordsItself: Bool { individual || hasVideo == true }
-        var contentType: String { individual ? "application/zip" : hasVideo == true ? "video/webm" : "audio/ogg" }
-        var fileExtension: String { individual ? "zip" : hasVideo == true ? "webm" : "ogg" }
+        /// Recorded by an `ArchiveRecorder`: every archive but the audio-only ones of earlier versions, which
+        /// `Recordings` wrote as Ogg Opus (their metadata names the recording).
+        var recordsItself: Bool { recordingID.isEmpty }
+        /// The file's kind: a ZIP (individual), MP4 (composed; WebM or Ogg Opus from earlier versions).
+        var fileExtension: String { recordsItself ? file.map { ($0 as NSString).pathExtension } ?? (individual ? "zip" : "mp4") : "ogg" }
+        var contentType: String {
+            switch fileExtension {
+            case "zip": "application/zip"
+            case "webm": "video/webm"
+            case "ogg": "audio/ogg"
+            default: hasVideo == true ? "video/mp4" : "audio/mp4"
+            }
+        }
 
         /// The Video API's archive object; `url` where the file is, once available.
         func json(url: String?) -> [String: Any] {
@@ -107,8 +116,6 @@ final class VideoArchives: Sendable {
     let hub: VideoHub
     let recordings: Recordings
     private let archives: Mutex<[String: Archive]>
-    /// Why archives being stopped by the server stop (`session ended`), for whichever reports their end.
-    private let stopping = Mutex<[String: String]>([:])
     /// Archives being recorded by an `ArchiveRecorder`.
     private let recorders = Mutex<[String: ArchiveRecorder]>([:])
     /// How each composed archive with video lays its streams out, while it records (`setLayout` changes it).
@@ -165,7 +172,7 @@ final class VideoArchives: Sendable {
         case notRecording
         case recording
         /// Streams are chosen only for an archive in manual stream mode.
-        case automatic
+        case autoStreamMode
         case noStream(String)
     }
 
@@ -183,7 +190,7 @@ final class VideoArchives: Sendable {
             let composedVideo = !individual && hasVideo
             a[id] = Archive(id: id, sessionID: sessionID, projectID: projectID, name: name, createdAt: now, status: .started, reason: "",
                             recordingID: "", duration: 0, size: 0, updatedAt: now, outputMode: individual ? "individual" : nil,
-                            hasAudio: individual || hasVideo ? hasAudio : nil, hasVideo: individual || hasVideo ? hasVideo : nil,
+                            hasAudio: hasAudio, hasVideo: hasVideo,
                             streams: manual ? [] : nil, resolution: composedVideo ? options.resolution : nil,
                             maxBitrate: composedVideo ? options.maxBitrate : nil, multiArchiveTag: options.multiArchiveTag,
                             automatic: options.automatic ? true : nil)
@@ -199,50 +206,33 @@ final class VideoArchives: Sendable {
             _ = archives.withLock { $0.removeValue(forKey: id) }
             throw .media("\(error)")
         }
-        if archive.recordsItself {
-            let (hub, engine, directory) = (hub, engine, directory)
-            layouts.withLock { $0[id] = layout }
-            let initial = archive.selection
-            let selection: @Sendable () -> Selection = { [weak self] in self?.get(id)?.selection ?? initial }
-            // A recording that ends by itself (its maximum duration, or a failure as it starts) is reported here;
-            // `ended` moves the archive on once, whichever of this and `stop` comes first.
-            let recorder = ArchiveRecorder(maxDuration: .seconds(maxDuration), ended: { [weak self] outcome in
-                guard let self else { return }
-                _ = self.recorders.withLock { $0.removeValue(forKey: id) }
-                Task {
-                    await self.ended(id, outcome, reason: "maximum duration exceeded")
-                    // An automatically archived session goes on being recorded, in the next archive.
-                    if options.automatic, outcome.failure == nil, !self.hub.connections(sessionID: sessionID).isEmpty {
-                        _ = try? await self.start(sessionID: sessionID, projectID: projectID, options)
-                    }
+        let (hub, engine, directory) = (hub, engine, directory)
+        layouts.withLock { $0[id] = layout }
+        let initial = archive.selection
+        let selection: @Sendable () -> Selection = { [weak self] in self?.get(id)?.selection ?? initial }
+        // A recording that ends by itself (its maximum duration, or a failure as it starts) is reported here;
+        // `ended` moves the archive on once, whichever of this and `stop` comes first.
+        let recorder = ArchiveRecorder(maxDuration: .seconds(maxDuration), ended: { [weak self] outcome in
+            guard let self else { return }
+            _ = self.recorders.withLock { $0.removeValue(forKey: id) }
+            Task {
+                await self.ended(id, outcome, reason: "maximum duration exceeded")
+                // An automatically archived session goes on being recorded, in the next archive.
+                if options.automatic, outcome.failure == nil, !self.hub.connections(sessionID: sessionID).isEmpty {
+                    _ = try? await self.start(sessionID: sessionID, projectID: projectID, options)
                 }
-            }, record: { shouldStop in
-                individual
-                    ? await IndividualArchive.record(id: id, sessionID: sessionID, name: name, createdAt: archive.createdAt, directory: directory,
-                                                     hub: hub, selection: selection, shouldStop: shouldStop)
-                    : await ComposedArchive.record(id: id, sessionID: sessionID, directory: directory, hub: hub, engine: engine,
-                                                   canvas: archive.canvas, mix: mix,
-                                                   selection: selection, layout: { [weak self] in self?.layout(id) ?? layout },
-                                                   shouldStop: shouldStop)
-            })
-            recorders.withLock { $0[id] = recorder }
-            guard let started = update(id, { _ in }) else { throw .notFound }
-            return started
-        }
-        let recording: RecordingInfo
-        do {
-            guard let mix else { throw RecordingError.invalid("an audio-only archive records the mix") }
-            recording = try await recordings.start(mixer: mix.mixer, source: sessionID, applicationID: projectID,
-                                                   options: RecordingOptions(format: .ogg, participant: mix.listener, timeOut: maxDuration)) { [weak self] info in
-                Task { await self?.ended(id, info) }
             }
-        } catch {
-            await hub.releaseAudioMix(sessionID: sessionID, holder: Self.holder(id))
-            _ = archives.withLock { $0.removeValue(forKey: id) }
-            throw .media("\(error)")
-        }
-        let started = update(id) { $0.recordingID = recording.id.rawValue }
-        guard let started else { throw .notFound }
+        }, record: { shouldStop in
+            individual
+                ? await IndividualArchive.record(id: id, sessionID: sessionID, name: name, createdAt: archive.createdAt, directory: directory,
+                                                 hub: hub, selection: selection, shouldStop: shouldStop)
+                : await ComposedArchive.record(id: id, sessionID: sessionID, directory: directory, hub: hub, engine: engine,
+                                               canvas: hasVideo ? archive.canvas : nil, mix: mix,
+                                               selection: selection, layout: { [weak self] in self?.layout(id) ?? layout },
+                                               shouldStop: shouldStop)
+        })
+        recorders.withLock { $0[id] = recorder }
+        guard let started = update(id, { _ in }) else { throw .notFound }
         return started
     }
 
@@ -264,7 +254,7 @@ final class VideoArchives: Sendable {
     /// out from now on; the stream must be one of the session's (to add) or one chosen (to remove).
     func changeStreams(_ id: String, _ change: StreamChange) async throws(Failure) {
         guard let archive = get(id) else { throw .notFound }
-        guard archive.manual else { throw .automatic }
+        guard archive.manual else { throw .autoStreamMode }
         guard archive.status == .started else { throw .notRecording }
         switch change {
         case .add(let stream, _, _):
@@ -300,14 +290,8 @@ final class VideoArchives: Sendable {
     /// Stops a recording archive; returns it once its file is complete.
     func stop(_ id: String) async throws(Failure) -> Archive {
         guard let archive = get(id) else { throw .notFound }
-        if archive.recordsItself {
-            guard archive.status == .started, let recorder = recorders.withLock({ $0.removeValue(forKey: id) }) else { throw .notRecording }
-            await ended(id, await recorder.stop(), reason: "user initiated")
-            return get(id) ?? archive
-        }
-        let recording = RecordingID(rawValue: archive.recordingID)
-        guard archive.status == .started, recording.isWellFormed else { throw .notRecording }
-        if let info = await recordings.stop(recording) { await ended(id, info) }
+        guard archive.status == .started, let recorder = recorders.withLock({ $0.removeValue(forKey: id) }) else { throw .notRecording }
+        await ended(id, await recorder.stop(), reason: "user initiated")
         return get(id) ?? archive
     }
 
@@ -315,37 +299,10 @@ final class VideoArchives: Sendable {
     func sessionEnded(_ sessionID: String) async {
         let recording = archives.withLock { a in a.values.filter { $0.sessionID == sessionID && $0.status == .started } }
         for archive in recording {
-            if archive.recordsItself {
-                if let recorder = recorders.withLock({ $0.removeValue(forKey: archive.id) }) {
-                    await ended(archive.id, await recorder.stop(), reason: "session ended")
-                }
-                continue
-            }
-            stopping.withLock { $0[archive.id] = "session ended" }
-            if let info = await recordings.stop(RecordingID(rawValue: archive.recordingID)) { await ended(archive.id, info) }
-        }
-    }
-
-    /// The recording ended (stopped, timed out, the session's media closed): the archive is available, or failed.
-    /// Both `stop` and the recorder report the end: the first one moves the archive on (in one step under the
-    /// lock, so the second finds it moved and the status changes once), then lets the session's mix go.
-    private func ended(_ id: String, _ info: RecordingInfo) async {
-        let reason = stopping.withLock { $0[id] }
-        let moved = update(id, if: { $0.status == .started }) { a in
-            a.duration = Int(info.duration.rounded())
-            a.size = info.size
-            switch info.status {
-            case .completed:
-                a.status = .available
-                a.reason = reason ?? (info.endReason == .timeout ? "maximum duration exceeded" : info.endReason == .mixerClosed ? "session ended" : "user initiated")
-            default:
-                a.status = .failed
-                a.reason = "the recording failed"
+            if let recorder = recorders.withLock({ $0.removeValue(forKey: archive.id) }) {
+                await ended(archive.id, await recorder.stop(), reason: "session ended")
             }
         }
-        guard let moved else { return }
-        stopping.withLock { $0[id] = nil }
-        await hub.releaseAudioMix(sessionID: moved.sessionID, holder: Self.holder(id))
     }
 
     /// The layout of a composed archive with video that is recording.

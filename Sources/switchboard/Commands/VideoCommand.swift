@@ -50,8 +50,8 @@ struct VideoCommand {
           --observe-force-mute         dial: moderation's force mute silences the call (default: it does not)
           --secure                     dial: SRTP media with SDES keys, required of the far end (needs sips: or ;transport=tls)
           --connection ID    dtmf: only this SIP call (default every SIP call in the session)
-          archive            archives of a session: its mix (Ogg Opus); with --video every stream laid out with the
-                             mix (WebM); with --individual each stream's video and audio in a WebM file of its own
+          archive            archives of a session: its mix (AAC in MP4); with --video every stream laid out with the
+                             mix (H.264 and AAC in MP4); with --individual each stream's video and audio in a WebM file of its own
                              (a ZIP); start prints the archive id,
                              stop/get/list print JSON, download writes the file to --out
           --resolution WxH   archive start --video: 640x480 (default), 1280x720, 1920x1080 or portrait 480x640,

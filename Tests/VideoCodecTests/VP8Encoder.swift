@@ -1,25 +1,26 @@
 import CVPX
+import VideoCodec
 
-/// A VP8 encoder (libvpx) in real-time mode: pictures of one size in, compressed frames out, a key frame at
-/// least every `keyframeInterval` frames. One per output; not shared between threads.
-public final class VP8Encoder {
-    public let width: Int
-    public let height: Int
+/// A VP8 encoder (libvpx) in real-time mode, for the tests to make what `VP8Decoder` reads: pictures of one
+/// size in, compressed frames out, a key frame at least every `keyframeInterval` frames.
+final class VP8Encoder {
+    let width: Int
+    let height: Int
     private var context = vpx_codec_ctx_t()
     private var image = vpx_image_t()
     private var ready = false
 
-    public enum Failure: Error, Equatable {
+    enum Failure: Error, Equatable {
         case initialisation(String)
     }
 
-    public struct Frame: Sendable, Equatable {
-        public var bytes: [UInt8]
-        public var keyframe: Bool
+    struct Frame: Sendable, Equatable {
+        var bytes: [UInt8]
+        var keyframe: Bool
     }
 
     /// `bitrate` in kb/s; `frameRate` frames a second (the time base of `encode`'s `pts`).
-    public init(width: Int, height: Int, frameRate: Int, bitrate: Int, keyframeInterval: Int) throws(Failure) {
+    init(width: Int, height: Int, frameRate: Int, bitrate: Int, keyframeInterval: Int) throws(Failure) {
         precondition(width > 0 && height > 0 && width % 2 == 0 && height % 2 == 0 && frameRate > 0)
         self.width = width
         self.height = height
@@ -47,7 +48,7 @@ public final class VP8Encoder {
     }
 
     /// The frames one picture (of the encoder's size) codes to, at `pts` in frames.
-    public func encode(_ picture: I420Image, pts: Int64) -> [Frame] {
+    func encode(_ picture: I420Image, pts: Int64) -> [Frame] {
         precondition(picture.width == width && picture.height == height, "a picture of the encoder's size")
         var frames: [Frame] = []
         // libvpx reads the planes and never writes them: no copy of the picture is made for it.
