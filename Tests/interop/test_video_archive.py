@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
+import subprocess
 import zipfile
 
 import numpy as np
@@ -18,7 +20,7 @@ import requests
 from media_support import dominant_frequency
 from rig import start_server, wait_until
 from test_video_audio_connector import publish_tone, server  # noqa: F401 (the module's media server fixture)
-from video_support import VideoPeer, decode_media, opentok_client, publish
+from video_support import VideoPeer, account, decode_media, opentok_client, publish
 
 opentok = pytest.importorskip("opentok")
 
@@ -257,6 +259,42 @@ def test_an_archive_survives_a_restart(tmp_path):
         assert r.status_code == 200 and r.content[4:8] == b"ftyp"
     finally:
         second.stop()
+
+
+def test_an_audio_archive_of_an_earlier_version_is_still_served(tmp_path):
+    """Audio-only archives were Ogg Opus recorded by the conversations' recorder before archives were MP4: one left
+    in the data directory by such a version (its metadata naming the recording, the recording's file and sidecar)
+    is still listed, downloaded as `audio/ogg` and deleted with its files."""
+    data = tmp_path / "data"
+    server = start_server(["--log-level", "warn"], https=False, dev=True, data_dir=data)
+    server.stop()  # the account and the directories exist now
+    key = account(server)["api_key"]
+    recordings, archives = data / "audio" / "recordings", data / "video" / "archives"
+    recordings.mkdir(parents=True, exist_ok=True)
+    archives.mkdir(parents=True, exist_ok=True)
+    wav, ogg = tmp_path / "tone.wav", recordings / "rec-0123456789ab.ogg"
+    subprocess.run(["sox", "-n", "-r", "48000", "-c", "1", "-b", "16", str(wav), "synth", "2", "sine", "440"], check=True)
+    subprocess.run(["opusenc", "--quiet", str(wav), str(ogg)], check=True)
+    size = ogg.stat().st_size
+    (recordings / "rec-0123456789ab.json").write_text(json.dumps({
+        "id": "rec-0123456789ab", "source": "1_old", "applicationID": key, "format": "ogg", "channels": 1, "sampleRate": 48000,
+        "status": "completed", "endReason": "stopped", "startTime": "2026-11-01T10:00:00Z", "endTime": "2026-11-01T10:00:02Z",
+        "duration": 2.0, "size": size, "droppedFrames": 0}))
+    (archives / "old-archive.json").write_text(json.dumps({
+        "id": "old-archive", "sessionID": "1_old", "projectID": key, "name": "before", "createdAt": 1_790_000_000_000,
+        "status": "available", "reason": "user initiated", "recordingID": "rec-0123456789ab", "duration": 2, "size": size,
+        "updatedAt": 1_790_000_002_000}))
+    server = start_server(["--log-level", "warn"], https=False, dev=True, data_dir=data)
+    try:
+        ot = opentok_client(server)
+        got = ot.get_archive("old-archive")
+        assert (got.status, got.name, got.has_audio, got.has_video, got.stream_mode) == ("available", "before", True, False, "auto")
+        r = requests.get(got.url, headers=ot.get_headers(), timeout=10)
+        assert r.status_code == 200 and r.headers["Content-Type"] == "audio/ogg" and r.content == ogg.read_bytes()
+        ot.delete_archive("old-archive")
+        assert not ogg.exists() and not (recordings / "rec-0123456789ab.json").exists() and not (archives / "old-archive.json").exists()
+    finally:
+        server.stop()
 
 
 def test_an_archive_stops_when_the_last_client_leaves(server):
