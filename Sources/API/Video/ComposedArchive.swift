@@ -62,8 +62,8 @@ struct ArchiveCanvas: Sendable, Equatable {
 /// pictures a second, a key frame every 2 s. A stream's picture is its newest decoded frame; one that has none
 /// yet (or an audio-only stream, or one whose video the archive does not record: `selection`) takes no cell.
 ///
-/// The decoding, drawing and encoding are CPU work — 0.11 to 0.15 of a core for 1 to 4 streams of 640 × 480
-/// on a 2-core VM, about twice libvpx's own cost for the encode (`scripts/bench-archive`, docs/benchmarks.md
+/// The decoding, drawing and encoding are CPU work — 0.12 to 0.17 of a core for 1 to 4 streams of 640 × 480
+/// on a 2-core VM, 1.2 to 1.8 times what the encoders alone cost (`scripts/bench-archive`, docs/benchmarks.md
 /// "Video archives"); they run in the recording's own task, not on a media worker.
 enum ComposedArchive {
     static let frameRate = 15
