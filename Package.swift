@@ -89,7 +89,7 @@ let package = Package(
         // libsrtp as the reference the SRTP implementation is checked against; tests only.
         .target(name: "SRTPReference", dependencies: ["Crypto", "CSRTP"], path: "Tests/Support/SRTPReference"),
         .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: testSettings),
-        .testTarget(name: "VideoCodecTests", dependencies: ["VideoCodec", "CVPX"], swiftSettings: testSettings),
+        .testTarget(name: "VideoCodecTests", dependencies: ["VideoCodec", "CVPX", "CAV"], swiftSettings: testSettings),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "SRTP", "Wire", "SRTPReference"], swiftSettings: testSettings),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Wire", "Crypto"], swiftSettings: testSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store"], swiftSettings: testSettings),

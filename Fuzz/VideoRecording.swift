@@ -1,6 +1,6 @@
-// VideoRecording (RTPReorderBuffer → VP8FrameAssembler → WebMWriter): any packets, in any order, with any
-// payloads, keep the reorder buffer bounded and in order, frames within their bound, and the writer's
-// patches inside what it wrote.
+// VideoRecording (RTPReorderBuffer → VP8FrameAssembler and H264FrameAssembler → WebMWriter): any packets, in
+// any order, with any payloads, keep the reorder buffer bounded and in order, frames within their bound (an H.264
+// unit in Annex B, a key frame holding an IDR slice), and the writer's patches inside what it wrote.
 
 /// One fuzz input: records of (sequence delta, time step, flags, payload length) then the payload bytes.
 func fuzzVideoRecording(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -9,6 +9,7 @@ func fuzzVideoRecording(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var order = RTPReorderBuffer<(timestamp: UInt32, marker: Bool, payload: [UInt8])>(capacity: 4 + Int(bytes[0] % 60),
                                                                                         maxWait: UInt64(bytes[1]) * 1_000_000)
     var assembler = VP8FrameAssembler(maxFrameBytes: 4_096)
+    var h264 = H264FrameAssembler(maxFrameBytes: 4_096)
     var writer = WebMWriter(video: (320, 240), audio: (48_000, 2), muxingApp: "fuzz")
     var written = writer.header().count
     var sequence: UInt16 = 0
@@ -21,6 +22,14 @@ func fuzzVideoRecording(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         released = out.sequence
         let frame = out.element.payload.withUnsafeBytes {
             assembler.push(timestamp: out.element.timestamp, marker: out.element.marker, gapBefore: out.gapBefore, payload: $0)
+        }
+        let unit = out.element.payload.withUnsafeBytes {
+            h264.push(timestamp: out.element.timestamp, marker: out.element.marker, gapBefore: out.gapBefore, payload: $0)
+        }
+        if let unit {
+            precondition(unit.bytes.count <= 4_096 && unit.bytes.starts(with: H264FrameAssembler.startCode), "H.264 unit beyond its bound or not Annex B")
+            precondition(!unit.keyframe || unit.bytes.indices.dropLast(4).contains { unit.bytes[$0..<$0 + 4].elementsEqual(H264FrameAssembler.startCode) && unit.bytes[$0 + 4] & 0x1F == 5 },
+                         "an H.264 key frame without an IDR slice")
         }
         guard let frame else { return }
         precondition(frame.bytes.count <= 4_096, "frame beyond its bound")

@@ -21,6 +21,23 @@ public struct I420Image: Sendable, Equatable {
         self.v = [UInt8](repeating: v, count: width / 2 * height / 2)
     }
 
+    /// A copy of a decoder's picture, its planes `strides` bytes apart row to row; odd sizes are cropped to even
+    /// ones, and nil for a picture smaller than 2 × 2.
+    public init?(copying planes: (y: UnsafeMutablePointer<UInt8>, u: UnsafeMutablePointer<UInt8>, v: UnsafeMutablePointer<UInt8>), strides: (Int, Int, Int),
+                 width: Int, height: Int) {
+        let w = width & ~1, h = height & ~1
+        guard w >= 2, h >= 2 else { return nil }
+        self.init(width: w, height: h)
+        func copy(_ source: UnsafeMutablePointer<UInt8>, _ stride: Int, _ pw: Int, _ ph: Int, into plane: inout [UInt8]) {
+            plane.withUnsafeMutableBufferPointer { d in
+                for row in 0..<ph { (d.baseAddress! + row * pw).update(from: source + row * stride, count: pw) }
+            }
+        }
+        copy(planes.y, strides.0, w, h, into: &y)
+        copy(planes.u, strides.1, w / 2, h / 2, into: &u)
+        copy(planes.v, strides.2, w / 2, h / 2, into: &v)
+    }
+
     /// A rectangle of a picture, in luma pixels.
     public struct Rect: Sendable, Equatable {
         public var x, y, width, height: Int

@@ -1,7 +1,14 @@
 import CVPX
 
+/// What decodes a stream's frames into pictures: `VP8Decoder`, `H264Decoder`.
+public protocol PictureDecoder: AnyObject {
+    /// The picture a frame decodes to; nil for one the decoder refuses (corrupt, or a delta frame without its
+    /// references), which the caller skips until the next key frame.
+    func decode(_ frame: [UInt8]) -> I420Image?
+}
+
 /// A VP8 decoder (libvpx): whole frames in, pictures out. One per stream; not shared between threads.
-public final class VP8Decoder {
+public final class VP8Decoder: PictureDecoder {
     private var context = vpx_codec_ctx_t()
     private var ready = false
 
@@ -33,19 +40,8 @@ public final class VP8Decoder {
     }
 
     private static func copy(_ image: vpx_image_t) -> I420Image? {
-        let w = Int(image.d_w) & ~1, h = Int(image.d_h) & ~1
-        guard w >= 2, h >= 2, image.fmt == VPX_IMG_FMT_I420, let yp = image.planes.0, let up = image.planes.1, let vp = image.planes.2 else {
-            return nil
-        }
-        var out = I420Image(width: w, height: h)
-        func plane(_ src: UnsafeMutablePointer<UInt8>, _ stride: Int32, _ pw: Int, _ ph: Int, into dst: inout [UInt8]) {
-            dst.withUnsafeMutableBufferPointer { d in
-                for row in 0..<ph { (d.baseAddress! + row * pw).update(from: src + row * Int(stride), count: pw) }
-            }
-        }
-        plane(yp, image.stride.0, w, h, into: &out.y)
-        plane(up, image.stride.1, w / 2, h / 2, into: &out.u)
-        plane(vp, image.stride.2, w / 2, h / 2, into: &out.v)
-        return out
+        guard image.fmt == VPX_IMG_FMT_I420, let y = image.planes.0, let u = image.planes.1, let v = image.planes.2 else { return nil }
+        return I420Image(copying: (y, u, v), strides: (Int(image.stride.0), Int(image.stride.1), Int(image.stride.2)),
+                         width: Int(image.d_w), height: Int(image.d_h))
     }
 }

@@ -71,6 +71,27 @@ struct VideoCodecTests {
     }
 }
 
+@Suite("H.264 decoding")
+struct H264DecoderTests {
+    @Test("an access unit from libx264 (Annex B, parameter sets in band) decodes to the same size and colour")
+    func roundTrip() throws {
+        let encoder = H264TestEncoder(width: 160, height: 120)
+        let decoder = try H264Decoder()
+        var pictures: [I420Image] = []
+        for i in 0..<3 {
+            for unit in encoder.encode(I420Image(width: 160, height: 120, y: 81, u: 90, v: 240), pts: Int64(i)) {
+                #expect(unit.starts(with: [0, 0, 0, 1]) || unit.starts(with: [0, 0, 1]))
+                if let picture = decoder.decode(unit) { pictures.append(picture) }
+            }
+        }
+        let picture = try #require(pictures.first)
+        #expect(picture.width == 160 && picture.height == 120)
+        #expect(abs(Int(picture.y[60 * 160 + 80]) - 81) <= 3 && abs(Int(picture.u[30 * 80 + 40]) - 90) <= 3 && abs(Int(picture.v[30 * 80 + 40]) - 240) <= 3)
+        #expect(try H264Decoder().decode([0, 0, 0, 1, 0x65, 0x88, 0x84, 0x00]) == nil, "a slice without its parameter sets is refused, not a crash")
+        #expect(decoder.decode([]) == nil && decoder.decode([0xFF, 0x00, 0x13]) == nil)
+    }
+}
+
 @Suite("MP4 files of pictures and sound")
 struct MP4WriterTests {
     /// The four-character types of a file's top-level boxes, in order, and whether `fourcc` occurs anywhere.

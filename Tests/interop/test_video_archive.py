@@ -134,13 +134,14 @@ async def _composed(server):
             peer.close()
 
 
-def test_an_h264_stream_is_heard_in_archives_but_only_vp8_is_shown(server):
+def test_an_h264_stream_is_shown_in_composed_archives_and_heard_in_individual_ones(server):
     asyncio.run(_h264(server))
 
 
 async def _h264(server):
-    """WebM carries VP8 and the server decodes only VP8: an H.264 publisher (aiortc's, as Safari would publish) is in
-    a composed archive's mix but takes no cell, and its individual file has its audio alone."""
+    """An H.264 publisher (aiortc's: packetization mode 1, STAP-A and FU-A, as Safari may publish) beside a VP8 one:
+    a composed archive decodes and shows both, side by side; its individual file (WebM, which carries VP8) has its
+    audio alone."""
     ot = opentok_client(server)
     sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
     vp8 = await publish(server, sid, ot.generate_token(sid, data="name=vp8"), (30, 200, 30), 440)
@@ -153,8 +154,10 @@ async def _h264(server):
         got = await asyncio.to_thread(ot.get_archive, archive.id)
         r = requests.get(got.url, headers=ot.get_headers(), timeout=10)
         pictures, _, samples, rate, _ = decode_media(r.content, keep_pictures=True)
-        # The VP8 stream alone fills the picture (4:3 on 4:3); both tones are heard.
-        assert np.abs(pictures[-1].astype(int)[100:380, 100:540].reshape(-1, 3).mean(axis=0) - (30, 200, 30)).max() < 40
+        # Both pictures, in the order published: VP8 green on the left, H.264 magenta on the right; both tones heard.
+        last = pictures[-1].astype(int)
+        assert np.abs(last[200:280, 120:200].reshape(-1, 3).mean(axis=0) - (30, 200, 30)).max() < 40, last[240, 160]
+        assert np.abs(last[200:280, 440:520].reshape(-1, 3).mean(axis=0) - (200, 30, 200)).max() < 40, last[240, 480]
         spectrum = np.abs(np.fft.rfft(samples[-rate * 2:]))
         freqs = np.fft.rfftfreq(rate * 2, 1 / rate)
         assert all(spectrum[np.abs(freqs - tone) < 5].max() > spectrum.max() / 10 for tone in (440, 880))

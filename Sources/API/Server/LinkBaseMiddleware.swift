@@ -10,9 +10,10 @@ final class LinkBaseMiddleware: HTTPMiddleware {
 
     init(publicURL: String?) { self.publicURL = publicURL }
 
-    /// Records the bound listeners once they are known.
-    func listening(http: SocketAddress, https: SocketAddress?) {
-        listeners.withLock { $0 = (Self.base("http", http), https.map { Self.base("https", $0) } ?? "") }
+    /// Records a listener's address once it is bound, before it accepts anything.
+    func listening(_ address: SocketAddress, secure: Bool) {
+        let base = Self.base(secure ? "https" : "http", address)
+        listeners.withLock { if secure { $0.https = base } else { $0.http = base } }
     }
 
     static func base(_ scheme: String, _ address: SocketAddress) -> String {

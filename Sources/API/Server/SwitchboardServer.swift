@@ -148,16 +148,17 @@ public final class SwitchboardServer: Sendable {
     @discardableResult
     public func start() throws -> (http: SocketAddress, https: SocketAddress?) {
         startServices()
-        let h = try http.listen(configuration.listen)
+        let h = try http.listen(configuration.listen) { address in
+            linkBase.listening(address, secure: false)
+            phoneDemo?.listening(on: address)
+        }
         var s: SocketAddress?
         var caFile: String?
         if let httpsAddress = configuration.https {
             let (context, dev) = try serverCertificate()
             caFile = dev
-            s = try http.listen(httpsAddress, tls: context)
+            s = try http.listen(httpsAddress, tls: context) { linkBase.listening($0, secure: true) }
         }
-        linkBase.listening(http: h, https: s)
-        phoneDemo?.listening(on: h)
         started.withLock { $0 = (h, s, caFile ?? $0.caFile) }
         return (h, s)
     }

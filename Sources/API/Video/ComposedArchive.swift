@@ -55,9 +55,9 @@ struct ArchiveCanvas: Sendable, Equatable {
 }
 
 /// A composed archive, an MP4 file as the Video API's are (`MP4Writer`: H.264 and AAC): the session's audio
-/// mix (held for the archive by `VideoArchives`) and, with video, every stream's video decoded (`VP8Decoder`),
-/// laid out on one canvas (`ArchiveCanvas`: 640 × 480 unless another resolution is asked for) in one of the
-/// Video API's predefined layouts (`CompositeLayout`, `ArchiveLayout`; it can change while recording: streams
+/// mix (held for the archive by `VideoArchives`) and, with video, every stream's video decoded (`VP8Decoder`,
+/// `H264Decoder`), laid out on one canvas (`ArchiveCanvas`: 640 × 480 unless another resolution is asked for)
+/// in one of the Video API's predefined layouts (`CompositeLayout`, `ArchiveLayout`; it can change while recording: streams
 /// whose layout classes say `focus` first, then in the order they were published) and encoded again, 15
 /// pictures a second, a key frame every 2 s. A stream's picture is its newest decoded frame; one that has none
 /// yet (or an audio-only stream, or one whose video the archive does not record: `selection`) takes no cell.
@@ -71,15 +71,45 @@ enum ComposedArchive {
     private final class Stream {
         let id: String
         var taps: [StreamTap]
-        /// A picture shows as it arrives, so a gap waits less for its retransmission than in a file of its own.
-        var source = VP8FrameSource(maxWait: 300_000_000)
-        let decoder: VP8Decoder
+        /// By the codec its first packets name: VP8 or H.264 frames, and their decoder.
+        private var vp8: VideoFrameSource<VP8FrameAssembler>?
+        private var h264: VideoFrameSource<H264FrameAssembler>?
+        private var decoder: (any PictureDecoder)?
         var picture: I420Image?
 
-        init(id: String, taps: [StreamTap], decoder: VP8Decoder) {
+        /// A picture shows as it arrives, so a gap waits less for its retransmission than in a file of its own.
+        static let maxWait: UInt64 = 300_000_000
+
+        init(id: String, taps: [StreamTap]) {
             self.id = id
             self.taps = taps
-            self.decoder = decoder
+        }
+
+        /// Decodes what a drain completes into `picture`; false for a codec not decoded here. True also when the
+        /// decoder refused a frame, with `refused` set (a key frame is then asked for).
+        func take(_ drained: ProducerTapPackets, refused: inout Bool) -> Bool {
+            if decoder == nil {
+                switch drained.codec.uppercased() {
+                case "VP8":
+                    vp8 = VideoFrameSource(VP8FrameAssembler(), maxWait: Self.maxWait)
+                    decoder = try? VP8Decoder()
+                case "H264":
+                    h264 = VideoFrameSource(H264FrameAssembler(), maxWait: Self.maxWait)
+                    decoder = try? H264Decoder()
+                default: return false
+                }
+            }
+            guard let decoder else { return false }
+            let frames = vp8 != nil ? vp8!.take(drained).map(\.frame.bytes) : h264!.take(drained).map(\.frame.bytes)
+            for frame in frames {
+                if let decoded = decoder.decode(frame) { picture = decoded } else { refused = true }
+            }
+            return true
+        }
+
+        func wantsKeyframe(force: Bool) -> Bool {
+            if vp8 != nil { return vp8!.wantsKeyframe(force: force) }
+            return h264?.wantsKeyframe(force: force) ?? false
         }
     }
 
@@ -107,7 +137,7 @@ enum ComposedArchive {
         }
 
         var streams: [String: Stream] = [:]
-        /// Streams whose video is not VP8 (H.264): heard in the mix, not shown, and not tapped again.
+        /// Streams whose video is neither VP8 nor H.264: heard in the mix, not shown, and not tapped again.
         var undecodable: Set<String> = []
         var videoFrames: Int64 = 0
         while !shouldStop() {
@@ -145,30 +175,28 @@ enum ComposedArchive {
     }
 
     /// Takes each shown stream's newest picture: taps streams newly shown (up to `CompositeLayout.maxPictures`),
-    /// decodes what their taps caught, lets go of those gone or no longer shown, and of any whose video is not VP8.
+    /// decodes what their taps caught, lets go of those gone or no longer shown, and of any in a codec not decoded
+    /// here (neither VP8 nor H.264).
     private static func decode(_ live: [VideoHub.Stream], of sessionID: String, into streams: inout [String: Stream], undecodable: inout Set<String>,
                                hub: VideoHub, tap: ProducerTapID) async {
         for s in live where streams[s.id] == nil && !undecodable.contains(s.id) && s.hasVideo && streams.count < CompositeLayout.maxPictures {
             guard let taps = try? await hub.bridge.tapStream(sessionID: sessionID, streamID: s.id, tap: tap, kinds: [.video]),
-                  !taps.isEmpty, let decoder = try? VP8Decoder() else { continue }
-            streams[s.id] = Stream(id: s.id, taps: taps, decoder: decoder)
+                  !taps.isEmpty else { continue }
+            streams[s.id] = Stream(id: s.id, taps: taps)
         }
         let ids = Set(live.map(\.id))
         for stream in Array(streams.values) {
             let drained: ProducerTapPackets?
             if ids.contains(stream.id), let tap = stream.taps.first { drained = try? await hub.bridge.drain(tap) } else { drained = nil }
-            guard let drained, let tap = stream.taps.first, VP8FrameSource.isVP8(drained) else {
-                // Gone, or not VP8 (then not tapped again).
-                if let drained, !VP8FrameSource.isVP8(drained) { undecodable.insert(stream.id) }
+            var refused = false
+            guard let drained, let tap = stream.taps.first, stream.take(drained, refused: &refused) else {
+                // Gone, or in a codec not decoded here (then not tapped again).
+                if drained != nil { undecodable.insert(stream.id) }
                 for tap in stream.taps { await hub.bridge.untap(tap) }
                 streams[stream.id] = nil
                 continue
             }
-            var refused = false
-            for assembled in stream.source.take(drained) {
-                if let picture = stream.decoder.decode(assembled.frame.bytes) { stream.picture = picture } else { refused = true }
-            }
-            if stream.source.wantsKeyframe(force: refused) { await hub.bridge.requestKeyframe(tap) }
+            if stream.wantsKeyframe(force: refused) { await hub.bridge.requestKeyframe(tap) }
         }
     }
 }

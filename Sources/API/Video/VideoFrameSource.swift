@@ -1,12 +1,13 @@
 import Media
 import Wire
 
-/// A published stream's VP8 frames from its producer tap's packets: put back in order (`RTPReorderBuffer`,
-/// waiting up to `maxWait` for retransmissions, then skipping) and assembled (`VP8FrameAssembler`: from a key
-/// frame; a gap drops its frame and waits for the next key frame). Shared by the archives that record video.
-struct VP8FrameSource {
+/// A published stream's video frames from its producer tap's packets: put back in order (`RTPReorderBuffer`,
+/// waiting up to `maxWait` for retransmissions, then skipping) and assembled (`VP8FrameAssembler` or
+/// `H264FrameAssembler`: from a key frame; a gap drops its frame and waits for the next key frame). Shared by
+/// the archives that record video.
+struct VideoFrameSource<Assembler: RTPFrameAssembler> {
     struct Frame {
-        var frame: VP8FrameAssembler.Frame
+        var frame: Assembler.Frame
         /// The arrival of the packet that completed it (the worker's monotonic clock, ns).
         var arrival: UInt64
     }
@@ -19,18 +20,18 @@ struct VP8FrameSource {
     }
 
     private var order: RTPReorderBuffer<Packet>
-    private var assembler = VP8FrameAssembler()
+    private var assembler: Assembler
     private var lastKeyframeRequest: UInt64 = 0
     /// The newest arrival seen.
     private(set) var now: UInt64 = 0
 
     /// `maxWait` in nanoseconds: how long a gap may wait for its retransmission.
-    init(maxWait: UInt64) {
+    init(_ assembler: Assembler, maxWait: UInt64) {
+        self.assembler = assembler
         // The first packets may come out of order too: the key frame asked for as the tap began, retransmitted.
         order = RTPReorderBuffer(capacity: 1_024, maxWait: maxWait, startWait: maxWait)
     }
 
-    static func isVP8(_ drained: ProducerTapPackets) -> Bool { drained.codec.uppercased() == "VP8" }
 
     /// The frames a drain completes, in order.
     mutating func take(_ drained: ProducerTapPackets) -> [Frame] {
@@ -64,4 +65,12 @@ struct VP8FrameSource {
         let frame = packet.payload.withUnsafeBytes { assembler.push(timestamp: packet.timestamp, marker: packet.marker, gapBefore: gap, payload: $0) }
         if let frame { frames.append(Frame(frame: frame, arrival: packet.arrival)) }
     }
+}
+
+typealias VP8FrameSource = VideoFrameSource<VP8FrameAssembler>
+
+extension VideoFrameSource where Assembler == VP8FrameAssembler {
+    init(maxWait: UInt64) { self.init(VP8FrameAssembler(), maxWait: maxWait) }
+
+    static func isVP8(_ drained: ProducerTapPackets) -> Bool { drained.codec.uppercased() == "VP8" }
 }
