@@ -32,12 +32,19 @@ public final class H264Decoder: PictureDecoder {
         av_packet_free(&packet)
     }
 
-    /// Odd sizes are cropped to even ones; pictures not in 4:2:0 are refused.
-    public func decode(_ unit: [UInt8]) -> I420Image? {
+    /// Odd sizes are cropped to even ones; pictures not in 4:2:0 are refused. The decoder may hold a picture
+    /// back until the next unit (a stream that could reorder); `last` drains it at once.
+    public func decode(_ unit: [UInt8]) -> I420Image? { decode(unit, last: false) }
+
+    /// The picture of one key frame on its own (its size, for a file's header).
+    public static func picture(of keyframe: [UInt8]) -> I420Image? { (try? H264Decoder())?.decode(keyframe, last: true) }
+
+    private func decode(_ unit: [UInt8], last: Bool) -> I420Image? {
         guard let context, let frame, let packet, !unit.isEmpty, av_new_packet(packet, Int32(unit.count)) >= 0 else { return nil }
         defer { av_packet_unref(packet) }
         unit.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: unit.count) }
         guard avcodec_send_packet(context, packet) >= 0 else { return nil }
+        if last { _ = avcodec_send_packet(context, nil) }
         var picture: I420Image?
         while avcodec_receive_frame(context, frame) >= 0 {
             defer { av_frame_unref(frame) }

@@ -77,6 +77,18 @@ struct H264FrameAssemblerTests {
         #expect(Self.unit(Self.idr, timestamp: 0).count == 5, "SPS and PPS in a STAP-A, the IDR in four FU-As")
     }
 
+    @Test("a unit's NAL units, length-prefixed for Matroska, and its avcC from the parameter sets")
+    func containerForms() throws {
+        var a = H264FrameAssembler()
+        let sps: [UInt8] = [0x67, 0x42, 0xC0, 0x1F, 0xDA, 0x01], pps: [UInt8] = [0x68, 0xCE, 0x3C, 0x80]
+        let unit = try #require(Self.push(&a, Self.unit([sps, pps, Self.nal(5, 300)], timestamp: 1)).first)
+        #expect(unit.nalUnits.map(Array.init) == [sps, pps, Self.nal(5, 300)])
+        #expect(unit.lengthPrefixed == [0, 0, 0, 6] + sps + [0, 0, 0, 4] + pps + [0, 0, 1, 44] + Self.nal(5, 300))
+        #expect(unit.avcC == [1, 0x42, 0xC0, 0x1F, 0xFF, 0xE1, 0, 6] + sps + [1, 0, 4] + pps)
+        let slice = try #require(Self.push(&a, Self.unit(Self.slice, timestamp: 2)).first)
+        #expect(slice.avcC == nil, "no parameter sets in a plain slice")
+    }
+
     @Test("it starts at a key frame: the units before the first IDR are dropped")
     func startsAtKeyframe() {
         var a = H264FrameAssembler()

@@ -120,6 +120,21 @@ struct WebMWriterTests {
         #expect(sound.first { $0.id == 0x9F }?.unsigned(header) == 2)
     }
 
+    @Test("an H.264 track makes the file Matroska: CodecID V_MPEG4/ISO/AVC with the avcC as CodecPrivate")
+    func h264Header() throws {
+        let avcC: [UInt8] = [1, 0x42, 0xC0, 0x1F, 0xFF, 0xE1, 0, 4, 0x67, 0x42, 0xC0, 0x1F, 1, 0, 2, 0x68, 0xCE]
+        var writer = WebMWriter(video: (320, 240), audio: nil, muxingApp: "switchboard", videoCodec: .h264(avcC: avcC))
+        let header = writer.header()
+        let ebml = try #require(View(header, at: 0))
+        #expect(ebml.children(header).first { $0.id == 0x4282 }?.data(header) == Array("matroska".utf8))
+        let ebmlEnd = try #require(ebml.end)
+        let segment = try #require(View(header, at: ebmlEnd))
+        let tracks = View.list(header, segment.dataStart..<header.count)[1]
+        let video = tracks.children(header)[0].children(header)
+        #expect(video.first { $0.id == 0x86 }?.data(header) == Array("V_MPEG4/ISO/AVC".utf8))
+        #expect(video.first { $0.id == 0x63A2 }?.data(header) == avcC)
+    }
+
     @Test("OpusHead follows RFC 7845 §5.1")
     func opusHead() {
         #expect(WebMWriter.opusHead(channels: 1, inputSampleRate: 16_000)

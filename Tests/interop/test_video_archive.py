@@ -134,14 +134,14 @@ async def _composed(server):
             peer.close()
 
 
-def test_an_h264_stream_is_shown_in_composed_archives_and_heard_in_individual_ones(server):
+def test_an_h264_stream_is_shown_in_composed_archives_and_kept_as_matroska_in_individual_ones(server):
     asyncio.run(_h264(server))
 
 
 async def _h264(server):
     """An H.264 publisher (aiortc's: packetization mode 1, STAP-A and FU-A, as Safari may publish) beside a VP8 one:
-    a composed archive decodes and shows both, side by side; its individual file (WebM, which carries VP8) has its
-    audio alone."""
+    a composed archive decodes and shows both, side by side; in an individual archive its file is Matroska (`.mkv`,
+    as the Video API names it) with its H.264 units as published and its sound."""
     ot = opentok_client(server)
     sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
     vp8 = await publish(server, sid, ot.generate_token(sid, data="name=vp8"), (30, 200, 30), 440)
@@ -169,8 +169,11 @@ async def _h264(server):
         files = zipfile.ZipFile(io.BytesIO(r.content))
         colours, _, _, _, codec = decode_media(files.read(f"{vp8[2]}.webm"))
         assert codec == "vp8" and colours
-        colours, _, samples, rate, codec = decode_media(files.read(f"{h264[2]}.webm"))
-        assert codec is None and not colours and abs(dominant_frequency(samples, rate) - 880) < 15
+        # The H.264 stream's file is Matroska, its units as published, with its sound.
+        assert sorted(files.namelist()) == sorted([f"{archive.id}.json", f"{vp8[2]}.webm", f"{h264[2]}.mkv"])
+        colours, times, samples, rate, codec = decode_media(files.read(f"{h264[2]}.mkv"))
+        assert codec == "h264" and len(colours) > 15 * 2 and all(np.abs(c - (200, 30, 200)).max() < 25 for c in colours), colours[:2]
+        assert abs(dominant_frequency(samples, rate) - 880) < 15
     finally:
         for pc, peer, _ in (vp8, h264):
             await pc.close()

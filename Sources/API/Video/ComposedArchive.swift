@@ -72,8 +72,7 @@ enum ComposedArchive {
         let id: String
         var taps: [StreamTap]
         /// By the codec its first packets name: VP8 or H.264 frames, and their decoder.
-        private var vp8: VideoFrameSource<VP8FrameAssembler>?
-        private var h264: VideoFrameSource<H264FrameAssembler>?
+        private var frames: VideoFrames?
         private var decoder: (any PictureDecoder)?
         var picture: I420Image?
 
@@ -88,29 +87,22 @@ enum ComposedArchive {
         /// Decodes what a drain completes into `picture`; false for a codec not decoded here. True also when the
         /// decoder refused a frame, with `refused` set (a key frame is then asked for).
         func take(_ drained: ProducerTapPackets, refused: inout Bool) -> Bool {
-            if decoder == nil {
-                switch drained.codec.uppercased() {
-                case "VP8":
-                    vp8 = VideoFrameSource(VP8FrameAssembler(), maxWait: Self.maxWait)
-                    decoder = try? VP8Decoder()
-                case "H264":
-                    h264 = VideoFrameSource(H264FrameAssembler(), maxWait: Self.maxWait)
-                    decoder = try? H264Decoder()
-                default: return false
+            if frames == nil {
+                frames = VideoFrames(codec: drained.codec, maxWait: Self.maxWait)
+                switch frames {
+                case .vp8?: decoder = try? VP8Decoder()
+                case .h264?: decoder = try? H264Decoder()
+                case nil: break
                 }
             }
-            guard let decoder else { return false }
-            let frames = vp8 != nil ? vp8!.take(drained).map(\.frame.bytes) : h264!.take(drained).map(\.frame.bytes)
-            for frame in frames {
-                if let decoded = decoder.decode(frame) { picture = decoded } else { refused = true }
+            guard let decoder, frames != nil else { return false }
+            for frame in frames!.take(drained) {
+                if let decoded = decoder.decode(frame.bytes) { picture = decoded } else { refused = true }
             }
             return true
         }
 
-        func wantsKeyframe(force: Bool) -> Bool {
-            if vp8 != nil { return vp8!.wantsKeyframe(force: force) }
-            return h264?.wantsKeyframe(force: force) ?? false
-        }
+        func wantsKeyframe(force: Bool) -> Bool { frames?.wantsKeyframe(force: force) ?? false }
     }
 
     /// Records until `shouldStop`: with a `canvas`, the streams laid out on it 15 times a second, and with a

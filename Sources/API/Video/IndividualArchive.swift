@@ -42,7 +42,7 @@ enum IndividualArchive {
                 let n = files[stream.id, default: 0] + 1
                 files[stream.id] = n
                 recorders[stream.id] = StreamRecorder(streamID: stream.id, connectionData: data, directory: work,
-                                                      filename: stream.id + (n > 1 ? "-\(n)" : "") + ".webm", kinds: kinds, taps: taps,
+                                                      name: stream.id + (n > 1 ? "-\(n)" : ""), kinds: kinds, taps: taps,
                                                       archiveStart: start)
             }
             let ids = Set(live.map(\.id))

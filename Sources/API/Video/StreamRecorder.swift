@@ -1,19 +1,23 @@
 import Foundation
 import Live
 import Media
+import VideoCodec
 import Wire
 
-/// One stream of an individual-stream archive, written to a WebM file as it arrives: its Opus packets one
-/// per block, its VP8 frames as `VP8FrameSource` assembles them, both tracks on one timeline (the arrival of
+/// One stream of an individual-stream archive, written to a file as it arrives: its Opus packets one per
+/// block, its video frames as `VideoFrameSource` assembles them, both tracks on one timeline (the arrival of
 /// each track's first packet, RTP time after it), written in time order a second and a half behind the
-/// newest frame. An H.264 stream's video is not recorded (WebM carries VP8); its audio is.
+/// newest frame. A VP8 stream's file is WebM (`<name>.webm`); an H.264 stream's is Matroska (`<name>.mkv`, as
+/// the Video API names them), its NAL units length-prefixed under the `avcC` of its first key frame.
 ///
 /// Owned by one archive's recording task; not shared.
 final class StreamRecorder {
     let streamID: String
     let connectionData: String
-    let filename: String
-    /// The media asked for (the file may lack one: a stream without it, or H.264 video).
+    /// The file's name: `<name>.webm`, or `<name>.mkv` once the stream's video shows itself H.264.
+    private(set) var filename: String
+    private let name: String
+    /// The media asked for (the file may lack one: a stream without it).
     let kinds: Set<MediaKind>
     /// Milliseconds from the archive's start to this file's first frame (0 until it has one).
     private(set) var startOffset: Int64 = 0
@@ -21,15 +25,20 @@ final class StreamRecorder {
     private(set) var ended = false
     private var openFailure: String?
 
-    let path: String
+    private let directory: String
+    var path: String { directory + "/" + filename }
     private let archiveStart: Date
     private var taps: [StreamTap]
     private var origin: UInt64?
     private var audio = TrackClock()
     private var video = TrackClock()
-    /// A file is written behind what arrives, so a gap may wait long for its retransmission: a second.
-    private var frames = VP8FrameSource(maxWait: 1_000_000_000)
+    /// By the codec the video's first packets name; a file is written behind what arrives, so a gap may wait long
+    /// for its retransmission (`maxWait`).
+    private var frames: VideoFrames?
+    /// An H.264 stream's decoder configuration, from its first key frame with parameter sets.
+    private var avcC: [UInt8]?
     private var videoSize: (width: Int, height: Int)?
+    static let maxWait: UInt64 = 1_000_000_000
     /// Frames before the file is opened (it waits for the video's size); then the file keeps them, in time order,
     /// until the newest is `muxDelay` ms later.
     private var early: [WebMFile.Frame] = []
@@ -58,15 +67,16 @@ final class StreamRecorder {
         }
     }
 
-    init(streamID: String, connectionData: String, directory: String, filename: String, kinds: Set<MediaKind>, taps: [StreamTap],
+    init(streamID: String, connectionData: String, directory: String, name: String, kinds: Set<MediaKind>, taps: [StreamTap],
          archiveStart: Date) {
         self.streamID = streamID
         self.connectionData = connectionData
         self.kinds = kinds
         self.taps = taps
         self.archiveStart = archiveStart
-        self.filename = filename
-        path = directory + "/" + filename
+        self.name = name
+        self.directory = directory
+        filename = name + ".webm"
     }
 
     var hasFile: Bool { file != nil }
@@ -86,15 +96,18 @@ final class StreamRecorder {
             }
         }
         for (tap, drained) in packets {
-            if tap.kind == .video, !VP8FrameSource.isVP8(drained) {
-                // Not recordable in WebM: stop taking it (the file keeps the audio).
-                taps.removeAll { $0 == tap }
-                await bridge.untap(tap)
-                continue
+            if tap.kind == .video, frames == nil {
+                frames = VideoFrames(codec: drained.codec, maxWait: Self.maxWait)
+                guard frames != nil else {
+                    // A codec not recorded here: stop taking it (the file keeps the audio).
+                    taps.removeAll { $0 == tap }
+                    await bridge.untap(tap)
+                    continue
+                }
             }
             take(drained, kind: tap.kind)
         }
-        if let tap = taps.first(where: { $0.kind == .video }), frames.wantsKeyframe() { await bridge.requestKeyframe(tap) }
+        if let tap = taps.first(where: { $0.kind == .video }), frames?.wantsKeyframe() == true { await bridge.requestKeyframe(tap) }
         write(upTo: newest - Self.muxDelay)
     }
 
@@ -103,7 +116,7 @@ final class StreamRecorder {
         guard !ended else { return }
         ended = true
         for tap in taps { await bridge.untap(tap) }
-        for frame in frames.flush() { add(frame) }
+        for frame in frames?.flush() ?? [] { add(frame) }
         write(upTo: .max)
         file?.close()
         stopOffset = startOffset + (file?.lastWritten ?? 0)
@@ -116,7 +129,7 @@ final class StreamRecorder {
         }
         guard kind == .audio else {
             video.clockRate = drained.clockRate
-            for frame in frames.take(drained) { add(frame) }
+            for frame in frames?.take(drained) ?? [] { add(frame) }
             return
         }
         audio.clockRate = drained.clockRate
@@ -127,11 +140,28 @@ final class StreamRecorder {
         }
     }
 
-    private func add(_ assembled: VP8FrameSource.Frame) {
-        let frame = assembled.frame
-        if frame.keyframe, videoSize == nil, let w = frame.width, let h = frame.height { videoSize = (w, h) }
-        let arrival = Int64(assembled.arrival &- min(assembled.arrival, origin ?? assembled.arrival)) / 1_000_000
-        enqueue(WebMFile.Frame(time: video.time(frame.timestamp, arrival: arrival), track: .video, bytes: frame.bytes, keyframe: frame.keyframe))
+    /// A VP8 frame (its key frame giving the size), or an H.264 unit once its configuration and picture size are
+    /// known: from the first key frame carrying its parameter sets (the size by decoding that frame once; units
+    /// before it are not written).
+    private func add(_ assembled: VideoFrames.Frame) {
+        switch assembled {
+        case .vp8(let f):
+            if f.frame.keyframe, videoSize == nil, let w = f.frame.width, let h = f.frame.height { videoSize = (w, h) }
+            addVideo(f.frame.bytes, timestamp: f.frame.timestamp, keyframe: f.frame.keyframe, arrival: f.arrival)
+        case .h264(let f):
+            // A file already opened without it (no key frame in `headerWait`) keeps no video.
+            if avcC == nil, file == nil, f.frame.keyframe, let config = f.frame.avcC, let picture = H264Decoder.picture(of: f.frame.bytes) {
+                avcC = config
+                videoSize = (picture.width, picture.height)
+            }
+            guard avcC != nil else { return }
+            addVideo(f.frame.lengthPrefixed, timestamp: f.frame.timestamp, keyframe: f.frame.keyframe, arrival: f.arrival)
+        }
+    }
+
+    private func addVideo(_ bytes: [UInt8], timestamp: UInt32, keyframe: Bool, arrival: UInt64) {
+        let arrived = Int64(arrival &- min(arrival, origin ?? arrival)) / 1_000_000
+        enqueue(WebMFile.Frame(time: video.time(timestamp, arrival: arrived), track: .video, bytes: bytes, keyframe: keyframe))
     }
 
     private func enqueue(_ frame: WebMFile.Frame) {
@@ -143,14 +173,19 @@ final class StreamRecorder {
     /// is known from its first key frame, or `headerWait` without one.
     private func write(upTo time: Int64) {
         if file == nil, openFailure == nil, !early.isEmpty {
-            let hasVideo = taps.contains { $0.kind == .video }
-            guard !hasVideo || videoSize != nil || time == .max || newest >= Self.headerWait else { return }
+            let videoTapped = taps.contains { $0.kind == .video }
+            guard !videoTapped || videoSize != nil || time == .max || newest >= Self.headerWait else { return }
+            // An H.264 stream has video in the file only once its configuration is known.
+            let hasVideo: Bool
+            if case .h264? = frames { hasVideo = avcC != nil } else { hasVideo = videoTapped }
             let hasAudio = taps.contains { $0.kind == .audio } || early.contains { $0.track == .audio }
             guard hasVideo || hasAudio else {
                 early = []
                 return
             }
-            guard let opened = WebMFile(path: path, video: hasVideo ? videoSize ?? (640, 480) : nil, audio: hasAudio ? (48_000, 2) : nil) else {
+            if hasVideo, avcC != nil { filename = name + ".mkv" }
+            guard let opened = WebMFile(path: path, video: hasVideo ? videoSize ?? (640, 480) : nil, audio: hasAudio ? (48_000, 2) : nil,
+                                        videoCodec: avcC.map { .h264(avcC: $0) } ?? .vp8) else {
                 openFailure = "cannot create \(path)"
                 return
             }

@@ -67,10 +67,63 @@ struct VideoFrameSource<Assembler: RTPFrameAssembler> {
     }
 }
 
-typealias VP8FrameSource = VideoFrameSource<VP8FrameAssembler>
+/// A stream's video frames in whichever codec its tap names: VP8 or H.264 (nil for another). Shared by the
+/// archives that record video.
+enum VideoFrames {
+    case vp8(VideoFrameSource<VP8FrameAssembler>)
+    case h264(VideoFrameSource<H264FrameAssembler>)
 
-extension VideoFrameSource where Assembler == VP8FrameAssembler {
-    init(maxWait: UInt64) { self.init(VP8FrameAssembler(), maxWait: maxWait) }
+    enum Frame {
+        case vp8(VideoFrameSource<VP8FrameAssembler>.Frame)
+        case h264(VideoFrameSource<H264FrameAssembler>.Frame)
 
-    static func isVP8(_ drained: ProducerTapPackets) -> Bool { drained.codec.uppercased() == "VP8" }
+        /// As a decoder takes it (an H.264 unit in Annex B).
+        var bytes: [UInt8] {
+            switch self {
+            case .vp8(let f): f.frame.bytes
+            case .h264(let f): f.frame.bytes
+            }
+        }
+    }
+
+    init?(codec: String, maxWait: UInt64) {
+        switch codec.uppercased() {
+        case "VP8": self = .vp8(VideoFrameSource(VP8FrameAssembler(), maxWait: maxWait))
+        case "H264": self = .h264(VideoFrameSource(H264FrameAssembler(), maxWait: maxWait))
+        default: return nil
+        }
+    }
+
+    mutating func take(_ drained: ProducerTapPackets) -> [Frame] {
+        switch self {
+        case .vp8(var source):
+            defer { self = .vp8(source) }
+            return source.take(drained).map(Frame.vp8)
+        case .h264(var source):
+            defer { self = .h264(source) }
+            return source.take(drained).map(Frame.h264)
+        }
+    }
+
+    mutating func flush() -> [Frame] {
+        switch self {
+        case .vp8(var source):
+            defer { self = .vp8(source) }
+            return source.flush().map(Frame.vp8)
+        case .h264(var source):
+            defer { self = .h264(source) }
+            return source.flush().map(Frame.h264)
+        }
+    }
+
+    mutating func wantsKeyframe(force: Bool = false) -> Bool {
+        switch self {
+        case .vp8(var source):
+            defer { self = .vp8(source) }
+            return source.wantsKeyframe(force: force)
+        case .h264(var source):
+            defer { self = .h264(source) }
+            return source.wantsKeyframe(force: force)
+        }
+    }
 }

@@ -25,8 +25,8 @@ final class WebMFile {
     private var pending: [Frame] = []
 
     /// Creates the file with its header; nil when it cannot be created.
-    init?(path: String, video: (width: Int, height: Int)?, audio: (sampleRate: Int, channels: Int)?) {
-        writer = WebMWriter(video: video, audio: audio, muxingApp: "switchboard")
+    init?(path: String, video: (width: Int, height: Int)?, audio: (sampleRate: Int, channels: Int)?, videoCodec: WebMWriter.VideoCodec = .vp8) {
+        writer = WebMWriter(video: video, audio: audio, muxingApp: "switchboard", videoCodec: videoCodec)
         let header = writer.header()
         guard FileManager.default.createFile(atPath: path, contents: Data(header)), let file = FileHandle(forWritingAtPath: path),
               (try? file.seekToEnd()) != nil else { return nil }

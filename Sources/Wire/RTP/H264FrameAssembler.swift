@@ -27,6 +27,44 @@ public struct H264FrameAssembler: Sendable {
             self.timestamp = timestamp
             self.keyframe = keyframe
         }
+
+        /// The NAL units, without their start codes. Exact: emulation prevention keeps `00 00 00` and `00 00 01`
+        /// out of every NAL unit, so the only `00 00 00 01` are the start codes.
+        public var nalUnits: [ArraySlice<UInt8>] {
+            var starts: [Int] = []
+            var i = 0
+            while i + 4 <= bytes.count {
+                if bytes[i] == 0, bytes[i + 1] == 0, bytes[i + 2] == 0, bytes[i + 3] == 1 {
+                    starts.append(i + 4)
+                    i += 4
+                } else {
+                    i += 1
+                }
+            }
+            return starts.enumerated().map { n, start in bytes[start..<(n + 1 < starts.count ? starts[n + 1] - 4 : bytes.count)] }
+        }
+
+        /// The unit as Matroska and MP4 carry it: each NAL unit after its 4-byte length.
+        public var lengthPrefixed: [UInt8] {
+            nalUnits.flatMap { nal in [UInt8(truncatingIfNeeded: nal.count >> 24), UInt8(truncatingIfNeeded: nal.count >> 16),
+                                       UInt8(truncatingIfNeeded: nal.count >> 8), UInt8(truncatingIfNeeded: nal.count)] + nal }
+        }
+
+        /// The decoder configuration record (`avcC`, ISO/IEC 14496-15 §5.3.3) from the unit's first sequence and
+        /// picture parameter sets; nil when it lacks either (browsers send both before each IDR slice).
+        ///
+        /// ```
+        ///  1 | profile | compatibility | level | 0xFF (4-byte lengths) | 0xE1 (one SPS) | SPS length (u16) | SPS
+        ///    | 1 (one PPS) | PPS length (u16) | PPS
+        /// ```
+        public var avcC: [UInt8]? {
+            let nals = nalUnits
+            guard let sps = nals.first(where: { $0.first.map { $0 & 0x1F == 7 } == true && $0.count >= 4 && $0.count <= 0xFFFF }),
+                  let pps = nals.first(where: { $0.first.map { $0 & 0x1F == 8 } == true && $0.count <= 0xFFFF }) else { return nil }
+            let s = Array(sps)
+            return [1, s[1], s[2], s[3], 0xFF, 0xE1, UInt8(s.count >> 8), UInt8(s.count & 0xFF)] + s
+                + [1, UInt8(pps.count >> 8), UInt8(pps.count & 0xFF)] + pps
+        }
     }
 
     public static let startCode: [UInt8] = [0, 0, 0, 1]

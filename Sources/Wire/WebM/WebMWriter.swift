@@ -106,16 +106,27 @@ public struct WebMWriter: Sendable {
         var end: Int64 { last.map { $0 + step } ?? 0 }
     }
 
-    /// A writer for a VP8 track of `video`'s size and/or an Opus track; at least one is required.
+    /// The video track's codec: VP8 (a WebM file), or H.264 with its `avcC` configuration record (ISO/IEC
+    /// 14496-15), which makes the file Matroska (`.mkv`; WebM carries VP8 and VP9 only), its frames
+    /// length-prefixed NAL units.
+    public enum VideoCodec: Sendable, Equatable {
+        case vp8
+        case h264(avcC: [UInt8])
+    }
+
+    let videoCodec: VideoCodec
+
+    /// A writer for a video track of `video`'s size and/or an Opus track; at least one is required.
     /// Opus with mapping family 0 carries 1 or 2 channels; `sampleRate` is the input rate
     /// recorded in the OpusHead (the decoder always runs at 48 kHz).
-    public init(video: (width: Int, height: Int)?, audio: (sampleRate: Int, channels: Int)?, muxingApp: String) {
+    public init(video: (width: Int, height: Int)?, audio: (sampleRate: Int, channels: Int)?, muxingApp: String, videoCodec: VideoCodec = .vp8) {
         precondition(video != nil || audio != nil, "a WebM file needs a video or an audio track")
         if let audio { precondition((1...2).contains(audio.channels) && audio.sampleRate > 0) }
         if let video { precondition(video.width >= 0 && video.height >= 0) }
         self.video = video
         self.audio = audio
         self.muxingApp = muxingApp
+        self.videoCodec = videoCodec
     }
 
     /// The track number a SimpleBlock carries: video 1, audio 2 (1 when there is no video).
@@ -132,7 +143,7 @@ public struct WebMWriter: Sendable {
         var out = EBML.element(ID.ebml,
             EBML.unsigned(ID.ebmlVersion, 1) + EBML.unsigned(ID.ebmlReadVersion, 1)
             + EBML.unsigned(ID.ebmlMaxIDLength, 4) + EBML.unsigned(ID.ebmlMaxSizeLength, 8)
-            + EBML.string(ID.docType, "webm") + EBML.unsigned(ID.docTypeVersion, 4)
+            + EBML.string(ID.docType, videoCodec == .vp8 ? "webm" : "matroska") + EBML.unsigned(ID.docTypeVersion, 4)
             + EBML.unsigned(ID.docTypeReadVersion, 2))
         out += EBML.id(ID.segment)
         segmentSizeOffset = out.count
@@ -147,9 +158,14 @@ public struct WebMWriter: Sendable {
 
         var tracks: [UInt8] = []
         if let video {
+            let codec: [UInt8]
+            switch videoCodec {
+            case .vp8: codec = EBML.string(ID.codecID, "V_VP8")
+            case .h264(let avcC): codec = EBML.string(ID.codecID, "V_MPEG4/ISO/AVC") + EBML.element(ID.codecPrivate, avcC)
+            }
             tracks += EBML.element(ID.trackEntry,
                 EBML.unsigned(ID.trackNumber, UInt64(trackNumber(.video))) + EBML.unsigned(ID.trackUID, UInt64(trackNumber(.video)))
-                + EBML.unsigned(ID.trackType, 1) + EBML.unsigned(ID.flagLacing, 0) + EBML.string(ID.codecID, "V_VP8")
+                + EBML.unsigned(ID.trackType, 1) + EBML.unsigned(ID.flagLacing, 0) + codec
                 + EBML.element(ID.video, EBML.unsigned(ID.pixelWidth, UInt64(video.width)) + EBML.unsigned(ID.pixelHeight, UInt64(video.height))))
         }
         if let audio {
