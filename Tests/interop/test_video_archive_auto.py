@@ -68,12 +68,17 @@ async def _automatic(server):
         red[1].close()
 
 
-def test_archive_mode_options_are_checked(server):
+def test_session_create_options_are_checked(server):
+    """The archive options, and end-to-end encryption (the clients' own, which this server's clients do not do):
+    refused rather than ignored. The `opentok` SDK's `e2ee=True` is refused the same way."""
     ot = opentok_client(server)
+    with pytest.raises(opentok.exceptions.OpenTokException):
+        ot.create_session(media_mode=opentok.MediaModes.routed, e2ee=True)
+    assert ot.create_session(media_mode=opentok.MediaModes.routed, e2ee=False).session_id
     url = f"{server.http_url}/session/create"
     for form, why in (({"archiveMode": "always", "p2p.preference": "enabled"}, "routed"),
                       ({"archiveMode": "always", "archiveResolution": "1024x768"}, "archiveResolution"),
                       ({"archiveMode": "always", "archiveName": "x" * 81}, "archiveName"),
-                      ({"archiveMode": "manual", "archiveName": "weekly"}, "archiveName")):
+                      ({"archiveMode": "manual", "archiveName": "weekly"}, "archiveName"), ({"e2ee": "true"}, "e2ee")):
         r = requests.post(url, headers=ot.get_headers(), data=form, timeout=10)
         assert r.status_code == 400 and why in r.json()["detail"], (form, r.text)

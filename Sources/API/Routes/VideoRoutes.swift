@@ -42,6 +42,11 @@ struct VideoRoutes {
             } else if name != nil || resolution != nil {
                 throw APIError.badRequest("archiveName and archiveResolution are for archiveMode always.")
             }
+            // End-to-end encryption is the clients' (they encrypt their media with a shared secret); claiming a
+            // session has it when this server's clients do not would mislead.
+            if fields["e2ee"]?.lowercased() == "true" {
+                throw APIError.badRequest("e2ee: end-to-end encrypted sessions are not offered here.", code: "unsupported-option")
+            }
             let location = fields["location"].flatMap { $0.isEmpty ? nil : $0 }
             let s = try core.videoSessions.create(owner: owner, apiKey: account.apiKey, mediaMode: media, archiveMode: archive, archiveName: name,
                                                   archiveResolution: resolution, location: location)
