@@ -5,9 +5,9 @@ import Runtime
 import VideoCodec
 import Wire
 
-/// Archives (`/v2/project/{id}/archive`): composed archives, the session's audio mix as Ogg Opus
-/// (`hasVideo: false`) or its streams laid out with the mix in a WebM file, and individual-stream archives
-/// (`outputMode: individual`), a WebM file per stream in a ZIP (`VideoArchives`); of every stream
+/// Archives (`/v2/project/{id}/archive`): composed archives, an MP4 file of the session's audio mix and (unless
+/// `hasVideo: false`) its streams laid out, and individual-stream archives (`outputMode: individual`), a file
+/// per stream in a ZIP (`VideoArchives`); of every stream
 /// (`streamMode: auto`) or of those chosen while recording (`manual`, `PATCH …/archive/{id}/streams`).
 extension VideoRoutes {
     func registerArchives(on router: inout Router) {

@@ -3,11 +3,12 @@ import Live
 import Media
 import Wire
 
-/// An individual-stream archive being recorded: one `StreamRecorder` (a WebM file) per stream of the
-/// session, those published when it starts and any published later, each polled every 100 ms until its
-/// stream ends or the archive stops. In manual stream mode, a file per chosen stream, ended when the stream
-/// is left out, and a new one (`<stream id>-2.webm`, …) when it is chosen again or with other media; then a ZIP (stored, not compressed: WebM does not compress further) of
-/// the files and a JSON manifest, `<archive id>.json`, naming each file with its stream, connection data and
+/// An individual-stream archive being recorded: one `StreamRecorder` (a WebM file, Matroska for H.264) per
+/// stream of the session, those published when it starts and any published later, each polled every 100 ms
+/// until its stream ends or the archive stops. In manual stream mode, a file per chosen stream, ended when the
+/// stream is left out, and a new one (`<stream id>-2.webm`, …) when it is chosen again or with other media;
+/// then a ZIP (stored, not compressed: compressed video does not compress further) of the files and a JSON
+/// manifest, `<archive id>.json`, naming each file with its stream, connection data and
 /// offsets from the archive's start, as the Video API's individual archives do.
 enum IndividualArchive {
     static let maxStreams = 50

@@ -9,7 +9,7 @@ import Wire
 
 /// Archives of video sessions. Composed ones are an MP4 file (`ComposedArchive`): the session's audio mix
 /// (the Audio Connector's) as AAC and, with video, every stream laid out on one canvas as H.264.
-/// Individual-stream ones are a WebM file per stream (VP8 and Opus as published, nothing re-encoded) in a ZIP
+/// Individual-stream ones are a file per stream (WebM for VP8, Matroska for H.264; as published, nothing re-encoded) in a ZIP
 /// with a JSON manifest (`IndividualArchive`). An archive's metadata is a JSON file under
 /// `<data>/video/archives/`, written before each reply, so what a reply said survives a restart; an archive
 /// still recording when the server stopped is `failed` at the next start (a composed one's file, fragmented,
@@ -55,8 +55,8 @@ final class VideoArchives: Sendable {
         var duration: Int
         var size: Int
         var updatedAt: Int64
-        /// Absent from the metadata of audio-only composed archives: the output mode, what is recorded, and the
-        /// file written by an `ArchiveRecorder` (a ZIP, or a composed WebM).
+        /// Absent from the metadata of audio-only archives of earlier versions: the output mode, what is recorded,
+        /// and the file written by an `ArchiveRecorder` (a ZIP, or a composed MP4).
         var outputMode: String?
         var hasAudio: Bool?
         var hasVideo: Bool?
