@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import shutil
 import subprocess
 import zipfile
 
@@ -265,6 +266,43 @@ def test_an_archive_survives_a_restart(tmp_path):
         assert r.status_code == 200 and r.content[4:8] == b"ftyp"
     finally:
         second.stop()
+
+
+def test_an_archive_that_cannot_be_saved_is_refused(tmp_path):
+    """An archive is acknowledged only once its metadata is written: with the archives directory unwritable (a file
+    in its place) the start is 503 and nothing is left recording; once it can be written again (the directory is
+    made again), archives start and a manual one's stream changes are saved before they are acknowledged — one that
+    cannot be saved is 503 and undone."""
+    data = tmp_path / "data"
+    server = start_server(["--log-level", "warn"], https=False, dev=True, data_dir=data)
+    try:
+        ot = opentok_client(server)
+        sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+        peer = VideoPeer(server, sid, ot.generate_token(sid))
+        stream = peer.publish("cam")
+        archives = data / "video" / "archives"
+        shutil.rmtree(archives)
+        archives.write_text("not a directory")
+        url = f"{server.http_url}/v2/project/{ot.api_key}/archive"
+        r = requests.post(url, headers=ot.get_json_headers(), json={"sessionId": sid, "hasVideo": False}, timeout=10)
+        assert r.status_code == 503 and "saved" in r.json()["detail"], r.text
+        assert ot.list_archives(session_id=sid).count == 0
+        archives.unlink()
+        archive = ot.start_archive(sid, has_video=False, stream_mode=opentok.StreamModes.manual)
+        assert archive.status == "started" and (archives / f"{archive.id}.json").exists()
+        ot.add_archive_stream(archive.id, stream)
+        assert json.loads((archives / f"{archive.id}.json").read_text())["streams"] == [{"streamId": stream, "hasAudio": True, "hasVideo": True}]
+        # A change that cannot be saved is refused and undone.
+        shutil.rmtree(archives)
+        archives.write_text("not a directory")
+        r = requests.patch(f"{url}/{archive.id}/streams", headers=ot.get_json_headers(), json={"removeStream": stream}, timeout=10)
+        assert r.status_code == 503, r.text
+        assert ot.get_archive(archive.id).streams == [{"streamId": stream, "hasAudio": True, "hasVideo": True}]
+        archives.unlink()
+        ot.stop_archive(archive.id)
+        peer.close()
+    finally:
+        server.stop()
 
 
 def test_an_audio_archive_of_an_earlier_version_is_still_served(tmp_path):

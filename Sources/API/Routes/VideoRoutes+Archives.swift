@@ -202,6 +202,7 @@ extension VideoRoutes {
         case .recording?: .conflict("The archive is being recorded: stop it first.", code: "archive-in-progress")
         case .autoStreamMode?: APIError(status: 405, code: "stream-mode-auto", title: "Method Not Allowed",
                                    detail: "The archive records every stream (streamMode auto): streams are chosen only in manual mode.")
+        case .storage?: .unavailable("The archive could not be saved (the data directory cannot be written).")
         case .noStream(let stream)?: .notFound("No stream \(stream) in the archive's session (or, to remove, in the archive).", code: "stream-not-found")
         case nil: .unavailable("\(error)")
         }

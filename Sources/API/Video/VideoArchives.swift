@@ -174,6 +174,8 @@ final class VideoArchives: Sendable {
         /// Streams are chosen only for an archive in manual stream mode.
         case autoStreamMode
         case noStream(String)
+        /// The archive's metadata could not be written.
+        case storage
     }
 
     /// Starts recording: the session's mix (composed; with video, its streams laid out too), or each of its streams
@@ -198,6 +200,11 @@ final class VideoArchives: Sendable {
         }
         guard claimed else { throw .alreadyRecording }
         guard let archive = get(id) else { throw .notFound }
+        // Written before anything records: an archive whose start is acknowledged is one that survives a restart.
+        guard Self.save(archive, directory: directory) else {
+            _ = archives.withLock { $0.removeValue(forKey: id) }
+            throw .storage
+        }
         // A composed archive's audio: the session's mix, held for it until it ends (`ended`).
         let mix: HeldMix?
         do {
@@ -262,7 +269,7 @@ final class VideoArchives: Sendable {
         case .remove(let stream):
             guard archive.streams?.contains(where: { $0.streamId == stream }) == true else { throw .noStream(stream) }
         }
-        let changed = update(id, if: { $0.status == .started }) { a in
+        let changed = try commit(id) { a in
             var streams = a.streams ?? []
             switch change {
             case .add(let stream, let audio, let video):
@@ -273,7 +280,6 @@ final class VideoArchives: Sendable {
             }
             a.streams = streams
         }
-        guard let changed else { throw .notRecording }
         guard !changed.individual, changed.hasAudio ?? true else { return }
         // What the composed archive's mix hears; applied again if another change came meanwhile, so the last one holds.
         var applied: Set<String>?
@@ -365,6 +371,26 @@ final class VideoArchives: Sendable {
         return await recordings.path(RecordingID(rawValue: archive.recordingID))
     }
 
+    /// Changes a recording archive as a client asked: saved before the client hears of it, or (when it cannot be
+    /// written) undone and `storage` thrown, so a change acknowledged is one that survives a restart.
+    private func commit(_ id: String, _ change: (inout Archive) -> Void) throws(Failure) -> Archive {
+        let (before, after) = archives.withLock { a -> (Archive?, Archive?) in
+            guard var archive = a[id], archive.status == .started else { return (nil, nil) }
+            let before = archive
+            change(&archive)
+            archive.updatedAt = Self.millis()
+            a[id] = archive
+            return (before, archive)
+        }
+        guard let before, let after else { throw .notRecording }
+        guard Self.save(after, directory: directory) else {
+            archives.withLock { if $0[id] == after { $0[id] = before } }
+            throw .storage
+        }
+        changed(after)
+        return after
+    }
+
     /// Changes an archive (when `condition` holds), saves it and reports it; the archive changed, or nil.
     @discardableResult
     private func update(_ id: String, if condition: (Archive) -> Bool = { _ in true }, _ change: (inout Archive) -> Void) -> Archive? {
@@ -382,9 +408,12 @@ final class VideoArchives: Sendable {
         return updated
     }
 
-    private static func save(_ archive: Archive, directory: String) {
-        guard let data = try? JSONEncoder().encode(archive) else { return }
-        try? data.write(to: URL(fileURLWithPath: directory + "/" + archive.id + ".json"), options: .atomic)
+    /// Writes an archive's metadata (the directory made again if it went); false when it could not be written.
+    @discardableResult
+    private static func save(_ archive: Archive, directory: String) -> Bool {
+        guard let data = try? JSONEncoder().encode(archive) else { return false }
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return (try? data.write(to: URL(fileURLWithPath: directory + "/" + archive.id + ".json"), options: .atomic)) != nil
     }
 
     private static func holder(_ id: String) -> String { "archive-" + id }
