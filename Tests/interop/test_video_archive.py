@@ -21,7 +21,7 @@ import requests
 from media_support import dominant_frequency
 from rig import start_server, wait_until
 from test_video_audio_connector import publish_tone, server  # noqa: F401 (the module's media server fixture)
-from video_support import VideoPeer, account, decode_media, opentok_client, publish
+from video_support import VideoPeer, account, decode_media, opentok_client, publish, unpublish
 
 opentok = pytest.importorskip("opentok")
 
@@ -130,9 +130,7 @@ async def _composed(server):
         for tone in (440, 880):
             assert spectrum[np.abs(freqs - tone) < 5].max() > peak / 10, tone
     finally:
-        for pc, peer, _ in (red, blue):
-            await pc.close()
-            peer.close()
+        await unpublish(red, blue)
 
 
 def test_an_h264_stream_is_shown_in_composed_archives_and_kept_as_matroska_in_individual_ones(server):
@@ -176,9 +174,7 @@ async def _h264(server):
         assert codec == "h264" and len(colours) > 15 * 2 and all(np.abs(c - (200, 30, 200)).max() < 25 for c in colours), colours[:2]
         assert abs(dominant_frequency(samples, rate) - 880) < 15
     finally:
-        for pc, peer, _ in (vp8, h264):
-            await pc.close()
-            peer.close()
+        await unpublish(vp8, h264)
 
 
 def test_resolutions_bitrates_and_simultaneous_archives(server):
@@ -225,8 +221,7 @@ async def _options(server):
         assert np.abs(last[200:440, 60:420].reshape(-1, 3).mean(axis=0) - (220, 30, 30)).max() < 40
         assert last[:120, :].mean() < 40 and last[-120:, :].mean() < 40
     finally:
-        await red[0].close()
-        red[1].close()
+        await unpublish(red)
 
 
 def test_archives_are_refused_without_clients_or_routing(server):

@@ -14,7 +14,7 @@ import requests
 
 from media_support import dominant_frequency
 from test_video_audio_connector import loopback_ice
-from video_support import decode_media, opentok_client, publish, video_server
+from video_support import decode_media, opentok_client, publish, unpublish, video_server
 
 opentok = pytest.importorskip("opentok")
 av = pytest.importorskip("av")
@@ -64,8 +64,7 @@ async def _automatic(server):
         assert np.abs(last[200:520, 300:980].reshape(-1, 3).mean(axis=0) - (220, 30, 30)).max() < 40
         assert abs(dominant_frequency(samples[-rate:], rate) - 440) < 15
     finally:
-        await red[0].close()
-        red[1].close()
+        await unpublish(red)
 
 
 def test_session_create_options_are_checked(server):

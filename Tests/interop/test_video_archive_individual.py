@@ -16,7 +16,7 @@ import requests
 
 from media_support import dominant_frequency
 from test_video_audio_connector import server  # noqa: F401 (the module's media server fixture)
-from video_support import decode_media as decode, opentok_client, publish
+from video_support import decode_media as decode, opentok_client, publish, unpublish
 
 opentok = pytest.importorskip("opentok")
 av = pytest.importorskip("av")
@@ -77,9 +77,7 @@ async def _individual(server):
             assert abs(len(samples) / rate - span) < 1.0, (len(samples) / rate, span)
             assert np.sqrt(np.mean(samples ** 2)) > 0.05 and abs(dominant_frequency(samples, rate) - tone) < 15
     finally:
-        for pc, peer, _ in [red] + ([blue] if blue else []):
-            await pc.close()
-            peer.close()
+        await unpublish(red, *([blue] if blue else []))
 
 
 def test_an_individual_audio_archive_and_refusals(server):

@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from test_video_audio_connector import server  # noqa: F401 (the module's media server fixture)
-from video_support import decode_media, opentok_client, publish
+from video_support import decode_media, opentok_client, publish, unpublish
 
 opentok = pytest.importorskip("opentok")
 av = pytest.importorskip("av")
@@ -101,9 +101,7 @@ async def _composed(server):
         share, rms = audio(*windows[3])
         assert rms > 0.01 and share[880] > 0.5 and share[440] < 0.01, share
     finally:
-        for pc, peer, _ in (red, blue):
-            await pc.close()
-            peer.close()
+        await unpublish(red, blue)
 
 
 def test_audio_and_individual_archives_record_the_chosen_streams_and_refusals(server):
@@ -168,6 +166,4 @@ async def _audio_and_individual(server):
         colours, _, samples, _, codec = decode_media(files.read(second["filename"]))
         assert codec == "vp8" and colours and not samples.size, "chosen again with its video alone"
     finally:
-        for pc, peer, _ in (red, blue):
-            await pc.close()
-            peer.close()
+        await unpublish(red, blue)

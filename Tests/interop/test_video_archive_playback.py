@@ -10,7 +10,7 @@ import requests
 
 from rig import artifact_path, chromium, new_page
 from test_video_audio_connector import server  # noqa: F401 (the module's media server fixture)
-from video_support import opentok_client, publish
+from video_support import opentok_client, publish, unpublish
 
 opentok = pytest.importorskip("opentok")
 
@@ -29,8 +29,7 @@ async def _record(server):
         assert r.status_code == 200 and r.headers["Content-Type"] == "video/mp4"
         return r.content, got.duration
     finally:
-        await red[0].close()
-        red[1].close()
+        await unpublish(red)
 
 
 def test_a_composed_archive_plays_in_chromium(server):
@@ -45,7 +44,8 @@ def test_a_composed_archive_plays_in_chromium(server):
         played = page.evaluate("""async () => {
             const v = document.getElementById('v');
             await v.play();
-            await new Promise(r => setTimeout(r, 1500));
+            // Past its first second (a loaded machine may start it late).
+            for (let waited = 0; v.currentTime <= 1.2 && waited < 10000; waited += 100) await new Promise(r => setTimeout(r, 100));
             const c = document.getElementById('c').getContext('2d');
             c.drawImage(v, 0, 0);
             return {width: v.videoWidth, height: v.videoHeight, time: v.currentTime, duration: v.duration,

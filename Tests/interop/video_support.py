@@ -272,6 +272,13 @@ async def publish(server, session_id, token, rgb, frequency, video=True, track=N
     return pc, peer, reply["streamId"]
 
 
+async def unpublish(*publishers):
+    """Closes publishers made by `publish` (their peer connections and signalling sockets)."""
+    for pc, peer, _ in publishers:
+        await pc.close()
+        peer.close()
+
+
 def decode_media(data: bytes, keep_pictures=False):
     """(video frames' mean RGB colours — or with `keep_pictures` the RGB pictures —, frame times in s, audio samples,
     audio rate, video codec) of a WebM or MP4 file, demuxed and decoded frame by frame with PyAV (FFmpeg's libraries)."""

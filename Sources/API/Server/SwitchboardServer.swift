@@ -105,8 +105,11 @@ public final class SwitchboardServer: Sendable {
             monitor.handle(event)
             switch event {
             case .sessionCreated(let sessionID):
-                if let session = try? core.videoSessions.get(id: sessionID), session.archiveMode == "always" {
-                    Task { await archives.startAutomatically(session) }
+                // Off the hub's reporting: the session's settings are a store read.
+                Task {
+                    if let session = try? core.videoSessions.get(id: sessionID), session.archiveMode == "always" {
+                        await archives.startAutomatically(session)
+                    }
                 }
             case .sessionDestroyed(let sessionID, _): Task { await archives.sessionEnded(sessionID) }
             default: break

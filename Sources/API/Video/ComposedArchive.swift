@@ -115,7 +115,7 @@ enum ComposedArchive {
         let clock = ContinuousClock()
         let origin = clock.now
         var outcome = ArchiveRecorder.Outcome(file: path, size: 0, duration: 0, failure: nil)
-        let holder = "archive-" + id
+        let holder = VideoArchives.holder(id)
         let tap = MixerTapID(holder)
         let file: MP4Writer
         do {

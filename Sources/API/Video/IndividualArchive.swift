@@ -36,7 +36,7 @@ enum IndividualArchive {
             for stream in live where recorders[stream.id] == nil && (files[stream.id] != nil || files.count < maxStreams) {
                 let kinds = chosen.kinds(stream.id)
                 guard !kinds.isEmpty else { continue }
-                let taps = (try? await hub.bridge.tapStream(sessionID: sessionID, streamID: stream.id, tap: ProducerTapID("archive-" + id),
+                let taps = (try? await hub.bridge.tapStream(sessionID: sessionID, streamID: stream.id, tap: ProducerTapID(VideoArchives.holder(id)),
                                                            kinds: kinds)) ?? []
                 guard !taps.isEmpty else { continue }  // no media yet: tried again next time
                 let data = hub.connections(sessionID: sessionID).first { $0.id == stream.connectionID }?.grant.connectionData ?? ""

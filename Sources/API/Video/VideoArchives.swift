@@ -374,15 +374,7 @@ final class VideoArchives: Sendable {
     /// Changes a recording archive as a client asked: saved before the client hears of it, or (when it cannot be
     /// written) undone and `storage` thrown, so a change acknowledged is one that survives a restart.
     private func commit(_ id: String, _ change: (inout Archive) -> Void) throws(Failure) -> Archive {
-        let (before, after) = archives.withLock { a -> (Archive?, Archive?) in
-            guard var archive = a[id], archive.status == .started else { return (nil, nil) }
-            let before = archive
-            change(&archive)
-            archive.updatedAt = Self.millis()
-            a[id] = archive
-            return (before, archive)
-        }
-        guard let before, let after else { throw .notRecording }
+        guard let (before, after) = apply(id, if: { $0.status == .started }, change) else { throw .notRecording }
         guard Self.save(after, directory: directory) else {
             archives.withLock { if $0[id] == after { $0[id] = before } }
             throw .storage
@@ -391,16 +383,22 @@ final class VideoArchives: Sendable {
         return after
     }
 
-    /// Changes an archive (when `condition` holds), saves it and reports it; the archive changed, or nil.
-    @discardableResult
-    private func update(_ id: String, if condition: (Archive) -> Bool = { _ in true }, _ change: (inout Archive) -> Void) -> Archive? {
-        let updated = archives.withLock { a -> Archive? in
+    /// Changes an archive in memory when `condition` holds, in one step under the lock; the archive before and after.
+    private func apply(_ id: String, if condition: (Archive) -> Bool, _ change: (inout Archive) -> Void) -> (before: Archive, after: Archive)? {
+        archives.withLock { a in
             guard var archive = a[id], condition(archive) else { return nil }
+            let before = archive
             change(&archive)
             archive.updatedAt = Self.millis()
             a[id] = archive
-            return archive
+            return (before, archive)
         }
+    }
+
+    /// Changes an archive (when `condition` holds), saves it and reports it; the archive changed, or nil.
+    @discardableResult
+    private func update(_ id: String, if condition: (Archive) -> Bool = { _ in true }, _ change: (inout Archive) -> Void) -> Archive? {
+        let updated = apply(id, if: condition, change)?.after
         if let updated {
             Self.save(updated, directory: directory)
             changed(updated)
@@ -416,6 +414,7 @@ final class VideoArchives: Sendable {
         return (try? data.write(to: URL(fileURLWithPath: directory + "/" + archive.id + ".json"), options: .atomic)) != nil
     }
 
-    private static func holder(_ id: String) -> String { "archive-" + id }
+    /// What an archive's recording is known by to the media engine: the mix it holds, its mixer and producer taps.
+    static func holder(_ id: String) -> String { "archive-" + id }
     static func millis() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 }
