@@ -11,11 +11,8 @@ public final class H264Decoder: PictureDecoder {
     private var frame: UnsafeMutablePointer<AVFrame>?
     private var packet: UnsafeMutablePointer<AVPacket>?
 
-    /// libavcodec reports a corrupt unit on standard error as well as by its result: the result is enough.
-    private static let quiet: Void = av_log_set_level(AV_LOG_QUIET)
-
     public init() throws(Failure) {
-        _ = Self.quiet
+        _ = LibAV.quiet
         guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else { throw .initialisation("no H.264 decoder in libavcodec") }
         context = avcodec_alloc_context3(codec)
         frame = av_frame_alloc()

@@ -5,8 +5,8 @@ import Testing
 
 @Suite("What an archive records of each stream")
 struct VideoArchiveSelectionTests {
-    typealias Selection = VideoArchives.Selection
-    typealias Chosen = VideoArchives.ChosenStream
+    typealias Selection = StreamSelection
+    typealias Chosen = ChosenStream
 
     @Test("auto records the archive's media of every stream; manual only what was chosen, within the archive's media")
     func kinds() {
@@ -34,7 +34,7 @@ struct VideoArchiveSelectionTests {
         #expect(recording["streamMode"] as? String == "manual")
         #expect((recording["streams"] as? [[String: Any]])?.first?["streamId"] as? String == "a")
         #expect((recording["streams"] as? [[String: Any]])?.first?["hasVideo"] as? Bool == false)
-        #expect(Self.archive(streams: chosen).heard == ["a"])
+        #expect(Self.archive(streams: chosen).selection.heard == ["a"])
         #expect((Self.archive(streams: chosen, status: .available).json(url: nil)["streams"] as? [Any])?.isEmpty == true)
         let automatic = Self.archive(streams: nil).json(url: nil)
         #expect(automatic["streamMode"] as? String == "auto")

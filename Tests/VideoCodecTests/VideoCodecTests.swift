@@ -92,8 +92,8 @@ struct H264DecoderTests {
     }
 }
 
-@Suite("MP4 files of pictures and sound")
-struct MP4WriterTests {
+@Suite("MP4 files, HLS playlists and RTMP streams of pictures and sound")
+struct MediaWriterTests {
     /// The four-character types of a file's top-level boxes, in order, and whether `fourcc` occurs anywhere.
     static func boxes(_ bytes: [UInt8]) -> [String] {
         var types: [String] = []
@@ -116,7 +116,7 @@ struct MP4WriterTests {
     func videoAndSound() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("mp4-\(UInt32.random(in: 0...UInt32.max)).mp4").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try MP4Writer(path: path, video: .init(width: 160, height: 120, frameRate: 15, bitrate: 300, keyframeInterval: 15), audio: true)
+        let writer = try MediaWriter([.mp4(path: path)], video: .init(width: 160, height: 120, frameRate: 15, bitrate: 300, keyframeInterval: 15), audio: true)
         let tone = (0..<48_000).map { Int16(8_000 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }
         for i in 0..<45 {
             writer.add(I420Image(width: 160, height: 120, y: UInt8(40 + i), u: 90, v: 240), index: Int64(i))
@@ -135,11 +135,66 @@ struct MP4WriterTests {
     func soundAloneAndRefusal() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("m4a-\(UInt32.random(in: 0...UInt32.max)).mp4").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try MP4Writer(path: path, video: nil, audio: true)
+        let writer = try MediaWriter([.mp4(path: path)], video: nil, audio: true)
         writer.add(samples: [Int16](repeating: 1_000, count: 30_000))
         writer.close()
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(writer.failure == nil && Self.contains(bytes, "mp4a") && !Self.contains(bytes, "avc1"))
-        #expect(throws: MP4Writer.Failure.self) { try MP4Writer(path: "/nonexistent/dir/x.mp4", video: nil, audio: true) }
+        #expect(throws: MediaWriter.Failure.self) { try MediaWriter([.mp4(path: "/nonexistent/dir/x.mp4")], video: nil, audio: true) }
+    }
+
+    @Test("one encoding goes to an MP4 file and an HLS playlist at once: MPEG-TS segments of 2 s, a sliding window without dvr")
+    func hlsBesideMP4() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("hls-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let writer = try MediaWriter([.hls(directory: base, dvr: false), .mp4(path: base + "/a.mp4")],
+                                     video: .init(width: 160, height: 120, frameRate: 15, bitrate: 300, keyframeInterval: 30), audio: true)
+        #expect(writer.statuses == [.connecting, .live], "HLS is live once a segment is listed")
+        // 20 s: ten segments, of which the playlist keeps the last six and the directory no more than a few besides.
+        for i in 0..<300 {
+            writer.add(I420Image(width: 160, height: 120, y: UInt8(i % 200), u: 90, v: 240), index: Int64(i))
+            writer.add(samples: [Int16](repeating: Int16(i), count: 3_200))
+        }
+        #expect(writer.statuses == [.live, .live])
+        writer.close()
+        #expect(writer.failure == nil && writer.statuses == [.ended, .ended])
+        let playlist = try String(contentsOfFile: base + "/live.m3u8", encoding: .utf8)
+        let listed = playlist.split(separator: "\n").filter { $0.hasPrefix("segment-") }
+        #expect(playlist.hasPrefix("#EXTM3U") && playlist.contains("#EXT-X-TARGETDURATION:2") && listed.count == 6, "\(playlist)")
+        #expect(listed.last == "segment-9.ts" && playlist.contains("#EXT-X-ENDLIST"), "\(playlist)")
+        let segments = try FileManager.default.contentsOfDirectory(atPath: base).filter { $0.hasSuffix(".ts") }
+        #expect(segments.count <= 8 && !segments.contains("segment-0.ts"), "old segments deleted: \(segments)")
+        let segment = [UInt8](try Data(contentsOf: URL(fileURLWithPath: base + "/segment-9.ts")))
+        #expect(segment.count % 188 == 0 && stride(from: 0, to: segment.count, by: 188).allSatisfy { segment[$0] == 0x47 }, "MPEG-TS packets")
+        #expect(Self.boxes([UInt8](try Data(contentsOf: URL(fileURLWithPath: base + "/a.mp4")))).prefix(2) == ["ftyp", "moov"])
+    }
+
+    @Test("with dvr the playlist keeps every segment")
+    func hlsDVR() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("dvr-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let writer = try MediaWriter([.hls(directory: base, dvr: true)], video: .init(width: 160, height: 120, frameRate: 15, bitrate: 300, keyframeInterval: 30), audio: false)
+        for i in 0..<300 { writer.add(I420Image(width: 160, height: 120, y: 80, u: 90, v: 240), index: Int64(i)) }
+        writer.close()
+        let playlist = try String(contentsOfFile: base + "/live.m3u8", encoding: .utf8)
+        #expect(playlist.contains("#EXT-X-PLAYLIST-TYPE:EVENT") && playlist.contains("segment-0.ts") && playlist.contains("segment-9.ts"), "\(playlist)")
+    }
+
+    @Test("an RTMP server that cannot be reached leaves the output offline, never the encoding stalled, and closing returns")
+    func rtmpUnreachable() throws {
+        // A port nothing listens on: refused at once, tried again every 2 s while the writer runs.
+        let writer = try MediaWriter([.rtmp(url: "rtmp://127.0.0.1:9/live/none")], video: .init(width: 160, height: 120, frameRate: 15, bitrate: 300, keyframeInterval: 30), audio: true)
+        let start = ContinuousClock.now
+        while writer.statuses != [.offline], ContinuousClock.now - start < .seconds(5) {
+            writer.add(I420Image(width: 160, height: 120, y: 80, u: 90, v: 240), index: 0)
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(writer.statuses == [.offline])
+        // Far more than the queue holds: dropped, not kept.
+        for i in 1..<600 { writer.add(I420Image(width: 160, height: 120, y: UInt8(i % 200), u: 90, v: 240), index: Int64(i)) }
+        writer.close()
+        #expect(writer.failure == nil && writer.statuses == [.ended])
     }
 }

@@ -23,37 +23,14 @@ extension VideoRoutes {
             case .string("individual")?: individual = true
             default: throw APIError.badRequest("outputMode must be composed or individual.")
             }
-            let hasAudio = try Self.flag(body, "hasAudio"), hasVideo = try Self.flag(body, "hasVideo")
-            guard hasAudio || hasVideo else {
-                throw APIError.badRequest("hasAudio: an archive with neither audio nor video records nothing.")
-            }
-            let manual: Bool
-            switch body["streamMode"] {
-            case nil, .null?, .string("auto")?: manual = false
-            case .string("manual")?: manual = true
-            default: throw APIError.badRequest("streamMode must be auto or manual.")
-            }
-            var options = VideoArchives.Options(individual: individual, hasAudio: hasAudio, hasVideo: hasVideo, manual: manual,
-                                                layout: try Self.archiveLayout(body["layout"] ?? .null))
-            switch body["resolution"] {
-            case nil, .null?: break
-            case .string(let resolution)? where ArchiveCanvas.resolutions.contains(resolution):
+            let composition = try Self.composition(body, of: "archive")
+            var options = VideoArchives.Options(individual: individual, hasAudio: composition.hasAudio, hasVideo: composition.hasVideo,
+                                                manual: composition.manual, layout: composition.layout, maxBitrate: composition.maxBitrate)
+            if let resolution = composition.resolution {
                 guard !individual else { throw APIError.badRequest("resolution: only composed archives have one.") }
                 options.resolution = resolution
-            default: throw APIError.badRequest("resolution must be one of \(ArchiveCanvas.resolutions.joined(separator: ", ")).")
             }
-            switch body["maxBitrate"] {
-            case nil, .null?: break
-            case .number(let bps)? where Int(exactly: bps).map(ArchiveCanvas.maxBitrates.contains) == true:
-                options.maxBitrate = Int(bps)
-            default:
-                throw APIError.badRequest("maxBitrate must be a whole number of bits per second from \(ArchiveCanvas.maxBitrates.lowerBound) to \(ArchiveCanvas.maxBitrates.upperBound).")
-            }
-            switch body["multiArchiveTag"] {
-            case nil, .null?: break
-            case .string(let tag)? where !tag.isEmpty && tag.utf8.count <= 256: options.multiArchiveTag = tag
-            default: throw APIError.badRequest("multiArchiveTag must be a string of 1 to 256 bytes.")
-            }
+            options.multiArchiveTag = try Self.tag(body, "multiArchiveTag")
             // Asked for and not done here: refused rather than ignored.
             if body["quantizationParameter"].map({ $0 != .null }) == true {
                 throw APIError.badRequest("quantizationParameter: archives are encoded at a bitrate here (maxBitrate).", code: "unsupported-option")
@@ -107,18 +84,7 @@ extension VideoRoutes {
         // said), again to change what of it is recorded, or leaves one out (`removeStream`).
         router.patch("/v2/project/:pid/archive/:aid/streams") { req in
             let archive = try Self.archive(req, core: core, archives: archives)
-            let body = try req.json()
-            let change: VideoArchives.StreamChange
-            switch (body["addStream"], body["removeStream"]) {
-            case (.string(let stream)?, nil), (.string(let stream)?, .null?):
-                let hasAudio = try Self.flag(body, "hasAudio"), hasVideo = try Self.flag(body, "hasVideo")
-                guard hasAudio || hasVideo else { throw APIError.badRequest("hasAudio: a stream with neither audio nor video adds nothing.") }
-                change = .add(stream, hasAudio: hasAudio, hasVideo: hasVideo)
-            case (nil, .string(let stream)?), (.null?, .string(let stream)?):
-                change = .remove(stream)
-            default:
-                throw APIError.badRequest("Give one of addStream and removeStream, a stream id.")
-            }
+            let change = try Self.streamChange(try req.json())
             do { try await archives.changeStreams(archive.id, change) } catch { throw Self.archiveError(error) }
             return .noContent()
         }
@@ -139,6 +105,65 @@ extension VideoRoutes {
                 defer { try? handle.close() }
                 while let chunk = try handle.read(upToCount: 64 << 10), !chunk.isEmpty { try await writer.write([UInt8](chunk)) }
             }
+        }
+    }
+
+    /// What archives and broadcasts of composed sessions share: the media (`hasAudio`, `hasVideo`: at least one),
+    /// the stream mode, the layout, the resolution and the bitrate's bound.
+    struct Composition {
+        var hasAudio: Bool
+        var hasVideo: Bool
+        var manual: Bool
+        var layout: ArchiveLayout
+        var resolution: String?
+        var maxBitrate: Int?
+    }
+
+    static func composition(_ body: JSONValue, of what: String) throws -> Composition {
+        let hasAudio = try flag(body, "hasAudio"), hasVideo = try flag(body, "hasVideo")
+        guard hasAudio || hasVideo else { throw APIError.badRequest("hasAudio: \(what == "archive" ? "an" : "a") \(what) with neither audio nor video has nothing in it.") }
+        var composition = Composition(hasAudio: hasAudio, hasVideo: hasVideo, manual: false, layout: try archiveLayout(body["layout"] ?? .null))
+        switch body["streamMode"] {
+        case nil, .null?, .string("auto")?: break
+        case .string("manual")?: composition.manual = true
+        default: throw APIError.badRequest("streamMode must be auto or manual.")
+        }
+        switch body["resolution"] {
+        case nil, .null?: break
+        case .string(let resolution)? where ArchiveCanvas.resolutions.contains(resolution): composition.resolution = resolution
+        default: throw APIError.badRequest("resolution must be one of \(ArchiveCanvas.resolutions.joined(separator: ", ")).")
+        }
+        switch body["maxBitrate"] {
+        case nil, .null?: break
+        case .number(let bps)? where Int(exactly: bps).map(ArchiveCanvas.maxBitrates.contains) == true:
+            composition.maxBitrate = Int(bps)
+        default:
+            throw APIError.badRequest("maxBitrate must be a whole number of bits per second from \(ArchiveCanvas.maxBitrates.lowerBound) to \(ArchiveCanvas.maxBitrates.upperBound).")
+        }
+        return composition
+    }
+
+    /// `multiArchiveTag` or `multiBroadcastTag`, when given: 1 to 256 bytes.
+    static func tag(_ body: JSONValue, _ name: String) throws -> String? {
+        switch body[name] {
+        case nil, .null?: return nil
+        case .string(let tag)? where !tag.isEmpty && tag.utf8.count <= 256: return tag
+        default: throw APIError.badRequest("\(name) must be a string of 1 to 256 bytes.")
+        }
+    }
+
+    /// A manual recording's stream change: `addStream` (with `hasAudio`/`hasVideo`, both true unless said), or
+    /// `removeStream`.
+    static func streamChange(_ body: JSONValue) throws -> StreamChange {
+        switch (body["addStream"], body["removeStream"]) {
+        case (.string(let stream)?, nil), (.string(let stream)?, .null?):
+            let hasAudio = try flag(body, "hasAudio"), hasVideo = try flag(body, "hasVideo")
+            guard hasAudio || hasVideo else { throw APIError.badRequest("hasAudio: a stream with neither audio nor video adds nothing.") }
+            return .add(stream, hasAudio: hasAudio, hasVideo: hasVideo)
+        case (nil, .string(let stream)?), (.null?, .string(let stream)?):
+            return .remove(stream)
+        default:
+            throw APIError.badRequest("Give one of addStream and removeStream, a stream id.")
         }
     }
 

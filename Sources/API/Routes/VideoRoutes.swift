@@ -16,8 +16,9 @@ struct VideoRoutes {
     let group: EventLoopGroup
     /// The SIP edge for SIP interconnect (`/dial`); nil when the server runs none.
     var sip: VideoSIPEdge? = nil
-    /// Audio-only archives; nil without a media engine.
+    /// Archives and broadcasts; nil without a media engine.
     var archives: VideoArchives? = nil
+    var broadcasts: VideoBroadcasts? = nil
 
     func register(on router: inout Router) {
         let core = self.core
@@ -123,6 +124,7 @@ struct VideoRoutes {
         registerAudioConnector(on: &router)
         registerSIPDial(on: &router)
         registerArchives(on: &router)
+        registerBroadcasts(on: &router)
     }
 
     /// The caller's account and the project id it acts as (api key or application id).

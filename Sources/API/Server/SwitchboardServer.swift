@@ -101,6 +101,7 @@ public final class SwitchboardServer: Sendable {
                                      recordings: live.audio.recordings, maxDuration: configuration.archiveMaxDuration) { archive in
             monitor.archiveChanged(archive)
         }
+        let broadcasts = VideoBroadcasts(directory: configuration.dataDirectory + "/video/broadcasts", hub: live.video, engine: live.audio.recordings.engine)
         live.video.onSessionEvent { [core] event in
             monitor.handle(event)
             switch event {
@@ -111,13 +112,15 @@ public final class SwitchboardServer: Sendable {
                         await archives.startAutomatically(session)
                     }
                 }
-            case .sessionDestroyed(let sessionID, _): Task { await archives.sessionEnded(sessionID) }
+            case .sessionDestroyed(let sessionID, _):
+                Task { await archives.sessionEnded(sessionID) }
+                Task { await broadcasts.sessionEnded(sessionID) }
             default: break
             }
         }
         VideoRoutes(core: core, hub: live.video, group: group,
                     sip: lineMedia.edge.map { VideoSIPEdge(edge: $0, pool: lineMedia.pool, host: lineMedia.host, silenceLimit: lineMedia.silenceLimit) },
-                    archives: archives)
+                    archives: archives, broadcasts: broadcasts)
             .register(on: &router)
         if configuration.development {
             VideoPlaygroundRoutes(core: core, account: account.0).register(on: &router)

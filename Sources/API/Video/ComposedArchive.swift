@@ -54,7 +54,8 @@ struct ArchiveCanvas: Sendable, Equatable {
     var resolution: String { "\(width)x\(height)" }
 }
 
-/// A composed archive, an MP4 file as the Video API's are (`MP4Writer`: H.264 and AAC): the session's audio
+/// A composed archive, an MP4 file as the Video API's are (`MediaWriter`: H.264 and AAC), or a broadcast (the
+/// same to an HLS playlist and RTMP servers, `VideoBroadcasts`): the session's audio
 /// mix (held for the archive by `VideoArchives`) and, with video, every stream's video decoded (`VP8Decoder`,
 /// `H264Decoder`), laid out on one canvas (`ArchiveCanvas`: 640 × 480 unless another resolution is asked for)
 /// in one of the Video API's predefined layouts (`CompositeLayout`, `ArchiveLayout`; it can change while recording: streams
@@ -105,22 +106,23 @@ enum ComposedArchive {
         func wantsKeyframe(force: Bool) -> Bool { frames?.wantsKeyframe(force: force) ?? false }
     }
 
-    /// Records until `shouldStop`: with a `canvas`, the streams laid out on it 15 times a second, and with a
-    /// `mix`, the session's sound; the MP4 file, or why it could not be written.
-    static func record(id: String, sessionID: String, directory: String, hub: VideoHub, engine: MediaEngine, canvas: ArchiveCanvas?, mix: HeldMix?,
-                       selection: @Sendable () -> VideoArchives.Selection, layout: @Sendable () -> ArchiveLayout,
+    /// Records until `shouldStop`, as `holder` to the media engine: with a `canvas`, the streams laid out on it 15
+    /// times a second, and with a `mix`, the session's sound, to `outputs` (whose statuses go to `watch` as they
+    /// change); the MP4 file among them, or why the recording failed.
+    static func record(holder: String, sessionID: String, outputs: [MediaWriter.Output], hub: VideoHub, engine: MediaEngine, canvas: ArchiveCanvas?, mix: HeldMix?,
+                       selection: @Sendable () -> StreamSelection, layout: @Sendable () -> ArchiveLayout,
+                       watch: @Sendable ([MediaWriter.OutputStatus]) -> Void = { _ in },
                        shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
-        let path = directory + "/" + id + ".mp4"
+        let path = outputs.lazy.compactMap { if case .mp4(let path) = $0 { path } else { nil } }.first ?? ""
         let start = Date()
         let clock = ContinuousClock()
         let origin = clock.now
         var outcome = ArchiveRecorder.Outcome(file: path, size: 0, duration: 0, failure: nil)
-        let holder = VideoArchives.holder(id)
         let tap = MixerTapID(holder)
-        let file: MP4Writer
+        let file: MediaWriter
         do {
-            file = try MP4Writer(path: path, video: canvas.map {
-                MP4Writer.Video(width: $0.width, height: $0.height, frameRate: frameRate, bitrate: $0.bitrate, keyframeInterval: 2 * frameRate)
+            file = try MediaWriter(outputs, video: canvas.map {
+                MediaWriter.Video(width: $0.width, height: $0.height, frameRate: frameRate, bitrate: $0.bitrate, keyframeInterval: 2 * frameRate)
             }, audio: mix != nil)
             if let mix { try await engine.addMixerTap(mix.mixer, tap, participant: mix.listener, frames: 250) }
         } catch {
@@ -132,7 +134,12 @@ enum ComposedArchive {
         /// Streams whose video is neither VP8 nor H.264: heard in the mix, not shown, and not tapped again.
         var undecodable: Set<String> = []
         var videoFrames: Int64 = 0
+        var statuses: [MediaWriter.OutputStatus] = []
         while !shouldStop() {
+            if file.statuses != statuses {
+                statuses = file.statuses
+                watch(statuses)
+            }
             if let canvas {
                 let chosen = selection()
                 let live = hub.streams(sessionID: sessionID).filter { chosen.kinds($0.id).contains(.video) }
@@ -160,6 +167,7 @@ enum ComposedArchive {
             try? await engine.removeMixerTap(mix.mixer, tap)
         }
         file.close()
+        watch(file.statuses)
         outcome.failure = file.failure
         outcome.size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
         outcome.duration = Int(Date().timeIntervalSince(start).rounded())

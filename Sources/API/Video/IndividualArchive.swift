@@ -15,7 +15,7 @@ enum IndividualArchive {
 
     /// Records until `shouldStop`; the ZIP, or why it could not be written.
     static func record(id: String, sessionID: String, name: String, createdAt: Int64, directory: String, hub: VideoHub,
-                       selection: @Sendable () -> VideoArchives.Selection, shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
+                       selection: @Sendable () -> StreamSelection, shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
         let work = directory + "/" + id
         try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         let start = Date()

@@ -22,26 +22,6 @@ import Wire
 /// chosen streams' video; an individual archive records a file per chosen stream, a new one each time a
 /// stream is chosen again or with other media.
 final class VideoArchives: Sendable {
-    /// A stream chosen for an archive in manual stream mode.
-    struct ChosenStream: Codable, Sendable, Equatable {
-        var streamId: String
-        var hasAudio: Bool
-        var hasVideo: Bool
-    }
-
-    /// What of each stream an archive records: the archive's kinds of media of every stream (auto), or of the
-    /// chosen streams, as far as each was chosen with them (manual).
-    struct Selection: Sendable, Equatable {
-        var kinds: Set<MediaKind>
-        var chosen: [ChosenStream]?
-
-        func kinds(_ streamID: String) -> Set<MediaKind> {
-            guard let chosen else { return kinds }
-            guard let c = chosen.first(where: { $0.streamId == streamID }) else { return [] }
-            return kinds.intersection((c.hasAudio ? [.audio] : []) + (c.hasVideo ? [.video] : []))
-        }
-    }
-
     struct Archive: Codable, Sendable, Equatable {
         enum Status: String, Codable, Sendable { case started, available, failed }
         var id: String
@@ -73,11 +53,9 @@ final class VideoArchives: Sendable {
         var automatic: Bool?
 
         var manual: Bool { streams != nil }
-        var selection: Selection {
-            Selection(kinds: Set((hasAudio ?? true ? [MediaKind.audio] : []) + (hasVideo ?? false ? [.video] : [])), chosen: streams)
+        var selection: StreamSelection {
+            StreamSelection(kinds: Set((hasAudio ?? true ? [MediaKind.audio] : []) + (hasVideo ?? false ? [.video] : [])), chosen: streams)
         }
-        /// The streams a composed archive's mix hears, in manual stream mode.
-        var heard: Set<String> { Set((streams ?? []).filter(\.hasAudio).map(\.streamId)) }
         var canvas: ArchiveCanvas { ArchiveCanvas(resolution: resolution ?? ArchiveCanvas.standard.resolution, maxBitrate: maxBitrate) ?? .standard }
 
         /// Whether this archive, recording, keeps one with `tag` from recording the same session.
@@ -106,7 +84,7 @@ final class VideoArchives: Sendable {
              "resolution": !individual && hasVideo == true ? canvas.resolution as Any : NSNull(), "event": "archive",
              "url": status == .available ? url.map { $0 as Any } ?? NSNull() : NSNull(), "sha256sum": "", "password": "",
              // As the Video API: the streams being recorded, while a manual archive records.
-             "streams": status == .started ? (streams ?? []).map { ["streamId": $0.streamId, "hasAudio": $0.hasAudio, "hasVideo": $0.hasVideo] } : []]
+             "streams": status == .started ? (streams ?? []).map(\.json) : []]
             if let maxBitrate { object["maxBitrate"] = maxBitrate }
             return object
         }
@@ -216,7 +194,7 @@ final class VideoArchives: Sendable {
         let (hub, engine, directory) = (hub, engine, directory)
         layouts.withLock { $0[id] = layout }
         let initial = archive.selection
-        let selection: @Sendable () -> Selection = { [weak self] in self?.get(id)?.selection ?? initial }
+        let selection: @Sendable () -> StreamSelection = { [weak self] in self?.get(id)?.selection ?? initial }
         // A recording that ends by itself (its maximum duration, or a failure as it starts) is reported here;
         // `ended` moves the archive on once, whichever of this and `stop` comes first.
         let recorder = ArchiveRecorder(maxDuration: .seconds(maxDuration), ended: { [weak self] outcome in
@@ -233,7 +211,8 @@ final class VideoArchives: Sendable {
             individual
                 ? await IndividualArchive.record(id: id, sessionID: sessionID, name: name, createdAt: archive.createdAt, directory: directory,
                                                  hub: hub, selection: selection, shouldStop: shouldStop)
-                : await ComposedArchive.record(id: id, sessionID: sessionID, directory: directory, hub: hub, engine: engine,
+                : await ComposedArchive.record(holder: Self.holder(id), sessionID: sessionID, outputs: [.mp4(path: directory + "/" + id + ".mp4")],
+                                               hub: hub, engine: engine,
                                                canvas: hasVideo ? archive.canvas : nil, mix: mix,
                                                selection: selection, layout: { [weak self] in self?.layout(id) ?? layout },
                                                shouldStop: shouldStop)
@@ -251,45 +230,23 @@ final class VideoArchives: Sendable {
         _ = try? await start(sessionID: session.id, projectID: session.owner, options)
     }
 
-    /// A change to the streams a manual archive records.
-    enum StreamChange: Sendable {
-        case add(String, hasAudio: Bool, hasVideo: Bool)
-        case remove(String)
-    }
-
     /// Chooses a stream for a recording archive in manual stream mode (again: with other media), or leaves it
     /// out from now on; the stream must be one of the session's (to add) or one chosen (to remove).
     func changeStreams(_ id: String, _ change: StreamChange) async throws(Failure) {
         guard let archive = get(id) else { throw .notFound }
         guard archive.manual else { throw .autoStreamMode }
         guard archive.status == .started else { throw .notRecording }
-        switch change {
-        case .add(let stream, _, _):
-            guard hub.streams(sessionID: archive.sessionID).contains(where: { $0.id == stream }) else { throw .noStream(stream) }
-        case .remove(let stream):
-            guard archive.streams?.contains(where: { $0.streamId == stream }) == true else { throw .noStream(stream) }
+        if let stream = change.refusal(live: hub.streams(sessionID: archive.sessionID).map(\.id), chosen: archive.streams ?? []) {
+            throw .noStream(stream)
         }
-        let changed = try commit(id) { a in
-            var streams = a.streams ?? []
-            switch change {
-            case .add(let stream, let audio, let video):
-                let chosen = ChosenStream(streamId: stream, hasAudio: audio, hasVideo: video)
-                if let i = streams.firstIndex(where: { $0.streamId == stream }) { streams[i] = chosen } else { streams.append(chosen) }
-            case .remove(let stream):
-                streams.removeAll { $0.streamId == stream }
-            }
-            a.streams = streams
-        }
+        let changed = try commit(id) { a in change.apply(to: &a.streams!) }
         guard !changed.individual, changed.hasAudio ?? true else { return }
-        // What the composed archive's mix hears; applied again if another change came meanwhile, so the last one holds.
-        var applied: Set<String>?
-        while let now = get(id), now.status == .started, now.heard != applied {
-            applied = now.heard
-            do {
-                try await hub.setAudioMixHearing(sessionID: now.sessionID, holder: Self.holder(id), streams: now.heard)
-            } catch {
-                throw .media("\(error)")
+        do {
+            try await hub.followMixHearing(sessionID: changed.sessionID, holder: Self.holder(id)) {
+                get(id).flatMap { $0.status == .started ? $0.selection.heard : nil }
             }
+        } catch {
+            throw .media("\(error)")
         }
     }
 
@@ -408,10 +365,14 @@ final class VideoArchives: Sendable {
 
     /// Writes an archive's metadata (the directory made again if it went); false when it could not be written.
     @discardableResult
-    private static func save(_ archive: Archive, directory: String) -> Bool {
-        guard let data = try? JSONEncoder().encode(archive) else { return false }
+    private static func save(_ archive: Archive, directory: String) -> Bool { saveJSON(archive, id: archive.id, directory: directory) }
+
+    /// Writes the metadata of an archive or a broadcast as `<id>.json` (the directory made again if it went);
+    /// false when it could not be written.
+    static func saveJSON(_ value: some Encodable, id: String, directory: String) -> Bool {
+        guard let data = try? JSONEncoder().encode(value) else { return false }
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return (try? data.write(to: URL(fileURLWithPath: directory + "/" + archive.id + ".json"), options: .atomic)) != nil
+        return (try? data.write(to: URL(fileURLWithPath: directory + "/" + id + ".json"), options: .atomic)) != nil
     }
 
     /// What an archive's recording is known by to the media engine: the mix it holds, its mixer and producer taps.
