@@ -37,8 +37,8 @@ def test_callbacks_follow_a_session_from_first_connection_to_last():
         alice = VideoPeer(server, sid, client_token(app_id, key, sid, "name=alice"))
         bob = VideoPeer(server, sid, client_token(app_id, key, sid, "name=bob"))
         stream_id = bob.publish("bob's camera")
-        # An archive's status changes go to `archive_status`.
-        r = requests.post(f"{server.http_url}/v2/project/{app_id}/archive", headers=app_auth, json={"sessionId": sid, "hasVideo": False, "name": "m"},
+        # An archive's status changes go to `archive_status`, with what the archive records.
+        r = requests.post(f"{server.http_url}/v2/project/{app_id}/archive", headers=app_auth, json={"sessionId": sid, "name": "m", "outputMode": "individual"},
                           timeout=10)
         assert r.status_code == 200, r.text
         archive_id = r.json()["id"]
@@ -53,8 +53,8 @@ def test_callbacks_follow_a_session_from_first_connection_to_last():
         wait_until(lambda: len([e for e in hooks.events if e["event"] == "archive"]) == 2, timeout=10,
                    what=lambda: f"two archive callbacks: {hooks.events}")
         statuses = [e for e in hooks.events if e["event"] == "archive"]
-        assert [(e["id"], e["status"], e["sessionId"], e["projectId"], e["hasVideo"]) for e in statuses] == [
-            (archive_id, "started", sid, app_id, False), (archive_id, "available", sid, app_id, False)]
+        assert [(e["id"], e["status"], e["sessionId"], e["projectId"], e["hasVideo"], e["outputMode"]) for e in statuses] == [
+            (archive_id, "started", sid, app_id, True, "individual"), (archive_id, "available", sid, app_id, True, "individual")]
         expected = ["sessionCreated", "connectionCreated", "connectionCreated", "streamCreated", "streamDestroyed",
                     "connectionDestroyed", "connectionDestroyed", "sessionDestroyed"]
         session_events = lambda: [e for e in hooks.events if e["event"] != "archive"]

@@ -204,15 +204,20 @@ final class VideoBroadcasts: Sendable {
         if let stream = change.refusal(live: hub.streams(sessionID: broadcast.sessionID).map(\.id), chosen: broadcast.streams ?? []) {
             throw .noStream(stream)
         }
-        let changed = broadcasts.withLock { b -> Broadcast? in
+        // Saved before it is acknowledged; undone when it cannot be.
+        let applied = broadcasts.withLock { b -> (before: Broadcast, after: Broadcast)? in
             guard var now = b[id], now.status == .started else { return nil }
+            let before = now
             change.apply(to: &now.streams!)
             now.updatedAt = VideoArchives.millis()
             b[id] = now
-            return now
+            return (before, now)
         }
-        guard let changed else { throw .notBroadcasting }
-        guard Self.save(changed, directory: directory) else { throw .storage }
+        guard let (before, changed) = applied else { throw .notBroadcasting }
+        guard Self.save(changed, directory: directory) else {
+            broadcasts.withLock { if $0[id] == changed { $0[id] = before } }
+            throw .storage
+        }
         guard changed.hasAudio else { return }
         do {
             try await hub.followMixHearing(sessionID: changed.sessionID, holder: Self.holder(id)) {

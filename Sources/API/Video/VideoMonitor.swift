@@ -36,8 +36,9 @@ struct VideoMonitor: Sendable {
             ("id", .string(archive.id)), ("status", .string(archive.status.rawValue)), ("name", .string(archive.name)),
             ("reason", .string(archive.reason)), ("sessionId", .string(archive.sessionID)), ("projectId", .string(archive.projectID)),
             ("createdAt", .number(Double(archive.createdAt))), ("updatedAt", .number(Double(archive.updatedAt))),
-            ("size", .number(Double(archive.size))), ("duration", .number(Double(archive.duration))), ("outputMode", "composed"),
-            ("hasAudio", true), ("hasVideo", false), ("event", "archive"),
+            ("size", .number(Double(archive.size))), ("duration", .number(Double(archive.duration))), ("outputMode", .string(archive.outputMode ?? "composed")),
+            ("hasAudio", .bool(archive.hasAudio ?? true)), ("hasVideo", .bool(archive.hasVideo ?? false)),
+            ("streamMode", .string(archive.manual ? "manual" : "auto")), ("event", "archive"),
         ]
         hooks.event(payload, to: VoiceWebhooks.Target(url: address), application: app, lane: archive.sessionID)
     }
