@@ -173,3 +173,33 @@ def test_archive_commands_record_list_download_and_delete(server, tmp_path):
     assert failed.returncode != 0 and "HTTP 404" in failed.stderr and "stream-not-found" in failed.stderr, failed.stderr
     cli(server, "archive", "stop", archive, "--server", server.http_url)
     peer.close()
+
+
+def test_broadcast_commands_stream_to_hls_and_rtmp(server):
+    from test_video_broadcast import RTMPPeer, free_port
+    sid = cli(server, "session", "create", "--server", server.http_url)
+    peer = VideoPeer(server, sid, cli(server, "token", sid))
+    port = free_port()
+    rtmp = RTMPPeer(port)
+    try:
+        # start prints the broadcast's id and its playlist's address.
+        broadcast, playlist = cli(server, "broadcast", "start", sid, "--hls", "--rtmp", f"rtmp://127.0.0.1:{port}/live/room",
+                                  "--resolution", "1280x720", "--max-duration", "600", "--tag", "cli", "--server", server.http_url).splitlines()
+        assert playlist == f"{server.http_url}/broadcast/{broadcast}/hls/live.m3u8"
+        got = json.loads(cli(server, "broadcast", "get", broadcast, "--server", server.http_url))
+        assert (got["resolution"], got["maxDuration"], got["multiBroadcastTag"]) == ("1280x720", 600, "cli")
+        assert got["broadcastUrls"]["rtmp"][0]["serverUrl"] == f"rtmp://127.0.0.1:{port}/live" and got["broadcastUrls"]["rtmp"][0]["streamName"] == "room"
+        deadline = time.monotonic() + 15
+        while len(rtmp.sizes) < 5 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert set(rtmp.sizes) == {(1280, 720)}, "the RTMP server receives the session (nobody publishing: black)"
+        listed = json.loads(cli(server, "broadcast", "list", "--session", sid, "--server", server.http_url))
+        assert listed["count"] == 1 and listed["items"][0]["id"] == broadcast
+        stopped = json.loads(cli(server, "broadcast", "stop", broadcast, "--server", server.http_url))
+        assert stopped["status"] == "stopped"
+        failed = subprocess.run([str(server_binary()), "video", "broadcast", "start", sid, "--server", server.http_url,
+                                 "--data-dir", str(server.data_dir)], capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+        assert failed.returncode != 0 and "--hls" in failed.stderr, failed.stderr
+    finally:
+        rtmp.close()
+        peer.close()

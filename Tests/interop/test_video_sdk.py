@@ -389,3 +389,33 @@ def test_sessions_belong_to_one_project(server, app_video):
     assert ann.request("video:signal", {"type": "t", "data": "still here"}) == {}
     ann.close()
     ken.close()
+
+
+def test_vonage_sdk_broadcast(server, app_video):
+    """The `vonage` SDK's broadcast calls over HTTPS with an application: a broadcast to HLS (with DVR) in manual
+    stream mode starts, is listed, changes layout and streams, and stops."""
+    from vonage_video import CreateBroadcastRequest, ListBroadcastsFilter, SessionOptions, TokenOptions
+    from vonage_video.models.broadcast import BroadcastHls, BroadcastOutputSettings
+    from vonage_video.models.common import AddStreamRequest, ComposedLayout
+    from vonage_video.models.enums import LayoutType, MediaMode, StreamMode, VideoResolution
+    video = app_video
+    sid = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED)).session_id
+    token = video.generate_client_token(TokenOptions(session_id=sid))
+    peer = VideoPeer(server, sid, token.decode() if isinstance(token, bytes) else token)
+    stream = peer.publish("sdk")
+    broadcast = video.start_broadcast(CreateBroadcastRequest(
+        session_id=sid, outputs=BroadcastOutputSettings(hls=BroadcastHls(dvr=True)), resolution=VideoResolution.RES_1280x720,
+        stream_mode=StreamMode.MANUAL, max_duration=600, multi_broadcast_tag="sdk", max_bitrate=2_000_000))
+    assert (broadcast.status, broadcast.resolution, broadcast.max_duration, broadcast.max_bitrate, broadcast.multi_broadcast_tag) == (
+        "started", "1280x720", 600, 2_000_000, "sdk")
+    assert broadcast.broadcast_urls.hls.endswith(f"/broadcast/{broadcast.id}/hls/live.m3u8") and broadcast.settings.hls.dvr is True
+    broadcasts, count, _ = video.list_broadcasts(ListBroadcastsFilter(session_id=sid))
+    assert count == 1 and broadcasts[0].id == broadcast.id
+    assert video.change_broadcast_layout(broadcast.id, ComposedLayout(type=LayoutType.PIP)).id == broadcast.id
+    video.add_stream_to_broadcast(broadcast.id, AddStreamRequest(stream_id=stream, has_audio=False))
+    chosen = video.get_broadcast(broadcast.id).streams
+    assert [(s.stream_id, s.has_audio, s.has_video) for s in chosen] == [(stream, False, True)]
+    video.remove_stream_from_broadcast(broadcast.id, stream)
+    assert not video.get_broadcast(broadcast.id).streams
+    assert video.stop_broadcast(broadcast.id).status == "stopped"
+    peer.close()

@@ -7,7 +7,7 @@ import Wire
 /// `switchboard video`: create Video API sessions on a running server, make client tokens, start Audio
 /// Connectors and SIP calls, what an app server does with the account or application credentials.
 struct VideoCommand {
-    static let command = Command(name: "video", summary: "video sessions, client tokens, audio connectors and SIP calls", usage: usage) { args in
+    static let command = Command(name: "video", summary: "video sessions, client tokens, audio connectors, SIP calls, archives and broadcasts", usage: usage) { args in
         try await run(args)
     }
 
@@ -24,6 +24,10 @@ struct VideoCommand {
                                      | stop ARCHIVE_ID
                                      | get ARCHIVE_ID | list [--session SESSION_ID] | delete ARCHIVE_ID | download ARCHIVE_ID --out FILE
                                      | add ARCHIVE_ID STREAM_ID [--no-audio | --no-video] | remove ARCHIVE_ID STREAM_ID
+               switchboard video broadcast start SESSION_ID [--hls [--dvr]] [--rtmp URL,URL] [--resolution WxH] [--audio-only]
+                                       [--manual] [--max-duration SECONDS] [--tag TAG]
+                                     | stop BROADCAST_ID | get BROADCAST_ID | list [--session SESSION_ID]
+                                     | add BROADCAST_ID STREAM_ID [--no-audio | --no-video] | remove BROADCAST_ID STREAM_ID
 
           --server URL       the running server (default $SWITCHBOARD_URL, else http://$SWITCHBOARD_LISTEN,
                              else http://127.0.0.1:8080)
@@ -54,10 +58,17 @@ struct VideoCommand {
                              mix (H.264 and AAC in MP4); with --individual each stream's video and audio in a WebM file of its own
                              (a ZIP); start prints the archive id,
                              stop/get/list print JSON, download writes the file to --out
-          --resolution WxH   archive start --video: 640x480 (default), 1280x720, 1920x1080 or portrait 480x640,
+          --resolution WxH   archive start --video, broadcast start: 640x480 (default), 1280x720, 1920x1080 or portrait 480x640,
                              720x1280, 1080x1920
-          --manual           archive start: record only the streams chosen with archive add (its audio and video, or
-                             without --no-audio / --no-video), until archive remove leaves one out
+          --manual           archive/broadcast start: only the streams chosen with add (its audio and video, or
+                             without --no-audio / --no-video), until remove leaves one out
+          broadcast          live streams of a session, laid out as a composed archive (H.264 and AAC): to an HLS
+                             playlist this server serves (--hls; --dvr keeps every segment) and/or RTMP servers
+                             (--rtmp rtmp://host/app/STREAM_NAME, up to five, comma-separated); start prints the
+                             broadcast id and the playlist's URL; stop/get/list print JSON
+          --audio-only       broadcast start: the session's mix without pictures
+          --max-duration S   broadcast start: stop after S seconds (60 to 36000; default 14400)
+          --tag TAG          broadcast start: a multiBroadcastTag, so several broadcasts of a session can run at once
 
         Without --app-id the session is created with X-OPENTOK-AUTH and the token is an OpenTok
         T1 token, both from the account's api key and secret in DIR/account.json.
@@ -65,7 +76,7 @@ struct VideoCommand {
 
     static func run(_ argv: [String]) async throws -> Int32 {
         let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--relayed", "--bidirectional", "--observe-force-mute", "--secure", "--individual", "--video",
-                                                         "--manual", "--no-audio", "--no-video"])
+                                                         "--manual", "--no-audio", "--no-video", "--hls", "--dvr", "--audio-only"])
         if args.flag("--help") || args.flag("-h") || args.positionals.isEmpty {
             print(usage)
             return args.positionals.isEmpty && !(args.flag("--help") || args.flag("-h")) ? 2 : 0
@@ -89,12 +100,16 @@ struct VideoCommand {
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--name", "--session", "--out", "--individual", "--video",
                                    "--resolution", "--manual", "--no-audio", "--no-video"])
             return try await archive(action, target: args.positionals.dropFirst(2).first, stream: args.positionals.dropFirst(3).first, args)
+        case ("broadcast", let action?):
+            try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--session", "--hls", "--dvr", "--rtmp", "--resolution",
+                                   "--audio-only", "--manual", "--max-duration", "--tag", "--no-audio", "--no-video"])
+            return try await broadcast(action, target: args.positionals.dropFirst(2).first, stream: args.positionals.dropFirst(3).first, args)
         case ("dtmf", let sessionID?):
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--connection"])
             guard let digits = args.positionals.dropFirst(2).first else { throw CLIError("dtmf needs DIGITS, e.g. 1234#") }
             return try await dtmf(sessionID: sessionID, digits: digits, args)
         default:
-            throw CLIError("expected 'video session create', 'video token SESSION_ID', 'video connect SESSION_ID', 'video dial SESSION_ID', 'video dtmf SESSION_ID DIGITS' or 'video archive ACTION' (see switchboard help video)")
+            throw CLIError("expected 'video session create', 'video token SESSION_ID', 'video connect SESSION_ID', 'video dial SESSION_ID', 'video dtmf SESSION_ID DIGITS', 'video archive ACTION' or 'video broadcast ACTION' (see switchboard help video)")
         }
     }
 
@@ -322,32 +337,67 @@ struct VideoCommand {
 
     /// `video archive …`: the archive REST routes with the project's credentials.
     static func archive(_ action: String, target: String?, stream: String?, _ args: Arguments) async throws -> Int32 {
+        try await manage("archive", action, target: target, stream: stream, args) { session in
+            var body: [String: JSONValue] = ["sessionId": .string(session), "hasVideo": .bool(args.flag("--individual") || args.flag("--video"))]
+            if args.flag("--individual") { body["outputMode"] = "individual" }
+            if let name = args["--name"] { body["name"] = .string(name) }
+            return body
+        }
+    }
+
+    /// `video broadcast …`: the broadcast REST routes with the project's credentials.
+    static func broadcast(_ action: String, target: String?, stream: String?, _ args: Arguments) async throws -> Int32 {
+        try await manage("broadcast", action, target: target, stream: stream, args) { session in
+            var outputs: [String: JSONValue] = [:]
+            if args.flag("--hls") || args.flag("--dvr") { outputs["hls"] = .object(["dvr": .bool(args.flag("--dvr"))]) }
+            if let list = args["--rtmp"] {
+                outputs["rtmp"] = .array(try list.split(separator: ",").map { url in
+                    // rtmp://host/app/stream: the server's address, then the stream's name.
+                    guard let slash = url.lastIndex(of: "/"), url.hasPrefix("rtmp"), url.distance(from: url.startIndex, to: slash) > 8 else {
+                        throw CLIError("--rtmp: expected rtmp://host/app/STREAM_NAME (or rtmps://)")
+                    }
+                    return .object(["serverUrl": .string(String(url[..<slash])), "streamName": .string(String(url[url.index(after: slash)...]))])
+                })
+            }
+            guard !outputs.isEmpty else { throw CLIError("broadcast start needs --hls, --rtmp URL or both") }
+            var body: [String: JSONValue] = ["sessionId": .string(session), "outputs": .object(outputs), "hasVideo": .bool(!args.flag("--audio-only"))]
+            if let seconds = args["--max-duration"] {
+                guard let value = Int(seconds) else { throw CLIError("--max-duration: a number of seconds") }
+                body["maxDuration"] = .number(Double(value))
+            }
+            if let tag = args["--tag"] { body["multiBroadcastTag"] = .string(tag) }
+            return body
+        }
+    }
+
+    /// The routes archives and broadcasts share — start (the body `start` makes for the session, with
+    /// `--manual` and `--resolution`), stop, get, list, add, remove — and an archive's delete and download.
+    static func manage(_ kind: String, _ action: String, target: String?, stream: String?, _ args: Arguments,
+                       start: (String) throws -> [String: JSONValue]) async throws -> Int32 {
         let creds = try credentials(args)
         let server = try server(args)
         let http = try jsonHeaders(creds)
-        let base = server + "/v2/project/\(creds.project)/archive"
+        let base = server + "/v2/project/\(creds.project)/\(kind)"
         func id() throws -> String {
-            guard let target else { throw CLIError("archive \(action) needs an id") }
+            guard let target else { throw CLIError("\(kind) \(action) needs an id") }
             return target
         }
         let request: HTTPClientRequest
         switch action {
         case "start":
-            guard let target else { throw CLIError("archive start needs a SESSION_ID") }
-            var body: [String: JSONValue] = ["sessionId": .string(target), "hasVideo": .bool(args.flag("--individual") || args.flag("--video"))]
-            if args.flag("--individual") { body["outputMode"] = "individual" }
+            guard let target else { throw CLIError("\(kind) start needs a SESSION_ID") }
+            var body = try start(target)
             if args.flag("--manual") { body["streamMode"] = "manual" }
             if let resolution = args["--resolution"] { body["resolution"] = .string(resolution) }
-            if let name = args["--name"] { body["name"] = .string(name) }
             request = HTTPClientRequest(method: .POST, url: base, headers: http, body: Array(try JSONEncoder().encode(JSONValue.object(body))))
         case "stop": request = HTTPClientRequest(method: .POST, url: base + "/\(try id())/stop", headers: http)
         case "get": request = HTTPClientRequest(method: .GET, url: base + "/\(try id())", headers: http)
-        case "delete": request = HTTPClientRequest(method: .DELETE, url: base + "/\(try id())", headers: http)
-        case "download":
+        case "delete" where kind == "archive": request = HTTPClientRequest(method: .DELETE, url: base + "/\(try id())", headers: http)
+        case "download" where kind == "archive":
             guard args["--out"] != nil else { throw CLIError("archive download needs --out FILE") }
             request = HTTPClientRequest(method: .GET, url: base + "/\(try id())/download", headers: http)
         case "add", "remove":
-            guard let stream else { throw CLIError("archive \(action) needs ARCHIVE_ID STREAM_ID") }
+            guard let stream else { throw CLIError("\(kind) \(action) needs \(kind.uppercased())_ID STREAM_ID") }
             let body: JSONValue = action == "add"
                 ? .object(["addStream": .string(stream), "hasAudio": .bool(!args.flag("--no-audio")), "hasVideo": .bool(!args.flag("--no-video"))])
                 : .object(["removeStream": .string(stream)])
@@ -356,18 +406,21 @@ struct VideoCommand {
             let query = args["--session"].map { "?sessionId=" + ($0.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? $0) } ?? ""
             request = HTTPClientRequest(method: .GET, url: base + query, headers: http)
         default:
-            throw CLIError("archive: expected start, stop, get, list, delete, download, add or remove")
+            throw CLIError(kind == "archive" ? "archive: expected start, stop, get, list, delete, download, add or remove"
+                                             : "broadcast: expected start, stop, get, list, add or remove")
         }
-        // An archive's file: up to 2 hours of Opus, some 30 MB.
+        // An archive's file, held in memory here: at most 256 MB (some 30 minutes of 640 × 480).
         let download = action == "download"
         let response = try await send(request, server: server, maxBytes: download ? 256 << 20 : 16 << 20, timeout: .seconds(download ? 300 : 10))
-        guard (200...299).contains(response.status) else { throw CLIError("archive \(action) failed: HTTP \(response.status) \(response.text)") }
+        guard (200...299).contains(response.status) else { throw CLIError("\(kind) \(action) failed: HTTP \(response.status) \(response.text)") }
         switch action {
         case "start":
-            guard case .object(let reply)? = try? JSONParser.parse(response.body), let archive = reply["id"]?.stringValue else {
-                throw CLIError("archive start: unexpected reply \(response.text)")
+            guard case .object(let reply)? = try? JSONParser.parse(response.body), let id = reply["id"]?.stringValue else {
+                throw CLIError("\(kind) start: unexpected reply \(response.text)")
             }
-            print(archive)
+            print(id)
+            // A broadcast's HLS playlist, for players.
+            if let hls = reply["broadcastUrls"]?["hls"]?.stringValue { print(hls) }
         case "download":
             let out = args["--out"] ?? ""
             guard FileManager.default.createFile(atPath: out, contents: Data(response.body)) else { throw CLIError("cannot write \(out)") }
