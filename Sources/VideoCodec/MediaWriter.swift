@@ -10,7 +10,8 @@ import Synchronization
 ///   index up front, so a file cut short — the server stopped mid-recording — still plays up to its last
 ///   fragment); it plays in browsers, in AVPlayer and everywhere MP4 does;
 /// - `hls`: an HLS playlist (`live.m3u8`) and its MPEG-TS segments (`segment-N.ts`, one per key frame
-///   interval) in a directory, a sliding window of the last six segments or, with `dvr`, all of them;
+///   interval) in a directory, a sliding window of the last six segments or, with `dvr`, of two hours (older
+///   segments deleted either way);
 /// - `rtmp`: an RTMP or RTMPS server, as FLV (`rtmp://host/app/streamName`).
 ///
 /// File outputs are written as the pictures come; a failure there is the writer's `failure`. An RTMP output
@@ -39,6 +40,8 @@ public final class MediaWriter {
 
         /// The HLS playlist's name in its directory.
         public static let playlist = "live.m3u8"
+        /// With `dvr`, the segments an HLS playlist keeps: two hours, as the Video API's DVR window.
+        public static let dvrSegments = 3_600
     }
 
     /// How an output is doing: an MP4 file is `live` from the start, an HLS one once its playlist lists a
@@ -116,9 +119,8 @@ public final class MediaWriter {
                 case .hls(let directory, let dvr):
                     var options: OpaquePointer?
                     av_dict_set(&options, "hls_time", "2", 0)
-                    av_dict_set(&options, "hls_list_size", dvr ? "0" : "6", 0)
-                    av_dict_set(&options, "hls_flags", dvr ? "independent_segments" : "delete_segments+independent_segments", 0)
-                    if dvr { av_dict_set(&options, "hls_playlist_type", "event", 0) }
+                    av_dict_set(&options, "hls_list_size", dvr ? "\(Output.dvrSegments)" : "6", 0)
+                    av_dict_set(&options, "hls_flags", "delete_segments+independent_segments", 0)
                     av_dict_set(&options, "hls_segment_filename", directory + "/segment-%d.ts", 0)
                     files.append(try FileOutput(format: "hls", url: directory + "/" + Output.playlist, encoders: encoders, options: &options))
                 case .rtmp(let url):

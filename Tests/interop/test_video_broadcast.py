@@ -222,7 +222,7 @@ async def _manual(server):
         assert b > 150 and r < 80, colours[-1]
         assert share(sound, rate, 880) > 0.5 and share(sound, rate, 440) < 0.01
         playlist = requests.get(hls_url, timeout=5).text
-        assert "#EXT-X-PLAYLIST-TYPE:EVENT" in playlist and "segment-0.ts" in playlist, "dvr keeps every segment"
+        assert "segment-0.ts" in playlist, "dvr keeps two hours of segments"
         await asyncio.to_thread(ot.remove_broadcast_stream, broadcast.id, blue[2])
         got = await asyncio.to_thread(ot.get_broadcast, broadcast.id)
         assert got.streams == []

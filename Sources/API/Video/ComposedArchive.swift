@@ -136,9 +136,10 @@ enum ComposedArchive {
         var videoFrames: Int64 = 0
         var statuses: [MediaWriter.OutputStatus] = []
         while !shouldStop() {
-            if file.statuses != statuses {
-                statuses = file.statuses
-                watch(statuses)
+            let now = file.statuses
+            if now != statuses {
+                statuses = now
+                watch(now)
             }
             if let canvas {
                 let chosen = selection()

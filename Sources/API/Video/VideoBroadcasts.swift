@@ -8,7 +8,7 @@ import VideoCodec
 /// Live-streaming broadcasts of video sessions, as the Video API's: the session composed as a composed archive
 /// is (`ComposedArchive`: the audio mix and the streams laid out on one canvas, H.264 and AAC), encoded once
 /// and sent to an HLS playlist this server serves (`live.m3u8` and its segments under
-/// `<data>/video/broadcasts/<id>/`, a sliding window, or every segment with `dvr`) and to up to five RTMP or
+/// `<data>/video/broadcasts/<id>/`, a sliding window of six segments, or of two hours with `dvr`) and to up to five RTMP or
 /// RTMPS servers (`MediaWriter`: each from a thread of its own, connecting again when it loses its server, its
 /// status in the broadcast object). Of every stream (`streamMode: auto`) or of those chosen (`manual`).
 ///
@@ -39,7 +39,7 @@ final class VideoBroadcasts: Sendable {
         var maxBitrate: Int?
         var maxDuration: Int
         var multiBroadcastTag: String?
-        /// An HLS output, and whether it keeps every segment (`dvr`).
+        /// An HLS output, and whether it keeps two hours of segments (`dvr`) rather than six.
         var hls: Bool
         var dvr: Bool
         var rtmp: [RTMPTarget]

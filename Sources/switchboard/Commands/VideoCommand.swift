@@ -63,7 +63,7 @@ struct VideoCommand {
           --manual           archive/broadcast start: only the streams chosen with add (its audio and video, or
                              without --no-audio / --no-video), until remove leaves one out
           broadcast          live streams of a session, laid out as a composed archive (H.264 and AAC): to an HLS
-                             playlist this server serves (--hls; --dvr keeps every segment) and/or RTMP servers
+                             playlist this server serves (--hls; --dvr keeps two hours) and/or RTMP servers
                              (--rtmp rtmp://host/app/STREAM_NAME, up to five, comma-separated); start prints the
                              broadcast id and the playlist's URL; stop/get/list print JSON
           --audio-only       broadcast start: the session's mix without pictures
