@@ -133,14 +133,17 @@ extension VideoRoutes {
         case .string(let resolution)? where ArchiveCanvas.resolutions.contains(resolution): composition.resolution = resolution
         default: throw APIError.badRequest("resolution must be one of \(ArchiveCanvas.resolutions.joined(separator: ", ")).")
         }
-        switch body["maxBitrate"] {
-        case nil, .null?: break
-        case .number(let bps)? where Int(exactly: bps).map(ArchiveCanvas.maxBitrates.contains) == true:
-            composition.maxBitrate = Int(bps)
-        default:
-            throw APIError.badRequest("maxBitrate must be a whole number of bits per second from \(ArchiveCanvas.maxBitrates.lowerBound) to \(ArchiveCanvas.maxBitrates.upperBound).")
-        }
+        composition.maxBitrate = try wholeNumber(body, "maxBitrate", in: ArchiveCanvas.maxBitrates, of: "bits per second")
         return composition
+    }
+
+    /// A whole number in `range`, when given.
+    static func wholeNumber(_ body: JSONValue, _ name: String, in range: ClosedRange<Int>, of unit: String) throws -> Int? {
+        switch body[name] {
+        case nil, .null?: return nil
+        case .number(let n)? where Int(exactly: n).map(range.contains) == true: return Int(n)
+        default: throw APIError.badRequest("\(name) must be a whole number of \(unit) from \(range.lowerBound) to \(range.upperBound).")
+        }
     }
 
     /// `multiArchiveTag` or `multiBroadcastTag`, when given: 1 to 256 bytes.

@@ -21,13 +21,7 @@ extension VideoRoutes {
                                                   layout: composition.layout, maxBitrate: composition.maxBitrate)
             options.resolution = composition.resolution ?? options.resolution
             options.multiBroadcastTag = try Self.tag(body, "multiBroadcastTag")
-            switch body["maxDuration"] {
-            case nil, .null?: break
-            case .number(let seconds)? where Int(exactly: seconds).map(VideoBroadcasts.maxDurations.contains) == true:
-                options.maxDuration = Int(seconds)
-            default:
-                throw APIError.badRequest("maxDuration must be a whole number of seconds from \(VideoBroadcasts.maxDurations.lowerBound) to \(VideoBroadcasts.maxDurations.upperBound).")
-            }
+            options.maxDuration = try Self.wholeNumber(body, "maxDuration", in: VideoBroadcasts.maxDurations, of: "seconds") ?? options.maxDuration
             try Self.broadcastOutputs(body["outputs"], into: &options)
             guard let session = try core.videoSessions.get(id: sid, project: project) else {
                 throw APIError.notFound("sessionId is not a session of this project.")
