@@ -65,3 +65,27 @@ struct ArchiveCanvasTests {
         #expect(ArchiveCanvas.standard.resolution == "640x480")
     }
 }
+
+@Suite("An archive's pauses")
+struct ArchivePauseTests {
+    final class Reports: @unchecked Sendable {
+        var values: [Bool] = []
+    }
+
+    @Test("paused while nobody publishes, each change reported once, the paused time added up")
+    func pauses() {
+        let reports = Reports()
+        var pause = ArchivePause { reports.values.append($0) }
+        let t0 = ContinuousClock.now
+        // (at, publishing) → paused
+        let steps: [(Int, Bool, Bool)] = [(0, true, false), (2, false, true), (3, false, true), (5, true, false), (8, false, true)]
+        var paused: [Bool] = []
+        for (at, publishing, _) in steps { paused.append(pause.update(publishing: publishing, now: t0 + .seconds(at))) }
+        #expect(paused == steps.map(\.2))
+        #expect(pause.total(at: t0 + .seconds(9)) == .seconds(4), "3 s, then 1 s so far")
+        #expect(reports.values == [true, false, true])
+        var never = ArchivePause(report: nil)
+        let neverPaused = never.update(publishing: false, now: t0)
+        #expect(!neverPaused && never.total(at: t0 + .seconds(9)) == .zero, "a broadcast never pauses")
+    }
+}

@@ -244,6 +244,7 @@ def test_an_archive_survives_a_restart(tmp_path):
         ot = opentok_client(first)
         sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
         peer = VideoPeer(first, sid, ot.generate_token(sid))
+        peer.publish("cam")  # someone publishing: the archive records (it is paused while nobody does)
         archive = ot.start_archive(sid, has_video=False)
         wait_until(lambda: ot.get_archive(archive.id).status == "started", timeout=5)
         import time
@@ -346,3 +347,47 @@ def test_an_archive_stops_when_the_last_client_leaves(server):
     wait_until(lambda: ot.get_archive(archive.id).status == "available", timeout=10, what="the archive to stop with the session")
     r = requests.get(f"{server.http_url}/v2/project/{ot.api_key}/archive/{archive.id}", headers=ot.get_headers(), timeout=10)
     assert r.json()["reason"] == "session ended" and r.json()["partnerId"] == ot.api_key
+
+
+def test_an_archive_is_paused_while_nobody_publishes(server):
+    asyncio.run(_paused(server))
+
+
+async def _paused(server):
+    """As the Video API's: `paused` while nobody publishes (a client connected, no stream), nothing recorded then —
+    the file goes on from where it paused — and `started` again when someone publishes."""
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    watcher = await asyncio.to_thread(VideoPeer, server, sid, ot.generate_token(sid))
+
+    async def status_becomes(status):
+        deadline = asyncio.get_running_loop().time() + 10
+        while (await asyncio.to_thread(ot.get_archive, archive.id)).status != status:
+            assert asyncio.get_running_loop().time() < deadline, f"the archive never became {status}"
+            await asyncio.sleep(0.2)
+
+    archive = await asyncio.to_thread(ot.start_archive, sid, name="pauses")
+    await status_becomes("paused")
+    red = await publish(server, sid, ot.generate_token(sid), (220, 30, 30), 440)
+    await status_becomes("started")
+    await asyncio.sleep(2.5)
+    await unpublish(red)
+    await status_becomes("paused")
+    await asyncio.sleep(3)  # not recorded
+    blue = await publish(server, sid, ot.generate_token(sid), (30, 30, 220), 880)
+    await status_becomes("started")
+    await asyncio.sleep(2.5)
+    stopped = await asyncio.to_thread(ot.stop_archive, archive.id)
+    await unpublish(blue)
+    watcher.close()
+    assert stopped.status == "available" and 4 <= stopped.duration <= 6, stopped.duration
+    r = requests.get(stopped.url, headers=ot.get_headers(), timeout=10)
+    colours, times, samples, rate, codec = decode_media(r.content)
+    assert codec == "h264" and times[-1] < 6.5, f"the 3 s paused are not in the file: it lasts {times[-1]:.1f} s"
+    red_frames = [t for c, t in zip(colours, times) if c[0] > 150 and c[2] < 80]
+    blue_frames = [t for c, t in zip(colours, times) if c[2] > 150 and c[0] < 80]
+    assert len(red_frames) > 20 and len(blue_frames) > 20 and max(red_frames) < min(blue_frames), (len(red_frames), len(blue_frames))
+    black = [t for c, t in zip(colours, times) if c.max() < 40]
+    assert len(black) < 15, f"{len(black)} black pictures: the pause was recorded"
+    first, last = samples[: int(rate * 1.5)], samples[-int(rate * 1.5):]
+    assert dominant_frequency(first, rate) == pytest.approx(440, abs=15) and dominant_frequency(last, rate) == pytest.approx(880, abs=15)

@@ -126,6 +126,7 @@ def test_connect_starts_an_audio_connector(server):
 def test_archive_commands_record_list_download_and_delete(server, tmp_path):
     sid = cli(server, "session", "create", "--server", server.http_url)
     peer = VideoPeer(server, sid, cli(server, "token", sid, "--data", "name=host"))
+    peer.publish("camera")  # a stream without media: archives record (black, silent) rather than pause
     archive = cli(server, "archive", "start", sid, "--name", "weekly", "--server", server.http_url)
     time.sleep(1.2)
     stopped = json.loads(cli(server, "archive", "stop", archive, "--server", server.http_url))
@@ -141,7 +142,7 @@ def test_archive_commands_record_list_download_and_delete(server, tmp_path):
     failed = subprocess.run([str(server_binary()), "video", "archive", "get", "nope", "--server", server.http_url,
                              "--data-dir", str(server.data_dir)], capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
     assert failed.returncode != 0 and "HTTP 404" in failed.stderr, failed.stderr
-    # --individual: each stream in a file of its own, in a ZIP with the manifest (none published here: the manifest alone).
+    # --individual: each stream in a file of its own, in a ZIP with the manifest (no media published here: the manifest alone).
     archive = cli(server, "archive", "start", sid, "--individual", "--server", server.http_url)
     stopped = json.loads(cli(server, "archive", "stop", archive, "--server", server.http_url))
     assert (stopped["outputMode"], stopped["hasVideo"], stopped["status"]) == ("individual", True, "available")
@@ -151,7 +152,7 @@ def test_archive_commands_record_list_download_and_delete(server, tmp_path):
         assert z.namelist() == [f"{archive}.json"]
         manifest = json.loads(z.read(f"{archive}.json"))
     assert (manifest["id"], manifest["sessionId"], manifest["files"]) == (archive, sid, [])
-    # --video: the streams laid out with the mix in a WebM file (nobody publishing: a black picture), here at 1280 × 720.
+    # --video: the streams laid out with the mix in an MP4 file (no media published: a black picture), here at 1280 × 720.
     archive = cli(server, "archive", "start", sid, "--video", "--resolution", "1280x720", "--server", server.http_url)
     time.sleep(1.2)
     stopped = json.loads(cli(server, "archive", "stop", archive, "--server", server.http_url))

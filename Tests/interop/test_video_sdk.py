@@ -290,6 +290,7 @@ def test_vonage_sdk_audio_archive(server, vonage_app, app_video):
     sid = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED)).session_id
     token = video.generate_client_token(TokenOptions(session_id=sid))
     peer = VideoPeer(server, sid, token.decode() if isinstance(token, bytes) else token)
+    stream = peer.publish("sdk")  # someone publishing: the archive records (it is paused while nobody does)
     archive = video.start_archive(CreateArchiveRequest(session_id=sid, has_video=False, name="sdk"))
     assert archive.status == "started" and archive.has_video is False and archive.name == "sdk"
     archives, count, _ = video.list_archives(ListArchivesFilter(session_id=sid))
@@ -307,7 +308,6 @@ def test_vonage_sdk_audio_archive(server, vonage_app, app_video):
     # Manual stream mode: the streams the SDK chooses, listed while it records.
     from vonage_video.models.common import AddStreamRequest
     from vonage_video.models.enums import StreamMode
-    stream = peer.publish("sdk")
     archive = video.start_archive(CreateArchiveRequest(session_id=sid, has_video=False, stream_mode=StreamMode.MANUAL))
     assert archive.stream_mode == StreamMode.MANUAL and not archive.streams
     video.add_stream_to_archive(archive.id, AddStreamRequest(stream_id=stream, has_video=False))

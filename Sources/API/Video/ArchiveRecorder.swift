@@ -36,3 +36,33 @@ final class ArchiveRecorder: Sendable {
         return await task.value
     }
 }
+
+/// An archive is paused while nobody publishes in its session, as the Video API's are: nothing is recorded then
+/// (a composed archive's file goes on from where it paused), and its status says so. Tracks the pauses of one
+/// recording, reporting each change to `report`; without one (a broadcast) it never pauses.
+struct ArchivePause {
+    private(set) var since: ContinuousClock.Instant?
+    private var before: Duration = .zero
+    let report: (@Sendable (_ paused: Bool) -> Void)?
+
+    init(report: (@Sendable (_ paused: Bool) -> Void)?) {
+        self.report = report
+    }
+
+    /// Whether it is paused now that `publishing` says whether anyone publishes.
+    mutating func update(publishing: Bool, now: ContinuousClock.Instant) -> Bool {
+        guard let report else { return false }
+        if publishing, let since {
+            before += now - since
+            self.since = nil
+            report(false)
+        } else if !publishing, since == nil {
+            since = now
+            report(true)
+        }
+        return since != nil
+    }
+
+    /// How long it has been paused in all, up to `now`.
+    func total(at now: ContinuousClock.Instant) -> Duration { before + (since.map { now - $0 } ?? .zero) }
+}

@@ -111,10 +111,9 @@ enum ComposedArchive {
     /// change); the MP4 file among them, or why the recording failed.
     static func record(holder: String, sessionID: String, outputs: [MediaWriter.Output], hub: VideoHub, engine: MediaEngine, canvas: ArchiveCanvas?, mix: HeldMix?,
                        selection: @Sendable () -> StreamSelection, layout: @Sendable () -> ArchiveLayout,
-                       watch: @Sendable ([MediaWriter.OutputStatus]) -> Void = { _ in },
+                       watch: @Sendable ([MediaWriter.OutputStatus]) -> Void = { _ in }, paused: (@Sendable (Bool) -> Void)? = nil,
                        shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
         let path = outputs.lazy.compactMap { if case .mp4(let path) = $0 { path } else { nil } }.first ?? ""
-        let start = Date()
         let clock = ContinuousClock()
         let origin = clock.now
         var outcome = ArchiveRecorder.Outcome(file: path, size: 0, duration: 0, failure: nil)
@@ -135,18 +134,25 @@ enum ComposedArchive {
         var undecodable: Set<String> = []
         var videoFrames: Int64 = 0
         var statuses: [MediaWriter.OutputStatus] = []
+        var pause = ArchivePause(report: paused)
         while !shouldStop() {
             let now = file.statuses
             if now != statuses {
                 statuses = now
                 watch(now)
             }
+            if pause.update(publishing: !hub.streams(sessionID: sessionID).isEmpty, now: clock.now) {
+                // Nothing recorded: the mix heard meanwhile is let go.
+                if let mix { _ = try? await engine.drainMixerTap(mix.mixer, tap) }
+                try? await Task.sleep(for: .milliseconds(1_000 / frameRate))
+                continue
+            }
             if let canvas {
                 let chosen = selection()
                 let live = hub.streams(sessionID: sessionID).filter { chosen.kinds($0.id).contains(.video) }
                 await decode(live, of: sessionID, into: &streams, undecodable: &undecodable, hub: hub, tap: ProducerTapID(holder))
                 // The pictures due by now (at most a few when late: a picture repeats rather than piles up).
-                let due = Int64((clock.now - origin) / .milliseconds(1)) * Int64(frameRate) / 1_000
+                let due = Int64((clock.now - origin - pause.total(at: clock.now)) / .milliseconds(1)) * Int64(frameRate) / 1_000
                 if due - videoFrames > 3 { videoFrames = due - 3 }
                 while videoFrames <= due {
                     var image = I420Image(width: canvas.width, height: canvas.height)
@@ -171,7 +177,7 @@ enum ComposedArchive {
         watch(file.statuses)
         outcome.failure = file.failure
         outcome.size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
-        outcome.duration = Int(Date().timeIntervalSince(start).rounded())
+        outcome.duration = Int(((clock.now - origin - pause.total(at: clock.now)) / .milliseconds(1) / 1_000).rounded())
         return outcome
     }
 

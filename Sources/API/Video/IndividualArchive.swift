@@ -9,13 +9,15 @@ import Wire
 /// stream is left out, and a new one (`<stream id>-2.webm`, …) when it is chosen again or with other media;
 /// then a ZIP (stored, not compressed: compressed video does not compress further) of the files and a JSON
 /// manifest, `<archive id>.json`, naming each file with its stream, connection data and
-/// offsets from the archive's start, as the Video API's individual archives do.
+/// offsets from the archive's start, as the Video API's individual archives do. Paused while nobody publishes
+/// (`ArchivePause`): its duration leaves those times out, its files' offsets do not.
 enum IndividualArchive {
     static let maxStreams = 50
 
     /// Records until `shouldStop`; the ZIP, or why it could not be written.
     static func record(id: String, sessionID: String, name: String, createdAt: Int64, directory: String, hub: VideoHub,
-                       selection: @Sendable () -> StreamSelection, shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
+                       selection: @Sendable () -> StreamSelection, paused: @escaping @Sendable (Bool) -> Void,
+                       shouldStop: @Sendable () -> Bool) async -> ArchiveRecorder.Outcome {
         let work = directory + "/" + id
         try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         let start = Date()
@@ -23,8 +25,13 @@ enum IndividualArchive {
         var recorders: [String: StreamRecorder] = [:]
         var done: [StreamRecorder] = []
         var files: [String: Int] = [:]
+        let clock = ContinuousClock()
+        let origin = clock.now
+        var pause = ArchivePause(report: paused)
         while !shouldStop() {
             let live = hub.streams(sessionID: sessionID)
+            // Paused while nobody publishes: no stream, so no file is written then.
+            _ = pause.update(publishing: !live.isEmpty, now: clock.now)
             let chosen = selection()
             // Left out, or chosen with other media: the file ends here.
             for (streamID, recorder) in recorders where recorder.kinds != chosen.kinds(streamID) {
@@ -53,7 +60,7 @@ enum IndividualArchive {
             try? await Task.sleep(for: .milliseconds(100))
         }
         for recorder in recorders.values { await recorder.finish(bridge: hub.bridge) }
-        let duration = Int(Date().timeIntervalSince(start).rounded())
+        let duration = Int(((clock.now - origin - pause.total(at: clock.now)) / .milliseconds(1) / 1_000).rounded())
         let kept = (done + recorders.values).filter(\.hasFile).sorted { ($0.startOffset, $0.filename) < ($1.startOffset, $1.filename) }
         let zip = directory + "/" + id + ".zip"
         let failure = kept.compactMap(\.failure).first ?? writeZip(zip, id: id, sessionID: sessionID, name: name, createdAt: createdAt, files: kept)

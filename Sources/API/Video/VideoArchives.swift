@@ -23,7 +23,8 @@ import Wire
 /// stream is chosen again or with other media.
 final class VideoArchives: Sendable {
     struct Archive: Codable, Sendable, Equatable {
-        enum Status: String, Codable, Sendable { case started, available, failed }
+        /// `paused` while nobody publishes in the session (nothing is recorded then), as the Video API's.
+        enum Status: String, Codable, Sendable { case started, paused, available, failed }
         var id: String
         var sessionID: String
         var projectID: String
@@ -59,9 +60,11 @@ final class VideoArchives: Sendable {
         var canvas: ArchiveCanvas { ArchiveCanvas(resolution: resolution ?? ArchiveCanvas.standard.resolution, maxBitrate: maxBitrate) ?? .standard }
 
         /// Whether this archive, recording, keeps one with `tag` from recording the same session.
-        func excludes(tag: String?) -> Bool { status == .started && (tag == nil || multiArchiveTag == nil || tag == multiArchiveTag) }
+        func excludes(tag: String?) -> Bool { recording && (tag == nil || multiArchiveTag == nil || tag == multiArchiveTag) }
 
         var individual: Bool { outputMode == "individual" }
+        /// Started and not yet ended (recording, or paused).
+        var recording: Bool { status == .started || status == .paused }
         /// Recorded by an `ArchiveRecorder`: every archive but the audio-only ones of earlier versions, which
         /// `Recordings` wrote as Ogg Opus (their metadata names the recording).
         var recordsItself: Bool { recordingID.isEmpty }
@@ -84,7 +87,7 @@ final class VideoArchives: Sendable {
              "resolution": !individual && hasVideo == true ? canvas.resolution as Any : NSNull(), "event": "archive",
              "url": status == .available ? url.map { $0 as Any } ?? NSNull() : NSNull(), "sha256sum": "", "password": "",
              // As the Video API: the streams being recorded, while a manual archive records.
-             "streams": status == .started ? (streams ?? []).map(\.json) : []]
+             "streams": recording ? (streams ?? []).map(\.json) : []]
             if let maxBitrate { object["maxBitrate"] = maxBitrate }
             return object
         }
@@ -116,7 +119,7 @@ final class VideoArchives: Sendable {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasSuffix(".json") {
             guard let data = FileManager.default.contents(atPath: directory + "/" + name),
                   var archive = try? JSONDecoder().decode(Archive.self, from: data) else { continue }
-            if archive.status == .started {
+            if archive.recording {
                 archive.status = .failed
                 archive.reason = "the server stopped while it was recording"
                 Self.save(archive, directory: directory)
@@ -208,14 +211,18 @@ final class VideoArchives: Sendable {
                 }
             }
         }, record: { shouldStop in
-            individual
+            // `paused` while nobody publishes, `started` again when someone does (saved and reported as any change).
+            let paused: @Sendable (Bool) -> Void = { [weak self] now in
+                self?.update(id, if: { $0.recording && ($0.status == .paused) != now }) { $0.status = now ? .paused : .started }
+            }
+            return individual
                 ? await IndividualArchive.record(id: id, sessionID: sessionID, name: name, createdAt: archive.createdAt, directory: directory,
-                                                 hub: hub, selection: selection, shouldStop: shouldStop)
+                                                 hub: hub, selection: selection, paused: paused, shouldStop: shouldStop)
                 : await ComposedArchive.record(holder: Self.holder(id), sessionID: sessionID, outputs: [.mp4(path: directory + "/" + id + ".mp4")],
                                                hub: hub, engine: engine,
                                                canvas: hasVideo ? archive.canvas : nil, mix: mix,
                                                selection: selection, layout: { [weak self] in self?.layout(id) ?? layout },
-                                               shouldStop: shouldStop)
+                                               paused: paused, shouldStop: shouldStop)
         })
         recorders.withLock { $0[id] = recorder }
         guard let started = update(id, { _ in }) else { throw .notFound }
@@ -235,7 +242,7 @@ final class VideoArchives: Sendable {
     func changeStreams(_ id: String, _ change: StreamChange) async throws(Failure) {
         guard let archive = get(id) else { throw .notFound }
         guard archive.manual else { throw .autoStreamMode }
-        guard archive.status == .started else { throw .notRecording }
+        guard archive.recording else { throw .notRecording }
         if let stream = change.refusal(live: hub.streams(sessionID: archive.sessionID).map(\.id), chosen: archive.streams ?? []) {
             throw .noStream(stream)
         }
@@ -243,7 +250,7 @@ final class VideoArchives: Sendable {
         guard !changed.individual, changed.hasAudio ?? true else { return }
         do {
             try await hub.followMixHearing(sessionID: changed.sessionID, holder: Self.holder(id)) {
-                get(id).flatMap { $0.status == .started ? $0.selection.heard : nil }
+                get(id).flatMap { $0.recording ? $0.selection.heard : nil }
             }
         } catch {
             throw .media("\(error)")
@@ -253,14 +260,14 @@ final class VideoArchives: Sendable {
     /// Stops a recording archive; returns it once its file is complete.
     func stop(_ id: String) async throws(Failure) -> Archive {
         guard let archive = get(id) else { throw .notFound }
-        guard archive.status == .started, let recorder = recorders.withLock({ $0.removeValue(forKey: id) }) else { throw .notRecording }
+        guard archive.recording, let recorder = recorders.withLock({ $0.removeValue(forKey: id) }) else { throw .notRecording }
         await ended(id, await recorder.stop(), reason: "user initiated")
         return get(id) ?? archive
     }
 
     /// The last client left the session: its archive stops (`session ended`).
     func sessionEnded(_ sessionID: String) async {
-        let recording = archives.withLock { a in a.values.filter { $0.sessionID == sessionID && $0.status == .started } }
+        let recording = archives.withLock { a in a.values.filter { $0.sessionID == sessionID && $0.recording } }
         for archive in recording {
             if let recorder = recorders.withLock({ $0.removeValue(forKey: archive.id) }) {
                 await ended(archive.id, await recorder.stop(), reason: "session ended")
@@ -274,7 +281,7 @@ final class VideoArchives: Sendable {
     /// Changes how a recording composed archive with video lays its streams out, from its next picture.
     func setLayout(_ id: String, _ layout: ArchiveLayout) throws(Failure) {
         guard let archive = get(id) else { throw .notFound }
-        guard archive.status == .started, !archive.individual, archive.hasVideo == true else { throw .notRecording }
+        guard archive.recording, !archive.individual, archive.hasVideo == true else { throw .notRecording }
         layouts.withLock { $0[id] = layout }
     }
 
@@ -282,7 +289,7 @@ final class VideoArchives: Sendable {
     /// session's mix go.
     private func ended(_ id: String, _ outcome: ArchiveRecorder.Outcome, reason: String) async {
         layouts.withLock { $0[id] = nil }
-        let moved = update(id, if: { $0.status == .started }) { a in
+        let moved = update(id, if: \.recording) { a in
             a.duration = outcome.duration
             a.size = outcome.size
             a.file = outcome.file
@@ -310,7 +317,7 @@ final class VideoArchives: Sendable {
     /// Deletes an archive that is not recording, with its file.
     func delete(_ id: String) async throws(Failure) {
         guard let archive = get(id) else { throw .notFound }
-        guard archive.status != .started else { throw .recording }
+        guard !archive.recording else { throw .recording }
         let recording = RecordingID(rawValue: archive.recordingID)
         if recording.isWellFormed { _ = await recordings.delete(recording) }
         if archive.recordsItself {
@@ -331,7 +338,7 @@ final class VideoArchives: Sendable {
     /// Changes a recording archive as a client asked: saved before the client hears of it, or (when it cannot be
     /// written) undone and `storage` thrown, so a change acknowledged is one that survives a restart.
     private func commit(_ id: String, _ change: (inout Archive) -> Void) throws(Failure) -> Archive {
-        guard let (before, after) = apply(id, if: { $0.status == .started }, change) else { throw .notRecording }
+        guard let (before, after) = apply(id, if: \.recording, change) else { throw .notRecording }
         guard Self.save(after, directory: directory) else {
             archives.withLock { if $0[id] == after { $0[id] = before } }
             throw .storage
