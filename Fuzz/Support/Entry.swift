@@ -10,6 +10,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case "HTTPRequest": return fuzzHTTPRequest(data, size)
     case "Jitter": return fuzzJitter(data, size)
     case "MP3": return fuzzMP3(data, size)
+    case "LayoutCSS": return fuzzLayoutCSS(data, size)
     case "NCCODocument": return fuzzNCCODocument(data, size)
     case "OggOpus": return fuzzOggOpus(data, size)
     case "RTCP": return fuzzRTCP(data, size)
@@ -21,6 +22,6 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case "VideoRecording": return fuzzVideoRecording(data, size)
     case "WAV": return fuzzWAV(data, size)
     case "WebSocketFrame": return fuzzWebSocketFrame(data, size)
-    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, Jitter, MP3, NCCODocument, OggOpus, RTCP, RTP, SDP, SDPAttribute, SIP, STUN, VideoRecording, WAV, WebSocketFrame")
+    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, Jitter, LayoutCSS, MP3, NCCODocument, OggOpus, RTCP, RTP, SDP, SDPAttribute, SIP, STUN, VideoRecording, WAV, WebSocketFrame")
     }
 }

@@ -199,3 +199,18 @@ struct MediaWriterTests {
         #expect(writer.failure == nil && writer.statuses == [.ended])
     }
 }
+
+@Suite("Pictures drawn to cover a box")
+struct CoverTests {
+    @Test("a 4:3 picture covering a square box fills it, cropped at the sides, and nothing outside it")
+    func cover() {
+        var canvas = I420Image(width: 64, height: 64)
+        var source = I420Image(width: 40, height: 30, y: 200)
+        for row in 0..<30 { for col in 0..<4 { source.y[row * 40 + col] = 50 } }  // a dark band on the left edge: cropped away
+        canvas.draw(source, covering: .init(x: 16, y: 16, width: 32, height: 32))
+        let inside = (16..<48).flatMap { r in (16..<48).map { canvas.y[r * 64 + $0] } }
+        #expect(inside.allSatisfy { $0 == 200 }, "filled, the band cropped")
+        let outside = (0..<64).flatMap { r in (0..<64).filter { !(16..<48).contains(r) || !(16..<48).contains($0) }.map { canvas.y[r * 64 + $0] } }
+        #expect(outside.allSatisfy { $0 == 16 }, "nothing drawn beyond the box")
+    }
+}

@@ -97,8 +97,8 @@ async def _composed(server):
         # Blue in focus, laid out as a presentation: big along the top, the others in a strip below.
         await asyncio.to_thread(ot.set_stream_class_lists, sid, [{"id": blue[2], "layoutClassList": ["focus"]}])
         await asyncio.to_thread(ot.set_archive_layout, archive.id, "horizontalPresentation")
-        with pytest.raises(opentok.exceptions.ArchiveError):
-            await asyncio.to_thread(ot.set_archive_layout, archive.id, "custom", stylesheet="stream { width: 50% }")
+        with pytest.raises(opentok.exceptions.ArchiveError):  # no rule for stream elements
+            await asyncio.to_thread(ot.set_archive_layout, archive.id, "custom", stylesheet="video { width: 50% }")
         await asyncio.sleep(2)
         await asyncio.to_thread(ot.stop_archive, archive.id)
         got = await asyncio.to_thread(ot.get_archive, archive.id)
@@ -391,3 +391,47 @@ async def _paused(server):
     assert len(black) < 15, f"{len(black)} black pictures: the pause was recorded"
     first, last = samples[: int(rate * 1.5)], samples[-int(rate * 1.5):]
     assert dominant_frequency(first, rate) == pytest.approx(440, abs=15) and dominant_frequency(last, rate) == pytest.approx(880, abs=15)
+
+
+def test_a_custom_layout_places_streams_by_their_classes(server):
+    asyncio.run(_custom(server))
+
+
+async def _custom(server):
+    """`layout: {type: custom, stylesheet}`: CSS places the streams by their layout classes (red published first,
+    with class `right`; blue with `left`), each covering its half; then `pip`, where the stream with class `full`
+    takes the whole picture and the other the corner."""
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    red = await publish(server, sid, ot.generate_token(sid, initial_layout_class_list=["right"]), (220, 30, 30), 440)
+    blue = await publish(server, sid, ot.generate_token(sid, initial_layout_class_list=["left"]), (30, 30, 220), 880)
+    css = """
+        stream { position: absolute; top: 0; width: 50%; height: 100%; object-fit: cover }
+        stream.left { left: 0 }
+        stream.right { right: 0 }
+    """
+    try:
+        await asyncio.sleep(1)
+        archive = await asyncio.to_thread(ot.start_archive, sid, layout={"type": "custom", "stylesheet": css})
+        await asyncio.sleep(2.5)
+        await asyncio.to_thread(ot.set_stream_class_lists, sid, [{"id": blue[2], "layoutClassList": ["full"]}])
+        await asyncio.to_thread(ot.set_archive_layout, archive.id, "pip")
+        await asyncio.sleep(2)
+        await asyncio.to_thread(ot.stop_archive, archive.id)
+        got = await asyncio.to_thread(ot.get_archive, archive.id)
+        r = requests.get(got.url, headers=ot.get_headers(), timeout=10)
+        pictures, times, _, _, _ = decode_media(r.content, keep_pictures=True)
+
+        def colour(picture, rows, columns):
+            return picture[rows, columns].reshape(-1, 3).mean(axis=0)
+
+        custom = pictures[int(15 * 1.5)].astype(int)
+        # Blue (class left) covers the left half to its edges, red (class right) the right half: no black bars.
+        assert np.abs(colour(custom, slice(0, 480), slice(0, 310)) - (30, 30, 220)).max() < 40, custom[240, 160]
+        assert np.abs(colour(custom, slice(0, 480), slice(330, 640)) - (220, 30, 30)).max() < 40, custom[240, 480]
+        # pip: blue (class full) fills the picture, red small in the bottom-right corner.
+        last = pictures[-1].astype(int)
+        assert np.abs(colour(last, slice(40, 300), slice(40, 400)) - (30, 30, 220)).max() < 40, last[150, 200]
+        assert np.abs(colour(last, slice(370, 460), slice(490, 620)) - (220, 30, 30)).max() < 40, last[415, 555]
+    finally:
+        await unpublish(red, blue)

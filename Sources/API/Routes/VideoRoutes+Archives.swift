@@ -193,16 +193,15 @@ extension VideoRoutes {
         "\(req.baseURL)/v2/project/\(archive.projectID)/archive/\(archive.id)/download"
     }
 
-    /// A layout object (`{type, screenshareType}`, or null for the default): one of the predefined layouts;
-    /// `custom` (a stylesheet) is not drawn here.
+    /// A layout object (`{type, screenshareType}` or `{type: custom, stylesheet}`, or null for the default): one
+    /// of the predefined layouts, or a custom one (`LayoutStylesheet`).
     static func archiveLayout(_ value: JSONValue) throws -> ArchiveLayout {
         func kind(_ field: String) throws -> CompositeLayout.Kind? {
             switch value[field] {
             case nil, .null?: return nil
             case .string(let name)?:
                 guard let kind = CompositeLayout.Kind(rawValue: name) else {
-                    throw APIError.badRequest("layout \(field): \(name) is not drawn here; one of \(CompositeLayout.Kind.allCases.map(\.rawValue).joined(separator: ", ")).",
-                                              code: "unsupported-option")
+                    throw APIError.badRequest("layout \(field): \(name) is not a layout; one of \((CompositeLayout.Kind.allCases.map(\.rawValue) + (field == "type" ? ["custom"] : [])).joined(separator: ", ")).")
                 }
                 return kind
             default: throw APIError.badRequest("layout \(field) must be a string.")
@@ -213,6 +212,15 @@ extension VideoRoutes {
         case .object: break
         default: throw APIError.badRequest("layout must be an object.")
         }
+        let stylesheet = value["stylesheet"].flatMap { $0 == .null ? nil : $0 }
+        if value["type"] == .string("custom") {
+            guard case .string(let css)? = stylesheet, let sheet = LayoutStylesheet(css) else {
+                throw APIError.badRequest("layout stylesheet: a custom layout needs CSS with a rule for stream elements (at most \(LayoutStylesheet.maxBytes) bytes).")
+            }
+            guard value["screenshareType"].map({ $0 == .null }) ?? true else { throw APIError.badRequest("layout screenshareType: only with type bestFit.") }
+            return ArchiveLayout(stylesheet: sheet)
+        }
+        guard stylesheet == nil else { throw APIError.badRequest("layout stylesheet: only with type custom.") }
         let layout = ArchiveLayout(kind: try kind("type") ?? .bestFit, screenshare: try kind("screenshareType"))
         if layout.screenshare != nil, layout.kind != .bestFit {
             throw APIError.badRequest("layout screenshareType: only with type bestFit.")

@@ -5,24 +5,37 @@ import Media
 import VideoCodec
 import Wire
 
-/// How a composed archive lays its streams out: a predefined layout, and the one to use instead while a stream
-/// shares a screen (the Video API's `screenshareType`, with `bestFit` only).
+/// How a composed archive or broadcast lays its streams out: a predefined layout, and the one to use instead
+/// while a stream shares a screen (the Video API's `screenshareType`, with `bestFit` only); or a custom one, a
+/// stylesheet placing the streams by their layout classes (`LayoutStylesheet`).
 struct ArchiveLayout: Sendable, Equatable {
     var kind: CompositeLayout.Kind = .bestFit
     var screenshare: CompositeLayout.Kind?
+    var stylesheet: LayoutStylesheet?
 
-    /// The layout for these pictures, and their order: a screen share first when `screenshare` applies, else
-    /// streams with the `focus` class first, then as published.
-    func arrange<T>(_ pictures: [(stream: VideoHub.Stream, picture: T)]) -> (CompositeLayout.Kind, [T]) {
+    /// Where each picture goes on a `width` × `height` canvas, in drawing order, and whether it covers its box
+    /// (else it fits inside). Pictures come in the order their streams were published. Predefined layouts, as
+    /// the Video API's: best fit keeps that order (a screen share first when `screenshare` applies); `pip`
+    /// puts the stream whose layout classes hold `full` in the full-size place, the presentations the one that
+    /// holds `focus` in the large one.
+    func place(_ pictures: [(stream: VideoHub.Stream, picture: I420Image)], width: Int, height: Int) -> [(I420Image, I420Image.Rect, cover: Bool)] {
+        if let stylesheet {
+            let elements = pictures.map { LayoutStylesheet.Element(classes: Set($0.stream.layoutClassList), width: $0.picture.width, height: $0.picture.height) }
+            return stylesheet.place(elements, width: width, height: height).map { p in
+                (pictures[p.index].picture, I420Image.Rect(x: p.x, y: p.y, width: p.width, height: p.height), p.cover)
+            }
+        }
         let sharing = kind == .bestFit && screenshare != nil && pictures.contains { $0.stream.videoType == .screen }
-        let ordered = pictures.sorted { a, b in
+        let big = kind == .pip ? "full" : "focus"
+        let ordered = pictures.enumerated().sorted { a, b in
             func rank(_ s: VideoHub.Stream) -> Int {
                 if sharing { return s.videoType == .screen ? 0 : 1 }
-                return s.layoutClassList.contains("focus") ? 0 : 1
+                return kind != .bestFit && s.layoutClassList.contains(big) ? 0 : 1
             }
-            return (rank(a.stream), a.stream.createdAt, a.stream.id) < (rank(b.stream), b.stream.createdAt, b.stream.id)
+            return (rank(a.element.stream), a.offset) < (rank(b.element.stream), b.offset)
         }
-        return (sharing ? screenshare! : kind, ordered.map(\.picture))
+        let layout = sharing ? screenshare! : kind
+        return zip(ordered, CompositeLayout.rects(layout, count: ordered.count, width: width, height: height)).map { ($0.element.picture, $1, false) }
     }
 }
 
@@ -58,8 +71,8 @@ struct ArchiveCanvas: Sendable, Equatable {
 /// same to an HLS playlist and RTMP servers, `VideoBroadcasts`): the session's audio
 /// mix (held for the archive by `VideoArchives`) and, with video, every stream's video decoded (`VP8Decoder`,
 /// `H264Decoder`), laid out on one canvas (`ArchiveCanvas`: 640 × 480 unless another resolution is asked for)
-/// in one of the Video API's predefined layouts (`CompositeLayout`, `ArchiveLayout`; it can change while recording: streams
-/// whose layout classes say `focus` first, then in the order they were published) and encoded again, 15
+/// in one of the Video API's predefined layouts (`CompositeLayout`) or a custom one (`LayoutStylesheet`), as
+/// `ArchiveLayout` places them (it can change while recording) and encoded again, 15
 /// pictures a second, a key frame every 2 s. A stream's picture is its newest decoded frame; one that has none
 /// yet (or an audio-only stream, or one whose video the archive does not record: `selection`) takes no cell.
 ///
@@ -156,9 +169,10 @@ enum ComposedArchive {
                 if due - videoFrames > 3 { videoFrames = due - 3 }
                 while videoFrames <= due {
                     var image = I420Image(width: canvas.width, height: canvas.height)
-                    let (kind, pictures) = layout().arrange(live.compactMap { s in streams[s.id]?.picture.map { (s, $0) } })
-                    for (picture, rect) in zip(pictures, CompositeLayout.rects(kind, count: pictures.count, width: canvas.width, height: canvas.height)) {
-                        image.draw(picture, fitting: rect)
+                    let published = live.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+                    let pictures = published.compactMap { s in streams[s.id]?.picture.map { (stream: s, picture: $0) } }
+                    for (picture, rect, cover) in layout().place(pictures, width: canvas.width, height: canvas.height) {
+                        if cover { image.draw(picture, covering: rect) } else { image.draw(picture, fitting: rect) }
                     }
                     file.add(image, index: videoFrames)
                     videoFrames += 1
