@@ -57,13 +57,16 @@ public final class MediaWriter {
         /// kb/s.
         public var bitrate: Int
         public var keyframeInterval: Int
+        /// A constant quantizer (x264's `qp`, lower is better) instead of `bitrate`: the size follows the picture.
+        public var quantizer: Int?
 
-        public init(width: Int, height: Int, frameRate: Int, bitrate: Int, keyframeInterval: Int) {
+        public init(width: Int, height: Int, frameRate: Int, bitrate: Int, keyframeInterval: Int, quantizer: Int? = nil) {
             self.width = width
             self.height = height
             self.frameRate = frameRate
             self.bitrate = bitrate
             self.keyframeInterval = keyframeInterval
+            self.quantizer = quantizer
         }
     }
 
@@ -164,9 +167,13 @@ public final class MediaWriter {
         context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
         context.pointee.time_base = AVRational(num: 1, den: Int32(video.frameRate))
         context.pointee.framerate = AVRational(num: Int32(video.frameRate), den: 1)
-        context.pointee.bit_rate = Int64(video.bitrate) * 1_000
-        context.pointee.rc_max_rate = Int64(video.bitrate) * 1_000
-        context.pointee.rc_buffer_size = Int32(video.bitrate * 1_000)
+        if let quantizer = video.quantizer {
+            av_opt_set(context.pointee.priv_data, "qp", "\(quantizer)", 0)
+        } else {
+            context.pointee.bit_rate = Int64(video.bitrate) * 1_000
+            context.pointee.rc_max_rate = Int64(video.bitrate) * 1_000
+            context.pointee.rc_buffer_size = Int32(video.bitrate * 1_000)
+        }
         context.pointee.gop_size = Int32(video.keyframeInterval)
         context.pointee.max_b_frames = 0
         // Main profile, as players everywhere take it; fast enough to run beside the media plane.

@@ -170,6 +170,30 @@ struct MediaWriterTests {
         #expect(Self.boxes([UInt8](try Data(contentsOf: URL(fileURLWithPath: base + "/a.mp4")))).prefix(2) == ["ftyp", "moov"])
     }
 
+    @Test("a constant quantizer instead of a bitrate: a lower one keeps more of a busy picture, in a larger file")
+    func quantizer() throws {
+        func size(_ qp: Int) throws -> Int {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("qp-\(qp)-\(UInt32.random(in: 0...UInt32.max)).mp4").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let writer = try MediaWriter([.mp4(path: path)], video: .init(width: 160, height: 120, frameRate: 15, bitrate: 300, keyframeInterval: 15, quantizer: qp),
+                                         audio: false)
+            var noise = SystemRandomNumberGenerator()
+            for i in 0..<30 {
+                var image = I420Image(width: 160, height: 120)
+                for p in image.y.indices { image.y[p] = UInt8.random(in: 16...235, using: &noise) }
+                writer.add(image, index: Int64(i))
+            }
+            writer.close()
+            #expect(writer.failure == nil)
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            let constant = Self.contains(bytes, "=cqp")
+            #expect(constant, "x264's settings say a constant quantizer (rc=cqp)")
+            return bytes.count
+        }
+        let fine = try size(15), coarse = try size(40)
+        #expect(fine > 2 * coarse, "\(fine) bytes at 15, \(coarse) at 40")
+    }
+
     @Test("with dvr the playlist keeps two hours of segments")
     func hlsDVR() throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("dvr-\(UInt32.random(in: 0...UInt32.max))").path

@@ -183,7 +183,7 @@ def test_resolutions_bitrates_and_simultaneous_archives(server):
 
 async def _options(server):
     """A composed archive at 1280 × 720 (the publisher's 4:3 picture in the middle, black either side) and one at
-    480 × 640 (black above and below), with the `maxBitrate` asked for (`ArchiveCanvasTests`: the encoder's bound); archives with tags of their own record
+    480 × 640 (black above and below, at the constant quantizer asked for), with the `maxBitrate` asked for (`ArchiveCanvasTests`: the encoder's bound); archives with tags of their own record
     the session at the same time, one without a tag or with a tag in use is refused; options not done here are
     refused rather than ignored."""
     ot = opentok_client(server)
@@ -194,12 +194,13 @@ async def _options(server):
         await asyncio.sleep(1)
         for bad, why in (({"resolution": "1024x768"}, "resolution"), ({"maxBitrate": 50_000}, "maxBitrate"),
                          ({"maxBitrate": 1.5e6 + 0.5}, "maxBitrate"), ({"multiArchiveTag": ""}, "multiArchiveTag"),
-                         ({"quantizationParameter": 20}, "quantizationParameter"), ({"hasTranscription": True}, "hasTranscription")):
+                         ({"quantizationParameter": 10}, "quantizationParameter"), ({"quantizationParameter": 20, "maxBitrate": 500_000}, "quantizationParameter"),
+                         ({"quantizationParameter": 20, "outputMode": "individual"}, "quantizationParameter"), ({"hasTranscription": True}, "hasTranscription")):
             r = requests.post(url, headers=ot.get_json_headers(), json={"sessionId": sid, **bad}, timeout=10)
             assert r.status_code == 400 and why in r.json()["detail"], (bad, r.text)
         wide = await asyncio.to_thread(ot.start_archive, sid, resolution="1280x720", max_bitrate=800_000, multi_archive_tag="wide")
-        tall = await asyncio.to_thread(ot.start_archive, sid, resolution="480x640", multi_archive_tag="tall")
-        assert (wide.resolution, wide.max_bitrate, tall.resolution) == ("1280x720", 800_000, "480x640")
+        tall = await asyncio.to_thread(ot.start_archive, sid, resolution="480x640", multi_archive_tag="tall", quantization_parameter=40)
+        assert (wide.resolution, wide.max_bitrate, tall.resolution, tall.quantization_parameter) == ("1280x720", 800_000, "480x640", 40)
         for tag in (None, "wide"):
             r = requests.post(url, headers=ot.get_json_headers(), json={"sessionId": sid, "multiArchiveTag": tag}, timeout=10)
             assert r.status_code == 409 and r.json()["code"] == "archive-in-progress", (tag, r.text)
@@ -212,6 +213,8 @@ async def _options(server):
             r = requests.get(archive.url, headers=ot.get_headers(), timeout=10)
             pictures[archive.resolution], _, samples, rate, _ = decode_media(r.content, keep_pictures=True)
             assert abs(dominant_frequency(samples[-rate:], rate) - 440) < 15
+            # The encoder's settings, which x264 writes into the stream: a constant quantizer of 40, or a bitrate.
+            assert (b"rc=cqp" in r.content and b" qp=40 " in r.content) == (archive.id == tall.id), archive.resolution
         last = pictures["1280x720"][-1].astype(int)
         assert last.shape == (720, 1280, 3)
         assert np.abs(last[200:520, 300:980].reshape(-1, 3).mean(axis=0) - (220, 30, 30)).max() < 40

@@ -31,10 +31,13 @@ extension VideoRoutes {
                 options.resolution = resolution
             }
             options.multiArchiveTag = try Self.tag(body, "multiArchiveTag")
-            // Asked for and not done here: refused rather than ignored.
-            if body["quantizationParameter"].map({ $0 != .null }) == true {
-                throw APIError.badRequest("quantizationParameter: archives are encoded at a bitrate here (maxBitrate).", code: "unsupported-option")
+            // A constant quantizer instead of a bitrate: composed archives with video only, and not with maxBitrate.
+            options.quantizationParameter = try Self.wholeNumber(body, "quantizationParameter", in: ArchiveCanvas.quantizers)
+            if options.quantizationParameter != nil {
+                guard !individual, composition.hasVideo else { throw APIError.badRequest("quantizationParameter: only composed archives with video have one.") }
+                guard composition.maxBitrate == nil else { throw APIError.badRequest("quantizationParameter: not with maxBitrate.") }
             }
+            // Asked for and not done here: refused rather than ignored.
             if body["hasTranscription"] == .bool(true) {
                 throw APIError.badRequest("hasTranscription: archives are not transcribed here.", code: "unsupported-option")
             }
@@ -137,12 +140,12 @@ extension VideoRoutes {
         return composition
     }
 
-    /// A whole number in `range`, when given.
-    static func wholeNumber(_ body: JSONValue, _ name: String, in range: ClosedRange<Int>, of unit: String) throws -> Int? {
+    /// A whole number (of `unit`) in `range`, when given.
+    static func wholeNumber(_ body: JSONValue, _ name: String, in range: ClosedRange<Int>, of unit: String? = nil) throws -> Int? {
         switch body[name] {
         case nil, .null?: return nil
         case .number(let n)? where Int(exactly: n).map(range.contains) == true: return Int(n)
-        default: throw APIError.badRequest("\(name) must be a whole number of \(unit) from \(range.lowerBound) to \(range.upperBound).")
+        default: throw APIError.badRequest("\(name) must be a whole number\(unit.map { " of " + $0 } ?? "") from \(range.lowerBound) to \(range.upperBound).")
         }
     }
 

@@ -41,20 +41,23 @@ struct ArchiveLayout: Sendable, Equatable {
 
 /// A composed archive's picture: one of the Video API's resolutions (landscape or portrait), encoded at a
 /// bitrate for its size — 1 Mb/s up to 640 × 480, 2.5 Mb/s up to 1280 × 720, 4.5 Mb/s above — or at most the
-/// archive's `maxBitrate`.
+/// archive's `maxBitrate`, or at a constant quantizer (the archive's `quantizationParameter`) instead.
 struct ArchiveCanvas: Sendable, Equatable {
     var width: Int
     var height: Int
     /// kb/s.
     var bitrate: Int
+    var quantizer: Int?
 
     static let resolutions = ["640x480", "480x640", "1280x720", "720x1280", "1920x1080", "1080x1920"]
     /// The Video API's bounds on `maxBitrate`, in b/s.
     static let maxBitrates = 100_000...6_000_000
+    /// The Video API's bounds on `quantizationParameter`.
+    static let quantizers = 15...40
     static let standard = ArchiveCanvas(resolution: "640x480")!
 
     /// Nil for a resolution that is not one of `resolutions`.
-    init?(resolution: String, maxBitrate: Int? = nil) {
+    init?(resolution: String, maxBitrate: Int? = nil, quantizer: Int? = nil) {
         guard Self.resolutions.contains(resolution) else { return nil }
         let sides = resolution.split(separator: "x").compactMap { Int($0) }
         width = sides[0]
@@ -62,6 +65,7 @@ struct ArchiveCanvas: Sendable, Equatable {
         let pixels = width * height
         let natural = pixels <= 640 * 480 ? 1_000 : pixels <= 1280 * 720 ? 2_500 : 4_500
         bitrate = min(natural, (maxBitrate ?? .max) / 1_000)
+        self.quantizer = quantizer
     }
 
     var resolution: String { "\(width)x\(height)" }
@@ -134,7 +138,8 @@ enum ComposedArchive {
         let file: MediaWriter
         do {
             file = try MediaWriter(outputs, video: canvas.map {
-                MediaWriter.Video(width: $0.width, height: $0.height, frameRate: frameRate, bitrate: $0.bitrate, keyframeInterval: 2 * frameRate)
+                MediaWriter.Video(width: $0.width, height: $0.height, frameRate: frameRate, bitrate: $0.bitrate, keyframeInterval: 2 * frameRate,
+                              quantizer: $0.quantizer)
             }, audio: mix != nil)
             if let mix { try await engine.addMixerTap(mix.mixer, tap, participant: mix.listener, frames: 250) }
         } catch {

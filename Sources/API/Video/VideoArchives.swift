@@ -48,6 +48,8 @@ final class VideoArchives: Sendable {
         /// (b/s) when one was asked for.
         var resolution: String?
         var maxBitrate: Int?
+        /// A composed archive's constant quantizer, instead of a bitrate, when one was asked for.
+        var quantizationParameter: Int?
         /// Archives of one session record at the same time only when each has a tag of its own.
         var multiArchiveTag: String?
         /// Started because the session is archived automatically (`archiveMode: always`).
@@ -57,7 +59,9 @@ final class VideoArchives: Sendable {
         var selection: StreamSelection {
             StreamSelection(kinds: Set((hasAudio ?? true ? [MediaKind.audio] : []) + (hasVideo ?? false ? [.video] : [])), chosen: streams)
         }
-        var canvas: ArchiveCanvas { ArchiveCanvas(resolution: resolution ?? ArchiveCanvas.standard.resolution, maxBitrate: maxBitrate) ?? .standard }
+        var canvas: ArchiveCanvas {
+            ArchiveCanvas(resolution: resolution ?? ArchiveCanvas.standard.resolution, maxBitrate: maxBitrate, quantizer: quantizationParameter) ?? .standard
+        }
 
         /// Whether this archive, recording, keeps one with `tag` from recording the same session.
         func excludes(tag: String?) -> Bool { recording && (tag == nil || multiArchiveTag == nil || tag == multiArchiveTag) }
@@ -89,6 +93,7 @@ final class VideoArchives: Sendable {
              // As the Video API: the streams being recorded, while a manual archive records.
              "streams": recording ? (streams ?? []).map(\.json) : []]
             if let maxBitrate { object["maxBitrate"] = maxBitrate }
+            if let quantizationParameter { object["quantizationParameter"] = quantizationParameter }
             return object
         }
     }
@@ -140,6 +145,7 @@ final class VideoArchives: Sendable {
         var layout = ArchiveLayout()
         var resolution = ArchiveCanvas.standard.resolution
         var maxBitrate: Int?
+        var quantizationParameter: Int?
         var multiArchiveTag: String?
         /// Started by the server for a session archived automatically: at the maximum duration the next one starts.
         var automatic = false
@@ -175,7 +181,8 @@ final class VideoArchives: Sendable {
                             recordingID: "", duration: 0, size: 0, updatedAt: now, outputMode: individual ? "individual" : nil,
                             hasAudio: hasAudio, hasVideo: hasVideo,
                             streams: manual ? [] : nil, resolution: composedVideo ? options.resolution : nil,
-                            maxBitrate: composedVideo ? options.maxBitrate : nil, multiArchiveTag: options.multiArchiveTag,
+                            maxBitrate: composedVideo ? options.maxBitrate : nil,
+                            quantizationParameter: composedVideo ? options.quantizationParameter : nil, multiArchiveTag: options.multiArchiveTag,
                             automatic: options.automatic ? true : nil)
             return true
         }
