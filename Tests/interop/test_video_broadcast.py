@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 import requests
 
+from rig import free_port
+from test_video_archive_manual import tones
 from test_video_audio_connector import server  # noqa: F401 (the module's media server fixture)
 from video_support import opentok_client, publish, unpublish
 
@@ -24,17 +26,9 @@ av = pytest.importorskip("av")
 RED, BLUE = (220, 30, 30), (30, 30, 220)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def share(samples, rate, frequency):
-    """The tone's share of the samples' energy."""
-    spectrum = np.abs(np.fft.rfft(samples)) ** 2
-    freqs = np.fft.rfftfreq(len(samples), 1 / rate)
-    return spectrum[np.abs(freqs - frequency) < 10].sum() / (spectrum.sum() + 1e-12)
+    """The tone's share of the samples' energy (440 or 880 Hz)."""
+    return tones(samples, rate)[0][frequency]
 
 
 class RTMPPeer:

@@ -177,7 +177,8 @@ def test_archive_commands_record_list_download_and_delete(server, tmp_path):
 
 
 def test_broadcast_commands_stream_to_hls_and_rtmp(server):
-    from test_video_broadcast import RTMPPeer, free_port
+    from rig import free_port
+    from test_video_broadcast import RTMPPeer
     sid = cli(server, "session", "create", "--server", server.http_url)
     peer = VideoPeer(server, sid, cli(server, "token", sid))
     port = free_port()
