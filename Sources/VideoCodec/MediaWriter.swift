@@ -127,12 +127,12 @@ public final class MediaWriter {
                     av_dict_set(&options, "hls_segment_filename", directory + "/segment-%d.ts", 0)
                     files.append(try FileOutput(format: "hls", url: directory + "/" + Output.playlist, encoders: encoders, options: &options))
                 case .rtmp(let url):
-                    networks.append(try NetworkOutput(url: url, encoders: encoders))
+                    networks.append(NetworkOutput(url: url, encoders: encoders))
                 }
             }
         } catch {
             release()
-            throw error as! Failure
+            throw error
         }
     }
 
@@ -428,8 +428,8 @@ final class NetworkOutput: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let hasVideo: Bool
 
-    /// The encoders' parameters are read now; they must stay open until `finish`.
-    init(url: String, encoders: [MediaWriter.Encoder]) throws(MediaWriter.Failure) {
+    /// Its thread reads the encoders' parameters at each connection: they must stay as they are until `finish`.
+    init(url: String, encoders: [MediaWriter.Encoder]) {
         self.url = url
         self.encoders = encoders
         hasVideo = encoders.contains(where: \.isVideo)

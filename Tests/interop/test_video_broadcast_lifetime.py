@@ -1,7 +1,8 @@
 """How long a broadcast lives, and what of it is kept: it stops at its `maxDuration`, and a minute after its session's
 last client left unless one came back; a broadcast is acknowledged only once its metadata is written (with the
 broadcasts directory unwritable the start is 503, and a manual broadcast's stream change is 503 and undone); one still
-running when the server stops is listed as stopped after the restart, and its HLS files are gone."""
+running when the server stops is listed as stopped after the restart, and its HLS files are gone; one whose HLS files
+can no longer be written stops by itself."""
 from __future__ import annotations
 
 import shutil
@@ -106,3 +107,22 @@ def test_a_broadcast_is_acknowledged_only_once_saved_and_is_stopped_after_a_rest
         assert not (data / "video" / "broadcasts" / hls.id).exists(), "its HLS files are gone"
     finally:
         again.stop()
+
+
+def test_a_broadcast_whose_files_cannot_be_written_stops(tmp_path):
+    data = tmp_path / "data"
+    server = start_server(["--media-port", "0", "--log-level", "warn"], https=False, dev=True, data_dir=data)
+    try:
+        ot = opentok_client(server)
+        sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+        peer = VideoPeer(server, sid, ot.generate_token(sid))
+        peer.publish("cam")
+        broadcast = ot.start_broadcast(sid, {"outputs": {"hls": {}}, "hasVideo": False})
+        wait_until(lambda: requests.get(broadcast.broadcastUrls["hls"], timeout=5).status_code == 200, timeout=15, what="the playlist")
+        hls = data / "video" / "broadcasts" / broadcast.id
+        shutil.rmtree(hls)
+        hls.write_text("not a directory")  # the next segment cannot be written
+        wait_until(lambda: ot.get_broadcast(broadcast.id).status == "stopped", timeout=15, what="the broadcast to stop")
+        peer.close()
+    finally:
+        server.stop()

@@ -153,7 +153,8 @@ enum ComposedArchive {
         var videoFrames: Int64 = 0
         var statuses: [MediaWriter.OutputStatus] = []
         var pause = ArchivePause(report: paused)
-        while !shouldStop() {
+        // Until stopped, or until a file cannot be written (the recording then ends, failed).
+        while !shouldStop(), file.failure == nil {
             let now = file.statuses
             if now != statuses {
                 statuses = now
