@@ -32,8 +32,10 @@ struct EngineLoopbackTests {
         await generator.startMeasuring()
         try await Task.sleep(for: .seconds(1))
         let report = await generator.stopMeasuring(seconds: 1)
-        // 50 audio + 100 video packets/s sent, each to three subscribers.
-        #expect(report.publishersSent > 120)
+        // 50 audio + 100 video packets/s sent, each to three subscribers. What is tested is that the SFU loses none
+        // of them; how many the generator's thread sends in the second depends on how busy the machine is (exactly
+        // 120 of 150 once, beside a whole test run on 2 cores), so only that media flowed is asked of it.
+        #expect(report.publishersSent >= 60)
         #expect(report.subscribersReceived >= report.publishersSent * 3 - 30)
         #expect(report.lossFraction < 0.01)
         let stats = try await engine.stats(transport: publication.transport)
