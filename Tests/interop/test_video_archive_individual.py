@@ -93,7 +93,7 @@ async def _audio_only(server):
         await asyncio.sleep(1)
         for bad, why in (({"outputMode": "separate"}, "outputMode"), ({"outputMode": "individual", "hasVideo": "yes"}, "hasVideo"),
                          ({"outputMode": "individual", "hasVideo": False, "hasAudio": False}, "hasAudio"),
-                         ({"resolution": "1024x768"}, "resolution"), ({"outputMode": "individual", "resolution": "1280x720"}, "resolution"), ({"layout": {"type": "custom", "stylesheet": "stream {}"}}, "layout"),
+                         ({"resolution": "1024x768"}, "resolution"), ({"outputMode": "individual", "resolution": "1280x720"}, "resolution"), ({"layout": {"type": "custom", "stylesheet": "div { width: 1px }"}}, "layout"),
                          ({"streamMode": "sometimes"}, "streamMode")):
             r = requests.post(url, headers=ot.get_json_headers(), json={"sessionId": sid, **bad}, timeout=10)
             assert r.status_code == 400 and why in r.json()["detail"], (bad, r.text)
