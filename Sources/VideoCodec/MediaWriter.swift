@@ -12,7 +12,8 @@ import Synchronization
 /// - `hls`: an HLS playlist (`live.m3u8`) and its MPEG-TS segments (`segment-N.ts`, one per key frame
 ///   interval) in a directory, a sliding window of the last six segments or, with `dvr`, of two hours (older
 ///   segments deleted either way);
-/// - `rtmp`: an RTMP or RTMPS server, as FLV (`rtmp://host/app/streamName`).
+/// - `rtmp`: an RTMP or RTMPS server, as FLV (`rtmp://host/app/streamName`); an RTMPS server's certificate must
+///   chain to the system store (or the CA file given) and name its host.
 ///
 /// File outputs are written as the pictures come; a failure there is the writer's `failure`. An RTMP output
 /// is written by a thread of its own (`NetworkOutput`) from a bounded queue, so a slow or unreachable server
@@ -36,7 +37,8 @@ public final class MediaWriter {
     public enum Output: Sendable, Equatable {
         case mp4(path: String)
         case hls(directory: String, dvr: Bool)
-        case rtmp(url: String)
+        /// `trusting`: the CA file an `rtmps://` server's certificate must chain to (nil: the system store).
+        case rtmp(url: String, trusting: String? = nil)
 
         /// The HLS playlist's name in its directory.
         public static let playlist = "live.m3u8"
@@ -126,8 +128,8 @@ public final class MediaWriter {
                     av_dict_set(&options, "hls_flags", "delete_segments+independent_segments", 0)
                     av_dict_set(&options, "hls_segment_filename", directory + "/segment-%d.ts", 0)
                     files.append(try FileOutput(format: "hls", url: directory + "/" + Output.playlist, encoders: encoders, options: &options))
-                case .rtmp(let url):
-                    networks.append(NetworkOutput(url: url, encoders: encoders))
+                case .rtmp(let url, let trusting):
+                    networks.append(NetworkOutput(url: url, trusting: trusting, encoders: encoders))
                 }
             }
         } catch {
@@ -325,11 +327,14 @@ final class Muxer {
     private let scratch: UnsafeMutablePointer<AVPacket>
     private var finished = false
 
-    /// Opens `url` as `format` (its file or connection too, unless the muxer opens its own, as HLS's does);
-    /// `interrupt` can abort what blocks.
+    /// Opens `url` as `format` (its file or connection too, with `connection`'s options, unless the muxer opens its
+    /// own, as HLS's does); `interrupt` can abort what blocks.
     init(format: String, url: String, encoders: [MediaWriter.Encoder], options: inout OpaquePointer?,
-         interrupt: AVIOInterruptCB? = nil) throws(MediaWriter.Failure) {
-        defer { av_dict_free(&options) }
+         connection: UnsafeMutablePointer<OpaquePointer?>? = nil, interrupt: AVIOInterruptCB? = nil) throws(MediaWriter.Failure) {
+        defer {
+            av_dict_free(&options)
+            if let connection { av_dict_free(connection) }
+        }
         var context: UnsafeMutablePointer<AVFormatContext>?
         guard avformat_alloc_output_context2(&context, nil, format, url) >= 0, let context else { throw .setUp("no \(format) muxer") }
         guard let scratch = av_packet_alloc() else {
@@ -347,7 +352,7 @@ final class Muxer {
         }
         if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
             var callback = context.pointee.interrupt_callback
-            let opened = avio_open2(&context.pointee.pb, url, AVIO_FLAG_WRITE, &callback, nil)
+            let opened = avio_open2(&context.pointee.pb, url, AVIO_FLAG_WRITE, &callback, connection)
             guard opened >= 0 else { throw .setUp("cannot open \(url): \(MediaWriter.message(opened))") }
         }
         let status = avformat_write_header(context, &options)
@@ -415,6 +420,7 @@ final class NetworkOutput: @unchecked Sendable {
     static let retry: TimeInterval = 2
 
     let url: String
+    private let trusting: String?
     private let encoders: [MediaWriter.Encoder]
     private let condition = NSCondition()
     /// Under `condition`: packets to send (owned), whether some were dropped since, whether the writer closed,
@@ -429,8 +435,9 @@ final class NetworkOutput: @unchecked Sendable {
     private let hasVideo: Bool
 
     /// Its thread reads the encoders' parameters at each connection: they must stay as they are until `finish`.
-    init(url: String, encoders: [MediaWriter.Encoder]) {
+    init(url: String, trusting: String?, encoders: [MediaWriter.Encoder]) {
         self.url = url
+        self.trusting = trusting
         self.encoders = encoders
         hasVideo = encoders.contains(where: \.isVideo)
         let thread = Thread { [self] in run() }
@@ -503,8 +510,11 @@ final class NetworkOutput: @unchecked Sendable {
             condition.unlock()
             if stop { return }
             arm()
-            var options: OpaquePointer?
-            let muxer = try? Muxer(format: "flv", url: url, encoders: encoders, options: &options, interrupt: interrupt)
+            var options: OpaquePointer?, connection: OpaquePointer?
+            // RTMPS: the server's certificate checked (libavformat's TLS does not unless asked), against `trusting`.
+            av_dict_set(&connection, "tls_verify", "1", 0)
+            if let trusting { av_dict_set(&connection, "ca_file", trusting, 0) }
+            let muxer = try? Muxer(format: "flv", url: url, encoders: encoders, options: &options, connection: &connection, interrupt: interrupt)
             deadline.store(0, ordering: .relaxed)
             if let muxer {
                 set(.live)

@@ -69,9 +69,12 @@ class RTMPPeer:
         """Stops taking the stream: the connection closes (as a server going away does)."""
         self.stopping = True
         # A listener still waiting for its publisher is woken by a connection that says nothing.
-        if not self.colours and not self.samples:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=2):
-                pass
+        if not self.ended.is_set() and not self.colours and not self.samples:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=2):
+                    pass
+            except OSError:
+                pass  # it ended meanwhile
         self.ended.wait(10)
 
     def sound(self):

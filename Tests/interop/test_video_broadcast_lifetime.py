@@ -2,10 +2,15 @@
 last client left unless one came back; a broadcast is acknowledged only once its metadata is written (with the
 broadcasts directory unwritable the start is 503, and a manual broadcast's stream change is 503 and undone); one still
 running when the server stops is listed as stopped after the restart, and its HLS files are gone; one whose HLS files
-can no longer be written stops by itself."""
+can no longer be written stops by itself. An RTMPS server's certificate is checked: one that chains to `--rtmps-ca`
+takes the stream, the same without it (not in the system store) is refused."""
 from __future__ import annotations
 
 import shutil
+import socket
+import ssl
+import subprocess
+import threading
 import time
 
 import pytest
@@ -126,3 +131,119 @@ def test_a_broadcast_whose_files_cannot_be_written_stops(tmp_path):
         peer.close()
     finally:
         server.stop()
+
+
+class TLSFront:
+    """A TLS server (Python's ssl module, OpenSSL) on a loopback port handing each connection's plaintext to `target`:
+    FFmpeg's RTMP listener has no TLS of its own, so together they are an RTMPS server. It runs in a process of its
+    own (PyAV's listener holds the interpreter while it waits), counting the handshakes that completed."""
+
+    def __init__(self, cert, key, target):
+        import multiprocessing
+        context = multiprocessing.get_context("fork")
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self._handshakes = context.Value("i", 0)
+        self.process = context.Process(target=TLSFront._serve, args=(self.listener, str(cert), str(key), target, self._handshakes),
+                                       daemon=True)
+        self.process.start()
+        self.listener.close()
+
+    @property
+    def handshakes(self):
+        return self._handshakes.value
+
+    @staticmethod
+    def _serve(listener, cert, key, target, handshakes):
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        while True:
+            raw, _ = listener.accept()
+            try:
+                conn = context.wrap_socket(raw, server_side=True)
+            except (ssl.SSLError, OSError):
+                raw.close()
+                continue
+            with handshakes.get_lock():
+                handshakes.value += 1
+            threading.Thread(target=TLSFront._relay, args=(conn, target), daemon=True).start()
+
+    @staticmethod
+    def _relay(tls, target):
+        """One thread per connection moves bytes both ways (an SSL socket is not read and written from two threads)."""
+        import select
+        try:
+            plain = socket.create_connection(("127.0.0.1", target))
+        except OSError:
+            tls.close()
+            return
+        try:
+            while True:
+                readable = [tls] if tls.pending() else select.select([tls, plain], [], [], 5)[0]
+                for source in readable:
+                    data = source.recv(65536)
+                    if not data:
+                        return
+                    (plain if source is tls else tls).sendall(data)
+        except OSError:
+            pass
+        finally:
+            tls.close()
+            plain.close()
+
+    def close(self):
+        self.process.kill()
+        self.process.join(5)
+
+
+def make_ca_and_certificate(directory):
+    """A CA, and a certificate it signed for 127.0.0.1 (PEM files: ca.pem, cert.pem, key.pem)."""
+    def run(*args):
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca-key.pem", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Test RTMPS CA",
+        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "key.pem", "-out", "cert.csr", "-subj", "/CN=127.0.0.1")
+    (directory / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+    run("x509", "-req", "-in", "cert.csr", "-CA", "ca.pem", "-CAkey", "ca-key.pem", "-CAcreateserial", "-out", "cert.pem", "-days", "2",
+        "-extfile", "ext.cnf")
+    return directory / "ca.pem", directory / "cert.pem", directory / "key.pem"
+
+
+def test_an_rtmps_server_must_have_a_certificate_the_server_trusts(tmp_path):
+    from rig import free_port
+    from test_video_broadcast import RTMPPeer
+    ca, cert, key = make_ca_and_certificate(tmp_path)
+    for trusted in (True, False):
+        rtmp_port = free_port()
+        front = TLSFront(cert, key, rtmp_port)  # forked before the listener's thread starts
+        peer = RTMPPeer(rtmp_port)
+        settings = ["--media-port", "0", "--log-level", "warn"] + (["--rtmps-ca", str(ca)] if trusted else [])
+        server = start_server(settings, https=False, dev=True)
+        try:
+            ot = opentok_client(server)
+            sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+            client = VideoPeer(server, sid, ot.generate_token(sid))
+            client.publish("cam")
+            broadcast = ot.start_broadcast(sid, {"outputs": {"rtmp": [{"serverUrl": f"rtmps://127.0.0.1:{front.port}/live", "streamName": "room"}]}})
+
+            def status():
+                return ot.get_broadcast(broadcast.id).broadcastUrls["rtmp"][0]["status"]
+
+            if trusted:
+                wait_until(lambda: status() == "live" and len(peer.sizes) >= 5, timeout=15, what=lambda: (status(), len(peer.sizes)))
+                assert front.handshakes >= 1 and set(peer.sizes) == {(640, 480)}
+            else:
+                # libavformat checks the certificate once the TLS handshake is done, and hangs up: the output goes
+                # offline, and is tried again every 2 s without ever sending.
+                wait_until(lambda: front.handshakes >= 1 and status() == "offline", timeout=15, what=lambda: (status(), front.handshakes))
+                seen = set()
+                for _ in range(12):
+                    seen.add(status())
+                    time.sleep(0.25)
+                assert "live" not in seen and not peer.sizes, "nothing sent to a server whose certificate is not trusted"
+            ot.stop_broadcast(broadcast.id)
+            client.close()
+        finally:
+            server.stop()
+            front.close()
+            peer.close()

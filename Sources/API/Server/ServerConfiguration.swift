@@ -56,6 +56,8 @@ public struct ServerConfiguration: Sendable {
     public var rtpTimeout: Duration = .seconds(60)
     /// The longest a video archive records, in seconds; an automatically archived session starts the next one.
     public var archiveMaxDuration = 7_200
+    /// CA certificates (PEM) trusted for broadcasts' RTMPS servers instead of the system store.
+    public var rtmpsCAFile: String? = nil
 
     public init() {}
 
@@ -101,6 +103,7 @@ public struct ServerConfiguration: Sendable {
         Setting(flag: "--rtp-ports", env: "SWITCHBOARD_RTP_PORTS", key: "rtp_ports", help: "UDP port range for RTP legs, LOW-HIGH (default 20000-29999)"),
         Setting(flag: "--rtp-timeout", env: "SWITCHBOARD_RTP_TIMEOUT", key: "rtp_timeout", help: "seconds an answered call's far end may send no RTP or RTCP before it is hung up (default 60; 0 = never)"),
         Setting(flag: "--archive-max-duration", env: "SWITCHBOARD_ARCHIVE_MAX_DURATION", key: "archive_max_duration", help: "seconds a video archive records at most before it stops (maximum duration exceeded; default and at most 7200)"),
+        Setting(flag: "--rtmps-ca", env: "SWITCHBOARD_RTMPS_CA", key: "rtmps_ca", help: "PEM CA file trusted for broadcasts' RTMPS servers instead of the system store"),
         Setting(flag: "--dev", env: "SWITCHBOARD_DEV", key: "dev", help: "development mode: demo app servers and test routes, loopback only (a flag; true|false in env/config)"),
     ]
 
@@ -217,6 +220,10 @@ public struct ServerConfiguration: Sendable {
         if let v = values["rtp_timeout"] {
             guard let n = Double(v), n == 0 || (1...86_400).contains(n) else { throw ConfigurationError("--rtp-timeout: expected seconds (1-86400, or 0 for never), got '\(v)'") }
             c.rtpTimeout = .milliseconds(Int(n * 1000))
+        }
+        if let v = values["rtmps_ca"], !v.isEmpty {
+            guard FileManager.default.isReadableFile(atPath: v) else { throw ConfigurationError("--rtmps-ca: cannot read '\(v)'") }
+            c.rtmpsCAFile = v
         }
         if let v = values["archive_max_duration"] {
             guard let n = Int(v), (3...7_200).contains(n) else { throw ConfigurationError("--archive-max-duration: expected seconds (3-7200), got '\(v)'") }

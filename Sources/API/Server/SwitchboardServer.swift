@@ -101,7 +101,8 @@ public final class SwitchboardServer: Sendable {
                                      recordings: live.audio.recordings, maxDuration: configuration.archiveMaxDuration) { archive in
             monitor.archiveChanged(archive)
         }
-        let broadcasts = VideoBroadcasts(directory: configuration.dataDirectory + "/video/broadcasts", hub: live.video, engine: live.audio.recordings.engine)
+        let broadcasts = VideoBroadcasts(directory: configuration.dataDirectory + "/video/broadcasts", hub: live.video, engine: live.audio.recordings.engine,
+                                         rtmpsCA: configuration.rtmpsCAFile)
         live.video.onSessionEvent { [core] event in
             monitor.handle(event)
             switch event {

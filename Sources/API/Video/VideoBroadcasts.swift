@@ -81,9 +81,9 @@ final class VideoBroadcasts: Sendable {
             return object
         }
 
-        /// The outputs a broadcast writes, HLS first.
-        func outputs(directory: String) -> [MediaWriter.Output] {
-            (hls ? [.hls(directory: directory + "/" + id, dvr: dvr)] : []) + rtmp.map { .rtmp(url: $0.url) }
+        /// The outputs a broadcast writes, HLS first; RTMPS servers' certificates checked against `trusting`.
+        func outputs(directory: String, trusting: String? = nil) -> [MediaWriter.Output] {
+            (hls ? [.hls(directory: directory + "/" + id, dvr: dvr)] : []) + rtmp.map { .rtmp(url: $0.url, trusting: trusting) }
         }
     }
 
@@ -121,14 +121,17 @@ final class VideoBroadcasts: Sendable {
     let directory: String
     let hub: VideoHub
     let engine: MediaEngine
+    /// The CA file RTMPS servers' certificates must chain to (`--rtmps-ca`; nil: the system store).
+    let rtmpsCA: String?
     private let broadcasts: Mutex<[String: Broadcast]>
     private let recorders = Mutex<[String: ArchiveRecorder]>([:])
     private let layouts = Mutex<[String: ArchiveLayout]>([:])
     /// Each running broadcast's outputs' statuses, as its recording last saw them.
     private let statuses = Mutex<[String: [MediaWriter.OutputStatus]]>([:])
 
-    init(directory: String, hub: VideoHub, engine: MediaEngine) {
+    init(directory: String, hub: VideoHub, engine: MediaEngine, rtmpsCA: String? = nil) {
         self.directory = directory
+        self.rtmpsCA = rtmpsCA
         self.hub = hub
         self.engine = engine
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -179,7 +182,7 @@ final class VideoBroadcasts: Sendable {
             try? FileManager.default.removeItem(atPath: directory + "/" + id + ".json")
             throw .media("\(error)")
         }
-        let (hub, engine, directory, layout) = (hub, engine, directory, options.layout)
+        let (hub, engine, layout, outputs) = (hub, engine, options.layout, broadcast.outputs(directory: directory, trusting: rtmpsCA))
         layouts.withLock { $0[id] = layout }
         let selection: @Sendable () -> StreamSelection = { [weak self] in self?.get(id)?.selection ?? broadcast.selection }
         let recorder = ArchiveRecorder(maxDuration: .seconds(broadcast.maxDuration), ended: { [weak self] outcome in
@@ -187,7 +190,7 @@ final class VideoBroadcasts: Sendable {
             _ = self.recorders.withLock { $0.removeValue(forKey: id) }
             Task { await self.ended(id) }
         }, record: { shouldStop in
-            await ComposedArchive.record(holder: Self.holder(id), sessionID: sessionID, outputs: broadcast.outputs(directory: directory),
+            await ComposedArchive.record(holder: Self.holder(id), sessionID: sessionID, outputs: outputs,
                                          hub: hub, engine: engine, canvas: broadcast.hasVideo ? broadcast.canvas : nil, mix: mix,
                                          selection: selection, layout: { [weak self] in self?.layouts.withLock { $0[id] } ?? layout },
                                          watch: { [weak self] now in self?.statuses.withLock { $0[id] = now } }, shouldStop: shouldStop)
