@@ -6,6 +6,7 @@ can no longer be written stops by itself. An RTMPS server's certificate is check
 takes the stream, the same without it (not in the system store) is refused."""
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import ssl
@@ -22,6 +23,21 @@ from video_support import VideoPeer, opentok_client
 opentok = pytest.importorskip("opentok")
 
 RTMP_NOWHERE = {"serverUrl": "rtmp://127.0.0.1:9/live", "streamName": "x"}  # nothing listens: the output is offline
+
+
+@contextlib.contextmanager
+def publishing_session(data=None, settings=()):
+    """A server of its own (over `data` when given), a routed session and a client in it publishing a stream without
+    media (so the session has a publisher); yields (server, opentok client, session id, client, stream id)."""
+    server = start_server(["--media-port", "0", "--log-level", "warn", *settings], https=False, dev=True, data_dir=data)
+    try:
+        ot = opentok_client(server)
+        sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+        peer = VideoPeer(server, sid, ot.generate_token(sid))
+        yield server, ot, sid, peer, peer.publish("cam")
+        peer.close()
+    finally:
+        server.stop()
 
 
 def test_a_broadcast_stops_at_its_maximum_duration_and_a_minute_after_its_session_empties():
@@ -64,12 +80,7 @@ def test_a_broadcast_stops_at_its_maximum_duration_and_a_minute_after_its_sessio
 
 def test_a_broadcast_is_acknowledged_only_once_saved_and_is_stopped_after_a_restart(tmp_path):
     data = tmp_path / "data"
-    server = start_server(["--media-port", "0", "--log-level", "warn"], https=False, dev=True, data_dir=data)
-    try:
-        ot = opentok_client(server)
-        sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
-        peer = VideoPeer(server, sid, ot.generate_token(sid))
-        stream = peer.publish("cam")
+    with publishing_session(data) as (server, ot, sid, peer, stream):
         base = f"{server.http_url}/v2/project/{ot.api_key}/broadcast"
         headers = ot.get_json_headers()
         broadcasts = data / "video" / "broadcasts"
@@ -98,9 +109,6 @@ def test_a_broadcast_is_acknowledged_only_once_saved_and_is_stopped_after_a_rest
         hls = ot.start_broadcast(sid, {"outputs": {"hls": {}}, "hasVideo": False, "multiBroadcastTag": "hls"})
         playlist = hls.broadcastUrls["hls"]
         wait_until(lambda: requests.get(playlist, timeout=5).status_code == 200, timeout=15, what="the playlist")
-        peer.close()
-    finally:
-        server.stop()
     again = start_server(["--media-port", "0", "--log-level", "warn"], https=False, dev=True, data_dir=data)
     try:
         ot = opentok_client(again)
@@ -116,21 +124,13 @@ def test_a_broadcast_is_acknowledged_only_once_saved_and_is_stopped_after_a_rest
 
 def test_a_broadcast_whose_files_cannot_be_written_stops(tmp_path):
     data = tmp_path / "data"
-    server = start_server(["--media-port", "0", "--log-level", "warn"], https=False, dev=True, data_dir=data)
-    try:
-        ot = opentok_client(server)
-        sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
-        peer = VideoPeer(server, sid, ot.generate_token(sid))
-        peer.publish("cam")
+    with publishing_session(data) as (server, ot, sid, peer, _):
         broadcast = ot.start_broadcast(sid, {"outputs": {"hls": {}}, "hasVideo": False})
         wait_until(lambda: requests.get(broadcast.broadcastUrls["hls"], timeout=5).status_code == 200, timeout=15, what="the playlist")
         hls = data / "video" / "broadcasts" / broadcast.id
         shutil.rmtree(hls)
         hls.write_text("not a directory")  # the next segment cannot be written
         wait_until(lambda: ot.get_broadcast(broadcast.id).status == "stopped", timeout=15, what="the broadcast to stop")
-        peer.close()
-    finally:
-        server.stop()
 
 
 class TLSFront:
@@ -217,33 +217,26 @@ def test_an_rtmps_server_must_have_a_certificate_the_server_trusts(tmp_path):
         rtmp_port = free_port()
         front = TLSFront(cert, key, rtmp_port)  # forked before the listener's thread starts
         peer = RTMPPeer(rtmp_port)
-        settings = ["--media-port", "0", "--log-level", "warn"] + (["--rtmps-ca", str(ca)] if trusted else [])
-        server = start_server(settings, https=False, dev=True)
         try:
-            ot = opentok_client(server)
-            sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
-            client = VideoPeer(server, sid, ot.generate_token(sid))
-            client.publish("cam")
-            broadcast = ot.start_broadcast(sid, {"outputs": {"rtmp": [{"serverUrl": f"rtmps://127.0.0.1:{front.port}/live", "streamName": "room"}]}})
+            with publishing_session(settings=["--rtmps-ca", str(ca)] if trusted else []) as (server, ot, sid, _, _):
+                broadcast = ot.start_broadcast(sid, {"outputs": {"rtmp": [{"serverUrl": f"rtmps://127.0.0.1:{front.port}/live", "streamName": "room"}]}})
 
-            def status():
-                return ot.get_broadcast(broadcast.id).broadcastUrls["rtmp"][0]["status"]
+                def status():
+                    return ot.get_broadcast(broadcast.id).broadcastUrls["rtmp"][0]["status"]
 
-            if trusted:
-                wait_until(lambda: status() == "live" and len(peer.sizes) >= 5, timeout=15, what=lambda: (status(), len(peer.sizes)))
-                assert front.handshakes >= 1 and set(peer.sizes) == {(640, 480)}
-            else:
-                # libavformat checks the certificate once the TLS handshake is done, and hangs up: the output goes
-                # offline, and is tried again every 2 s without ever sending.
-                wait_until(lambda: front.handshakes >= 1 and status() == "offline", timeout=15, what=lambda: (status(), front.handshakes))
-                seen = set()
-                for _ in range(12):
-                    seen.add(status())
-                    time.sleep(0.25)
-                assert "live" not in seen and not peer.sizes, "nothing sent to a server whose certificate is not trusted"
-            ot.stop_broadcast(broadcast.id)
-            client.close()
+                if trusted:
+                    wait_until(lambda: status() == "live" and len(peer.sizes) >= 5, timeout=15, what=lambda: (status(), len(peer.sizes)))
+                    assert front.handshakes >= 1 and set(peer.sizes) == {(640, 480)}
+                else:
+                    # libavformat checks the certificate once the TLS handshake is done, and hangs up: the output goes
+                    # offline, and is tried again every 2 s without ever sending.
+                    wait_until(lambda: front.handshakes >= 1 and status() == "offline", timeout=15, what=lambda: (status(), front.handshakes))
+                    seen = set()
+                    for _ in range(12):
+                        seen.add(status())
+                        time.sleep(0.25)
+                    assert "live" not in seen and not peer.sizes, "nothing sent to a server whose certificate is not trusted"
+                ot.stop_broadcast(broadcast.id)
         finally:
-            server.stop()
             front.close()
             peer.close()
