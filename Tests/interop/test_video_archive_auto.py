@@ -42,7 +42,10 @@ async def _automatic(server):
             r = requests.get(f"{server.http_url}/v2/project/{ot.api_key}/archive", params={"sessionId": sid}, headers=ot.get_headers(), timeout=10)
             return sorted(r.json()["items"], key=lambda a: a["createdAt"])
 
-        first = await asyncio.to_thread(archives)
+        # Started as the client connected — paused until its stream was published, then recording.
+        deadline = time.monotonic() + 5
+        while (first := await asyncio.to_thread(archives))[0]["status"] == "paused" and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
         assert [(a["status"], a["name"], a["resolution"], a["hasVideo"]) for a in first] == [("started", "standup", "1280x720", True)]
         # A second archive of the session while it records is refused, as for any archive.
         with pytest.raises(Exception):
@@ -54,7 +57,7 @@ async def _automatic(server):
         await asyncio.sleep(1.5)
         red[1].close()  # the last client leaves
         deadline = time.monotonic() + 10
-        while (listed := await asyncio.to_thread(archives))[-1]["status"] == "started" and time.monotonic() < deadline:
+        while (listed := await asyncio.to_thread(archives))[-1]["status"] in ("started", "paused") and time.monotonic() < deadline:
             await asyncio.sleep(0.25)
         assert len(listed) == 2 and (listed[1]["status"], listed[1]["reason"]) == ("available", "session ended"), listed
         r = requests.get(listed[0]["url"], headers=ot.get_headers(), timeout=10)
