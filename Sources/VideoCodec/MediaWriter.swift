@@ -85,6 +85,8 @@ public final class MediaWriter {
     private var pending: [Int16] = []
     private var samplesWritten: Int64 = 0
     private var closed = false
+    /// Whether the HLS output's playlist exists yet.
+    private var playlistWritten = false
     /// The first error of the encoders or of a file output; nothing more is encoded after it.
     public private(set) var failure: String?
 
@@ -153,8 +155,10 @@ public final class MediaWriter {
             guard !closed else { return .ended }
             switch output {
             case .mp4: return .live
-            // Live once its first segment is listed.
-            case .hls(let directory, _): return FileManager.default.fileExists(atPath: directory + "/" + Output.playlist) ? .live : .connecting
+            // Live once its first segment is listed (looked for until then only).
+            case .hls(let directory, _):
+                if !playlistWritten { playlistWritten = FileManager.default.fileExists(atPath: directory + "/" + Output.playlist) }
+                return playlistWritten ? .live : .connecting
             case .rtmp: return networks.next()?.status ?? .ended
             }
         }

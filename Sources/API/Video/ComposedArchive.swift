@@ -160,7 +160,8 @@ enum ComposedArchive {
                 statuses = now
                 watch(now)
             }
-            if pause.update(publishing: !hub.streams(sessionID: sessionID).isEmpty, now: clock.now) {
+            let published = hub.streams(sessionID: sessionID)
+            if pause.update(publishing: !published.isEmpty, now: clock.now) {
                 // Nothing recorded: the mix heard meanwhile is let go.
                 if let mix { _ = try? await engine.drainMixerTap(mix.mixer, tap) }
                 try? await Task.sleep(for: .milliseconds(1_000 / frameRate))
@@ -168,7 +169,7 @@ enum ComposedArchive {
             }
             if let canvas {
                 let chosen = selection()
-                let live = hub.streams(sessionID: sessionID).filter { chosen.kinds($0.id).contains(.video) }
+                let live = published.filter { chosen.kinds($0.id).contains(.video) }
                 await decode(live, of: sessionID, into: &streams, undecodable: &undecodable, hub: hub, tap: ProducerTapID(holder))
                 // The pictures due by now (at most a few when late: a picture repeats rather than piles up).
                 let due = Int64((clock.now - origin - pause.total(at: clock.now)) / .milliseconds(1)) * Int64(frameRate) / 1_000

@@ -242,6 +242,7 @@ final class VideoBroadcasts: Sendable {
 
     /// The session's last client left: its broadcasts stop a minute later, unless a client came back.
     func sessionEnded(_ sessionID: String) async {
+        guard broadcasts.withLock({ b in b.values.contains { $0.sessionID == sessionID && $0.status == .started } }) else { return }
         try? await Task.sleep(for: Self.linger)
         guard hub.connections(sessionID: sessionID).isEmpty else { return }
         let running = broadcasts.withLock { b in b.values.filter { $0.sessionID == sessionID && $0.status == .started }.map(\.id) }
@@ -291,11 +292,11 @@ final class VideoBroadcasts: Sendable {
         }
     }
 
-    /// A file of a broadcast's HLS output — its playlist or one of its segments — while it runs or lingers.
+    /// Where a file of a broadcast's HLS output is — its playlist or one of its segments, while it runs or lingers
+    /// — for a name that is served (nil otherwise); the caller reads it, or finds it gone.
     func hlsFile(_ id: String, _ name: String) -> String? {
         guard let broadcast = get(id), broadcast.hls, Self.isHLSName(name) else { return nil }
-        let path = directory + "/" + id + "/" + name
-        return FileManager.default.fileExists(atPath: path) ? path : nil
+        return directory + "/" + id + "/" + name
     }
 
     /// `live.m3u8` or `segment-<n>.ts`: nothing else is served from a broadcast's directory.
