@@ -22,9 +22,13 @@ struct RoomMediaTests {
             let bobSink = CallbackSink { frame, member in bobHears.receive(frame, from: member); recorder.receive(frame, from: member) }
             let bobMedia = try await bob.enableMedia(in: room, source: ToneSource(frequency: 660), sink: bobSink)
 
+            // Each side hearing the other's tone, not only the frames a sink gets before the first packets (silence,
+            // then concealment): on a busy machine the media can take a few seconds to flow.
             #expect(await eventually(seconds: 15) {
-                (aliceHears.levels[bobMedia.memberID]?.frames ?? 0) > 50 && (bobHears.levels[aliceMedia.memberID]?.frames ?? 0) > 50
+                let a = aliceHears.levels[bobMedia.memberID], b = bobHears.levels[aliceMedia.memberID]
+                return (a?.frames ?? 0) > 50 && (b?.frames ?? 0) > 50 && (a?.dBov ?? -127) > -20 && (b?.dBov ?? -127) > -20
             })
+            _ = await eventually(seconds: 10) { await aliceMedia.statistics().receiving.packetsReceived > 50 }
             let heardByAlice = try #require(aliceHears.levels[bobMedia.memberID])
             let heardByBob = try #require(bobHears.levels[aliceMedia.memberID])
             #expect(abs(heardByAlice.frequency - 660) < 40, "alice hears \(heardByAlice)")

@@ -32,7 +32,6 @@ struct VideoFrameSource<Assembler: RTPFrameAssembler> {
         order = RTPReorderBuffer(capacity: 1_024, maxWait: maxWait, startWait: maxWait)
     }
 
-
     /// The frames a drain completes, in order.
     mutating func take(_ drained: ProducerTapPackets) -> [Frame] {
         var frames: [Frame] = []

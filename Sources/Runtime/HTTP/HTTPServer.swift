@@ -61,10 +61,9 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Starts accepting on `address` (port 0 picks one); returns the bound address.
+    /// Binds `address` (port 0 picks one) and accepts on every loop; `bound` hears the address bound before the
+    /// first connection is accepted (so what depends on it is ready for the first request). Returns the bound address.
     @discardableResult
-    /// Binds `address` and accepts on every loop; `bound` hears the address bound before the first connection is
-    /// accepted (so what depends on it is ready for the first request). Returns the bound address.
     public func listen(_ address: SocketAddress, tls: TLSContext? = nil, bound: (SocketAddress) -> Void = { _ in }) throws -> SocketAddress {
         let listener = try TCPListener(address: address)
         bound(listener.address)
