@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 /// Encodes pictures and sound once — H.264 video (libx264 through libavcodec: real time, no B-frames, a key
-/// frame every `keyframeInterval` pictures) and AAC audio (libavcodec's encoder, 48 kHz mono) — and writes them
+/// frame every `keyframeInterval` pictures and no others) and AAC audio (libavcodec's encoder, 48 kHz mono) — and writes them
 /// to each of its outputs through libavformat:
 ///
 /// - `mp4`: a fragmented MP4 file, as the Video API's composed archives are (a fragment from each key frame, the
@@ -12,6 +12,9 @@ import Synchronization
 /// - `hls`: an HLS playlist (`live.m3u8`) and its MPEG-TS segments (`segment-N.ts`, one per key frame
 ///   interval) in a directory, a sliding window of the last six segments or, with `dvr`, of two hours (older
 ///   segments deleted either way);
+/// - `lowLatencyHLS`: the same as low-latency HLS (`LowLatencyHLSOutput`): the segments also as partial segments
+///   of at most half a second, listed as soon as each is written, for players that load them as they come
+///   (blocking playlist reloads wait on the output's `HLSProgress`);
 /// - `rtmp`: an RTMP or RTMPS server, as FLV (`rtmp://host/app/streamName`); an RTMPS server's certificate must
 ///   chain to the system store (or the CA file given) and name its host.
 ///
@@ -37,6 +40,7 @@ public final class MediaWriter {
     public enum Output: Sendable, Equatable {
         case mp4(path: String)
         case hls(directory: String, dvr: Bool)
+        case lowLatencyHLS(directory: String, progress: HLSProgress)
         /// `trusting`: the CA file an `rtmps://` server's certificate must chain to (nil: the system store).
         case rtmp(url: String, trusting: String? = nil)
 
@@ -47,7 +51,7 @@ public final class MediaWriter {
     }
 
     /// How an output is doing: an MP4 file is `live` from the start, an HLS one once its playlist lists a
-    /// segment; an RTMP output `connecting` until its server takes the stream, `offline` while it connects again after losing it; every output `ended` once closed.
+    /// segment (a low-latency one, a part); an RTMP output `connecting` until its server takes the stream, `offline` while it connects again after losing it; every output `ended` once closed.
     public enum OutputStatus: String, Sendable {
         case connecting, live, offline, ended
     }
@@ -76,7 +80,8 @@ public final class MediaWriter {
 
     private var video: Encoder?
     private var audio: Encoder?
-    private var files: [FileOutput] = []
+    private var files: [any PacketOutput] = []
+    private var lowLatency: [LowLatencyHLSOutput] = []
     private var networks: [NetworkOutput] = []
     private let outputs: [Output]
     private let frame: UnsafeMutablePointer<AVFrame>
@@ -130,6 +135,10 @@ public final class MediaWriter {
                     av_dict_set(&options, "hls_flags", "delete_segments+independent_segments", 0)
                     av_dict_set(&options, "hls_segment_filename", directory + "/segment-%d.ts", 0)
                     files.append(try FileOutput(format: "hls", url: directory + "/" + Output.playlist, encoders: encoders, options: &options))
+                case .lowLatencyHLS(let directory, let progress):
+                    let seconds = video.map { Double($0.keyframeInterval) / Double($0.frameRate) } ?? 2
+                    lowLatency.append(LowLatencyHLSOutput(directory: directory, progress: progress, encoders: encoders, segmentSeconds: seconds))
+                    files.append(lowLatency.last!)
                 case .rtmp(let url, let trusting):
                     networks.append(NetworkOutput(url: url, trusting: trusting, encoders: encoders))
                 }
@@ -151,6 +160,7 @@ public final class MediaWriter {
     /// Each output's status, in the order given.
     public var statuses: [OutputStatus] {
         var networks = self.networks.makeIterator()
+        var lowLatency = self.lowLatency.makeIterator()
         return outputs.map { output in
             guard !closed else { return .ended }
             switch output {
@@ -159,6 +169,7 @@ public final class MediaWriter {
             case .hls(let directory, _):
                 if !playlistWritten { playlistWritten = FileManager.default.fileExists(atPath: directory + "/" + Output.playlist) }
                 return playlistWritten ? .live : .connecting
+            case .lowLatencyHLS: return lowLatency.next()?.isLive == true ? .live : .connecting
             case .rtmp: return networks.next()?.status ?? .ended
             }
         }
@@ -186,6 +197,8 @@ public final class MediaWriter {
         av_opt_set(context.pointee.priv_data, "preset", "veryfast", 0)
         av_opt_set(context.pointee.priv_data, "tune", "zerolatency", 0)
         av_opt_set(context.pointee.priv_data, "profile", "main", 0)
+        // Key frames every `keyframeInterval` exactly, none at scene changes: segments and fragments of one length.
+        av_opt_set(context.pointee.priv_data, "x264-params", "scenecut=0", 0)
         return try open(context, codec: codec, index: index)
     }
 
@@ -308,6 +321,7 @@ public final class MediaWriter {
         for network in networks { network.finish() }
         networks = []
         files = []
+        lowLatency = []
         for encoder in [video, audio].compactMap({ $0 }) {
             var context: UnsafeMutablePointer<AVCodecContext>? = encoder.context
             avcodec_free_context(&context)
@@ -330,11 +344,13 @@ final class Muxer {
     let context: UnsafeMutablePointer<AVFormatContext>
     private let scratch: UnsafeMutablePointer<AVPacket>
     private var finished = false
+    private let inMemory: Bool
 
     /// Opens `url` as `format` (its file or connection too, with `connection`'s options, unless the muxer opens its
     /// own, as HLS's does); `interrupt` can abort what blocks.
+    /// With `inMemory`, what it writes stays in a buffer (`memory(from:)`) and `url` is not opened.
     init(format: String, url: String, encoders: [MediaWriter.Encoder], options: inout OpaquePointer?,
-         connection: UnsafeMutablePointer<OpaquePointer?>? = nil, interrupt: AVIOInterruptCB? = nil) throws(MediaWriter.Failure) {
+         connection: UnsafeMutablePointer<OpaquePointer?>? = nil, interrupt: AVIOInterruptCB? = nil, inMemory: Bool = false) throws(MediaWriter.Failure) {
         defer {
             av_dict_free(&options)
             if let connection { av_dict_free(connection) }
@@ -347,6 +363,7 @@ final class Muxer {
         }
         self.context = context
         self.scratch = scratch
+        self.inMemory = inMemory
         if let interrupt { context.pointee.interrupt_callback = interrupt }
         for encoder in encoders {
             guard let stream = avformat_new_stream(context, nil), avcodec_parameters_copy(stream.pointee.codecpar, encoder.parameters) >= 0 else {
@@ -354,7 +371,9 @@ final class Muxer {
             }
             stream.pointee.time_base = encoder.timeBase
         }
-        if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
+        if inMemory {
+            guard avio_open_dyn_buf(&context.pointee.pb) >= 0 else { throw .setUp("out of memory") }
+        } else if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
             var callback = context.pointee.interrupt_callback
             let opened = avio_open2(&context.pointee.pb, url, AVIO_FLAG_WRITE, &callback, connection)
             guard opened >= 0 else { throw .setUp("cannot open \(url): \(MediaWriter.message(opened))") }
@@ -364,7 +383,13 @@ final class Muxer {
     }
 
     deinit {
-        if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0, context.pointee.pb != nil { avio_closep(&context.pointee.pb) }
+        if inMemory, context.pointee.pb != nil {
+            var buffer: UnsafeMutablePointer<UInt8>?
+            avio_close_dyn_buf(context.pointee.pb, &buffer)
+            av_free(buffer)
+        } else if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0, context.pointee.pb != nil {
+            avio_closep(&context.pointee.pb)
+        }
         avformat_free_context(context)
         var scratch: UnsafeMutablePointer<AVPacket>? = scratch
         av_packet_free(&scratch)
@@ -385,6 +410,23 @@ final class Muxer {
         return written < 0 ? MediaWriter.message(written) : nil
     }
 
+    /// Writes out every packet it holds back (to interleave the streams, or to fill a PES packet).
+    func flush() {
+        av_interleaved_write_frame(context, nil)
+        av_write_frame(context, nil)
+        avio_flush(context.pointee.pb)
+    }
+
+    /// An in-memory muxer's bytes from `offset` on.
+    func memory(from offset: Int) -> [UInt8] {
+        precondition(inMemory)
+        avio_flush(context.pointee.pb)
+        var buffer: UnsafeMutablePointer<UInt8>?
+        let size = Int(avio_get_dyn_buf(context.pointee.pb, &buffer))
+        guard let buffer, size > offset else { return [] }
+        return Array(UnsafeBufferPointer(start: buffer + offset, count: size - offset))
+    }
+
     /// Writes the end (once); nil or why not.
     func finish() -> String? {
         guard !finished else { return nil }
@@ -394,8 +436,16 @@ final class Muxer {
     }
 }
 
+/// An output written as packets come, on the encoding's thread.
+protocol PacketOutput: AnyObject {
+    /// Writes a reference to `packet` (left as it was); nil or why not (nothing more is written then).
+    func write(_ packet: UnsafeMutablePointer<AVPacket>, from encoder: MediaWriter.Encoder) -> String?
+    /// Writes the end; nil or why not.
+    func finish() -> String?
+}
+
 /// A file output: written as packets come.
-final class FileOutput {
+final class FileOutput: PacketOutput {
     private let muxer: Muxer
     private var broken = false
 

@@ -69,14 +69,35 @@ extension VideoRoutes {
             do { try await broadcasts.changeStreams(broadcast.id, change) } catch { throw Self.broadcastError(error) }
             return .noContent()
         }
-        // The HLS output, for any player: the playlist changes as segments come, a segment never does.
+        // The HLS output, for any player: the playlist changes as segments come, a segment never does. A
+        // low-latency playlist is also reloaded blocking (`_HLS_msn`, `_HLS_part`: held until it holds what was
+        // asked for), and the part being made (the playlist's preload hint) is held until it is written.
         router.get("/broadcast/:bid/hls/:file") { req in
-            let name = req.parameter("file")
-            guard let path = broadcasts.hlsFile(req.parameter("bid"), name), let data = FileManager.default.contents(atPath: path) else {
-                throw APIError.notFound("No such broadcast file.")
-            }
-            var headers = HTTPHeaders()
+            let id = req.parameter("bid"), name = req.parameter("file")
+            guard let path = broadcasts.hlsFile(id, name) else { throw APIError.notFound("No such broadcast file.") }
             let playlist = name == MediaWriter.Output.playlist
+            if let progress = broadcasts.hlsProgress(id) {
+                let request: LowLatencyPlaylist.Request?
+                if playlist {
+                    do {
+                        request = try LowLatencyPlaylist.Request(query: req.query)
+                    } catch {
+                        throw APIError.badRequest("_HLS_msn and _HLS_part must be whole numbers, and _HLS_part comes with _HLS_msn.")
+                    }
+                } else if let (segment, part) = LowLatencyPlaylist.file(named: name), let part, !FileManager.default.fileExists(atPath: path) {
+                    request = LowLatencyPlaylist.Request(msn: segment, part: part)
+                } else {
+                    request = nil
+                }
+                if let request {
+                    if progress.position.tooFarAhead(request) { throw APIError.badRequest("The playlist is not that far yet.") }
+                    if !(await progress.wait(for: request, timeout: Self.blockingReload)) && playlist {
+                        throw APIError.unavailable("The playlist did not get that far in time.")
+                    }
+                }
+            }
+            guard let data = FileManager.default.contents(atPath: path) else { throw APIError.notFound("No such broadcast file.") }
+            var headers = HTTPHeaders()
             headers["Content-Type"] = playlist ? "application/vnd.apple.mpegurl" : "video/mp2t"
             headers["Cache-Control"] = playlist ? "no-cache" : "max-age=3600"
             headers["Access-Control-Allow-Origin"] = "*"
@@ -84,7 +105,10 @@ extension VideoRoutes {
         }
     }
 
-    /// `outputs`: `hls` (`{dvr}`; `lowLatency` is not done here) and/or `rtmp` (up to five
+    /// How long a blocking playlist reload is held at most: three target durations (RFC 8216bis).
+    static let blockingReload: Duration = .seconds(6)
+
+    /// `outputs`: `hls` (`{dvr}` or `{lowLatency}`, not both) and/or `rtmp` (up to five
     /// `{id, serverUrl, streamName}`, `rtmp://` or `rtmps://`).
     static func broadcastOutputs(_ outputs: JSONValue?, into options: inout VideoBroadcasts.Options) throws {
         guard case .object? = outputs, let outputs else { throw APIError.badRequest("outputs is required: an object with hls, rtmp or both.") }
@@ -94,9 +118,9 @@ extension VideoRoutes {
             let hls = outputs["hls"]!
             let dvr = hls["dvr"] == .bool(true), lowLatency = hls["lowLatency"] == .bool(true)
             if dvr && lowLatency { throw APIError.badRequest("outputs.hls: dvr and lowLatency cannot both be true.") }
-            if lowLatency { throw APIError.badRequest("outputs.hls.lowLatency: low-latency HLS is not served here.", code: "unsupported-option") }
             options.hls = true
             options.dvr = dvr
+            options.lowLatency = lowLatency
         default: throw APIError.badRequest("outputs.hls must be an object.")
         }
         switch outputs["rtmp"] {

@@ -39,9 +39,11 @@ final class VideoBroadcasts: Sendable {
         var maxBitrate: Int?
         var maxDuration: Int
         var multiBroadcastTag: String?
-        /// An HLS output, and whether it keeps two hours of segments (`dvr`) rather than six.
+        /// An HLS output, and whether it keeps two hours of segments (`dvr`) rather than six, or is low-latency
+        /// HLS (partial segments; nil in metadata written before it was served).
         var hls: Bool
         var dvr: Bool
+        var lowLatency: Bool?
         var rtmp: [RTMPTarget]
         /// In manual stream mode, the streams chosen so far; nil in auto.
         var streams: [ChosenStream]?
@@ -75,15 +77,18 @@ final class VideoBroadcasts: Sendable {
                 "streamMode": manual ? "manual" : "auto", "broadcastUrls": urls, "event": "broadcast",
                 "streams": status == .started ? (streams ?? []).map(\.json) : [],
             ]
-            if hls { object["settings"] = ["hls": ["dvr": dvr, "lowLatency": false]] }
+            if hls { object["settings"] = ["hls": ["dvr": dvr, "lowLatency": lowLatency == true]] }
             if let maxBitrate { object["maxBitrate"] = maxBitrate }
             if let multiBroadcastTag { object["multiBroadcastTag"] = multiBroadcastTag }
             return object
         }
 
-        /// The outputs a broadcast writes, HLS first; RTMPS servers' certificates checked against `trusting`.
-        func outputs(directory: String, trusting: String? = nil) -> [MediaWriter.Output] {
-            (hls ? [.hls(directory: directory + "/" + id, dvr: dvr)] : []) + rtmp.map { .rtmp(url: $0.url, trusting: trusting) }
+        /// The outputs a broadcast writes, HLS first (low-latency HLS telling `progress` how far it is); RTMPS
+        /// servers' certificates checked against `trusting`.
+        func outputs(directory: String, trusting: String? = nil, progress: HLSProgress = HLSProgress()) -> [MediaWriter.Output] {
+            let hlsOutput: MediaWriter.Output = lowLatency == true ? .lowLatencyHLS(directory: directory + "/" + id, progress: progress)
+                : .hls(directory: directory + "/" + id, dvr: dvr)
+            return (hls ? [hlsOutput] : []) + rtmp.map { .rtmp(url: $0.url, trusting: trusting) }
         }
     }
 
@@ -99,6 +104,7 @@ final class VideoBroadcasts: Sendable {
         var multiBroadcastTag: String?
         var hls = false
         var dvr = false
+        var lowLatency = false
         var rtmp: [RTMPTarget] = []
     }
 
@@ -128,6 +134,8 @@ final class VideoBroadcasts: Sendable {
     private let layouts = Mutex<[String: ArchiveLayout]>([:])
     /// Each running broadcast's outputs' statuses, as its recording last saw them.
     private let statuses = Mutex<[String: [MediaWriter.OutputStatus]]>([:])
+    /// How far each low-latency HLS output is, while its files are served.
+    private let progress = Mutex<[String: HLSProgress]>([:])
 
     init(directory: String, hub: VideoHub, engine: MediaEngine, rtmpsCA: String? = nil) {
         self.directory = directory
@@ -164,7 +172,8 @@ final class VideoBroadcasts: Sendable {
             let broadcast = Broadcast(id: id, sessionID: sessionID, projectID: projectID, createdAt: now, updatedAt: now, status: .started,
                                       hasAudio: options.hasAudio, hasVideo: options.hasVideo, resolution: options.resolution,
                                       maxBitrate: options.maxBitrate, maxDuration: options.maxDuration, multiBroadcastTag: options.multiBroadcastTag,
-                                      hls: options.hls, dvr: options.dvr, rtmp: options.rtmp, streams: options.manual ? [] : nil)
+                                      hls: options.hls, dvr: options.dvr, lowLatency: options.hls && options.lowLatency ? true : nil,
+                                      rtmp: options.rtmp, streams: options.manual ? [] : nil)
             b[id] = broadcast
             return broadcast
         }
@@ -182,8 +191,10 @@ final class VideoBroadcasts: Sendable {
             try? FileManager.default.removeItem(atPath: directory + "/" + id + ".json")
             throw .media("\(error)")
         }
-        let (hub, engine, layout, outputs) = (hub, engine, options.layout, broadcast.outputs(directory: directory, trusting: rtmpsCA))
+        let hlsProgress = HLSProgress()
+        let (hub, engine, layout, outputs) = (hub, engine, options.layout, broadcast.outputs(directory: directory, trusting: rtmpsCA, progress: hlsProgress))
         layouts.withLock { $0[id] = layout }
+        if broadcast.lowLatency == true { progress.withLock { $0[id] = hlsProgress } }
         let selection: @Sendable () -> StreamSelection = { [weak self] in self?.get(id)?.selection ?? broadcast.selection }
         let recorder = ArchiveRecorder(maxDuration: .seconds(broadcast.maxDuration), ended: { [weak self] outcome in
             guard let self else { return }
@@ -275,6 +286,7 @@ final class VideoBroadcasts: Sendable {
             Task {
                 try? await Task.sleep(for: Self.linger)
                 try? FileManager.default.removeItem(atPath: files)
+                _ = progress.withLock { $0.removeValue(forKey: id) }
             }
         }
     }
@@ -299,12 +311,12 @@ final class VideoBroadcasts: Sendable {
         return directory + "/" + id + "/" + name
     }
 
-    /// `live.m3u8` or `segment-<n>.ts`: nothing else is served from a broadcast's directory.
+    /// How far a low-latency HLS broadcast's playlist is, while its files are served (nil for any other).
+    func hlsProgress(_ id: String) -> HLSProgress? { progress.withLock { $0[id] } }
+
+    /// `live.m3u8`, `segment-<n>.ts` or a part, `segment-<n>.<p>.ts`: nothing else is served from a broadcast's directory.
     static func isHLSName(_ name: String) -> Bool {
-        if name == MediaWriter.Output.playlist { return true }
-        guard name.hasPrefix("segment-"), name.hasSuffix(".ts") else { return false }
-        let number = name.dropFirst(8).dropLast(3)
-        return !number.isEmpty && number.count <= 9 && number.allSatisfy { ("0"..."9").contains($0) }
+        name == MediaWriter.Output.playlist || LowLatencyPlaylist.file(named: name) != nil
     }
 
     @discardableResult

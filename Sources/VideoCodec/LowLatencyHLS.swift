@@ -1,0 +1,222 @@
+import CAV
+import Foundation
+import Synchronization
+
+/// How far a low-latency HLS output has come, shared with whoever serves it: a blocking playlist reload waits
+/// here (`wait`) until the playlist holds what it asks for, and the output moves it on (`update`) each time a
+/// part or a segment is written. Thread-safe.
+public final class HLSProgress: Sendable, Equatable {
+    private struct State {
+        var position = LowLatencyPlaylist.Position(segment: 0, parts: 0, ended: false)
+        var waiters: [Int: (request: LowLatencyPlaylist.Request, continuation: CheckedContinuation<Bool, Never>)] = [:]
+        /// Waits whose time ran out before they were registered.
+        var expired: Set<Int> = []
+        var next = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public static func == (a: HLSProgress, b: HLSProgress) -> Bool { a === b }
+
+    public var position: LowLatencyPlaylist.Position { state.withLock { $0.position } }
+
+    func update(_ position: LowLatencyPlaylist.Position) {
+        let ready = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
+            s.position = position
+            let done = s.waiters.filter { position.satisfies($0.value.request) }
+            for id in done.keys { s.waiters[id] = nil }
+            return done.values.map(\.continuation)
+        }
+        for continuation in ready { continuation.resume(returning: true) }
+    }
+
+    /// Waits until the playlist holds what `request` asks for (true), or for `timeout` (false).
+    public func wait(for request: LowLatencyPlaylist.Request, timeout: Duration) async -> Bool {
+        let id = state.withLock { s in
+            s.next += 1
+            return s.next
+        }
+        let expiry = Task { [self] in
+            try? await Task.sleep(for: timeout)
+            expire(id)
+        }
+        defer { expiry.cancel() }
+        return await withCheckedContinuation { continuation in
+            let answer = state.withLock { s -> Bool? in
+                if s.position.satisfies(request) { return true }
+                if s.expired.remove(id) != nil { return false }
+                s.waiters[id] = (request, continuation)
+                return nil
+            }
+            if let answer { continuation.resume(returning: answer) }
+        }
+    }
+
+    private func expire(_ id: Int) {
+        let waiter = state.withLock { s in
+            let waiter = s.waiters.removeValue(forKey: id)
+            if waiter == nil { s.expired.insert(id) }
+            return waiter
+        }
+        waiter?.continuation.resume(returning: false)
+    }
+}
+
+/// `MediaWriter`'s low-latency HLS output: MPEG-TS segments of one key frame interval, each also written as the
+/// partial segments (at most `partTarget` long, the first of each segment starting with its key frame) it is
+/// made of, a part listed in `live.m3u8` (`LowLatencyPlaylist`) as soon as it is written. A segment's muxer
+/// writes into memory; at each part's end what it wrote since the last one becomes the part's file, and at the
+/// segment's end all of it the segment's, so a segment is exactly its parts one after the other. Files are
+/// written whole under a temporary name and renamed, the playlist after the files it lists.
+final class LowLatencyHLSOutput: PacketOutput {
+    static let partTarget = 0.5
+    static let window = 6
+
+    private let directory: String
+    private let encoders: [MediaWriter.Encoder]
+    /// The stream whose packets cut parts and segments: the video, or the sound when there is none.
+    private let clock: MediaWriter.Encoder
+    private let segmentSeconds: Double
+    let progress: HLSProgress
+    private var playlist: LowLatencyPlaylist
+    /// The segment being made, and how much of what it wrote is in part files already.
+    private var muxer: Muxer?
+    private var written = 0
+    /// In the clock's seconds: where the segment and the part being made began, and where the last packet ended.
+    private var segmentStart = 0.0
+    private var partStart = 0.0
+    private var lastEnd = 0.0
+    private var partIndependent = false
+    /// Seconds since 1970 at the clock's zero.
+    private var origin: Double?
+    /// Segments no longer listed whose files are still kept (a player may be fetching the newest of them).
+    private var unlisted: [Int] = []
+    private var broken = false
+
+    init(directory: String, progress: HLSProgress, encoders: [MediaWriter.Encoder], segmentSeconds: Double) {
+        self.directory = directory
+        self.progress = progress
+        self.encoders = encoders
+        clock = encoders.first(where: \.isVideo) ?? encoders[0]
+        self.segmentSeconds = segmentSeconds
+        playlist = LowLatencyPlaylist(targetDuration: max(1, Int(segmentSeconds.rounded(.up))), partTarget: Self.partTarget, window: Self.window)
+    }
+
+    var isLive: Bool { playlist.position.parts > 0 || playlist.position.segment > 0 }
+
+    func write(_ packet: UnsafeMutablePointer<AVPacket>, from encoder: MediaWriter.Encoder) -> String? {
+        guard !broken else { return nil }
+        let why = take(packet, from: encoder)
+        broken = why != nil
+        return why
+    }
+
+    private func take(_ packet: UnsafeMutablePointer<AVPacket>, from encoder: MediaWriter.Encoder) -> String? {
+        if encoder.index == clock.index {
+            let start = Double(packet.pointee.pts) * av_q2d(encoder.timeBase)
+            let end = start + Double(max(1, packet.pointee.duration)) * av_q2d(encoder.timeBase)
+            let key = !clock.isVideo || packet.pointee.flags & AV_PKT_FLAG_KEY != 0
+            if muxer == nil {
+                guard key else { return nil }  // a segment starts at a key frame
+                if let why = begin(at: start) { return why }
+            } else if key && start - segmentStart >= segmentSeconds - 1e-6 {
+                if let why = closePart(at: start, endingSegment: true) ?? begin(at: start) { return why }
+            } else if end - partStart > Self.partTarget + 1e-6 {
+                if let why = closePart(at: start, endingSegment: false) { return why }
+                partIndependent = key
+            }
+            lastEnd = end
+        }
+        guard let muxer else { return nil }  // sound before the first picture
+        return muxer.write(packet, from: encoder)
+    }
+
+    /// A segment begins at `start`: a muxer of its own, writing into memory.
+    private func begin(at start: Double) -> String? {
+        if origin == nil { origin = Date().timeIntervalSince1970 - start }
+        var options: OpaquePointer?
+        do {
+            let muxer = try Muxer(format: "mpegts", url: "", encoders: encoders, options: &options, inMemory: true)
+            // One timeline for every segment's muxer: nothing shifted to start at zero, the sound's first packet
+            // (before zero, the encoder's delay) moved past it with everything else.
+            muxer.context.pointee.avoid_negative_ts = 0
+            muxer.context.pointee.output_ts_offset = Int64(AV_TIME_BASE)
+            self.muxer = muxer
+        } catch {
+            return "\(error)"
+        }
+        written = 0
+        segmentStart = start
+        partStart = start
+        partIndependent = true
+        playlist.begin(at: origin! + start)
+        return nil
+    }
+
+    /// Ends the part being made at `end` (and with `endingSegment`, its segment): its file, the segment's, then
+    /// the playlist.
+    private func closePart(at end: Double, endingSegment: Bool) -> String? {
+        guard let muxer else { return nil }
+        if endingSegment {
+            if let why = muxer.finish() { return why }
+        } else {
+            muxer.flush()
+        }
+        let part = muxer.memory(from: written)
+        let segment = playlist.position.segment, index = playlist.position.parts
+        if let why = save(part, as: LowLatencyPlaylist.partName(segment, index)) { return why }
+        written += part.count
+        playlist.add(.init(duration: end - partStart, independent: partIndependent))
+        partStart = end
+        partIndependent = false
+        if endingSegment {
+            if let why = save(muxer.memory(from: 0), as: LowLatencyPlaylist.segmentName(segment)) { return why }
+            self.muxer = nil
+            unlisted += playlist.endSegment()
+            forget(before: segment)
+        }
+        return publish()
+    }
+
+    /// Deletes the files nothing lists any more, a segment after they left the playlist.
+    private func forget(before segment: Int) {
+        let manager = FileManager.default
+        while unlisted.count > 1 {
+            let old = unlisted.removeFirst()
+            try? manager.removeItem(atPath: directory + "/" + LowLatencyPlaylist.segmentName(old))
+        }
+        // Parts are listed for the newest few segments only.
+        let stale = segment - LowLatencyPlaylist.segmentsWithParts - 1
+        guard stale >= 0 else { return }
+        for part in 0..<64 {
+            let path = directory + "/" + LowLatencyPlaylist.partName(stale, part)
+            guard manager.fileExists(atPath: path) else { break }
+            try? manager.removeItem(atPath: path)
+        }
+    }
+
+    private func publish() -> String? {
+        let why = save(Array(playlist.text.utf8), as: MediaWriter.Output.playlist)
+        progress.update(playlist.position)
+        return why
+    }
+
+    private func save(_ bytes: [UInt8], as name: String) -> String? {
+        do {
+            try Data(bytes).write(to: URL(fileURLWithPath: directory + "/" + name), options: .atomic)
+            return nil
+        } catch {
+            return "cannot write \(name): \(error.localizedDescription)"
+        }
+    }
+
+    /// The last part and segment end where the last packet did, and the playlist says it ends.
+    func finish() -> String? {
+        var why: String?
+        if !broken, muxer != nil { why = closePart(at: lastEnd, endingSegment: true) }
+        playlist.end()
+        return why ?? publish()
+    }
+}
