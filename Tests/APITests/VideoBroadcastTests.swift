@@ -30,12 +30,18 @@ struct VideoBroadcastTests {
     @Test("the outputs: the HLS directory named by the broadcast, each RTMP server's address joined with its stream's name")
     func outputs() {
         #expect(Self.broadcast().outputs(directory: "/d") == [.hls(directory: "/d/b1", dvr: true), .rtmp(url: "rtmp://a/live/k1"), .rtmp(url: "rtmps://b/app/k2")])
+        var lowLatency = Self.broadcast()
+        (lowLatency.dvr, lowLatency.lowLatency) = (false, true)
+        let progress = HLSProgress()
+        #expect(lowLatency.outputs(directory: "/d", progress: progress).first == .lowLatencyHLS(directory: "/d/b1", progress: progress))
+        #expect((lowLatency.json(hlsURL: "u", statuses: nil)["settings"] as? [String: [String: Bool]])?["hls"] == ["dvr": false, "lowLatency": true])
     }
 
-    @Test("only the playlist and numbered segments are served from a broadcast's directory")
+    @Test("only the playlist and numbered segments and parts are served from a broadcast's directory")
     func hlsNames() {
-        for name in ["live.m3u8", "segment-0.ts", "segment-123456789.ts"] { #expect(VideoBroadcasts.isHLSName(name), "\(name)") }
-        for name in ["", "..", "../x", "segment-.ts", "segment-1.ts.tmp", "segment--1.ts", "segment-1234567890.ts", "x.m3u8", "segment-1/../a.ts", "b1.json"] {
+        for name in ["live.m3u8", "segment-0.ts", "segment-123456789.ts", "segment-3.0.ts", "segment-12.34.ts"] { #expect(VideoBroadcasts.isHLSName(name), "\(name)") }
+        for name in ["", "..", "../x", "segment-.ts", "segment-1.ts.tmp", "segment--1.ts", "segment-1234567890.ts", "x.m3u8", "segment-1/../a.ts", "b1.json",
+                     "segment-1..ts", "segment-1.2.3.ts", "segment-.1.ts", "segment-1.-1.ts", "segment-1.2.ts.tmp"] {
             #expect(!VideoBroadcasts.isHLSName(name), "\(name)")
         }
     }

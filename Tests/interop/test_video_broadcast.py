@@ -260,7 +260,6 @@ async def _refusals(server):
     try:
         refused(post({"sessionId": sid}), 400)
         refused(post({"sessionId": sid, "outputs": {}}), 400)
-        refused(post({"sessionId": sid, "outputs": {"hls": {"lowLatency": True}}}), 400, "unsupported-option")
         refused(post({"sessionId": sid, "outputs": {"hls": {"lowLatency": True, "dvr": True}}}), 400)
         refused(post({"sessionId": sid, "outputs": {"rtmp": [rtmp] * 6}}), 400)
         refused(post({"sessionId": sid, "outputs": {"rtmp": [{"serverUrl": "http://x/live", "streamName": "x"}]}}), 400)

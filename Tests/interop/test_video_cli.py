@@ -199,6 +199,15 @@ def test_broadcast_commands_stream_to_hls_and_rtmp(server):
         assert listed["count"] == 1 and listed["items"][0]["id"] == broadcast
         stopped = json.loads(cli(server, "broadcast", "stop", broadcast, "--server", server.http_url))
         assert stopped["status"] == "stopped"
+        # --low-latency: low-latency HLS, its parts listed in the playlist.
+        broadcast, playlist = cli(server, "broadcast", "start", sid, "--low-latency", "--server", server.http_url).splitlines()
+        got = json.loads(cli(server, "broadcast", "get", broadcast, "--server", server.http_url))
+        assert got["settings"]["hls"] == {"dvr": False, "lowLatency": True}
+        deadline = time.monotonic() + 15
+        while "#EXT-X-PART:" not in requests.get(playlist, timeout=5).text and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "#EXT-X-PART-INF:PART-TARGET=0.500" in requests.get(playlist, timeout=5).text
+        assert json.loads(cli(server, "broadcast", "stop", broadcast, "--server", server.http_url))["status"] == "stopped"
         failed = subprocess.run([str(server_binary()), "video", "broadcast", "start", sid, "--server", server.http_url,
                                  "--data-dir", str(server.data_dir)], capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
         assert failed.returncode != 0 and "--hls" in failed.stderr, failed.stderr

@@ -24,7 +24,7 @@ struct VideoCommand {
                                      | stop ARCHIVE_ID
                                      | get ARCHIVE_ID | list [--session SESSION_ID] | delete ARCHIVE_ID | download ARCHIVE_ID --out FILE
                                      | add ARCHIVE_ID STREAM_ID [--no-audio | --no-video] | remove ARCHIVE_ID STREAM_ID
-               switchboard video broadcast start SESSION_ID [--hls [--dvr]] [--rtmp URL,URL] [--resolution WxH] [--audio-only]
+               switchboard video broadcast start SESSION_ID [--hls [--dvr | --low-latency]] [--rtmp URL,URL] [--resolution WxH] [--audio-only]
                                        [--manual] [--max-duration SECONDS] [--tag TAG]
                                      | stop BROADCAST_ID | get BROADCAST_ID | list [--session SESSION_ID]
                                      | add BROADCAST_ID STREAM_ID [--no-audio | --no-video] | remove BROADCAST_ID STREAM_ID
@@ -63,7 +63,8 @@ struct VideoCommand {
           --manual           archive/broadcast start: only the streams chosen with add (its audio and video, or
                              without --no-audio / --no-video), until remove leaves one out
           broadcast          live streams of a session, laid out as a composed archive (H.264 and AAC): to an HLS
-                             playlist this server serves (--hls; --dvr keeps two hours) and/or RTMP servers
+                             playlist this server serves (--hls; --dvr keeps two hours; --low-latency lists
+                             half-second parts as they are made, for low-latency HLS players) and/or RTMP servers
                              (--rtmp rtmp://host/app/STREAM_NAME, up to five, comma-separated); start prints the
                              broadcast id and the playlist's URL; stop/get/list print JSON
           --audio-only       broadcast start: the session's mix without pictures
@@ -76,7 +77,7 @@ struct VideoCommand {
 
     static func run(_ argv: [String]) async throws -> Int32 {
         let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--relayed", "--bidirectional", "--observe-force-mute", "--secure", "--individual", "--video",
-                                                         "--manual", "--no-audio", "--no-video", "--hls", "--dvr", "--audio-only"])
+                                                         "--manual", "--no-audio", "--no-video", "--hls", "--dvr", "--low-latency", "--audio-only"])
         if args.flag("--help") || args.flag("-h") || args.positionals.isEmpty {
             print(usage)
             return args.positionals.isEmpty && !(args.flag("--help") || args.flag("-h")) ? 2 : 0
@@ -101,7 +102,7 @@ struct VideoCommand {
                                    "--resolution", "--manual", "--no-audio", "--no-video"])
             return try await archive(action, target: args.positionals.dropFirst(2).first, stream: args.positionals.dropFirst(3).first, args)
         case ("broadcast", let action?):
-            try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--session", "--hls", "--dvr", "--rtmp", "--resolution",
+            try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--session", "--hls", "--dvr", "--low-latency", "--rtmp", "--resolution",
                                    "--audio-only", "--manual", "--max-duration", "--tag", "--no-audio", "--no-video"])
             return try await broadcast(action, target: args.positionals.dropFirst(2).first, stream: args.positionals.dropFirst(3).first, args)
         case ("dtmf", let sessionID?):
@@ -349,7 +350,9 @@ struct VideoCommand {
     static func broadcast(_ action: String, target: String?, stream: String?, _ args: Arguments) async throws -> Int32 {
         try await manage("broadcast", action, target: target, stream: stream, args) { session in
             var outputs: [String: JSONValue] = [:]
-            if args.flag("--hls") || args.flag("--dvr") { outputs["hls"] = .object(["dvr": .bool(args.flag("--dvr"))]) }
+            if args.flag("--hls") || args.flag("--dvr") || args.flag("--low-latency") {
+                outputs["hls"] = .object(["dvr": .bool(args.flag("--dvr")), "lowLatency": .bool(args.flag("--low-latency"))])
+            }
             if let list = args["--rtmp"] {
                 outputs["rtmp"] = .array(try list.split(separator: ",").map { url in
                     // rtmp://host/app/stream: the server's address, then the stream's name.
