@@ -66,9 +66,9 @@ public final class HLSProgress: Sendable, Equatable {
 
 /// `MediaWriter`'s low-latency HLS output: MPEG-TS segments of one key frame interval, each also written as the
 /// partial segments (at most `partTarget` long, the first of each segment starting with its key frame) it is
-/// made of, a part listed in `live.m3u8` (`LowLatencyPlaylist`) as soon as it is written. A segment's muxer
+/// made of, a part listed in `live.m3u8` (`LowLatencyPlaylist`) as soon as it is written. One MPEG-TS muxer
 /// writes into memory; at each part's end what it wrote since the last one becomes the part's file, and at the
-/// segment's end all of it the segment's, so a segment is exactly its parts one after the other. Files are
+/// segment's end its parts together the segment's, so a segment is exactly its parts one after the other. Files are
 /// written whole under a temporary name and renamed, the playlist after the files it lists.
 final class LowLatencyHLSOutput: PacketOutput {
     static let partTarget = 0.5
@@ -81,9 +81,10 @@ final class LowLatencyHLSOutput: PacketOutput {
     private let segmentSeconds: Double
     let progress: HLSProgress
     private var playlist: LowLatencyPlaylist
-    /// The segment being made, and how much of what it wrote is in part files already.
+    /// The muxer (one for the whole stream), whether a segment is being made, and its parts' bytes so far.
     private var muxer: Muxer?
-    private var written = 0
+    private var making = false
+    private var segmentBytes: [UInt8] = []
     /// In the clock's seconds: where the segment and the part being made began, and where the last packet ended.
     private var segmentStart = 0.0
     private var partStart = 0.0
@@ -118,7 +119,7 @@ final class LowLatencyHLSOutput: PacketOutput {
             let start = Double(packet.pointee.pts) * av_q2d(encoder.timeBase)
             let end = start + Double(max(1, packet.pointee.duration)) * av_q2d(encoder.timeBase)
             let key = !clock.isVideo || packet.pointee.flags & AV_PKT_FLAG_KEY != 0
-            if muxer == nil {
+            if !making {
                 guard key else { return nil }  // a segment starts at a key frame
                 if let why = begin(at: start) { return why }
             } else if key && start - segmentStart >= segmentSeconds - 1e-6 {
@@ -129,51 +130,55 @@ final class LowLatencyHLSOutput: PacketOutput {
             }
             lastEnd = end
         }
-        guard let muxer else { return nil }  // sound before the first picture
+        guard let muxer, making else { return nil }  // sound before the first picture
         return muxer.write(packet, from: encoder)
     }
 
-    /// A segment begins at `start`: a muxer of its own, writing into memory.
+    /// A segment begins at `start` (the packet at `start` is a key frame): the output's one muxer, writing into
+    /// memory, opened for the first, and told to write the stream's tables again before the next packet for the
+    /// others, so that each segment can be played from its start and the transport stream goes on unbroken
+    /// from one segment to the next (a player reading them in turn sees one stream).
     private func begin(at start: Double) -> String? {
         if origin == nil { origin = Date().timeIntervalSince1970 - start }
-        var options: OpaquePointer?
-        do {
-            let muxer = try Muxer(format: "mpegts", url: "", encoders: encoders, options: &options, inMemory: true)
-            // One timeline for every segment's muxer: nothing shifted to start at zero, the sound's first packet
-            // (before zero, the encoder's delay) moved past it with everything else.
-            muxer.context.pointee.avoid_negative_ts = 0
-            muxer.context.pointee.output_ts_offset = Int64(AV_TIME_BASE)
-            self.muxer = muxer
-        } catch {
-            return "\(error)"
+        if let muxer {
+            av_opt_set(muxer.context.pointee.priv_data, "mpegts_flags", "+resend_headers", 0)
+        } else {
+            var options: OpaquePointer?
+            do {
+                muxer = try Muxer(format: "mpegts", url: "", encoders: encoders, options: &options, inMemory: true)
+            } catch {
+                return "\(error)"
+            }
         }
-        written = 0
+        segmentBytes = []
         segmentStart = start
         partStart = start
         partIndependent = true
+        making = true
         playlist.begin(at: origin! + start)
         return nil
     }
 
     /// Ends the part being made at `end` (and with `endingSegment`, its segment): its file, the segment's, then
     /// the playlist.
-    private func closePart(at end: Double, endingSegment: Bool) -> String? {
-        guard let muxer else { return nil }
-        if endingSegment {
+    private func closePart(at end: Double, endingSegment: Bool, last: Bool = false) -> String? {
+        guard let muxer, making else { return nil }
+        if last {
             if let why = muxer.finish() { return why }
         } else {
             muxer.flush()
         }
-        let part = muxer.memory(from: written)
+        let part = muxer.takeMemory()
         let segment = playlist.position.segment, index = playlist.position.parts
         if let why = save(part, as: LowLatencyPlaylist.partName(segment, index)) { return why }
-        written += part.count
+        segmentBytes += part
         playlist.add(.init(duration: end - partStart, independent: partIndependent))
         partStart = end
         partIndependent = false
         if endingSegment {
-            if let why = save(muxer.memory(from: 0), as: LowLatencyPlaylist.segmentName(segment)) { return why }
-            self.muxer = nil
+            if let why = save(segmentBytes, as: LowLatencyPlaylist.segmentName(segment)) { return why }
+            segmentBytes = []
+            making = false
             unlisted += playlist.endSegment()
             forget(before: segment)
         }
@@ -215,7 +220,7 @@ final class LowLatencyHLSOutput: PacketOutput {
     /// The last part and segment end where the last packet did, and the playlist says it ends.
     func finish() -> String? {
         var why: String?
-        if !broken, muxer != nil { why = closePart(at: lastEnd, endingSegment: true) }
+        if !broken { why = closePart(at: lastEnd, endingSegment: true, last: true) }
         playlist.end()
         return why ?? publish()
     }

@@ -344,11 +344,12 @@ final class Muxer {
     let context: UnsafeMutablePointer<AVFormatContext>
     private let scratch: UnsafeMutablePointer<AVPacket>
     private var finished = false
-    private let inMemory: Bool
+    /// Where an in-memory muxer's bytes go (nil: a file or connection).
+    private let memory: MemorySink?
 
     /// Opens `url` as `format` (its file or connection too, with `connection`'s options, unless the muxer opens its
     /// own, as HLS's does); `interrupt` can abort what blocks.
-    /// With `inMemory`, what it writes stays in a buffer (`memory(from:)`) and `url` is not opened.
+    /// With `inMemory`, what it writes stays in memory (`takeMemory`) and `url` is not opened.
     init(format: String, url: String, encoders: [MediaWriter.Encoder], options: inout OpaquePointer?,
          connection: UnsafeMutablePointer<OpaquePointer?>? = nil, interrupt: AVIOInterruptCB? = nil, inMemory: Bool = false) throws(MediaWriter.Failure) {
         defer {
@@ -363,7 +364,7 @@ final class Muxer {
         }
         self.context = context
         self.scratch = scratch
-        self.inMemory = inMemory
+        memory = inMemory ? MemorySink() : nil
         if let interrupt { context.pointee.interrupt_callback = interrupt }
         for encoder in encoders {
             guard let stream = avformat_new_stream(context, nil), avcodec_parameters_copy(stream.pointee.codecpar, encoder.parameters) >= 0 else {
@@ -371,8 +372,9 @@ final class Muxer {
             }
             stream.pointee.time_base = encoder.timeBase
         }
-        if inMemory {
-            guard avio_open_dyn_buf(&context.pointee.pb) >= 0 else { throw .setUp("out of memory") }
+        if let memory {
+            guard let pb = memory.open() else { throw .setUp("out of memory") }
+            context.pointee.pb = pb
         } else if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
             var callback = context.pointee.interrupt_callback
             let opened = avio_open2(&context.pointee.pb, url, AVIO_FLAG_WRITE, &callback, connection)
@@ -383,10 +385,9 @@ final class Muxer {
     }
 
     deinit {
-        if inMemory, context.pointee.pb != nil {
-            var buffer: UnsafeMutablePointer<UInt8>?
-            avio_close_dyn_buf(context.pointee.pb, &buffer)
-            av_free(buffer)
+        if memory != nil, context.pointee.pb != nil {
+            av_freep(&context.pointee.pb.pointee.buffer)
+            avio_context_free(&context.pointee.pb)
         } else if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0, context.pointee.pb != nil {
             avio_closep(&context.pointee.pb)
         }
@@ -417,14 +418,10 @@ final class Muxer {
         avio_flush(context.pointee.pb)
     }
 
-    /// An in-memory muxer's bytes from `offset` on.
-    func memory(from offset: Int) -> [UInt8] {
-        precondition(inMemory)
+    /// What an in-memory muxer wrote since the last time, taken.
+    func takeMemory() -> [UInt8] {
         avio_flush(context.pointee.pb)
-        var buffer: UnsafeMutablePointer<UInt8>?
-        let size = Int(avio_get_dyn_buf(context.pointee.pb, &buffer))
-        guard let buffer, size > offset else { return [] }
-        return Array(UnsafeBufferPointer(start: buffer + offset, count: size - offset))
+        return memory!.take()
     }
 
     /// Writes the end (once); nil or why not.
@@ -433,6 +430,29 @@ final class Muxer {
         finished = true
         let status = av_write_trailer(context)
         return status < 0 ? "trailer: \(MediaWriter.message(status))" : nil
+    }
+}
+
+/// Bytes a muxer writes, kept in memory: its I/O context writes here through a C callback.
+final class MemorySink {
+    private(set) var bytes: [UInt8] = []
+
+    /// An I/O context writing to this sink (which must outlive it), or nil when out of memory.
+    func open() -> UnsafeMutablePointer<AVIOContext>? {
+        let size: Int32 = 32_768
+        guard let buffer = av_malloc(Int(size))?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        let context = avio_alloc_context(buffer, size, 1, Unmanaged.passUnretained(self).toOpaque(), nil, { opaque, data, count in
+            let sink = Unmanaged<MemorySink>.fromOpaque(opaque!).takeUnretainedValue()
+            sink.bytes.append(contentsOf: UnsafeBufferPointer(start: data, count: Int(count)))
+            return count
+        }, nil)
+        if context == nil { av_free(buffer) }
+        return context
+    }
+
+    func take() -> [UInt8] {
+        defer { bytes = [] }
+        return bytes
     }
 }
 

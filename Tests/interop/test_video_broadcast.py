@@ -111,6 +111,33 @@ def segment_media(url):
     return colours, (np.concatenate(sound) if sound else np.zeros(0)), rate
 
 
+def watch_in_chromium(url, screenshot):
+    """Plays the playlist at `url` in Chromium's `<video>` (its own HLS player) for over a second: what it shows
+    and whether it decoded sound. (Given an ended playlist: Chromium 156's player, given a live one, sometimes
+    fails with DEMUXER_ERROR_COULD_NOT_PARSE when a reload of the playlist comes back before it started playing,
+    while the same files, served as they were, play.)"""
+    from rig import artifact_path, chromium, new_page
+    with chromium() as browser:
+        page = new_page(browser)
+        # A page of the playlist's own origin (given by the test, not the server).
+        origin = url.split("/broadcast/")[0]
+        page.route(origin + "/player.test.html", lambda route: route.fulfill(
+            status=200, content_type="text/html",
+            body=f"<video id=v muted src='{url}' width=640 height=480></video><canvas id=c width=640 height=480></canvas>"))
+        page.goto(origin + "/player.test.html")
+        watched = page.evaluate("""async () => {
+            const v = document.getElementById('v');
+            await v.play();
+            for (let waited = 0; v.currentTime <= 1.2 && waited < 15000; waited += 100) await new Promise(r => setTimeout(r, 100));
+            const c = document.getElementById('c').getContext('2d');
+            c.drawImage(v, 0, 0);
+            return {width: v.videoWidth, height: v.videoHeight, time: v.currentTime, audioBytes: v.webkitAudioDecodedByteCount,
+                    pixel: Array.from(c.getImageData(320, 240, 1, 1).data), error: v.error && v.error.message};
+        }""")
+        page.screenshot(path=str(artifact_path(screenshot)))
+        return watched
+
+
 def test_a_broadcast_goes_to_hls_and_to_an_rtmp_server_that_can_go_away_and_come_back(server):
     asyncio.run(_broadcast(server))
 
@@ -186,6 +213,11 @@ async def _broadcast(server):
         assert await asyncio.to_thread(peer.ended.wait, 10), "the RTMP stream ends"
         playlist = requests.get(hls_url, timeout=5).text
         assert "#EXT-X-ENDLIST" in playlist, "the playlist says the stream ended"
+        # Chromium's own HLS player plays what the playlist kept: the picture and sound.
+        watched = await asyncio.to_thread(watch_in_chromium, hls_url, "broadcast-hls.png")
+        assert watched["error"] is None and (watched["width"], watched["height"]) == (640, 480), watched
+        assert watched["time"] > 1 and watched["audioBytes"] > 0, watched
+        assert watched["pixel"][0] > 150 and watched["pixel"][2] < 80, watched
         with pytest.raises(opentok.exceptions.BroadcastError):
             await asyncio.to_thread(ot.stop_broadcast, broadcast.id)
     finally:

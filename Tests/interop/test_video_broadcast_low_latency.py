@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from test_video_audio_connector import server  # noqa: F401 (the module's media server fixture)
-from test_video_broadcast import RED, BLUE, share, until
+from test_video_broadcast import RED, BLUE, share, until, watch_in_chromium
 from video_support import colour_track, opentok_client, publish, unpublish
 
 opentok = pytest.importorskip("opentok")
@@ -140,11 +140,15 @@ async def _low_latency(server):
             return pictures
         played = await asyncio.to_thread(play)
         assert len(played) == 20 and max(played[-1]) > 150, "the publisher's picture, red or blue"
-
         stopped = await asyncio.to_thread(ot.stop_broadcast, broadcast.id)
         assert stopped.status == "stopped"
         ended = get("live.m3u8", _HLS_msn=segment + 1, _HLS_part=0)
         assert ended.status_code == 200 and ended.text.endswith("#EXT-X-ENDLIST\n") and "PRELOAD-HINT" not in ended.text, ended.text
         assert "#EXT-X-PART:" not in ended.text
+        # Chromium's own HLS player plays the segments it kept: the publisher's picture and sound.
+        watched = await asyncio.to_thread(watch_in_chromium, url, "broadcast-low-latency-hls.png")
+        assert watched["error"] is None and (watched["width"], watched["height"]) == (640, 480), watched
+        assert watched["time"] > 1 and watched["audioBytes"] > 0, watched
+        assert max(watched["pixel"][:3]) > 150 and min(watched["pixel"][:3]) < 80, watched
     finally:
         await unpublish(red)
