@@ -83,6 +83,8 @@ struct LowLatencyHLSTests {
             for part in 0..<5 { joined += [UInt8](try Data(contentsOf: URL(fileURLWithPath: base + "/" + LowLatencyPlaylist.partName(segment, part)))) }
             let whole = [UInt8](try Data(contentsOf: URL(fileURLWithPath: base + "/" + LowLatencyPlaylist.segmentName(segment))))
             #expect(joined == whole && whole.count % 188 == 0 && stride(from: 0, to: whole.count, by: 188).allSatisfy { whole[$0] == 0x47 })
+            let pids = (0..<3).map { Int(whole[188 * $0 + 1] & 0x1f) << 8 | Int(whole[188 * $0 + 2]) }
+            #expect(pids.contains(0), "each segment starts with the stream's tables (SDT, PAT, PMT), playable from there: \(pids)")
         }
         let durations = live.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-PART:") }.map { line in
             Double(line.split(separator: ",")[0].dropFirst("#EXT-X-PART:DURATION=".count))!
@@ -96,5 +98,23 @@ struct LowLatencyHLSTests {
         #expect(progress.position.ended)
         let ended = try String(contentsOfFile: base + "/live.m3u8", encoding: .utf8)
         #expect(ended.hasSuffix("#EXTINF:1.000,\nsegment-2.ts\n#EXT-X-ENDLIST\n"), "the last segment is what was made of it: \(ended)")
+    }
+
+    @Test("sound alone: segments of 2 s cut by the sound's own frames, every part independent")
+    func soundAlone() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("llhls-a-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let progress = HLSProgress()
+        let writer = try MediaWriter([.lowLatencyHLS(directory: base, progress: progress)], video: nil, audio: true)
+        for _ in 0..<50 { writer.add(samples: [Int16](repeating: 1_000, count: 4_800)) }
+        writer.close()
+        #expect(writer.failure == nil && progress.position.ended)
+        let playlist = try String(contentsOfFile: base + "/live.m3u8", encoding: .utf8)
+        let durations = playlist.split(separator: "\n").filter { $0.hasPrefix("#EXTINF:") }.map { Double($0.dropFirst(8).dropLast())! }
+        #expect(durations.count == 3 && durations.prefix(2).allSatisfy { abs($0 - 2) < 0.03 }, "\(playlist)")
+        #expect(playlist.contains("#EXT-X-TARGETDURATION:2") && playlist.hasSuffix("#EXT-X-ENDLIST\n"))
+        let part = [UInt8](try Data(contentsOf: URL(fileURLWithPath: base + "/" + LowLatencyPlaylist.partName(1, 2))))
+        #expect(!part.isEmpty && part.count % 188 == 0)
     }
 }
