@@ -14,7 +14,7 @@ import requests
 
 from media_support import dominant_frequency
 from test_video_audio_connector import loopback_ice
-from video_support import decode_media, opentok_client, publish, unpublish, video_server
+from video_support import VideoPeer, decode_media, opentok_client, publish, unpublish, video_server
 
 opentok = pytest.importorskip("opentok")
 av = pytest.importorskip("av")
@@ -84,3 +84,48 @@ def test_session_create_options_are_checked(server):
                       ({"archiveMode": "manual", "archiveName": "weekly"}, "archiveName"), ({"e2ee": "true"}, "e2ee")):
         r = requests.post(url, headers=ot.get_headers(), data=form, timeout=10)
         assert r.status_code == 400 and why in r.json()["detail"], (form, r.text)
+
+
+def test_an_archive_s_pauses_do_not_count_towards_its_maximum_duration(server):
+    asyncio.run(_pauses_not_counted(server))
+
+
+async def _pauses_not_counted(server):
+    """With the server's maximum of 4 s: 2 s recorded, a 4-s pause (nobody publishing), then the archive goes on
+    until it has recorded 4 s in all, 8 s or more after it started, as the Video API counts an archive's length."""
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    # A client that only watches keeps the session from ending while nobody publishes.
+    watcher = await asyncio.to_thread(VideoPeer, server, sid, ot.generate_token(sid, data="name=watcher"))
+    red = await publish(server, sid, ot.generate_token(sid, data="name=red"), (220, 30, 30), 880)
+    try:
+        await asyncio.sleep(1)
+        started = time.monotonic()
+        archive = await asyncio.to_thread(ot.start_archive, sid)
+
+        def status():
+            return requests.get(f"{server.http_url}/v2/project/{ot.api_key}/archive/{archive.id}", headers=ot.get_headers(), timeout=10).json()
+
+        await asyncio.sleep(2)
+        await unpublish(red)  # nobody publishes: paused, the watcher still connected
+        deadline = time.monotonic() + 5
+        while status()["status"] != "paused" and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert status()["status"] == "paused", status()
+        await asyncio.sleep(4)
+        assert status()["status"] == "paused", "6 s after it started, 2 s of it recorded: not at its maximum"
+        blue = await publish(server, sid, ot.generate_token(sid, data="name=blue"), (30, 30, 220), 440)
+        try:
+            deadline = time.monotonic() + 15
+            while (now := status())["status"] in ("started", "paused") and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            ended = time.monotonic() - started
+            assert (now["status"], now["reason"]) == ("available", "maximum duration exceeded"), now
+            assert ended >= 8 and 3 <= now["duration"] <= 5, (ended, now)
+            r = requests.get(now["url"], headers=ot.get_headers(), timeout=10)
+            pictures, _, _, _, _ = decode_media(r.content)
+            assert pictures[5][0] > 150 and pictures[-1][2] > 150, "red, then blue after the pause"
+        finally:
+            await unpublish(blue)
+    finally:
+        watcher.close()

@@ -2,9 +2,10 @@ import Foundation
 import Live
 
 /// A video archive's recording running in a task of its own (`IndividualArchive`, `ComposedArchive`): the
-/// recording polls `shouldStop` between its steps and returns what it wrote once stopped — asked to (`stop`
-/// returns the outcome to the one who asked), or by itself (at `maxDuration`, or failing as it starts), when
-/// `ended` hears of it.
+/// recording polls `shouldStop` between its steps, with how long it has recorded (pauses not counted), and
+/// returns what it wrote once stopped — asked to (`stop` returns the outcome to the one who asked), or by itself
+/// (once it has recorded `maxDuration`, as the Video API counts an archive's length, or failing as it starts),
+/// when `ended` hears of it.
 final class ArchiveRecorder: Sendable {
     struct Outcome: Sendable {
         /// The finished file.
@@ -18,13 +19,11 @@ final class ArchiveRecorder: Sendable {
     private let stopRequested = StopFlag()
     private let task: Task<Outcome, Never>
 
-    init(maxDuration: Duration = .seconds(7_200), ended: @escaping @Sendable (Outcome) -> Void,
-         record: @escaping @Sendable (_ shouldStop: @escaping @Sendable () -> Bool) async -> Outcome) {
+    init(maxDuration: Duration = .seconds(14_400), ended: @escaping @Sendable (Outcome) -> Void,
+         record: @escaping @Sendable (_ shouldStop: @escaping @Sendable (_ recorded: Duration) -> Bool) async -> Outcome) {
         let stopRequested = stopRequested
-        let clock = ContinuousClock()
-        let deadline = clock.now + maxDuration
         task = Task {
-            let outcome = await record { stopRequested.isSet || clock.now >= deadline }
+            let outcome = await record { recorded in stopRequested.isSet || recorded >= maxDuration }
             if !stopRequested.isSet { ended(outcome) }
             return outcome
         }

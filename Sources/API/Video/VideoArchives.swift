@@ -109,10 +109,10 @@ final class VideoArchives: Sendable {
     let engine: MediaEngine
     /// Called after every change of an archive's status (the `archive_status` callback).
     let changed: @Sendable (Archive) -> Void
-    /// Seconds an archive records at most (`--archive-max-duration`).
+    /// Seconds an archive records at most, pauses not counted (`--archive-max-duration`).
     let maxDuration: Int
 
-    init(directory: String, hub: VideoHub, recordings: Recordings, maxDuration: Int = 7_200, changed: @escaping @Sendable (Archive) -> Void = { _ in }) {
+    init(directory: String, hub: VideoHub, recordings: Recordings, maxDuration: Int = 14_400, changed: @escaping @Sendable (Archive) -> Void = { _ in }) {
         self.directory = directory
         self.maxDuration = maxDuration
         self.hub = hub
