@@ -15,7 +15,8 @@ from rig import chromium, start_server
 
 # Files that take a minute or more, started first (after the two media groups below) so that `make test`'s
 # workers do not end the run with one of them alone on the machine.
-LONGEST_FIRST = ["test_voice_phone.py", "test_web_reconnect.py", "test_realtime.py", "test_rooms_lifecycle.py", "test_video_broadcast_lifetime.py"]
+LONGEST_FIRST = ["test_voice_phone.py", "test_web_reconnect.py", "test_realtime.py", "test_rooms_lifecycle.py", "test_video_broadcast_lifetime.py",
+                 "test_video_archive_lifetime.py"]
 
 # Files whose tests keep real-time media flowing through encoders and decoders. With pytest-xdist workers
 # (`make test`: --dist loadgroup) each of the two sets below is one group, run one file after another on one
@@ -33,7 +34,7 @@ PEER_MEDIA = {
     "test_rooms_mixed_aiortc.py", "test_rooms_mixed_players.py", "test_rooms_aiortc.py", "test_rooms_policy.py",
     "test_rooms_mode_switch.py", "test_load_authenticated.py", "test_load_cli.py", "test_load_mixed.py",
     "test_janus_peers.py", "test_video_audio_connector.py", "test_video_sip_dial.py", "test_video_archive.py", "test_video_archive_manual.py",
-    "test_video_broadcast.py",
+    "test_video_broadcast.py", "test_video_broadcast_low_latency.py",
 }
 
 

@@ -340,18 +340,6 @@ def test_an_audio_archive_of_an_earlier_version_is_still_served(tmp_path):
         server.stop()
 
 
-def test_an_archive_stops_when_the_last_client_leaves(server):
-    ot = opentok_client(server)
-    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
-    peer = VideoPeer(server, sid, ot.generate_token(sid))
-    archive = ot.start_archive(sid, has_video=False)
-    peer.request("video:disconnect", {})
-    peer.close()
-    wait_until(lambda: ot.get_archive(archive.id).status == "available", timeout=10, what="the archive to stop with the session")
-    r = requests.get(f"{server.http_url}/v2/project/{ot.api_key}/archive/{archive.id}", headers=ot.get_headers(), timeout=10)
-    assert r.json()["reason"] == "session ended" and r.json()["partnerId"] == ot.api_key
-
-
 def test_an_archive_is_paused_while_nobody_publishes(server):
     asyncio.run(_paused(server))
 

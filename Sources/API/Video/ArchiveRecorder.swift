@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Live
 
 /// A video archive's recording running in a task of its own (`IndividualArchive`, `ComposedArchive`): the
@@ -64,4 +65,34 @@ struct ArchivePause {
 
     /// How long it has been paused in all, up to `now`.
     func total(at now: ContinuousClock.Instant) -> Duration { before + (since.map { now - $0 } ?? .zero) }
+}
+
+/// The minute an archive or a broadcast outlives its session's last client, as the Video API's do: a client back
+/// by then (one whose connection dropped, say) finds it still running. Counted from the last time the session
+/// ended, whatever came and went before.
+final class SessionLinger: Sendable {
+    static let time: Duration = .seconds(60)
+
+    /// Each session's endings so far: a wait whose count moved on was overtaken by a later ending.
+    private let endings = Mutex<[String: Int]>([:])
+    private let hub: VideoHub
+
+    init(hub: VideoHub) {
+        self.hub = hub
+    }
+
+    /// Waits a minute after the session ended; whether it stayed without clients all that time.
+    func waitOut(_ sessionID: String) async -> Bool {
+        let mine = endings.withLock { e in
+            e[sessionID, default: 0] += 1
+            return e[sessionID]!
+        }
+        try? await Task.sleep(for: Self.time)
+        let last = endings.withLock { e in
+            let last = e[sessionID] == mine
+            if last { e[sessionID] = nil }
+            return last
+        }
+        return last && hub.connections(sessionID: sessionID).isEmpty
+    }
 }

@@ -100,6 +100,7 @@ final class VideoArchives: Sendable {
 
     let directory: String
     let hub: VideoHub
+    private let linger: SessionLinger
     let recordings: Recordings
     private let archives: Mutex<[String: Archive]>
     /// Archives being recorded by an `ArchiveRecorder`.
@@ -116,6 +117,7 @@ final class VideoArchives: Sendable {
         self.directory = directory
         self.maxDuration = maxDuration
         self.hub = hub
+        linger = SessionLinger(hub: hub)
         self.recordings = recordings
         engine = recordings.engine
         self.changed = changed
@@ -272,8 +274,11 @@ final class VideoArchives: Sendable {
         return get(id) ?? archive
     }
 
-    /// The last client left the session: its archive stops (`session ended`).
+    /// The last client left the session: its archives, paused, stop a minute later (`session ended`), unless a
+    /// client came back (`SessionLinger`).
     func sessionEnded(_ sessionID: String) async {
+        guard archives.withLock({ a in a.values.contains { $0.sessionID == sessionID && $0.recording } }),
+              await linger.waitOut(sessionID) else { return }
         let recording = archives.withLock { a in a.values.filter { $0.sessionID == sessionID && $0.recording } }
         for archive in recording {
             if let recorder = recorders.withLock({ $0.removeValue(forKey: archive.id) }) {

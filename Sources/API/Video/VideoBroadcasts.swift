@@ -121,11 +121,12 @@ final class VideoBroadcasts: Sendable {
 
     static let maxDurations = 60...36_000
     static let maxRTMPTargets = 5
-    /// How long a broadcast goes on after its session's last client left, and its HLS files after it stopped.
-    static let linger: Duration = .seconds(60)
+    /// How long a broadcast's HLS files are kept after it stopped, so a player can finish what it fetched.
+    static let filesLinger: Duration = .seconds(60)
 
     let directory: String
     let hub: VideoHub
+    private let linger: SessionLinger
     let engine: MediaEngine
     /// The CA file RTMPS servers' certificates must chain to (`--rtmps-ca`; nil: the system store).
     let rtmpsCA: String?
@@ -141,6 +142,7 @@ final class VideoBroadcasts: Sendable {
         self.directory = directory
         self.rtmpsCA = rtmpsCA
         self.hub = hub
+        linger = SessionLinger(hub: hub)
         self.engine = engine
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var loaded: [String: Broadcast] = [:]
@@ -251,11 +253,10 @@ final class VideoBroadcasts: Sendable {
         return get(id) ?? broadcast
     }
 
-    /// The session's last client left: its broadcasts stop a minute later, unless a client came back.
+    /// The session's last client left: its broadcasts stop a minute later, unless a client came back (`SessionLinger`).
     func sessionEnded(_ sessionID: String) async {
-        guard broadcasts.withLock({ b in b.values.contains { $0.sessionID == sessionID && $0.status == .started } }) else { return }
-        try? await Task.sleep(for: Self.linger)
-        guard hub.connections(sessionID: sessionID).isEmpty else { return }
+        guard broadcasts.withLock({ b in b.values.contains { $0.sessionID == sessionID && $0.status == .started } }),
+              await linger.waitOut(sessionID) else { return }
         let running = broadcasts.withLock { b in b.values.filter { $0.sessionID == sessionID && $0.status == .started }.map(\.id) }
         for id in running { _ = try? await stop(id) }
     }
@@ -284,7 +285,7 @@ final class VideoBroadcasts: Sendable {
         if stopped.hls {
             let files = directory + "/" + id
             Task {
-                try? await Task.sleep(for: Self.linger)
+                try? await Task.sleep(for: Self.filesLinger)
                 try? FileManager.default.removeItem(atPath: files)
                 _ = progress.withLock { $0.removeValue(forKey: id) }
             }

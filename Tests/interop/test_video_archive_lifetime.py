@@ -1,0 +1,61 @@
+"""An archive outlives its session's last client by a minute, as the Video API's does: paused meanwhile, it
+records again when a client comes back (a participant whose connection dropped, say), and it stops a minute after
+the last one left for good (`session ended`). The file holds what was published before and after the gap."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+import requests
+
+from test_video_audio_connector import server  # noqa: F401 (the module's media server fixture)
+from video_support import decode_media, opentok_client, publish, unpublish
+
+opentok = pytest.importorskip("opentok")
+
+
+def test_an_archive_waits_a_minute_for_its_session_s_clients_to_come_back(server):
+    asyncio.run(_comeback(server))
+
+
+async def _comeback(server):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+
+    def archive(aid):
+        return requests.get(f"{server.http_url}/v2/project/{ot.api_key}/archive/{aid}", headers=ot.get_headers(), timeout=10).json()
+
+    async def wait_for(aid, statuses, timeout, what):
+        deadline = time.monotonic() + timeout
+        while (now := await asyncio.to_thread(archive, aid))["status"] not in statuses and time.monotonic() < deadline:
+            await asyncio.sleep(0.25)
+        assert now["status"] in statuses, (what, now)
+        return now
+
+    red = await publish(server, sid, ot.generate_token(sid, data="name=red"), (220, 30, 30), 440)
+    await asyncio.sleep(1)
+    started = await asyncio.to_thread(ot.start_archive, sid)
+    await wait_for(started.id, ("started",), 5, "recording")
+    await asyncio.sleep(2)
+    await unpublish(red)  # the only client leaves: the session ends
+    await wait_for(started.id, ("paused",), 10, "paused once the session ended")
+    await asyncio.sleep(5)
+    assert (await asyncio.to_thread(archive, started.id))["status"] == "paused", "still recording a few seconds later"
+
+    blue = await publish(server, sid, ot.generate_token(sid, data="name=blue"), (30, 30, 220), 880)  # back within the minute
+    await wait_for(started.id, ("started",), 10, "recording again")
+    await asyncio.sleep(2)
+    left = time.monotonic()
+    await unpublish(blue)  # gone for good
+    await wait_for(started.id, ("paused",), 10, "paused again")
+    await asyncio.sleep(45)
+    assert (await asyncio.to_thread(archive, started.id))["status"] == "paused", "45 s after the last client left: not yet"
+    ended = await wait_for(started.id, ("available",), 30, "stopped a minute after the last client left")
+    assert ended["reason"] == "session ended" and time.monotonic() - left >= 59, ended
+    assert 3 <= ended["duration"] <= 6, ended
+    r = requests.get(ended["url"], headers=ot.get_headers(), timeout=10)
+    pictures, _, _, _, _ = decode_media(r.content)
+    reds = [i for i, c in enumerate(pictures) if c[0] > 150 and c[2] < 80]
+    blues = [i for i, c in enumerate(pictures) if c[2] > 150 and c[0] < 80]
+    assert reds and blues and max(reds) < min(blues) and blues[-1] == len(pictures) - 1, "red before the gap, blue after it"
