@@ -98,7 +98,12 @@ def segment_media(url):
     name = [line for line in playlist.text.splitlines() if line.startswith("segment-")][-1]
     segment = requests.get(url.rsplit("/", 1)[0] + "/" + name, timeout=5)
     assert segment.status_code == 200 and segment.headers["Content-Type"] == "video/mp2t"
-    container = av.open(io.BytesIO(segment.content))
+    return decode_ts(segment.content)
+
+
+def decode_ts(data: bytes):
+    """The pictures' mean colours and the sound (float samples, its rate) in MPEG-TS bytes."""
+    container = av.open(io.BytesIO(data), format="mpegts")
     colours, sound, rate = [], [], 48000
     for packet in container.demux():
         for frame in packet.decode():

@@ -7,7 +7,6 @@ waits on."""
 from __future__ import annotations
 
 import asyncio
-import io
 import re
 import threading
 import time
@@ -16,7 +15,7 @@ import pytest
 import requests
 
 from test_video_audio_connector import server  # noqa: F401 (the module's media server fixture)
-from test_video_broadcast import RED, BLUE, share, until, watch_in_chromium
+from test_video_broadcast import RED, BLUE, decode_ts as decode, share, until, watch_in_chromium
 from video_support import colour_track, opentok_client, publish, unpublish
 
 opentok = pytest.importorskip("opentok")
@@ -24,22 +23,6 @@ av = pytest.importorskip("av")
 
 PART = re.compile(r'#EXT-X-PART:DURATION=([0-9.]+),URI="segment-(\d+)\.(\d+)\.ts"(,INDEPENDENT=YES)?')
 HINT = re.compile(r'#EXT-X-PRELOAD-HINT:TYPE=PART,URI="segment-(\d+)\.(\d+)\.ts"')
-
-
-def decode(data: bytes):
-    """The mean colours of the pictures and the sound (float samples, rate) in MPEG-TS bytes."""
-    import numpy as np
-    container = av.open(io.BytesIO(data), format="mpegts")
-    colours, sound, rate = [], [], 48000
-    for packet in container.demux():
-        for frame in packet.decode():
-            if isinstance(frame, av.VideoFrame):
-                colours.append(frame.to_ndarray(format="rgb24").reshape(-1, 3).mean(axis=0))
-            else:
-                rate = frame.sample_rate
-                sound.append(frame.to_ndarray()[0].astype(np.float64))
-    container.close()
-    return colours, (np.concatenate(sound) if sound else np.zeros(0)), rate
 
 
 def test_a_low_latency_broadcast_lists_each_part_as_it_is_written(server):
