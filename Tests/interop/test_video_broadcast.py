@@ -116,6 +116,18 @@ def decode_ts(data: bytes):
     return colours, (np.concatenate(sound) if sound else np.zeros(0)), rate
 
 
+def play_hls(url, count=20):
+    """The mean colours of the first `count` pictures FFmpeg's HLS client plays from the playlist at `url`."""
+    container = av.open(url, timeout=10)
+    pictures = []
+    for frame in container.decode(video=0):
+        pictures.append(frame.to_ndarray(format="rgb24").reshape(-1, 3).mean(axis=0))
+        if len(pictures) >= count:
+            break
+    container.close()
+    return pictures
+
+
 def watch_in_chromium(url, screenshot):
     """Plays the playlist at `url` in Chromium's `<video>` (its own HLS player) for over a second: what it shows
     and whether it decoded sound. Nothing is loaded before `play()` (`preload=none`): Chromium 156's player fails
@@ -180,17 +192,7 @@ async def _broadcast(server):
         assert len(colours) >= 15 and all(c[0] > 150 and c[1] < 80 for c in colours[-5:]), colours[-1]
         assert share(sound, rate, 440) > 0.5
 
-        def play():
-            container = av.open(hls_url, timeout=10)
-            pictures = []
-            for frame in container.decode(video=0):
-                pictures.append(frame.to_ndarray(format="rgb24").reshape(-1, 3).mean(axis=0))
-                if len(pictures) >= 20:
-                    break
-            container.close()
-            return pictures
-
-        played = await asyncio.to_thread(play)
+        played = await asyncio.to_thread(play_hls, hls_url)
         assert len(played) == 20 and played[-1][0] > 150 and played[-1][2] < 80
         assert requests.get(hls_url.rsplit("/", 1)[0] + "/../../x", timeout=5).status_code == 404
         assert requests.get(hls_url.rsplit("/", 1)[0] + "/segment-x.ts", timeout=5).status_code == 404

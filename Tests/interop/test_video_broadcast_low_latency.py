@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from test_video_audio_connector import server  # noqa: F401 (the module's media server fixture)
-from test_video_broadcast import RED, BLUE, decode_ts as decode, share, until, watch_in_chromium
+from test_video_broadcast import RED, BLUE, decode_ts as decode, play_hls, share, until, watch_in_chromium
 from video_support import colour_track, opentok_client, publish, unpublish
 
 opentok = pytest.importorskip("opentok")
@@ -112,16 +112,7 @@ async def _low_latency(server):
         assert seen, "blue reached the parts"
 
         # A player that knows nothing of parts plays the playlist as HLS.
-        def play():
-            container = av.open(url, timeout=10)
-            pictures = []
-            for frame in container.decode(video=0):
-                pictures.append(frame.to_ndarray(format="rgb24").reshape(-1, 3).mean(axis=0))
-                if len(pictures) >= 20:
-                    break
-            container.close()
-            return pictures
-        played = await asyncio.to_thread(play)
+        played = await asyncio.to_thread(play_hls, url)
         assert len(played) == 20 and max(played[-1]) > 150, "the publisher's picture, red or blue"
         # (once the playlist holds the few segments a live player starts behind the end with)
         await until(lambda: requests.get(url, timeout=5).text.count("#EXTINF") >= 4, 15, "four whole segments")
