@@ -217,6 +217,48 @@ def test_playground_creates_session_and_token(server, browser):
     page.context.close()
 
 
+def test_playground_goes_live_as_low_latency_hls_and_plays_it(server, browser):
+    """Go live: the session composed on the server as a low-latency HLS broadcast, played back in the page's
+    own `<video>` (Chromium's HLS player) beside the WebRTC tiles; Stop ends the broadcast."""
+    import requests
+    page = new_page(browser)
+    page.goto(server.http_url + "/video")
+    page.click("#create-session")
+    wait_until(lambda: page.input_value("#session-id").startswith("1_"), timeout=5, what="session id")
+    page.click("#make-token")
+    wait_until(lambda: page.input_value("#token").startswith("T1=="), timeout=5, what="token")
+    assert page.is_disabled("#go-live"), "only once joined"
+    page.click("#join")
+    wait_for_log(page, "connected as")
+    wait_until(lambda: page.evaluate("document.getElementById('own-video').videoWidth") > 0, timeout=10, what="the camera")
+    page.click("#go-live")
+    wait_for_log(page, "live stream playing", timeout=40)
+    wait_until(lambda: page.evaluate("document.getElementById('live-video').currentTime") > 1, timeout=15, what="the live stream to play")
+    shown = page.evaluate("""() => {
+        const v = document.getElementById('live-video');
+        const c = document.createElement('canvas');
+        c.width = v.videoWidth; c.height = v.videoHeight;
+        const g = c.getContext('2d');
+        g.drawImage(v, 0, 0);
+        const d = g.getImageData(0, 0, c.width, c.height).data;
+        let sum = 0;
+        for (let i = 0; i < d.length; i += 4) sum += d[i] + d[i + 1] + d[i + 2];
+        return {width: v.videoWidth, height: v.videoHeight, mean: sum / (d.length / 4) / 3, audio: v.webkitAudioDecodedByteCount,
+                url: document.getElementById('live-url').href};
+    }""")
+    screenshot(page, "video-playground-live")
+    assert (shown["width"], shown["height"]) == (640, 480) and shown["audio"] > 0, shown
+    assert shown["mean"] > 20, "the camera's picture, not the black of an empty session"
+    assert "#EXT-X-PART:" in requests.get(shown["url"], timeout=5).text, "low-latency HLS"
+    page.click("#stop-live")
+    wait_for_log(page, "live stream ended")
+    assert requests.get(shown["url"], timeout=5).text.endswith("#EXT-X-ENDLIST\n")
+    assert page.is_hidden("#live-tile") and not page.is_disabled("#go-live")
+    page.click("#leave")
+    wait_for_log(page, "left the session")
+    page.context.close()
+
+
 @pytest.mark.parametrize("codec", ["VP8", "H264"])
 def test_video_codec_passes_through(server, browser, codec):
     """The publisher's preferred codec reaches the subscriber unchanged (no transcoding)."""

@@ -12,6 +12,7 @@ const state = {
   connections: new Map(), // connectionId -> connection
   publisher: null, // { pc, local, streamId }
   subscribers: new Map(), // streamId -> { pc, tile, stream, media }
+  live: null, // { id, hls }: the session's broadcast this page started
 };
 
 // ---------- UI helpers ----------
@@ -57,6 +58,8 @@ function refreshControls() {
   $("mute-audio").disabled = !publishing;
   $("mute-video").disabled = !publishing;
   $("signal-send").disabled = !joined;
+  $("go-live").disabled = !joined || !!state.live;
+  $("stop-live").disabled = !state.live;
   $("empty").hidden = !!state.rt;
   const select = $("signal-to");
   const current = select.value;
@@ -104,6 +107,51 @@ async function makeToken() {
     log(`token made (role ${t.role})`);
   } catch (e) {
     showError(`Could not make a token: ${e.message}`);
+  }
+}
+
+// ---------- live stream (a low-latency HLS broadcast of the session) ----------
+
+async function goLive() {
+  clearError();
+  try {
+    state.live = await api("POST", "/video/api/broadcast", { body: { sessionId: state.sessionId } });
+    refreshControls();
+    log("live stream starting");
+    $("live-url").href = state.live.hls;
+    $("live-tile").hidden = false;
+    // A live player starts a few segments behind the newest: wait for them, then play (nothing is loaded before).
+    const live = state.live;
+    while (state.live === live) {
+      const playlist = await fetch(live.hls, { cache: "no-store" }).then((r) => (r.ok ? r.text() : ""));
+      if ((playlist.match(/#EXTINF/g) || []).length >= 4) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    if (state.live !== live) return;
+    const video = $("live-video");
+    video.src = live.hls;
+    await video.play();
+    log("live stream playing");
+  } catch (e) {
+    showError(`Could not go live: ${describe(e)}`);
+  }
+}
+
+async function stopLive() {
+  const live = state.live;
+  if (!live) return;
+  state.live = null;
+  refreshControls();
+  const video = $("live-video");
+  video.pause();
+  video.removeAttribute("src");
+  video.load();
+  $("live-tile").hidden = true;
+  try {
+    await api("POST", "/video/api/broadcast/stop", { body: { id: live.id } });
+    log("live stream ended");
+  } catch (e) {
+    showError(`Could not stop the live stream: ${describe(e)}`);
   }
 }
 
@@ -384,6 +432,7 @@ async function sendSignal(ev) {
 // ---------- leaving ----------
 
 async function leave() {
+  await stopLive();
   if (state.rt && state.me) {
     try { await state.rt.request("video:disconnect", {}, 3000); } catch { /* closing anyway */ }
   }
@@ -446,6 +495,8 @@ $("publish").onclick = () => (state.publisher ? unpublish() : publish());
 $("mute-audio").onclick = () => setTrack("audio", !trackEnabled("audio"));
 $("mute-video").onclick = () => setTrack("video", !trackEnabled("video"));
 $("signal-form").onsubmit = sendSignal;
+$("go-live").onclick = goLive;
+$("stop-live").onclick = stopLive;
 $("alert-close").onclick = clearError;
 $("name").oninput = () => { $("token-data").value = `name=${$("name").value}`; };
 const params = new URLSearchParams(location.search);

@@ -124,7 +124,7 @@ public final class SwitchboardServer: Sendable {
                     archives: archives, broadcasts: broadcasts)
             .register(on: &router)
         if configuration.development {
-            VideoPlaygroundRoutes(core: core, account: account.0).register(on: &router)
+            VideoPlaygroundRoutes(core: core, account: account.0, broadcasts: broadcasts).register(on: &router)
         }
         webhooks = WebhookDispatcher(client: HTTPClient(group: group), applications: core.applications)
         core.conversations.bus.add(webhooks)

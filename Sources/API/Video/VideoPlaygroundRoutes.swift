@@ -9,12 +9,15 @@ import Wire
 ///
 /// - `POST /video/api/session` → `{sessionId, apiKey}`
 /// - `POST /video/api/token` `{sessionId, role, data, ttl}` → `{token, role, expiresAt}` (a T1 token)
+/// - `POST /video/api/broadcast` `{sessionId}` → `{id, hls}`: the session live as low-latency HLS (a broadcast,
+///   `VideoBroadcasts`), which the page plays in its `<video>`; `POST /video/api/broadcast/stop` `{id}` stops it
 ///
 /// Allowed for Basic account credentials, or without credentials from a loopback client (the
 /// playground opened on the machine that runs the server). Anyone else gets 401.
 struct VideoPlaygroundRoutes {
     let core: PlatformCore
     let account: Account
+    let broadcasts: VideoBroadcasts?
 
     func register(on router: inout Router) {
         let core = self.core
@@ -41,6 +44,29 @@ struct VideoPlaygroundRoutes {
             guard (data?.utf8.count ?? 0) <= 1000 else { throw APIError.badRequest("data is at most 1000 bytes.") }
             let token = VideoTokenVerifier.makeT1(apiKey: account.apiKey, apiSecret: account.apiSecret, sessionID: sid, role: role, data: data, ttl: ttl)
             return .jsonObject(["token": token, "role": role.rawValue, "expiresAt": Int(Date().timeIntervalSince1970 + ttl)])
+        }
+        guard let broadcasts else { return }
+        router.post("/video/api/broadcast", bodyLimit: 4096) { req in
+            let account = try Self.account(req, primary: primary, core: core)
+            guard let sid = try req.json()["sessionId"]?.stringValue, try core.videoSessions.get(id: sid, project: account.apiKey) != nil else {
+                throw APIError.notFound("No such session for this account.")
+            }
+            var options = VideoBroadcasts.Options()
+            (options.hls, options.lowLatency, options.maxDuration) = (true, true, 3_600)
+            do {
+                let broadcast = try await broadcasts.start(sessionID: sid, projectID: account.apiKey, options)
+                return .jsonObject(["id": broadcast.id, "hls": VideoRoutes.hlsURL(req, broadcast.id)])
+            } catch {
+                throw VideoRoutes.broadcastError(error)
+            }
+        }
+        router.post("/video/api/broadcast/stop", bodyLimit: 4096) { req in
+            let account = try Self.account(req, primary: primary, core: core)
+            guard let id = try req.json()["id"]?.stringValue, broadcasts.get(id)?.projectID == account.apiKey else {
+                throw APIError.notFound("No such broadcast for this account.")
+            }
+            do { _ = try await broadcasts.stop(id) } catch { throw VideoRoutes.broadcastError(error) }
+            return .noContent()
         }
     }
 
