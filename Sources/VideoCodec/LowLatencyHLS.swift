@@ -194,12 +194,8 @@ final class LowLatencyHLSOutput: PacketOutput {
         }
         // Parts are listed for the newest few segments only.
         let stale = segment - LowLatencyPlaylist.segmentsWithParts - 1
-        guard stale >= 0 else { return }
-        for part in 0..<64 {
-            let path = directory + "/" + LowLatencyPlaylist.partName(stale, part)
-            guard manager.fileExists(atPath: path) else { break }
-            try? manager.removeItem(atPath: path)
-        }
+        guard let parts = playlist.segments.first(where: { $0.sequence == stale })?.parts.count else { return }
+        for part in 0..<parts { try? manager.removeItem(atPath: directory + "/" + LowLatencyPlaylist.partName(stale, part)) }
     }
 
     private func publish() -> String? {

@@ -13,11 +13,6 @@ public struct LowLatencyPlaylist: Sendable, Equatable {
         public var duration: Double
         /// Begins with a key frame (or holds no video): a player can start there.
         public var independent: Bool
-
-        public init(duration: Double, independent: Bool) {
-            self.duration = duration
-            self.independent = independent
-        }
     }
 
     public struct Segment: Sendable, Equatable {
@@ -33,12 +28,6 @@ public struct LowLatencyPlaylist: Sendable, Equatable {
         public var segment: Int
         public var parts: Int
         public var ended: Bool
-
-        public init(segment: Int, parts: Int, ended: Bool) {
-            self.segment = segment
-            self.parts = parts
-            self.ended = ended
-        }
 
         /// Whether a playlist this far holds what `request` waits for: segment `msn` whole, or with `part`,
         /// that part of it (or a later segment). An ended playlist holds all it ever will.

@@ -65,6 +65,9 @@ struct ArchivePause {
 
     /// How long it has been paused in all, up to `now`.
     func total(at now: ContinuousClock.Instant) -> Duration { before + (since.map { now - $0 } ?? .zero) }
+
+    /// How long a recording that began at `origin` has recorded by `now`: all but its pauses.
+    func recorded(since origin: ContinuousClock.Instant, at now: ContinuousClock.Instant) -> Duration { now - origin - total(at: now) }
 }
 
 /// The minute an archive or a broadcast outlives its session's last client, as the Video API's do: a client back

@@ -154,7 +154,7 @@ enum ComposedArchive {
         var statuses: [MediaWriter.OutputStatus] = []
         var pause = ArchivePause(report: paused)
         // Until stopped, or until a file cannot be written (the recording then ends, failed).
-        while !shouldStop(clock.now - origin - pause.total(at: clock.now)), file.failure == nil {
+        while !shouldStop(pause.recorded(since: origin, at: clock.now)), file.failure == nil {
             let now = file.statuses
             if now != statuses {
                 statuses = now
@@ -172,7 +172,7 @@ enum ComposedArchive {
                 let live = published.filter { chosen.kinds($0.id).contains(.video) }
                 await decode(live, of: sessionID, into: &streams, undecodable: &undecodable, hub: hub, tap: ProducerTapID(holder))
                 // The pictures due by now (at most a few when late: a picture repeats rather than piles up).
-                let due = Int64((clock.now - origin - pause.total(at: clock.now)) / .milliseconds(1)) * Int64(frameRate) / 1_000
+                let due = Int64(pause.recorded(since: origin, at: clock.now) / .milliseconds(1)) * Int64(frameRate) / 1_000
                 if due - videoFrames > 3 { videoFrames = due - 3 }
                 while videoFrames <= due {
                     var image = I420Image(width: canvas.width, height: canvas.height)
@@ -198,7 +198,7 @@ enum ComposedArchive {
         watch(file.statuses)
         outcome.failure = file.failure
         outcome.size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
-        outcome.duration = Int(((clock.now - origin - pause.total(at: clock.now)) / .milliseconds(1) / 1_000).rounded())
+        outcome.duration = Int((pause.recorded(since: origin, at: clock.now) / .milliseconds(1) / 1_000).rounded())
         return outcome
     }
 

@@ -28,7 +28,7 @@ enum IndividualArchive {
         let clock = ContinuousClock()
         let origin = clock.now
         var pause = ArchivePause(report: paused)
-        while !shouldStop(clock.now - origin - pause.total(at: clock.now)) {
+        while !shouldStop(pause.recorded(since: origin, at: clock.now)) {
             let live = hub.streams(sessionID: sessionID)
             // Paused while nobody publishes: no stream, so no file is written then.
             _ = pause.update(publishing: !live.isEmpty, now: clock.now)
@@ -60,7 +60,7 @@ enum IndividualArchive {
             try? await Task.sleep(for: .milliseconds(100))
         }
         for recorder in recorders.values { await recorder.finish(bridge: hub.bridge) }
-        let duration = Int(((clock.now - origin - pause.total(at: clock.now)) / .milliseconds(1) / 1_000).rounded())
+        let duration = Int((pause.recorded(since: origin, at: clock.now) / .milliseconds(1) / 1_000).rounded())
         let kept = (done + recorders.values).filter(\.hasFile).sorted { ($0.startOffset, $0.filename) < ($1.startOffset, $1.filename) }
         let zip = directory + "/" + id + ".zip"
         let failure = kept.compactMap(\.failure).first ?? writeZip(zip, id: id, sessionID: sessionID, name: name, createdAt: createdAt, files: kept)
