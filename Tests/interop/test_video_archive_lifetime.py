@@ -53,7 +53,8 @@ async def _comeback(server):
     assert (await asyncio.to_thread(archive, started.id))["status"] == "paused", "45 s after the last client left: not yet"
     ended = await wait_for(started.id, ("available",), 30, "stopped a minute after the last client left")
     assert ended["reason"] == "session ended" and time.monotonic() - left >= 59, ended
-    assert 3 <= ended["duration"] <= 6, ended
+    # About 4 s recorded (more where publishing takes longer), far from the 65 s and more it was paused.
+    assert 3 <= ended["duration"] <= 20, ended
     r = requests.get(ended["url"], headers=ot.get_headers(), timeout=10)
     pictures, _, _, _, _ = decode_media(r.content)
     reds = [i for i, c in enumerate(pictures) if c[0] > 150 and c[2] < 80]
