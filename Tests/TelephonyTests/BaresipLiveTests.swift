@@ -58,7 +58,7 @@ struct BaresipLiveTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("baresip-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let sipPort = try freePort()
+        let sipPort = try freeTCPPort(tlsNext: true)
         let wav = dir.appendingPathComponent("played.wav").path
         try "<sip:bob@127.0.0.1>;regint=0\n".write(to: dir.appendingPathComponent("accounts"), atomically: true, encoding: .utf8)
         try "".write(to: dir.appendingPathComponent("contacts"), atomically: true, encoding: .utf8)

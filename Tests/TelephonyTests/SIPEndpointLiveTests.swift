@@ -102,12 +102,17 @@ func freePort() throws -> UInt16 { try SIPUDPSocket(host: "127.0.0.1", port: 0).
 
 /// A port free right now for UDP and for TCP: SIPp over TCP binds its `-p` port for TCP (exit status 254 when
 /// it cannot), and a port free for UDP may be the local port of a TCP connection of a test running beside
-/// this one. The probe binds and listens there, as SIPp does, then lets go.
-func freeTCPPort() throws -> UInt16 {
+/// this one. The probe binds and listens there, as SIPp does, then lets go. With `tlsNext`, the port after it too,
+/// where baresip listens for SIP over TLS (it fails to start when that port is taken).
+func freeTCPPort(tlsNext: Bool = false) throws -> UInt16 {
     for _ in 0..<100 {
         let port = try freePort()
         guard let probe = try? TCPListener(address: SocketAddress(host: "127.0.0.1", port: port)) else { continue }
-        probe.close()
+        defer { probe.close() }
+        if tlsNext {
+            guard port < UInt16.max, let next = try? TCPListener(address: SocketAddress(host: "127.0.0.1", port: port + 1)) else { continue }
+            next.close()
+        }
         return port
     }
     throw POSIXError(.EADDRINUSE)
