@@ -84,8 +84,50 @@ struct ArchivePauseTests {
         #expect(paused == steps.map(\.2))
         #expect(pause.total(at: t0 + .seconds(9)) == .seconds(4), "3 s, then 1 s so far")
         #expect(reports.values == [true, false, true])
+        #expect(pause.progress(since: t0, at: t0 + .seconds(9)).published, "published once: still so while paused")
+        var unpublished = ArchivePause { _ in }
+        _ = unpublished.update(publishing: false, now: t0)
+        #expect(!unpublished.progress(since: t0, at: t0 + .seconds(61)).published)
         var never = ArchivePause(report: nil)
         let neverPaused = never.update(publishing: false, now: t0)
         #expect(!neverPaused && never.total(at: t0 + .seconds(9)) == .zero, "a broadcast never pauses")
+    }
+}
+
+@Suite("When an archive stops by itself")
+struct ArchiveEndingTests {
+    /// Runs a recorder whose recording goes through `steps` (`published`: anyone has, since it started) until told
+    /// to stop: the step it stopped at (-1: none) and why.
+    func run(_ steps: [(elapsed: Int, recorded: Int, published: Bool)], publishWithin: Duration?) async -> (Int, ArchiveRecorder.Ending?) {
+        let (ends, end) = AsyncStream<(Int, ArchiveRecorder.Ending?)>.makeStream()
+        let progress = steps.map { ArchiveProgress(recorded: .seconds($0.recorded), elapsed: .seconds($0.elapsed), published: $0.published) }
+        let recorder = ArchiveRecorder(maxDuration: .seconds(100), publishWithin: publishWithin, ended: { outcome, ending in
+            end.yield((outcome.duration, ending))
+            end.finish()
+        }) { shouldStop in
+            ArchiveRecorder.Outcome(file: "", size: 0, duration: progress.firstIndex(where: shouldStop) ?? -1, failure: nil)
+        }
+        var result: (Int, ArchiveRecorder.Ending?) = (-2, nil)
+        for await e in ends { result = e }
+        withExtendedLifetime(recorder) {}
+        return result
+    }
+
+    @Test("nobody publishing within the archive's minute stops it then; anyone publishing in time, never for that")
+    func publishWithin() async {
+        let unpublished = await run([(0, 0, false), (59, 0, false), (60, 0, false), (61, 0, false)], publishWithin: .seconds(60))
+        #expect(unpublished.0 == 2 && unpublished.1 == .nothingPublished)
+        #expect(unpublished.1?.reason == "no stream published within a minute")
+        let inTime = await run([(0, 0, false), (30, 0, true), (60, 30, true), (90, 30, true), (150, 90, true), (170, 100, true)], publishWithin: .seconds(60))
+        #expect(inTime.0 == 5 && inTime.1 == .maxDuration, "published at 30 s, paused from 60 s to 90 s, stopped at 100 s recorded")
+        #expect(inTime.1?.reason == "maximum duration exceeded")
+    }
+
+    @Test("without a minute to publish in (a broadcast), only the maximum duration stops it; nothing stopping it, no ending")
+    func broadcast() async {
+        let unpublished = await run([(0, 0, false), (600, 0, false), (700, 100, false)], publishWithin: nil)
+        #expect(unpublished.0 == 2 && unpublished.1 == .maxDuration)
+        let failed = await run([(0, 0, true)], publishWithin: nil)
+        #expect(failed.0 == -1 && failed.1 == nil)
     }
 }

@@ -1,5 +1,5 @@
 """Automatically archived sessions through the official `opentok` SDK: a session created with
-`archive_mode=always` (and an archive name and resolution) is recorded as soon as a client connects, without
+`archive_mode=always` (and an archive name and resolution) is recorded as soon as a client publishes, without
 `start_archive`; at the server's `--archive-max-duration` the archive stops (`maximum duration exceeded`) and the next
 one starts while clients remain; the last client leaving pauses it (it stops a minute later:
 test_video_archive_lifetime.py). The files are decoded: the
@@ -28,7 +28,7 @@ def server():
         yield s
 
 
-def test_an_always_archived_session_records_from_its_first_client_archive_after_archive(server):
+def test_an_always_archived_session_records_from_its_first_stream_archive_after_archive(server):
     asyncio.run(_automatic(server))
 
 
@@ -37,13 +37,18 @@ async def _automatic(server):
     sid = ot.create_session(media_mode=opentok.MediaModes.routed, archive_mode=opentok.ArchiveModes.always,
                             archive_name="standup", archive_resolution="1280x720").session_id
     assert (await asyncio.to_thread(ot.list_archives, session_id=sid)).count == 0, "nobody connected yet: nothing recorded"
+    # A client that only watches: nothing to record, and so no archive (which would stop a minute later, unpublished).
+    watcher = await asyncio.to_thread(VideoPeer, server, sid, ot.generate_token(sid, data="name=watcher"))
+    await asyncio.sleep(2)
+    assert (await asyncio.to_thread(ot.list_archives, session_id=sid)).count == 0, "connected, not publishing: nothing recorded"
+    watcher.close()
     red = await publish(server, sid, ot.generate_token(sid, data="name=red"), (220, 30, 30), 440)
     try:
         def archives():  # as JSON: the SDK's Archive has no `reason`
             r = requests.get(f"{server.http_url}/v2/project/{ot.api_key}/archive", params={"sessionId": sid}, headers=ot.get_headers(), timeout=10)
             return sorted(r.json()["items"], key=lambda a: a["createdAt"])
 
-        # Started as the client connected — paused until its stream was published, then recording.
+        # Started as the stream was published (paused, if at all, only until its media flows).
         deadline = time.monotonic() + 5
         while (first := await asyncio.to_thread(archives))[0]["status"] == "paused" and time.monotonic() < deadline:
             await asyncio.sleep(0.1)

@@ -106,10 +106,10 @@ public final class SwitchboardServer: Sendable {
         live.video.onSessionEvent { [core] event in
             monitor.handle(event)
             switch event {
-            case .sessionCreated(let sessionID):
+            case .streamCreated(_, let publisher):
                 // Off the hub's reporting: the session's settings are a store read.
                 Task {
-                    if let session = try? core.videoSessions.get(id: sessionID), session.archiveMode == "always" {
+                    if let session = try? core.videoSessions.get(id: publisher.sessionID), session.archiveMode == "always" {
                         await archives.startAutomatically(session)
                     }
                 }

@@ -3,9 +3,8 @@ import Synchronization
 import Live
 
 /// A video archive's recording running in a task of its own (`IndividualArchive`, `ComposedArchive`): the
-/// recording polls `shouldStop` between its steps, with how long it has recorded (pauses not counted), and
-/// returns what it wrote once stopped — asked to (`stop` returns the outcome to the one who asked), or by itself
-/// (once it has recorded `maxDuration`, as the Video API counts an archive's length, or failing as it starts),
+/// recording polls `shouldStop` between its steps, with its `ArchiveProgress`, and returns what it wrote once
+/// stopped — asked to (`stop` returns the outcome to the one who asked), or by itself (an `Ending`, or failing),
 /// when `ended` hears of it.
 final class ArchiveRecorder: Sendable {
     struct Outcome: Sendable {
@@ -17,24 +16,70 @@ final class ArchiveRecorder: Sendable {
         var failure: String?
     }
 
-    private let stopRequested = StopFlag()
+    /// Why a recording stopped by itself, as the Video API's archives do.
+    enum Ending: Sendable {
+        /// It recorded `maxDuration` (pauses not counted).
+        case maxDuration
+        /// Nobody published within `publishWithin` of its start.
+        case nothingPublished
+
+        /// The archive's `reason`.
+        var reason: String {
+            switch self {
+            case .maxDuration: "maximum duration exceeded"
+            case .nothingPublished: "no stream published within a minute"
+            }
+        }
+    }
+
+    /// Asked to stop, or why it stopped by itself: what `stop` and the recording's own checks share.
+    private final class Stopping: Sendable {
+        private let state = Mutex<(requested: Bool, ending: Ending?)>((false, nil))
+        var requested: Bool { state.withLock { $0.requested } }
+        var ending: Ending? { state.withLock { $0.ending } }
+        func request() { state.withLock { $0.requested = true } }
+        func end(_ why: Ending) { state.withLock { $0.ending = $0.ending ?? why } }
+    }
+
+    private let stopping = Stopping()
     private let task: Task<Outcome, Never>
 
-    init(maxDuration: Duration = .seconds(14_400), ended: @escaping @Sendable (Outcome) -> Void,
-         record: @escaping @Sendable (_ shouldStop: @escaping @Sendable (_ recorded: Duration) -> Bool) async -> Outcome) {
-        let stopRequested = stopRequested
+    /// `publishWithin`: how soon a stream must be published once it starts (an archive's minute), or never mind (nil).
+    init(maxDuration: Duration = .seconds(14_400), publishWithin: Duration? = nil, ended: @escaping @Sendable (Outcome, Ending?) -> Void,
+         record: @escaping @Sendable (_ shouldStop: @escaping @Sendable (ArchiveProgress) -> Bool) async -> Outcome) {
+        let stopping = stopping
         task = Task {
-            let outcome = await record { recorded in stopRequested.isSet || recorded >= maxDuration }
-            if !stopRequested.isSet { ended(outcome) }
+            let outcome = await record { progress in
+                if stopping.requested { return true }
+                if progress.recorded >= maxDuration {
+                    stopping.end(.maxDuration)
+                } else if let publishWithin, !progress.published, progress.elapsed >= publishWithin {
+                    stopping.end(.nothingPublished)
+                } else {
+                    return false
+                }
+                return true
+            }
+            if !stopping.requested { ended(outcome, stopping.ending) }  // no ending: it failed
             return outcome
         }
     }
 
     /// Stops recording and returns once the file is complete.
     func stop() async -> Outcome {
-        stopRequested.set()
+        stopping.request()
         return await task.value
     }
+}
+
+/// Where a recording stands, for `ArchiveRecorder` to decide whether it stops.
+struct ArchiveProgress: Sendable {
+    /// Time recorded: all but its pauses.
+    var recorded: Duration
+    /// Time since it started.
+    var elapsed: Duration
+    /// Whether anyone has published since it started.
+    var published: Bool
 }
 
 /// An archive is paused while nobody publishes in its session, as the Video API's are: nothing is recorded then
@@ -43,6 +88,8 @@ final class ArchiveRecorder: Sendable {
 struct ArchivePause {
     private(set) var since: ContinuousClock.Instant?
     private var before: Duration = .zero
+    /// Whether anyone has published since the recording began.
+    private(set) var published = false
     let report: (@Sendable (_ paused: Bool) -> Void)?
 
     init(report: (@Sendable (_ paused: Bool) -> Void)?) {
@@ -51,6 +98,7 @@ struct ArchivePause {
 
     /// Whether it is paused now that `publishing` says whether anyone publishes.
     mutating func update(publishing: Bool, now: ContinuousClock.Instant) -> Bool {
+        published = published || publishing
         guard let report else { return false }
         if publishing, let since {
             before += now - since
@@ -68,6 +116,11 @@ struct ArchivePause {
 
     /// How long a recording that began at `origin` has recorded by `now`: all but its pauses.
     func recorded(since origin: ContinuousClock.Instant, at now: ContinuousClock.Instant) -> Duration { now - origin - total(at: now) }
+
+    /// Where a recording that began at `origin` stands at `now`.
+    func progress(since origin: ContinuousClock.Instant, at now: ContinuousClock.Instant) -> ArchiveProgress {
+        ArchiveProgress(recorded: recorded(since: origin, at: now), elapsed: now - origin, published: published)
+    }
 }
 
 /// The minute an archive or a broadcast outlives its session's last client, as the Video API's do: a client back

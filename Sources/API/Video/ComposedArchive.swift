@@ -129,7 +129,7 @@ enum ComposedArchive {
     static func record(holder: String, sessionID: String, outputs: [MediaWriter.Output], hub: VideoHub, engine: MediaEngine, canvas: ArchiveCanvas?, mix: HeldMix?,
                        selection: @Sendable () -> StreamSelection, layout: @Sendable () -> ArchiveLayout,
                        watch: @Sendable ([MediaWriter.OutputStatus]) -> Void = { _ in }, paused: (@Sendable (Bool) -> Void)? = nil,
-                       shouldStop: @Sendable (_ recorded: Duration) -> Bool) async -> ArchiveRecorder.Outcome {
+                       shouldStop: @Sendable (ArchiveProgress) -> Bool) async -> ArchiveRecorder.Outcome {
         let path = outputs.lazy.compactMap { if case .mp4(let path) = $0 { path } else { nil } }.first ?? ""
         let clock = ContinuousClock()
         let origin = clock.now
@@ -154,7 +154,7 @@ enum ComposedArchive {
         var statuses: [MediaWriter.OutputStatus] = []
         var pause = ArchivePause(report: paused)
         // Until stopped, or until a file cannot be written (the recording then ends, failed).
-        while !shouldStop(pause.recorded(since: origin, at: clock.now)), file.failure == nil {
+        while !shouldStop(pause.progress(since: origin, at: clock.now)), file.failure == nil {
             let now = file.statuses
             if now != statuses {
                 statuses = now

@@ -17,7 +17,7 @@ enum IndividualArchive {
     /// Records until `shouldStop`; the ZIP, or why it could not be written.
     static func record(id: String, sessionID: String, name: String, createdAt: Int64, directory: String, hub: VideoHub,
                        selection: @Sendable () -> StreamSelection, paused: @escaping @Sendable (Bool) -> Void,
-                       shouldStop: @Sendable (_ recorded: Duration) -> Bool) async -> ArchiveRecorder.Outcome {
+                       shouldStop: @Sendable (ArchiveProgress) -> Bool) async -> ArchiveRecorder.Outcome {
         let work = directory + "/" + id
         try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         let start = Date()
@@ -28,7 +28,7 @@ enum IndividualArchive {
         let clock = ContinuousClock()
         let origin = clock.now
         var pause = ArchivePause(report: paused)
-        while !shouldStop(pause.recorded(since: origin, at: clock.now)) {
+        while !shouldStop(pause.progress(since: origin, at: clock.now)) {
             let live = hub.streams(sessionID: sessionID)
             // Paused while nobody publishes: no stream, so no file is written then.
             _ = pause.update(publishing: !live.isEmpty, now: clock.now)

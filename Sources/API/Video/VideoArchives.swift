@@ -209,13 +209,13 @@ final class VideoArchives: Sendable {
         let selection: @Sendable () -> StreamSelection = { [weak self] in self?.get(id)?.selection ?? initial }
         // A recording that ends by itself (its maximum duration, or a failure as it starts) is reported here;
         // `ended` moves the archive on once, whichever of this and `stop` comes first.
-        let recorder = ArchiveRecorder(maxDuration: .seconds(maxDuration), ended: { [weak self] outcome in
+        let recorder = ArchiveRecorder(maxDuration: .seconds(maxDuration), publishWithin: Self.publishWithin, ended: { [weak self] outcome, ending in
             guard let self else { return }
             _ = self.recorders.withLock { $0.removeValue(forKey: id) }
             Task {
-                await self.ended(id, outcome, reason: "maximum duration exceeded")
+                await self.ended(id, outcome, reason: ending?.reason ?? "")
                 // An automatically archived session goes on being recorded, in the next archive.
-                if options.automatic, outcome.failure == nil, !self.hub.connections(sessionID: sessionID).isEmpty {
+                if options.automatic, ending == .maxDuration, outcome.failure == nil, !self.hub.connections(sessionID: sessionID).isEmpty {
                     _ = try? await self.start(sessionID: sessionID, projectID: projectID, options)
                 }
             }
@@ -238,8 +238,11 @@ final class VideoArchives: Sendable {
         return started
     }
 
-    /// A session archived automatically (`archiveMode: always`) has clients: its composed archive starts, with
-    /// the session's archive name and resolution.
+    /// A client must publish within a minute of an archive's start, or it stops (as the Video API's do).
+    static let publishWithin: Duration = .seconds(60)
+
+    /// A stream was published in a session archived automatically (`archiveMode: always`): unless one of its
+    /// archives is recording, its composed archive starts, with the session's archive name and resolution.
     func startAutomatically(_ session: VideoSession) async {
         var options = Options(name: session.archiveName ?? "", hasVideo: true, automatic: true)
         options.resolution = session.archiveResolution ?? options.resolution

@@ -198,7 +198,7 @@ final class VideoBroadcasts: Sendable {
         layouts.withLock { $0[id] = layout }
         if broadcast.lowLatency == true { progress.withLock { $0[id] = hlsProgress } }
         let selection: @Sendable () -> StreamSelection = { [weak self] in self?.get(id)?.selection ?? broadcast.selection }
-        let recorder = ArchiveRecorder(maxDuration: .seconds(broadcast.maxDuration), ended: { [weak self] outcome in
+        let recorder = ArchiveRecorder(maxDuration: .seconds(broadcast.maxDuration), ended: { [weak self] _, _ in
             guard let self else { return }
             _ = self.recorders.withLock { $0.removeValue(forKey: id) }
             Task { await self.ended(id) }
