@@ -5,6 +5,7 @@ And, as the Video API's, an archive stops when nobody publishes within its first
 from __future__ import annotations
 
 import asyncio
+import io
 import time
 
 import pytest
@@ -14,6 +15,7 @@ from test_video_audio_connector import server  # noqa: F401 (the module's media 
 from video_support import VideoPeer, decode_media, opentok_client, publish, unpublish
 
 opentok = pytest.importorskip("opentok")
+av = pytest.importorskip("av")
 
 
 def test_an_archive_waits_a_minute_for_its_session_s_clients_to_come_back(server):
@@ -95,6 +97,10 @@ async def _first_minute(server):
             await asyncio.sleep(0.25)
         assert (now["status"], now["reason"], now["duration"]) == ("available", "no stream published within a minute", 0), now
         assert time.monotonic() - started >= 59, "stopped a minute after it started, not before"
+        r = requests.get(now["url"], headers=ot.get_headers(), timeout=10)
+        with av.open(io.BytesIO(r.content)) as mp4:  # a well-formed file with nothing in it
+            assert sorted(s.type for s in mp4.streams) == ["audio", "video"]
+            assert not [f for f in mp4.decode(video=0)], "no picture recorded"
         assert archive(watched.id)["status"] == "started", "published within the minute: still recording past it"
         watchers[0].request("video:signal", {"type": "still", "data": "here"})  # its client is still connected: only the archive ended
         stopped = await asyncio.to_thread(ot.stop_archive, watched.id)
