@@ -58,8 +58,59 @@ struct PlainRTPNegotiatorTests {
             try PlainRTPNegotiator.answer(srtp, local: AudioSessionConfig(address: "127.0.0.1", port: 1), sessionID: 1, version: 1)
         }
         let dtls = try SessionDescription.parse("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 UDP/TLS/RTP/SAVPF 0\r\n")
-        #expect(throws: PlainRTPError.unsupportedProfile("UDP/TLS/RTP/SAVPF")) {
+        #expect(throws: PlainRTPError.noUsableCrypto, "DTLS-SRTP without a fingerprint to check") {
             try PlainRTPNegotiator.answer(dtls, local: AudioSessionConfig(address: "127.0.0.1", port: 1), sessionID: 1, version: 1)
+        }
+        let sctp = try SessionDescription.parse("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 UDP/DTLS/SCTP 0\r\n")
+        #expect(throws: PlainRTPError.unsupportedProfile("UDP/DTLS/SCTP")) {
+            try PlainRTPNegotiator.answer(sctp, local: AudioSessionConfig(address: "127.0.0.1", port: 1), sessionID: 1, version: 1)
+        }
+    }
+
+    /// An offer as baresip's dtls_srtp module writes it (`mediaenc=dtls_srtp`): setup and fingerprint at the session level.
+    static func dtlsOffer(setup: String = "actpass", fingerprint: String? = "SHA-256 \(String(repeating: "AB:", count: 31))CD") throws -> SessionDescription {
+        try SessionDescription.parse("v=0\r\no=- 3718218065 1424525219 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+            + "a=setup:\(setup)\r\n" + (fingerprint.map { "a=fingerprint:\($0)\r\n" } ?? "")
+            + "m=audio 9354 UDP/TLS/RTP/SAVPF 0 8 101\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:8 PCMA/8000\r\na=rtpmap:101 telephone-event/8000\r\n"
+            + "a=fmtp:101 0-15\r\na=sendrecv\r\na=ptime:20\r\n")
+    }
+
+    @Test("a DTLS-SRTP offer is answered in kind: our fingerprint, active unless the offerer starts; one we cannot check is refused")
+    func answersDTLS() throws {
+        let local = AudioSessionConfig(address: "127.0.0.1", port: 40000)
+        let ours = try #require(DTLSKeying.certificate).fingerprintSHA256
+        let theirs = SDPFingerprint(algorithm: "sha-256", value: String(repeating: "AB:", count: 31) + "CD")
+        let (sdp, n) = try PlainRTPNegotiator.answer(try Self.dtlsOffer(), local: local, sessionID: 1, version: 1)
+        #expect(sdp.media[0].proto == "UDP/TLS/RTP/SAVPF" && sdp.media[0].attributeValues("crypto").isEmpty)
+        #expect(sdp.media[0].fingerprint == SDPFingerprint(algorithm: "sha-256", value: ours) && sdp.media[0].setup == .active)
+        #expect(n.dtls == DTLSKeying(role: .client, remote: theirs) && n.srtp == nil)
+        #expect(try SessionDescription.parse(sdp.serialize()) == sdp)
+        let (passive, p) = try PlainRTPNegotiator.answer(try Self.dtlsOffer(setup: "active"), local: local, sessionID: 1, version: 1)
+        #expect(passive.media[0].setup == .passive && p.dtls?.role == .server, "the offerer starts: we wait")
+        let (_, q) = try PlainRTPNegotiator.answer(try Self.dtlsOffer(), local: AudioSessionConfig(address: "127.0.0.1", port: 1, encryption: .srtp),
+                                                   sessionID: 1, version: 1)
+        #expect(q.dtls != nil, "SRTP required: DTLS-SRTP is SRTP")
+        for refused in [try Self.dtlsOffer(fingerprint: nil), try Self.dtlsOffer(fingerprint: "md5 AB:CD"), try Self.dtlsOffer(fingerprint: "sha-256 XY:ZZ"),
+                        try Self.dtlsOffer(setup: "holdconn")] {
+            #expect(throws: PlainRTPError.noUsableCrypto) { try PlainRTPNegotiator.answer(refused, local: local, sessionID: 1, version: 1) }
+        }
+    }
+
+    @Test("offering DTLS-SRTP: UDP/TLS/RTP/SAVP, our fingerprint, actpass; the answer's setup makes our role; an answer without DTLS is refused")
+    func offersDTLS() throws {
+        let config = AudioSessionConfig(address: "127.0.0.1", port: 40000, encryption: .dtlsSrtp)
+        let offer = PlainRTPNegotiator.offer(config, sessionID: 1, version: 1)
+        #expect(offer.media[0].proto == "UDP/TLS/RTP/SAVP" && offer.media[0].setup == .actpass && offer.media[0].attributeValues("crypto").isEmpty)
+        #expect(offer.media[0].fingerprint?.value == DTLSKeying.certificate?.fingerprintSHA256)
+        func answer(_ setup: String?, fingerprint: Bool = true, proto: String = "UDP/TLS/RTP/SAVP") throws -> SessionDescription {
+            try SessionDescription.parse("v=0\r\no=- 2 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 5000 \(proto) 0\r\n"
+                + "a=rtpmap:0 PCMU/8000\r\n" + (setup.map { "a=setup:\($0)\r\n" } ?? "")
+                + (fingerprint ? "a=fingerprint:sha-256 \(String(repeating: "01:", count: 31))02\r\n" : ""))
+        }
+        #expect(try PlainRTPNegotiator.negotiated(answer: answer("passive"), offered: config).dtls?.role == .client)
+        #expect(try PlainRTPNegotiator.negotiated(answer: answer("active"), offered: config).dtls?.role == .server)
+        for refused in [try answer("actpass"), try answer(nil), try answer("active", fingerprint: false), try answer(nil, fingerprint: false, proto: "RTP/AVP")] {
+            #expect(throws: PlainRTPError.noUsableCrypto) { try PlainRTPNegotiator.negotiated(answer: refused, offered: config) }
         }
     }
 

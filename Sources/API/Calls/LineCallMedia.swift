@@ -383,7 +383,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     private func refuseUnkeyed(_ phone: PhoneLeg, call: OutboundCall, events: any CallMediaEvents) {
         call.hangup()
-        finish(phone, status: "failed", reason: "the far end answered without usable SRTP keys (media_encryption srtp)", events: events)
+        finish(phone, status: "failed", reason: "the far end answered without the SRTP its trunk requires (media_encryption srtp or dtls-srtp)",
+               events: events)
     }
 
     /// Sets the leg from the peer's answer; false when the answer lacks the SRTP keys we required

@@ -218,6 +218,8 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         PhoneLineCounters.malformed.add(leg.statistics.packetsDropped, ordering: .relaxed)
         PhoneLineCounters.srtpFailures.add(leg.statistics.srtpFailures, ordering: .relaxed)
         if leg.negotiated.srtp != nil { PhoneLineCounters.srtpLegs.add(1, ordering: .relaxed) }
+        if leg.negotiated.dtls != nil { PhoneLineCounters.dtlsSRTPLegs.add(1, ordering: .relaxed) }
+        PhoneLineCounters.dtlsFailures.add(leg.statistics.dtlsFailures, ordering: .relaxed)
         leg.close()
     }
 }

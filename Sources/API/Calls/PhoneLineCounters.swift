@@ -22,6 +22,8 @@ enum PhoneLineCounters {
     static let srtpLegs = Atomic<Int>(0)
     /// SRTP/SRTCP packets from phones that failed authentication or the replay check, added when a leg closes.
     static let srtpFailures = Atomic<Int>(0)
+    static let dtlsSRTPLegs = Atomic<Int>(0)
+    static let dtlsFailures = Atomic<Int>(0)
     /// Frames heard from phones dropped because the line's queue was full (the phone sends faster than the tick).
     static let framesDropped = Atomic<Int>(0)
     /// Frames heard from phones dropped to bring a line's grown delay back down (`LineQueue`).
@@ -62,6 +64,10 @@ enum PhoneLineCounters {
         out += "# TYPE switchboard_phone_rtp_dropped_total counter\nswitchboard_phone_rtp_dropped_total \(malformed.load(ordering: .relaxed))\n"
         out += "# HELP switchboard_phone_srtp_legs_total Phone legs whose media was SRTP (SDES keys; counted when a leg closes).\n"
         out += "# TYPE switchboard_phone_srtp_legs_total counter\nswitchboard_phone_srtp_legs_total \(srtpLegs.load(ordering: .relaxed))\n"
+        out += "# HELP switchboard_phone_dtls_srtp_legs_total Phone legs whose media was keyed by DTLS (counted when a leg closes).\n"
+        out += "# TYPE switchboard_phone_dtls_srtp_legs_total counter\nswitchboard_phone_dtls_srtp_legs_total \(dtlsSRTPLegs.load(ordering: .relaxed))\n"
+        out += "# HELP switchboard_phone_dtls_failures_total DTLS-SRTP handshakes on phone legs that failed (a certificate not matching its fingerprint, no answer; counted when a leg closes).\n"
+        out += "# TYPE switchboard_phone_dtls_failures_total counter\nswitchboard_phone_dtls_failures_total \(dtlsFailures.load(ordering: .relaxed))\n"
         out += "# HELP switchboard_phone_srtp_failures_total SRTP or SRTCP packets from phones dropped: failed authentication or replayed (counted when a leg closes).\n"
         out += "# TYPE switchboard_phone_srtp_failures_total counter\nswitchboard_phone_srtp_failures_total \(srtpFailures.load(ordering: .relaxed))\n"
         out += "# HELP switchboard_phone_frames_dropped_total Frames from phones dropped because a line's queue was full.\n"

@@ -106,10 +106,11 @@ public final class SIPTrunks: Sendable {
         guard ["udp", "tcp", "tls"].contains(t.transport) else { throw PlatformError.invalid("transport must be udp, tcp or tls.") }
         guard (0...86_400).contains(t.healthInterval) else { throw PlatformError.invalid("health_interval must be 0-86400 seconds.") }
         t.mediaEncryption = t.mediaEncryption.lowercased()
-        guard ["none", "optional", "srtp"].contains(t.mediaEncryption) else {
-            throw PlatformError.invalid("media_encryption must be none, optional or srtp.")
+        guard ["none", "optional", "srtp", "dtls-srtp"].contains(t.mediaEncryption) else {
+            throw PlatformError.invalid("media_encryption must be none, optional, srtp or dtls-srtp.")
         }
-        if t.mediaEncryption != "none" && t.transport != "tls" {
+        // DTLS-SRTP's keys never travel in the signalling: any transport will do.
+        if ["optional", "srtp"].contains(t.mediaEncryption) && t.transport != "tls" {
             throw PlatformError.invalid("media_encryption \(t.mediaEncryption) needs transport tls: the SRTP keys travel in the SIP messages.")
         }
         if t.register && (t.username ?? "").isEmpty { throw PlatformError.invalid("register needs a username and password.") }

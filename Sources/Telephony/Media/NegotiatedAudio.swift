@@ -12,6 +12,8 @@ public struct NegotiatedAudio: Hashable, Sendable {
     public var direction: SDPDirection
     /// SRTP keys when the media is encrypted (SDES), nil for plain RTP.
     public var srtp: SDESKeying?
+    /// DTLS-SRTP: who starts the handshakes and whose certificate to expect; nil unless keyed by DTLS.
+    public var dtls: DTLSKeying?
 
     public var sends: Bool { direction == .sendrecv || direction == .sendonly }
     public var receives: Bool { direction == .sendrecv || direction == .recvonly }

@@ -1,7 +1,7 @@
 import Wire
 
 /// SDP offer/answer for one plain RTP/AVP audio stream (RFC 3264, RFC 3551, RFC 4733), or
-/// RTP/SAVP with SDES keys (RFC 4568).
+/// RTP/SAVP with SDES keys (RFC 4568), or UDP/TLS/RTP/SAVP keyed by DTLS on the media ports (RFC 5763).
 ///
 /// Builds on the WebRTC codec in Wire/SDP: the same `SessionDescription`, lines and
 /// attributes, with what plain RTP needs on top: `c=` addresses, static payload types,
@@ -12,13 +12,23 @@ import Wire
 /// received with a usable `a=crypto` line (RTP/SAVP, or RTP/AVP with keys, "best effort" SRTP) is
 /// answered with SRTP, repeating the accepted line's tag and suite with our own key; RTP/SAVP without
 /// one is refused, as is plain RTP when the local config requires SRTP.
+///
+/// DTLS-SRTP: an offer with `.dtlsSrtp` is UDP/TLS/RTP/SAVP with our fingerprint and `a=setup:actpass`; the
+/// answer must carry the peer's fingerprint and say who starts. An offer received as UDP/TLS/RTP/SAVP(F) is
+/// answered in kind (whatever the setting: it is encrypted) when it gives a fingerprint we can check.
 public enum PlainRTPNegotiator {
     public static func offer(_ config: AudioSessionConfig, sessionID: UInt64, version: UInt64) -> SessionDescription {
         let payloadTypes = config.codecs.map(\.defaultPayloadType)
-        let crypto = config.encryption != .none
-            ? SDESKeying.suites.enumerated().map { SDPCrypto(tag: $0 + 1, suite: $1.sdesSuite, keySalt: config.keySalt(for: $1)) } : []
+        let sdes = config.encryption == .optional || config.encryption == .srtp
+        let crypto = sdes ? SDESKeying.suites.enumerated().map { SDPCrypto(tag: $0 + 1, suite: $1.sdesSuite, keySalt: config.keySalt(for: $1)) } : []
+        let proto = switch config.encryption {
+        case .none, .optional: "RTP/AVP"
+        case .srtp: "RTP/SAVP"
+        case .dtlsSrtp: "UDP/TLS/RTP/SAVP"
+        }
         return description(config, sessionID: sessionID, version: version, codecs: zip(config.codecs, payloadTypes).map { ($0, $1) },
-                           direction: config.direction, secure: config.encryption == .srtp, crypto: crypto)
+                           direction: config.direction, proto: proto, crypto: crypto,
+                           dtls: config.encryption == .dtlsSrtp ? DTLSKeying.localFingerprint.map { ($0, .actpass) } : nil)
     }
 
     /// Answers `offer`: the first offered voice codec we support (offerer's preference),
@@ -35,22 +45,30 @@ public enum PlainRTPNegotiator {
         if let event { chosen.append(event) }
         var keying: SDESKeying?
         var crypto: [SDPCrypto] = []
-        if let (line, profile) = SDESKeying.usable(remote.crypto) {
+        var dtls: DTLSKeying?
+        var ours: (SDPFingerprint, SDPSetupRole)?
+        if remote.dtls {
+            guard let fingerprint = remote.fingerprint, let local = DTLSKeying.localFingerprint,
+                  let setup = DTLSKeying.answering(remote.setup) else { throw .noUsableCrypto }
+            dtls = DTLSKeying(role: DTLSKeying.role(ours: setup), remote: fingerprint)
+            ours = (local, setup)
+        } else if let (line, profile) = SDESKeying.usable(remote.crypto) {
             let ours = config.keySalt(for: profile)
             keying = SDESKeying(profile: profile, local: ours, remote: line.keySalt)
             crypto = [SDPCrypto(tag: line.tag, suite: line.suite, keySalt: ours)]
         } else if remote.secure {
             throw .noUsableCrypto
-        } else if config.encryption == .srtp {
+        } else if config.encryption == .srtp || config.encryption == .dtlsSrtp {
             throw .encryptionRequired
         }
         let direction = answerDirection(offered: remote.direction, local: config.direction)
         let sdp = description(config, sessionID: sessionID, version: version, codecs: chosen, direction: direction,
-                              secure: remote.secure, crypto: crypto)
+                              proto: remote.proto, crypto: crypto, dtls: ours)
         var negotiated = NegotiatedAudio(remoteAddress: remote.address, remotePort: remote.port, codec: voice.0,
                                          payloadType: voice.1, telephoneEventPayloadType: event?.1,
                                          ptime: remote.ptime ?? config.ptime, direction: direction)
         negotiated.srtp = keying
+        negotiated.dtls = dtls
         return (sdp, negotiated)
     }
 
@@ -64,7 +82,13 @@ public enum PlainRTPNegotiator {
         var negotiated = NegotiatedAudio(remoteAddress: remote.address, remotePort: remote.port, codec: voice.0, payloadType: voice.1,
                                          telephoneEventPayloadType: event?.1, ptime: remote.ptime ?? config.ptime,
                                          direction: remote.direction.reversed)
-        if config.encryption == .srtp || (config.encryption == .optional && !remote.crypto.isEmpty) {
+        if config.encryption == .dtlsSrtp {
+            // The answer says who starts; ours said either may.
+            guard remote.dtls, let fingerprint = remote.fingerprint, let setup = remote.setup, setup == .active || setup == .passive else {
+                throw .noUsableCrypto
+            }
+            negotiated.dtls = DTLSKeying(role: setup == .active ? .server : .client, remote: fingerprint)
+        } else if config.encryption == .srtp || (config.encryption == .optional && !remote.crypto.isEmpty) {
             // The answer accepts one of our lines: its tag names the suite and so our key.
             guard let line = remote.crypto.first, let (_, profile) = SDESKeying.usable([line]),
                   let offered = SDESKeying.suites.firstIndex(of: profile), line.tag == offered + 1 else { throw .noUsableCrypto }
@@ -93,14 +117,23 @@ public enum PlainRTPNegotiator {
         var codecs: [(AudioCodec, UInt8)]
         var ptime: Int?
         var direction: SDPDirection
-        /// RTP/SAVP(F): the media must be SRTP.
-        var secure: Bool
+        var proto: String
         var crypto: [SDPCrypto]
+        /// The peer's certificate fingerprint and setup (DTLS-SRTP).
+        var fingerprint: SDPFingerprint?
+        var setup: SDPSetupRole?
+
+        /// RTP/SAVP(F) or UDP/TLS/RTP/SAVP(F): the media must be SRTP.
+        var secure: Bool { proto.hasPrefix("RTP/SAVP") || dtls }
+        /// UDP/TLS/RTP/SAVP(F): keyed by DTLS.
+        var dtls: Bool { proto.hasPrefix("UDP/TLS/") }
     }
 
     static func read(_ sdp: SessionDescription) throws(PlainRTPError) -> Remote {
         guard let audio = sdp.media.first(where: { $0.kind == "audio" && $0.port != 0 }) else { throw .noAudioSection }
-        guard ["RTP/AVP", "RTP/AVPF", "RTP/SAVP", "RTP/SAVPF"].contains(audio.proto) else { throw .unsupportedProfile(audio.proto) }
+        guard ["RTP/AVP", "RTP/AVPF", "RTP/SAVP", "RTP/SAVPF", "UDP/TLS/RTP/SAVP", "UDP/TLS/RTP/SAVPF"].contains(audio.proto) else {
+            throw .unsupportedProfile(audio.proto)
+        }
         let connection = audio.connection ?? sdp.lines.first { $0.type == "c" }?.value
         let parts = connection?.split(separator: " ") ?? []
         guard parts.count == 3, parts[0] == "IN" else { throw .missingConnectionAddress }
@@ -113,24 +146,29 @@ public enum PlainRTPNegotiator {
         let direction = audio.direction ?? sdp.lines.lazy.compactMap { SDPDirection(rawValue: $0.type == "a" ? $0.value : "") }.first ?? .sendrecv
         return Remote(address: address, port: audio.port, codecs: codecs, ptime: audio.attributeValue("ptime").flatMap { Int($0) },
                       direction: address == "0.0.0.0" && direction == .sendrecv ? .inactive : direction,
-                      secure: audio.proto.hasPrefix("RTP/SAVP"), crypto: audio.attributeValues("crypto").compactMap(SDPCrypto.init(attributeValue:)))
+                      proto: audio.proto, crypto: audio.attributeValues("crypto").compactMap(SDPCrypto.init(attributeValue:)),
+                      fingerprint: DTLSKeying.usableFingerprint(of: sdp, audio), setup: audio.setup ?? sdp.setup)
     }
 
     private static func description(_ config: AudioSessionConfig, sessionID: UInt64, version: UInt64,
-                                    codecs: [(AudioCodec, UInt8)], direction: SDPDirection, secure: Bool,
-                                    crypto: [SDPCrypto]) -> SessionDescription {
+                                    codecs: [(AudioCodec, UInt8)], direction: SDPDirection, proto: String,
+                                    crypto: [SDPCrypto], dtls: (SDPFingerprint, SDPSetupRole)?) -> SessionDescription {
         let family = config.address.contains(":") ? "IP6" : "IP4"
         var sdp = SessionDescription(origin: SDPOrigin(username: "-", sessionID: sessionID, sessionVersion: version,
                                                        networkType: "IN", addressType: family, address: config.address),
                                      sessionName: "switchboard")
         sdp.lines.insert(SDPLine("c", "IN \(family) \(config.address)"), at: 3)
-        var audio = MediaDescription(kind: "audio", port: config.port, proto: secure ? "RTP/SAVP" : "RTP/AVP", formats: codecs.map { String($0.1) })
+        var audio = MediaDescription(kind: "audio", port: config.port, proto: proto, formats: codecs.map { String($0.1) })
         for (codec, pt) in codecs {
             audio.addAttribute("rtpmap", codec.rtpMap(payloadType: pt).attributeValue)
             if codec == .telephoneEvent { audio.addAttribute("fmtp", "\(pt) 0-16") }
         }
         audio.addAttribute("ptime", String(config.ptime))
         for line in crypto { audio.addAttribute("crypto", line.attributeValue) }
+        if let (fingerprint, setup) = dtls {
+            audio.fingerprint = fingerprint
+            audio.setup = setup
+        }
         audio.direction = direction
         sdp.media = [audio]
         return sdp

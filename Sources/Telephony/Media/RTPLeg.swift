@@ -19,6 +19,9 @@ import SRTP
 ///
 /// SRTP (SDES-keyed, `negotiated.srtp`): what arrives is authenticated and decrypted before anything
 /// else looks at it (a forged packet neither plays nor moves the latch), what leaves is protected last.
+/// DTLS-SRTP (`negotiated.dtls`): each port of the pair runs a DTLS handshake (datagrams whose first byte
+/// is 20–63, RFC 7983) and is keyed by it; until its port is keyed, nothing is sent and what arrives is
+/// dropped. The handshakes allocate; once keyed, the packet path is the same as SDES's.
 ///
 /// Confined to its loop (the SIP edge's loop, or any `EventLoop`): every method runs there, which is what
 /// makes the unchecked Sendable conformance sound (it only lets the leg be handed to its loop). The
@@ -40,9 +43,14 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     private let rtcpFD: Int32
     private var rtcp: RTCPSocketHandler?
     private var codec: any Codec
-    /// SRTP and SRTCP, both ways, when the session is keyed.
+    /// SRTP and SRTCP, both ways, when the session is keyed (SDES: one key for both; DTLS: each port's own).
     private var srtpIn: SRTPTransform?
     private var srtpOut: SRTPTransform?
+    private var srtcpIn: SRTPTransform?
+    private var srtcpOut: SRTPTransform?
+    /// The DTLS-SRTP handshakes of the RTP and RTCP ports.
+    private var dtls: (rtp: DTLSPort?, rtcp: DTLSPort?) = (nil, nil)
+    private var dtlsTimer: TimerHandle?
     /// The session is known (`configure` ran): until then nothing is sent or decoded.
     public private(set) var configured = false
     private var frame: AudioFrame
@@ -128,6 +136,17 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         }
         let transforms = try negotiated.srtp?.transforms()
         (srtpIn, srtpOut) = (transforms?.inbound, transforms?.outbound)
+        (srtcpIn, srtcpOut) = (srtpIn, srtpOut)
+        dtls = (nil, nil)
+        loop.cancel(dtlsTimer)
+        if let keying = negotiated.dtls {
+            guard let certificate = DTLSKeying.certificate else { throw .srtp("no DTLS certificate") }
+            do {
+                dtls = (try DTLSPort(keying, certificate: certificate), try DTLSPort(keying, certificate: certificate))
+            } catch {
+                throw .srtp("\(error)")
+            }
+        }
         self.codec = codec
         self.negotiated = negotiated
         self.remote = remote
@@ -135,6 +154,13 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         latchedSSRC = nil
         frame = AudioFrame(rate: codec.sampleRate)
         configured = true
+        if negotiated.dtls?.role == .client {
+            // We start: each port's ClientHello goes where the SDP says that port's peer is.
+            let now = Self.now()
+            if let rtp = dtls.rtp { sendDTLS(rtp.engine.start(now: now), on: rtpFD, to: remote) }
+            if let rtcp = dtls.rtcp { sendDTLS(rtcp.engine.start(now: now), on: rtcpFD, to: remoteRTCP) }
+            scheduleDTLSTimer()
+        }
     }
 
     deinit {
@@ -148,6 +174,7 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         closed = true
         loop.cancel(dtmfTimer)
         loop.cancel(reportTimer)
+        loop.cancel(dtlsTimer)
         loop.unregister(fd: rtpFD)
         loop.unregister(fd: rtcpFD)
         Glibc.close(rtpFD)
@@ -162,6 +189,7 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         guard !closed else { return }
         loop.cancel(dtmfTimer)
         loop.cancel(reportTimer)
+        loop.cancel(dtlsTimer)
         dtmf = nil
         loop.unregister(fd: rtpFD)
         loop.unregister(fd: rtcpFD)
@@ -174,12 +202,15 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         loop.register(fd: rtpFD, events: SB_EPOLLIN, handler: self)
         if let rtcp { loop.register(fd: rtcpFD, events: SB_EPOLLIN, handler: rtcp) }
         scheduleReport()
+        scheduleDTLSTimer()
     }
 
-    /// A re-INVITE changed the session: new remote address, direction or SRTP keys (same codec).
+    /// A re-INVITE changed the session: new remote address, direction or SRTP keys (same codec). DTLS-SRTP
+    /// keys stay those of the handshakes already made.
     public func update(_ negotiated: NegotiatedAudio) {
         if let keying = negotiated.srtp, keying != self.negotiated.srtp, let transforms = try? keying.transforms() {
             (srtpIn, srtpOut) = (transforms.inbound, transforms.outbound)
+            (srtcpIn, srtcpOut) = (srtpIn, srtpOut)
             self.negotiated.srtp = keying
         }
         if negotiated.remoteAddress != self.negotiated.remoteAddress || negotiated.remotePort != self.negotiated.remotePort {
@@ -197,7 +228,15 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     public func handle(events: UInt32) {
         for _ in 0..<64 {
             guard let (n, from) = IPEndpoint.receive(fd: rtpFD, into: receiveBuffer), n > 0 else { return }
+            if let port = dtls.rtp, Self.isDTLS(receiveBuffer[0]) {
+                receiveDTLS(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n]), port: port, on: rtpFD, from: from)
+                continue
+            }
             var length = n
+            if negotiated.dtls != nil, srtpIn == nil {  // not keyed yet
+                statistics.packetsDropped += 1
+                continue
+            }
             if let srtpIn, !srtpIn.unprotectRTP(receiveBuffer.baseAddress!, length: &length) {
                 statistics.srtpFailures += 1
                 continue
@@ -339,6 +378,7 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
 
     private func transmit(_ count: Int) {
         var length = count
+        if negotiated.dtls != nil, srtpOut == nil { return }  // not keyed yet: nothing goes out in the clear
         if let srtpOut, !srtpOut.protectRTP(sendBuffer.baseAddress!, length: &length, capacity: sendBuffer.count) { return }
         let sent = remote.withSockAddr { sendto(rtpFD, sendBuffer.baseAddress, length, 0, $0, $1) }
         if sent == length {
@@ -351,9 +391,14 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
 
     private func readRTCP() {
         for _ in 0..<16 {
-            var n = recv(rtcpFD, receiveBuffer.baseAddress, receiveBuffer.count, 0)
-            guard n > 0 else { return }
-            if let srtpIn, !srtpIn.unprotectRTCP(receiveBuffer.baseAddress!, length: &n) {
+            guard let (received, from) = IPEndpoint.receive(fd: rtcpFD, into: receiveBuffer), received > 0 else { return }
+            var n = received
+            if let port = dtls.rtcp, Self.isDTLS(receiveBuffer[0]) {
+                receiveDTLS(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n]), port: port, on: rtcpFD, from: from)
+                continue
+            }
+            if negotiated.dtls != nil, srtcpIn == nil { continue }  // not keyed yet
+            if let srtcpIn, !srtcpIn.unprotectRTCP(receiveBuffer.baseAddress!, length: &n) {
                 statistics.srtpFailures += 1
                 continue
             }
@@ -404,9 +449,89 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
             put32(0, at + 20)
         }
         var size = length
-        if let srtpOut, !srtpOut.protectRTCP(buffer.baseAddress!, length: &size, capacity: buffer.count) { return }
+        if negotiated.dtls != nil, srtcpOut == nil { return }  // not keyed yet
+        if let srtcpOut, !srtcpOut.protectRTCP(buffer.baseAddress!, length: &size, capacity: buffer.count) { return }
         let sent = remoteRTCP.withSockAddr { sendto(rtcpFD, buffer.baseAddress, size, 0, $0, $1) }
         if sent == size { statistics.rtcpSent += 1 }
+    }
+
+    // MARK: DTLS-SRTP
+
+    /// One port's DTLS handshake.
+    final class DTLSPort {
+        let engine: DTLSEngine
+        init(_ keying: DTLSKeying, certificate: DTLSCertificate) throws(DTLSSetupError) {
+            engine = try DTLSEngine(role: keying.role, certificate: certificate,
+                                    expectedRemoteFingerprint: (keying.remote.algorithm, keying.remote.value))
+        }
+    }
+
+    /// RFC 7983: a first byte of 20–63 is DTLS.
+    static func isDTLS(_ first: UInt8) -> Bool { (20...63).contains(first) }
+
+    /// Monotonic nanoseconds, the DTLS engines' clock.
+    static func now() -> UInt64 {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
+    }
+
+    /// A DTLS datagram on one port: answered to where it came from; once the handshake is done, the port is keyed.
+    private func receiveDTLS(_ datagram: UnsafeRawBufferPointer, port: DTLSPort, on fd: Int32, from source: IPEndpoint) {
+        let output = port.engine.receive(datagram, now: Self.now())
+        sendDTLS(output.datagrams, on: fd, to: source)
+        if let change = output.stateChange { handshake(of: port, became: change) }
+        scheduleDTLSTimer()
+    }
+
+    private func handshake(of port: DTLSPort, became state: DTLSState) {
+        let isRTP = port === dtls.rtp
+        switch state {
+        case .connected:
+            guard let profile = port.engine.srtpProfile, let keys = port.engine.srtpKeys,
+                  let transforms = try? SDESKeying(profile: profile, local: keys.localKey + keys.localSalt,
+                                                   remote: keys.remoteKey + keys.remoteSalt).transforms() else {
+                statistics.dtlsFailures += 1
+                return
+            }
+            // The engine stays: a peer whose last flight went unanswered sends it again, and hears back.
+            if isRTP {
+                (srtpIn, srtpOut) = (transforms.inbound, transforms.outbound)
+            } else {
+                (srtcpIn, srtcpOut) = (transforms.inbound, transforms.outbound)
+            }
+            statistics.dtlsHandshakes += 1
+        case .failed:
+            statistics.dtlsFailures += 1
+        default:
+            break
+        }
+    }
+
+    private func sendDTLS(_ datagrams: [[UInt8]], on fd: Int32, to peer: IPEndpoint) {
+        for datagram in datagrams {
+            _ = datagram.withUnsafeBytes { bytes in peer.withSockAddr { sendto(fd, bytes.baseAddress, bytes.count, 0, $0, $1) } }
+        }
+    }
+
+    /// Retransmits a handshake flight when its timer runs out (the earlier of the two ports').
+    private func scheduleDTLSTimer() {
+        loop.cancel(dtlsTimer)
+        dtlsTimer = nil
+        let deadlines = [dtls.rtp?.engine.nextTimeout(), dtls.rtcp?.engine.nextTimeout()].compactMap { $0 }
+        guard !closed, let next = deadlines.min() else { return }
+        let now = Self.now()
+        dtlsTimer = loop.schedule(after: .nanoseconds(Int64(next > now ? next - now : 0))) { [weak self] in
+            guard let self, !self.closed else { return }
+            let now = Self.now()
+            for (port, fd, peer) in [(self.dtls.rtp, self.rtpFD, self.remote), (self.dtls.rtcp, self.rtcpFD, self.remoteRTCP)] {
+                guard let port else { continue }
+                let output = port.engine.handleTimeout(now: now)
+                self.sendDTLS(output.datagrams, on: fd, to: peer)
+                if let change = output.stateChange { self.handshake(of: port, became: change) }
+            }
+            self.scheduleDTLSTimer()
+        }
     }
 
     // MARK: Sockets

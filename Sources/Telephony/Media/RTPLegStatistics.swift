@@ -15,5 +15,8 @@ public struct RTPLegStatistics: Hashable, Sendable {
     public var latches = 0
     /// SRTP or SRTCP packets that failed authentication or replay checks, dropped.
     public var srtpFailures = 0
+    /// DTLS-SRTP handshakes that keyed a port (two per leg: RTP's and RTCP's), and those that failed.
+    public var dtlsHandshakes = 0
+    public var dtlsFailures = 0
     public init() {}
 }

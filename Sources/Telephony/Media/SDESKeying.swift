@@ -62,4 +62,8 @@ public enum MediaEncryption: String, Hashable, Sendable, CaseIterable {
     case optional
     /// SRTP (RTP/SAVP with SDES keys) offered, and required of the peer's answers and offers.
     case srtp
+    /// DTLS-SRTP (UDP/TLS/RTP/SAVP, keyed by DTLS on the media ports) offered and required of the peer's
+    /// answers; offers must be encrypted (SDES or DTLS). The keys never travel in the signalling, so any
+    /// transport will do; SIP over TLS still keeps the fingerprints from being swapped on the way.
+    case dtlsSrtp = "dtls-srtp"
 }
