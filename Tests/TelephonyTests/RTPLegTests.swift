@@ -1,4 +1,5 @@
 import Audio
+import Crypto
 import Foundation
 import Runtime
 import Synchronization
@@ -108,6 +109,57 @@ struct RTPLegTests {
                 let power = heard.power.withLock { $0 }
                 #expect(frames >= 20 && power.target > 20 * power.other && stats.srtpFailures == 0 && stats.rtcpReceived == 1,
                         "\(frames) frames, \(stats)")
+            }
+            try await loop.submit { a.close(); b.close() }
+        }
+        #expect(pool.inUse == 0)
+    }
+
+    @Test("DTLS-keyed legs: both ports' handshakes key them and the tone crosses; a certificate not matching its fingerprint keys nothing and nothing leaves in the clear")
+    func dtlsSRTP() async throws {
+        let loop = EventLoop()
+        loop.startThread(name: "rtp-test")
+        defer { loop.stop() }
+        let pool = RTPPortPool(range: 41_000...41_999)
+        let ours = SDPFingerprint(algorithm: "sha-256", value: try #require(DTLSKeying.certificate).fingerprintSHA256)
+        let bogus = SDPFingerprint(algorithm: "sha-256", value: String(repeating: "AB:", count: 31) + "CD")
+        @Sendable func keyed(_ port: UInt16, role: DTLSEngine.Role, expecting: SDPFingerprint) -> NegotiatedAudio {
+            var n = Self.negotiated(.pcmu, port: port)
+            n.dtls = DTLSKeying(role: role, remote: expecting)
+            return n
+        }
+        for wrongFingerprint in [false, true] {
+            let heard = Heard()
+            let (a, b) = try await loop.submit { () throws -> (RTPLeg, RTPLeg) in
+                // b waits for the handshakes (passive); a, told b's ports, starts them (active).
+                let b = try RTPLeg(loop: loop, pool: pool, host: "127.0.0.1", negotiated: keyed(9, role: .server, expecting: wrongFingerprint ? bogus : ours))
+                let a = try RTPLeg(loop: loop, pool: pool, host: "127.0.0.1", negotiated: keyed(b.port, role: .client, expecting: ours))
+                b.update(keyed(a.port, role: .server, expecting: ours))
+                Self.listen(b, heard: heard, frequency: 1000, other: 440)
+                return (a, b)
+            }
+            // Up to 5 s of looks for the handshakes to finish (or fail).
+            var settled = false
+            for _ in 0..<250 where !settled {
+                let (x, y) = try await loop.submit { (a.statistics, b.statistics) }
+                settled = wrongFingerprint ? y.dtlsFailures >= 1 : x.dtlsHandshakes == 2 && y.dtlsHandshakes == 2
+                if !settled { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(settled)
+            for i in 0..<25 {
+                try await loop.submit { Self.tone(1000, rate: a.sampleRate, index: i).withUnsafeBufferPointer { a.send($0) } }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try await loop.submit { a.sendReport() }
+            try await Task.sleep(for: .milliseconds(300))
+            let frames = heard.frames.withLock { $0 }
+            let (sent, received) = try await loop.submit { (a.statistics, b.statistics) }
+            if wrongFingerprint {
+                #expect(frames == 0 && sent.packetsSent == 0 && sent.rtcpSent == 0 && received.dtlsHandshakes == 0, "\(frames) frames, \(sent), \(received)")
+            } else {
+                let power = heard.power.withLock { $0 }
+                #expect(frames >= 20 && power.target > 20 * power.other && received.srtpFailures == 0 && received.rtcpReceived == 1,
+                        "\(frames) frames, \(received)")
             }
             try await loop.submit { a.close(); b.close() }
         }

@@ -201,7 +201,7 @@ def test_trunk_media_encryption_settings_are_checked(tls_server):
     for fields, message in [({"transport": "udp", "media_encryption": "srtp"}, "needs transport tls"),
                             ({"transport": "tcp", "media_encryption": "srtp"}, "needs transport tls"),
                             ({"transport": "udp", "media_encryption": "optional"}, "needs transport tls"),
-                            ({"transport": "tls", "media_encryption": "zrtp"}, "none, optional or srtp"),
+                            ({"transport": "tls", "media_encryption": "zrtp"}, "none, optional, srtp or dtls-srtp"),
                             ({"transport": "tls", "media_encryption": True}, "must be a string")]:
         r = api(server, "POST", "/v1/sip/trunks", json={**base, **fields})
         assert r.status_code == 400 and message in r.text, (fields, r.status_code, r.text)

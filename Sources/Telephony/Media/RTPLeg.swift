@@ -51,6 +51,9 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     /// The DTLS-SRTP handshakes of the RTP and RTCP ports.
     private var dtls: (rtp: DTLSPort?, rtcp: DTLSPort?) = (nil, nil)
     private var dtlsTimer: TimerHandle?
+    /// A ClientHello that came before the answer configured the leg (a peer that starts as soon as it answers):
+    /// the newest on each port, fed to its handshake once there is one, instead of waiting for its resend.
+    private var early: (rtp: (datagram: [UInt8], from: IPEndpoint)?, rtcp: (datagram: [UInt8], from: IPEndpoint)?) = (nil, nil)
     /// The session is known (`configure` ran): until then nothing is sent or decoded.
     public private(set) var configured = false
     private var frame: AudioFrame
@@ -160,7 +163,11 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
             if let rtp = dtls.rtp { sendDTLS(rtp.engine.start(now: now), on: rtpFD, to: remote) }
             if let rtcp = dtls.rtcp { sendDTLS(rtcp.engine.start(now: now), on: rtcpFD, to: remoteRTCP) }
             scheduleDTLSTimer()
+        } else if let rtp = dtls.rtp, let rtcp = dtls.rtcp {
+            if let (datagram, from) = early.rtp { datagram.withUnsafeBytes { receiveDTLS($0, port: rtp, on: rtpFD, from: from) } }
+            if let (datagram, from) = early.rtcp { datagram.withUnsafeBytes { receiveDTLS($0, port: rtcp, on: rtcpFD, from: from) } }
         }
+        early = (nil, nil)
     }
 
     deinit {
@@ -228,8 +235,12 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     public func handle(events: UInt32) {
         for _ in 0..<64 {
             guard let (n, from) = IPEndpoint.receive(fd: rtpFD, into: receiveBuffer), n > 0 else { return }
-            if let port = dtls.rtp, Self.isDTLS(receiveBuffer[0]) {
-                receiveDTLS(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n]), port: port, on: rtpFD, from: from)
+            if Self.isDTLS(receiveBuffer[0]), dtls.rtp != nil || !configured {
+                if let port = dtls.rtp {
+                    receiveDTLS(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n]), port: port, on: rtpFD, from: from)
+                } else {
+                    early.rtp = (Array(receiveBuffer[0..<n]), from)
+                }
                 continue
             }
             var length = n
@@ -393,8 +404,12 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         for _ in 0..<16 {
             guard let (received, from) = IPEndpoint.receive(fd: rtcpFD, into: receiveBuffer), received > 0 else { return }
             var n = received
-            if let port = dtls.rtcp, Self.isDTLS(receiveBuffer[0]) {
-                receiveDTLS(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n]), port: port, on: rtcpFD, from: from)
+            if Self.isDTLS(receiveBuffer[0]), dtls.rtcp != nil || !configured {
+                if let port = dtls.rtcp {
+                    receiveDTLS(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n]), port: port, on: rtcpFD, from: from)
+                } else {
+                    early.rtcp = (Array(receiveBuffer[0..<n]), from)
+                }
                 continue
             }
             if negotiated.dtls != nil, srtcpIn == nil { continue }  // not keyed yet

@@ -12,7 +12,7 @@ struct TrunksCommand {
     Usage:
       switchboard trunks create --host IP [--name NAME] [--port 5060] [--transport udp|tcp|tls]
                                 [--username U --password P] [--register] [--allow CIDR[,CIDR...]] [--health-interval S]
-                                [--media-encryption none|optional|srtp]
+                                [--media-encryption none|optional|srtp|dtls-srtp]
       switchboard trunks list
       switchboard trunks show --trunk ID|NAME
       switchboard trunks update --trunk ID|NAME [any create option] [--no-register]
@@ -24,7 +24,8 @@ struct TrunksCommand {
     the credentials and keeps the registration fresh; every --health-interval seconds (default 30,
     0 = never) an OPTIONS checks it is up. --media-encryption srtp (needs --transport tls) offers
     and requires SRTP with SDES keys on every call of the trunk; optional offers the keys and falls back to
-    plain RTP when the carrier ignores them. Put numbers on a trunk with 'switchboard numbers buy --trunk'.
+    plain RTP when the carrier ignores them; dtls-srtp (any transport) offers and requires SRTP keyed by
+    DTLS on the media ports. Put numbers on a trunk with 'switchboard numbers buy --trunk'.
     'device-password' lets the user's SIP phone register as sip:NAME@APP-ID (digest, stored hashed).
 
     \(CLIEnvironment.commonUsage)
