@@ -43,6 +43,16 @@ struct RTPLegTests {
         leg.onDigit = { d in heard.digits.withLock { $0.append(d) } }
     }
 
+    /// 25 frames of 1 kHz from `a`, 10 ms apart, then a report; returns once they had time to arrive.
+    static func sendToneAndReport(from a: RTPLeg, on loop: EventLoop) async throws {
+        for i in 0..<25 {
+            try await loop.submit { Self.tone(1000, rate: a.sampleRate, index: i).withUnsafeBufferPointer { a.send($0) } }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await loop.submit { a.sendReport() }
+        try await Task.sleep(for: .milliseconds(300))
+    }
+
     @Test("a tone crosses between two legs and is decoded at its frequency", arguments: [AudioCodec.pcmu, .pcma, .opus])
     func toneBetweenLegs(codec: AudioCodec) async throws {
         let loop = EventLoop()
@@ -95,12 +105,7 @@ struct RTPLegTests {
                 Self.listen(b, heard: heard, frequency: 1000, other: 440)
                 return (a, b)
             }
-            for i in 0..<25 {
-                try await loop.submit { Self.tone(1000, rate: a.sampleRate, index: i).withUnsafeBufferPointer { a.send($0) } }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            try await loop.submit { a.sendReport() }
-            try await Task.sleep(for: .milliseconds(300))
+            try await Self.sendToneAndReport(from: a, on: loop)
             let frames = heard.frames.withLock { $0 }
             let stats = try await loop.submit { b.statistics }
             if wrongKey {
@@ -146,12 +151,7 @@ struct RTPLegTests {
                 if !settled { try await Task.sleep(for: .milliseconds(20)) }
             }
             #expect(settled)
-            for i in 0..<25 {
-                try await loop.submit { Self.tone(1000, rate: a.sampleRate, index: i).withUnsafeBufferPointer { a.send($0) } }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            try await loop.submit { a.sendReport() }
-            try await Task.sleep(for: .milliseconds(300))
+            try await Self.sendToneAndReport(from: a, on: loop)
             let frames = heard.frames.withLock { $0 }
             let (sent, received) = try await loop.submit { (a.statistics, b.statistics) }
             if wrongFingerprint {

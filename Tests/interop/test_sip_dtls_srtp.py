@@ -10,7 +10,7 @@ import pytest
 
 from rig import wait_until
 from sip_support import Baresip, api, metric, start_sip_server
-from test_sip_srtp import assert_heard, has_tone, recorded
+from test_sip_srtp import assert_heard, assert_plain_refused, has_tone, recorded
 from test_sip_tls import app_request, call_status
 from phone_support import tone_wav
 from voice_support import Hooks, application
@@ -90,31 +90,11 @@ def test_dtls_srtp_trunk_carries_calls_both_ways_heard_both_ways(sip_server, tmp
 
 def test_dtls_srtp_trunk_refuses_plain_media_both_ways(sip_server, tmp_path):
     server, sip_port = sip_server
-    hooks = Hooks()
-    hooks.ncco = lambda req: [{"action": "talk", "text": "never heard"}]
-    app_id, key = application(server, hooks)
     plain = dtls_phone(tmp_path, "plain", tone=660, mediaenc=None)
     try:
-        trunk = dtls_trunk(server, plain)
-        assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": APP_NUMBER, "trunk_id": trunk["id"]}).status_code == 200
-        assert api(server, "POST", "/number/update", data={"country": "US", "msisdn": APP_NUMBER, "app_id": app_id}).status_code == 200
-
-        # A plain RTP offer from the trunk: 488, and no application is asked.
-        plain.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
-        wait_until(lambda: metric(server, "switchboard_sip_responses_total", direction="out", method="INVITE", code="488"), timeout=15,
-                   what=lambda: f"488 to the plain offer; baresip:\n{plain.log()[-2000:]}\nserver:\n{server.log()[-2000:]}")
-        assert not hooks.answers
-
-        # A call out to a phone that cannot do DTLS-SRTP never carries audio in the clear: it fails.
-        r = app_request(server, app_id, key, "POST", "/v1/calls", json={
-            "to": [{"type": "phone", "number": CARRIER_PHONE}], "from": {"type": "phone", "number": APP_NUMBER},
-            "ncco": [{"action": "talk", "text": "never heard"}]})
-        assert r.status_code == 201, r.text
-        uuid = r.json()["uuid"]
-        wait_until(lambda: call_status(server, app_id, key, uuid) in ("failed", "rejected", "unanswered", "completed"), timeout=20,
-                   what=lambda: f"the call ended ({call_status(server, app_id, key, uuid)}); baresip:\n{plain.log()[-2000:]}")
-        assert "answered" not in hooks.statuses(uuid), hooks.events
-        # And the trunk's setting: any transport, an unknown scheme refused.
+        assert_plain_refused(server, dtls_trunk(server, plain), plain, f"sip:{APP_NUMBER}@127.0.0.1:{sip_port}",
+                             number=APP_NUMBER, phone_number=CARRIER_PHONE)
+        # The trunk's setting: any transport; an unknown scheme refused.
         r = api(server, "POST", "/v1/sip/trunks", json={"name": "t", "host": "127.0.0.9", "transport": "tcp", "media_encryption": "DTLS-SRTP"})
         assert r.status_code == 201 and r.json()["media_encryption"] == "dtls-srtp", r.text
         r = api(server, "POST", "/v1/sip/trunks", json={"name": "u", "host": "127.0.0.9", "media_encryption": "zrtp"})

@@ -167,32 +167,36 @@ def test_a_device_registered_over_tls_is_offered_keys_and_keys_its_media(tls_ser
 
 def test_srtp_trunk_refuses_plain_media_both_ways(tls_server, tmp_path):
     server, tls_port, ca, bundle = tls_server
+    plain = srtp_phone(tmp_path, "plain", bundle, ca, tone=660, mediaenc=None)
+    try:
+        assert_plain_refused(server, srtp_trunk(server, plain), plain, f"sip:{APP_NUMBER}@127.0.0.1:{tls_port};transport=tls")
+    finally:
+        plain.stop()
+
+
+def assert_plain_refused(server, trunk, plain, dial_uri, number=APP_NUMBER, phone_number=CARRIER_PHONE):
+    """On a trunk that requires encrypted media, a plain phone's call to the application's number (at `dial_uri`)
+    is refused with 488 before the application is asked, and a call out to the phone fails without ever being
+    answered: no audio in the clear either way."""
     hooks = Hooks()
     hooks.ncco = lambda req: [{"action": "talk", "text": "never heard"}]
     app_id, key = application(server, hooks)
-    plain = srtp_phone(tmp_path, "plain", bundle, ca, tone=660, mediaenc=None)
-    try:
-        trunk = srtp_trunk(server, plain)
-        assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": APP_NUMBER, "trunk_id": trunk["id"]}).status_code == 200
-        assert api(server, "POST", "/number/update", data={"country": "US", "msisdn": APP_NUMBER, "app_id": app_id}).status_code == 200
+    assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": number, "trunk_id": trunk["id"]}).status_code == 200
+    assert api(server, "POST", "/number/update", data={"country": "US", "msisdn": number, "app_id": app_id}).status_code == 200
 
-        # A plain RTP offer from the trunk: 488, and no application is asked.
-        plain.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{tls_port};transport=tls")
-        wait_until(lambda: metric(server, "switchboard_sip_responses_total", direction="out", method="INVITE", code="488"), timeout=15,
-                   what=lambda: f"488 to the plain offer; baresip:\n{plain.log()[-2000:]}\nserver:\n{server.log()[-2000:]}")
-        assert not hooks.answers
+    plain.command(f"/dial {dial_uri}")
+    wait_until(lambda: metric(server, "switchboard_sip_responses_total", direction="out", method="INVITE", code="488"), timeout=15,
+               what=lambda: f"488 to the plain offer; baresip:\n{plain.log()[-2000:]}\nserver:\n{server.log()[-2000:]}")
+    assert not hooks.answers
 
-        # A call out to a phone that cannot do SRTP never carries audio in the clear: it fails.
-        r = app_request(server, app_id, key, "POST", "/v1/calls", json={
-            "to": [{"type": "phone", "number": CARRIER_PHONE}], "from": {"type": "phone", "number": APP_NUMBER},
-            "ncco": [{"action": "talk", "text": "never heard"}]})
-        assert r.status_code == 201, r.text
-        uuid = r.json()["uuid"]
-        wait_until(lambda: call_status(server, app_id, key, uuid) in ("failed", "rejected", "unanswered", "completed"), timeout=20,
-                   what=lambda: f"the call ended ({call_status(server, app_id, key, uuid)}); baresip:\n{plain.log()[-2000:]}")
-        assert "answered" not in hooks.statuses(uuid), hooks.events
-    finally:
-        plain.stop()
+    r = app_request(server, app_id, key, "POST", "/v1/calls", json={
+        "to": [{"type": "phone", "number": phone_number}], "from": {"type": "phone", "number": number},
+        "ncco": [{"action": "talk", "text": "never heard"}]})
+    assert r.status_code == 201, r.text
+    uuid = r.json()["uuid"]
+    wait_until(lambda: call_status(server, app_id, key, uuid) in ("failed", "rejected", "unanswered", "completed"), timeout=20,
+               what=lambda: f"the call ended ({call_status(server, app_id, key, uuid)}); baresip:\n{plain.log()[-2000:]}")
+    assert "answered" not in hooks.statuses(uuid), hooks.events
 
 
 def test_trunk_media_encryption_settings_are_checked(tls_server):

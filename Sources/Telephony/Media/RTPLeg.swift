@@ -235,14 +235,7 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     public func handle(events: UInt32) {
         for _ in 0..<64 {
             guard let (n, from) = IPEndpoint.receive(fd: rtpFD, into: receiveBuffer), n > 0 else { return }
-            if Self.isDTLS(receiveBuffer[0]), dtls.rtp != nil || !configured {
-                if let port = dtls.rtp {
-                    receiveDTLS(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n]), port: port, on: rtpFD, from: from)
-                } else {
-                    early.rtp = (Array(receiveBuffer[0..<n]), from)
-                }
-                continue
-            }
+            if tookDTLS(n, from: from, rtcp: false) { continue }
             var length = n
             if negotiated.dtls != nil, srtpIn == nil {  // not keyed yet
                 statistics.packetsDropped += 1
@@ -404,14 +397,7 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         for _ in 0..<16 {
             guard let (received, from) = IPEndpoint.receive(fd: rtcpFD, into: receiveBuffer), received > 0 else { return }
             var n = received
-            if Self.isDTLS(receiveBuffer[0]), dtls.rtcp != nil || !configured {
-                if let port = dtls.rtcp {
-                    receiveDTLS(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n]), port: port, on: rtcpFD, from: from)
-                } else {
-                    early.rtcp = (Array(receiveBuffer[0..<n]), from)
-                }
-                continue
-            }
+            if tookDTLS(n, from: from, rtcp: true) { continue }
             if negotiated.dtls != nil, srtcpIn == nil { continue }  // not keyed yet
             if let srtcpIn, !srtcpIn.unprotectRTCP(receiveBuffer.baseAddress!, length: &n) {
                 statistics.srtpFailures += 1
@@ -489,6 +475,22 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         var t = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t)
         return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
+    }
+
+    /// Whether the `n` bytes just received on the RTP or RTCP port are DTLS for this leg: fed to that port's
+    /// handshake, or (before the answer configured the leg) kept for it.
+    private func tookDTLS(_ n: Int, from source: IPEndpoint, rtcp: Bool) -> Bool {
+        let port = rtcp ? dtls.rtcp : dtls.rtp
+        guard Self.isDTLS(receiveBuffer[0]), port != nil || !configured else { return false }
+        let datagram = UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n])
+        if let port {
+            receiveDTLS(datagram, port: port, on: rtcp ? rtcpFD : rtpFD, from: source)
+        } else if rtcp {
+            early.rtcp = (Array(datagram), source)
+        } else {
+            early.rtp = (Array(datagram), source)
+        }
+        return true
     }
 
     /// A DTLS datagram on one port: answered to where it came from; once the handshake is done, the port is keyed.
