@@ -8,12 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from rig import wait_until
 from sip_support import Baresip, api, metric, start_sip_server
-from test_sip_srtp import assert_heard, assert_plain_refused, has_tone, recorded
-from test_sip_tls import app_request, call_status
-from phone_support import tone_wav
-from voice_support import Hooks, application
+from test_sip_srtp import assert_calls_heard_both_ways, assert_plain_refused
 
 APP_NUMBER = "15550177"
 CARRIER_PHONE = "15550166"
@@ -41,42 +37,15 @@ def dtls_trunk(server, phone):
 
 def test_dtls_srtp_trunk_carries_calls_both_ways_heard_both_ways(sip_server, tmp_path):
     server, sip_port = sip_server
-    hooks = Hooks()
-    hooks.files["/tone.wav"] = tone_wav(440, seconds=4, rate=16000).read_bytes()
-    app_id, key = application(server, hooks)
     phone = dtls_phone(tmp_path, "carrier", tone=660)
     try:
         trunk = dtls_trunk(server, phone)
         assert trunk["media_encryption"] == "dtls-srtp" and trunk["transport"] == "udp"
-        assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": APP_NUMBER, "trunk_id": trunk["id"]}).status_code == 200
-        assert api(server, "POST", "/number/update", data={"country": "US", "msisdn": APP_NUMBER, "app_id": app_id}).status_code == 200
-        ncco = [{"action": "record", "format": "wav", "eventUrl": [hooks.url + "/event/record"]},
-                {"action": "stream", "streamUrl": [hooks.url + "/tone.wav"]}]
-
         # App to phone: we offer UDP/TLS/RTP/SAVP with actpass; baresip answers active and starts both handshakes.
-        r = app_request(server, app_id, key, "POST", "/v1/calls", json={
-            "to": [{"type": "phone", "number": CARRIER_PHONE}], "from": {"type": "phone", "number": APP_NUMBER}, "ncco": ncco})
-        assert r.status_code == 201, r.text
-        uuid = r.json()["uuid"]
-        wait_until(lambda: call_status(server, app_id, key, uuid) == "completed", timeout=30,
-                   what=lambda: f"the call to play out ({call_status(server, app_id, key, uuid)}); baresip:\n{phone.log()[-2000:]}\n"
-                                f"server:\n{server.log()[-3000:]}")
-        samples, rate = recorded(hooks, app_id, key)
-        assert len(samples) > rate * 2 and has_tone(samples[-rate * 2:], rate, 660), "the recording lacks the phone's 660 Hz"
-        played, prate = phone.played()
-        assert_heard(played[:-prate // 2], prate, 440, "the phone")
-        assert phone.log().count("verified sha-256 fingerprint OK") == 2, "baresip checked our certificate (RTP's and RTCP's) against our SDP"
-
-        # Phone to app: baresip offers actpass; we answer active and start the handshakes.
-        hooks.ncco = lambda req: ncco
-        phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
-        samples, rate = recorded(hooks, app_id, key, after=1)
-        assert len(samples) > rate * 2 and has_tone(samples[-rate * 2:], rate, 660), "the recording lacks the calling phone's 660 Hz"
-        wait_until(lambda: len(hooks.legs()) == 2 and "completed" in hooks.statuses(hooks.legs()[1]), timeout=20,
-                   what=lambda: f"the inbound call completed: {hooks.events}")
-        wait_until(lambda: len(list(phone.dir.glob("dump-*-dec.wav"))) == 2, timeout=10, what="baresip's recording of the second call")
-        played, prate = phone.played()
-        assert_heard(played[:-prate // 2], prate, 440, "the calling phone")
+        # Phone to app: baresip offers actpass; we answer active and start them.
+        assert_calls_heard_both_ways(server, trunk, phone, f"sip:{APP_NUMBER}@127.0.0.1:{sip_port}", number=APP_NUMBER,
+                                     phone_number=CARRIER_PHONE)
+        assert phone.log().count("verified sha-256 fingerprint OK") == 4, "baresip checked our certificate (RTP's and RTCP's) against our SDP"
         # Both legs keyed by DTLS, RTP's port and RTCP's each by its own handshake; the phone's packets authenticated:
         # what may fail is the one RTCP APP packet baresip sends in the clear as the call it places starts (dropped
         # unseen when it comes before the RTCP port is keyed).

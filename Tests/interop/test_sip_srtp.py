@@ -81,44 +81,14 @@ def assert_heard(samples, rate, frequency, what):
 
 def test_srtp_trunk_carries_calls_both_ways_heard_both_ways(tls_server, tmp_path):
     server, tls_port, ca, bundle = tls_server
-    hooks = Hooks()
-    hooks.files["/tone.wav"] = tone_wav(440, seconds=4, rate=16000).read_bytes()
-    app_id, key = application(server, hooks)
     phone = srtp_phone(tmp_path, "carrier", bundle, ca, tone=660)
     try:
         trunk = srtp_trunk(server, phone)
         assert trunk["media_encryption"] == "srtp" and trunk["transport"] == "tls"
         assert api(server, "GET", f"/v1/sip/trunks/{trunk['id']}").json()["media_encryption"] == "srtp"
-        assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": APP_NUMBER, "trunk_id": trunk["id"]}).status_code == 200
-        assert api(server, "POST", "/number/update", data={"country": "US", "msisdn": APP_NUMBER, "app_id": app_id}).status_code == 200
-        # Record what the phone says while it hears a 440 Hz stream, then hang up.
-        ncco = [{"action": "record", "format": "wav", "eventUrl": [hooks.url + "/event/record"]},
-                {"action": "stream", "streamUrl": [hooks.url + "/tone.wav"]}]
-
-        # App to phone: the INVITE offers RTP/SAVP with keys over TLS; baresip (SRTP only) answers and both hear.
-        r = app_request(server, app_id, key, "POST", "/v1/calls", json={
-            "to": [{"type": "phone", "number": CARRIER_PHONE}], "from": {"type": "phone", "number": APP_NUMBER}, "ncco": ncco})
-        assert r.status_code == 201, r.text
-        uuid = r.json()["uuid"]
-        wait_until(lambda: call_status(server, app_id, key, uuid) == "completed", timeout=30,
-                   what=lambda: f"the call to play out ({call_status(server, app_id, key, uuid)}); baresip:\n{phone.log()[-2000:]}\n"
-                                f"server:\n{server.log()[-3000:]}")
-        # The recording is the call's conversation: the stream's 440 Hz and what the phone says.
-        samples, rate = recorded(hooks, app_id, key)
-        assert len(samples) > rate * 2 and has_tone(samples[-rate * 2:], rate, 660), "the recording lacks the phone's 660 Hz"
-        played, prate = phone.played()
-        assert_heard(played[:-prate // 2], prate, 440, "the phone")
-
-        # Phone to app over the same trunk: baresip offers RTP/SAVP; the answer carries our key.
-        hooks.ncco = lambda req: ncco
-        phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{tls_port};transport=tls")
-        samples, rate = recorded(hooks, app_id, key, after=1)
-        assert len(samples) > rate * 2 and has_tone(samples[-rate * 2:], rate, 660), "the recording lacks the calling phone's 660 Hz"
-        wait_until(lambda: len(hooks.legs()) == 2 and "completed" in hooks.statuses(hooks.legs()[1]), timeout=20,
-                   what=lambda: f"the inbound call completed: {hooks.events}")
-        wait_until(lambda: len(list(phone.dir.glob("dump-*-dec.wav"))) == 2, timeout=10, what="baresip's recording of the second call")
-        played, prate = phone.played()
-        assert_heard(played[:-prate // 2], prate, 440, "the calling phone")
+        # App to phone: the INVITE offers RTP/SAVP with keys over TLS; baresip (SRTP only) answers. Phone to app over
+        # the same trunk: baresip offers RTP/SAVP; the answer carries our key.
+        assert_calls_heard_both_ways(server, trunk, phone, f"sip:{APP_NUMBER}@127.0.0.1:{tls_port};transport=tls")
         assert metric(server, "switchboard_sip_tls_handshake_failures_total", reason="failed") == 0
         # The phone's packets authenticated: each call's RTP was counted, and what failed is the one RTCP APP packet
         # baresip sends in the clear at the start of the call it places (16 bytes: no SRTCP index or tag).
@@ -127,6 +97,42 @@ def test_srtp_trunk_carries_calls_both_ways_heard_both_ways(tls_server, tmp_path
         assert metric(server, "switchboard_phone_srtp_legs_total") == 2
     finally:
         phone.stop()
+
+
+def assert_calls_heard_both_ways(server, trunk, phone, dial_uri, number=APP_NUMBER, phone_number=CARRIER_PHONE):
+    """A call from an application to the phone on `trunk`, then one from the phone to the application's number (at
+    `dial_uri`): in each the call's recording holds the phone's 660 Hz and the phone hears the application's 440 Hz."""
+    hooks = Hooks()
+    hooks.files["/tone.wav"] = tone_wav(440, seconds=4, rate=16000).read_bytes()
+    app_id, key = application(server, hooks)
+    assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": number, "trunk_id": trunk["id"]}).status_code == 200
+    assert api(server, "POST", "/number/update", data={"country": "US", "msisdn": number, "app_id": app_id}).status_code == 200
+    # Record what the phone says while it hears a 440 Hz stream, then hang up.
+    ncco = [{"action": "record", "format": "wav", "eventUrl": [hooks.url + "/event/record"]},
+            {"action": "stream", "streamUrl": [hooks.url + "/tone.wav"]}]
+
+    r = app_request(server, app_id, key, "POST", "/v1/calls", json={
+        "to": [{"type": "phone", "number": phone_number}], "from": {"type": "phone", "number": number}, "ncco": ncco})
+    assert r.status_code == 201, r.text
+    uuid = r.json()["uuid"]
+    wait_until(lambda: call_status(server, app_id, key, uuid) == "completed", timeout=30,
+               what=lambda: f"the call to play out ({call_status(server, app_id, key, uuid)}); baresip:\n{phone.log()[-2000:]}\n"
+                            f"server:\n{server.log()[-3000:]}")
+    # The recording is the call's conversation: the stream's 440 Hz and what the phone says.
+    samples, rate = recorded(hooks, app_id, key)
+    assert len(samples) > rate * 2 and has_tone(samples[-rate * 2:], rate, 660), "the recording lacks the phone's 660 Hz"
+    played, prate = phone.played()
+    assert_heard(played[:-prate // 2], prate, 440, "the phone")
+
+    hooks.ncco = lambda req: ncco
+    phone.command(f"/dial {dial_uri}")
+    samples, rate = recorded(hooks, app_id, key, after=1)
+    assert len(samples) > rate * 2 and has_tone(samples[-rate * 2:], rate, 660), "the recording lacks the calling phone's 660 Hz"
+    wait_until(lambda: len(hooks.legs()) == 2 and "completed" in hooks.statuses(hooks.legs()[1]), timeout=20,
+               what=lambda: f"the inbound call completed: {hooks.events}")
+    wait_until(lambda: len(list(phone.dir.glob("dump-*-dec.wav"))) == 2, timeout=10, what="baresip's recording of the second call")
+    played, prate = phone.played()
+    assert_heard(played[:-prate // 2], prate, 440, "the calling phone")
 
 
 def test_a_device_registered_over_tls_is_offered_keys_and_keys_its_media(tls_server, tmp_path):
