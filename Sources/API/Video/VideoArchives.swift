@@ -207,8 +207,8 @@ final class VideoArchives: Sendable {
         layouts.withLock { $0[id] = layout }
         let initial = archive.selection
         let selection: @Sendable () -> StreamSelection = { [weak self] in self?.get(id)?.selection ?? initial }
-        // A recording that ends by itself (its maximum duration, or a failure as it starts) is reported here;
-        // `ended` moves the archive on once, whichever of this and `stop` comes first.
+        // A recording that ends by itself (its maximum duration, nobody publishing in its first minute, or a
+        // failure) is reported here; `ended` moves the archive on once, whichever of this and `stop` comes first.
         let recorder = ArchiveRecorder(maxDuration: .seconds(maxDuration), publishWithin: Self.publishWithin, ended: { [weak self] outcome, ending in
             guard let self else { return }
             _ = self.recorders.withLock { $0.removeValue(forKey: id) }

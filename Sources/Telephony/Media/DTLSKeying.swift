@@ -20,6 +20,12 @@ public struct DTLSKeying: Hashable, Sendable {
     /// once; nil when it could not be made, and then DTLS-SRTP is neither offered nor accepted.
     public static let certificate: DTLSCertificate? = try? DTLSCertificate(commonName: "switchboard")
 
+    /// A handshake for one port of the leg: our certificate, the peer's fingerprint to check its own against.
+    func engine() throws(DTLSSetupError) -> DTLSEngine {
+        guard let certificate = Self.certificate else { throw .openSSL(operation: "DTLSCertificate", detail: "no certificate") }
+        return try DTLSEngine(role: role, certificate: certificate, expectedRemoteFingerprint: (remote.algorithm, remote.value))
+    }
+
     /// Our fingerprint, as our SDP gives it.
     static var localFingerprint: SDPFingerprint? { certificate.map { SDPFingerprint(algorithm: "sha-256", value: $0.fingerprintSHA256) } }
 

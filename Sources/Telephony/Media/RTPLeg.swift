@@ -49,7 +49,7 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     private var srtcpIn: SRTPTransform?
     private var srtcpOut: SRTPTransform?
     /// The DTLS-SRTP handshakes of the RTP and RTCP ports.
-    private var dtls: (rtp: DTLSPort?, rtcp: DTLSPort?) = (nil, nil)
+    private var dtls: (rtp: DTLSEngine?, rtcp: DTLSEngine?) = (nil, nil)
     private var dtlsTimer: TimerHandle?
     /// A ClientHello that came before the answer configured the leg (a peer that starts as soon as it answers):
     /// the newest on each port, fed to its handshake once there is one, instead of waiting for its resend.
@@ -143,9 +143,8 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         dtls = (nil, nil)
         loop.cancel(dtlsTimer)
         if let keying = negotiated.dtls {
-            guard let certificate = DTLSKeying.certificate else { throw .srtp("no DTLS certificate") }
             do {
-                dtls = (try DTLSPort(keying, certificate: certificate), try DTLSPort(keying, certificate: certificate))
+                dtls = (try keying.engine(), try keying.engine())
             } catch {
                 throw .srtp("\(error)")
             }
@@ -159,9 +158,9 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         configured = true
         if negotiated.dtls?.role == .client {
             // We start: each port's ClientHello goes where the SDP says that port's peer is.
-            let now = Self.now()
-            if let rtp = dtls.rtp { sendDTLS(rtp.engine.start(now: now), on: rtpFD, to: remote) }
-            if let rtcp = dtls.rtcp { sendDTLS(rtcp.engine.start(now: now), on: rtcpFD, to: remoteRTCP) }
+            let now = sb_monotonic_ns()
+            if let rtp = dtls.rtp { sendDTLS(rtp.start(now: now), on: rtpFD, to: remote) }
+            if let rtcp = dtls.rtcp { sendDTLS(rtcp.start(now: now), on: rtcpFD, to: remoteRTCP) }
             scheduleDTLSTimer()
         } else if let rtp = dtls.rtp, let rtcp = dtls.rtcp {
             if let (datagram, from) = early.rtp { datagram.withUnsafeBytes { receiveDTLS($0, port: rtp, on: rtpFD, from: from) } }
@@ -458,24 +457,8 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
 
     // MARK: DTLS-SRTP
 
-    /// One port's DTLS handshake.
-    final class DTLSPort {
-        let engine: DTLSEngine
-        init(_ keying: DTLSKeying, certificate: DTLSCertificate) throws(DTLSSetupError) {
-            engine = try DTLSEngine(role: keying.role, certificate: certificate,
-                                    expectedRemoteFingerprint: (keying.remote.algorithm, keying.remote.value))
-        }
-    }
-
     /// RFC 7983: a first byte of 20–63 is DTLS.
     static func isDTLS(_ first: UInt8) -> Bool { (20...63).contains(first) }
-
-    /// Monotonic nanoseconds, the DTLS engines' clock.
-    static func now() -> UInt64 {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
-    }
 
     /// Whether the `n` bytes just received on the RTP or RTCP port are DTLS for this leg: fed to that port's
     /// handshake, or (before the answer configured the leg) kept for it.
@@ -494,18 +477,18 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     }
 
     /// A DTLS datagram on one port: answered to where it came from; once the handshake is done, the port is keyed.
-    private func receiveDTLS(_ datagram: UnsafeRawBufferPointer, port: DTLSPort, on fd: Int32, from source: IPEndpoint) {
-        let output = port.engine.receive(datagram, now: Self.now())
+    private func receiveDTLS(_ datagram: UnsafeRawBufferPointer, port: DTLSEngine, on fd: Int32, from source: IPEndpoint) {
+        let output = port.receive(datagram, now: sb_monotonic_ns())
         sendDTLS(output.datagrams, on: fd, to: source)
         if let change = output.stateChange { handshake(of: port, became: change) }
         scheduleDTLSTimer()
     }
 
-    private func handshake(of port: DTLSPort, became state: DTLSState) {
+    private func handshake(of port: DTLSEngine, became state: DTLSState) {
         let isRTP = port === dtls.rtp
         switch state {
         case .connected:
-            guard let profile = port.engine.srtpProfile, let keys = port.engine.srtpKeys,
+            guard let profile = port.srtpProfile, let keys = port.srtpKeys,
                   let transforms = try? SDESKeying(profile: profile, local: keys.localKey + keys.localSalt,
                                                    remote: keys.remoteKey + keys.remoteSalt).transforms() else {
                 statistics.dtlsFailures += 1
@@ -535,15 +518,15 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     private func scheduleDTLSTimer() {
         loop.cancel(dtlsTimer)
         dtlsTimer = nil
-        let deadlines = [dtls.rtp?.engine.nextTimeout(), dtls.rtcp?.engine.nextTimeout()].compactMap { $0 }
+        let deadlines = [dtls.rtp?.nextTimeout(), dtls.rtcp?.nextTimeout()].compactMap { $0 }
         guard !closed, let next = deadlines.min() else { return }
-        let now = Self.now()
+        let now = sb_monotonic_ns()
         dtlsTimer = loop.schedule(after: .nanoseconds(Int64(next > now ? next - now : 0))) { [weak self] in
             guard let self, !self.closed else { return }
-            let now = Self.now()
+            let now = sb_monotonic_ns()
             for (port, fd, peer) in [(self.dtls.rtp, self.rtpFD, self.remote), (self.dtls.rtcp, self.rtcpFD, self.remoteRTCP)] {
                 guard let port else { continue }
-                let output = port.engine.handleTimeout(now: now)
+                let output = port.handleTimeout(now: now)
                 self.sendDTLS(output.datagrams, on: fd, to: peer)
                 if let change = output.stateChange { self.handshake(of: port, became: change) }
             }
