@@ -135,12 +135,14 @@ struct RTPLegTests {
         }
         for wrongFingerprint in [false, true] {
             let heard = Heard()
+            let failures = Mutex<[DTLSFailure]>([])
             let (a, b) = try await loop.submit { () throws -> (RTPLeg, RTPLeg) in
                 // b waits for the handshakes (passive); a, told b's ports, starts them (active).
                 let b = try RTPLeg(loop: loop, pool: pool, host: "127.0.0.1", negotiated: keyed(9, role: .server, expecting: wrongFingerprint ? bogus : ours))
                 let a = try RTPLeg(loop: loop, pool: pool, host: "127.0.0.1", negotiated: keyed(b.port, role: .client, expecting: ours))
                 b.update(keyed(a.port, role: .server, expecting: ours))
                 Self.listen(b, heard: heard, frequency: 1000, other: 440)
+                b.onDTLSFailure = { failure in failures.withLock { $0.append(failure) } }
                 return (a, b)
             }
             // Up to 5 s of looks for the handshakes to finish (or fail).
@@ -156,10 +158,12 @@ struct RTPLegTests {
             let (sent, received) = try await loop.submit { (a.statistics, b.statistics) }
             if wrongFingerprint {
                 #expect(frames == 0 && sent.packetsSent == 0 && sent.rtcpSent == 0 && received.dtlsHandshakes == 0, "\(frames) frames, \(sent), \(received)")
+                #expect(failures.withLock { $0 } == [.fingerprintMismatch, .fingerprintMismatch], "each port's handshake reported once")
             } else {
                 let power = heard.power.withLock { $0 }
                 #expect(frames >= 20 && power.target > 20 * power.other && received.srtpFailures == 0 && received.rtcpReceived == 1,
                         "\(frames) frames, \(received)")
+                #expect(failures.withLock { $0 }.isEmpty)
             }
             try await loop.submit { a.close(); b.close() }
         }

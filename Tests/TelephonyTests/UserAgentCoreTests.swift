@@ -78,6 +78,47 @@ struct UserAgentCoreTests {
         #expect(!Self.sent(out).contains { $0.status == 420 })
     }
 
+    @Test("an ACK that reuses the INVITE's branch (as SIPp's scenarios do) still reaches the call: connected, the 200 no longer resent",
+          arguments: ["z9hG4bK-1", "z9hG4bK-a"])
+    func ackOfTheInvitesBranch(branch: String) throws {
+        let core = Self.core()
+        let id = try #require(Self.callID(core.receive(Self.invite().serialize(), from: Self.phone, now: Fixture.at(0))))
+        let ok = try #require(Self.sent(core.answer(id, sdp: Self.local, now: Fixture.at(1))).first { $0.status == 200 })
+        var ack = Fixture.request(.ack, branch: branch, cseq: 1, toTag: try ok.to().tag)
+        ack.headers.remove("Route")
+        let out = core.receive(ack.serialize(), from: Self.phone, now: Fixture.at(2))
+        #expect(out.contains { if case .event(.connected(id, _)) = $0 { true } else { false } })
+        #expect(Self.sent(core.tick(now: Fixture.at(5_000))).isEmpty, "no 200 again")
+        #expect(Self.sent(core.hangup(id, now: Fixture.at(6_000))).compactMap(\.method) == [.bye])
+    }
+
+    @Test("hung up after our 200 and before its ACK: ended at once, the BYE waits for the ACK — or for the ACK's time-out")
+    func hangupBeforeAck() throws {
+        for acknowledged in [true, false] {
+            let core = Self.core()
+            let id = try #require(Self.callID(core.receive(Self.invite().serialize(), from: Self.phone, now: Fixture.at(0))))
+            let ok = try #require(Self.sent(core.answer(id, sdp: Self.local, now: Fixture.at(1))).first { $0.status == 200 })
+            let out = core.hangup(id, now: Fixture.at(2))
+            #expect(Self.sent(out).isEmpty, "no BYE before the ACK (RFC 3261 §15)")
+            #expect(out.contains { if case .event(.ended(id, nil, _)) = $0 { true } else { false } })
+            #expect(core.hangup(id, now: Fixture.at(3)).isEmpty, "hung up once")
+            let later: [UserAgentOutput]
+            if acknowledged {
+                var ack = Fixture.request(.ack, branch: "z9hG4bK-a", cseq: 1, toTag: try ok.to().tag)
+                ack.headers.remove("Route")
+                later = core.receive(ack.serialize(), from: Self.phone, now: Fixture.at(4))
+            } else {
+                // No ACK: the 200 goes again until 64*T1 (32 s), then the BYE.
+                var all: [UserAgentOutput] = []
+                for ms in stride(from: UInt64(500), through: 31_500, by: 500) { all += core.tick(now: Fixture.at(ms)) }
+                #expect(Self.sent(all).allSatisfy { $0.status == 200 } && !Self.sent(all).isEmpty, "the 200 again, no BYE yet")
+                later = core.tick(now: Fixture.at(32_500))
+            }
+            #expect(Self.sent(later).compactMap(\.method) == [.bye])
+            #expect(!later.contains { if case .event = $0 { true } else { false } }, "no second end, no connected call")
+        }
+    }
+
     @Test("a re-INVITE putting us on hold is answered with our SDP, recvonly, version bumped")
     func reinviteAnswer() throws {
         let core = Self.core()

@@ -2,14 +2,19 @@
 UDP/TLS/RTP/SAVPF with its certificate's fingerprint, checks ours, and sends no media until its handshakes are
 done). No keys travel in the signalling, so the trunk is plain UDP: a trunk with `media_encryption: dtls-srtp`
 carries an app-to-phone call (we offer, baresip starts the handshakes) and a phone-to-app call (baresip offers,
-we start them), each heard both ways; a phone that only does plain RTP is refused on that trunk."""
+we start them), each heard both ways; a phone that only does plain RTP is refused on that trunk; a caller that
+offers DTLS-SRTP but does not speak it is hung up as soon as the handshake fails."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from sip_support import Baresip, api, metric, start_sip_server
+from rig import wait_until
+from sip_support import SIPP_SCENARIOS, Baresip, FreePort, api, metric, sipp, start_sip_server
 from test_sip_srtp import assert_calls_heard_both_ways, assert_plain_refused
+from voice_support import Hooks, application
 
 APP_NUMBER = "15550177"
 CARRIER_PHONE = "15550166"
@@ -70,3 +75,29 @@ def test_dtls_srtp_trunk_refuses_plain_media_both_ways(sip_server, tmp_path):
         assert r.status_code == 400 and "none, optional, srtp or dtls-srtp" in r.text, r.text
     finally:
         plain.stop()
+
+
+def test_a_caller_whose_dtls_handshake_fails_is_hung_up(sip_server):
+    """SIPp offers DTLS-SRTP with `a=setup:passive` (we start the handshake) but speaks no DTLS: its RTP echo sends our
+    ClientHello back. The handshake fails at once and the server ends the call (`failed`, with why) rather than keep
+    one that can never carry audio — refused with 488 while it rings; the application's NCCO would have waited 10 s
+    for a key."""
+    server, sip_port = sip_server
+    hooks = Hooks()
+    hooks.ncco = lambda req: [{"action": "input", "type": ["dtmf"], "dtmf": {"timeOut": 10}}]
+    app_id, _ = application(server, hooks)
+    r = api(server, "POST", "/v1/sip/trunks", json={"name": "echo", "host": "127.0.0.1", "port": 5999, "transport": "udp",
+                                                     "allow": ["127.0.0.0/8"], "health_interval": 0})
+    assert r.status_code == 201, r.text
+    assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": APP_NUMBER, "trunk_id": r.json()["id"]}).status_code == 200
+    assert api(server, "POST", "/number/update", data={"country": "US", "msisdn": APP_NUMBER, "app_id": app_id}).status_code == 200
+    started = time.monotonic()
+    p = sipp(["-sf", str(SIPP_SCENARIOS / "uac-dtls-echo.xml"), f"127.0.0.1:{sip_port}", "-i", "127.0.0.1",
+              "-p", FreePort(), "-mp", FreePort(), "-rtp_echo", "-m", "1", "-s", APP_NUMBER], timeout=30)
+    took = time.monotonic() - started
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:] + server.log()[-2000:]
+    assert took < 8, f"hung up after {took:.1f} s: the NCCO's time-out, not the handshake"
+    wait_until(lambda: hooks.legs() and "failed" in hooks.statuses(hooks.legs()[0]), timeout=10, what=lambda: f"failed: {hooks.events}")
+    failed = [e for e in hooks.events if e.get("status") == "failed"][0]
+    assert "DTLS-SRTP handshake failed" in failed.get("reason", ""), failed
+    assert metric(server, "switchboard_phone_dtls_failures_total") >= 1

@@ -1,4 +1,5 @@
 import Audio
+import Crypto
 import Foundation
 import Live
 import Media
@@ -504,6 +505,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         let phone = PhoneLeg(uuid: leg.uuid, place: MixerCallMedia.LegPlace(conversationID: leg.conversationID, memberID: leg.memberID,
                                                                             applicationID: app.id))
         phone.hangup = { call.hangup() }
+        phone.refuse = { status in call.reject(status: status) }
         legs.withLock { $0[leg.uuid] = phone }
         let line: PhoneLine
         do { line = try await addLine(phone, rooms: rooms, negotiated: negotiated) } catch {
@@ -518,7 +520,6 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         }
         // It rings while its NCCO starts; the first action that needs audio, or an answered connect, answers it.
         phone.answer = { call.answer(sdp: answer) }
-        phone.refuse = { status in call.reject(status: status) }
         call.ring()
         await calls.start(uuid: leg.uuid)
         for await event in call.events {
@@ -562,6 +563,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         return { [weak self] loop in
             let line = try make(loop)
             line.onDigit = { digit in events?.digits(String(digit), leg: uuid) }
+            line.leg.onDTLSFailure = { failure in self?.encryptionFailed(phone, failure) }
             // A line made for an answered call (moved to another conversation) watches its peer at once.
             if phone.answered { line.watchSilence(limit: limit) { self?.silentPeer(phone) } }
             phone.line.withLock { $0 = line }
@@ -619,6 +621,23 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         logger.warning("no RTP or RTCP from the far end: hanging up", ["leg": phone.uuid])
         phone.hangup()
         finish(phone, status: "completed", reason: "rtp timeout", events: events)
+    }
+
+    /// The leg's DTLS-SRTP handshake failed (a certificate not matching the fingerprint, a peer that does not
+    /// speak DTLS): it would never carry audio, so the call ends, `failed`.
+    private func encryptionFailed(_ phone: PhoneLeg, _ failure: DTLSFailure) {
+        guard let events = parts()?.1 else { return }
+        logger.warning("DTLS-SRTP handshake failed: hanging up", ["leg": phone.uuid, "failure": "\(failure)"])
+        // The leg's end first: what the SIP side reports as it ends comes after, for a leg already gone.
+        finish(phone, status: "failed", reason: "the DTLS-SRTP handshake failed (\(failure))", events: events)
+        if !phone.answered, let refuse = phone.refuse {
+            // Still ringing: refused, its media not acceptable here.
+            phone.answer = nil
+            phone.refuse = nil
+            refuse(488)
+        } else {
+            phone.hangup()
+        }
     }
 
     private func finish(_ phone: PhoneLeg, status: String, reason: String, events: any CallMediaEvents) {

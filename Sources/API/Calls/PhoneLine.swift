@@ -82,6 +82,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         handedOver = true
         leg.onAudio = nil
         leg.onDigit = nil
+        leg.onDTLSFailure = nil
         leg.detach()
         return leg
     }

@@ -35,6 +35,9 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     public var onAudio: ((UnsafeBufferPointer<Int16>) -> Void)?
     /// DTMF digits received as RFC 4733 events (reported once, at the event's end).
     public var onDigit: ((Character) -> Void)?
+    /// A DTLS-SRTP handshake failed (the peer's certificate does not match its fingerprint, it answered with
+    /// something else, or not at all): that port will never be keyed. On the loop, once per port.
+    public var onDTLSFailure: ((DTLSFailure) -> Void)?
     /// PCM rate of the frames in and out.
     public var sampleRate: Int { frame.rate.rawValue }
 
@@ -492,6 +495,7 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
                   let transforms = try? SDESKeying(profile: profile, local: keys.localKey + keys.localSalt,
                                                    remote: keys.remoteKey + keys.remoteSalt).transforms() else {
                 statistics.dtlsFailures += 1
+                onDTLSFailure?(.keyExportFailed)
                 return
             }
             // The engine stays: a peer whose last flight went unanswered sends it again, and hears back.
@@ -501,8 +505,9 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
                 (srtcpIn, srtcpOut) = (transforms.inbound, transforms.outbound)
             }
             statistics.dtlsHandshakes += 1
-        case .failed:
+        case .failed(let failure):
             statistics.dtlsFailures += 1
+            onDTLSFailure?(failure)
         default:
             break
         }

@@ -58,6 +58,9 @@ public final class UserAgentCore {
         /// RFC 3262: the last RSeq we sent (UAS) or acknowledged (UAC).
         var rseq: UInt32 = 0
         var reliable: ReliableProvisional?
+        /// Hung up after our 2xx and before its ACK: the BYE waits for the ACK, or for the ACK's time-out
+        /// (RFC 3261 §15: the callee MUST NOT send BYE on a confirmed dialog before either).
+        var byeWhenAcknowledged = false
     }
 
     /// A reliable provisional response being retransmitted until its PRACK (RFC 3262 §3).
@@ -153,7 +156,7 @@ public final class UserAgentCore {
                 var tx = entry.tx
                 let actions = tx.tick(now: now)
                 servers[key]?.tx = tx
-                run(actions, server: key, peer: entry.peer)
+                run(actions, server: key, peer: entry.peer, now: now)
             case .client(let key):
                 guard let entry = clients[key], let deadline = entry.tx.nextDeadline, deadline <= now else { continue }
                 var tx = entry.tx
@@ -260,13 +263,16 @@ public final class UserAgentCore {
 
     /// Ends a call: CANCEL before the answer, BYE after.
     public func hangup(_ id: CallID, now: Instant) -> [UserAgentOutput] {
-        guard let call = calls[id] else { return [] }
-        // An answered call not yet acknowledged is still ended with BYE (RFC 3261 §15).
-        if var dialog = call.dialog, call.connected || !call.outbound {
-            var bye = dialog.makeRequest(.bye)
-            calls[id]?.dialog = dialog
-            _ = startClient(&bye, peer: call.peer, now: now)
-            calls[id] = nil
+        guard let call = calls[id], !call.byeWhenAcknowledged else { return [] }
+        if !call.outbound, !call.connected, call.dialog?.state == .confirmed {
+            // Answered, not yet acknowledged: ended now for the caller of `hangup`; the BYE goes with the ACK.
+            calls[id]?.byeWhenAcknowledged = true
+            out.append(.event(.ended(id, status: nil, reason: "hung up")))
+        } else if !call.outbound, !call.connected {
+            // Not answered (ringing, or early media): a final response ends it, never a BYE on an early dialog.
+            return reject(id, status: 480, now: now)
+        } else if call.dialog != nil, call.connected || !call.outbound {
+            sendBye(id, now: now)
             out.append(.event(.ended(id, status: nil, reason: "hung up")))
         } else if call.outbound {
             var h = SIPHeaders()
@@ -286,6 +292,15 @@ public final class UserAgentCore {
         return flush()
     }
 
+    /// Ends the call's dialog with a BYE and forgets the call.
+    private func sendBye(_ id: CallID, now: Instant) {
+        guard let call = calls[id], var dialog = call.dialog else { return }
+        var bye = dialog.makeRequest(.bye)
+        calls[id]?.dialog = dialog
+        _ = startClient(&bye, peer: call.peer, now: now)
+        calls[id] = nil
+    }
+
     // MARK: Requests
 
     func receiveRequest(_ request: SIPMessage, from peer: SIPPeer, now: Instant) {
@@ -293,11 +308,13 @@ public final class UserAgentCore {
         // In-dialog requests from a call's peer are allowed; new ones only from trunks and devices.
         let key: TransactionKey
         do { key = try TransactionKey.server(for: request) } catch { return reject(request, 400, error.detail, peer: peer) }
-        if let entry = servers[key] {
+        // An ACK for our 2xx is the call's, not the INVITE transaction's, even when it reuses the INVITE's branch
+        // (as some phones and SIPp's scenarios do): it goes on to the call below.
+        if let entry = servers[key], !(method == .ack && entry.tx.state == .accepted) {
             var tx = entry.tx
             let actions = tx.receive(request, now: now)
             servers[key]?.tx = tx
-            return run(actions, server: key, peer: peer)
+            return run(actions, server: key, peer: peer, now: now)
         }
         if method == .ack {
             // The ACK of a 2xx is its own transaction: route it to the call.
@@ -309,7 +326,9 @@ public final class UserAgentCore {
                 servers[call.inviteKey]?.tx = tx
                 noteTimer(.server(call.inviteKey))
             }
-            if !call.connected {
+            if call.byeWhenAcknowledged {
+                sendBye(id, now: now)
+            } else if !call.connected {
                 call.connected = true
                 calls[id] = call
                 out.append(.event(.connected(id, remote: Self.sdp(call.invite))))
@@ -404,7 +423,7 @@ public final class UserAgentCore {
         servers[key] = (tx, peer)
         let actions = tx.respond(r, now: now)
         servers[key]?.tx = tx
-        run(actions, server: key, peer: peer)
+        run(actions, server: key, peer: peer, now: now)
     }
 
     func receiveInvite(_ request: SIPMessage, key: TransactionKey, peer: SIPPeer, now: Instant) {
@@ -591,10 +610,10 @@ public final class UserAgentCore {
         if (response.status ?? 0) >= 200 { answered(key, host: entry.peer.host) }
         let actions = entry.tx.respond(response, now: now)
         servers[key] = entry
-        run(actions, server: key, peer: entry.peer)
+        run(actions, server: key, peer: entry.peer, now: now)
     }
 
-    func run(_ actions: [TransactionAction], server key: TransactionKey, peer: SIPPeer) {
+    func run(_ actions: [TransactionAction], server key: TransactionKey, peer: SIPPeer, now: Instant) {
         defer { noteTimer(.server(key)) }
         for action in actions {
             switch action {
@@ -604,7 +623,9 @@ public final class UserAgentCore {
                 // No ACK for our final response: the call cannot be up.
                 if let request = servers[key]?.tx.request, request.method == .invite {
                     let id = CallID(rawValue: request.callID ?? "")
-                    if let call = calls[id], !call.connected {
+                    if let call = calls[id], call.byeWhenAcknowledged {
+                        sendBye(id, now: now)  // already ended for its owner
+                    } else if let call = calls[id], !call.connected {
                         calls[id] = nil
                         out.append(.event(.ended(id, status: 408, reason: "no ACK")))
                     }
