@@ -84,6 +84,11 @@ struct PlainRTPNegotiatorTests {
         #expect(sdp.media[0].proto == "UDP/TLS/RTP/SAVPF" && sdp.media[0].attributeValues("crypto").isEmpty)
         #expect(sdp.media[0].fingerprint == SDPFingerprint(algorithm: "sha-256", value: ours) && sdp.media[0].setup == .active)
         #expect(n.dtls == DTLSKeying(role: .client, remote: theirs) && n.srtp == nil)
+        #expect(!sdp.media[0].hasAttribute("rtcp-mux") && !n.rtcpMux, "RTCP on its own port unless the offer multiplexes it")
+        var muxed = try Self.dtlsOffer()
+        muxed.media[0].addAttribute("rtcp-mux")
+        let (muxAnswer, m) = try PlainRTPNegotiator.answer(muxed, local: local, sessionID: 1, version: 1)
+        #expect(muxAnswer.media[0].hasAttribute("rtcp-mux") && m.rtcpMux)
         #expect(try SessionDescription.parse(sdp.serialize()) == sdp)
         let (passive, p) = try PlainRTPNegotiator.answer(try Self.dtlsOffer(setup: "active"), local: local, sessionID: 1, version: 1)
         #expect(passive.media[0].setup == .passive && p.dtls?.role == .server, "the offerer starts: we wait")
@@ -102,12 +107,17 @@ struct PlainRTPNegotiatorTests {
         let offer = PlainRTPNegotiator.offer(config, sessionID: 1, version: 1)
         #expect(offer.media[0].proto == "UDP/TLS/RTP/SAVP" && offer.media[0].setup == .actpass && offer.media[0].attributeValues("crypto").isEmpty)
         #expect(offer.media[0].fingerprint?.value == DTLSKeying.certificate?.fingerprintSHA256)
+        #expect(offer.media[0].hasAttribute("rtcp-mux"), "one handshake for RTP and RTCP, if the answer agrees")
         func answer(_ setup: String?, fingerprint: Bool = true, proto: String = "UDP/TLS/RTP/SAVP") throws -> SessionDescription {
             try SessionDescription.parse("v=0\r\no=- 2 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 5000 \(proto) 0\r\n"
                 + "a=rtpmap:0 PCMU/8000\r\n" + (setup.map { "a=setup:\($0)\r\n" } ?? "")
                 + (fingerprint ? "a=fingerprint:sha-256 \(String(repeating: "01:", count: 31))02\r\n" : ""))
         }
         #expect(try PlainRTPNegotiator.negotiated(answer: answer("passive"), offered: config).dtls?.role == .client)
+        #expect(try PlainRTPNegotiator.negotiated(answer: answer("passive"), offered: config).rtcpMux == false)
+        var muxed = try answer("passive")
+        muxed.media[0].addAttribute("rtcp-mux")
+        #expect(try PlainRTPNegotiator.negotiated(answer: muxed, offered: config).rtcpMux)
         #expect(try PlainRTPNegotiator.negotiated(answer: answer("active"), offered: config).dtls?.role == .server)
         for refused in [try answer("actpass"), try answer(nil), try answer("active", fingerprint: false), try answer(nil, fingerprint: false, proto: "RTP/AVP")] {
             #expect(throws: PlainRTPError.noUsableCrypto) { try PlainRTPNegotiator.negotiated(answer: refused, offered: config) }

@@ -120,7 +120,7 @@ struct RTPLegTests {
         #expect(pool.inUse == 0)
     }
 
-    @Test("DTLS-keyed legs: both ports' handshakes key them and the tone crosses; a certificate not matching its fingerprint keys nothing and nothing leaves in the clear")
+    @Test("DTLS-keyed legs: both ports' handshakes key them (one with RTCP multiplexed) and the tone crosses; a certificate not matching its fingerprint keys nothing and nothing leaves in the clear")
     func dtlsSRTP() async throws {
         let loop = EventLoop()
         loop.startThread(name: "rtp-test")
@@ -128,12 +128,14 @@ struct RTPLegTests {
         let pool = RTPPortPool(range: 41_000...41_999)
         let ours = SDPFingerprint(algorithm: "sha-256", value: try #require(DTLSKeying.certificate).fingerprintSHA256)
         let bogus = SDPFingerprint(algorithm: "sha-256", value: String(repeating: "AB:", count: 31) + "CD")
-        @Sendable func keyed(_ port: UInt16, role: DTLSEngine.Role, expecting: SDPFingerprint) -> NegotiatedAudio {
-            var n = Self.negotiated(.pcmu, port: port)
-            n.dtls = DTLSKeying(role: role, remote: expecting)
-            return n
-        }
-        for wrongFingerprint in [false, true] {
+        for (wrongFingerprint, mux) in [(false, false), (true, false), (false, true)] {
+            @Sendable func keyed(_ port: UInt16, role: DTLSEngine.Role, expecting: SDPFingerprint) -> NegotiatedAudio {
+                var n = Self.negotiated(.pcmu, port: port)
+                n.dtls = DTLSKeying(role: role, remote: expecting)
+                n.rtcpMux = mux
+                return n
+            }
+            let handshakes = mux ? 1 : 2
             let heard = Heard()
             let failures = Mutex<[DTLSFailure]>([])
             let (a, b) = try await loop.submit { () throws -> (RTPLeg, RTPLeg) in
@@ -149,7 +151,7 @@ struct RTPLegTests {
             var settled = false
             for _ in 0..<250 where !settled {
                 let (x, y) = try await loop.submit { (a.statistics, b.statistics) }
-                settled = wrongFingerprint ? y.dtlsFailures >= 1 : x.dtlsHandshakes == 2 && y.dtlsHandshakes == 2
+                settled = wrongFingerprint ? y.dtlsFailures >= 1 : x.dtlsHandshakes == handshakes && y.dtlsHandshakes == handshakes
                 if !settled { try await Task.sleep(for: .milliseconds(20)) }
             }
             #expect(settled)

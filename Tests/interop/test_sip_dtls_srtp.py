@@ -20,9 +20,9 @@ APP_NUMBER = "15550177"
 CARRIER_PHONE = "15550166"
 
 
-def dtls_phone(tmp_path, name, tone, mediaenc="dtls_srtp"):
+def dtls_phone(tmp_path, name, tone, mediaenc="dtls_srtp", rtcp_mux=False):
     account = f"<sip:{CARRIER_PHONE}@127.0.0.1>;regint=0;answermode=auto" + (f";mediaenc={mediaenc}" if mediaenc else "")
-    return Baresip(account, tmp_path / name, tone=tone, extra_config="module dtls_srtp.so\n")
+    return Baresip(account, tmp_path / name, tone=tone, extra_config="module dtls_srtp.so\n" + ("rtcp_mux yes\n" if rtcp_mux else ""))
 
 
 @pytest.fixture
@@ -40,9 +40,12 @@ def dtls_trunk(server, phone):
     return r.json()
 
 
-def test_dtls_srtp_trunk_carries_calls_both_ways_heard_both_ways(sip_server, tmp_path):
+@pytest.mark.parametrize("rtcp_mux", [False, True], ids=["rtcp-apart", "rtcp-mux"])
+def test_dtls_srtp_trunk_carries_calls_both_ways_heard_both_ways(sip_server, tmp_path, rtcp_mux):
+    """Without RTCP multiplexing, RTP's and RTCP's ports each run a handshake; with it (baresip's `rtcp_mux yes`, and
+    our offer's `a=rtcp-mux`), one handshake on the RTP port keys both."""
     server, sip_port = sip_server
-    phone = dtls_phone(tmp_path, "carrier", tone=660)
+    phone = dtls_phone(tmp_path, "carrier", tone=660, rtcp_mux=rtcp_mux)
     try:
         trunk = dtls_trunk(server, phone)
         assert trunk["media_encryption"] == "dtls-srtp" and trunk["transport"] == "udp"
@@ -50,7 +53,9 @@ def test_dtls_srtp_trunk_carries_calls_both_ways_heard_both_ways(sip_server, tmp
         # Phone to app: baresip offers actpass; we answer active and start them.
         assert_calls_heard_both_ways(server, trunk, phone, f"sip:{APP_NUMBER}@127.0.0.1:{sip_port}", number=APP_NUMBER,
                                      phone_number=CARRIER_PHONE)
-        assert phone.log().count("verified sha-256 fingerprint OK") == 4, "baresip checked our certificate (RTP's and RTCP's) against our SDP"
+        handshakes = 2 if rtcp_mux else 4
+        assert phone.log().count("verified sha-256 fingerprint OK") == handshakes, "baresip checked our certificate against our SDP"
+        assert ("DTLS-SRTP complete (audio/RTCP)" in phone.log()) != rtcp_mux
         # Both legs keyed by DTLS, RTP's port and RTCP's each by its own handshake; the phone's packets authenticated:
         # what may fail is the one RTCP APP packet baresip sends in the clear as the call it places starts (dropped
         # unseen when it comes before the RTCP port is keyed).

@@ -14,6 +14,8 @@ public struct NegotiatedAudio: Hashable, Sendable {
     public var srtp: SDESKeying?
     /// DTLS-SRTP: who starts the handshakes and whose certificate to expect; nil unless keyed by DTLS.
     public var dtls: DTLSKeying?
+    /// RTCP on the RTP port (RFC 5761), both ways: both sides said `a=rtcp-mux`.
+    public var rtcpMux = false
 
     public var sends: Bool { direction == .sendrecv || direction == .sendonly }
     public var receives: Bool { direction == .sendrecv || direction == .recvonly }

@@ -16,6 +16,9 @@ import Wire
 /// DTLS-SRTP: an offer with `.dtlsSrtp` is UDP/TLS/RTP/SAVP with our fingerprint and `a=setup:actpass`; the
 /// answer must carry the peer's fingerprint and say who starts. An offer received as UDP/TLS/RTP/SAVP(F) is
 /// answered in kind (whatever the setting: it is encrypted) when it gives a fingerprint we can check.
+///
+/// RTCP multiplexing (RFC 5761): offered with DTLS-SRTP (one handshake then keys both), and accepted whenever
+/// offered.
 public enum PlainRTPNegotiator {
     public static func offer(_ config: AudioSessionConfig, sessionID: UInt64, version: UInt64) -> SessionDescription {
         let payloadTypes = config.codecs.map(\.defaultPayloadType)
@@ -28,7 +31,8 @@ public enum PlainRTPNegotiator {
         }
         return description(config, sessionID: sessionID, version: version, codecs: zip(config.codecs, payloadTypes).map { ($0, $1) },
                            direction: config.direction, proto: proto, crypto: crypto,
-                           dtls: config.encryption == .dtlsSrtp ? DTLSKeying.localFingerprint.map { ($0, .actpass) } : nil)
+                           dtls: config.encryption == .dtlsSrtp ? DTLSKeying.localFingerprint.map { ($0, .actpass) } : nil,
+                           rtcpMux: config.encryption == .dtlsSrtp)
     }
 
     /// Answers `offer`: the first offered voice codec we support (offerer's preference),
@@ -63,12 +67,13 @@ public enum PlainRTPNegotiator {
         }
         let direction = answerDirection(offered: remote.direction, local: config.direction)
         let sdp = description(config, sessionID: sessionID, version: version, codecs: chosen, direction: direction,
-                              proto: remote.proto, crypto: crypto, dtls: ours)
+                              proto: remote.proto, crypto: crypto, dtls: ours, rtcpMux: remote.rtcpMux)
         var negotiated = NegotiatedAudio(remoteAddress: remote.address, remotePort: remote.port, codec: voice.0,
                                          payloadType: voice.1, telephoneEventPayloadType: event?.1,
                                          ptime: remote.ptime ?? config.ptime, direction: direction)
         negotiated.srtp = keying
         negotiated.dtls = dtls
+        negotiated.rtcpMux = remote.rtcpMux
         return (sdp, negotiated)
     }
 
@@ -88,6 +93,7 @@ public enum PlainRTPNegotiator {
                 throw .noUsableCrypto
             }
             negotiated.dtls = DTLSKeying(role: setup == .active ? .server : .client, remote: fingerprint)
+            negotiated.rtcpMux = remote.rtcpMux  // we offered it
         } else if config.encryption == .srtp || (config.encryption == .optional && !remote.crypto.isEmpty) {
             // The answer accepts one of our lines: its tag names the suite and so our key.
             guard let line = remote.crypto.first, let (_, profile) = SDESKeying.usable([line]),
@@ -122,6 +128,8 @@ public enum PlainRTPNegotiator {
         /// The peer's certificate fingerprint and setup (DTLS-SRTP).
         var fingerprint: SDPFingerprint?
         var setup: SDPSetupRole?
+        /// `a=rtcp-mux`.
+        var rtcpMux = false
 
         /// RTP/SAVP(F) or UDP/TLS/RTP/SAVP(F): the media must be SRTP.
         var secure: Bool { proto.hasPrefix("RTP/SAVP") || dtls }
@@ -147,12 +155,13 @@ public enum PlainRTPNegotiator {
         return Remote(address: address, port: audio.port, codecs: codecs, ptime: audio.attributeValue("ptime").flatMap { Int($0) },
                       direction: address == "0.0.0.0" && direction == .sendrecv ? .inactive : direction,
                       proto: audio.proto, crypto: audio.attributeValues("crypto").compactMap(SDPCrypto.init(attributeValue:)),
-                      fingerprint: DTLSKeying.usableFingerprint(of: sdp, audio), setup: audio.setup ?? sdp.setup)
+                      fingerprint: DTLSKeying.usableFingerprint(of: sdp, audio), setup: audio.setup ?? sdp.setup,
+                      rtcpMux: audio.hasAttribute("rtcp-mux"))
     }
 
     private static func description(_ config: AudioSessionConfig, sessionID: UInt64, version: UInt64,
                                     codecs: [(AudioCodec, UInt8)], direction: SDPDirection, proto: String,
-                                    crypto: [SDPCrypto], dtls: (SDPFingerprint, SDPSetupRole)?) -> SessionDescription {
+                                    crypto: [SDPCrypto], dtls: (SDPFingerprint, SDPSetupRole)?, rtcpMux: Bool) -> SessionDescription {
         let family = config.address.contains(":") ? "IP6" : "IP4"
         var sdp = SessionDescription(origin: SDPOrigin(username: "-", sessionID: sessionID, sessionVersion: version,
                                                        networkType: "IN", addressType: family, address: config.address),
@@ -169,6 +178,7 @@ public enum PlainRTPNegotiator {
             audio.fingerprint = fingerprint
             audio.setup = setup
         }
+        if rtcpMux { audio.addAttribute("rtcp-mux") }
         audio.direction = direction
         sdp.media = [audio]
         return sdp

@@ -21,7 +21,9 @@ import SRTP
 /// else looks at it (a forged packet neither plays nor moves the latch), what leaves is protected last.
 /// DTLS-SRTP (`negotiated.dtls`): each port of the pair runs a DTLS handshake (datagrams whose first byte
 /// is 20–63, RFC 7983) and is keyed by it; until its port is keyed, nothing is sent and what arrives is
-/// dropped. The handshakes allocate; once keyed, the packet path is the same as SDES's.
+/// dropped. The handshakes allocate; once keyed, the packet path is the same as SDES's. With RTCP
+/// multiplexing (`negotiated.rtcpMux`, RFC 5761) RTCP comes and goes on the RTP port (told apart by its
+/// packet type), and one handshake keys both.
 ///
 /// Confined to its loop (the SIP edge's loop, or any `EventLoop`): every method runs there, which is what
 /// makes the unchecked Sendable conformance sound (it only lets the leg be handed to its loop). The
@@ -147,7 +149,7 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         loop.cancel(dtlsTimer)
         if let keying = negotiated.dtls {
             do {
-                dtls = (try keying.engine(), try keying.engine())
+                dtls = (try keying.engine(), negotiated.rtcpMux ? nil : try keying.engine())
             } catch {
                 throw .srtp("\(error)")
             }
@@ -165,9 +167,9 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
             if let rtp = dtls.rtp { sendDTLS(rtp.start(now: now), on: rtpFD, to: remote) }
             if let rtcp = dtls.rtcp { sendDTLS(rtcp.start(now: now), on: rtcpFD, to: remoteRTCP) }
             scheduleDTLSTimer()
-        } else if let rtp = dtls.rtp, let rtcp = dtls.rtcp {
-            if let (datagram, from) = early.rtp { datagram.withUnsafeBytes { receiveDTLS($0, port: rtp, on: rtpFD, from: from) } }
-            if let (datagram, from) = early.rtcp { datagram.withUnsafeBytes { receiveDTLS($0, port: rtcp, on: rtcpFD, from: from) } }
+        } else {
+            if let rtp = dtls.rtp, let (datagram, from) = early.rtp { datagram.withUnsafeBytes { receiveDTLS($0, port: rtp, on: rtpFD, from: from) } }
+            if let rtcp = dtls.rtcp, let (datagram, from) = early.rtcp { datagram.withUnsafeBytes { receiveDTLS($0, port: rtcp, on: rtcpFD, from: from) } }
         }
         early = (nil, nil)
     }
@@ -238,6 +240,10 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         for _ in 0..<64 {
             guard let (n, from) = IPEndpoint.receive(fd: rtpFD, into: receiveBuffer), n > 0 else { return }
             if tookDTLS(n, from: from, rtcp: false) { continue }
+            if negotiated.rtcpMux, Self.isRTCP(receiveBuffer) {
+                receivedRTCP(n)
+                continue
+            }
             var length = n
             if negotiated.dtls != nil, srtpIn == nil {  // not keyed yet
                 statistics.packetsDropped += 1
@@ -397,18 +403,27 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
 
     private func readRTCP() {
         for _ in 0..<16 {
-            guard let (received, from) = IPEndpoint.receive(fd: rtcpFD, into: receiveBuffer), received > 0 else { return }
-            var n = received
+            guard let (n, from) = IPEndpoint.receive(fd: rtcpFD, into: receiveBuffer), n > 0 else { return }
             if tookDTLS(n, from: from, rtcp: true) { continue }
-            if negotiated.dtls != nil, srtcpIn == nil { continue }  // not keyed yet
-            if let srtcpIn, !srtcpIn.unprotectRTCP(receiveBuffer.baseAddress!, length: &n) {
-                statistics.srtpFailures += 1
-                continue
-            }
-            // SR (200) or RR (201) at the head of a compound packet (RFC 3550 §6.1).
-            if n >= 8, receiveBuffer[0] >> 6 == 2, receiveBuffer[1] == 200 || receiveBuffer[1] == 201 { statistics.rtcpReceived += 1 }
+            receivedRTCP(n)
         }
     }
+
+    /// The `n` bytes in the receive buffer are an (S)RTCP packet, from either port.
+    private func receivedRTCP(_ n: Int) {
+        var n = n
+        if negotiated.dtls != nil, srtcpIn == nil { return }  // not keyed yet
+        if let srtcpIn, !srtcpIn.unprotectRTCP(receiveBuffer.baseAddress!, length: &n) {
+            statistics.srtpFailures += 1
+            return
+        }
+        // SR (200) or RR (201) at the head of a compound packet (RFC 3550 §6.1).
+        if n >= 8, receiveBuffer[0] >> 6 == 2, receiveBuffer[1] == 200 || receiveBuffer[1] == 201 { statistics.rtcpReceived += 1 }
+    }
+
+    /// RFC 5761 §4: on a multiplexed port, a second byte of 192–223 is an RTCP packet type (RTP payload types
+    /// stay below 64, or 192 with the marker bit).
+    static func isRTCP(_ packet: UnsafeMutableRawBufferPointer) -> Bool { packet.count >= 2 && (192...223).contains(packet[1]) }
 
     private func scheduleReport() {
         reportTimer = loop.schedule(after: .seconds(5)) { [weak self] in
@@ -454,7 +469,8 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         var size = length
         if negotiated.dtls != nil, srtcpOut == nil { return }  // not keyed yet
         if let srtcpOut, !srtcpOut.protectRTCP(buffer.baseAddress!, length: &size, capacity: buffer.count) { return }
-        let sent = remoteRTCP.withSockAddr { sendto(rtcpFD, buffer.baseAddress, size, 0, $0, $1) }
+        let sent = negotiated.rtcpMux ? remote.withSockAddr { sendto(rtpFD, buffer.baseAddress, size, 0, $0, $1) }
+            : remoteRTCP.withSockAddr { sendto(rtcpFD, buffer.baseAddress, size, 0, $0, $1) }
         if sent == size { statistics.rtcpSent += 1 }
     }
 
@@ -501,6 +517,7 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
             // The engine stays: a peer whose last flight went unanswered sends it again, and hears back.
             if isRTP {
                 (srtpIn, srtpOut) = (transforms.inbound, transforms.outbound)
+                if negotiated.rtcpMux { (srtcpIn, srtcpOut) = (srtpIn, srtpOut) }  // one handshake keys both
             } else {
                 (srtcpIn, srtcpOut) = (transforms.inbound, transforms.outbound)
             }
