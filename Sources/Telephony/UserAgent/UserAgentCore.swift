@@ -261,7 +261,8 @@ public final class UserAgentCore {
         return (id, flush())
     }
 
-    /// Ends a call: CANCEL before the answer, BYE after.
+    /// Ends a call: one we placed with CANCEL before the answer, BYE after; one we received with 480 before
+    /// our 200, BYE after its ACK (or the ACK's time-out).
     public func hangup(_ id: CallID, now: Instant) -> [UserAgentOutput] {
         guard let call = calls[id], !call.byeWhenAcknowledged else { return [] }
         if !call.outbound, !call.connected, call.dialog?.state == .confirmed {
@@ -271,7 +272,7 @@ public final class UserAgentCore {
         } else if !call.outbound, !call.connected {
             // Not answered (ringing, or early media): a final response ends it, never a BYE on an early dialog.
             return reject(id, status: 480, now: now)
-        } else if call.dialog != nil, call.connected || !call.outbound {
+        } else if call.dialog != nil, call.connected {
             sendBye(id, now: now)
             out.append(.event(.ended(id, status: nil, reason: "hung up")))
         } else if call.outbound {
