@@ -56,9 +56,8 @@ def test_dtls_srtp_trunk_carries_calls_both_ways_heard_both_ways(sip_server, tmp
         handshakes = 2 if rtcp_mux else 4
         assert phone.log().count("verified sha-256 fingerprint OK") == handshakes, "baresip checked our certificate against our SDP"
         assert ("DTLS-SRTP complete (audio/RTCP)" in phone.log()) != rtcp_mux
-        # Both legs keyed by DTLS, RTP's port and RTCP's each by its own handshake; the phone's packets authenticated:
-        # what may fail is the one RTCP APP packet baresip sends in the clear as the call it places starts (dropped
-        # unseen when it comes before the RTCP port is keyed).
+        # Both legs keyed by DTLS; the phone's packets authenticated: what may fail is the one RTCP APP packet baresip
+        # sends in the clear as the call it places starts (dropped unseen when it comes before RTCP is keyed).
         assert metric(server, "switchboard_phone_dtls_srtp_legs_total") == 2
         assert metric(server, "switchboard_phone_dtls_failures_total") == 0
         assert metric(server, "switchboard_phone_rtp_arrived_total") > 300
