@@ -230,6 +230,11 @@ def test_trunk_media_encryption_settings_are_checked(tls_server):
     assert p.returncode == 0 and json.loads(p.stdout)["media_encryption"] == "srtp", p.stdout + p.stderr
     p = cli(server, "trunks", "create", "--host", "127.0.0.3", "--name", "cli-udp", "--media-encryption", "srtp")
     assert p.returncode != 0 and "needs transport tls" in p.stderr, p.stderr
+    # DTLS-SRTP's keys never travel in SIP: any transport.
+    p = cli(server, "trunks", "create", "--host", "127.0.0.4", "--name", "cli-dtls", "--media-encryption", "dtls-srtp")
+    assert p.returncode == 0, p.stderr
+    p = cli(server, "trunks", "show", "--trunk", "cli-dtls", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["media_encryption"] == "dtls-srtp" and json.loads(p.stdout)["transport"] == "udp", p.stdout
 
 
 def test_video_dial_secure_brings_an_srtp_desk_phone_into_the_session(tmp_path):
