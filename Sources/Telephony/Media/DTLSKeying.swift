@@ -3,8 +3,9 @@ import Wire
 
 /// SRTP for a plain RTP leg keyed by DTLS handshakes on the leg's own ports (DTLS-SRTP, RFC 5763, RFC 5764):
 /// the SDP carries each side's certificate fingerprint (`a=fingerprint`) and who starts the handshake
-/// (`a=setup`), never a key. RTP and RTCP have ports of their own here, so each runs a handshake and is
-/// keyed by it (RFC 5764 §4.1). A peer's certificate counts only if it hashes to the fingerprint its SDP gave.
+/// (`a=setup`), never a key. When RTP and RTCP have ports of their own, each runs a handshake and is keyed by
+/// it (RFC 5764 §4.1); multiplexed (`rtcpMux`), one handshake keys both. A peer's certificate counts only if it
+/// hashes to the fingerprint its SDP gave.
 public struct DTLSKeying: Hashable, Sendable {
     /// Our part in the handshakes.
     public var role: DTLSEngine.Role
