@@ -148,6 +148,12 @@ public final class DTLSEngine {
         SSL_free(ssl)  // frees both BIOs
     }
 
+    /// Whether an engine could check a peer against this `a=fingerprint` (a hash function it supports, well-formed
+    /// hex): what `init` would otherwise refuse with `unsupportedFingerprintAlgorithm` or `malformedFingerprint`.
+    public static func canCheck(fingerprint: (algorithm: String, value: String)) -> Bool {
+        DTLSFingerprint.messageDigest(forSDPName: fingerprint.algorithm) != nil && DTLSFingerprint.parse(fingerprint.value) != nil
+    }
+
     // MARK: Inputs
 
     /// Begins the handshake. A client returns its ClientHello; a server returns nothing and waits.

@@ -18,7 +18,7 @@ public struct DTLSKeying: Hashable, Sendable {
     }
 
     /// This server's certificate on SIP calls (self-signed, as a phone's is: the SDP vouches for it), made
-    /// once; nil when it could not be made, and then DTLS-SRTP is neither offered nor accepted.
+    /// once, when first needed; nil when it could not be made, and then DTLS-SRTP is neither offered nor accepted.
     public static let certificate: DTLSCertificate? = try? DTLSCertificate(commonName: "switchboard")
 
     /// A handshake for one port of the leg: our certificate, the peer's fingerprint to check its own against.
@@ -43,11 +43,10 @@ public struct DTLSKeying: Hashable, Sendable {
     /// Our part for the setup we put in our SDP, once the other side's is known.
     static func role(ours: SDPSetupRole) -> DTLSEngine.Role { ours == .active ? .client : .server }
 
-    /// The peer's fingerprint when this side can check it: the media section's, else the session's, hashed
-    /// with a function we support and well formed.
+    /// The peer's fingerprint when this side can check it (`DTLSEngine.canCheck`): the media section's, else
+    /// the session's.
     static func usableFingerprint(of sdp: SessionDescription, _ media: MediaDescription) -> SDPFingerprint? {
-        guard let f = media.fingerprint ?? sdp.fingerprint, ["sha-1", "sha-256", "sha-384", "sha-512"].contains(f.algorithm),
-              let bytes = f.bytes, !bytes.isEmpty else { return nil }
+        guard let f = media.fingerprint ?? sdp.fingerprint, DTLSEngine.canCheck(fingerprint: (f.algorithm, f.value)) else { return nil }
         return f
     }
 }
