@@ -83,3 +83,50 @@ def test_callbacks_follow_a_session_from_first_connection_to_last():
         assert [e["event"] for e in later] == ["sessionCreated", "connectionDestroyed", "sessionDestroyed"]
         assert later[1]["reason"] == "networkDisconnected" and later[1]["connection"]["data"] == "name=carol"
     hooks.http.shutdown()
+
+
+def test_a_broadcast_s_status_changes_go_to_broadcast_status():
+    """`broadcast_status` gets the broadcast object, as `GET …/broadcast/{id}` answers it then, each time the broadcast
+    starts, one of its outputs' statuses changes, and it stops."""
+    hooks = Hooks()
+    with video_server() as server:
+        webhooks = {"broadcast_status": {"address": f"{hooks.url}/video/broadcast"}}
+        r = api(server, "POST", "/v2/applications", json={"name": "broadcasting", "capabilities": {"video": {"webhooks": webhooks}}})
+        assert r.status_code == 201, r.text
+        app_id, key = r.json()["id"], r.json()["keys"]["private_key"]
+        app_auth = {"Authorization": bearer(token(app_id, key))}
+        r = requests.post(server.http_url + "/session/create", headers=app_auth, data={"p2p.preference": "disabled"}, timeout=10)
+        sid = r.json()[0]["session_id"]
+        alice = VideoPeer(server, sid, client_token(app_id, key, sid, "name=alice"))
+        # HLS, and an RTMP server that is not there: it goes offline while the playlist goes live.
+        gone = {"id": "gone", "serverUrl": "rtmp://127.0.0.1:9/live", "streamName": "s"}
+        r = requests.post(f"{server.http_url}/v2/project/{app_id}/broadcast", headers=app_auth,
+                          json={"sessionId": sid, "outputs": {"hls": {}, "rtmp": [gone]}}, timeout=10)
+        assert r.status_code == 200, r.text
+        broadcast_id = r.json()["id"]
+
+        def reported():
+            return [e for e in hooks.events if e.get("event") == "broadcast"]
+
+        def outputs(e):
+            return e["broadcastUrls"]["hlsStatus"], e["broadcastUrls"]["rtmp"][0]["status"]
+
+        wait_until(lambda: ("live", "offline") in [outputs(e) for e in reported()], timeout=30,
+                   what=lambda: f"the playlist live and the RTMP server offline: {[outputs(e) for e in reported()]}")
+        r = requests.post(f"{server.http_url}/v2/project/{app_id}/broadcast/{broadcast_id}/stop", headers=app_auth, timeout=10)
+        assert r.status_code == 200 and r.json()["status"] == "stopped", r.text
+        wait_until(lambda: reported()[-1]["status"] == "stopped", timeout=10, what=lambda: f"the stop reported: {reported()}")
+        alice.close()
+
+        events = reported()
+        assert all((e["id"], e["sessionId"], e["projectId"]) == (broadcast_id, sid, app_id) for e in events)
+        assert [e["status"] for e in events] == ["started"] * (len(events) - 1) + ["stopped"]
+        assert outputs(events[0]) == ("connecting", "connecting") and outputs(events[-1]) == ("ended", "ended")
+        # Each report while it runs is a change.
+        running = [outputs(e) for e in events[:-1]]
+        assert all(a != b for a, b in zip(running, running[1:])), running
+        assert events[0]["broadcastUrls"]["hls"] == f"{server.http_url}/broadcast/{broadcast_id}/hls/live.m3u8"
+        assert events[-1]["updatedAt"] >= events[0]["createdAt"] and events[0]["streamMode"] == "auto"
+        assert events[-1] == {**requests.get(f"{server.http_url}/v2/project/{app_id}/broadcast/{broadcast_id}", headers=app_auth,
+                                             timeout=10).json(), "event": "broadcast"}
+    hooks.http.shutdown()

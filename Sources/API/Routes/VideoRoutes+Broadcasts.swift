@@ -152,7 +152,8 @@ extension VideoRoutes {
         return broadcast
     }
 
-    static func hlsURL(_ req: HTTPRequest, _ id: String) -> String { "\(req.baseURL)/broadcast/\(id)/hls/\(MediaWriter.Output.playlist)" }
+    static func hlsURL(_ req: HTTPRequest, _ id: String) -> String { hlsURL(base: req.baseURL, id) }
+    static func hlsURL(base: String, _ id: String) -> String { "\(base)/broadcast/\(id)/hls/\(MediaWriter.Output.playlist)" }
 
     static func broadcastError(_ error: any Error) -> APIError {
         switch error as? VideoBroadcasts.Failure {

@@ -102,7 +102,9 @@ public final class SwitchboardServer: Sendable {
             monitor.archiveChanged(archive)
         }
         let broadcasts = VideoBroadcasts(directory: configuration.dataDirectory + "/video/broadcasts", hub: live.video, engine: live.audio.recordings.engine,
-                                         rtmpsCA: configuration.rtmpsCAFile)
+                                         rtmpsCA: configuration.rtmpsCAFile) { broadcast, statuses in
+            monitor.broadcastChanged(broadcast, statuses: statuses, hlsURL: VideoRoutes.hlsURL(base: publicBase, broadcast.id))
+        }
         live.video.onSessionEvent { [core] event in
             monitor.handle(event)
             switch event {

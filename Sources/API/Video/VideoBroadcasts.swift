@@ -15,7 +15,8 @@ import VideoCodec
 /// A broadcast's metadata is a JSON file beside the HLS directories, written before its start is acknowledged;
 /// one still running when the server stopped is `stopped` at the next start. It stops when asked, at its
 /// `maxDuration`, or a minute after the session's last client left (unless one came back); its HLS files are
-/// deleted a minute after it stops, so a player can finish what it fetched.
+/// deleted a minute after it stops, so a player can finish what it fetched. Each change of its status or of an
+/// output's goes to `changed` (the application's `broadcast_status` callback).
 final class VideoBroadcasts: Sendable {
     struct RTMPTarget: Codable, Sendable, Equatable {
         var id: String?
@@ -137,9 +138,14 @@ final class VideoBroadcasts: Sendable {
     private let statuses = Mutex<[String: [MediaWriter.OutputStatus]]>([:])
     /// How far each low-latency HLS output is, while its files are served.
     private let progress = Mutex<[String: HLSProgress]>([:])
+    /// Called with a broadcast and its outputs' statuses (nil: not seen yet) when it starts, when an output's
+    /// status changes while it runs, and when it stops.
+    private let changed: @Sendable (Broadcast, [MediaWriter.OutputStatus]?) -> Void
 
-    init(directory: String, hub: VideoHub, engine: MediaEngine, rtmpsCA: String? = nil) {
+    init(directory: String, hub: VideoHub, engine: MediaEngine, rtmpsCA: String? = nil,
+         changed: @escaping @Sendable (Broadcast, [MediaWriter.OutputStatus]?) -> Void = { _, _ in }) {
         self.directory = directory
+        self.changed = changed
         self.rtmpsCA = rtmpsCA
         self.hub = hub
         linger = SessionLinger(hub: hub)
@@ -206,10 +212,19 @@ final class VideoBroadcasts: Sendable {
             await ComposedArchive.record(holder: Self.holder(id), sessionID: sessionID, outputs: outputs,
                                          hub: hub, engine: engine, canvas: broadcast.hasVideo ? broadcast.canvas : nil, mix: mix,
                                          selection: selection, layout: { [weak self] in self?.layouts.withLock { $0[id] } ?? layout },
-                                         watch: { [weak self] now in self?.statuses.withLock { $0[id] = now } }, shouldStop: shouldStop)
+                                         watch: { [weak self] now in self?.watched(id, now) }, shouldStop: shouldStop)
         })
         recorders.withLock { $0[id] = recorder }
+        changed(broadcast, nil)
         return broadcast
+    }
+
+    /// A running broadcast's outputs' statuses changed: kept for its object, and reported while it runs (their
+    /// closing, `ended` all, is reported as the broadcast's stop).
+    private func watched(_ id: String, _ now: [MediaWriter.OutputStatus]) {
+        statuses.withLock { $0[id] = now }
+        guard !now.contains(.ended), let broadcast = get(id), broadcast.status == .started else { return }
+        changed(broadcast, now)
     }
 
     /// Chooses a stream for a running broadcast in manual stream mode (again: with other media), or leaves one out.
@@ -281,6 +296,7 @@ final class VideoBroadcasts: Sendable {
         }
         guard let stopped else { return }
         Self.save(stopped, directory: directory)
+        changed(stopped, nil)
         if stopped.hasAudio { await hub.releaseAudioMix(sessionID: stopped.sessionID, holder: Self.holder(id)) }
         if stopped.hls {
             let files = directory + "/" + id

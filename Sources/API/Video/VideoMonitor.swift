@@ -2,6 +2,7 @@ import Foundation
 import Live
 import Platform
 import Runtime
+import VideoCodec
 import Wire
 
 /// Session monitoring: what happens in a video session (it starts and ends, clients connect and
@@ -41,6 +42,16 @@ struct VideoMonitor: Sendable {
             ("streamMode", .string(archive.manual ? "manual" : "auto")), ("event", "archive"),
         ]
         hooks.event(payload, to: VoiceWebhooks.Target(url: address), application: app, lane: archive.sessionID)
+    }
+
+    /// A broadcast started or stopped, or one of its outputs' statuses changed: the application's `broadcast_status`
+    /// webhook gets the broadcast object, as `GET …/broadcast/{id}` would answer then, with `event: broadcast`.
+    func broadcastChanged(_ broadcast: VideoBroadcasts.Broadcast, statuses: [MediaWriter.OutputStatus]?, hlsURL: String) {
+        guard let (app, address) = webhook("broadcast_status", project: broadcast.projectID),
+              let data = try? JSONSerialization.data(withJSONObject: broadcast.json(hlsURL: hlsURL, statuses: statuses)),
+              let object = (try? JSONParser.parse(Array(data)))?.objectValue else { return }
+        let payload = object.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + [("event", "broadcast")]
+        hooks.event(payload, to: VoiceWebhooks.Target(url: address), application: app, lane: broadcast.sessionID)
     }
 
     /// The session, the webhook's name and the callback's fields after `sessionId` and `projectId`.
