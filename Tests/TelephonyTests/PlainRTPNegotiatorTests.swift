@@ -215,6 +215,43 @@ struct PlainRTPNegotiatorTests {
         #expect(try PlainRTPNegotiator.negotiated(answer: answer, offered: theirs).srtp == nil)
     }
 
+    @Test("a re-offer on an established call: the peer's address, direction and keys; the codec kept while offered; our keys and DTLS role kept")
+    func renegotiates() throws {
+        let otherKey = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd"
+        // SDES: held at a new address with a new key of the suite in use; only the peer's key changes.
+        let (_, sdes) = try PlainRTPNegotiator.answer(try Self.sdesOffer(["1 AES_CM_128_HMAC_SHA1_80 inline:\(Self.baresipKey)"]),
+                                                      local: AudioSessionConfig(address: "127.0.0.1", port: 40000), sessionID: 1, version: 1)
+        var hold = try Self.sdesOffer(["3 AEAD_AES_128_GCM inline:\(Self.baresipKey)AAAAAA==", "4 AES_CM_128_HMAC_SHA1_80 inline:\(otherKey)"])
+        hold.media[0].direction = .sendonly
+        hold.media[0].port = 9400
+        let held = try PlainRTPNegotiator.renegotiated(sdes, reoffer: hold)
+        #expect(held.direction == .recvonly && held.remotePort == 9400 && held.codec == sdes.codec && held.payloadType == sdes.payloadType)
+        #expect(held.srtp?.local == sdes.srtp?.local && held.srtp?.profile == .aes128CMSHA1_80 && held.srtp?.remote == Base64.decode(otherKey))
+        #expect(throws: PlainRTPError.noUsableCrypto) {
+            try PlainRTPNegotiator.renegotiated(sdes, reoffer: try Self.sdesOffer(["1 AEAD_AES_128_GCM inline:\(Self.baresipKey)AAAAAA=="]))
+        }
+        // DTLS-SRTP: a new fingerprint is taken, our role stays whatever setup the re-offer says.
+        let (_, dtls) = try PlainRTPNegotiator.answer(try Self.dtlsOffer(), local: AudioSessionConfig(address: "127.0.0.1", port: 40000),
+                                                      sessionID: 1, version: 1)
+        let renewed = try PlainRTPNegotiator.renegotiated(dtls, reoffer: try Self.dtlsOffer(setup: "active", fingerprint: "sha-256 " + String(repeating: "CD:", count: 31) + "EF"))
+        #expect(renewed.dtls?.role == dtls.dtls?.role && renewed.dtls?.role == .client)
+        #expect(renewed.dtls?.remote == SDPFingerprint(algorithm: "sha-256", value: String(repeating: "CD:", count: 31) + "EF"))
+        #expect(try PlainRTPNegotiator.renegotiated(dtls, reoffer: try Self.dtlsOffer()) == dtls)
+        #expect(throws: PlainRTPError.noUsableCrypto) {
+            try PlainRTPNegotiator.renegotiated(dtls, reoffer: try Self.sdesOffer(proto: "RTP/AVP", []))
+        }
+        // Another codec when ours is no longer offered; none at all is refused.
+        let (_, plain) = try PlainRTPNegotiator.answer(try SessionDescription.parse(Self.sippOffer), local: AudioSessionConfig(address: "127.0.0.1", port: 1),
+                                                       sessionID: 1, version: 1)
+        var opus = try SessionDescription.parse(Self.sippOffer)
+        opus.media[0].formats = ["111", "101"]
+        opus.media[0].addAttribute("rtpmap", "111 opus/48000/2")
+        let moved = try PlainRTPNegotiator.renegotiated(plain, reoffer: opus)
+        #expect(moved.codec == .opus && moved.payloadType == 111 && moved.telephoneEventPayloadType == 101)
+        opus.media[0].formats = ["101"]
+        #expect(throws: PlainRTPError.noCommonCodec) { try PlainRTPNegotiator.renegotiated(plain, reoffer: opus) }
+    }
+
     @Test("our offer lists PCMU, PCMA, opus and telephone-event with ptime")
     func offer() {
         let sdp = PlainRTPNegotiator.offer(AudioSessionConfig(address: "127.0.0.1", port: 7000), sessionID: 9, version: 1)

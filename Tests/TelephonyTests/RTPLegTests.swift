@@ -142,7 +142,7 @@ struct RTPLegTests {
                 // b waits for the handshakes (passive); a, told b's ports, starts them (active).
                 let b = try RTPLeg(loop: loop, pool: pool, host: "127.0.0.1", negotiated: keyed(9, role: .server, expecting: wrongFingerprint ? bogus : ours))
                 let a = try RTPLeg(loop: loop, pool: pool, host: "127.0.0.1", negotiated: keyed(b.port, role: .client, expecting: ours))
-                b.update(keyed(a.port, role: .server, expecting: ours))
+                b.update(keyed(a.port, role: .server, expecting: wrongFingerprint ? bogus : ours))
                 Self.listen(b, heard: heard, frequency: 1000, other: 440)
                 b.onDTLSFailure = { failure in failures.withLock { $0.append(failure) } }
                 return (a, b)
@@ -169,6 +169,63 @@ struct RTPLegTests {
             }
             try await loop.submit { a.close(); b.close() }
         }
+        #expect(pool.inUse == 0)
+    }
+
+    @Test("a re-offer with a new fingerprint is a new DTLS association (RFC 5763 §5): new handshakes, each side's role as it was, the tone crossing on the new keys; the same fingerprint again keeps the keys")
+    func dtlsNewAssociation() async throws {
+        let loop = EventLoop()
+        loop.startThread(name: "rtp-test")
+        defer { loop.stop() }
+        let pool = RTPPortPool(range: 45_000...45_099)
+        let certificate = try #require(DTLSKeying.certificate)
+        let sha256 = SDPFingerprint(algorithm: "sha-256", value: certificate.fingerprintSHA256)
+        // The same certificate named by another hash: a new fingerprint that still matches.
+        let sha1 = SDPFingerprint(algorithm: "sha-1", value: try #require(DTLSCertificate.fingerprint(ofDER: certificate.der, algorithm: "sha-1")))
+        @Sendable func keyed(_ port: UInt16, role: DTLSEngine.Role, expecting: SDPFingerprint) -> NegotiatedAudio {
+            var n = Self.negotiated(.pcmu, port: port)
+            n.dtls = DTLSKeying(role: role, remote: expecting)
+            return n
+        }
+        let heard = Heard()
+        let failures = Mutex<[DTLSFailure]>([])
+        let (a, b) = try await loop.submit { () throws -> (RTPLeg, RTPLeg) in
+            let b = try RTPLeg(loop: loop, pool: pool, host: "127.0.0.1", negotiated: keyed(9, role: .server, expecting: sha256))
+            let a = try RTPLeg(loop: loop, pool: pool, host: "127.0.0.1", negotiated: keyed(b.port, role: .client, expecting: sha256))
+            b.update(keyed(a.port, role: .server, expecting: sha256))
+            Self.listen(b, heard: heard, frequency: 1000, other: 440)
+            for leg in [a, b] { leg.onDTLSFailure = { failure in failures.withLock { $0.append(failure) } } }
+            return (a, b)
+        }
+        func handshakes(_ count: Int) async throws -> Bool {
+            for _ in 0..<250 {
+                let (x, y) = try await loop.submit { (a.statistics.dtlsHandshakes, b.statistics.dtlsHandshakes) }
+                if x == count && y == count { return true }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return false
+        }
+        #expect(try await handshakes(2))
+        // A hold, say: the same fingerprint (and a role that would be the other, which a re-offer cannot change).
+        try await loop.submit {
+            a.update(keyed(b.port, role: .server, expecting: sha256))
+            b.update(keyed(a.port, role: .client, expecting: sha256))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await loop.submit { (a.statistics.dtlsHandshakes, b.statistics.dtlsHandshakes) } == (2, 2))
+        // A new fingerprint, a's update first: its ClientHellos reach b's keyed ports before b's update, which keeps them
+        // for its new handshakes (rather than wait out a's resend).
+        try await loop.submit { a.update(keyed(b.port, role: .server, expecting: sha1)) }
+        try await Task.sleep(for: .milliseconds(100))
+        try await loop.submit { b.update(keyed(a.port, role: .client, expecting: sha1)) }
+        #expect(try await handshakes(4))
+        #expect(try await loop.submit { (a.negotiated.dtls?.role, b.negotiated.dtls?.role) } == (.client, .server))
+        try await Self.sendToneAndReport(from: a, on: loop)
+        let power = heard.power.withLock { $0 }
+        let received = try await loop.submit { b.statistics }
+        #expect(heard.frames.withLock { $0 } >= 20 && power.target > 20 * power.other && received.srtpFailures == 0, "\(received)")
+        #expect(failures.withLock { $0 }.isEmpty)
+        try await loop.submit { a.close(); b.close() }
         #expect(pool.inUse == 0)
     }
 

@@ -142,6 +142,23 @@ struct UserAgentCoreTests {
         #expect(out.contains { if case .event(.updated(id, _)) = $0 { true } else { false } })
     }
 
+    @Test("as caller, our DTLS-SRTP offer's actpass is settled by the answer (active → passive, passive → active), so a re-INVITE is answered with the call's role")
+    func settlesSetup() throws {
+        var config = AudioSessionConfig(address: "127.0.0.1", port: 40_000)
+        config.encryption = .dtlsSrtp
+        let offer = PlainRTPNegotiator.offer(config, sessionID: 9, version: 1)
+        #expect(offer.media[0].setup == .actpass)
+        for (theirs, ours) in [(SDPSetupRole.active, SDPSetupRole.passive), (.passive, .active)] {
+            var answer = Self.offer
+            answer.setup = theirs  // at the session level, as baresip writes it
+            let settled = UserAgentCore.settled(offer, by: answer)
+            #expect(settled.media[0].setup == ours && settled.media[0].fingerprint == offer.media[0].fingerprint)
+        }
+        // A plain offer, or an answer that settles nothing, is left as it was.
+        #expect(UserAgentCore.settled(Self.local, by: Self.offer) == Self.local)
+        #expect(UserAgentCore.settled(offer, by: Self.offer) == offer)
+    }
+
     @Test("as caller, a reliable 183 is PRACKed once with RAck in the early dialog; its retransmission is not")
     func sendsPrack() throws {
         let trunk = TrunkConfig(name: "t", host: "127.0.0.1", port: 5080, healthInterval: 0)

@@ -373,7 +373,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
                 watchSilence(phone)
                 events.dialStatus("answered", reason: nil, leg: uuid)
             case .updated(_, let remote):
-                _ = configure(phone, answer: remote, offered: offered)  // a re-offer: the session stays keyed as it was
+                if let line = phone.line.withLock({ $0 }) { line.loop.execute { line.reoffered(remote) } }
             case .ended(_, let status, let reason):
                 finish(phone, status: Self.legStatus(sipStatus: status, answered: phone.answered), reason: reason, events: events)
             case .incomingCall:
@@ -525,9 +525,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         for await event in call.events {
             switch event {
             case .updated(_, let remote):
-                if let (_, n) = try? PlainRTPNegotiator.answer(remote, local: local, sessionID: UInt64(line.leg.port), version: 2) {
-                    line.loop.execute { line.leg.update(n) }
-                }
+                line.loop.execute { line.reoffered(remote) }
             case .ended(_, let status, let reason):
                 finish(phone, status: Self.legStatus(sipStatus: status, answered: phone.answered), reason: reason, events: events)
             default:

@@ -3,6 +3,7 @@ import Live
 import Media
 import Runtime
 import Telephony
+import Wire
 
 /// A phone leg's RTP as a mixer participant: what the phone says is decoded by the leg and queued at the
 /// codec's rate for the next ticks (`LineQueue`), and the frame a tick takes goes to the mixer at the
@@ -91,6 +92,13 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     func configure(_ negotiated: NegotiatedAudio) throws {
         try leg.configure(negotiated)
         try prepare()
+    }
+
+    /// The peer's re-offer on the established call (hold, resume, a new address, new keys, another codec): the
+    /// leg follows it, keyed as before unless the re-offer changed the peer's keys. Call on the leg's loop.
+    func reoffered(_ sdp: SessionDescription) {
+        guard let n = try? PlainRTPNegotiator.renegotiated(leg.negotiated, reoffer: sdp) else { return }
+        if n.codec == leg.negotiated.codec { leg.update(n) } else { try? configure(n) }
     }
 
     /// The far end's rate: the leg's codec's (G.711's 8 kHz until the session is known). A tick reads it.

@@ -1,3 +1,4 @@
+import Crypto
 import Wire
 
 /// SDP offer/answer for one plain RTP/AVP audio stream (RFC 3264, RFC 3551, RFC 4733), or
@@ -101,6 +102,40 @@ public enum PlainRTPNegotiator {
             negotiated.srtp = SDESKeying(profile: profile, local: config.keySalt(for: profile), remote: line.keySalt)
         }
         return negotiated
+    }
+
+    /// The session after the peer's re-offer on an established call (RFC 3264 §8: hold, resume, a new address,
+    /// new keys, another codec), read against `current`: the peer's address and direction; our codec while the
+    /// re-offer still has it, else the first of the re-offer's we speak; SDES: the peer's key of the suite in use,
+    /// ours unchanged; DTLS-SRTP: the peer's fingerprint — a new one means a new association (RFC 5763 §5) —
+    /// with our role as it was. Our answer is our SDP as it stands, so nothing of ours changes here.
+    public static func renegotiated(_ current: NegotiatedAudio, reoffer: SessionDescription) throws(PlainRTPError) -> NegotiatedAudio {
+        let remote = try read(reoffer)
+        var n = current
+        if let same = remote.codecs.first(where: { $0.0 == current.codec }) {
+            n.payloadType = same.1
+        } else if let other = remote.codecs.first(where: { $0.0 != .telephoneEvent }) {
+            (n.codec, n.payloadType) = other
+        } else {
+            throw .noCommonCodec
+        }
+        n.telephoneEventPayloadType = remote.codecs.first { $0.0 == .telephoneEvent }?.1
+        n.remoteAddress = remote.address
+        n.remotePort = remote.port
+        n.direction = answerDirection(offered: remote.direction, local: .sendrecv)
+        if var keying = current.srtp {
+            guard let (line, _) = SDESKeying.usable(remote.crypto.filter { SRTPProfile(sdesSuite: $0.suite) == keying.profile }) else {
+                throw .noUsableCrypto
+            }
+            keying.remote = line.keySalt
+            n.srtp = keying
+        }
+        if var keying = current.dtls {
+            guard remote.dtls, let fingerprint = remote.fingerprint else { throw .noUsableCrypto }
+            keying.remote = fingerprint
+            n.dtls = keying
+        }
+        return n
     }
 
     /// The direction to answer with: what the offer allows, narrowed by what we want.

@@ -142,17 +142,14 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
               let remoteRTCP = IPEndpoint(host: negotiated.remoteAddress, port: negotiated.remotePort &+ 1, family: family) else {
             throw .badAddress(negotiated.remoteAddress)
         }
-        let transforms = try negotiated.srtp?.transforms()
-        (srtpIn, srtpOut) = (transforms?.inbound, transforms?.outbound)
-        (srtcpIn, srtcpOut) = (srtpIn, srtpOut)
-        dtls = (nil, nil)
-        loop.cancel(dtlsTimer)
-        if let keying = negotiated.dtls {
-            do {
-                dtls = (try keying.engine(), negotiated.rtcpMux ? nil : try keying.engine())
-            } catch {
-                throw .srtp("\(error)")
-            }
+        // The same keys again (a re-offer that changed the codec): the SRTP contexts and DTLS association stay.
+        let rekey = !configured || negotiated.srtp != self.negotiated.srtp || negotiated.dtls != self.negotiated.dtls
+            || negotiated.rtcpMux != self.negotiated.rtcpMux
+        if rekey {
+            let transforms = try negotiated.srtp?.transforms()
+            (srtpIn, srtpOut) = (transforms?.inbound, transforms?.outbound)
+            (srtcpIn, srtcpOut) = (srtpIn, srtpOut)
+            try makeHandshakes(negotiated.dtls, rtcpMux: negotiated.rtcpMux)
         }
         self.codec = codec
         self.negotiated = negotiated
@@ -161,8 +158,27 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         latchedSSRC = nil
         frame = AudioFrame(rate: codec.sampleRate)
         configured = true
+        if rekey { beginHandshakes() }
+    }
+
+    /// New DTLS handshakes for `keying` (none without it); until they are done nothing is keyed.
+    private func makeHandshakes(_ keying: DTLSKeying?, rtcpMux: Bool) throws(RTPLegError) {
+        dtls = (nil, nil)
+        loop.cancel(dtlsTimer)
+        dtlsTimer = nil
+        guard let keying else { return }
+        (srtpIn, srtpOut, srtcpIn, srtcpOut) = (nil, nil, nil, nil)
+        do {
+            dtls = (try keying.engine(), rtcpMux ? nil : try keying.engine())
+        } catch {
+            throw .srtp("\(error)")
+        }
+    }
+
+    /// Starts the handshakes as the client, each port's ClientHello going where the SDP says that port's peer is;
+    /// as the server, answers a ClientHello that came before them.
+    private func beginHandshakes() {
         if negotiated.dtls?.role == .client {
-            // We start: each port's ClientHello goes where the SDP says that port's peer is.
             let now = sb_monotonic_ns()
             if let rtp = dtls.rtp { sendDTLS(rtp.start(now: now), on: rtpFD, to: remote) }
             if let rtcp = dtls.rtcp { sendDTLS(rtcp.start(now: now), on: rtcpFD, to: remoteRTCP) }
@@ -216,8 +232,8 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         scheduleDTLSTimer()
     }
 
-    /// A re-INVITE changed the session: new remote address, direction or SRTP keys (same codec). DTLS-SRTP
-    /// keys stay those of the handshakes already made.
+    /// A re-INVITE changed the session (same codec): new remote address, direction or SRTP keys; with DTLS-SRTP,
+    /// a new fingerprint from the peer is a new association (RFC 5763 §5): new handshakes, our role as it was.
     public func update(_ negotiated: NegotiatedAudio) {
         if let keying = negotiated.srtp, keying != self.negotiated.srtp, let transforms = try? keying.transforms() {
             (srtpIn, srtpOut) = (transforms.inbound, transforms.outbound)
@@ -232,6 +248,18 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         self.negotiated.direction = negotiated.direction
         self.negotiated.remoteAddress = negotiated.remoteAddress
         self.negotiated.remotePort = negotiated.remotePort
+        self.negotiated.payloadType = negotiated.payloadType
+        self.negotiated.telephoneEventPayloadType = negotiated.telephoneEventPayloadType
+        if let keying = negotiated.dtls, let was = self.negotiated.dtls, keying.remote != was.remote {
+            let renewed = DTLSKeying(role: was.role, remote: keying.remote)
+            guard (try? makeHandshakes(renewed, rtcpMux: self.negotiated.rtcpMux)) != nil else {
+                statistics.dtlsFailures += 1
+                onDTLSFailure?(.keyExportFailed)
+                return
+            }
+            self.negotiated.dtls = renewed
+            beginHandshakes()
+        }
     }
 
     // MARK: Receive
@@ -485,7 +513,11 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         let port = rtcp ? dtls.rtcp : dtls.rtp
         guard Self.isDTLS(receiveBuffer[0]), port != nil || !configured else { return false }
         let datagram = UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n])
-        if let port {
+        if let port, port.state == .connected, Self.isClientHello(datagram) {
+            // A new association's first flight on a keyed port (a re-INVITE brought a new fingerprint and its update
+            // is on its way): kept for the new handshake; the keyed one would drop it.
+            if rtcp { early.rtcp = (Array(datagram), source) } else { early.rtp = (Array(datagram), source) }
+        } else if let port {
             receiveDTLS(datagram, port: port, on: rtcp ? rtcpFD : rtpFD, from: source)
         } else if rtcp {
             early.rtcp = (Array(datagram), source)
@@ -493,6 +525,11 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
             early.rtp = (Array(datagram), source)
         }
         return true
+    }
+
+    /// A datagram that opens a DTLS handshake: a handshake record of epoch 0 carrying a ClientHello (RFC 6347 §4.1, §4.2.2).
+    static func isClientHello(_ datagram: UnsafeRawBufferPointer) -> Bool {
+        datagram.count > 13 && datagram[0] == 22 && datagram[3] == 0 && datagram[4] == 0 && datagram[13] == 1
     }
 
     /// A DTLS datagram on one port: answered to where it came from; once the handshake is done, the port is keyed.

@@ -517,11 +517,13 @@ public final class UserAgentCore {
                 calls[id] = call
                 _ = startClient(&prack, peer: call.peer, now: now)
             }
+            if let answer = Self.sdp(message), let offer = calls[id]?.localSDP { calls[id]?.localSDP = Self.settled(offer, by: answer) }
             out.append(.event(.progress(id, status: status, answer: Self.sdp(message))))
         case 200...299:
             guard var dialog = call.dialog ?? (try? Dialog.uac(request: request, response: message)) else { return }
             if dialog.state == .early { dialog.update(with: message) }
             call.dialog = dialog
+            if let answer = Self.sdp(message) { call.localSDP = call.localSDP.map { Self.settled($0, by: answer) } }
             let sequence = (try? message.cseq().sequence) ?? 1
             ackSuccess(dialog: dialog, sequence: sequence, peer: call.peer)
             if !call.connected {
@@ -592,6 +594,20 @@ public final class UserAgentCore {
             answer.media[i].direction = PlainRTPNegotiator.answerDirection(offered: offered, local: .sendrecv)
         }
         return answer
+    }
+
+    /// Our offer once answered: an `a=setup:actpass` (DTLS-SRTP) becomes the role the answer left us (RFC 5763 §5),
+    /// so that a re-INVITE is answered with the role the call has, not with the choice it had.
+    static func settled(_ offer: SessionDescription, by answer: SessionDescription) -> SessionDescription {
+        var settled = offer
+        for i in settled.media.indices where settled.media[i].setup == .actpass {
+            switch answer.media.first(where: { $0.kind == settled.media[i].kind })?.setup ?? answer.setup {
+            case .active?: settled.media[i].setup = .passive
+            case .passive?: settled.media[i].setup = .active
+            default: break
+            }
+        }
+        return settled
     }
 
     /// Adds our Via and starts a client transaction for `request`.
