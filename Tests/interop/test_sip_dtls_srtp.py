@@ -7,16 +7,13 @@ offers DTLS-SRTP but does not speak it is hung up as soon as the handshake fails
 
 from __future__ import annotations
 
-import re
 import time
 
 import pytest
 
 from rig import wait_until
 from sip_support import SIPP_SCENARIOS, Baresip, FreePort, api, metric, sipp, start_sip_server
-from phone_support import tone_wav
-from test_sip_srtp import assert_calls_heard_both_ways, assert_plain_refused, has_tone, recorded
-from test_sip_tls import app_request, call_status
+from test_sip_srtp import assert_calls_heard_both_ways, assert_heard_after_hold_and_resume, assert_plain_refused
 from voice_support import Hooks, application
 
 APP_NUMBER = "15550177"
@@ -118,40 +115,10 @@ def test_a_call_held_and_resumed_by_the_phone_keeps_its_dtls_keys(sip_server, tm
     server, sip_port = sip_server
     phone = dtls_phone(tmp_path, "carrier", tone=660)
     try:
-        trunk = dtls_trunk(server, phone)
-        hooks = Hooks()
-        hooks.files["/tone.wav"] = tone_wav(440, seconds=9, rate=16000).read_bytes()
-        app_id, key = application(server, hooks)
-        assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": APP_NUMBER, "trunk_id": trunk["id"]}).status_code == 200
-        assert api(server, "POST", "/number/update", data={"country": "US", "msisdn": APP_NUMBER, "app_id": app_id}).status_code == 200
-        ncco = [{"action": "record", "format": "wav", "eventUrl": [hooks.url + "/event/record"]},
-                {"action": "stream", "streamUrl": [hooks.url + "/tone.wav"]}]
-        if initiator == "app":
-            r = app_request(server, app_id, key, "POST", "/v1/calls", json={
-                "to": [{"type": "phone", "number": CARRIER_PHONE}], "from": {"type": "phone", "number": APP_NUMBER}, "ncco": ncco})
-            assert r.status_code == 201, r.text
-        else:
-            hooks.ncco = lambda req: ncco
-            phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{sip_port}")
-        wait_until(lambda: hooks.legs() and "answered" in hooks.statuses(hooks.legs()[0]), timeout=15,
-                   what=lambda: f"answered: {hooks.events}\n{phone.log()[-2000:]}")
-        uuid = hooks.legs()[0]
-        wait_until(lambda: phone.log().count("verified sha-256 fingerprint OK") == 2, timeout=10, what=lambda: phone.log()[-2000:])
-        time.sleep(1.5)
-        phone.command("/hold")
-        time.sleep(1)
-        phone.command("/resume")
-        wait_until(lambda: call_status(server, app_id, key, uuid) == "completed", timeout=30,
-                   what=lambda: f"the call to play out; baresip:\n{phone.log()[-3000:]}\nserver:\n{server.log()[-3000:]}")
-        # After the resume (the last 2 s of the stream's 9): the phone's tone is in the call's recording, and the phone
-        # says it receives audio (its status line, `audio=<sent>/<received> (bit/s)`; its decoded-audio dump ends at
-        # the hold).
-        samples, rate = recorded(hooks, app_id, key)
-        assert len(samples) > rate * 6 and has_tone(samples[-rate * 2:], rate, 660), "the recording lacks the phone's 660 Hz after the resume"
-        after = phone.log().replace("\r", "\n").split("call: resume")[-1]
-        received = [int(m) for m in re.findall(r"audio=\d+/(\d+) \(bit/s\)", after)]
-        assert received and max(received) >= 60000, f"the phone received nothing after the resume: {received}"
-        assert phone.log().count("verified sha-256 fingerprint OK") == 2, "no new handshake"
+        keyed = lambda: phone.log().count("verified sha-256 fingerprint OK") == 2
+        assert_heard_after_hold_and_resume(server, dtls_trunk(server, phone), phone, f"sip:{APP_NUMBER}@127.0.0.1:{sip_port}", initiator,
+                                           number=APP_NUMBER, phone_number=CARRIER_PHONE, keyed=keyed)
+        assert keyed(), "no new handshake"
         assert metric(server, "switchboard_phone_dtls_failures_total") == 0
         assert metric(server, "switchboard_phone_srtp_failures_total") <= 1
     finally:

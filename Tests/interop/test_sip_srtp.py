@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import re
+import time
 
 import numpy as np
 import pytest
@@ -133,6 +135,57 @@ def assert_calls_heard_both_ways(server, trunk, phone, dial_uri, number=APP_NUMB
     wait_until(lambda: len(list(phone.dir.glob("dump-*-dec.wav"))) == 2, timeout=10, what="baresip's recording of the second call")
     played, prate = phone.played()
     assert_heard(played[:-prate // 2], prate, 440, "the calling phone")
+
+
+def assert_heard_after_hold_and_resume(server, trunk, phone, dial_uri, initiator, number=APP_NUMBER, phone_number=CARRIER_PHONE,
+                                       keyed=lambda: True):
+    """A call between an application and the phone on `trunk` — placed by the application (`initiator` "app") or by the
+    phone (at `dial_uri`) — that the phone holds and resumes (two re-INVITEs) once `keyed()` says its media is keyed:
+    after the resume, the phone's 660 Hz is in the call's recording and the phone says it receives audio (its status
+    line, `audio=<sent>/<received> (bit/s)`; its decoded-audio dump ends at the hold)."""
+    hooks = Hooks()
+    hooks.files["/tone.wav"] = tone_wav(440, seconds=9, rate=16000).read_bytes()
+    app_id, key = application(server, hooks)
+    assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": number, "trunk_id": trunk["id"]}).status_code == 200
+    assert api(server, "POST", "/number/update", data={"country": "US", "msisdn": number, "app_id": app_id}).status_code == 200
+    ncco = [{"action": "record", "format": "wav", "eventUrl": [hooks.url + "/event/record"]},
+            {"action": "stream", "streamUrl": [hooks.url + "/tone.wav"]}]
+    if initiator == "app":
+        r = app_request(server, app_id, key, "POST", "/v1/calls", json={
+            "to": [{"type": "phone", "number": phone_number}], "from": {"type": "phone", "number": number}, "ncco": ncco})
+        assert r.status_code == 201, r.text
+    else:
+        hooks.ncco = lambda req: ncco
+        phone.command(f"/dial {dial_uri}")
+    wait_until(lambda: hooks.legs() and "answered" in hooks.statuses(hooks.legs()[0]), timeout=15,
+               what=lambda: f"answered: {hooks.events}\n{phone.log()[-2000:]}")
+    uuid = hooks.legs()[0]
+    wait_until(keyed, timeout=10, what=lambda: phone.log()[-2000:])
+    time.sleep(1.5)
+    phone.command("/hold")
+    time.sleep(1)
+    phone.command("/resume")
+    wait_until(lambda: call_status(server, app_id, key, uuid) == "completed", timeout=30,
+               what=lambda: f"the call to play out; baresip:\n{phone.log()[-3000:]}\nserver:\n{server.log()[-3000:]}")
+    # After the resume: the last 2 s of the stream's 9.
+    samples, rate = recorded(hooks, app_id, key)
+    assert len(samples) > rate * 6 and has_tone(samples[-rate * 2:], rate, 660), "the recording lacks the phone's 660 Hz after the resume"
+    after = phone.log().replace("\r", "\n").split("call: resume")[-1]
+    received = [int(m) for m in re.findall(r"audio=\d+/(\d+) \(bit/s\)", after)]
+    assert received and max(received) >= 60000, f"the phone received nothing after the resume: {received}"
+
+
+@pytest.mark.parametrize("initiator", ["app", "phone"])
+def test_a_call_held_and_resumed_by_the_phone_stays_srtp(tls_server, tmp_path, initiator):
+    """SDES keys across the phone's hold and resume, on a call the server placed and on one it received."""
+    server, tls_port, ca, bundle = tls_server
+    phone = srtp_phone(tmp_path, "carrier", bundle, ca, tone=660)
+    try:
+        assert_heard_after_hold_and_resume(server, srtp_trunk(server, phone), phone, f"sip:{APP_NUMBER}@127.0.0.1:{tls_port};transport=tls",
+                                           initiator)
+        assert metric(server, "switchboard_phone_srtp_failures_total") <= 1
+    finally:
+        phone.stop()
 
 
 def test_a_device_registered_over_tls_is_offered_keys_and_keys_its_media(tls_server, tmp_path):
