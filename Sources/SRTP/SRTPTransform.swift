@@ -23,6 +23,9 @@ import Wire
 ///  IV  =  (00 00 | SSRC | 00 00 | index) XOR salt  for SRTCP          (RFC 7714 §9.1)
 /// ```
 ///
+/// Inbound, a master key identifier (MKI, RFC 3711 §3.1) the peer puts in every packet, neither encrypted nor
+/// authenticated: before the HMAC tag (AES-CM), or last (AES-GCM); a packet whose MKI is another is dropped.
+///
 /// Confined to its transport's thread; nothing is allocated per packet (a stream record
 /// per new SSRC, bounded). Package-wide: the SFU's WebRTC transports (Media), the load generator's peers (MediaLoad) and SDES-keyed SIP legs (Telephony) use it.
 package final class SRTPTransform {
@@ -71,12 +74,18 @@ package final class SRTPTransform {
     private var windows: [UInt64] = []
     private var lastHit = 0
     private var rtcpIndex: UInt32 = 0
+    /// The MKI inbound packets carry (empty: none).
+    private let mki: [UInt8]
 
     package enum SetupError: Error { case badKey, unsupportedProfile, cipher }
 
-    package init(profile: SRTPProfile = .aes128CMSHA1_80, masterKey: [UInt8], masterSalt: [UInt8], direction: Direction) throws(SetupError) {
+    /// `mki`: the master key identifier the peer's packets carry (inbound only; RFC 3711 allows up to 128 bytes).
+    package init(profile: SRTPProfile = .aes128CMSHA1_80, masterKey: [UInt8], masterSalt: [UInt8], direction: Direction,
+                 mki: [UInt8] = []) throws(SetupError) {
         guard profile == .aes128CMSHA1_80 || profile == .aeadAES128GCM else { throw .unsupportedProfile }
-        guard masterKey.count == Self.masterKeyLength, masterSalt.count == profile.saltLength else { throw .badKey }
+        guard masterKey.count == Self.masterKeyLength, masterSalt.count == profile.saltLength,
+              mki.count <= 128, mki.isEmpty || direction == .inbound else { throw .badKey }
+        self.mki = mki
         self.direction = direction
         self.profile = profile
         aead = profile == .aeadAES128GCM
@@ -221,6 +230,13 @@ package final class SRTPTransform {
         return difference == 0
     }
 
+    /// Whether the `mki.count` bytes at `offset` are our MKI (not secret: compared plainly).
+    @inline(__always)
+    private func mkiMatches(_ p: UnsafeMutableRawPointer, at offset: Int) -> Bool {
+        for i in 0..<mki.count where Bytes.byte(p, offset + i) != mki[i] { return false }
+        return true
+    }
+
     @inline(__always)
     private func storeROC(_ roc: UInt32) {
         rocScratch[0] = UInt8(truncatingIfNeeded: roc >> 24)
@@ -292,8 +308,11 @@ package final class SRTPTransform {
     /// appendix A, RFC 7714 §8).
     @inline(__always)
     package func unprotectRTP(_ p: UnsafeMutableRawPointer, length: inout Int) -> Bool {
-        let authenticated = length - tagLength
-        guard authenticated >= 12, let header = Self.headerLength(p, available: authenticated) else { return false }
+        // | authenticated | MKI | HMAC tag |, or | authenticated | GCM tag | MKI |.
+        let authenticated = length - tagLength - mki.count
+        let tagAt = aead ? authenticated : authenticated + mki.count
+        guard authenticated >= 12, let header = Self.headerLength(p, available: authenticated),
+              mki.isEmpty || mkiMatches(p, at: aead ? authenticated + tagLength : authenticated) else { return false }
         let ssrc = Bytes.u32(p, 8)
         let sequence = Bytes.u16(p, 2)
         let existing = findStream(ssrc)
@@ -322,13 +341,13 @@ package final class SRTPTransform {
         if aead {
             makeGCMIV(salt: scratch, ssrc: ssrc, middle: guess, low: sequence)
             guard sb_aes128_gcm_open(
-                rtpCipher, ivScratch, bytes, header, nil, 0, bytes + header, authenticated - header, bytes + authenticated) == 1 else {
+                rtpCipher, ivScratch, bytes, header, nil, 0, bytes + header, authenticated - header, bytes + tagAt) == 1 else {
                 return false
             }
         } else {
             storeROC(guess)
             sb_hmac_sha1(rtpAuth, bytes, authenticated, rocScratch, 4, macScratch)
-            guard tagMatches(p, at: authenticated) else { return false }
+            guard tagMatches(p, at: tagAt) else { return false }
             makeIV(salt: scratch, ssrc: ssrc, index: index)
             guard sb_aes128_ctr_apply(rtpCipher, ivScratch, bytes + header, authenticated - header) == 1 else { return false }
         }
@@ -400,8 +419,14 @@ package final class SRTPTransform {
     }
 
     /// Authenticates, checks replay and decrypts an SRTCP packet in place.
-    package func unprotectRTCP(_ p: UnsafeMutableRawPointer, length: inout Int) -> Bool {
-        guard length >= 8 + rtcpTrailerLength else { return false }
+    package func unprotectRTCP(_ p: UnsafeMutableRawPointer, length packetLength: inout Int) -> Bool {
+        // | … E|index | MKI | HMAC tag |, or | … GCM tag | E|index | MKI |: the MKI is taken out first.
+        guard packetLength >= 8 + rtcpTrailerLength + mki.count,
+              mki.isEmpty || mkiMatches(p, at: aead ? packetLength - mki.count : packetLength - tagLength - mki.count) else { return false }
+        if !mki.isEmpty, !aead {
+            (p + packetLength - tagLength - mki.count).copyMemory(from: p + packetLength - tagLength, byteCount: tagLength)
+        }
+        let length = packetLength - mki.count
         let bytes = p.assumingMemoryBound(to: UInt8.self)
         let ssrc = Bytes.u32(p, 4)
         if aead {
@@ -416,7 +441,7 @@ package final class SRTPTransform {
                 rtcpCipher, ivScratch, bytes, encrypted ? 8 : tagAt, bytes + length - 4, 4,
                 encrypted ? bytes + 8 : nil, encrypted ? tagAt - 8 : 0, bytes + tagAt) == 1,
                   acceptRTCP(ssrc: ssrc, index: index) else { return false }
-            length = tagAt
+            packetLength = tagAt
             return true
         }
         let authenticated = length - tagLength
@@ -430,7 +455,7 @@ package final class SRTPTransform {
             makeIV(salt: scratch + 14, ssrc: ssrc, index: UInt64(index))
             guard sb_aes128_ctr_apply(rtcpCipher, ivScratch, bytes + 8, end - 8) == 1 else { return false }
         }
-        length = end
+        packetLength = end
         return true
     }
 

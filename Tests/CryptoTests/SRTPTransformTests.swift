@@ -145,6 +145,39 @@ struct SRTPTransformTests {
         #expect(unprotect(receiver, packets[1_999]) != nil)
     }
 
+    @Test("a peer's MKI (RFC 3711 §3.1): we check and remove it from what libsrtp protects with it, RTP and SRTCP; another MKI, or none, is refused",
+          arguments: profiles, [[UInt8(1)], [0, 0, 0, 7]])
+    func mki(profile: SRTPProfile, mki: [UInt8]) throws {
+        let theirs = try SRTPSession(profile: profile, key: key, salt: salt(profile), direction: .outbound, replayWindowSize: 1024, mki: mki)
+        let ours = try SRTPTransform(profile: profile, masterKey: key, masterSalt: salt(profile), direction: .inbound, mki: mki)
+        let other = try SRTPTransform(profile: profile, masterKey: key, masterSalt: salt(profile), direction: .inbound, mki: mki.map { $0 ^ 0xFF })
+        let none = try transform(profile, .inbound)
+        for sequence in UInt16(1)...20 {
+            var wire = rtp(sequence: sequence)
+            let plain = wire
+            try theirs.protectRTP(&wire)
+            #expect(wire.count == plain.count + profile.rtpTrailerLength + mki.count)
+            #expect(unprotect(other, wire) == nil && unprotect(none, wire) == nil)
+            #expect(unprotect(ours, wire) == plain)
+        }
+        let report: [UInt8] = [0x81, 201, 0, 7, 0, 0, 0, 1] + [UInt8](repeating: 9, count: 24)
+        func open(_ t: SRTPTransform, _ bytes: [UInt8]) -> [UInt8]? {
+            var copy = bytes
+            var size = copy.count
+            let ok = copy.withUnsafeMutableBytes { t.unprotectRTCP($0.baseAddress!, length: &size) }
+            return ok ? Array(copy[0..<size]) : nil
+        }
+        var protected = report
+        try theirs.protectRTCP(&protected)
+        #expect(protected.count == report.count + profile.rtcpTrailerLength + mki.count)
+        #expect(open(other, protected) == nil && open(none, protected) == nil)
+        #expect(open(ours, protected) == report)
+        // Outbound keys carry no MKI here.
+        #expect(throws: SRTPTransform.SetupError.self) {
+            try SRTPTransform(profile: profile, masterKey: key, masterSalt: salt(profile), direction: .outbound, mki: mki)
+        }
+    }
+
     @Test("SRTCP round-trips with libsrtp in both directions", arguments: profiles)
     func rtcp(profile: SRTPProfile) throws {
         let report: [UInt8] = [0x81, 201, 0, 7, 0, 0, 0, 1] + [UInt8](repeating: 9, count: 24)

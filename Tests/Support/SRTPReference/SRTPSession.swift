@@ -20,6 +20,8 @@ public final class SRTPSession {
 
     public let profile: SRTPProfile
     public let direction: Direction
+    /// The master key identifier every packet carries (RFC 3711 §3.1), empty for none.
+    public let mki: [UInt8]
     private let context: OpaquePointer
 
     /// libsrtp keeps process-wide tables (crypto kernel); initialise them exactly once.
@@ -35,7 +37,7 @@ public final class SRTPSession {
     ///     (a NACK answered without RTX resends the same packet). Defaults to true outbound.
     public init(
         profile: SRTPProfile, key: [UInt8], salt: [UInt8], direction: Direction,
-        replayWindowSize: Int = 128, allowRepeatedTransmit: Bool? = nil
+        replayWindowSize: Int = 128, allowRepeatedTransmit: Bool? = nil, mki: [UInt8] = []
     ) throws(SRTPError) {
         guard Self.libraryStatus == srtp_err_status_ok.rawValue else {
             throw .other(code: Self.libraryStatus)
@@ -69,16 +71,33 @@ public final class SRTPSession {
         // libsrtp derives session keys inside srtp_create and keeps no pointer to the master key.
         var material = key + salt
         var session: OpaquePointer?
+        var identifier = mki
         let status = material.withUnsafeMutableBufferPointer { buffer -> srtp_err_status_t in
-            policy.key = buffer.baseAddress
-            defer { policy.key = nil }
-            return srtp_create(&session, &policy)
+            guard !identifier.isEmpty else {
+                policy.key = buffer.baseAddress
+                defer { policy.key = nil }
+                return srtp_create(&session, &policy)
+            }
+            // With an MKI: the key as libsrtp's one master key of a list, named by it.
+            return identifier.withUnsafeMutableBufferPointer { id -> srtp_err_status_t in
+                var master = srtp_master_key_t(key: buffer.baseAddress, mki_id: id.baseAddress, mki_size: UInt32(id.count))
+                return withUnsafeMutablePointer(to: &master) { one -> srtp_err_status_t in
+                    var list: [UnsafeMutablePointer<srtp_master_key_t>?] = [one]
+                    return list.withUnsafeMutableBufferPointer { keys -> srtp_err_status_t in
+                        policy.keys = keys.baseAddress
+                        policy.num_master_keys = 1
+                        defer { policy.keys = nil }
+                        return srtp_create(&session, &policy)
+                    }
+                }
+            }
         }
         for i in material.indices { material[i] = 0 }
         guard status == srtp_err_status_ok, let session else { throw .other(code: status.rawValue) }
         self.context = session
         self.profile = profile
         self.direction = direction
+        self.mki = mki
     }
 
     /// The session that unprotects what the peer sends (keyed with the remote key and salt).
@@ -107,10 +126,10 @@ public final class SRTPSession {
     /// RFC 3711 §3.3; RFC 7714 §8 for GCM.
     @inline(__always)
     public func protectRTP(_ buffer: UnsafeMutableRawPointer, length: inout Int, capacity: Int) throws(SRTPError) {
-        let needed = length + profile.rtpTrailerLength
+        let needed = length + profile.rtpTrailerLength + mki.count
         guard needed <= capacity else { throw .bufferTooSmall(needed: needed, capacity: capacity) }
         var len = Int32(truncatingIfNeeded: length)
-        try Self.check(srtp_protect(context, buffer, &len))
+        try Self.check(mki.isEmpty ? srtp_protect(context, buffer, &len) : srtp_protect_mki(context, buffer, &len, 1, 0))
         length = Int(len)
     }
 
@@ -118,7 +137,7 @@ public final class SRTPSession {
     @inline(__always)
     public func unprotectRTP(_ buffer: UnsafeMutableRawPointer, length: inout Int) throws(SRTPError) {
         var len = Int32(truncatingIfNeeded: length)
-        try Self.check(srtp_unprotect(context, buffer, &len))
+        try Self.check(mki.isEmpty ? srtp_unprotect(context, buffer, &len) : srtp_unprotect_mki(context, buffer, &len, 1))
         length = Int(len)
     }
 
@@ -126,10 +145,10 @@ public final class SRTPSession {
     /// index and tag, `profile.rtcpTrailerLength` bytes (RFC 3711 §3.4).
     @inline(__always)
     public func protectRTCP(_ buffer: UnsafeMutableRawPointer, length: inout Int, capacity: Int) throws(SRTPError) {
-        let needed = length + profile.rtcpTrailerLength
+        let needed = length + profile.rtcpTrailerLength + mki.count
         guard needed <= capacity else { throw .bufferTooSmall(needed: needed, capacity: capacity) }
         var len = Int32(truncatingIfNeeded: length)
-        try Self.check(srtp_protect_rtcp(context, buffer, &len))
+        try Self.check(mki.isEmpty ? srtp_protect_rtcp(context, buffer, &len) : srtp_protect_rtcp_mki(context, buffer, &len, 1, 0))
         length = Int(len)
     }
 
@@ -137,7 +156,7 @@ public final class SRTPSession {
     @inline(__always)
     public func unprotectRTCP(_ buffer: UnsafeMutableRawPointer, length: inout Int) throws(SRTPError) {
         var len = Int32(truncatingIfNeeded: length)
-        try Self.check(srtp_unprotect_rtcp(context, buffer, &len))
+        try Self.check(mki.isEmpty ? srtp_unprotect_rtcp(context, buffer, &len) : srtp_unprotect_rtcp_mki(context, buffer, &len, 1))
         length = Int(len)
     }
 
@@ -145,7 +164,7 @@ public final class SRTPSession {
 
     /// Protects an RTP packet held in an array, growing it by the trailer.
     public func protectRTP(_ packet: inout [UInt8]) throws(SRTPError) {
-        try transform(&packet, trailer: profile.rtpTrailerLength) { (p, l, c) throws(SRTPError) in
+        try transform(&packet, trailer: profile.rtpTrailerLength + mki.count) { (p, l, c) throws(SRTPError) in
             try protectRTP(p, length: &l, capacity: c)
         }
     }
@@ -157,7 +176,7 @@ public final class SRTPSession {
 
     /// Protects an RTCP packet held in an array, growing it by the trailer.
     public func protectRTCP(_ packet: inout [UInt8]) throws(SRTPError) {
-        try transform(&packet, trailer: profile.rtcpTrailerLength) { (p, l, c) throws(SRTPError) in
+        try transform(&packet, trailer: profile.rtcpTrailerLength + mki.count) { (p, l, c) throws(SRTPError) in
             try protectRTCP(p, length: &l, capacity: c)
         }
     }
