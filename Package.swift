@@ -96,7 +96,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "MediaLoad", "Wire", "Crypto", "SRTP", "Runtime", "SRTPReference", "Audio"], swiftSettings: testSettings),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "Store", "Wire"], swiftSettings: testSettings),
         .testTarget(name: "LiveTests", dependencies: ["Live", "Media", "MediaLoad", "Platform", "Runtime", "Crypto", "Wire"], swiftSettings: testSettings),
-        .testTarget(name: "TelephonyTests", dependencies: ["Telephony", "Wire", "Crypto", "Runtime", "Audio"], swiftSettings: testSettings),
+        .testTarget(name: "TelephonyTests", dependencies: ["Telephony", "Wire", "Crypto", "Runtime", "Audio", "SRTPReference"], swiftSettings: testSettings),
         .testTarget(name: "SwitchboardClientTests", dependencies: ["SwitchboardClient", "Audio", "API", "Platform", "Runtime", "Crypto", "Wire"], swiftSettings: testSettings),
         .testTarget(name: "APITests", dependencies: ["API", "Live", "MediaLoad", "Platform", "Runtime", "Crypto", "Store", "Telephony"], swiftSettings: testSettings),
     ]

@@ -31,7 +31,10 @@ func fuzzSDPAttribute(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             precondition(SDPFingerprint(algorithm: fingerprint.algorithm, bytes: bytes).bytes == bytes, "fingerprint bytes")
         }
     }
-    if let crypto = SDPCrypto(attributeValue: v) { precondition(SDPCrypto(attributeValue: crypto.attributeValue) == crypto, "crypto round trip") }
+    if let crypto = SDPCrypto(attributeValue: v) {
+        precondition(SDPCrypto(attributeValue: crypto.attributeValue) == crypto, "crypto round trip")
+        if let mki = crypto.mkiBytes { precondition((1...128).contains(mki.count), "MKI length") }
+    }
     if let origin = SDPOrigin(v) { precondition(SDPOrigin(origin.value) == origin, "origin round trip") }
     if let timing = SDPTiming(v) { precondition(SDPTiming(timing.value) == timing, "timing round trip") }
     return 0

@@ -146,6 +146,18 @@ struct PlainRTPNegotiatorTests {
         #expect(try SessionDescription.parse(sdp.serialize()) == sdp)
     }
 
+    @Test("a key with an MKI is taken with it: the peer's packets carry it, checked on the way in; our line and packets have none")
+    func answersMKI() throws {
+        let offer = try Self.sdesOffer(["1 AES_CM_128_HMAC_SHA1_80 inline:\(Self.baresipKey)|2^31|1:4"])
+        let (sdp, n) = try PlainRTPNegotiator.answer(offer, local: AudioSessionConfig(address: "127.0.0.1", port: 40000), sessionID: 1, version: 1)
+        #expect(n.srtp?.remoteMKI == [0, 0, 0, 1] && n.srtp?.remote == Base64.decode(Self.baresipKey))
+        let lines = sdp.media[0].attributeValues("crypto").compactMap(SDPCrypto.init(attributeValue:))
+        #expect(lines.count == 1 && lines[0].mki == nil && lines[0].tag == 1)
+        // A re-offer's new key and MKI replace them.
+        let renewed = try PlainRTPNegotiator.renegotiated(n, reoffer: try Self.sdesOffer(["1 AES_CM_128_HMAC_SHA1_80 inline:\(Self.baresipKey)|2:1"]))
+        #expect(renewed.srtp?.remoteMKI == [2] && renewed.srtp?.local == n.srtp?.local)
+    }
+
     @Test("best-effort SRTP: RTP/AVP with keys is answered RTP/AVP with keys; without keys it stays plain unless SRTP is required")
     func bestEffort() throws {
         let offer = try Self.sdesOffer(proto: "RTP/AVP", ["1 AES_CM_128_HMAC_SHA1_80 inline:\(Self.baresipKey)"])
@@ -161,7 +173,7 @@ struct PlainRTPNegotiatorTests {
 
     @Test("crypto lines this side cannot use are skipped; RTP/SAVP with none left is refused", arguments: [
         "1 AES_CM_128_HMAC_SHA1_32 inline:qxfNyZZvmIetD6v/EXINE53qrcUSHzd8PK7xCbr8",
-        "1 AES_CM_128_HMAC_SHA1_80 inline:qxfNyZZvmIetD6v/EXINE53qrcUSHzd8PK7xCbr8|2^20|1:4",
+        "1 AES_CM_128_HMAC_SHA1_80 inline:qxfNyZZvmIetD6v/EXINE53qrcUSHzd8PK7xCbr8|2^20|256:1",
         "1 AES_CM_128_HMAC_SHA1_80 inline:qxfNyZZvmIetD6v/EXINE53qrcUSHzd8PK7xCbr8 UNENCRYPTED_SRTP",
         "1 AES_CM_128_HMAC_SHA1_80 inline:c2hvcnQ=",
         "1 AES_CM_128_HMAC_SHA1_80 inline:%%%",

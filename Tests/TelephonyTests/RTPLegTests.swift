@@ -2,6 +2,7 @@ import Audio
 import Crypto
 import Foundation
 import Runtime
+import SRTPReference
 import Synchronization
 import Testing
 import Wire
@@ -227,6 +228,49 @@ struct RTPLegTests {
         #expect(failures.withLock { $0 }.isEmpty)
         try await loop.submit { a.close(); b.close() }
         #expect(pool.inUse == 0)
+    }
+
+    @Test("a peer whose SDES key has an MKI (RFC 4568 §6.1): its packets, protected by libsrtp with the MKI, are heard; packets with another MKI fail SRTP")
+    func sdesMKI() async throws {
+        let loop = EventLoop()
+        loop.startThread(name: "rtp-test")
+        defer { loop.stop() }
+        let pool = RTPPortPool(range: 48_000...48_099)
+        let theirKey = (0..<30).map { UInt8($0 &* 5 &+ 3) }
+        let mki: [UInt8] = [0, 0, 0, 1]
+        let peer = try #require(IPEndpoint.boundSocket(type: Int32(SOCK_DGRAM.rawValue), host: "127.0.0.1", port: 0, flags: 0))
+        defer { close(peer.fd) }
+        let heard = Heard()
+        let leg = try await loop.submit { () throws -> RTPLeg in
+            var n = Self.negotiated(.pcmu, port: peer.port)
+            n.srtp = SDESKeying(profile: .aes128CMSHA1_80, local: Array(repeating: 7, count: 30), remote: theirKey, remoteMKI: mki)
+            let leg = try RTPLeg(loop: loop, pool: pool, host: "127.0.0.1", negotiated: n)
+            Self.listen(leg, heard: heard, frequency: 1000, other: 440)
+            return leg
+        }
+        let to = try #require(IPEndpoint(host: "127.0.0.1", port: leg.port))
+        func send(_ session: SRTPSession, ssrc: UInt32, count: Int) throws {
+            for i in 0..<count {
+                let ts = UInt32(i * 160)
+                var packet: [UInt8] = [0x80, 0, UInt8(i >> 8), UInt8(i & 0xFF), UInt8(ts >> 24), UInt8((ts >> 16) & 0xFF), UInt8((ts >> 8) & 0xFF),
+                                       UInt8(ts & 0xFF), UInt8(ssrc >> 24), UInt8((ssrc >> 16) & 0xFF), UInt8((ssrc >> 8) & 0xFF), UInt8(ssrc & 0xFF)]
+                packet += Self.tone(1000, rate: 8000, index: i).map(MuLaw.encode)
+                try session.protectRTP(&packet)
+                _ = packet.withUnsafeBytes { bytes in to.withSockAddr { sendto(peer.fd, bytes.baseAddress, bytes.count, 0, $0, $1) } }
+                usleep(10_000)
+            }
+        }
+        let k = SRTPProfile.aes128CMSHA1_80.keyLength
+        try send(SRTPSession(profile: .aes128CMSHA1_80, key: Array(theirKey[..<k]), salt: Array(theirKey[k...]), direction: .outbound, mki: mki),
+                 ssrc: 0x1111_1111, count: 25)
+        try send(SRTPSession(profile: .aes128CMSHA1_80, key: Array(theirKey[..<k]), salt: Array(theirKey[k...]), direction: .outbound, mki: [0, 0, 0, 2]),
+                 ssrc: 0x2222_2222, count: 5)
+        try await Task.sleep(for: .milliseconds(300))
+        let power = heard.power.withLock { $0 }
+        let statistics = try await loop.submit { leg.statistics }
+        #expect(heard.frames.withLock { $0 } >= 20 && power.target > 20 * power.other, "\(statistics)")
+        #expect(statistics.srtpFailures == 5)
+        try await loop.submit { leg.close() }
     }
 
     @Test("RFC 4733 digits both ways: each reported once despite the three end packets; p pauses")

@@ -59,7 +59,7 @@ public enum PlainRTPNegotiator {
             ours = (local, setup)
         } else if let (line, profile) = SDESKeying.usable(remote.crypto) {
             let ours = config.keySalt(for: profile)
-            keying = SDESKeying(profile: profile, local: ours, remote: line.keySalt)
+            keying = SDESKeying(profile: profile, local: ours, remote: line)
             crypto = [SDPCrypto(tag: line.tag, suite: line.suite, keySalt: ours)]
         } else if remote.secure {
             throw .noUsableCrypto
@@ -99,7 +99,7 @@ public enum PlainRTPNegotiator {
             // The answer accepts one of our lines: its tag names the suite and so our key.
             guard let line = remote.crypto.first, let (_, profile) = SDESKeying.usable([line]),
                   let offered = SDESKeying.suites.firstIndex(of: profile), line.tag == offered + 1 else { throw .noUsableCrypto }
-            negotiated.srtp = SDESKeying(profile: profile, local: config.keySalt(for: profile), remote: line.keySalt)
+            negotiated.srtp = SDESKeying(profile: profile, local: config.keySalt(for: profile), remote: line)
         }
         return negotiated
     }
@@ -123,12 +123,11 @@ public enum PlainRTPNegotiator {
         n.remoteAddress = remote.address
         n.remotePort = remote.port
         n.direction = answerDirection(offered: remote.direction, local: .sendrecv)
-        if var keying = current.srtp {
+        if let keying = current.srtp {
             guard let (line, _) = SDESKeying.usable(remote.crypto.filter { SRTPProfile(sdesSuite: $0.suite) == keying.profile }) else {
                 throw .noUsableCrypto
             }
-            keying.remote = line.keySalt
-            n.srtp = keying
+            n.srtp = SDESKeying(profile: keying.profile, local: keying.local, remote: line)
         }
         if var keying = current.dtls {
             guard remote.dtls, let fingerprint = remote.fingerprint else { throw .noUsableCrypto }

@@ -13,11 +13,19 @@ public struct SDESKeying: Hashable, Sendable {
     public var local: [UInt8]
     /// The peer's master key then salt: what we unprotect with.
     public var remote: [UInt8]
+    /// The MKI the peer's packets carry with its key, if its line gave one (ours carry none).
+    public var remoteMKI: [UInt8]
 
-    public init(profile: SRTPProfile, local: [UInt8], remote: [UInt8]) {
+    public init(profile: SRTPProfile, local: [UInt8], remote: [UInt8], remoteMKI: [UInt8] = []) {
         self.profile = profile
         self.local = local
         self.remote = remote
+        self.remoteMKI = remoteMKI
+    }
+
+    /// Keying with the peer's `line`: its key and salt, and its MKI.
+    init(profile: SRTPProfile, local: [UInt8], remote line: SDPCrypto) {
+        self.init(profile: profile, local: local, remote: line.keySalt, remoteMKI: line.mkiBytes ?? [])
     }
 
     /// The suites we offer, in preference order, and accept in an offer.
@@ -27,12 +35,12 @@ public struct SDESKeying: Hashable, Sendable {
     static func keySaltLength(_ profile: SRTPProfile) -> Int { profile.keyLength + profile.saltLength }
 
     /// The first of the peer's lines this side can use: a suite it supports, a key of the right
-    /// length, no MKI (not parsed in packets) and no session parameters that change the transform
+    /// length, an MKI (if any) that can be read, and no session parameters that change the transform
     /// (`UNENCRYPTED_SRTP`, `KDR`, …; a replay window size is fine).
     static func usable(_ lines: [SDPCrypto]) -> (SDPCrypto, SRTPProfile)? {
         for line in lines {
             guard let profile = SRTPProfile(sdesSuite: line.suite), suites.contains(profile),
-                  line.keySalt.count == keySaltLength(profile), line.mki == nil,
+                  line.keySalt.count == keySaltLength(profile), line.mki == nil || line.mkiBytes != nil,
                   line.sessionParameters.allSatisfy({ $0.hasPrefix("WSH=") }) else { continue }
             return (line, profile)
         }
@@ -43,7 +51,8 @@ public struct SDESKeying: Hashable, Sendable {
     func transforms() throws(RTPLegError) -> (inbound: SRTPTransform, outbound: SRTPTransform) {
         let k = profile.keyLength
         do {
-            return (try SRTPTransform(profile: profile, masterKey: Array(remote[..<k]), masterSalt: Array(remote[k...]), direction: .inbound),
+            return (try SRTPTransform(profile: profile, masterKey: Array(remote[..<k]), masterSalt: Array(remote[k...]), direction: .inbound,
+                                      mki: remoteMKI),
                     try SRTPTransform(profile: profile, masterKey: Array(local[..<k]), masterSalt: Array(local[k...]), direction: .outbound))
         } catch {
             throw .srtp("\(error)")

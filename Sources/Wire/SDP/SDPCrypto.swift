@@ -5,8 +5,8 @@
 /// a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:PS1uQCVeeCFCanVmcjkpPywjNWhcYD0mXXtxaVBR|2^20|1:4
 /// ```
 ///
-/// Only one inline key per line is kept (RFC 4568 allows several with MKIs; an endpoint that uses
-/// MKIs puts them in every packet, which this side does not parse, so such a line is not usable).
+/// Only the first inline key of a line is kept (RFC 4568 allows several, told apart by their MKIs, which
+/// their sender puts in every packet).
 public struct SDPCrypto: Hashable, Sendable {
     /// Identifies the line in the offer; the answer repeats the tag it accepts (RFC 4568 §5.1).
     public var tag: Int
@@ -45,6 +45,20 @@ public struct SDPCrypto: Hashable, Sendable {
         }
         self.init(tag: tag, suite: String(fields[1]), keySalt: keySalt, lifetime: lifetime, mki: mki,
                   sessionParameters: fields.dropFirst(3).map(String.init))
+    }
+
+    /// The MKI as the bytes packets carry: its decimal value big-endian in `length` bytes (RFC 4568 §6.1, 1–128);
+    /// nil without one, or when it is malformed or its value does not fit its length (here at most 8 bytes' worth).
+    public var mkiBytes: [UInt8]? {
+        guard let mki else { return nil }
+        let parts = mki.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].count <= 20, parts[0].allSatisfy(\.isASCII), parts[0].allSatisfy(\.isNumber),
+              let value = UInt64(parts[0]), let length = Int(parts[1]), (1...128).contains(length),
+              length >= 8 || value >> UInt64(8 * length) == 0 else { return nil }
+        return (0..<length).map { i in
+            let shift = 8 * (length - 1 - i)
+            return shift < 64 ? UInt8(truncatingIfNeeded: value >> UInt64(shift)) : 0
+        }
     }
 
     public var attributeValue: String {
