@@ -101,17 +101,23 @@ def test_srtp_trunk_carries_calls_both_ways_heard_both_ways(tls_server, tmp_path
         phone.stop()
 
 
-def assert_calls_heard_both_ways(server, trunk, phone, dial_uri, number=APP_NUMBER, phone_number=CARRIER_PHONE):
-    """A call from an application to the phone on `trunk`, then one from the phone to the application's number (at
-    `dial_uri`): in each the call's recording holds the phone's 660 Hz and the phone hears the application's 440 Hz."""
+def recording_application(server, trunk, number, seconds):
+    """An application answering at `number` (on `trunk`) and the NCCO its calls run: record what the far end says
+    while it hears a 440 Hz stream of `seconds`, then hang up."""
     hooks = Hooks()
-    hooks.files["/tone.wav"] = tone_wav(440, seconds=4, rate=16000).read_bytes()
+    hooks.files["/tone.wav"] = tone_wav(440, seconds=seconds, rate=16000).read_bytes()
     app_id, key = application(server, hooks)
     assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": number, "trunk_id": trunk["id"]}).status_code == 200
     assert api(server, "POST", "/number/update", data={"country": "US", "msisdn": number, "app_id": app_id}).status_code == 200
-    # Record what the phone says while it hears a 440 Hz stream, then hang up.
     ncco = [{"action": "record", "format": "wav", "eventUrl": [hooks.url + "/event/record"]},
             {"action": "stream", "streamUrl": [hooks.url + "/tone.wav"]}]
+    return hooks, app_id, key, ncco
+
+
+def assert_calls_heard_both_ways(server, trunk, phone, dial_uri, number=APP_NUMBER, phone_number=CARRIER_PHONE):
+    """A call from an application to the phone on `trunk`, then one from the phone to the application's number (at
+    `dial_uri`): in each the call's recording holds the phone's 660 Hz and the phone hears the application's 440 Hz."""
+    hooks, app_id, key, ncco = recording_application(server, trunk, number, seconds=4)
 
     r = app_request(server, app_id, key, "POST", "/v1/calls", json={
         "to": [{"type": "phone", "number": phone_number}], "from": {"type": "phone", "number": number}, "ncco": ncco})
@@ -143,13 +149,7 @@ def assert_heard_after_hold_and_resume(server, trunk, phone, dial_uri, initiator
     phone (at `dial_uri`) — that the phone holds and resumes (two re-INVITEs) once `keyed()` says its media is keyed:
     after the resume, the phone's 660 Hz is in the call's recording and the phone says it receives audio (its status
     line, `audio=<sent>/<received> (bit/s)`; its decoded-audio dump ends at the hold)."""
-    hooks = Hooks()
-    hooks.files["/tone.wav"] = tone_wav(440, seconds=9, rate=16000).read_bytes()
-    app_id, key = application(server, hooks)
-    assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": number, "trunk_id": trunk["id"]}).status_code == 200
-    assert api(server, "POST", "/number/update", data={"country": "US", "msisdn": number, "app_id": app_id}).status_code == 200
-    ncco = [{"action": "record", "format": "wav", "eventUrl": [hooks.url + "/event/record"]},
-            {"action": "stream", "streamUrl": [hooks.url + "/tone.wav"]}]
+    hooks, app_id, key, ncco = recording_application(server, trunk, number, seconds=9)
     if initiator == "app":
         r = app_request(server, app_id, key, "POST", "/v1/calls", json={
             "to": [{"type": "phone", "number": phone_number}], "from": {"type": "phone", "number": number}, "ncco": ncco})
