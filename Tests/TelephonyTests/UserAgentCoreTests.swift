@@ -159,6 +159,38 @@ struct UserAgentCoreTests {
         #expect(UserAgentCore.settled(offer, by: Self.offer) == offer)
     }
 
+    @Test("a re-INVITE that no longer offers our codec is answered with the first it offers that we speak, at its payload types; one that still offers it keeps it")
+    func reinviteCodec() throws {
+        // Ours: PCMU and telephone-event, SDES keyed on tag 2.
+        var ours = Self.local
+        PlainRTPNegotiator.setCodecs([(.pcmu, 0), (.telephoneEvent, 101)], of: &ours.media[0])
+        ours.media[0].addAttribute("crypto", SDPCrypto(tag: 2, suite: "AES_CM_128_HMAC_SHA1_80", keySalt: Array(repeating: 1, count: 30)).attributeValue)
+        var offer = Self.offer
+        PlainRTPNegotiator.setCodecs([(.opus, 96), (.pcma, 8), (.telephoneEvent, 100)], of: &offer.media[0])
+        offer.media[0].addAttribute("crypto", SDPCrypto(tag: 5, suite: "AES_CM_128_HMAC_SHA1_80", keySalt: Array(repeating: 2, count: 30)).attributeValue)
+        let moved = UserAgentCore.reanswer(ours, to: offer, version: 2)
+        #expect(moved.media[0].formats == ["96", "100"] && moved.media[0].rtpMap(payloadType: 96)?.encodingName.lowercased() == "opus")
+        #expect(moved.media[0].attributeValues("fmtp") == ["100 0-16"])
+        #expect(moved.media[0].attributeValues("crypto").compactMap(SDPCrypto.init(attributeValue:)).map(\.tag) == [5])
+        #expect(try SessionDescription.parse(moved.serialize()) == moved)
+        PlainRTPNegotiator.setCodecs([(.pcma, 8), (.pcmu, 0)], of: &offer.media[0])
+        #expect(UserAgentCore.reanswer(ours, to: offer, version: 3).media[0].formats == ["0"])
+    }
+
+    @Test("as caller, our offer settled by the answer: the codecs and SDES line it kept")
+    func settlesCodecs() throws {
+        var config = AudioSessionConfig(address: "127.0.0.1", port: 40_000)
+        config.encryption = .srtp
+        let offer = PlainRTPNegotiator.offer(config, sessionID: 9, version: 1)
+        #expect(offer.media[0].formats.count == 4 && offer.media[0].attributeValues("crypto").count == 2)
+        var answer = Self.offer
+        PlainRTPNegotiator.setCodecs([(.pcma, 8), (.telephoneEvent, 101)], of: &answer.media[0])
+        answer.media[0].addAttribute("crypto", SDPCrypto(tag: 2, suite: "AEAD_AES_128_GCM", keySalt: Array(repeating: 3, count: 28)).attributeValue)
+        let settled = UserAgentCore.settled(offer, by: answer)
+        #expect(PlainRTPNegotiator.codecs(of: settled.media[0]).map(\.0) == [.pcma, .telephoneEvent])
+        #expect(settled.media[0].attributeValues("crypto").compactMap(SDPCrypto.init(attributeValue:)).map(\.tag) == [2])
+    }
+
     @Test("as caller, a reliable 183 is PRACKed once with RAck in the early dialog; its retransmission is not")
     func sendsPrack() throws {
         let trunk = TrunkConfig(name: "t", host: "127.0.0.1", port: 5080, healthInterval: 0)

@@ -17,7 +17,8 @@ from accounts_support import bearer, token
 from media_support import collect_audio, dominant_frequency, sine_track, wav_samples
 from rig import wait_until
 from rooms_support import AudioMember, Realtime, join_rest, tone_strength, wait_for
-from sip_support import Baresip, api, start_sip_server, trunk_and_number
+from phone_support import tone_wav
+from sip_support import SIPP_SCENARIOS, Baresip, FreePort, api, metric, sipp, start_sip_server, trunk_and_number
 from voice_support import Hooks, application, client_call, client_call_started, user_jwt
 
 PHONE = "15557654321"
@@ -955,3 +956,32 @@ def test_a_slow_event_url_does_not_stall_calls():
                    what="12 events counted delivered")
     finally:
         server.stop()
+
+
+def test_a_reinvite_to_another_codec_is_answered_and_heard_in_it(sip_server):
+    """A caller (SIPp) answered in PCMU re-INVITEs offering only PCMA: the 200 answers PCMA with telephone-event (SIPp
+    checks the body), and the leg goes on in PCMA — SIPp's RTP echo sends our PCMA back, and the caller's side of
+    the call's recording (the left channel of `split`) holds our 440 Hz after the switch."""
+    server, sip_port = sip_server
+    hooks = Hooks()
+    hooks.files["/tone.wav"] = tone_wav(440, seconds=6, rate=16000).read_bytes()
+    app_id, key = application(server, hooks)
+    hooks.ncco = lambda req: [{"action": "record", "format": "wav", "split": "conversation", "eventUrl": [hooks.url + "/event/record"]},
+                              {"action": "stream", "streamUrl": [hooks.url + "/tone.wav"]}]
+    r = api(server, "POST", "/v1/sip/trunks", json={"name": "pbx", "host": "127.0.0.1", "port": 5999, "transport": "udp",
+                                                     "allow": ["127.0.0.0/8"], "health_interval": 0})
+    assert r.status_code == 201, r.text
+    assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": APP_NUMBER, "trunk_id": r.json()["id"]}).status_code == 200
+    assert api(server, "POST", "/number/update", data={"country": "US", "msisdn": APP_NUMBER, "app_id": app_id}).status_code == 200
+    p = sipp(["-sf", str(SIPP_SCENARIOS / "uac-reinvite-codec.xml"), f"127.0.0.1:{sip_port}", "-i", "127.0.0.1",
+              "-p", FreePort(), "-mp", FreePort(), "-rtp_echo", "-m", "1", "-s", APP_NUMBER], timeout=40)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:] + server.log()[-2000:]
+    wait_until(lambda: [e for e in hooks.events if "recording_url" in e], timeout=10, what=lambda: f"the recording: {hooks.events}")
+    record = [e for e in hooks.events if "recording_url" in e][0]
+    r = requests.get(record["recording_url"], headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+    caller, rate = wav_samples(io.BytesIO(r.content))
+    # The stream's last 2 s, well after the switch (2 s after the answer): our 440 Hz, echoed in PCMA.
+    tail = caller[-rate * 2 - rate // 2:-rate // 2]
+    assert np.sqrt(np.mean(tail ** 2)) > 300, "the caller's side is silent after the switch"
+    assert abs(dominant_frequency(tail, rate) - 440) < 15
+    assert (metric(server, "switchboard_phone_rtp_dropped_total") or 0) < 10, "packets of the old codec, or of no codec we expect"

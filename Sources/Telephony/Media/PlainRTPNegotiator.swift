@@ -112,13 +112,8 @@ public enum PlainRTPNegotiator {
     public static func renegotiated(_ current: NegotiatedAudio, reoffer: SessionDescription) throws(PlainRTPError) -> NegotiatedAudio {
         let remote = try read(reoffer)
         var n = current
-        if let same = remote.codecs.first(where: { $0.0 == current.codec }) {
-            n.payloadType = same.1
-        } else if let other = remote.codecs.first(where: { $0.0 != .telephoneEvent }) {
-            (n.codec, n.payloadType) = other
-        } else {
-            throw .noCommonCodec
-        }
+        guard let codec = reofferedCodec(current: current.codec, offered: remote.codecs) else { throw .noCommonCodec }
+        (n.codec, n.payloadType) = codec
         n.telephoneEventPayloadType = remote.codecs.first { $0.0 == .telephoneEvent }?.1
         n.remoteAddress = remote.address
         n.remotePort = remote.port
@@ -135,6 +130,33 @@ public enum PlainRTPNegotiator {
             n.dtls = keying
         }
         return n
+    }
+
+    /// The codec a re-offer leaves an established call with: ours while the re-offer still has it (at the re-offer's
+    /// payload type), else the first of the re-offer's we speak. Our answer (`UserAgentCore.reanswer`) and the leg
+    /// (`renegotiated`) both follow it.
+    static func reofferedCodec(current: AudioCodec, offered: [(AudioCodec, UInt8)]) -> (AudioCodec, UInt8)? {
+        offered.first { $0.0 == current } ?? offered.first { $0.0 != .telephoneEvent }
+    }
+
+    /// `media`'s codecs: the formats, their `a=rtpmap` lines (and telephone-event's `a=fmtp`), before its other attributes.
+    static func setCodecs(_ codecs: [(AudioCodec, UInt8)], of media: inout MediaDescription) {
+        media.formats = codecs.map { String($0.1) }
+        media.removeAttributes(named: "rtpmap")
+        media.removeAttributes(named: "fmtp")
+        var lines: [SDPLine] = []
+        for (codec, pt) in codecs {
+            lines.append(.attribute("rtpmap", codec.rtpMap(payloadType: pt).attributeValue))
+            if codec == .telephoneEvent { lines.append(.attribute("fmtp", "\(pt) 0-16")) }
+        }
+        media.lines.insert(contentsOf: lines, at: media.lines.firstIndex { $0.type == "a" } ?? media.lines.endIndex)
+    }
+
+    /// The codecs a media section lists that we speak, with their payload types.
+    static func codecs(of media: MediaDescription) -> [(AudioCodec, UInt8)] {
+        media.formats.compactMap { format in
+            UInt8(format).flatMap { pt in AudioCodec.identify(payloadType: pt, map: media.rtpMap(payloadType: pt)).map { ($0, pt) } }
+        }
     }
 
     /// The direction to answer with: what the offer allows, narrowed by what we want.
@@ -180,11 +202,7 @@ public enum PlainRTPNegotiator {
         let parts = connection?.split(separator: " ") ?? []
         guard parts.count == 3, parts[0] == "IN" else { throw .missingConnectionAddress }
         let address = String(parts[2].split(separator: "/").first ?? parts[2])
-        var codecs: [(AudioCodec, UInt8)] = []
-        for format in audio.formats {
-            guard let pt = UInt8(format), let codec = AudioCodec.identify(payloadType: pt, map: audio.rtpMap(payloadType: pt)) else { continue }
-            codecs.append((codec, pt))
-        }
+        let codecs = codecs(of: audio)
         let direction = audio.direction ?? sdp.lines.lazy.compactMap { SDPDirection(rawValue: $0.type == "a" ? $0.value : "") }.first ?? .sendrecv
         return Remote(address: address, port: audio.port, codecs: codecs, ptime: audio.attributeValue("ptime").flatMap { Int($0) },
                       direction: address == "0.0.0.0" && direction == .sendrecv ? .inactive : direction,
@@ -201,11 +219,8 @@ public enum PlainRTPNegotiator {
                                                        networkType: "IN", addressType: family, address: config.address),
                                      sessionName: "switchboard")
         sdp.lines.insert(SDPLine("c", "IN \(family) \(config.address)"), at: 3)
-        var audio = MediaDescription(kind: "audio", port: config.port, proto: proto, formats: codecs.map { String($0.1) })
-        for (codec, pt) in codecs {
-            audio.addAttribute("rtpmap", codec.rtpMap(payloadType: pt).attributeValue)
-            if codec == .telephoneEvent { audio.addAttribute("fmtp", "\(pt) 0-16") }
-        }
+        var audio = MediaDescription(kind: "audio", port: config.port, proto: proto, formats: [])
+        setCodecs(codecs, of: &audio)
         audio.addAttribute("ptime", String(config.ptime))
         for line in crypto { audio.addAttribute("crypto", line.attributeValue) }
         if let (fingerprint, setup) = dtls {

@@ -581,30 +581,62 @@ public final class UserAgentCore {
         return sessionVersion
     }
 
-    /// Our answer to a re-INVITE offer: our current session, its version bumped, its direction mirrored
-    /// from the offer (hold: sendonly → recvonly, inactive stays inactive; RFC 3264 §8.4).
+    /// Our answer to a re-INVITE offer: our current session, its version bumped, its direction mirrored from the
+    /// offer (hold: sendonly → recvonly, inactive stays inactive; RFC 3264 §8.4), its codec the one the leg goes on
+    /// with (`PlainRTPNegotiator.reofferedCodec`, at the offer's payload types, with telephone-event if offered),
+    /// and our SDES line tagged as the offer's line of its suite.
     static func reanswer(_ local: SessionDescription, to offer: SessionDescription, version: UInt64) -> SessionDescription {
         var answer = local
         if var origin = answer.origin {
             origin.sessionVersion = max(origin.sessionVersion + 1, version)
             answer.origin = origin
         }
-        let offered = (try? PlainRTPNegotiator.read(offer).direction) ?? .sendrecv
+        let offered = try? PlainRTPNegotiator.read(offer)
         for i in answer.media.indices where answer.media[i].kind == "audio" {
-            answer.media[i].direction = PlainRTPNegotiator.answerDirection(offered: offered, local: .sendrecv)
+            answer.media[i].direction = PlainRTPNegotiator.answerDirection(offered: offered?.direction ?? .sendrecv, local: .sendrecv)
+            guard let offered else { continue }
+            if let voice = PlainRTPNegotiator.codecs(of: answer.media[i]).first(where: { $0.0 != .telephoneEvent }),
+               let chosen = PlainRTPNegotiator.reofferedCodec(current: voice.0, offered: offered.codecs) {
+                let events = offered.codecs.first { $0.0 == .telephoneEvent }
+                PlainRTPNegotiator.setCodecs([chosen] + (events.map { [$0] } ?? []), of: &answer.media[i])
+            }
+            let ours = answer.media[i].attributeValues("crypto").compactMap(SDPCrypto.init(attributeValue:))
+            if !ours.isEmpty {
+                let lines = ours.map { line in
+                    var line = line
+                    line.tag = offered.crypto.first { $0.suite == line.suite }?.tag ?? line.tag
+                    return line.attributeValue
+                }
+                answer.media[i].removeAttributes(named: "crypto")
+                for line in lines { answer.media[i].addAttribute("crypto", line) }
+            }
         }
         return answer
     }
 
-    /// Our offer once answered: an `a=setup:actpass` (DTLS-SRTP) becomes the role the answer left us (RFC 5763 §5),
-    /// so that a re-INVITE is answered with the role the call has, not with the choice it had.
+    /// Our offer once answered, as the session stands: its codecs narrowed to those the answer kept, its SDES lines
+    /// to the one it accepted, and an `a=setup:actpass` (DTLS-SRTP) become the role the answer left us (RFC 5763
+    /// §5) — so that a re-INVITE is answered with the session the call has, not with the choices it had.
     static func settled(_ offer: SessionDescription, by answer: SessionDescription) -> SessionDescription {
         var settled = offer
-        for i in settled.media.indices where settled.media[i].setup == .actpass {
-            switch answer.media.first(where: { $0.kind == settled.media[i].kind })?.setup ?? answer.setup {
+        for i in settled.media.indices {
+            guard let answered = answer.media.first(where: { $0.kind == settled.media[i].kind }) else { continue }
+            switch settled.media[i].setup == .actpass ? answered.setup ?? answer.setup : nil {
             case .active?: settled.media[i].setup = .passive
             case .passive?: settled.media[i].setup = .active
             default: break
+            }
+            guard settled.media[i].kind == "audio" else { continue }
+            let answeredCodecs = PlainRTPNegotiator.codecs(of: answered).map(\.0)
+            let kept = PlainRTPNegotiator.codecs(of: settled.media[i]).filter { answeredCodecs.contains($0.0) }
+            if !kept.isEmpty { PlainRTPNegotiator.setCodecs(kept, of: &settled.media[i]) }
+            let accepted = Set(answered.attributeValues("crypto").compactMap(SDPCrypto.init(attributeValue:)).map(\.tag))
+            let ours = settled.media[i].attributeValues("crypto")
+            if !accepted.isEmpty {
+                settled.media[i].removeAttributes(named: "crypto")
+                for line in ours where SDPCrypto(attributeValue: line).map({ accepted.contains($0.tag) }) == true {
+                    settled.media[i].addAttribute("crypto", line)
+                }
             }
         }
         return settled
