@@ -8,6 +8,9 @@ func fuzzSIP(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let valid = (try? message.validate()) != nil
         _ = (try? message.vias(), try? message.contacts(), try? message.routes(), try? message.from(), try? message.to())
         _ = (try? message.cseq(), try? message.maxForwards(), message.contentType, message.callID)
+        if case .digit(let key) = InfoDTMF.read(contentType: message.contentType, body: message.body) {
+            precondition("0123456789*#ABCD".contains(key), "an INFO key outside DTMF's")
+        }
         let wire = message.serialize()
         guard let again = try? SIPMessage.parse(wire) else { preconditionFailure("serialized SIP failed to parse") }
         precondition(again.startLine == message.startLine, "start line changed in a round trip")

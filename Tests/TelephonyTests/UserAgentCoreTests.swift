@@ -122,17 +122,10 @@ struct UserAgentCoreTests {
     @Test("a re-INVITE putting us on hold is answered with our SDP, recvonly, version bumped")
     func reinviteAnswer() throws {
         let core = Self.core()
-        let id = try #require(Self.callID(core.receive(Self.invite().serialize(), from: Self.phone, now: Fixture.at(0))))
-        let ok = try #require(Self.sent(core.answer(id, sdp: Self.local, now: Fixture.at(1))).first { $0.status == 200 })
-        let tag = try #require(try ok.to().tag)
-        var ack = Fixture.request(.ack, branch: "z9hG4bK-a", cseq: 1, toTag: tag)
-        ack.headers.remove("Route")
-        _ = core.receive(ack.serialize(), from: Self.phone, now: Fixture.at(2))
+        let (id, tag) = try Self.answeredCall(core)
         var hold = Self.offer
         hold.media[0].direction = .sendonly
-        var re = Fixture.request(.invite, branch: "z9hG4bK-re", cseq: 2, toTag: tag, body: Array(hold.serialize().utf8))
-        re.headers.remove("Route")
-        re.headers.add("Content-Type", "application/sdp")
+        let re = Self.inDialog(.invite, tag: tag, cseq: 2, type: "application/sdp", body: hold.serialize())
         let out = core.receive(re.serialize(), from: Self.phone, now: Fixture.at(3))
         let reOK = try #require(Self.sent(out).first { $0.status == 200 })
         let answer = try #require(Self.sdp(reOK))
@@ -140,6 +133,61 @@ struct UserAgentCoreTests {
         #expect(answer.media.first?.port == 40_000)
         #expect((answer.origin?.sessionVersion ?? 0) > (Self.local.origin?.sessionVersion ?? 0))
         #expect(out.contains { if case .event(.updated(id, _)) = $0 { true } else { false } })
+    }
+
+    /// An answered inbound call: its id and our tag.
+    static func answeredCall(_ core: UserAgentCore) throws -> (CallID, String) {
+        let id = try #require(Self.callID(core.receive(Self.invite().serialize(), from: Self.phone, now: Fixture.at(0))))
+        let ok = try #require(Self.sent(core.answer(id, sdp: Self.local, now: Fixture.at(1))).first { $0.status == 200 })
+        let tag = try #require(try ok.to().tag)
+        var ack = Fixture.request(.ack, branch: "z9hG4bK-a", cseq: 1, toTag: tag)
+        ack.headers.remove("Route")
+        _ = core.receive(ack.serialize(), from: Self.phone, now: Fixture.at(2))
+        return (id, tag)
+    }
+
+    /// An in-dialog request from the phone with `body` of `type`.
+    static func inDialog(_ method: SIPMethod, tag: String, cseq: Int, type: String? = nil, body: String = "") -> SIPMessage {
+        var m = Fixture.request(method, branch: "z9hG4bK-\(method.rawValue.lowercased())\(cseq)", cseq: UInt32(cseq), toTag: tag, body: Array(body.utf8))
+        m.headers.remove("Route")
+        if let type { m.headers.add("Content-Type", type) }
+        return m
+    }
+
+    @Test("keys in SIP INFO (dtmf-relay, dtmf) are reported as the call's digits; a DTMF body without a key is 400; other INFO is 200")
+    func infoDigits() throws {
+        let core = Self.core()
+        let (id, tag) = try Self.answeredCall(core)
+        var cseq = 2
+        func info(_ type: String?, _ body: String) -> (Int?, [Character]) {
+            cseq += 1
+            let out = core.receive(Self.inDialog(.info, tag: tag, cseq: cseq, type: type, body: body).serialize(), from: Self.phone, now: Fixture.at(3))
+            let keys = out.compactMap { if case .event(.digit(id, let k)) = $0 { k } else { nil } }
+            return (Self.sent(out).first { $0.status != nil }?.status, keys)
+        }
+        #expect(info("application/dtmf-relay", "Signal=5\r\nDuration=160\r\n") == (200, ["5"]))
+        #expect(info("application/dtmf-relay", "Signal= 11\r\nDuration=100\r\n") == (200, ["#"]))
+        #expect(info("Application/DTMF", "*\r\n") == (200, ["*"]))
+        #expect(info("application/dtmf-relay", "Duration=160\r\n") == (400, []))
+        #expect(info("application/dtmf", "55") == (400, []))
+        #expect(info("application/media_control+xml", "<media_control/>") == (200, []))
+        #expect(info(nil, "") == (200, []))
+    }
+
+    @Test("an UPDATE with an offer is answered as a re-INVITE is (our SDP, mirrored direction, the call updated); without one, a plain 200")
+    func updateOffer() throws {
+        let core = Self.core()
+        let (id, tag) = try Self.answeredCall(core)
+        var hold = Self.offer
+        hold.media[0].direction = .sendonly
+        let out = core.receive(Self.inDialog(.update, tag: tag, cseq: 2, type: "application/sdp", body: hold.serialize()).serialize(),
+                               from: Self.phone, now: Fixture.at(3))
+        let ok = try #require(Self.sent(out).first { $0.status == 200 })
+        #expect(Self.sdp(ok)?.media.first?.direction == .recvonly && ok.contentType == "application/sdp")
+        #expect(out.contains { if case .event(.updated(id, _)) = $0 { true } else { false } })
+        let refresh = core.receive(Self.inDialog(.update, tag: tag, cseq: 3).serialize(), from: Self.phone, now: Fixture.at(4))
+        let plain = try #require(Self.sent(refresh).first { $0.status == 200 })
+        #expect(plain.body.isEmpty && !refresh.contains { if case .event(.updated) = $0 { true } else { false } })
     }
 
     @Test("as caller, our DTLS-SRTP offer's actpass is settled by the answer (active → passive, passive → active), so a re-INVITE is answered with the call's role")

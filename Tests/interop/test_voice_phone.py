@@ -958,6 +958,15 @@ def test_a_slow_event_url_does_not_stall_calls():
         server.stop()
 
 
+def number_on_a_sipp_trunk(server, app_id):
+    """APP_NUMBER, the application's, on a trunk that takes calls from SIPp on 127.0.0.1."""
+    r = api(server, "POST", "/v1/sip/trunks", json={"name": "pbx", "host": "127.0.0.1", "port": 5999, "transport": "udp",
+                                                     "allow": ["127.0.0.0/8"], "health_interval": 0})
+    assert r.status_code == 201, r.text
+    assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": APP_NUMBER, "trunk_id": r.json()["id"]}).status_code == 200
+    assert api(server, "POST", "/number/update", data={"country": "US", "msisdn": APP_NUMBER, "app_id": app_id}).status_code == 200
+
+
 def test_a_reinvite_to_another_codec_is_answered_and_heard_in_it(sip_server):
     """A caller (SIPp) answered in PCMU re-INVITEs offering only PCMA: the 200 answers PCMA with telephone-event (SIPp
     checks the body), and the leg goes on in PCMA — SIPp's RTP echo sends our PCMA back, and the caller's side of
@@ -968,11 +977,7 @@ def test_a_reinvite_to_another_codec_is_answered_and_heard_in_it(sip_server):
     app_id, key = application(server, hooks)
     hooks.ncco = lambda req: [{"action": "record", "format": "wav", "split": "conversation", "eventUrl": [hooks.url + "/event/record"]},
                               {"action": "stream", "streamUrl": [hooks.url + "/tone.wav"]}]
-    r = api(server, "POST", "/v1/sip/trunks", json={"name": "pbx", "host": "127.0.0.1", "port": 5999, "transport": "udp",
-                                                     "allow": ["127.0.0.0/8"], "health_interval": 0})
-    assert r.status_code == 201, r.text
-    assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": APP_NUMBER, "trunk_id": r.json()["id"]}).status_code == 200
-    assert api(server, "POST", "/number/update", data={"country": "US", "msisdn": APP_NUMBER, "app_id": app_id}).status_code == 200
+    number_on_a_sipp_trunk(server, app_id)
     p = sipp(["-sf", str(SIPP_SCENARIOS / "uac-reinvite-codec.xml"), f"127.0.0.1:{sip_port}", "-i", "127.0.0.1",
               "-p", FreePort(), "-mp", FreePort(), "-rtp_echo", "-m", "1", "-s", APP_NUMBER], timeout=40)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:] + server.log()[-2000:]
@@ -985,3 +990,20 @@ def test_a_reinvite_to_another_codec_is_answered_and_heard_in_it(sip_server):
     assert np.sqrt(np.mean(tail ** 2)) > 300, "the caller's side is silent after the switch"
     assert abs(dominant_frequency(tail, rate) - 440) < 15
     assert (metric(server, "switchboard_phone_rtp_dropped_total") or 0) < 10, "packets of the old codec, or of no codec we expect"
+
+
+def test_keys_in_sip_info_and_an_update_hold(sip_server):
+    """A caller whose keys come in SIP INFO (dtmf-relay, then dtmf) and who holds and resumes with UPDATEs: the NCCO's
+    `input` collects both keys, the UPDATEs are answered with SDP (recvonly, then sendrecv: SIPp checks), and the
+    call goes on to its end."""
+    server, sip_port = sip_server
+    hooks = Hooks()
+    app_id, _ = application(server, hooks)
+    hooks.ncco = lambda req: [{"action": "input", "type": ["dtmf"], "dtmf": {"maxDigits": 2, "timeOut": 10},
+                               "eventUrl": [hooks.url + "/event/input"]}]
+    number_on_a_sipp_trunk(server, app_id)
+    p = sipp(["-sf", str(SIPP_SCENARIOS / "uac-info-update.xml"), f"127.0.0.1:{sip_port}", "-i", "127.0.0.1",
+              "-p", FreePort(), "-mp", FreePort(), "-m", "1", "-s", APP_NUMBER], timeout=40)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:] + server.log()[-2000:]
+    inputs = [e for e in hooks.events if "dtmf" in e]
+    assert inputs and inputs[0]["dtmf"]["digits"] == "24" and inputs[0]["dtmf"]["timed_out"] is False, hooks.events

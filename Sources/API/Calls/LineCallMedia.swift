@@ -374,6 +374,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
                 events.dialStatus("answered", reason: nil, leg: uuid)
             case .updated(_, let remote):
                 if let line = phone.line.withLock({ $0 }) { line.loop.execute { line.reoffered(remote) } }
+            case .digit(_, let key):
+                events.digits(String(key), leg: uuid)
             case .ended(_, let status, let reason):
                 finish(phone, status: Self.legStatus(sipStatus: status, answered: phone.answered), reason: reason, events: events)
             case .incomingCall:
@@ -526,6 +528,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             switch event {
             case .updated(_, let remote):
                 line.loop.execute { line.reoffered(remote) }
+            case .digit(_, let key):
+                events.digits(String(key), leg: leg.uuid)
             case .ended(_, let status, let reason):
                 finish(phone, status: Self.legStatus(sipStatus: status, answered: phone.answered), reason: reason, events: events)
             default:

@@ -256,8 +256,11 @@ final class VideoSIPCall: Sendable {
                 if silenceLimit > 0, let line = line.withLock({ $0 }) {
                     line.loop.execute { line.watchSilence(limit: self.silenceLimit) { placed.hangup() } }
                 }
-            case .progress(_, _, let answer?), .updated(_, let answer):
+            case .progress(_, _, let answer?):
                 _ = configure(answer, offered: offered)
+            case .updated(_, let offer):
+                // The far end's re-offer (hold, resume, new keys): the line follows it, keyed as before unless it changed them.
+                if let line = line.withLock({ $0 }) { line.loop.execute { line.reoffered(offer) } }
             case .ended:
                 _ = VideoRoutes.sipCalls.withLock { $0.removeValue(forKey: connectionID) }
                 line.withLock { $0 = nil }

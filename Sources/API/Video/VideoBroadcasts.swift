@@ -204,6 +204,7 @@ final class VideoBroadcasts: Sendable {
         layouts.withLock { $0[id] = layout }
         if broadcast.lowLatency == true { progress.withLock { $0[id] = hlsProgress } }
         let selection: @Sendable () -> StreamSelection = { [weak self] in self?.get(id)?.selection ?? broadcast.selection }
+        changed(broadcast, nil)  // before its recording can report an output's status
         let recorder = ArchiveRecorder(maxDuration: .seconds(broadcast.maxDuration), ended: { [weak self] _, _ in
             guard let self else { return }
             _ = self.recorders.withLock { $0.removeValue(forKey: id) }
@@ -215,15 +216,18 @@ final class VideoBroadcasts: Sendable {
                                          watch: { [weak self] now in self?.watched(id, now) }, shouldStop: shouldStop)
         })
         recorders.withLock { $0[id] = recorder }
-        changed(broadcast, nil)
         return broadcast
     }
 
-    /// A running broadcast's outputs' statuses changed: kept for its object, and reported while it runs (their
-    /// closing, `ended` all, is reported as the broadcast's stop).
+    /// A running broadcast's outputs' statuses changed: kept for its object, and reported while it runs when its
+    /// object shows a change — not seen yet reads `connecting` — (their closing, `ended` all, is reported as the
+    /// broadcast's stop).
     private func watched(_ id: String, _ now: [MediaWriter.OutputStatus]) {
-        statuses.withLock { $0[id] = now }
-        guard !now.contains(.ended), let broadcast = get(id), broadcast.status == .started else { return }
+        let before = statuses.withLock { s in
+            defer { s[id] = now }
+            return s[id] ?? Array(repeating: .connecting, count: now.count)
+        }
+        guard now != before, !now.contains(.ended), let broadcast = get(id), broadcast.status == .started else { return }
         changed(broadcast, now)
     }
 

@@ -200,7 +200,7 @@ public final class SIPEdge: Sendable {
         switch event {
         case .incomingCall(let id, let from, let to, let offer):
             incoming(id, from: from, to: to, offer: offer, on: ep)
-        case .progress(let id, _, _), .connected(let id, _), .updated(let id, _):
+        case .progress(let id, _, _), .connected(let id, _), .updated(let id, _), .digit(let id, _):
             _ = streams.withLock { $0[id] }?.yield(event)
         case .ended(let id, _, _):
             if let c = streams.withLock({ $0.removeValue(forKey: id) }) {

@@ -10,6 +10,8 @@ public enum CallEvent: Hashable, Sendable {
     case connected(CallID, remote: SessionDescription?)
     /// The peer changed the session (hold, resume) with a re-INVITE or UPDATE we answered.
     case updated(CallID, remote: SessionDescription)
+    /// The peer pressed a key and said so in a SIP INFO (`InfoDTMF`), not in the media.
+    case digit(CallID, Character)
     /// The call is over: `status` is the final response for failed set-ups, nil for BYE and CANCEL.
     case ended(CallID, status: Int?, reason: String)
 }

@@ -394,9 +394,25 @@ public final class UserAgentCore {
             calls[id] = nil
             respond(response(200, to: request), key: key, now: now)
             out.append(.event(.ended(id, status: nil, reason: "BYE")))
-        case .update, .info:
+        case .update:
+            // RFC 3311: with an offer, answered as a re-INVITE's is; without one (a session refresh), 200.
             let id = CallID(rawValue: request.callID ?? "")
             guard calls[id] != nil else { return respond(response(481, to: request), key: key, now: now) }
+            var ok = response(200, to: request)
+            if let offer = Self.sdp(request) {
+                guard let answer = answerReoffer(offer, id: id) else { return respond(response(488, to: request), key: key, now: now) }
+                ok.body = Array(answer.serialize().utf8)
+                ok.headers.add(SIPHeaderName.contentType, "application/sdp")
+            }
+            respond(ok, key: key, now: now)
+        case .info:
+            let id = CallID(rawValue: request.callID ?? "")
+            guard calls[id] != nil else { return respond(response(481, to: request), key: key, now: now) }
+            switch InfoDTMF.read(contentType: request.contentType, body: request.body) {
+            case .digit(let pressed): out.append(.event(.digit(id, pressed)))
+            case .malformed: return respond(response(400, to: request, reason: "Bad DTMF"), key: key, now: now)
+            case .other: break
+            }
             respond(response(200, to: request), key: key, now: now)
         default:
             respond(response(501, to: request), key: key, now: now)
@@ -438,12 +454,7 @@ public final class UserAgentCore {
                 calls[id]?.dialog = dialog
             }
             if let offer = Self.sdp(request) {
-                out.append(.event(.updated(id, remote: offer)))
-                if let local = existing.localSDP {
-                    let answer = Self.reanswer(local, to: offer, version: nextSessionVersion())
-                    calls[id]?.localSDP = answer
-                    ok.body = Array(answer.serialize().utf8)
-                }
+                if let answer = answerReoffer(offer, id: id) { ok.body = Array(answer.serialize().utf8) }
             } else if let local = existing.localSDP {
                 // An offerless re-INVITE: we offer our current session; the ACK carries the answer.
                 ok.body = Array(local.serialize().utf8)
@@ -579,6 +590,16 @@ public final class UserAgentCore {
     func nextSessionVersion() -> UInt64 {
         sessionVersion += 1
         return sessionVersion
+    }
+
+    /// A peer's offer inside the call (re-INVITE, or UPDATE): reported, and answered with our session as it stands
+    /// (`reanswer`), which becomes our session; nil when we have none to answer with.
+    private func answerReoffer(_ offer: SessionDescription, id: CallID) -> SessionDescription? {
+        out.append(.event(.updated(id, remote: offer)))
+        guard let local = calls[id]?.localSDP else { return nil }
+        let answer = Self.reanswer(local, to: offer, version: nextSessionVersion())
+        calls[id]?.localSDP = answer
+        return answer
     }
 
     /// Our answer to a re-INVITE offer: our current session, its version bumped, its direction mirrored from the
