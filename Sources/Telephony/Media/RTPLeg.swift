@@ -56,9 +56,13 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     /// The DTLS-SRTP handshakes of the RTP and RTCP ports.
     private var dtls: (rtp: DTLSEngine?, rtcp: DTLSEngine?) = (nil, nil)
     private var dtlsTimer: TimerHandle?
-    /// A ClientHello that came before the answer configured the leg (a peer that starts as soon as it answers):
-    /// the newest on each port, fed to its handshake once there is one, instead of waiting for its resend.
-    private var early: (rtp: (datagram: [UInt8], from: IPEndpoint)?, rtcp: (datagram: [UInt8], from: IPEndpoint)?) = (nil, nil)
+    /// A ClientHello that came before there was a handshake for it — before the answer configured the leg (a peer
+    /// that starts as soon as it answers), or on a keyed port before a re-INVITE's new fingerprint reached the leg:
+    /// the newest on each port, fed to its handshake once there is one if it is recent (`earlyLife`), instead of
+    /// waiting for its resend.
+    private var early: (rtp: EarlyHello?, rtcp: EarlyHello?) = (nil, nil)
+    private typealias EarlyHello = (datagram: [UInt8], from: IPEndpoint, at: UInt64)
+    private static let earlyLife: UInt64 = 5_000_000_000
     /// The session is known (`configure` ran): until then nothing is sent or decoded.
     public private(set) var configured = false
     private var frame: AudioFrame
@@ -184,8 +188,11 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
             if let rtcp = dtls.rtcp { sendDTLS(rtcp.start(now: now), on: rtcpFD, to: remoteRTCP) }
             scheduleDTLSTimer()
         } else {
-            if let rtp = dtls.rtp, let (datagram, from) = early.rtp { datagram.withUnsafeBytes { receiveDTLS($0, port: rtp, on: rtpFD, from: from) } }
-            if let rtcp = dtls.rtcp, let (datagram, from) = early.rtcp { datagram.withUnsafeBytes { receiveDTLS($0, port: rtcp, on: rtcpFD, from: from) } }
+            let now = sb_monotonic_ns()
+            for (port, hello, fd) in [(dtls.rtp, early.rtp, rtpFD), (dtls.rtcp, early.rtcp, rtcpFD)] {
+                guard let port, let hello, now &- hello.at < Self.earlyLife else { continue }
+                hello.datagram.withUnsafeBytes { receiveDTLS($0, port: port, on: fd, from: hello.from) }
+            }
         }
         early = (nil, nil)
     }
@@ -252,9 +259,9 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         self.negotiated.telephoneEventPayloadType = negotiated.telephoneEventPayloadType
         if let keying = negotiated.dtls, let was = self.negotiated.dtls, keying.remote != was.remote {
             let renewed = DTLSKeying(role: was.role, remote: keying.remote)
-            guard (try? makeHandshakes(renewed, rtcpMux: self.negotiated.rtcpMux)) != nil else {
+            do { try makeHandshakes(renewed, rtcpMux: self.negotiated.rtcpMux) } catch {
                 statistics.dtlsFailures += 1
-                onDTLSFailure?(.keyExportFailed)
+                onDTLSFailure?(.handshakeFailed(detail: "\(error)"))
                 return
             }
             self.negotiated.dtls = renewed
@@ -513,16 +520,14 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         let port = rtcp ? dtls.rtcp : dtls.rtp
         guard Self.isDTLS(receiveBuffer[0]), port != nil || !configured else { return false }
         let datagram = UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<n])
-        if let port, port.state == .connected, Self.isClientHello(datagram) {
-            // A new association's first flight on a keyed port (a re-INVITE brought a new fingerprint and its update
-            // is on its way): kept for the new handshake; the keyed one would drop it.
-            if rtcp { early.rtcp = (Array(datagram), source) } else { early.rtp = (Array(datagram), source) }
-        } else if let port {
+        // Kept for a handshake to come: before there is one, or, on a keyed port, a new association's first flight
+        // (a re-INVITE brought a new fingerprint and its update is on its way; the keyed handshake would drop it).
+        if let port, !(port.state == .connected && Self.isClientHello(datagram)) {
             receiveDTLS(datagram, port: port, on: rtcp ? rtcpFD : rtpFD, from: source)
         } else if rtcp {
-            early.rtcp = (Array(datagram), source)
+            early.rtcp = (Array(datagram), source, sb_monotonic_ns())
         } else {
-            early.rtp = (Array(datagram), source)
+            early.rtp = (Array(datagram), source, sb_monotonic_ns())
         }
         return true
     }
