@@ -175,6 +175,20 @@ struct UserAgentCoreTests {
         #expect(info(nil, "") == (200, []))
     }
 
+    @Test("a key sent in SIP INFO: dtmf-relay in the call's dialog, its CSeq next; nothing for a call not up or a key DTMF has not")
+    func sendsInfoKey() throws {
+        let unanswered = Self.core()
+        let ringing = try #require(Self.callID(unanswered.receive(Self.invite().serialize(), from: Self.phone, now: Fixture.at(0))))
+        #expect(unanswered.sendKey(ringing, "5", now: Fixture.at(1)).isEmpty)
+        let core = Self.core()
+        let (id, tag) = try Self.answeredCall(core)
+        let info = try #require(Self.sent(core.sendKey(id, "#", now: Fixture.at(3))).first)
+        #expect(info.method == .info && info.contentType == "application/dtmf-relay")
+        #expect(String(decoding: info.body, as: UTF8.self) == "Signal=#\r\nDuration=100\r\n")
+        #expect(try info.from().tag == tag && info.callID == id.rawValue)
+        #expect(core.sendKey(id, "x", now: Fixture.at(4)).isEmpty)
+    }
+
     @Test("an UPDATE without an offer (a session refresh) gets a plain 200 and changes nothing")
     func updateRefresh() throws {
         let core = Self.core()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import subprocess
 import time
 
@@ -18,7 +19,7 @@ from media_support import collect_audio, dominant_frequency, sine_track, wav_sam
 from rig import wait_until
 from rooms_support import AudioMember, Realtime, join_rest, tone_strength, wait_for
 from phone_support import tone_wav
-from sip_support import SIPP_SCENARIOS, Baresip, FreePort, api, metric, sipp, start_sip_server, trunk_and_number
+from sip_support import SIPP_SCENARIOS, Baresip, FreePort, SippPBX, api, metric, sipp, start_sip_server, trunk_and_number
 from voice_support import Hooks, application, client_call, client_call_started, user_jwt
 
 PHONE = "15557654321"
@@ -1007,3 +1008,36 @@ def test_keys_in_sip_info_and_an_update_hold(sip_server):
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:] + server.log()[-2000:]
     inputs = [e for e in hooks.events if "dtmf" in e]
     assert inputs and inputs[0]["dtmf"]["digits"] == "24" and inputs[0]["dtmf"]["timed_out"] is False, hooks.events
+
+
+def test_a_trunk_with_dtmf_info_gets_the_application_s_keys_in_sip_info(sip_server):
+    """On a trunk created with `dtmf: info`, the keys an application sends (`PUT /v1/calls/{uuid}/dtmf`) reach the
+    carrier (SIPp) as SIP INFO, `application/dtmf-relay`, one key each (SIPp checks them); a bad setting is 400."""
+    server, _ = sip_server
+    hooks = Hooks()
+    app_id, key = application(server, hooks)
+    auth = {"Authorization": bearer(token(app_id, key))}
+    r = api(server, "POST", "/v1/sip/trunks", json={"name": "keys", "host": "127.0.0.1", "dtmf": "smoke signals"})
+    assert r.status_code == 400 and "dtmf must be rfc4733 or info" in r.text, r.text
+    with SippPBX("uas-info-keys.xml") as pbx:
+        r = api(server, "POST", "/v1/sip/trunks", json={"name": "keys", "host": "127.0.0.1", "port": pbx.port, "transport": "udp",
+                                                         "allow": ["127.0.0.0/8"], "health_interval": 0, "dtmf": "INFO"})
+        assert r.status_code == 201 and r.json()["dtmf"] == "info", r.text
+        assert api(server, "POST", "/number/buy", data={"country": "US", "msisdn": APP_NUMBER, "trunk_id": r.json()["id"]}).status_code == 200
+        r = requests.post(server.http_url + "/v1/calls", headers=auth, timeout=10, json={
+            "to": [{"type": "phone", "number": "15550123"}], "from": {"type": "phone", "number": APP_NUMBER},
+            "ncco": [{"action": "conversation", "name": "keys"}], "event_url": [hooks.url + "/event"]})
+        assert r.status_code == 201, r.text
+        uuid = r.json()["uuid"]
+        wait_until(lambda: "answered" in hooks.statuses(uuid), timeout=10, what=lambda: f"answered: {hooks.events}")
+        r = requests.put(f"{server.http_url}/v1/calls/{uuid}/dtmf", headers=auth, json={"digits": "1#"}, timeout=10)
+        assert r.status_code == 200, r.text
+        time.sleep(1)
+        assert requests.put(f"{server.http_url}/v1/calls/{uuid}", headers=auth, json={"action": "hangup"}, timeout=10).status_code == 204
+        pbx.finish()
+    # The CLI sets it and shows it.
+    from test_sip_edge import cli
+    p = cli(server, "trunks", "update", "--trunk", "keys", "--dtmf", "rfc4733")
+    assert p.returncode == 0, p.stderr
+    p = cli(server, "trunks", "show", "--trunk", "keys", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["dtmf"] == "rfc4733", p.stdout + p.stderr

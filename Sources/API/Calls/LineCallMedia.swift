@@ -51,6 +51,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         /// An inbound call still ringing: sends the 200 OK (once), or refuses the call with a status.
         var answer: (@Sendable () -> Void)?
         var refuse: (@Sendable (Int) -> Void)?
+        /// Sends a key in a SIP INFO, for a trunk whose keys go in the signalling (`dtmf: info`).
+        var sendKey: (@Sendable (Character) -> Void)?
     }
 
     /// Hands a leg between loops (it is used by one loop at a time).
@@ -125,6 +127,16 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             try dialWebSocket(uri, contentType: contentType, headers: headers, leg: uuid)
         case .sendDigits(let digits):
             guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(command, leg: uuid) }
+            if let sendKey = phone.sendKey {
+                // In SIP INFO, one key at a time at the events' pace (100 ms and 60 ms apart; `p` a 500 ms pause).
+                Task {
+                    for d in digits {
+                        if d != "p" { sendKey(d) }
+                        try? await Task.sleep(for: .milliseconds(d == "p" ? 500 : 160))
+                    }
+                }
+                return
+            }
             guard let line = phone.line.withLock({ $0 }) else { throw .failed("dtmf: the call has no audio yet") }
             line.loop.execute { for d in digits { line.leg.sendDigit(d) } }
         case .detectMachine(let beep, let beepTimeout):
@@ -356,6 +368,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             return finish(phone, status: "failed", reason: "\(error)", events: events)
         }
         phone.hangup = { call.hangup() }
+        if case .number(_, let trunkID) = target, trunk(trunkID)?.dtmf == "info" { phone.sendKey = { call.sendKey($0) } }
         // Released while the INVITE was being sent: cancel it now.
         guard legs.withLock({ $0[uuid] }) === phone else { return call.hangup() }
         var ringing = false
@@ -405,9 +418,10 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     }
 
     /// What a trunk asks of its calls' media (`media_encryption`).
+    private func trunk(_ id: String?) -> SIPTrunk? { id.flatMap { try? core.sipTrunks.find(id: $0) } }
+
     private func encryption(ofTrunk id: String?) -> MediaEncryption {
-        guard let id, let trunk = try? core.sipTrunks.find(id: id) else { return .none }
-        return MediaEncryption(rawValue: trunk.mediaEncryption) ?? .none
+        trunk(id).flatMap { MediaEncryption(rawValue: $0.mediaEncryption) } ?? .none
     }
 
     /// The leg status a SIP call's end gives: nil (BYE or CANCEL) completes an answered call.
@@ -508,6 +522,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
                                                                             applicationID: app.id))
         phone.hangup = { call.hangup() }
         phone.refuse = { status in call.reject(status: status) }
+        if trunk(call.trunk)?.dtmf == "info" { phone.sendKey = { call.sendKey($0) } }
         legs.withLock { $0[leg.uuid] = phone }
         let line: PhoneLine
         do { line = try await addLine(phone, rooms: rooms, negotiated: negotiated) } catch {

@@ -56,7 +56,7 @@ struct SIPRoutes {
 
     static func input(_ req: HTTPRequest) throws -> SIPTrunkInput {
         guard case .object(let o) = try req.json() else { throw APIError.badRequest("The body must be a JSON object.") }
-        let known: Set<String> = ["name", "host", "port", "transport", "username", "password", "register", "allow", "health_interval", "media_encryption"]
+        let known: Set<String> = ["name", "host", "port", "transport", "username", "password", "register", "allow", "health_interval", "media_encryption", "dtmf"]
         if let unknown = o.keys.sorted().first(where: { !known.contains($0) }) {
             throw APIError.badRequest("Unknown field \(unknown).", code: "invalid-parameter")
         }
@@ -77,7 +77,8 @@ struct SIPRoutes {
         }
         var input = SIPTrunkInput(name: try string("name"), host: try string("host"), port: try int("port"), transport: try string("transport"),
                                   username: try optionalString("username"), password: try optionalString("password"),
-                                  healthInterval: try int("health_interval"), mediaEncryption: try string("media_encryption"))
+                                  healthInterval: try int("health_interval"), mediaEncryption: try string("media_encryption"),
+                                  dtmf: try string("dtmf"))
         if let v = o["register"] {
             guard let b = v.boolValue else { throw APIError.badRequest("register must be true or false.", code: "invalid-parameter") }
             input.register = b
@@ -94,7 +95,7 @@ struct SIPRoutes {
     static func render(_ t: SIPTrunk, service: SIPService?, base: String) -> [String: Any] {
         var o: [String: Any] = ["id": t.id, "name": t.name, "host": t.host, "port": t.port, "transport": t.transport,
                                 "register": t.register, "allow": t.allow, "health_interval": t.healthInterval,
-                                "media_encryption": t.mediaEncryption,
+                                "media_encryption": t.mediaEncryption, "dtmf": t.dtmf,
                                 "has_password": t.password != nil,
                                 "_links": ["self": ["href": "\(base)/v1/sip/trunks/\(t.id)"]]]
         o["username"] = t.username ?? NSNull()

@@ -19,6 +19,9 @@ public struct SIPTrunk: Sendable, Equatable {
     /// SDES keys, SRTP when the carrier keys its answer) or `srtp` (RTP/SAVP with keys offered and required);
     /// the last two need `transport` `tls`.
     public var mediaEncryption: String
+    /// How the keys an application sends reach the carrier: `rfc4733` (telephone events in the RTP) or `info`
+    /// (SIP INFO, `application/dtmf-relay`, for carriers and PBXes that want them in the signalling).
+    public var dtmf: String = "rfc4733"
     public var createdAt: Int64
     public var updatedAt: Int64
 }

@@ -10,10 +10,11 @@ public struct SIPTrunkInput: Sendable, Equatable {
     public var allow: [String]?
     public var healthInterval: Int?
     public var mediaEncryption: String?
+    public var dtmf: String?
 
     public init(name: String? = nil, host: String? = nil, port: Int? = nil, transport: String? = nil, username: String?? = nil,
                 password: String?? = nil, register: Bool? = nil, allow: [String]? = nil, healthInterval: Int? = nil,
-                mediaEncryption: String? = nil) {
+                mediaEncryption: String? = nil, dtmf: String? = nil) {
         self.name = name
         self.host = host
         self.port = port
@@ -24,5 +25,6 @@ public struct SIPTrunkInput: Sendable, Equatable {
         self.allow = allow
         self.healthInterval = healthInterval
         self.mediaEncryption = mediaEncryption
+        self.dtmf = dtmf
     }
 }

@@ -26,15 +26,15 @@ public final class SIPTrunks: Sendable {
                          port: input.port ?? (input.transport?.lowercased() == "tls" ? 5061 : 5060),
                          transport: input.transport ?? "udp", username: input.username ?? nil, password: input.password ?? nil,
                          register: input.register ?? false, allow: input.allow ?? [], healthInterval: input.healthInterval ?? 30,
-                         mediaEncryption: input.mediaEncryption ?? "none", createdAt: now, updatedAt: now)
+                         mediaEncryption: input.mediaEncryption ?? "none", dtmf: input.dtmf ?? "rfc4733", createdAt: now, updatedAt: now)
         try Self.validate(&t)
         do {
             try db.execute("""
                 INSERT INTO sip_trunks (id, api_key, name, host, port, transport, username, password, register, allow, health_interval,
-                                        media_encryption, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                        media_encryption, dtmf, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.text(t.id), .text(apiKey), .text(t.name), .text(t.host), .int(Int64(t.port)), .text(t.transport),
                       SQLValue(t.username), SQLValue(t.password), .int(t.register ? 1 : 0), .text(t.allow.joined(separator: ",")),
-                      .int(Int64(t.healthInterval)), .text(t.mediaEncryption), .int(now), .int(now)])
+                      .int(Int64(t.healthInterval)), .text(t.mediaEncryption), .text(t.dtmf), .int(now), .int(now)])
         } catch {
             throw uniqueViolation(error, as: PlatformError.conflict("A trunk named \(t.name) exists."))
         }
@@ -75,14 +75,15 @@ public final class SIPTrunks: Sendable {
         if let v = input.allow { t.allow = v }
         if let v = input.healthInterval { t.healthInterval = v }
         if let v = input.mediaEncryption { t.mediaEncryption = v }
+        if let v = input.dtmf { t.dtmf = v }
         try Self.validate(&t)
         t.updatedAt = clock.now().millis
         do {
             try db.execute("""
                 UPDATE sip_trunks SET name = ?, host = ?, port = ?, transport = ?, username = ?, password = ?, register = ?, allow = ?,
-                                      health_interval = ?, media_encryption = ?, updated_at = ? WHERE id = ?
+                                      health_interval = ?, media_encryption = ?, dtmf = ?, updated_at = ? WHERE id = ?
                 """, [.text(t.name), .text(t.host), .int(Int64(t.port)), .text(t.transport), SQLValue(t.username), SQLValue(t.password),
-                      .int(t.register ? 1 : 0), .text(t.allow.joined(separator: ",")), .int(Int64(t.healthInterval)), .text(t.mediaEncryption), .int(t.updatedAt),
+                      .int(t.register ? 1 : 0), .text(t.allow.joined(separator: ",")), .int(Int64(t.healthInterval)), .text(t.mediaEncryption), .text(t.dtmf), .int(t.updatedAt),
                       .text(t.id)])
         } catch {
             throw uniqueViolation(error, as: PlatformError.conflict("A trunk named \(t.name) exists."))
@@ -113,6 +114,8 @@ public final class SIPTrunks: Sendable {
         if ["optional", "srtp"].contains(t.mediaEncryption) && t.transport != "tls" {
             throw PlatformError.invalid("media_encryption \(t.mediaEncryption) needs transport tls: the SRTP keys travel in the SIP messages.")
         }
+        t.dtmf = t.dtmf.lowercased()
+        guard ["rfc4733", "info"].contains(t.dtmf) else { throw PlatformError.invalid("dtmf must be rfc4733 or info.") }
         if t.register && (t.username ?? "").isEmpty { throw PlatformError.invalid("register needs a username and password.") }
         guard t.allow.count <= 64 else { throw PlatformError.invalid("allow takes at most 64 entries.") }
         for entry in t.allow {
@@ -139,7 +142,7 @@ public final class SIPTrunks: Sendable {
                  register: (r.int("register") ?? 0) != 0,
                  allow: (r.string("allow") ?? "").split(separator: ",").map(String.init),
                  healthInterval: Int(r.int("health_interval") ?? 30),
-                 mediaEncryption: r.string("media_encryption") ?? "none", createdAt: Int64(r.int("created_at") ?? 0), updatedAt: Int64(r.int("updated_at") ?? 0))
+                 mediaEncryption: r.string("media_encryption") ?? "none", dtmf: r.string("dtmf") ?? "rfc4733", createdAt: Int64(r.int("created_at") ?? 0), updatedAt: Int64(r.int("updated_at") ?? 0))
     }
 }
 

@@ -168,5 +168,8 @@ enum Schema {
             ALTER TABLE video_sessions ADD COLUMN archive_name TEXT;
             ALTER TABLE video_sessions ADD COLUMN archive_resolution TEXT;
             """),
+        Migration(version: 9, name: "sip trunk dtmf", sql: """
+            ALTER TABLE sip_trunks ADD COLUMN dtmf TEXT NOT NULL DEFAULT 'rfc4733';
+            """),
     ]
 }

@@ -44,4 +44,6 @@ public final class IncomingCall: Sendable {
     public func reject(status: Int) { edge.onLoop { $0.reject(self.id, status: status) } }
     /// BYE once answered.
     public func hangup() { edge.onLoop { $0.hangup(self.id) } }
+    /// A key pressed, sent in a SIP INFO once the call is up (`UserAgentCore.sendKey`).
+    public func sendKey(_ key: Character) { edge.onLoop { $0.sendKey(self.id, key) } }
 }

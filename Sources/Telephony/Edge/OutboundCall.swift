@@ -16,4 +16,6 @@ public final class OutboundCall: Sendable {
 
     /// CANCEL before the answer, BYE after.
     public func hangup() { edge.onLoop { $0.hangup(self.id) } }
+    /// A key pressed, sent in a SIP INFO once the call is up (`UserAgentCore.sendKey`).
+    public func sendKey(_ key: Character) { edge.onLoop { $0.sendKey(self.id, key) } }
 }

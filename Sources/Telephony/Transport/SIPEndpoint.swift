@@ -119,6 +119,7 @@ public final class SIPEndpoint: Selectable, @unchecked Sendable {
     public func answer(_ id: CallID, sdp: SessionDescription) { perform(core.answer(id, sdp: sdp, now: .now())) }
     public func reject(_ id: CallID, status: Int) { perform(core.reject(id, status: status, now: .now())) }
     public func hangup(_ id: CallID) { perform(core.hangup(id, now: .now())) }
+    public func sendKey(_ id: CallID, _ key: Character) { perform(core.sendKey(id, key, now: .now())) }
     /// 180 Ringing, or 183 Session Progress with early-media SDP.
     public func progress(_ id: CallID, status: Int = 183, sdp: SessionDescription? = nil) {
         perform(core.progress(id, status: status, sdp: sdp, now: .now()))

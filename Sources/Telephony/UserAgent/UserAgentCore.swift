@@ -293,6 +293,17 @@ public final class UserAgentCore {
         return flush()
     }
 
+    /// A key sent in a SIP INFO (`application/dtmf-relay`, `InfoDTMF`'s form, 100 ms) inside an established call;
+    /// nothing before the call is up.
+    public func sendKey(_ id: CallID, _ key: Character, now: Instant) -> [UserAgentOutput] {
+        guard let call = calls[id], call.connected, !call.byeWhenAcknowledged, var dialog = call.dialog,
+              InfoDTMF.key(String(key)) != nil else { return [] }
+        var info = dialog.makeRequest(.info, body: Array("Signal=\(key)\r\nDuration=100\r\n".utf8), contentType: "application/dtmf-relay")
+        calls[id]?.dialog = dialog
+        _ = startClient(&info, peer: call.peer, now: now)
+        return flush()
+    }
+
     /// Ends the call's dialog with a BYE and forgets the call.
     private func sendBye(_ id: CallID, now: Instant) {
         guard let call = calls[id], var dialog = call.dialog else { return }

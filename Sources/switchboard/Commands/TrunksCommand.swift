@@ -12,7 +12,7 @@ struct TrunksCommand {
     Usage:
       switchboard trunks create --host IP [--name NAME] [--port 5060] [--transport udp|tcp|tls]
                                 [--username U --password P] [--register] [--allow CIDR[,CIDR...]] [--health-interval S]
-                                [--media-encryption none|optional|srtp|dtls-srtp]
+                                [--media-encryption none|optional|srtp|dtls-srtp] [--dtmf rfc4733|info]
       switchboard trunks list
       switchboard trunks show --trunk ID|NAME
       switchboard trunks update --trunk ID|NAME [any create option] [--no-register]
@@ -25,14 +25,15 @@ struct TrunksCommand {
     0 = never) an OPTIONS checks it is up. --media-encryption srtp (needs --transport tls) offers
     and requires SRTP with SDES keys on every call of the trunk; optional offers the keys and falls back to
     plain RTP when the carrier ignores them; dtls-srtp (any transport) offers and requires SRTP keyed by
-    DTLS on the media ports. Put numbers on a trunk with 'switchboard numbers buy --trunk'.
+    DTLS on the media ports. --dtmf info sends the keys an application presses (NCCO connect's dtmfAnswer,
+    PUT /v1/calls/ID/dtmf) to the carrier in SIP INFO instead of as RFC 4733 events. Put numbers on a trunk with 'switchboard numbers buy --trunk'.
     'device-password' lets the user's SIP phone register as sip:NAME@APP-ID (digest, stored hashed).
 
     \(CLIEnvironment.commonUsage)
     """
 
     static let trunkOptions: Set<String> = ["--host", "--name", "--port", "--transport", "--username", "--password", "--register",
-                                            "--no-register", "--allow", "--health-interval", "--media-encryption"]
+                                            "--no-register", "--allow", "--health-interval", "--media-encryption", "--dtmf"]
 
     static func run(_ argv: [String]) async throws -> Int32 {
         let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--register", "--no-register"])
@@ -94,7 +95,7 @@ struct TrunksCommand {
     static func body(_ args: Arguments) throws -> JSONValue {
         var o: [String: JSONValue] = [:]
         for (flag, key) in [("--host", "host"), ("--name", "name"), ("--transport", "transport"), ("--username", "username"),
-                            ("--password", "password"), ("--media-encryption", "media_encryption")] {
+                            ("--password", "password"), ("--media-encryption", "media_encryption"), ("--dtmf", "dtmf")] {
             if let v = args[flag] { o[key] = .string(v) }
         }
         for (flag, key) in [("--port", "port"), ("--health-interval", "health_interval")] {
