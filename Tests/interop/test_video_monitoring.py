@@ -70,7 +70,9 @@ def test_callbacks_follow_a_session_from_first_connection_to_last():
         assert events[4]["stream"]["id"] == stream_id and events[4]["reason"] == "clientDisconnected"
         assert (events[5]["connection"]["id"], events[5]["reason"]) == (bob.connection_id, "forceDisconnected")
         assert (events[6]["connection"]["id"], events[6]["reason"]) == (alice.connection_id, "clientDisconnected")
-        assert metric(server, "switchboard_video_callback_delivered_total") == len(expected) + 2
+        # Counted once the hook's reply is back, which may be a moment after the hook saw the request.
+        wait_until(lambda: metric(server, "switchboard_video_callback_delivered_total") == len(expected) + 2, timeout=5,
+                   what=lambda: f"{len(expected) + 2} deliveries counted: {metric(server, 'switchboard_video_callback_delivered_total')}")
 
         # A webhook turned off (`active: false`) gets nothing; the others go on.
         webhooks["connection_created"]["active"] = False
