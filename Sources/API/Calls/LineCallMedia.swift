@@ -128,11 +128,11 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         case .sendDigits(let digits):
             guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(command, leg: uuid) }
             if let sendKey = phone.sendKey {
-                // In SIP INFO, one key at a time at the events' pace (100 ms and 60 ms apart; `p` a 500 ms pause).
+                // In SIP INFO, one key at a time at the events' pace.
                 Task {
                     for d in digits {
                         if d != "p" { sendKey(d) }
-                        try? await Task.sleep(for: .milliseconds(d == "p" ? 500 : 160))
+                        try? await Task.sleep(for: .milliseconds(d == "p" ? KeyPacing.pauseMilliseconds : KeyPacing.keyMilliseconds + KeyPacing.gapMilliseconds))
                     }
                 }
                 return

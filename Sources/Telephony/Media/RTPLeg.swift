@@ -365,8 +365,8 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
     }
 
     /// Queues a DTMF digit as RFC 4733 events: a packet every 20 ms with a growing duration, the
-    /// last three with the end bit; `p` waits 500 ms before the next. Unknown characters are ignored.
-    public func sendDigit(_ digit: Character, milliseconds: Int = 100) {
+    /// last three with the end bit; `p` waits `KeyPacing.pauseMilliseconds` before the next. Unknown characters are ignored.
+    public func sendDigit(_ digit: Character, milliseconds: Int = KeyPacing.keyMilliseconds) {
         guard let code = digit == "p" || digit == "P" ? Self.pause : TelephoneEvent.code(of: digit), negotiated.telephoneEventPayloadType != nil,
               pendingDigits.count < 64 else { return }
         pendingDigits.append(code)
@@ -379,7 +379,7 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         let code = pendingDigits.removeFirst()
         if code == Self.pause {
             pausing = true
-            dtmfTimer = loop.schedule(after: .milliseconds(500)) { [weak self] in self?.startNextDigit(milliseconds: milliseconds) }
+            dtmfTimer = loop.schedule(after: .milliseconds(KeyPacing.pauseMilliseconds)) { [weak self] in self?.startNextDigit(milliseconds: milliseconds) }
             return
         }
         dtmf = (code, timestamp, 0, max(2, milliseconds / 20), 3)
@@ -403,7 +403,7 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
                 // The event took its duration of media time; the next one starts after it (a new timestamp).
                 timestamp &+= UInt32(event.packets) * UInt32(codec.clockRate / 50)
                 // A gap before the next digit, so the far end sees two key presses.
-                dtmfTimer = loop.schedule(after: .milliseconds(60)) { [weak self] in self?.startNextDigit(milliseconds: milliseconds) }
+                dtmfTimer = loop.schedule(after: .milliseconds(KeyPacing.gapMilliseconds)) { [weak self] in self?.startNextDigit(milliseconds: milliseconds) }
                 return
             }
         }

@@ -293,12 +293,12 @@ public final class UserAgentCore {
         return flush()
     }
 
-    /// A key sent in a SIP INFO (`application/dtmf-relay`, `InfoDTMF`'s form, 100 ms) inside an established call;
+    /// A key sent in a SIP INFO (`application/dtmf-relay`, `InfoDTMF`'s form, lasting `KeyPacing.keyMilliseconds`) inside an established call;
     /// nothing before the call is up.
     public func sendKey(_ id: CallID, _ key: Character, now: Instant) -> [UserAgentOutput] {
         guard let call = calls[id], call.connected, !call.byeWhenAcknowledged, var dialog = call.dialog,
               InfoDTMF.key(String(key)) != nil else { return [] }
-        var info = dialog.makeRequest(.info, body: Array("Signal=\(key)\r\nDuration=100\r\n".utf8), contentType: "application/dtmf-relay")
+        var info = dialog.makeRequest(.info, body: Array("Signal=\(key)\r\nDuration=\(KeyPacing.keyMilliseconds)\r\n".utf8), contentType: "application/dtmf-relay")
         calls[id]?.dialog = dialog
         _ = startClient(&info, peer: call.peer, now: now)
         return flush()
