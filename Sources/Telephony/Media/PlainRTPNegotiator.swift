@@ -119,9 +119,7 @@ public enum PlainRTPNegotiator {
         n.remotePort = remote.port
         n.direction = answerDirection(offered: remote.direction, local: .sendrecv)
         if let keying = current.srtp {
-            guard let (line, _) = SDESKeying.usable(remote.crypto.filter { SRTPProfile(sdesSuite: $0.suite) == keying.profile }) else {
-                throw .noUsableCrypto
-            }
+            guard let line = SDESKeying.reoffered(remote.crypto, profile: keying.profile) else { throw .noUsableCrypto }
             n.srtp = SDESKeying(profile: keying.profile, local: keying.local, remote: line)
         }
         if var keying = current.dtls {

@@ -47,6 +47,12 @@ public struct SDESKeying: Hashable, Sendable {
         return nil
     }
 
+    /// The line of a re-offer a call keyed with `profile` goes on with: the first usable one of that suite (the
+    /// leg takes its key, `PlainRTPNegotiator.renegotiated`; our answer takes its tag, `UserAgentCore.reanswer`).
+    static func reoffered(_ lines: [SDPCrypto], profile: SRTPProfile) -> SDPCrypto? {
+        usable(lines.filter { SRTPProfile(sdesSuite: $0.suite) == profile })?.0
+    }
+
     /// The inbound and outbound transforms.
     func transforms() throws(RTPLegError) -> (inbound: SRTPTransform, outbound: SRTPTransform) {
         let k = profile.keyLength

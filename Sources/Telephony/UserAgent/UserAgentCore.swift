@@ -636,7 +636,7 @@ public final class UserAgentCore {
             if !ours.isEmpty {
                 let lines = ours.map { line in
                     var line = line
-                    line.tag = SDESKeying.usable(offered.crypto.filter { $0.suite == line.suite })?.0.tag ?? line.tag  // the line the leg takes
+                    if let profile = SRTPProfile(sdesSuite: line.suite) { line.tag = SDESKeying.reoffered(offered.crypto, profile: profile)?.tag ?? line.tag }
                     return line.attributeValue
                 }
                 answer.media[i].removeAttributes(named: "crypto")
