@@ -41,8 +41,11 @@ def wait(predicate, timeout, what, interval=0.05):
         time.sleep(interval)
 
 
-def open_phone(browser, server, name):
+def open_phone(browser, server, name, prepare=None):
+    """The dialer logged in as `name`; `prepare(context)` runs first (e.g. to route the page's WebSocket)."""
     context = browser.new_context(viewport=PHONE_SIZE)
+    if prepare:
+        prepare(context)
     page = context.new_page()
     page.set_default_timeout(15_000)
     page.goto(server.http_url + "/phone/")

@@ -313,13 +313,44 @@ def test_the_page_calls_a_sip_address_directly_and_they_hear_each_other(stack, b
         desk.stop()
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not shutil.which(FIREFOX),
-                    reason="Firefox's media test needs root, iproute2 and Firefox ESR (scripts/setup --test)")
-def test_the_pages_call_follows_its_ncco_into_a_conversation_with_a_phone(stack, browser):
+def transfer_before_reply(context, seen):
+    """Routes the page's realtime socket so that the server's reply to `call:create` reaches the page only after
+    the `call:transfer` for that call: the order a fast answer webhook can give (the NCCO runs as the call is
+    created). `seen` is filled with what happened, for the test to check the order was the one it meant."""
+    seen.update(create_tid=None, held=None, reordered=False)
+
+    def route(ws):
+        server = ws.connect_to_server()
+
+        def from_page(message):
+            m = json.loads(message)
+            if m.get("type") == "call:create":
+                seen["create_tid"] = str(m.get("tid"))
+            server.send(message)
+
+        def from_server(message):
+            m = json.loads(message)
+            if seen["create_tid"] is not None and str(m.get("rid")) == seen["create_tid"] and not seen["reordered"]:
+                seen["held"] = message
+                return
+            ws.send(message)
+            if m.get("type") == "call:transfer" and seen["held"] is not None:
+                seen["reordered"] = True
+                ws.send(seen["held"])
+
+        ws.on_message(from_page)
+        server.on_message(from_server)
+
+    context.route_web_socket("**/v1/realtime", route)
+
+
+@pytest.mark.parametrize("order", ["reply-first", "transfer-first"])
+def test_the_pages_call_follows_its_ncco_into_a_conversation_with_a_phone(stack, browser, order):
     """The application's answer webhook (a hooks server here) answers every call with `conversation` "web-conf": the
     page's call is moved there (`call:transfer`), shows as answered and publishes into it; the phone that dialled in
     is in the same conversation, so each hears the other (the page 660 Hz, the phone 440 Hz); the phone hanging up
-    ends the page's call, as a one-to-one dialer does."""
+    ends the page's call, as a one-to-one dialer does. `transfer-first`: the page is told of the move before
+    `call:create`'s reply gives it the call's id (the page keeps the move until then)."""
     from voice_support import Hooks
     hooks = Hooks()
     hooks.ncco = lambda req: [{"action": "conversation", "name": "web-conf"}]
@@ -328,11 +359,16 @@ def test_the_pages_call_follows_its_ncco_into_a_conversation_with_a_phone(stack,
                 "event_url": {"address": hooks.url + "/event", "http_method": "POST"}}
     r = api(stack.server, "PUT", f"/v2/applications/{stack.app_id}", json={"name": original["name"], "capabilities": {"voice": {"webhooks": webhooks}}})
     assert r.status_code == 200, r.text
-    page = open_phone(browser, stack.server, "carol")
+    routed = {}
+    page = open_phone(browser, stack.server, "carol",
+                      prepare=(lambda context: transfer_before_reply(context, routed)) if order == "transfer-first" else None)
     try:
         page.fill("#number", "conference")
         page.click("#call")
-        wait(lambda: call_state(page)[0] == "answered", 15, f"the page's call answered once moved into the conversation: {call_state(page)}")
+        wait(lambda: call_state(page)[0] == "answered", 15, lambda: f"the page's call answered once moved into the conversation: {call_state(page)} {routed}")
+        if order == "transfer-first":
+            assert routed["reordered"], routed
+        assert page.evaluate("phone.media.conversationID") == page.evaluate("phone.call.conversationID")
         screenshot(page, "phone-sip-conversation")
         before = len(stack.phone.log())
         stack.phone.command(f"/dial sip:{APP_NUMBER}@127.0.0.1:{stack.sip_port}")
@@ -354,6 +390,8 @@ def test_the_pages_call_follows_its_ncco_into_a_conversation_with_a_phone(stack,
         hooks.http.shutdown()
 
 
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not shutil.which(FIREFOX),
+                    reason="Firefox's media test needs root, iproute2 and Firefox ESR (scripts/setup --test)")
 def test_firefox_calls_a_phone_which_answers_hears_it_gets_digits_and_is_hung_up():
     """Firefox gathers ICE candidates only on non-loopback interfaces: the whole stack runs in a network
     namespace whose veth ends stand in for a real interface (phone_firefox_netns.py)."""

@@ -26,6 +26,7 @@ const app = {
   mic: null,             // MediaStream while in a call
   muted: false,
   legEvents: new Map(),  // conversation_id -> leg:status:update bodies seen before the call was known
+  transfers: new Map(),  // call_id -> a call:transfer told before call:create's reply gave the call's id
   ticker: null,
 };
 window.phone = app;  // for tests and debugging
@@ -155,7 +156,7 @@ async function logIn(user) {
   rt.on("call:invite", (m) => { if (app.rt === rt) incoming(m.body); });
   rt.on("call:invite:cancel", (m) => { if (app.rt === rt) inviteCancelled(m.body); });
   rt.on("call:hangup", (m) => { if (app.rt === rt && app.call?.id === m.body.call_id) remoteHangup(); });
-  rt.on("call:transfer", (m) => { if (app.rt === rt && app.call?.id === m.body.call_id) transferred(m.body); });
+  rt.on("call:transfer", (m) => { if (app.rt === rt) transferred(m.body); });
   rt.on("leg:status:update", (m) => { if (app.rt === rt) legStatus({ ...m.body, conversation_id: m.body.conversation_id || m.cid }); });
   rt.on("rtc:offer", (m) => {
     if (app.media && m.body.conversation_id === app.media.conversationID) app.media.offer(m.body.offer, m.body.tracks);
@@ -288,6 +289,9 @@ async function placeCall(target) {
     return;
   }
   replayLegEvents();
+  const early = app.transfers.get(call.id);
+  app.transfers.delete(call.id);
+  if (early) moveCall(early);
   if (call.state !== "ended") await startMedia();
 }
 
@@ -424,11 +428,21 @@ function answered() {
 /** The application's NCCO moved the call into a conversation: its audio meets there from now on, and the
  *  call is under way (nobody else's leg answers it). */
 function transferred(body) {
+  if (!app.call || app.call.id !== body.call_id) {
+    // The NCCO can move a call before call:create's reply has given this page the call's id: kept until then.
+    app.transfers.set(body.call_id, body);
+    while (app.transfers.size > 20) app.transfers.delete(app.transfers.keys().next().value);
+    return;
+  }
+  if (moveCall(body)) guarded(startMedia);
+}
+
+function moveCall(body) {
   const call = app.call;
-  if (!call || call.state === "ended") return;
+  if (!call || call.state === "ended") return false;
   call.conversationID = body.conversation_id;
   answered();
-  guarded(startMedia);
+  return true;
 }
 
 function elapsed(call) {
