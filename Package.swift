@@ -25,6 +25,7 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CEspeak", pkgConfig: "espeak-ng", providers: [.apt(["libespeak-ng-dev"])]),
+        .systemLibrary(name: "CPocketSphinx", pkgConfig: "pocketsphinx", providers: [.apt(["libpocketsphinx-dev", "pocketsphinx-en-us"])]),
         .systemLibrary(name: "CMpg123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CLame", providers: [.apt(["libmp3lame-dev"])]),
         .systemLibrary(name: "COpusFile", pkgConfig: "opusfile", providers: [.apt(["libopusfile-dev"])]),
@@ -44,12 +45,12 @@ let package = Package(
         .target(name: "SRTP", dependencies: ["Crypto", "Wire", "CShims"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
         // Audio DSP, sans-I/O: frames, codecs, resampler, jitter buffer, DTMF and tones, mixing arithmetic,
-        // text-to-speech (its own small thread pool), audio file readers and writers.
+        // text-to-speech and speech recognition (each its own small thread pool), audio file readers and writers.
         // Its classes (codecs, jitter buffers, MixerCore) are confined to the thread that owns them (a media
         // worker) and the Sendable speech service locks, so, like Media, it skips the dynamic exclusivity
         // checks: in a mixed room they were 5 % of the server's CPU at 1,000 listeners
         // (`MixerCore.output(for:)` once per listener per tick).
-        .target(name: "Audio", dependencies: ["COpus", "CSpeexDSP", "CEspeak", "CMpg123", "CLame", "COpusFile", "COpusEnc"],
+        .target(name: "Audio", dependencies: ["COpus", "CSpeexDSP", "CEspeak", "CPocketSphinx", "CMpg123", "CLame", "COpusFile", "COpusEnc"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
         // Event loops, sockets, timers, TLS, HTTP server/client, WebSocket server/client.
         .target(name: "VideoCodec", dependencies: ["CVPX", "CAV"]),

@@ -1,0 +1,116 @@
+import Testing
+@testable import Audio
+
+@Suite("Speech input: endpointing")
+struct SpeechEndpointerTests {
+    /// Feeds 20 ms frames of `samples` at 8 kHz; returns the ending and after how many frames it came.
+    static func run(_ endpointer: inout SpeechEndpointer, _ samples: [Int16]) -> (SpeechEndpointer.Ending?, frames: Int) {
+        var frames = 0
+        for start in stride(from: 0, to: samples.count, by: 160) {
+            frames += 1
+            let ending = samples[start..<min(samples.count, start + 160)].withUnsafeBufferPointer { endpointer.feed($0) }
+            if let ending { return (ending, frames) }
+        }
+        return (nil, frames)
+    }
+
+    static let silence = [Int16](repeating: 0, count: 8000)  // 1 s
+    static func tone(seconds: Double, amplitude: Double = 10_000) -> [Int16] {
+        Signals.sine(300, rate: 8000, count: Int(seconds * 8000), amplitude: amplitude)
+    }
+
+    @Test("silence: start_timeout after startTimeout seconds, with nothing kept")
+    func startTimeout() {
+        var e = SpeechEndpointer(rate: 8000, settings: .init(startTimeout: 2))
+        let (ending, frames) = Self.run(&e, Self.silence + Self.silence + Self.silence)
+        #expect(ending == .startTimeout && frames == 100)
+        #expect(e.samples.isEmpty && !e.speaking)
+    }
+
+    @Test("speech then silence: end_on_silence after endOnSilence seconds, the utterance kept with its lead-in")
+    func endOnSilence() {
+        var e = SpeechEndpointer(rate: 8000, settings: .init(startTimeout: 5, endOnSilence: 0.8))
+        let (ending, frames) = Self.run(&e, Self.silence + Self.tone(seconds: 1.2) + Self.silence + Self.silence)
+        #expect(ending == .endOnSilence)
+        #expect(frames == 50 + 60 + 40)
+        let kept = e.takeSamples()
+        // 300 ms of lead-in, the 1.2 s tone, the 0.8 s of silence that ended it.
+        #expect(kept.count == Int((0.3 + 1.2 + 0.8) * 8000))
+        #expect(Signals.rms(Array(kept[2400..<12000])) > 5000 && Signals.rms(Array(kept[..<2400])) == 0)
+    }
+
+    @Test("a long utterance stops at maxDuration")
+    func maxDuration() {
+        var e = SpeechEndpointer(rate: 8000, settings: .init(endOnSilence: 2, maxDuration: 1))
+        let (ending, frames) = Self.run(&e, Self.tone(seconds: 3))
+        #expect(ending == .maxDuration && frames == 50)
+        #expect(e.samples.count <= Int(1.3 * 8000) + 160)
+    }
+
+    @Test("a click is not speech; sensitivity sets how quiet speech may be")
+    func thresholds() {
+        var clicked = SpeechEndpointer(rate: 8000, settings: .init(startTimeout: 1))
+        #expect(Self.run(&clicked, Self.tone(seconds: 0.04) + Self.silence).0 == .startTimeout)
+        // About -46 dBFS: below sensitivity 50's -40 dBFS, above sensitivity 100's -60.
+        let quiet = Self.tone(seconds: 1, amplitude: 230) + Self.silence + Self.silence
+        var deaf = SpeechEndpointer(rate: 8000, settings: .init(startTimeout: 1.5, endOnSilence: 0.5, sensitivity: 50))
+        #expect(Self.run(&deaf, quiet).0 == .startTimeout)
+        var keen = SpeechEndpointer(rate: 8000, settings: .init(startTimeout: 1.5, endOnSilence: 0.5, sensitivity: 100))
+        #expect(Self.run(&keen, quiet).0 == .endOnSilence)
+    }
+
+    @Test("frames after the ending are ignored")
+    func ended() {
+        var e = SpeechEndpointer(rate: 8000, settings: .init(startTimeout: 1))
+        _ = Self.run(&e, Self.silence)
+        #expect(Self.run(&e, Self.tone(seconds: 1)) == (.startTimeout, 1))
+    }
+}
+
+@Suite("Speech input: recognition", .serialized)
+struct SpeechRecognizerTests {
+    static let recognizer = SpeechRecognizer()
+
+    /// Synthesized speech at 8 kHz, as a phone sends it (espeak-ng's variant voices, which the model reads well).
+    static func spoken(_ text: String, style: Int = 2) async throws -> [Int16] {
+        let frames = try await SpeechTests.synthesizer.synthesize(SpeechRequest(text: text, language: "en-US", style: style), rate: .hz8000)
+        return frames.flatMap(\.samples)
+    }
+
+    @Test("a menu choice said over the phone is recognised among the context's phrases", arguments: ["support", "sales", "billing"])
+    func menu(choice: String) async throws {
+        let results = try await Self.recognizer.recognize(try await Self.spoken(choice), rate: 8000, context: ["Sales", "Support", "Billing", "speak to an agent"])
+        #expect(results.first?.text == choice, "\(results)")
+        #expect((results.first?.confidence ?? 0) > 0)
+    }
+
+    @Test("digits said in a row, with a context of digit words", arguments: [1, 3])
+    func digits(style: Int) async throws {
+        let words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+        let results = try await Self.recognizer.recognize(try await Self.spoken("one two three four", style: style), rate: 8000, context: words)
+        #expect(results.first?.text == "one two three four", "\(results)")
+    }
+
+    @Test("without a context the general language model gives its words (synthesized speech at 8 kHz is not read well: only that some are heard is checked)")
+    func dictation() async throws {
+        let results = try await Self.recognizer.recognize(try await Self.spoken("hello, I would like to speak to someone", style: 1), rate: 8000)
+        print("dictation heard:", results)
+        #expect(results.count == 1 && !results[0].text.isEmpty, "\(results)")
+    }
+
+    @Test("only English is recognised; unknown context words are left out")
+    func languages() async throws {
+        await #expect(throws: RecognitionError.unsupportedLanguage("fr-FR")) {
+            try await Self.recognizer.recognize([Int16](repeating: 0, count: 8000), rate: 8000, language: "fr-FR")
+        }
+        let results = try await Self.recognizer.recognize(try await Self.spoken("support"), rate: 8000, language: "en-GB", context: ["xqzzyv", "support"])
+        #expect(results.first?.text == "support", "\(results)")
+        #expect(SpeechRecognizer.phrases(["Speak to an agent!", "speak to an agent", ""]) == [["speak", "to", "an", "agent"]])
+    }
+
+    @Test("silence is no words")
+    func silence() async throws {
+        let results = try await Self.recognizer.recognize([Int16](repeating: 0, count: 16000), rate: 8000, context: ["yes", "no"])
+        #expect(results.isEmpty || results.allSatisfy { !$0.text.isEmpty }, "\(results)")
+    }
+}
