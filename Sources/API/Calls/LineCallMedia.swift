@@ -53,6 +53,9 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         var refuse: (@Sendable (Int) -> Void)?
         /// Sends a key in a SIP INFO, for a trunk whose keys go in the signalling (`dtmf: info`).
         var sendKey: (@Sendable (Character) -> Void)?
+        /// Counts the leg's speech inputs: a result is reported only while its input is the current one
+        /// (`stop(leg:)` moves it on, so a result that comes after the NCCO moved on is dropped).
+        let speechInput = Mutex(0)
     }
 
     /// Hands a leg between loops (it is used by one loop at a time).
@@ -88,9 +91,12 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     /// an attendee's music on hold starts cannot leave the music playing); true: asked again meanwhile.
     private let policyRuns = Mutex<[String: Bool]>([:])
     private let logger = Logger(label: "phone")
+    let recognizer: SpeechRecognizer
 
     init(mixer: MixerCallMedia, edge: SIPEdge?, group: EventLoopGroup, core: PlatformCore, rtpPorts: ClosedRange<UInt16>, host: String,
-         rtpTimeout: Duration = .seconds(60), resolve: @escaping @Sendable (String) -> MixerCallMedia.LegPlace?) {
+         rtpTimeout: Duration = .seconds(60), recognizer: SpeechRecognizer = SpeechRecognizer(workers: 2),
+         resolve: @escaping @Sendable (String) -> MixerCallMedia.LegPlace?) {
+        self.recognizer = recognizer
         silenceLimit = Instant(nanoseconds: 0).adding(rtpTimeout).nanoseconds
         self.mixer = mixer
         self.edge = edge
@@ -113,7 +119,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     func perform(_ command: CallMediaCommand, leg uuid: String) throws(CallMediaError) {
         switch command {
-        case .say, .play, .collectDigits, .startRecording, .sendDigits:
+        case .say, .play, .collectDigits, .collectSpeech, .startRecording, .sendDigits:
             // The NCCO needs the caller's audio: a ringing inbound call is answered first (for `bridge`, once
             // its line is in the conversation's mix, below).
             answerIfRinging(uuid)
@@ -144,6 +150,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
                 throw .failed("machine detection needs a phone or SIP call's audio")
             }
             line.loop.execute { line.listenForMachine(beep: beep, beepTimeout: beepTimeout) { events.machineDetection($0, leg: uuid) } }
+        case .collectSpeech(let speech):
+            try listenForSpeech(speech, leg: uuid)
         case .collectDigits:
             // A phone leg's digits always reach the leg (RFC 4733); the NCCO engine decides what it collects.
             guard legs.withLock({ $0[uuid] }) != nil else { return try mixer.perform(command, leg: uuid) }
@@ -165,7 +173,45 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         }
     }
 
-    func stop(leg uuid: String) { mixer.stop(leg: uuid) }
+    func stop(leg uuid: String) {
+        mixer.stop(leg: uuid)
+        guard let phone = legs.withLock({ $0[uuid] }) else { return }
+        phone.speechInput.withLock { $0 += 1 }
+        if let line = phone.line.withLock({ $0 }) { line.loop.execute { line.stopListeningForSpeech() } }
+    }
+
+    /// Speech input on a phone or SIP leg: the line finds the utterance on the mixer's clock, the recognizer
+    /// reads it off the loop, and the result goes to the leg's NCCO unless it has moved on meanwhile.
+    private func listenForSpeech(_ speech: NCCOAction.Input.Speech, leg uuid: String) throws(CallMediaError) {
+        guard let phone = legs.withLock({ $0[uuid] }) else { throw .unavailable("speech input listens to phone and SIP calls only") }
+        do { try SpeechRecognizer.validate(language: speech.language) } catch { throw .failed(error.description) }
+        guard let line = phone.line.withLock({ $0 }), let events = parts()?.1 else { throw .failed("the call has no audio yet") }
+        let input = phone.speechInput.withLock { n -> Int in
+            n += 1
+            return n
+        }
+        let settings = SpeechEndpointer.Settings(startTimeout: Double(speech.startTimeout), endOnSilence: speech.endOnSilence,
+                                                 maxDuration: Double(speech.maxDuration), sensitivity: speech.sensitivity)
+        let recognizer = self.recognizer
+        let current: @Sendable () -> Bool = { phone.speechInput.withLock { $0 } == input }
+        line.loop.execute {
+            guard current() else { return }
+            line.listenForSpeech(settings) { ending, samples, rate in
+                Task {
+                    var outcome = SpeechOutcome(timeoutReason: ending.rawValue)
+                    if ending != .startTimeout {
+                        do throws(RecognitionError) {
+                            let results = try await recognizer.recognize(samples, rate: rate, language: speech.language, context: speech.context)
+                            outcome.results = results.map { SpeechOutcome.Result(text: $0.text, confidence: $0.confidence) }
+                        } catch {
+                            outcome.error = error.description
+                        }
+                    }
+                    if current() { events.speechFinished(outcome, leg: uuid) }
+                }
+            }
+        }
+    }
 
     func connected(leg uuid: String) { answerIfRinging(uuid) }
 

@@ -52,6 +52,14 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         let report: @Sendable (MachineDetectionResult) -> Void
     }
     var listening: MachineListening?
+    /// Speech input (`listenForSpeech`): one utterance found in what the mixer takes from the line each
+    /// tick (silence when the phone sent nothing, so the timeouts run on the mixer's clock).
+    struct SpeechListening {
+        var endpointer: SpeechEndpointer
+        /// The ending, the utterance and its rate, once; on the loop.
+        let report: (SpeechEndpointer.Ending, [Int16], Int) -> Void
+    }
+    private var speech: SpeechListening?
     /// How long a verdict may take when the phone's audio does not decide it (silence counts, no packets don't).
     static let verdictLimit: UInt64 = 6_000_000_000
 
@@ -137,6 +145,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         let pulled = queue.pull(into: &queued)
         if queue.trimmed != trimmed { PhoneLineCounters.framesTrimmed.add(queue.trimmed - trimmed, ordering: .relaxed) }
         if queue.unmixed != unmixed { PhoneLineCounters.framesUnmixed.add(queue.unmixed - unmixed, ordering: .relaxed) }
+        if speech != nil { listenForWords(pulled ? queued : silence) }
         guard pulled else { return false }
         guard resampling.toMixer(queued, into: &frame) else { return false }
         if frame.rate != rate { PhoneLineCounters.resampled.add(1, ordering: .relaxed) }
@@ -187,6 +196,25 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
             finished = true
         }
         listening = finished ? nil : l
+    }
+
+    /// From now on, listens for one utterance with `settings`; `report` gets how listening ended and what was
+    /// said. A new call replaces the listening in progress. On the loop.
+    func listenForSpeech(_ settings: SpeechEndpointer.Settings, report: @escaping (SpeechEndpointer.Ending, [Int16], Int) -> Void) {
+        speech = SpeechListening(endpointer: SpeechEndpointer(rate: rate.rawValue, settings: settings), report: report)
+    }
+
+    /// Ends the listening without a report. On the loop.
+    func stopListeningForSpeech() { speech = nil }
+
+    private func listenForWords(_ frame: AudioFrame) {
+        guard var s = speech, s.endpointer.rate == frame.rate.rawValue else { return }
+        speech = nil  // `s` holds the only reference to the utterance's buffer: feeding it does not copy it
+        guard let ending = frame.withSamples({ s.endpointer.feed($0) }) else {
+            speech = s
+            return
+        }
+        s.report(ending, s.endpointer.takeSamples(), s.endpointer.rate)
     }
 
     private func listeningDeadline(now: UInt64) {

@@ -227,7 +227,7 @@ actor LiveLeg {
         switch c {
         case .say: "talk"
         case .play: "stream"
-        case .collectDigits: "input"
+        case .collectDigits, .collectSpeech: "input"
         case .startRecording, .stopRecording: "record"
         case .sendDigits: "dtmf"
         case .bridge, .recordConversation: "conversation"
@@ -317,6 +317,7 @@ actor LiveLeg {
     func recordingFinished() { run(engine.recordingFinished(now: now)) }
     func mediaFailed(_ reason: String) { run(engine.mediaFailed(reason, now: now)) }
     func digits(_ d: String) { run(engine.digits(d, now: now)) }
+    func speechFinished(_ outcome: SpeechOutcome) { run(engine.speechFinished(outcome, now: now)) }
 
     /// Sends the user's DTMF on to the leg this one is connected with (the `connect` it dialled, or the
     /// leg that dialled it), when that leg can carry it (a phone).

@@ -9,6 +9,8 @@ public struct NCCO: Sendable, Hashable {
         public static let payloadBytes = 8192
         public static let conversationName = 200
         public static let legList = 50
+        /// Phrases in an input's speech `context`.
+        public static let speechContext = 100
     }
 
     public var actions: [NCCOAction]

@@ -33,19 +33,27 @@ extension NCCOAction {
             action = .stream(s)
         case .input:
             var input = Input()
-            if let types = r.object["type"] {
-                guard case .array(let a) = types, !a.isEmpty, a.count <= 2 else {
+            var types: Set<String> = r.object["speech"] == nil ? ["dtmf"] : ["dtmf", "speech"]
+            if let given = r.object["type"] {
+                guard case .array(let a) = given, !a.isEmpty, a.count <= 2 else {
                     throw r.fail("type", .wrongType(expected: "an array of dtmf and speech"))
                 }
+                types = []
                 for (i, t) in a.enumerated() {
                     guard let s = t.stringValue, s == "dtmf" || s == "speech" else {
                         throw r.fail("type[\(i)]", .invalid("must be dtmf or speech"))
                     }
-                    if s == "speech" { throw r.fail("type[\(i)]", .unsupported) }
+                    types.insert(s)
                 }
                 r.seen.insert("type")
             }
-            try r.unsupported(["speech"])
+            input.dtmf = types.contains("dtmf")
+            if types.contains("speech") {
+                input.speech = try speech(r.object["speech"], index: index)
+                if r.object["speech"] != nil { r.seen.insert("speech") }
+            } else if r.object["speech"] != nil {
+                throw r.fail("speech", .invalid("needs type speech"))
+            }
             // The older form keeps the dtmf options at the top level.
             var d = r
             if let nested = r.object["dtmf"] {
@@ -288,5 +296,41 @@ enum JSONSize {
         }
         walk(v)
         return total
+    }
+}
+
+extension NCCOAction {
+    /// An input's `speech` settings (defaults when absent).
+    static func speech(_ value: JSONValue?, index: Int) throws(NCCOError) -> Input.Speech {
+        var speech = Input.Speech()
+        guard let value else { return speech }
+        guard case .object(let o) = value else {
+            throw NCCOError(index: index, action: Name.input.rawValue, field: "speech", .wrongType(expected: "an object"))
+        }
+        var f = Fields(object: o, index: index, action: Name.input.rawValue, prefix: "speech.")
+        if let legs = try f.legList("uuid") { speech.uuid = legs }
+        if let s = try f.double("endOnSilence", 0.4...10) { speech.endOnSilence = s }
+        if let language = try f.string("language", max: 16) {
+            guard isLanguageTag(language) else { throw f.fail("language", .invalid("must be a language tag such as en-US")) }
+            speech.language = language
+        }
+        if let context = f.object["context"] {
+            f.seen.insert("context")
+            guard case .array(let a) = context, a.count <= NCCO.Limits.speechContext else {
+                throw f.fail("context", .wrongType(expected: "an array of at most \(NCCO.Limits.speechContext) phrases"))
+            }
+            for (i, item) in a.enumerated() {
+                guard let phrase = item.stringValue, !phrase.isEmpty, phrase.count <= 100 else {
+                    throw f.fail("context[\(i)]", .wrongType(expected: "a phrase of 1 to 100 characters"))
+                }
+                speech.context.append(phrase)
+            }
+        }
+        if let t = try f.int("startTimeout", 1...60) { speech.startTimeout = t }
+        if let d = try f.int("maxDuration", 1...60) { speech.maxDuration = d }
+        if let s = try f.int("sensitivity", 0...100) { speech.sensitivity = s }
+        if try f.bool("saveAudio") == true { throw f.fail("saveAudio", .unsupported) }
+        try f.finish()
+        return speech
     }
 }

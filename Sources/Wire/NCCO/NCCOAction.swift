@@ -61,12 +61,34 @@ public enum NCCOAction: Sendable, Hashable {
 
     /// Collects DTMF digits, then asks `eventUrl` for the NCCO that replaces the rest.
     public struct Input: Sendable, Hashable {
+        /// Whether keys are collected (`type` has `dtmf`, or no `type` and no speech settings).
+        public var dtmf = true
         /// Seconds of silence after the last digit before the input is sent (0 to 10).
         public var timeOut = 3
         public var maxDigits = 4
         public var submitOnHash = false
+        /// Speech is listened for (`type` has `speech`).
+        public var speech: Speech?
         public var eventURL: Callback?
         public init() {}
+
+        /// `speech`: how one utterance of the leg is listened for and read.
+        public struct Speech: Sendable, Hashable {
+            /// The legs to listen to (this leg when empty).
+            public var uuid: [String] = []
+            /// Seconds of silence that end the utterance (0.4 to 10).
+            public var endOnSilence = 2.0
+            public var language = "en-US"
+            /// Phrases the caller is expected to say.
+            public var context: [String] = []
+            /// Seconds to wait for speech to begin (1 to 60).
+            public var startTimeout = 10
+            /// Longest utterance in seconds (1 to 60).
+            public var maxDuration = 60
+            /// 0 to 100: how quiet a sound still counts as speech.
+            public var sensitivity = 50
+            public init() {}
+        }
     }
 
     /// Records the call.

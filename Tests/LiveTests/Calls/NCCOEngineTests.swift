@@ -76,6 +76,59 @@ struct NCCOEngineTests {
         #expect(quiet.digits("3", now: t0) == [])
     }
 
+    @Test("speech input: what media heard is sent to the input's URL in the Voice API's shape; keys are not collected")
+    func speechInput() throws {
+        var e = NCCOEngine()
+        let steps = e.load(try document(#"[{"action":"input","type":["speech"],"speech":{"context":["sales"],"startTimeout":5,"maxDuration":20},"eventUrl":["http://h/in"]},{"action":"talk","text":"after"}]"#), now: t0)
+        var speech = NCCOAction.Input.Speech()
+        speech.context = ["sales"]
+        speech.startTimeout = 5
+        speech.maxDuration = 20
+        #expect(steps == [.media(.collectSpeech(speech))])
+        // Its guard: the speech's own limits and the recognition's grace.
+        #expect(e.deadline == t0.addingTimeInterval(35))
+        #expect(e.digits("1", now: t0) == [])
+        let outcome = SpeechOutcome(timeoutReason: "end_on_silence_timeout", results: [.init(text: "sales", confidence: 0.5)])
+        let submitted = e.speechFinished(outcome, now: t0.addingTimeInterval(3))
+        #expect(submitted == [.stopMedia, .request(.init(url: "http://h/in"), payload: [
+            "dtmf": ["digits": "", "timed_out": false],
+            "speech": ["timeout_reason": "end_on_silence_timeout", "results": [["text": "sales", "confidence": "0.500000"]]]], awaitsAnswer: true)])
+        // A late second report changes nothing.
+        #expect(e.speechFinished(outcome, now: t0.addingTimeInterval(4)) == [])
+        #expect(e.callbackAnswered(nil, now: t0.addingTimeInterval(4)) == [.media(.say(.init(text: "after")))])
+    }
+
+    @Test("dtmf and speech: a key stops the listening and makes it a keyed input; silence from media ends it unkeyed")
+    func speechOrKeys() throws {
+        var keyed = NCCOEngine()
+        let started = keyed.load(try document(#"[{"action":"input","type":["dtmf","speech"],"dtmf":{"maxDigits":2,"timeOut":4}}]"#), now: t0)
+        #expect(started.count == 2 && started.first == .media(.collectDigits(NCCOEngineTests.input(maxDigits: 2, timeOut: 4))))
+        #expect(keyed.digits("5", now: t0) == [.stopMedia])
+        #expect(keyed.deadline == t0.addingTimeInterval(4))
+        #expect(keyed.speechFinished(SpeechOutcome(timeoutReason: "start_timeout"), now: t0) == [])
+        #expect(keyed.digits("6", now: t0).last == .request(nil, payload: ["dtmf": ["digits": "56", "timed_out": false], "speech": ["results": []]], awaitsAnswer: true))
+
+        var silent = NCCOEngine()
+        _ = silent.load(try document(#"[{"action":"input","type":["dtmf","speech"]}]"#), now: t0)
+        #expect(silent.speechFinished(SpeechOutcome(timeoutReason: "start_timeout"), now: t0).last
+                == .request(nil, payload: ["dtmf": ["digits": "", "timed_out": false], "speech": ["timeout_reason": "start_timeout", "results": []]], awaitsAnswer: true))
+
+        // Media never reports: the guard sends the input with an error.
+        var lost = NCCOEngine()
+        _ = lost.load(try document(#"[{"action":"input","type":["speech"]}]"#), now: t0)
+        #expect(lost.tick(now: t0.addingTimeInterval(79)) == [])
+        #expect(lost.tick(now: t0.addingTimeInterval(80)).last == .request(nil, payload: [
+            "dtmf": ["digits": "", "timed_out": false], "speech": ["results": [], "error": "no result from speech recognition"]], awaitsAnswer: true))
+    }
+
+    static func input(maxDigits: Int, timeOut: Int) -> NCCOAction.Input {
+        var i = NCCOAction.Input()
+        i.maxDigits = maxDigits
+        i.timeOut = timeOut
+        i.speech = NCCOAction.Input.Speech()
+        return i
+    }
+
     @Test("notify waits for its answer: an NCCO replaces the rest, an invalid one ends the call")
     func notify() throws {
         var e = NCCOEngine()

@@ -43,6 +43,25 @@ struct NCCOTests {
         #expect(c.timeout == 60 && c.limit == 7200 && !c.synchronous)
     }
 
+    @Test("speech input: its settings, their defaults, and which types an input collects")
+    func speechInput() throws {
+        let ncco = try parse(#"""
+            [{"action":"input","type":["speech"],"speech":{"uuid":["leg-1"],"endOnSilence":1.5,"language":"en-GB",
+              "context":["sales","support"],"startTimeout":5,"maxDuration":30,"sensitivity":70,"saveAudio":false}},
+             {"action":"input","type":["dtmf","speech"]},
+             {"action":"input","speech":{}},
+             {"action":"input"}]
+            """#)
+        guard case .input(let a) = ncco.actions[0], case .input(let b) = ncco.actions[1], case .input(let c) = ncco.actions[2],
+              case .input(let d) = ncco.actions[3], let s = a.speech else { Issue.record("not inputs"); return }
+        #expect(!a.dtmf && s.uuid == ["leg-1"] && s.endOnSilence == 1.5 && s.language == "en-GB" && s.context == ["sales", "support"])
+        #expect(s.startTimeout == 5 && s.maxDuration == 30 && s.sensitivity == 70)
+        #expect(b.dtmf && b.speech == NCCOAction.Input.Speech())
+        #expect(b.speech?.endOnSilence == 2 && b.speech?.startTimeout == 10 && b.speech?.maxDuration == 60 && b.speech?.language == "en-US")
+        #expect(c.dtmf && c.speech != nil)
+        #expect(d.dtmf && d.speech == nil)
+    }
+
     @Test("the older input form keeps dtmf options at the top level")
     func legacyInput() throws {
         let ncco = try parse(#"[{"action":"input","maxDigits":2,"timeOut":1,"submitOnHash":true}]"#)
@@ -66,7 +85,14 @@ struct NCCOTests {
         (#"[{"action":"stream","streamUrl":["ftp://x/y"]}]"#, 0, "streamUrl", "ncco-invalid-value"),
         (#"[{"action":"input","dtmf":{"maxDigits":21}}]"#, 0, "dtmf.maxDigits", "ncco-out-of-range"),
         (#"[{"action":"input","dtmf":{"timeOut":11}}]"#, 0, "dtmf.timeOut", "ncco-out-of-range"),
-        (#"[{"action":"input","type":["speech"]}]"#, 0, "type[0]", "ncco-unsupported-option"),
+        (#"[{"action":"input","speech":{"saveAudio":true}}]"#, 0, "speech.saveAudio", "ncco-unsupported-option"),
+        (#"[{"action":"input","type":["speech"],"speech":{"endOnSilence":0.2}}]"#, 0, "speech.endOnSilence", "ncco-out-of-range"),
+        (#"[{"action":"input","type":["speech"],"speech":{"startTimeout":61}}]"#, 0, "speech.startTimeout", "ncco-out-of-range"),
+        (#"[{"action":"input","type":["speech"],"speech":{"context":"sales"}}]"#, 0, "speech.context", "ncco-wrong-type"),
+        (#"[{"action":"input","type":["speech"],"speech":{"context":[""]}}]"#, 0, "speech.context[0]", "ncco-wrong-type"),
+        (#"[{"action":"input","type":["speech"],"speech":{"langauge":"en-US"}}]"#, 0, "speech.langauge", "ncco-unknown-field"),
+        (#"[{"action":"input","type":["speech"],"speech":[]}]"#, 0, "speech", "ncco-wrong-type"),
+        (#"[{"action":"input","type":["dtmf"],"speech":{}}]"#, 0, "speech", "ncco-invalid-value"),
         (#"[{"action":"input","eventMethod":"PUT","eventUrl":["http://h/x"]}]"#, 0, "eventMethod", "ncco-invalid-value"),
         (#"[{"action":"record","format":"flac"}]"#, 0, "format", "ncco-invalid-value"),
         (#"[{"action":"record","channels":2}]"#, 0, "channels", "ncco-invalid-value"),

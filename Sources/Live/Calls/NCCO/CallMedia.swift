@@ -45,12 +45,15 @@ public protocol CallMediaEvents: AnyObject, Sendable {
     func recordingFailed(leg: String, record: NCCOAction.Record, reason: String)
     /// What machine detection found on the leg (`detectMachine`).
     func machineDetection(_ result: MachineDetectionResult, leg: String)
+    /// What listening for speech on the leg came to (`collectSpeech`).
+    func speechFinished(_ outcome: SpeechOutcome, leg: String)
 }
 
 extension CallMediaEvents {
     public func recordingFinished(leg: String, record: NCCOAction.Record, fields: [String: JSONValue]) {}
     public func recordingFailed(leg: String, record: NCCOAction.Record, reason: String) {}
     public func machineDetection(_ result: MachineDetectionResult, leg: String) {}
+    public func speechFinished(_ outcome: SpeechOutcome, leg: String) {}
 }
 
 /// Why media refused a command.
@@ -76,6 +79,7 @@ public struct NoCallMedia: CallMedia {
         case .say: throw .unavailable("talk needs the audio mixer, which this server does not run")
         case .play: throw .unavailable("stream needs the audio mixer, which this server does not run")
         case .collectDigits: throw .unavailable("input needs DTMF detection on the leg's audio, which this server does not run")
+        case .collectSpeech: throw .unavailable("speech input needs the leg's audio, which this server does not run")
         case .startRecording: throw .unavailable("record needs the audio mixer, which this server does not run")
         case .stopRecording: return
         case .recordConversation: throw .unavailable("recording a conversation needs the audio mixer, which this server does not run")

@@ -8,6 +8,9 @@ public enum CallMediaCommand: Sendable, Equatable {
     case play(NCCOAction.Stream)
     /// Listens for DTMF; digits arrive through `CallMediaEvents.digits`.
     case collectDigits(NCCOAction.Input)
+    /// Listens for one utterance and recognises it; what was said arrives through `CallMediaEvents.speechFinished`.
+    /// `stop(leg:)` ends the listening without a report.
+    case collectSpeech(NCCOAction.Input.Speech)
     /// Starts recording; the file is reported when it ends (`CallMediaEvents.recordingFinished`).
     case startRecording(NCCOAction.Record)
     /// Records the leg's conversation (`conversation` with `record: true`) until it empties, once however many

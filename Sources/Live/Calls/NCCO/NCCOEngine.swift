@@ -38,10 +38,14 @@ public struct NCCOEngine: Sendable {
     var digits = ""
     /// Digits pressed during a barge-in talk, kept for the `input` after it.
     var earlyDigits = ""
+    /// The input listens for speech (until a key is pressed or media reports what was said).
+    var listening = false
     var connect: NCCOAction.Connect?
 
     /// Seconds past a synchronous recording's time-out after which the NCCO goes on without its report.
     static let recordingGrace = 10
+    /// Seconds past a speech input's own limits after which it is sent without a result.
+    static let recognitionGrace = 10
 
     public init() {}
 
@@ -85,6 +89,7 @@ public struct NCCOEngine: Sendable {
 
     mutating func reset() {
         input = nil
+        listening = false
         inputCallback = nil
         digits = ""
         deadline = nil
@@ -94,6 +99,7 @@ public struct NCCOEngine: Sendable {
     /// Starts the next action, or hangs up when none is left.
     mutating func advance(now: Date) -> [NCCOStep] {
         deadline = nil
+        listening = false
         guard let action = pending.popFirst() else {
             phase = .finished
             return [.hangup]
@@ -112,11 +118,20 @@ public struct NCCOEngine: Sendable {
             input = i
             inputCallback = i.eventURL
             digits = ""
-            deadline = now.addingTimeInterval(TimeInterval(i.timeOut))
-            var steps: [NCCOStep] = [.media(.collectDigits(i))]
+            var steps: [NCCOStep] = []
+            if i.dtmf { steps.append(.media(.collectDigits(i))) }
+            if let speech = i.speech {
+                listening = true
+                steps.append(.media(.collectSpeech(speech)))
+                // Media ends the listening itself (start timeout, silence, max duration); this is the guard should
+                // it never report.
+                deadline = now.addingTimeInterval(TimeInterval(speech.startTimeout + speech.maxDuration + Self.recognitionGrace))
+            } else {
+                deadline = now.addingTimeInterval(TimeInterval(i.timeOut))
+            }
             let early = earlyDigits
             earlyDigits = ""
-            if !early.isEmpty { steps += self.digits(early, now: now) }
+            if !early.isEmpty, i.dtmf { steps += self.digits(early, now: now) }
             return steps
         case .record(let r):
             // Without a condition that ends it, the recording runs beside the rest of the NCCO.
@@ -173,14 +188,20 @@ public struct NCCOEngine: Sendable {
             if phase != .collecting { earlyDigits = "" } else { _ = carried }
             return steps
         case .collecting:
-            guard let input else { return [] }
+            guard let input, input.dtmf else { return [] }
+            // A key pressed while listening for speech makes it a keyed input: the listening stops.
+            var steps: [NCCOStep] = []
+            if listening {
+                listening = false
+                steps.append(.stopMedia)
+            }
             for d in pressed {
-                if d == "#" && input.submitOnHash { return submit(timedOut: false, now: now) }
+                if d == "#" && input.submitOnHash { return steps + submit(timedOut: false, now: now) }
                 digits.append(d)
-                if digits.count >= input.maxDigits { return submit(timedOut: false, now: now) }
+                if digits.count >= input.maxDigits { return steps + submit(timedOut: false, now: now) }
             }
             deadline = now.addingTimeInterval(TimeInterval(input.timeOut))
-            return []
+            return steps
         case .recording(let key):
             // The key ends the recording; the NCCO goes on once the recorder has finished the file.
             guard let key, pressed.contains(key) else { return [] }
@@ -196,14 +217,21 @@ public struct NCCOEngine: Sendable {
         return advance(now: now)
     }
 
-    /// Sends the collected digits to the input's URL; its answer replaces the rest of the NCCO.
-    mutating func submit(timedOut: Bool, now: Date) -> [NCCOStep] {
+    /// What listening for speech on the leg came to: the input is sent with it.
+    public mutating func speechFinished(_ outcome: SpeechOutcome, now: Date) -> [NCCOStep] {
+        guard phase == .collecting, listening else { return [] }
+        return submit(timedOut: false, speech: outcome, now: now)
+    }
+
+    /// Sends the collected digits (and what was said) to the input's URL; its answer replaces the rest of the NCCO.
+    mutating func submit(timedOut: Bool, speech: SpeechOutcome? = nil, now: Date) -> [NCCOStep] {
         let payload: [String: JSONValue] = ["dtmf": ["digits": .string(digits), "timed_out": .bool(timedOut)],
-                                            "speech": ["results": []]]
+                                            "speech": speech?.json ?? ["results": []]]
         let callback = inputCallback
         phase = .awaitingAnswer
         deadline = nil
         input = nil
+        listening = false
         return [.stopMedia, .request(callback, payload: payload, awaitsAnswer: true)]
     }
 
@@ -218,7 +246,10 @@ public struct NCCOEngine: Sendable {
     public mutating func tick(now: Date) -> [NCCOStep] {
         guard let deadline, now >= deadline else { return [] }
         switch phase {
-        case .collecting: return submit(timedOut: true, now: now)
+        case .collecting:
+            // Still listening: media never reported (the guard past the speech's own limits).
+            if listening { return submit(timedOut: false, speech: SpeechOutcome(error: "no result from speech recognition"), now: now) }
+            return submit(timedOut: true, now: now)
         case .recording: return [.media(.stopRecording)] + advance(now: now)
         case .dialing:
             self.deadline = nil

@@ -1,0 +1,123 @@
+"""NCCO `input` with `speech` on phone calls placed with `POST /v1/calls` (NCCOs built with the official `vonage`
+SDK's models): baresip answers over a trunk and says a menu choice (espeak-ng's voice, as a WAV it plays once
+per call, G.711 on the wire); the input's event URL gets what was said, recognised offline, in the Voice API's
+shape — `speech.results[{text, confidence}]` and `speech.timeout_reason`. A phone that says nothing gets
+`start_timeout`; a language without a model is the documented error event, and the NCCO goes on."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+import requests
+
+from accounts_support import bearer, token
+from rig import wait_until
+from sip_support import Baresip, start_sip_server, trunk_and_number
+from voice_support import Hooks, application
+
+vonage_voice = pytest.importorskip("vonage_voice")
+
+SPEAKER, QUIET = "15550181", "15550182"
+MENU = ["sales", "support", "billing", "speak to an agent"]
+
+
+def said(tmp, text: str | None, lead: float = 1.0, tail: float = 4.0):
+    """A 48 kHz stereo WAV: `lead` s of silence, `text` in espeak-ng's en-US voice (a variant the offline model
+    reads well), `tail` s of silence (`text` None: silence only)."""
+    out = tmp / f"{(text or 'silence').replace(' ', '-')}.wav"
+    if text:
+        voice = tmp / "voice.wav"
+        subprocess.run(["espeak-ng", "-v", "en-us+f2", "-w", str(voice), text], check=True)
+        subprocess.run(["sox", str(voice), "-r", "48000", "-c", "2", str(out), "pad", str(lead), str(tail)], check=True)
+    else:
+        subprocess.run(["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", str(out), "trim", "0", str(lead + tail)], check=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("speech")
+    server, _ = start_sip_server()
+    phones = []
+    try:
+        hooks = Hooks()
+        app_id, key = application(server, hooks)
+        phones.append(Baresip(f"<sip:{SPEAKER}@127.0.0.1>;regint=0;answermode=auto", tmp / "speaker", source=said(tmp, "support")))
+        phones.append(Baresip(f"<sip:{QUIET}@127.0.0.1>;regint=0;answermode=auto", tmp / "quiet", source=said(tmp, None, tail=8)))
+        trunk_and_number(server, phones[0], app_id, "15550191", name="speaker")
+        trunk_and_number(server, phones[1], app_id, "15550192", name="quiet")
+        yield server, hooks, app_id, key
+    finally:
+        for phone in phones:
+            phone.stop()
+        server.stop()
+
+
+def place(setup, to, from_, ncco):
+    server, hooks, app_id, key = setup
+    body = vonage_voice.CreateCallRequest(to=[{"type": "phone", "number": to}], from_={"type": "phone", "number": from_},
+                                          ncco=ncco).model_dump(by_alias=True, exclude_none=True)
+    r = requests.post(server.http_url + "/v1/calls", json=body, headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+    assert r.status_code == 201, r.text
+    return r.json()["uuid"]
+
+
+def inputs(hooks, uuid):
+    return [e for e in hooks.events if e.get("uuid") == uuid and "speech" in e]
+
+
+def test_what_the_caller_says_reaches_the_input_s_event_url(setup):
+    server, hooks, app_id, key = setup
+    from vonage_voice.models.input_types import Speech
+    from vonage_voice.models.ncco import Input, Talk
+    ncco = [Input(type=["speech"], speech=Speech(context=MENU, endOnSilence=1.0, language="en-US"),
+                  eventUrl=[hooks.url + "/event/input"]).model_dump(by_alias=True, exclude_none=True),
+            Talk(text="Thank you.").model_dump(by_alias=True, exclude_none=True)]
+    uuid = place(setup, SPEAKER, "15550191", ncco)
+    wait_until(lambda: inputs(hooks, uuid), timeout=30, what=lambda: f"the input's result: {hooks.events}\n{server.log()[-2000:]}")
+    result = inputs(hooks, uuid)[0]
+    print(result)
+    speech = result["speech"]
+    assert speech["timeout_reason"] == "end_on_silence_timeout", result
+    assert speech["results"] and speech["results"][0]["text"] == "support", result
+    assert 0 < float(speech["results"][0]["confidence"]) <= 1, result
+    assert result["dtmf"] == {"digits": "", "timed_out": False}, result
+    assert result["conversation_uuid"] and "timestamp" in result, result
+    # The NCCO went on past the input (its event URL answered no NCCO) and ended the call.
+    wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=15, what=lambda: f"completed: {hooks.statuses(uuid)}")
+
+
+def test_a_caller_who_says_nothing_gets_start_timeout(setup):
+    server, hooks, app_id, key = setup
+    ncco = [{"action": "input", "type": ["speech", "dtmf"], "speech": {"startTimeout": 2, "context": MENU},
+             "eventUrl": [hooks.url + "/event/input"]}]
+    uuid = place(setup, QUIET, "15550192", ncco)
+    wait_until(lambda: inputs(hooks, uuid), timeout=20, what=lambda: f"the input's result: {hooks.events}")
+    result = inputs(hooks, uuid)[0]
+    assert result["speech"] == {"timeout_reason": "start_timeout", "results": []}, result
+    assert result["dtmf"] == {"digits": "", "timed_out": False}, result
+    wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=15, what=lambda: f"completed: {hooks.statuses(uuid)}")
+
+
+def test_a_language_without_a_model_is_an_error_and_the_ncco_goes_on(setup):
+    server, hooks, app_id, key = setup
+    ncco = [{"action": "input", "type": ["speech"], "speech": {"language": "fr-FR"}, "eventUrl": [hooks.url + "/event/input"]},
+            {"action": "notify", "payload": {"step": "after-input"}, "eventUrl": [hooks.url + "/event/notify"]}]
+    uuid = place(setup, QUIET, "15550192", ncco)
+    wait_until(lambda: [e for e in hooks.events if e.get("step") == "after-input" and e.get("uuid") == uuid], timeout=20,
+               what=lambda: f"the notify after the input: {hooks.events}")
+    errors = [e for e in hooks.events if e.get("type") == "error" and e.get("uuid") == uuid]
+    assert errors and "fr-FR" in errors[0]["reason"], hooks.events
+    assert not inputs(hooks, uuid), hooks.events
+    wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=15, what=lambda: f"completed: {hooks.statuses(uuid)}")
+
+
+def test_bad_speech_settings_are_refused_with_the_documented_error(setup):
+    server, hooks, app_id, key = setup
+    for speech, field in [({"endOnSilence": 0.1}, "speech.endOnSilence"), ({"saveAudio": True}, "speech.saveAudio"),
+                          ({"context": "sales"}, "speech.context"), ({"colour": "blue"}, "speech.colour")]:
+        body = {"to": [{"type": "phone", "number": QUIET}], "from": {"type": "phone", "number": "15550192"},
+                "ncco": [{"action": "input", "type": ["speech"], "speech": speech}]}
+        r = requests.post(server.http_url + "/v1/calls", json=body, headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+        assert r.status_code == 400 and field in r.text, (speech, r.status_code, r.text)
