@@ -1,5 +1,5 @@
 // Audio benchmarks: cost per 20 ms tick of the pure pieces the media worker drives, and the
-// text-to-speech real-time factor. Run release builds only (scripts/bench-audio).
+// text-to-speech and speech recognition real-time factors. Run release builds only (scripts/bench-audio).
 // Mixer ticks include copying every participant's decoded frame in (setInput) and measuring
 // every input's level, which is what dominates per-participant cost in large rooms.
 import Audio
@@ -130,7 +130,7 @@ do {
         let ticks = paced ? 250 : 2_000
         var decode = 0.0, encode = 0.0
         for tick in 0..<ticks {
-            if paced { Thread.sleep(forTimeInterval: 0.020) }
+            if paced { usleep(20_000) }
             for room in 0..<active {
                 let t0 = threadCPU()
                 for i in 0..<3 {
@@ -163,4 +163,18 @@ for language in ["en-US", "de-DE", "es-ES"] {
     let audio = Double(samples) / 16_000
     row("TTS \(language): \(String(format: "%.1f", audio)) s of audio in", String(format: "%.3f", compute), "s")
     row("TTS \(language): real-time factor", String(format: "%.4f", compute / audio), "×")
+}
+
+section("speech recognition (pocketsphinx, 8 kHz speech, a decoder made per utterance, mean of 3)")
+let recognizer = SpeechRecognizer()
+let spoken = try await SpeechSynthesizer().synthesize(SpeechRequest(text: "I would like to speak to an agent about my bill", language: "en-US", style: 1),
+                                                      rate: .hz8000).flatMap(\.samples)
+let spokenSeconds = Double(spoken.count) / 8000
+for (name, context) in [("menu grammar", ["sales", "support", "billing", "speak to an agent"]), ("general language model", [])] {
+    let clock = ContinuousClock()
+    let start = clock.now
+    for _ in 0..<3 { _ = try await recognizer.recognize(spoken, rate: 8000, context: context) }
+    let compute = seconds(clock.now - start) / 3
+    row("ASR \(name): \(String(format: "%.1f", spokenSeconds)) s of audio in", String(format: "%.3f", compute), "s")
+    row("ASR \(name): real-time factor", String(format: "%.4f", compute / spokenSeconds), "×")
 }
