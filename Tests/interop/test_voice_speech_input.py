@@ -1,17 +1,20 @@
 """NCCO `input` with `speech` on phone calls placed with `POST /v1/calls` (NCCOs built with the official `vonage`
 SDK's models): baresip answers over a trunk and says a menu choice (espeak-ng's voice, as a WAV it plays once
 per call, G.711 on the wire); the input's event URL gets what was said, recognised offline, in the Voice API's
-shape — `speech.results[{text, confidence}]` and `speech.timeout_reason`. A phone that says nothing gets
+shape — `speech.results[{text, confidence}]`, `speech.timeout_reason` and, with `saveAudio`, the utterance's
+`speech.recording_url`. A phone that says nothing gets
 `start_timeout`; a language without a model is the documented error event, and the NCCO goes on."""
 
 from __future__ import annotations
 
+import io
 import subprocess
 
 import pytest
 import requests
 
 from accounts_support import bearer, token
+from media_support import wav_samples
 from rig import wait_until
 from sip_support import Baresip, start_sip_server, trunk_and_number
 from voice_support import Hooks, application
@@ -71,7 +74,7 @@ def test_what_the_caller_says_reaches_the_input_s_event_url(setup):
     server, hooks, app_id, key = setup
     from vonage_voice.models.input_types import Speech
     from vonage_voice.models.ncco import Input, Talk
-    ncco = [Input(type=["speech"], speech=Speech(context=MENU, endOnSilence=1.0, language="en-US"),
+    ncco = [Input(type=["speech"], speech=Speech(context=MENU, endOnSilence=1.0, language="en-US", saveAudio=True),
                   eventUrl=[hooks.url + "/event/input"]).model_dump(by_alias=True, exclude_none=True),
             Talk(text="Thank you.").model_dump(by_alias=True, exclude_none=True)]
     uuid = place(setup, SPEAKER, "15550191", ncco)
@@ -84,6 +87,12 @@ def test_what_the_caller_says_reaches_the_input_s_event_url(setup):
     assert 0 < float(speech["results"][0]["confidence"]) <= 1, result
     assert result["dtmf"] == {"digits": "", "timed_out": False}, result
     assert result["conversation_uuid"] and "timestamp" in result, result
+    # saveAudio: what was said, as a WAV the application can fetch — the lead-in, the word, the second of silence.
+    r = requests.get(speech["recording_url"], headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+    assert r.status_code == 200 and r.content[:4] == b"RIFF", (r.status_code, r.content[:40])
+    samples, rate = wav_samples(io.BytesIO(r.content))
+    assert 1.5 < len(samples) / rate < 3.5, len(samples) / rate
+    assert abs(samples[: int(rate * 1.2)]).max() > 3000, "the word is in the recording"
     # The NCCO went on past the input (its event URL answered no NCCO) and ended the call.
     wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=15, what=lambda: f"completed: {hooks.statuses(uuid)}")
 
@@ -115,9 +124,25 @@ def test_a_language_without_a_model_is_an_error_and_the_ncco_goes_on(setup):
 
 def test_bad_speech_settings_are_refused_with_the_documented_error(setup):
     server, hooks, app_id, key = setup
-    for speech, field in [({"endOnSilence": 0.1}, "speech.endOnSilence"), ({"saveAudio": True}, "speech.saveAudio"),
+    for speech, field in [({"endOnSilence": 0.1}, "speech.endOnSilence"), ({"saveAudio": "yes"}, "speech.saveAudio"),
                           ({"context": "sales"}, "speech.context"), ({"colour": "blue"}, "speech.colour")]:
         body = {"to": [{"type": "phone", "number": QUIET}], "from": {"type": "phone", "number": "15550192"},
                 "ncco": [{"action": "input", "type": ["speech"], "speech": speech}]}
         r = requests.post(server.http_url + "/v1/calls", json=body, headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
         assert r.status_code == 400 and field in r.text, (speech, r.status_code, r.text)
+
+
+def test_an_app_user_s_words_reach_the_input_too(setup, tmp_path):
+    """The caller is an app user (`switchboard client call`, the Swift SDK, its microphone a WAV of the same
+    words): the answer NCCO's speech input hears the user's WebRTC audio through the conversation's mix."""
+    from voice_support import client_call, user_jwt
+    server, hooks, app_id, key = setup
+    hooks.ncco = lambda req: [{"action": "input", "type": ["speech"], "speech": {"context": MENU, "endOnSilence": 1},
+                               "eventUrl": [hooks.url + "/event/input-app"]},
+                              {"action": "talk", "text": "Thank you."}]
+    jwt = user_jwt(server, app_id, key, "speaker")
+    events = client_call(server, "menu", "speaker", jwt, "--play", str(said(tmp_path, "billing")), seconds=20)
+    results = [e for e in hooks.events if "speech" in e]
+    assert results, f"no input result: {hooks.events}\n{events}"
+    speech = results[-1]["speech"]
+    assert speech.get("timeout_reason") == "end_on_silence_timeout" and speech["results"][0]["text"] == "billing", results[-1]

@@ -91,12 +91,9 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     /// an attendee's music on hold starts cannot leave the music playing); true: asked again meanwhile.
     private let policyRuns = Mutex<[String: Bool]>([:])
     private let logger = Logger(label: "phone")
-    let recognizer: SpeechRecognizer
 
     init(mixer: MixerCallMedia, edge: SIPEdge?, group: EventLoopGroup, core: PlatformCore, rtpPorts: ClosedRange<UInt16>, host: String,
-         rtpTimeout: Duration = .seconds(60), recognizer: SpeechRecognizer = SpeechRecognizer(workers: 2),
-         resolve: @escaping @Sendable (String) -> MixerCallMedia.LegPlace?) {
-        self.recognizer = recognizer
+         rtpTimeout: Duration = .seconds(60), resolve: @escaping @Sendable (String) -> MixerCallMedia.LegPlace?) {
         silenceLimit = Instant(nanoseconds: 0).adding(rtpTimeout).nanoseconds
         self.mixer = mixer
         self.edge = edge
@@ -183,7 +180,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     /// Speech input on a phone or SIP leg: the line finds the utterance on the mixer's clock, the recognizer
     /// reads it off the loop, and the result goes to the leg's NCCO unless it has moved on meanwhile.
     private func listenForSpeech(_ speech: NCCOAction.Input.Speech, leg uuid: String) throws(CallMediaError) {
-        guard let phone = legs.withLock({ $0[uuid] }) else { throw .unavailable("speech input listens to phone and SIP calls only") }
+        guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(.collectSpeech(speech), leg: uuid) }
         do { try SpeechRecognizer.validate(language: speech.language) } catch { throw .failed(error.description) }
         guard let line = phone.line.withLock({ $0 }), let events = parts()?.1 else { throw .failed("the call has no audio yet") }
         let input = phone.speechInput.withLock { n -> Int in
@@ -192,20 +189,14 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         }
         let settings = SpeechEndpointer.Settings(startTimeout: Double(speech.startTimeout), endOnSilence: speech.endOnSilence,
                                                  maxDuration: Double(speech.maxDuration), sensitivity: speech.sensitivity)
-        let recognizer = self.recognizer
+        let mixer = self.mixer
         let current: @Sendable () -> Bool = { phone.speechInput.withLock { $0 } == input }
         line.loop.execute {
             guard current() else { return }
             line.listenForSpeech(settings) { ending, samples, rate in
                 Task {
-                    var outcome = SpeechOutcome(timeoutReason: ending.rawValue)
-                    if ending != .startTimeout {
-                        do throws(RecognitionError) {
-                            let results = try await recognizer.recognize(samples, rate: rate, language: speech.language, context: speech.context)
-                            outcome.results = results.map { SpeechOutcome.Result(text: $0.text, confidence: $0.confidence) }
-                        } catch {
-                            outcome.error = error.description
-                        }
+                    let outcome = await SpeechOutcome.of(ending, samples: samples, rate: rate, speech: speech, recognizer: mixer.recognizer) {
+                        (samples) throws(CallMediaError) in try mixer.keepUtterance(samples, rate: rate, leg: uuid)
                     }
                     if current() { events.speechFinished(outcome, leg: uuid) }
                 }

@@ -42,10 +42,16 @@ public final class MixerCallMedia: CallMedia {
     private let resolve: @Sendable (String) -> LegPlace?
     private let recordingURL: @Sendable (RecordingID) -> String
     private let fallback = NoCallMedia()
+    /// Speech input listening to a leg through its conversation's mix, by leg (`stop(leg:)` cancels it).
+    private let listening = Mutex<[String: Task<Void, Never>]>([:])
+    /// Reads speech inputs' utterances, for these legs and the phone lines'.
+    public let recognizer: SpeechRecognizer
 
-    public init(resolve: @escaping @Sendable (String) -> LegPlace?, recordingURL: @escaping @Sendable (RecordingID) -> String) {
+    public init(resolve: @escaping @Sendable (String) -> LegPlace?, recordingURL: @escaping @Sendable (RecordingID) -> String,
+                recognizer: SpeechRecognizer = SpeechRecognizer(workers: 2)) {
         self.resolve = resolve
         self.recordingURL = recordingURL
+        self.recognizer = recognizer
     }
 
     /// Connects the mixers and the calls once both exist (they are built around each other).
@@ -65,6 +71,8 @@ public final class MixerCallMedia: CallMedia {
             try startRecording(record, leg: leg)
         case .stopRecording:
             stopRecording(leg: leg)
+        case .collectSpeech(let speech):
+            try listenForSpeech(speech, leg: leg)
         case .recordConversation(let record):
             let (place, _, _) = try place(leg)
             guard recorded.withLock({ $0.insert(place.conversationID).inserted }) else { return }
@@ -75,6 +83,7 @@ public final class MixerCallMedia: CallMedia {
     }
 
     public func stop(leg: String) {
+        listening.withLock { $0.removeValue(forKey: leg) }?.cancel()
         guard let id = playing.withLock({ $0.removeValue(forKey: leg) }), let audio = attached.withLock({ $0.audio }) else { return }
         Task { await audio.stop(id) }
     }
@@ -113,6 +122,83 @@ public final class MixerCallMedia: CallMedia {
                 // Nothing to play into: the action ends as it would after playing, so the NCCO goes on.
                 self.events()?.mediaFinished(leg: leg)
             }
+        }
+    }
+
+    /// Speech input on a leg whose audio reaches its conversation's mix from its client (an app leg): a tap of the
+    /// leg's own voice, drained every 100 ms into the endpointer (silence filling any time the mix did not run), then
+    /// the utterance is kept and recognised off the mixer's thread.
+    private func listenForSpeech(_ speech: NCCOAction.Input.Speech, leg: String) throws(CallMediaError) {
+        do { try SpeechRecognizer.validate(language: speech.language) } catch { throw .failed(error.description) }
+        let (place, audio, rooms) = try place(leg)
+        let settings = SpeechEndpointer.Settings(startTimeout: Double(speech.startTimeout), endOnSilence: speech.endOnSilence,
+                                                 maxDuration: Double(speech.maxDuration), sensitivity: speech.sensitivity)
+        let task = Task {
+            let outcome: SpeechOutcome
+            do throws(CallMediaError) {
+                let (ending, samples) = try await Self.utterance(of: place, audio: audio, rooms: rooms, settings: settings, tap: MixerTapID("speech-\(leg)"))
+                outcome = await SpeechOutcome.of(ending, samples: samples, rate: Self.tapRate, speech: speech, recognizer: recognizer) {
+                    (samples) throws(CallMediaError) in try self.keepUtterance(samples, rate: Self.tapRate, leg: leg)
+                }
+            } catch {
+                outcome = SpeechOutcome(error: error.description)
+            }
+            // Stopped meanwhile (a key, a new NCCO): nobody waits for it. Otherwise the input's submission stops it.
+            guard !Task.isCancelled else { return }
+            events()?.speechFinished(outcome, leg: leg)
+        }
+        listening.withLock { $0.updateValue(task, forKey: leg) }?.cancel()
+    }
+
+    /// Mixer taps run at 48 kHz.
+    static let tapRate = 48_000
+
+    /// Listens to what the leg says in its conversation's mix until the endpointer ends (or the task is cancelled).
+    private static func utterance(of place: LegPlace, audio: ConversationAudio, rooms: Rooms, settings: SpeechEndpointer.Settings,
+                                  tap: MixerTapID) async throws(CallMediaError) -> (SpeechEndpointer.Ending, [Int16]) {
+        guard let participant = await listeners(of: place, rooms: rooms).first else { throw .failed("input: the leg is not in its conversation's mix") }
+        let mixer: MixerID
+        do { mixer = try await audio.mixer(place.conversationID) } catch { throw .failed("input: \(error)") }
+        let engine = audio.recordings.engine
+        do { try await engine.addMixerTap(mixer, tap, participant: participant, split: true, frames: 100) } catch { throw .failed("input: \(error)") }
+        var endpointer = SpeechEndpointer(rate: tapRate, settings: settings)
+        let perFrame = tapRate / 50
+        var frame = [Int16](repeating: 0, count: perFrame)
+        let silence = [Int16](repeating: 0, count: perFrame)
+        let start = ContinuousClock.now
+        var fed = 0
+        var ending: SpeechEndpointer.Ending?
+        while ending == nil, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(100))
+            guard let drained = try? await engine.drainMixerTap(mixer, tap) else { break }
+            let channels = max(1, drained.channels)
+            var offset = 0
+            // The leg's voice is the split tap's first channel.
+            while ending == nil, offset + perFrame * channels <= drained.samples.count {
+                for i in 0..<perFrame { frame[i] = drained.samples[offset + i * channels] }
+                ending = frame.withUnsafeBufferPointer { endpointer.feed($0) }
+                offset += perFrame * channels
+                fed += 1
+            }
+            // Ticks the mix skipped (nobody sent audio) count as silence, so the timeouts keep the clock's time.
+            let due = Int((ContinuousClock.now - start) / .milliseconds(20)) - 5
+            while ending == nil, fed < due {
+                ending = silence.withUnsafeBufferPointer { endpointer.feed($0) }
+                fed += 1
+            }
+        }
+        try? await engine.removeMixerTap(mixer, tap)
+        guard let ending else { throw .failed("input: the conversation's mix ended") }
+        return (ending, endpointer.takeSamples())
+    }
+
+    /// Keeps what a leg said to its speech input (`saveAudio`) as a recording of the leg's application; returns its URL.
+    public func keepUtterance(_ samples: [Int16], rate: Int, leg: String) throws(CallMediaError) -> String {
+        let (place, audio, _) = try place(leg)
+        do {
+            return recordingURL(try audio.recordings.keep(samples, rate: rate, source: leg, applicationID: place.applicationID).id)
+        } catch {
+            throw .failed("saveAudio: \(error)")
         }
     }
 

@@ -107,6 +107,30 @@ public actor Recordings {
         return true
     }
 
+    /// Keeps `samples` (mono, `rate` Hz) as a finished WAV recording, addressable as the others are (what a caller
+    /// said to a speech input with `saveAudio`).
+    public nonisolated func keep(_ samples: [Int16], rate: Int, source: String, applicationID: String) throws(RecordingError) -> RecordingInfo {
+        let id = RecordingID.random()
+        let path = file(id, .wav)
+        do throws(AudioFileError) {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let writer = try WAVFileWriter(path: path, sampleRate: rate)
+            try samples.withUnsafeBufferPointer { (b) throws(AudioFileError) in try writer.write(b) }
+            try writer.finish()
+        } catch {
+            try? FileManager.default.removeItem(atPath: path)
+            throw .file(error)
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let duration = Double(samples.count) / Double(rate)
+        let end = Date()
+        let info = RecordingInfo(id: id, source: source, applicationID: applicationID, format: .wav, channels: 1, sampleRate: rate,
+                                 status: .completed, endReason: .stopped, startTime: end.addingTimeInterval(-duration), endTime: end,
+                                 duration: duration, size: size, droppedFrames: 0, error: nil)
+        Self.save(info, to: file(id, nil))
+        return info
+    }
+
     private func finished(_ info: RecordingInfo) { live[info.id] = nil }
 
     private nonisolated func file(_ id: RecordingID, _ format: AudioFileKind?) -> String {

@@ -329,7 +329,7 @@ extension NCCOAction {
         if let t = try f.int("startTimeout", 1...60) { speech.startTimeout = t }
         if let d = try f.int("maxDuration", 1...60) { speech.maxDuration = d }
         if let s = try f.int("sensitivity", 0...100) { speech.sensitivity = s }
-        if try f.bool("saveAudio") == true { throw f.fail("saveAudio", .unsupported) }
+        if let s = try f.bool("saveAudio") { speech.saveAudio = s }
         try f.finish()
         return speech
     }

@@ -87,6 +87,8 @@ public enum NCCOAction: Sendable, Hashable {
             public var maxDuration = 60
             /// 0 to 100: how quiet a sound still counts as speech.
             public var sensitivity = 50
+            /// What was said is kept as a recording, its URL in the result.
+            public var saveAudio = false
             public init() {}
         }
     }

@@ -55,7 +55,7 @@ struct NCCOTests {
         guard case .input(let a) = ncco.actions[0], case .input(let b) = ncco.actions[1], case .input(let c) = ncco.actions[2],
               case .input(let d) = ncco.actions[3], let s = a.speech else { Issue.record("not inputs"); return }
         #expect(!a.dtmf && s.uuid == ["leg-1"] && s.endOnSilence == 1.5 && s.language == "en-GB" && s.context == ["sales", "support"])
-        #expect(s.startTimeout == 5 && s.maxDuration == 30 && s.sensitivity == 70)
+        #expect(s.startTimeout == 5 && s.maxDuration == 30 && s.sensitivity == 70 && !s.saveAudio)
         #expect(b.dtmf && b.speech == NCCOAction.Input.Speech())
         #expect(b.speech?.endOnSilence == 2 && b.speech?.startTimeout == 10 && b.speech?.maxDuration == 60 && b.speech?.language == "en-US")
         #expect(c.dtmf && c.speech != nil)
@@ -85,7 +85,7 @@ struct NCCOTests {
         (#"[{"action":"stream","streamUrl":["ftp://x/y"]}]"#, 0, "streamUrl", "ncco-invalid-value"),
         (#"[{"action":"input","dtmf":{"maxDigits":21}}]"#, 0, "dtmf.maxDigits", "ncco-out-of-range"),
         (#"[{"action":"input","dtmf":{"timeOut":11}}]"#, 0, "dtmf.timeOut", "ncco-out-of-range"),
-        (#"[{"action":"input","speech":{"saveAudio":true}}]"#, 0, "speech.saveAudio", "ncco-unsupported-option"),
+        (#"[{"action":"input","speech":{"saveAudio":"yes"}}]"#, 0, "speech.saveAudio", "ncco-wrong-type"),
         (#"[{"action":"input","type":["speech"],"speech":{"endOnSilence":0.2}}]"#, 0, "speech.endOnSilence", "ncco-out-of-range"),
         (#"[{"action":"input","type":["speech"],"speech":{"startTimeout":61}}]"#, 0, "speech.startTimeout", "ncco-out-of-range"),
         (#"[{"action":"input","type":["speech"],"speech":{"context":"sales"}}]"#, 0, "speech.context", "ncco-wrong-type"),

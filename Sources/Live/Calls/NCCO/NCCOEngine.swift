@@ -13,7 +13,7 @@ public struct NCCOEngine: Sendable {
         case idle
         /// Playing media that ends by itself (talk, stream).
         case playing(bargeIn: Bool)
-        /// Collecting DTMF for `input`.
+        /// Collecting DTMF or listening for speech for `input`.
         case collecting
         /// Waiting for a synchronous `record` to end (silence, its key, its time-out).
         case recording(endOnKey: Character?)
