@@ -16,8 +16,7 @@ import requests
 
 from accounts_support import bearer, token
 from rig import wait_until
-from sip_support import Baresip, start_sip_server, trunk_and_number
-from voice_support import Hooks, application
+from voice_support import answering_phones, place_call
 
 vonage_voice = pytest.importorskip("vonage_voice")
 
@@ -50,36 +49,16 @@ def recording(path, talk_ms: int, beep_at_ms: int | None = None, total_ms: int =
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("amd")
-    server, _ = start_sip_server()
-    phones = []
-    try:
-        hooks = Hooks()
-        app_id, key = application(server, hooks)
-        phones.append(Baresip(f"<sip:{HUMAN_NUMBER}@127.0.0.1>;regint=0;answermode=auto", tmp / "person",
-                              source=recording(tmp / "hello.wav", talk_ms=700)))
-        phones.append(Baresip(f"<sip:{VOICEMAIL_NUMBER}@127.0.0.1>;regint=0;answermode=auto", tmp / "voicemail",
-                              source=recording(tmp / "greeting.wav", talk_ms=3800, beep_at_ms=4100)))
-        # Each phone on a trunk of its own, owning the number calls to it are placed from.
-        trunk_and_number(server, phones[0], app_id, "15550171", name="person")
-        trunk_and_number(server, phones[1], app_id, "15550172", name="voicemail")
-        yield server, hooks, app_id, key
-    finally:
-        for phone in phones:
-            phone.stop()
-        server.stop()
+    with answering_phones(tmp, [(HUMAN_NUMBER, "person", recording(tmp / "hello.wav", talk_ms=700), "15550171"),
+                                (VOICEMAIL_NUMBER, "voicemail", recording(tmp / "greeting.wav", talk_ms=3800, beep_at_ms=4100), "15550172")]) as s:
+        yield s
 
 
 def place(setup, to, from_, marker, **detection):
     """Places a call whose NCCO first notifies `marker` (so the events show when the NCCO started), then waits."""
-    server, hooks, app_id, key = setup
-    body = vonage_voice.CreateCallRequest(
-        to=[{"type": "phone", "number": to}], from_={"type": "phone", "number": from_},
-        ncco=[{"action": "notify", "payload": {"step": marker}, "eventUrl": [hooks.url + "/event/notify"]},
-              {"action": "stream", "streamUrl": [hooks.url + "/silence.wav"], "loop": 0}],
-        **detection).model_dump(by_alias=True, exclude_none=True)
-    r = requests.post(server.http_url + "/v1/calls", json=body, headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
-    assert r.status_code == 201, r.text
-    return r.json()["uuid"]
+    hooks = setup[1]
+    return place_call(setup, to, from_, [{"action": "notify", "payload": {"step": marker}, "eventUrl": [hooks.url + "/event/notify"]},
+                                         {"action": "stream", "streamUrl": [hooks.url + "/silence.wav"], "loop": 0}], **detection)
 
 
 def events(hooks, uuid):

@@ -16,8 +16,7 @@ import requests
 from accounts_support import bearer, token
 from media_support import wav_samples
 from rig import wait_until
-from sip_support import Baresip, start_sip_server, trunk_and_number
-from voice_support import Hooks, application
+from voice_support import answering_phones, place_call
 
 vonage_voice = pytest.importorskip("vonage_voice")
 
@@ -41,29 +40,9 @@ def said(tmp, text: str | None, lead: float = 1.0, tail: float = 4.0):
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("speech")
-    server, _ = start_sip_server()
-    phones = []
-    try:
-        hooks = Hooks()
-        app_id, key = application(server, hooks)
-        phones.append(Baresip(f"<sip:{SPEAKER}@127.0.0.1>;regint=0;answermode=auto", tmp / "speaker", source=said(tmp, "support")))
-        phones.append(Baresip(f"<sip:{QUIET}@127.0.0.1>;regint=0;answermode=auto", tmp / "quiet", source=said(tmp, None, tail=8)))
-        trunk_and_number(server, phones[0], app_id, "15550191", name="speaker")
-        trunk_and_number(server, phones[1], app_id, "15550192", name="quiet")
-        yield server, hooks, app_id, key
-    finally:
-        for phone in phones:
-            phone.stop()
-        server.stop()
-
-
-def place(setup, to, from_, ncco):
-    server, hooks, app_id, key = setup
-    body = vonage_voice.CreateCallRequest(to=[{"type": "phone", "number": to}], from_={"type": "phone", "number": from_},
-                                          ncco=ncco).model_dump(by_alias=True, exclude_none=True)
-    r = requests.post(server.http_url + "/v1/calls", json=body, headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
-    assert r.status_code == 201, r.text
-    return r.json()["uuid"]
+    with answering_phones(tmp, [(SPEAKER, "speaker", said(tmp, "support"), "15550191"),
+                                (QUIET, "quiet", said(tmp, None, tail=8), "15550192")]) as s:
+        yield s
 
 
 def inputs(hooks, uuid):
@@ -77,7 +56,7 @@ def test_what_the_caller_says_reaches_the_input_s_event_url(setup):
     ncco = [Input(type=["speech"], speech=Speech(context=MENU, endOnSilence=1.0, language="en-US", saveAudio=True),
                   eventUrl=[hooks.url + "/event/input"]).model_dump(by_alias=True, exclude_none=True),
             Talk(text="Thank you.").model_dump(by_alias=True, exclude_none=True)]
-    uuid = place(setup, SPEAKER, "15550191", ncco)
+    uuid = place_call(setup, SPEAKER, "15550191", ncco)
     wait_until(lambda: inputs(hooks, uuid), timeout=30, what=lambda: f"the input's result: {hooks.events}\n{server.log()[-2000:]}")
     result = inputs(hooks, uuid)[0]
     print(result)
@@ -101,7 +80,7 @@ def test_a_caller_who_says_nothing_gets_start_timeout(setup):
     server, hooks, app_id, key = setup
     ncco = [{"action": "input", "type": ["speech", "dtmf"], "speech": {"startTimeout": 2, "context": MENU},
              "eventUrl": [hooks.url + "/event/input"]}]
-    uuid = place(setup, QUIET, "15550192", ncco)
+    uuid = place_call(setup, QUIET, "15550192", ncco)
     wait_until(lambda: inputs(hooks, uuid), timeout=20, what=lambda: f"the input's result: {hooks.events}")
     result = inputs(hooks, uuid)[0]
     assert result["speech"] == {"timeout_reason": "start_timeout", "results": []}, result
@@ -113,7 +92,7 @@ def test_a_language_without_a_model_is_an_error_and_the_ncco_goes_on(setup):
     server, hooks, app_id, key = setup
     ncco = [{"action": "input", "type": ["speech"], "speech": {"language": "fr-FR"}, "eventUrl": [hooks.url + "/event/input"]},
             {"action": "notify", "payload": {"step": "after-input"}, "eventUrl": [hooks.url + "/event/notify"]}]
-    uuid = place(setup, QUIET, "15550192", ncco)
+    uuid = place_call(setup, QUIET, "15550192", ncco)
     wait_until(lambda: [e for e in hooks.events if e.get("step") == "after-input" and e.get("uuid") == uuid], timeout=20,
                what=lambda: f"the notify after the input: {hooks.events}")
     errors = [e for e in hooks.events if e.get("type") == "error" and e.get("uuid") == uuid]

@@ -3,15 +3,17 @@ its users' tokens, and `switchboard client call` (the Swift SDK) run as a user w
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 
 import requests
 
 from accounts_support import bearer, token
 from rig import serve_http, server_binary
-from sip_support import api
+from sip_support import Baresip, api, start_sip_server, trunk_and_number
 
 
 class Hooks:
@@ -97,3 +99,35 @@ def client_call(server, to: str, name: str, jwt: str, *args: str, seconds: float
                         *args, "--seconds", str(seconds), "--json"], capture_output=True, text=True, timeout=timeout)
     assert p.returncode == 0, f"client call exited {p.returncode}:\n{p.stdout}\n{p.stderr}"
     return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+
+
+@contextlib.contextmanager
+def answering_phones(tmp: Path, phones: list[tuple[str, str, Path, str]]):
+    """A SIP server, an application whose webhooks are a `Hooks`, and for each (number, name, source WAV, caller id)
+    an auto-answering baresip at `number` saying the WAV once per call, on a trunk of its own that owns the caller
+    id calls to it are placed from. Yields (server, hooks, app_id, key)."""
+    server, _ = start_sip_server()
+    started = []
+    try:
+        hooks = Hooks()
+        app_id, key = application(server, hooks)
+        for number, name, source, caller in phones:
+            started.append(Baresip(f"<sip:{number}@127.0.0.1>;regint=0;answermode=auto", tmp / name, source=source))
+            trunk_and_number(server, started[-1], app_id, caller, name=name)
+        yield server, hooks, app_id, key
+    finally:
+        for phone in started:
+            phone.stop()
+        server.stop()
+
+
+def place_call(setup, to: str, from_: str, ncco: list, **options) -> str:
+    """`POST /v1/calls` to the phone number `to` from `from_`, the body built with the official `vonage` SDK's
+    `CreateCallRequest` (`options`: its other fields); returns the call's uuid."""
+    import vonage_voice
+    server, hooks, app_id, key = setup
+    body = vonage_voice.CreateCallRequest(to=[{"type": "phone", "number": to}], from_={"type": "phone", "number": from_},
+                                          ncco=ncco, **options).model_dump(by_alias=True, exclude_none=True)
+    r = requests.post(server.http_url + "/v1/calls", json=body, headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+    assert r.status_code == 201, r.text
+    return r.json()["uuid"]
