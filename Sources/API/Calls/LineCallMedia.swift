@@ -187,8 +187,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             n += 1
             return n
         }
-        let settings = SpeechEndpointer.Settings(startTimeout: Double(speech.startTimeout), endOnSilence: speech.endOnSilence,
-                                                 maxDuration: Double(speech.maxDuration), sensitivity: speech.sensitivity)
+        let settings = speech.endpointing
         let mixer = self.mixer
         let current: @Sendable () -> Bool = { phone.speechInput.withLock { $0 } == input }
         line.loop.execute {

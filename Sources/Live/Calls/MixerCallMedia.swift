@@ -131,8 +131,7 @@ public final class MixerCallMedia: CallMedia {
     private func listenForSpeech(_ speech: NCCOAction.Input.Speech, leg: String) throws(CallMediaError) {
         do { try SpeechRecognizer.validate(language: speech.language) } catch { throw .failed(error.description) }
         let (place, audio, rooms) = try place(leg)
-        let settings = SpeechEndpointer.Settings(startTimeout: Double(speech.startTimeout), endOnSilence: speech.endOnSilence,
-                                                 maxDuration: Double(speech.maxDuration), sensitivity: speech.sensitivity)
+        let settings = speech.endpointing
         let task = Task {
             let outcome: SpeechOutcome
             do throws(CallMediaError) {

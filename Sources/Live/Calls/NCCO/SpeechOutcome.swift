@@ -59,3 +59,11 @@ extension SpeechOutcome {
         return outcome
     }
 }
+
+extension NCCOAction.Input.Speech {
+    /// How media finds the utterance.
+    public var endpointing: SpeechEndpointer.Settings {
+        SpeechEndpointer.Settings(startTimeout: Double(startTimeout), endOnSilence: endOnSilence, maxDuration: Double(maxDuration),
+                                  sensitivity: sensitivity)
+    }
+}
