@@ -7,6 +7,7 @@ let fuzzTarget = ProcessInfo.processInfo.environment["SWITCHBOARD_FUZZ_TARGET"] 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     switch fuzzTarget {
+    case "Endpointer": return fuzzEndpointer(data, size)
     case "HTTPRequest": return fuzzHTTPRequest(data, size)
     case "Jitter": return fuzzJitter(data, size)
     case "MP3": return fuzzMP3(data, size)
@@ -22,6 +23,6 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case "VideoRecording": return fuzzVideoRecording(data, size)
     case "WAV": return fuzzWAV(data, size)
     case "WebSocketFrame": return fuzzWebSocketFrame(data, size)
-    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: HTTPRequest, Jitter, LayoutCSS, MP3, NCCODocument, OggOpus, RTCP, RTP, SDP, SDPAttribute, SIP, STUN, VideoRecording, WAV, WebSocketFrame")
+    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: Endpointer, HTTPRequest, Jitter, LayoutCSS, MP3, NCCODocument, OggOpus, RTCP, RTP, SDP, SDPAttribute, SIP, STUN, VideoRecording, WAV, WebSocketFrame")
     }
 }
