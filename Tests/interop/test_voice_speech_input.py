@@ -7,6 +7,7 @@ shape — `speech.results[{text, confidence}]`, `speech.timeout_reason` and, wit
 
 from __future__ import annotations
 
+import datetime
 import io
 import subprocess
 
@@ -43,6 +44,16 @@ def setup(tmp_path_factory):
     with answering_phones(tmp, [(SPEAKER, "speaker", said(tmp, "support"), "15550191"),
                                 (QUIET, "quiet", said(tmp, None, tail=8), "15550192")]) as s:
         yield s
+
+
+# About 20 s of speech.
+PROMPT = " ".join(["Thank you for calling. Please tell us in a word or two what your call is about today."] * 4)
+
+
+def since_answered(hooks, event):
+    """Seconds from the leg's `answered` status to `event`, by their timestamps."""
+    at = lambda e: datetime.datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00"))
+    return (at(event) - at(next(e for e in hooks.events if e.get("uuid") == event["uuid"] and e.get("status") == "answered"))).total_seconds()
 
 
 def inputs(hooks, uuid):
@@ -113,10 +124,12 @@ def test_bad_speech_settings_are_refused_with_the_documented_error(setup):
 
 def test_an_app_user_s_words_reach_the_input_too(setup, tmp_path):
     """The caller is an app user (`switchboard client call`, the Swift SDK, its microphone a WAV of the same
-    words): the answer NCCO's speech input hears the user's WebRTC audio through the conversation's mix."""
+    words, looping): the answer NCCO's speech input hears the user's WebRTC audio through the conversation's mix,
+    over a long prompt with `bargeIn`, which the words cut short."""
     from voice_support import client_call, user_jwt
     server, hooks, app_id, key = setup
-    hooks.ncco = lambda req: [{"action": "input", "type": ["speech"], "speech": {"context": MENU, "endOnSilence": 1},
+    hooks.ncco = lambda req: [{"action": "talk", "text": PROMPT, "bargeIn": True},
+                              {"action": "input", "type": ["speech"], "speech": {"context": MENU, "endOnSilence": 1},
                                "eventUrl": [hooks.url + "/event/input-app"]},
                               {"action": "talk", "text": "Thank you."}]
     jwt = user_jwt(server, app_id, key, "speaker")
@@ -125,3 +138,20 @@ def test_an_app_user_s_words_reach_the_input_too(setup, tmp_path):
     assert results, f"no input result: {hooks.events}\n{events}"
     speech = results[-1]["speech"]
     assert speech.get("timeout_reason") == "end_on_silence_timeout" and speech["results"][0]["text"] == "billing", results[-1]
+    assert since_answered(hooks, results[-1]) < 10, "the prompt was not cut short"
+
+
+def test_a_caller_who_speaks_over_a_barge_in_prompt_stops_it_and_is_heard(setup):
+    """A long prompt with `bargeIn` before the speech input: the phone says "support" a second into the call, which
+    ends the prompt and is the input's answer, long before the prompt would have ended."""
+    server, hooks, app_id, key = setup
+    ncco = [{"action": "talk", "text": PROMPT, "bargeIn": True},
+            {"action": "input", "type": ["speech"], "speech": {"context": MENU, "endOnSilence": 1}, "eventUrl": [hooks.url + "/event/input"]}]
+    uuid = place_call(setup, SPEAKER, "15550191", ncco)
+    wait_until(lambda: inputs(hooks, uuid), timeout=30, what=lambda: f"the input's result: {hooks.events}")
+    result = inputs(hooks, uuid)[0]
+    assert result["speech"]["results"] and result["speech"]["results"][0]["text"] == "support", result
+    # The prompt alone is about 20 s of speech; the answer came after the word and a second of silence.
+    elapsed = since_answered(hooks, result)
+    assert elapsed < 10, f"{elapsed:.1f} s after the answer: the prompt was not cut short"
+    wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=15, what=lambda: f"completed: {hooks.statuses(uuid)}")

@@ -147,8 +147,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
                 throw .failed("machine detection needs a phone or SIP call's audio")
             }
             line.loop.execute { line.listenForMachine(beep: beep, beepTimeout: beepTimeout) { events.machineDetection($0, leg: uuid) } }
-        case .collectSpeech(let speech):
-            try listenForSpeech(speech, leg: uuid)
+        case .collectSpeech(let speech, let bargeIn):
+            try listenForSpeech(speech, bargeIn: bargeIn, leg: uuid)
         case .collectDigits:
             // A phone leg's digits always reach the leg (RFC 4733); the NCCO engine decides what it collects.
             guard legs.withLock({ $0[uuid] }) != nil else { return try mixer.perform(command, leg: uuid) }
@@ -179,8 +179,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     /// Speech input on a phone or SIP leg: the line finds the utterance on the mixer's clock, the recognizer
     /// reads it off the loop, and the result goes to the leg's NCCO unless it has moved on meanwhile.
-    private func listenForSpeech(_ speech: NCCOAction.Input.Speech, leg uuid: String) throws(CallMediaError) {
-        guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(.collectSpeech(speech), leg: uuid) }
+    private func listenForSpeech(_ speech: NCCOAction.Input.Speech, bargeIn: Bool, leg uuid: String) throws(CallMediaError) {
+        guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(.collectSpeech(speech, bargeIn: bargeIn), leg: uuid) }
         do { try SpeechRecognizer.validate(language: speech.language) } catch { throw .failed(error.description) }
         guard let line = phone.line.withLock({ $0 }), let events = parts()?.1 else { throw .failed("the call has no audio yet") }
         let input = phone.speechInput.withLock { n -> Int in
@@ -190,9 +190,16 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         let settings = speech.endpointing
         let mixer = self.mixer
         let current: @Sendable () -> Bool = { phone.speechInput.withLock { $0 } == input }
+        // Over a prompt with `bargeIn`: the caller's first words stop it.
+        let stopPrompt: @Sendable () -> Void = {
+            guard current() else { return }
+            mixer.stopPlaying(leg: uuid)
+            events.speechStarted(leg: uuid)
+        }
+        let onStart = bargeIn ? stopPrompt : nil
         line.loop.execute {
             guard current() else { return }
-            line.listenForSpeech(settings) { ending, samples, rate in
+            line.listenForSpeech(settings, onStart: onStart) { ending, samples, rate in
                 Task {
                     let outcome = await SpeechOutcome.of(ending, samples: samples, rate: rate, speech: speech, recognizer: mixer.recognizer) {
                         (samples) throws(CallMediaError) in try mixer.keepUtterance(samples, rate: rate, leg: uuid)

@@ -56,6 +56,8 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     /// tick (silence when the phone sent nothing, so the timeouts run on the mixer's clock).
     struct SpeechListening {
         var endpointer: SpeechEndpointer
+        /// When the caller begins to speak (a prompt with `bargeIn` stops then), once; on the loop.
+        let onStart: (() -> Void)?
         /// The ending, the utterance and its rate, once; on the loop.
         let report: (SpeechEndpointer.Ending, [Int16], Int) -> Void
     }
@@ -200,8 +202,9 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
 
     /// From now on, listens for one utterance with `settings`; `report` gets how listening ended and what was
     /// said. A new call replaces the listening in progress. On the loop.
-    func listenForSpeech(_ settings: SpeechEndpointer.Settings, report: @escaping (SpeechEndpointer.Ending, [Int16], Int) -> Void) {
-        speech = SpeechListening(endpointer: SpeechEndpointer(rate: rate.rawValue, settings: settings), report: report)
+    func listenForSpeech(_ settings: SpeechEndpointer.Settings, onStart: (() -> Void)? = nil,
+                         report: @escaping (SpeechEndpointer.Ending, [Int16], Int) -> Void) {
+        speech = SpeechListening(endpointer: SpeechEndpointer(rate: rate.rawValue, settings: settings), onStart: onStart, report: report)
     }
 
     /// Ends the listening without a report. On the loop.
@@ -210,7 +213,10 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     private func listenForWords(_ frame: AudioFrame) {
         guard var s = speech, s.endpointer.rate == frame.rate.rawValue else { return }
         speech = nil  // `s` holds the only reference to the utterance's buffer: feeding it does not copy it
-        guard let ending = frame.withSamples({ s.endpointer.feed($0) }) else {
+        let wasSpeaking = s.endpointer.speaking
+        let ending = frame.withSamples { s.endpointer.feed($0) }
+        if !wasSpeaking, s.endpointer.speaking { s.onStart?() }
+        guard let ending else {
             speech = s
             return
         }

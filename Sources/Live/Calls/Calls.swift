@@ -296,6 +296,11 @@ public final class Calls: CallMediaEvents, Sendable {
         Task { await l.mediaFailed("record: \(reason)") }
     }
 
+    public func speechStarted(leg uuid: String) {
+        guard let l = leg(uuid) else { return }
+        Task { await l.speechStarted() }
+    }
+
     public func speechFinished(_ outcome: SpeechOutcome, leg uuid: String) {
         guard let l = leg(uuid) else { return }
         Task { await l.speechFinished(outcome) }

@@ -318,6 +318,7 @@ actor LiveLeg {
     func mediaFailed(_ reason: String) { run(engine.mediaFailed(reason, now: now)) }
     func digits(_ d: String) { run(engine.digits(d, now: now)) }
     func speechFinished(_ outcome: SpeechOutcome) { run(engine.speechFinished(outcome, now: now)) }
+    func speechStarted() { run(engine.speechStarted(now: now)) }
 
     /// Sends the user's DTMF on to the leg this one is connected with (the `connect` it dialled, or the
     /// leg that dialled it), when that leg can carry it (a phone).

@@ -71,8 +71,8 @@ public final class MixerCallMedia: CallMedia {
             try startRecording(record, leg: leg)
         case .stopRecording:
             stopRecording(leg: leg)
-        case .collectSpeech(let speech):
-            try listenForSpeech(speech, leg: leg)
+        case .collectSpeech(let speech, let bargeIn):
+            try listenForSpeech(speech, bargeIn: bargeIn, leg: leg)
         case .recordConversation(let record):
             let (place, _, _) = try place(leg)
             guard recorded.withLock({ $0.insert(place.conversationID).inserted }) else { return }
@@ -84,6 +84,11 @@ public final class MixerCallMedia: CallMedia {
 
     public func stop(leg: String) {
         listening.withLock { $0.removeValue(forKey: leg) }?.cancel()
+        stopPlaying(leg: leg)
+    }
+
+    /// Stops the talk or stream playing into the leg (a speech input with `bargeIn` goes on listening).
+    public func stopPlaying(leg: String) {
         guard let id = playing.withLock({ $0.removeValue(forKey: leg) }), let audio = attached.withLock({ $0.audio }) else { return }
         Task { await audio.stop(id) }
     }
@@ -128,14 +133,19 @@ public final class MixerCallMedia: CallMedia {
     /// Speech input on a leg whose audio reaches its conversation's mix from its client (an app leg): a tap of the
     /// leg's own voice, drained every 100 ms into the endpointer (silence filling any time the mix did not run), then
     /// the utterance is kept and recognised off the mixer's thread.
-    private func listenForSpeech(_ speech: NCCOAction.Input.Speech, leg: String) throws(CallMediaError) {
+    private func listenForSpeech(_ speech: NCCOAction.Input.Speech, bargeIn: Bool, leg: String) throws(CallMediaError) {
         do { try SpeechRecognizer.validate(language: speech.language) } catch { throw .failed(error.description) }
         let (place, audio, rooms) = try place(leg)
         let settings = speech.endpointing
         let task = Task {
             let outcome: SpeechOutcome
             do throws(CallMediaError) {
-                let (ending, samples) = try await Self.utterance(of: place, audio: audio, rooms: rooms, settings: settings, tap: MixerTapID("speech-\(leg)"))
+                let (ending, samples) = try await Self.utterance(of: place, audio: audio, rooms: rooms, settings: settings, tap: MixerTapID("speech-\(leg)")) {
+                    // Over a prompt with `bargeIn`: the caller's first words stop it.
+                    guard bargeIn, !Task.isCancelled else { return }
+                    self.stopPlaying(leg: leg)
+                    self.events()?.speechStarted(leg: leg)
+                }
                 outcome = await SpeechOutcome.of(ending, samples: samples, rate: Self.tapRate, speech: speech, recognizer: recognizer) {
                     (samples) throws(CallMediaError) in try self.keepUtterance(samples, rate: Self.tapRate, leg: leg)
                 }
@@ -154,7 +164,7 @@ public final class MixerCallMedia: CallMedia {
 
     /// Listens to what the leg says in its conversation's mix until the endpointer ends (or the task is cancelled).
     private static func utterance(of place: LegPlace, audio: ConversationAudio, rooms: Rooms, settings: SpeechEndpointer.Settings,
-                                  tap: MixerTapID) async throws(CallMediaError) -> (SpeechEndpointer.Ending, [Int16]) {
+                                  tap: MixerTapID, onStart: () -> Void) async throws(CallMediaError) -> (SpeechEndpointer.Ending, [Int16]) {
         guard let participant = await listeners(of: place, rooms: rooms).first else { throw .failed("input: the leg is not in its conversation's mix") }
         let mixer: MixerID
         do { mixer = try await audio.mixer(place.conversationID) } catch { throw .failed("input: \(error)") }
@@ -175,7 +185,9 @@ public final class MixerCallMedia: CallMedia {
             // The leg's voice is the split tap's first channel.
             while ending == nil, offset + perFrame * channels <= drained.samples.count {
                 for i in 0..<perFrame { frame[i] = drained.samples[offset + i * channels] }
+                let wasSpeaking = endpointer.speaking
                 ending = frame.withUnsafeBufferPointer { endpointer.feed($0) }
+                if !wasSpeaking, endpointer.speaking { onStart() }
                 offset += perFrame * channels
                 fed += 1
             }

@@ -121,6 +121,47 @@ struct NCCOEngineTests {
             "dtmf": ["digits": "", "timed_out": false], "speech": ["results": [], "error": "no result from speech recognition"]], awaitsAnswer: true))
     }
 
+    @Test("a prompt with bargeIn before a speech input: the input listens from the prompt's start, the caller's words end the prompt")
+    func speechBargeIn() throws {
+        let ncco = #"[{"action":"talk","text":"Say sales or support","bargeIn":true},{"action":"input","type":["speech"]}]"#
+        var e = NCCOEngine()
+        let started = e.load(try document(ncco), now: t0)
+        var prompt = NCCOAction.Talk(text: "Say sales or support")
+        prompt.bargeIn = true
+        #expect(started == [.media(.say(prompt)), .media(.collectSpeech(.init(), bargeIn: true))])
+        // The caller speaks over the prompt (media stopped it): the input takes over, listening already.
+        #expect(e.speechStarted(now: t0.addingTimeInterval(1)) == [])
+        #expect(e.phase == .collecting)
+        let heard = SpeechOutcome(timeoutReason: "end_on_silence_timeout", results: [.init(text: "sales", confidence: 1)])
+        #expect(e.speechFinished(heard, now: t0.addingTimeInterval(3)).last == .request(nil, payload: [
+            "dtmf": ["digits": "", "timed_out": false],
+            "speech": ["timeout_reason": "end_on_silence_timeout", "results": [["text": "sales", "confidence": "1.000000"]]]], awaitsAnswer: true))
+
+        // The prompt ends first: the input goes on with the listening it has.
+        var quiet = NCCOEngine()
+        _ = quiet.load(try document(ncco), now: t0)
+        #expect(quiet.mediaFinished(now: t0.addingTimeInterval(2)) == [])
+        #expect(quiet.phase == .collecting)
+        // Nothing said while the prompt played but a start timeout: the input listens afresh.
+        var long = NCCOEngine()
+        _ = long.load(try document(ncco), now: t0)
+        #expect(long.speechFinished(SpeechOutcome(timeoutReason: "start_timeout"), now: t0.addingTimeInterval(10)) == [])
+        #expect(long.mediaFinished(now: t0.addingTimeInterval(12)) == [.media(.collectSpeech(.init()))])
+        // The utterance's report overtakes its onset's: the input takes it at once.
+        var crossed = NCCOEngine()
+        _ = crossed.load(try document(ncco), now: t0)
+        if case .request? = crossed.speechFinished(heard, now: t0.addingTimeInterval(3)).last {} else { Issue.record("the input was not sent") }
+        #expect(crossed.speechStarted(now: t0.addingTimeInterval(3)) == [])
+        // A key during the prompt stops it and the listening; the input listens afresh and then collects the key.
+        var keyed = NCCOEngine()
+        _ = keyed.load(try document(#"[{"action":"talk","text":"Menu","bargeIn":true},{"action":"input","type":["speech","dtmf"]}]"#), now: t0)
+        let steps = keyed.digits("1", now: t0)
+        #expect(steps.first == .stopMedia && steps.contains(.media(.collectSpeech(.init()))))
+        // Without bargeIn nothing listens early.
+        var plain = NCCOEngine()
+        #expect(plain.load(try document(#"[{"action":"talk","text":"Menu"},{"action":"input","type":["speech"]}]"#), now: t0).count == 1)
+    }
+
     static func input(maxDigits: Int, timeOut: Int) -> NCCOAction.Input {
         var i = NCCOAction.Input()
         i.maxDigits = maxDigits

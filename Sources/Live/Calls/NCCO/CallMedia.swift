@@ -47,6 +47,8 @@ public protocol CallMediaEvents: AnyObject, Sendable {
     func machineDetection(_ result: MachineDetectionResult, leg: String)
     /// What listening for speech on the leg came to (`collectSpeech`).
     func speechFinished(_ outcome: SpeechOutcome, leg: String)
+    /// The caller began speaking to a `collectSpeech` with `bargeIn`; what played into the leg has been stopped.
+    func speechStarted(leg: String)
 }
 
 extension CallMediaEvents {
@@ -54,6 +56,7 @@ extension CallMediaEvents {
     public func recordingFailed(leg: String, record: NCCOAction.Record, reason: String) {}
     public func machineDetection(_ result: MachineDetectionResult, leg: String) {}
     public func speechFinished(_ outcome: SpeechOutcome, leg: String) {}
+    public func speechStarted(leg: String) {}
 }
 
 /// Why media refused a command.

@@ -9,8 +9,10 @@ public enum CallMediaCommand: Sendable, Equatable {
     /// Listens for DTMF; digits arrive through `CallMediaEvents.digits`.
     case collectDigits(NCCOAction.Input)
     /// Listens for one utterance and recognises it; what was said arrives through `CallMediaEvents.speechFinished`.
-    /// `stop(leg:)` ends the listening without a report.
-    case collectSpeech(NCCOAction.Input.Speech)
+    /// `stop(leg:)` ends the listening without a report. `bargeIn`: started while a talk or stream with `bargeIn`
+    /// plays — when the caller starts speaking, media stops what plays into the leg (and only that) and reports
+    /// `speechStarted`.
+    case collectSpeech(NCCOAction.Input.Speech, bargeIn: Bool = false)
     /// Starts recording; the file is reported when it ends (`CallMediaEvents.recordingFinished`).
     case startRecording(NCCOAction.Record)
     /// Records the leg's conversation (`conversation` with `record: true`) until it empties, once however many

@@ -1,3 +1,4 @@
+import Audio
 import Foundation
 import Wire
 
@@ -40,6 +41,9 @@ public struct NCCOEngine: Sendable {
     var earlyDigits = ""
     /// The input listens for speech (until a key is pressed or media reports what was said).
     var listening = false
+    /// A talk or stream with `bargeIn` plays and the speech input after it already listens (the caller may speak
+    /// over the prompt): that input does not start listening again.
+    var listeningEarly = false
     var connect: NCCOAction.Connect?
 
     /// Seconds past a synchronous recording's time-out after which the NCCO goes on without its report.
@@ -90,6 +94,7 @@ public struct NCCOEngine: Sendable {
     mutating func reset() {
         input = nil
         listening = false
+        listeningEarly = false
         inputCallback = nil
         digits = ""
         deadline = nil
@@ -108,11 +113,11 @@ public struct NCCOEngine: Sendable {
         case .talk(let t):
             phase = .playing(bargeIn: t.bargeIn)
             earlyDigits = ""
-            return [.media(.say(t))]
+            return [.media(.say(t))] + listenEarly(t.bargeIn)
         case .stream(let s):
             phase = .playing(bargeIn: s.bargeIn)
             earlyDigits = ""
-            return [.media(.play(s))]
+            return [.media(.play(s))] + listenEarly(s.bargeIn)
         case .input(let i):
             phase = .collecting
             input = i
@@ -122,7 +127,8 @@ public struct NCCOEngine: Sendable {
             if i.dtmf { steps.append(.media(.collectDigits(i))) }
             if let speech = i.speech {
                 listening = true
-                steps.append(.media(.collectSpeech(speech)))
+                if !listeningEarly { steps.append(.media(.collectSpeech(speech))) }
+                listeningEarly = false
                 // Media ends the listening itself (start timeout, silence, max duration); this is the guard should
                 // it never report.
                 deadline = now.addingTimeInterval(TimeInterval(speech.startTimeout + speech.maxDuration + Self.recognitionGrace))
@@ -180,7 +186,9 @@ public struct NCCOEngine: Sendable {
         switch phase {
         case .playing(let bargeIn):
             guard bargeIn else { return [] }
-            // Barge-in: the talk stops and the digits go to the input that follows.
+            // Barge-in: the talk stops and the digits go to the input that follows (the stop ends any early
+            // listening too: the input listens afresh, and the digits make it a keyed one).
+            listeningEarly = false
             earlyDigits += pressed
             let carried = earlyDigits
             var steps: [NCCOStep] = [.stopMedia]
@@ -219,8 +227,32 @@ public struct NCCOEngine: Sendable {
 
     /// What listening for speech on the leg came to: the input is sent with it.
     public mutating func speechFinished(_ outcome: SpeechOutcome, now: Date) -> [NCCOStep] {
+        if case .playing = phase, listeningEarly {
+            // Listening over a prompt. Silence until then is no answer yet: the input listens afresh when it starts.
+            guard outcome.timeoutReason != SpeechEndpointer.Ending.startTimeout.rawValue else {
+                listeningEarly = false
+                return []
+            }
+            // An utterance whose report overtook its onset's (media stopped the prompt at the onset): the input takes it.
+            let steps = advance(now: now)
+            return phase == .collecting ? steps + submit(timedOut: false, speech: outcome, now: now) : steps
+        }
         guard phase == .collecting, listening else { return [] }
         return submit(timedOut: false, speech: outcome, now: now)
+    }
+
+    /// The caller began speaking over a prompt with `bargeIn` (media has stopped it): the input after it, already
+    /// listening, takes over.
+    public mutating func speechStarted(now: Date) -> [NCCOStep] {
+        guard case .playing(true) = phase, listeningEarly else { return [] }
+        return advance(now: now)
+    }
+
+    /// With `bargeIn`, a speech input right after the prompt listens from the prompt's start.
+    mutating func listenEarly(_ bargeIn: Bool) -> [NCCOStep] {
+        guard bargeIn, case .input(let next)? = pending.first, let speech = next.speech else { return [] }
+        listeningEarly = true
+        return [.media(.collectSpeech(speech, bargeIn: true))]
     }
 
     /// Sends the collected digits (and what was said) to the input's URL; its answer replaces the rest of the NCCO.
