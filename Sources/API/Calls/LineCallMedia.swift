@@ -82,6 +82,10 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     private let resolve: @Sendable (String) -> MixerCallMedia.LegPlace?
     private let attached = Mutex(Attached())
     private let legs = Mutex<[String: PhoneLeg]>([:])
+    /// Phone legs whose call has ended while their NCCO may still be running: the end is on its way to the leg
+    /// (`dialStatus`), and what the NCCO asks meanwhile is moot (not a command for the mixer to refuse, whose error
+    /// would end the leg first, under another status). Until the leg is released.
+    private let ended = Mutex<Set<String>>([])
     /// App legs (WebRTC) an NCCO `conversation` moved: their audio is their clients', but what they hear and
     /// who hears them in the conversation's mix follows the same policy as a line's.
     private let appLegs = Mutex<[String: Attendee]>([:])
@@ -115,6 +119,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     // MARK: CallMedia
 
     func perform(_ command: CallMediaCommand, leg uuid: String) throws(CallMediaError) {
+        if ended.withLock({ $0.contains(uuid) }) { return }
         switch command {
         case .say, .play, .collectDigits, .collectSpeech, .startRecording, .sendDigits:
             // The NCCO needs the caller's audio: a ringing inbound call is answered first (for `bridge`, once
@@ -323,6 +328,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     }
 
     func release(leg uuid: String) {
+        ended.withLock { _ = $0.remove(uuid) }
         mixer.release(leg: uuid)
         if let app = appLegs.withLock({ $0.removeValue(forKey: uuid) }) { applyPolicy(app.place.conversationID) }
         guard let phone = legs.withLock({ $0.removeValue(forKey: uuid) }) else { return }
@@ -707,6 +713,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             return true
         }
         removeLine(phone)
-        if known { events.dialStatus(status, reason: reason, leg: phone.uuid) }
+        guard known else { return }
+        ended.withLock { _ = $0.insert(phone.uuid) }
+        events.dialStatus(status, reason: reason, leg: phone.uuid)
     }
 }

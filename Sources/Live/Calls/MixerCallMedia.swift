@@ -140,7 +140,7 @@ public final class MixerCallMedia: CallMedia {
         let task = Task {
             let outcome: SpeechOutcome
             do throws(CallMediaError) {
-                let (ending, samples) = try await Self.utterance(of: place, audio: audio, rooms: rooms, settings: settings, tap: MixerTapID("speech-\(leg)")) {
+                let (ending, samples) = try await Self.utterance(of: place, audio: audio, rooms: rooms, settings: settings, tap: MixerTapID("speech-\(UUID().uuidString)")) {
                     // Over a prompt with `bargeIn`: the caller's first words stop it.
                     guard bargeIn, !Task.isCancelled else { return }
                     self.stopPlaying(leg: leg)
@@ -163,6 +163,7 @@ public final class MixerCallMedia: CallMedia {
     static let tapRate = 48_000
 
     /// Listens to what the leg says in its conversation's mix until the endpointer ends (or the task is cancelled).
+    /// `tap` is this listening's own (a cancelled one may still be removing its tap when the next one adds its).
     private static func utterance(of place: LegPlace, audio: ConversationAudio, rooms: Rooms, settings: SpeechEndpointer.Settings,
                                   tap: MixerTapID, onStart: () -> Void) async throws(CallMediaError) -> (SpeechEndpointer.Ending, [Int16]) {
         guard let participant = await listeners(of: place, rooms: rooms).first else { throw .failed("input: the leg is not in its conversation's mix") }
