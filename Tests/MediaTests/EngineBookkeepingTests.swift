@@ -171,7 +171,7 @@ struct EngineBookkeepingTests {
         let baseline = await engine.objectCounts()
         #expect(baseline.placement == MediaObjectCounts(routers: 1, transports: 2, producers: 2))
         var warmResident = 0
-        for cycle in 1...cycles {
+        func run(_ cycle: Int) async throws {
             let joiner = try await engine.publish(router: room.router, offer: offer)
             let listening = try await engine.updateSubscription(
                 try await engine.openSubscription(router: room.router), producers: room.resident.producers.map(\.id))
@@ -191,14 +191,23 @@ struct EngineBookkeepingTests {
                 warmResident = FanoutBenchmark.residentBytes()
             }
         }
-        let endResident = FanoutBenchmark.residentBytes()
+        for cycle in 1...cycles { try await run(cycle) }
+        var endResident = FanoutBenchmark.residentBytes()
         let counts = await engine.objectCounts()
         #expect(counts == baseline, "after \(cycles) cycles")
         #expect(room.listening.consumers.count <= 2, "m-lines are reused, not added per cycle")
         // Allocator noise is tens of KiB. The bound catches anything leaked per cycle of about 1 KiB
         // or more (a transport with its DTLS state is tens of KiB); the counts above catch stale ids.
-        let growth = endResident - warmResident
-        #expect(growth < 8 << 20, "RSS grew \(growth >> 10) KiB from cycle \(warmUp) to \(cycles)")
+        // The RSS is the whole test process's: a suite running beside this one (the speech recognizer loads a
+        // language model of tens of MiB) can add to it once. A leak grows again over as many cycles more.
+        var growth = endResident - warmResident
+        if growth >= 8 << 20 {
+            warmResident = endResident
+            for cycle in (cycles + 1)...(2 * cycles - warmUp) { try await run(cycle) }
+            endResident = FanoutBenchmark.residentBytes()
+            growth = endResident - warmResident
+        }
+        #expect(growth < 8 << 20, "RSS grew \(growth >> 10) KiB over \(cycles - warmUp) cycles after warm-up")
 
         try await engine.closeRouter(room.router)
         await Self.expectCounts(engine, MediaObjectCounts())
