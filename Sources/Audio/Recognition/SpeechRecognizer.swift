@@ -135,12 +135,12 @@ public final class SpeechRecognizer: Sendable {
                 guard ps_set_jsgf_string(ps, "context", grammar(known)) == 0, ps_set_search(ps, "context") == 0 else {
                     throw .engineFailed("the context's grammar was refused")
                 }
-                return try run(ps, audio).map { [RecognitionResult(text: $0.text, confidence: confidence(ps))] } ?? []
+                return try run(ps, audio).map { [RecognitionResult(text: $0, confidence: confidence(ps))] } ?? []
             }
         }
         let ps = try makeDecoder(model: model, search: .languageModel)
         defer { ps_free(ps) }
-        return try run(ps, audio).map { [RecognitionResult(text: $0.text, confidence: confidence(ps))] } ?? []
+        return try run(ps, audio).map { [RecognitionResult(text: $0, confidence: confidence(ps))] } ?? []
     }
 
     /// Narrowband (8 kHz) speech upsampled has nothing above 4 kHz, where the 16 kHz model expects the hiss of
@@ -160,7 +160,7 @@ public final class SpeechRecognizer: Sendable {
     static let foldLevel = 0.4
 
     /// What a decoder heard in `audio` (16 kHz): its words, fillers left out.
-    static func run(_ ps: OpaquePointer, _ audio: [Int16]) throws(RecognitionError) -> (text: String, score: Int32)? {
+    static func run(_ ps: OpaquePointer, _ audio: [Int16]) throws(RecognitionError) -> String? {
         guard ps_start_utt(ps) == 0 else { throw .engineFailed("the utterance could not start") }
         let processed = audio.withUnsafeBufferPointer { ps_process_raw(ps, $0.baseAddress, $0.count, 0, 1) }
         ps_end_utt(ps)
@@ -168,7 +168,7 @@ public final class SpeechRecognizer: Sendable {
         var score: Int32 = 0
         guard let hypothesis = ps_get_hyp(ps, &score) else { return nil }
         let text = String(cString: hypothesis).split(separator: " ").filter { !$0.hasPrefix("<") && !$0.hasPrefix("[") }.joined(separator: " ")
-        return text.isEmpty ? nil : (text, score)
+        return text.isEmpty ? nil : text
     }
 
     /// The decoder's posterior probability of its words (a grammar search computes none: 1).
