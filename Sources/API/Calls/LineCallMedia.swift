@@ -53,9 +53,14 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         var refuse: (@Sendable (Int) -> Void)?
         /// Sends a key in a SIP INFO, for a trunk whose keys go in the signalling (`dtmf: info`).
         var sendKey: (@Sendable (Character) -> Void)?
+        /// A websocket leg's socket, whose line the mixer makes.
+        var socket: WebSocketLine.Holder?
         /// Counts the leg's speech inputs: a result is reported only while its input is the current one
         /// (`stop(leg:)` moves it on, so a result that comes after the NCCO moved on is dropped).
         let speechInput = Mutex(0)
+
+        /// What speech input listens to: the phone's line, or the socket's.
+        var listeningLine: (any SpeechListeningLine)? { line.withLock { $0 } ?? socket?.line.withLock { $0 } }
     }
 
     /// Hands a leg between loops (it is used by one loop at a time).
@@ -145,6 +150,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
                 }
                 return
             }
+            if let socket = phone.socket?.line.withLock({ $0 }) { return socket.loop.execute { socket.sendKeys(digits) } }
             guard let line = phone.line.withLock({ $0 }) else { throw .failed("dtmf: the call has no audio yet") }
             line.loop.execute { for d in digits { line.leg.sendDigit(d) } }
         case .detectMachine(let beep, let beepTimeout):
@@ -179,15 +185,15 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         mixer.stop(leg: uuid)
         guard let phone = legs.withLock({ $0[uuid] }) else { return }
         phone.speechInput.withLock { $0 += 1 }
-        if let line = phone.line.withLock({ $0 }) { line.loop.execute { line.stopListeningForSpeech() } }
+        if let line = phone.listeningLine { line.loop.execute { line.stopListeningForSpeech() } }
     }
 
-    /// Speech input on a phone or SIP leg: the line finds the utterance on the mixer's clock, the recognizer
+    /// Speech input on a phone, SIP or websocket leg: the line finds the utterance on the mixer's clock, the recognizer
     /// reads it off the loop, and the result goes to the leg's NCCO unless it has moved on meanwhile.
     private func listenForSpeech(_ speech: NCCOAction.Input.Speech, bargeIn: Bool, leg uuid: String) throws(CallMediaError) {
         guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(.collectSpeech(speech, bargeIn: bargeIn), leg: uuid) }
         do { try SpeechRecognizer.validate(language: speech.language) } catch { throw .failed(error.description) }
-        guard let line = phone.line.withLock({ $0 }), let events = parts()?.1 else { throw .failed("the call has no audio yet") }
+        guard let line = phone.listeningLine, let events = parts()?.1 else { throw .failed("the call has no audio yet") }
         let input = phone.speechInput.withLock { n -> Int in
             n += 1
             return n
@@ -493,9 +499,10 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         let type = contentType.lowercased().replacingOccurrences(of: " ", with: "")
         let rate: SampleRate
         switch type {
+        case "audio/l16;rate=24000": rate = .hz24000
         case "audio/l16;rate=16000": rate = .hz16000
         case "audio/l16;rate=8000": rate = .hz8000
-        default: throw .failed("connect: websocket content-type must be audio/l16;rate=8000 or audio/l16;rate=16000, not \(contentType)")
+        default: throw .failed("connect: websocket content-type must be audio/l16;rate=8000, 16000 or 24000, not \(contentType)")
         }
         guard let place = resolve(uuid) else { throw .unavailable("leg \(uuid) is in no conversation") }
         let phone = PhoneLeg(uuid: uuid, place: place)
@@ -506,8 +513,10 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     private func openWebSocket(_ phone: PhoneLeg, uri: String, rate: SampleRate, contentType: String, headers: [String: String]) async {
         guard let (rooms, events) = parts() else { return }
         let box = WebSocketLine.Holder()
+        phone.socket = box
         var callbacks = WebSocketCallbacks()
         callbacks.onBinary = { _, bytes in box.received(bytes) }
+        callbacks.onText = { _, text in box.received(text: text, framing: .binary) }
         callbacks.onClose = { [weak self] _, code, reason in
             self?.finish(phone, status: "completed", reason: "websocket closed (\(code)) \(reason)", events: events)
         }

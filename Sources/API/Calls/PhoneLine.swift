@@ -15,7 +15,7 @@ import Wire
 /// Lives on the mixer's worker loop: made there by the factory, every method runs there, which is what
 /// makes the unchecked Sendable sound (it only lets the line be handed to its loop). Everything the
 /// packet path needs is allocated when the session is configured.
-final class PhoneLine: MixerPort, @unchecked Sendable {
+final class PhoneLine: MixerPort, SpeechListeningLine, @unchecked Sendable {
     let leg: RTPLeg
     unowned let loop: EventLoop
     /// DTMF the phone sent (RFC 4733), reported once per key press, on the loop.
@@ -52,16 +52,8 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         let report: @Sendable (MachineDetectionResult) -> Void
     }
     var listening: MachineListening?
-    /// Speech input (`listenForSpeech`): one utterance found in what the mixer takes from the line each
-    /// tick (silence when the phone sent nothing, so the timeouts run on the mixer's clock).
-    struct SpeechListening {
-        var endpointer: SpeechEndpointer
-        /// When the caller begins to speak (a prompt with `bargeIn` stops then), once; on the loop.
-        let onStart: (() -> Void)?
-        /// The ending, the utterance and its rate, once; on the loop.
-        let report: (SpeechEndpointer.Ending, [Int16], Int) -> Void
-    }
-    private var speech: SpeechListening?
+    /// Speech input (`listenForSpeech`) on what the mixer takes from the line.
+    private var speech = LineSpeech()
     /// How long a verdict may take when the phone's audio does not decide it (silence counts, no packets don't).
     static let verdictLimit: UInt64 = 6_000_000_000
 
@@ -147,7 +139,7 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
         let pulled = queue.pull(into: &queued)
         if queue.trimmed != trimmed { PhoneLineCounters.framesTrimmed.add(queue.trimmed - trimmed, ordering: .relaxed) }
         if queue.unmixed != unmixed { PhoneLineCounters.framesUnmixed.add(queue.unmixed - unmixed, ordering: .relaxed) }
-        if speech != nil { listenForWords(pulled ? queued : silence) }
+        if speech.active { speech.feed(pulled ? queued : silence) }
         guard pulled else { return false }
         guard resampling.toMixer(queued, into: &frame) else { return false }
         if frame.rate != rate { PhoneLineCounters.resampled.add(1, ordering: .relaxed) }
@@ -204,24 +196,11 @@ final class PhoneLine: MixerPort, @unchecked Sendable {
     /// said. A new call replaces the listening in progress. On the loop.
     func listenForSpeech(_ settings: SpeechEndpointer.Settings, onStart: (() -> Void)? = nil,
                          report: @escaping (SpeechEndpointer.Ending, [Int16], Int) -> Void) {
-        speech = SpeechListening(endpointer: SpeechEndpointer(rate: rate.rawValue, settings: settings), onStart: onStart, report: report)
+        speech.listen(rate: rate, settings, onStart: onStart, report: report)
     }
 
     /// Ends the listening without a report. On the loop.
-    func stopListeningForSpeech() { speech = nil }
-
-    private func listenForWords(_ frame: AudioFrame) {
-        guard var s = speech, s.endpointer.rate == frame.rate.rawValue else { return }
-        speech = nil  // `s` holds the only reference to the utterance's buffer: feeding it does not copy it
-        let wasSpeaking = s.endpointer.speaking
-        let ending = frame.withSamples { s.endpointer.feed($0) }
-        if !wasSpeaking, s.endpointer.speaking { s.onStart?() }
-        guard let ending else {
-            speech = s
-            return
-        }
-        s.report(ending, s.endpointer.takeSamples(), s.endpointer.rate)
-    }
+    func stopListeningForSpeech() { speech.stop() }
 
     private func listeningDeadline(now: UInt64) {
         guard var l = listening else { return }

@@ -3,20 +3,27 @@ import Foundation
 import Media
 import Runtime
 import Synchronization
+import Telephony
 import Wire
 
 /// A `websocket` leg's audio as a mixer participant: 16-bit little-endian linear PCM (`audio/l16`) at
-/// 8 or 16 kHz in 20 ms binary messages both ways, as the Voice API's WebSocket endpoint does. What the
-/// socket sends is queued for the ticks (`LineQueue`) and the frame a tick takes goes to the mixer at its rate
-/// (`LineResampling`); what the participant hears each tick goes out as one message (silence included, a steady
-/// 20 ms stream).
+/// 8, 16 or 24 kHz in 20 ms binary messages both ways, as the Voice API's WebSocket endpoint does. What the
+/// socket sends waits in a playout buffer (`PlayoutBuffer`: sent faster than real time, a whole reply at
+/// once, it is still heard whole and in order) and the frame a tick takes goes to the mixer at its rate
+/// (`LineResampling`); what the participant hears each tick goes out as one message (silence included, a
+/// steady 20 ms stream).
+///
+/// The socket's text messages are the endpoint's commands (`Command`): `{"action": "clear"}` empties the
+/// buffer and is answered `{"event": "websocket:cleared"}`; `{"action": "notify", "payload": …}` is
+/// answered `{"event": "websocket:notify", "payload": …}` once the audio sent before it has played. Keys
+/// pressed by the leg the socket is connected to reach it as `{"event": "websocket:dtmf", "digit", "duration"}`.
 ///
 /// Lives on the mixer's worker loop like `PhoneLine`; the socket's callbacks run on an HTTP loop and
 /// post each message here (`received`). Each outgoing message is one small array the socket keeps until
 /// it is written: 50 a second per leg, off the RTP path. A line that `closesSocket` (a video session's
 /// audio connector) closes its socket when it leaves the mix; a call's leg closes its own on hangup. The
 /// Audio Connector's JSON transport carries the same frames base64-encoded in text messages (`Framing`).
-final class WebSocketLine: MixerPort, @unchecked Sendable {
+final class WebSocketLine: MixerPort, SpeechListeningLine, @unchecked Sendable {
     unowned let loop: EventLoop
     let rate: SampleRate
     let socket: WebSocket
@@ -28,8 +35,10 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
     private let resampling: LineResampling
     private var said: AudioFrame
     private var queued: AudioFrame
+    private var silence: AudioFrame
     private var outgoing: AudioFrame
-    private var queue: LineQueue
+    private var playout: PlayoutBuffer<JSONValue>
+    private var speech = LineSpeech()
     private(set) var malformed = 0
 
     init(loop: EventLoop, rate: SampleRate, socket: WebSocket, closesSocket: Bool = false, framing: Framing = .binary) throws {
@@ -42,8 +51,9 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
         resampling = try LineResampling(rate: rate)
         said = AudioFrame(rate: rate)
         queued = AudioFrame(rate: rate)
+        silence = AudioFrame(rate: rate)
         outgoing = AudioFrame(rate: rate)
-        queue = LineQueue(rate: rate)
+        playout = PlayoutBuffer(rate: rate)
     }
 
     /// One binary message from the socket (on the loop): exactly 20 ms of L16 at the leg's rate.
@@ -56,12 +66,44 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
         said.withMutableSamples { d in
             for i in 0..<n { d[i] = Int16(bitPattern: UInt16(bytes[2 * i]) | UInt16(bytes[2 * i + 1]) << 8) }
         }
-        queue.push(said)
+        said.withSamples { playout.push($0) }
+    }
+
+    /// One command from the socket (on the loop).
+    func perform(_ command: Command) {
+        switch command {
+        case .clear:
+            playout.clear()
+            socket.send(text: Self.json(.object(["event": "websocket:cleared"])))
+        case .notify(let payload):
+            playout.mark(payload)
+        }
+    }
+
+    /// Keys pressed by the leg the socket is connected to, one event each (on the loop).
+    func sendKeys(_ digits: String) {
+        for d in digits where d != "p" {
+            socket.send(text: Self.json(.object(["event": "websocket:dtmf", "digit": .string(String(d)),
+                                                 "duration": .number(Double(KeyPacing.keyMilliseconds))])))
+        }
     }
 
     func pull(into frame: inout AudioFrame, now: UInt64) -> Bool {
-        queue.pull(into: &queued) && resampling.toMixer(queued, into: &frame)
+        let socket = self.socket
+        let pulled = playout.pull(into: &queued) { payload in
+            socket.send(text: Self.json(.object(["event": "websocket:notify", "payload": payload])))
+        }
+        if speech.active { speech.feed(pulled ? queued : silence) }
+        return pulled && resampling.toMixer(queued, into: &frame)
     }
+
+    /// From now on, listens for one utterance in what the socket sends; see `PhoneLine.listenForSpeech`.
+    func listenForSpeech(_ settings: SpeechEndpointer.Settings, onStart: (() -> Void)?,
+                         report: @escaping (SpeechEndpointer.Ending, [Int16], Int) -> Void) {
+        speech.listen(rate: rate, settings, onStart: onStart, report: report)
+    }
+
+    func stopListeningForSpeech() { speech.stop() }
 
     func deliver(_ heard: AudioFrame?, now: UInt64) {
         if let heard, resampling.fromMixer(heard, into: &outgoing) {} else { outgoing.clear() }
@@ -110,7 +152,23 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
         }
     }
 
-    /// Where a socket's audio messages go once its line exists (the line is made later, on the mixer's worker).
+    /// What a text message from the socket asks of the line: `{"action": "clear"}` or
+    /// `{"action": "notify", "payload": …}` (no payload: `{}`). Nil for anything else, which is ignored.
+    enum Command: Sendable, Equatable {
+        case clear
+        case notify(JSONValue)
+
+        init?(text: String) {
+            guard let value = try? JSONParser.parse(text), let action = value["action"]?.stringValue else { return nil }
+            switch action {
+            case "clear": self = .clear
+            case "notify": self = .notify(value["payload"] ?? .object([:]))
+            default: return nil
+            }
+        }
+    }
+
+    /// Where a socket's messages go once its line exists (the line is made later, on the mixer's worker).
     final class Holder: Sendable {
         let line = Mutex<WebSocketLine?>(nil)
 
@@ -118,6 +176,14 @@ final class WebSocketLine: MixerPort, @unchecked Sendable {
         func received(_ bytes: [UInt8]) {
             guard let target = line.withLock({ $0 }) else { return }
             target.loop.execute { target.received(bytes) }
+        }
+
+        /// A text message: audio in `framing`'s JSON transport, else a command (`Command`), posted to the
+        /// line's loop; anything else is ignored.
+        func received(text: String, framing: Framing) {
+            if let bytes = framing.audio(inText: text) { return received(bytes) }
+            guard let command = Command(text: text), let target = line.withLock({ $0 }) else { return }
+            target.loop.execute { target.perform(command) }
         }
     }
 

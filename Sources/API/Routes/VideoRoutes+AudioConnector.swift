@@ -174,10 +174,8 @@ extension VideoRoutes {
         var callbacks = WebSocketCallbacks()
         let framing = ask.framing
         if ask.bidirectional {
-            switch framing {
-            case .binary: callbacks.onBinary = { _, bytes in holder.received(bytes) }
-            case .json: callbacks.onText = { _, text in if let bytes = framing.audio(inText: text) { holder.received(bytes) } }
-            }
+            if framing == .binary { callbacks.onBinary = { _, bytes in holder.received(bytes) } }
+            callbacks.onText = { _, text in holder.received(text: text, framing: framing) }
         }
         callbacks.onClose = { _, _, _ in
             if let joined = end.closed() {

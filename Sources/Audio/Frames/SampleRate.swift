@@ -2,6 +2,7 @@
 public enum SampleRate: Int, Sendable, Hashable, CaseIterable {
     case hz8000 = 8000
     case hz16000 = 16000
+    case hz24000 = 24000
     case hz48000 = 48000
 
     /// Samples in one 20 ms frame at this rate.

@@ -253,7 +253,7 @@ public final class Calls: CallMediaEvents, Sendable {
     }
 
     /// DTMF the user's client sends into its own leg: the leg's NCCO hears it (an `input` collects it), and
-    /// a phone leg it is connected to gets it as RFC 4733 events (menus on the far end work).
+    /// the leg it is connected to gets it (a phone as RFC 4733 events: menus on the far end work).
     public func digits(uuid: String, user: User, digits: String) async throws {
         guard let l = leg(uuid) else { throw CallError.notLive }
         guard await l.ownerUserID == user.id else { throw CallError.notYours }
@@ -268,9 +268,14 @@ public final class Calls: CallMediaEvents, Sendable {
         Task { await l.mediaFinished() }
     }
 
+    /// Keys a phone, SIP or websocket leg's far end pressed: the leg's NCCO hears them, and the leg it is
+    /// connected to gets them (a phone as RFC 4733 events, a websocket as `websocket:dtmf` messages).
     public func digits(_ digits: String, leg uuid: String) {
         guard let l = leg(uuid) else { return }
-        Task { await l.digits(digits) }
+        Task {
+            await l.digits(digits)
+            await l.forwardDigits(digits)
+        }
     }
 
     public func recordingFinished(leg uuid: String, record: NCCOAction.Record, fields: [String: JSONValue]) {
