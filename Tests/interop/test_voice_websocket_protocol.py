@@ -1,0 +1,262 @@
+"""The Voice API's WebSocket endpoint protocol, as a voice bot uses it: a reply sent faster than real time (all at
+once) is buffered and heard whole and in order; `{"action": "notify"}` is answered `websocket:notify` once the audio
+before it has played; `{"action": "clear"}` stops what is queued (barge-in) and is answered `websocket:cleared`;
+keys pressed by the leg the socket is connected to (an app user's `call:dtmf`, a phone's RFC 4733 events) arrive as
+`websocket:dtmf`; an NCCO `input` with speech on a websocket leg hears what the socket says (`rate=24000` there).
+The app user hears the socket through the conversation's mix over WebRTC (aiortc)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import threading
+import time
+
+import numpy as np
+import requests
+
+from accounts_support import bearer, token
+from media_support import collect_audio, sine_track, wav_samples
+from rig import start_server, wait_until
+from rooms_support import AudioMember, Realtime, drain, tone_strength, wait_for
+from voice_support import Hooks, application, user_jwt
+
+
+class Bot:
+    """A WebSocket server on loopback standing in for a voice bot: keeps the first message, every later text
+    message (with when it came) and the audio it hears; `send` writes a message from the test's thread."""
+
+    def __init__(self):
+        self.first = None
+        self.events: list[tuple[float, dict]] = []
+        self.sizes = set()
+        self.closed = threading.Event()
+        self.ws = None
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def run():
+            import websockets
+            asyncio.set_event_loop(self.loop)
+
+            async def handler(ws):
+                self.first = json.loads(await ws.recv())
+                self.ws = ws
+                try:
+                    async for message in ws:
+                        if isinstance(message, bytes):
+                            self.sizes.add(len(message))
+                        else:
+                            self.events.append((time.monotonic(), json.loads(message)))
+                finally:
+                    self.closed.set()
+
+            async def main():
+                self.server = await websockets.serve(handler, "127.0.0.1", 0)
+                self.port = self.server.sockets[0].getsockname()[1]
+                ready.set()
+                await asyncio.Future()
+
+            self.loop.run_until_complete(main())
+
+        threading.Thread(target=run, daemon=True).start()
+        ready.wait(10)
+
+    @property
+    def uri(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/bot"
+
+    def send(self, *messages):
+        """Writes `messages` (bytes: audio; dict: a JSON command) back to back; returns when they are written."""
+        async def write():
+            for m in messages:
+                await self.ws.send(m if isinstance(m, bytes) else json.dumps(m))
+        asyncio.run_coroutine_threadsafe(write(), self.loop).result(30)
+
+    def close(self):
+        if self.ws is not None:
+            asyncio.run_coroutine_threadsafe(self.ws.close(), self.loop).result(10)
+
+    def named(self, event: str) -> list[tuple[float, dict]]:
+        return [(t, e) for t, e in self.events if e.get("event") == event]
+
+    def stop(self):
+        self.loop.call_soon_threadsafe(self.server.close)
+
+
+def tone_frames(frequency: float, seconds: float, rate: int = 16000) -> list[bytes]:
+    """`seconds` of a tone as 20 ms L16 messages."""
+    n = rate // 50
+    samples = (0.3 * 32767 * np.sin(2 * np.pi * frequency * np.arange(int(seconds * rate)) / rate)).astype("<i2")
+    return [samples[i:i + n].tobytes() for i in range(0, len(samples) - n + 1, n)]
+
+
+def seconds_of(tone: float, samples, rate, step=0.1) -> float:
+    """How long `tone` clearly dominates in `samples`, in 100 ms windows."""
+    w = int(rate * step)
+    return step * sum(1 for i in range(0, len(samples) - w, w)
+                      if np.abs(samples[i:i + w]).max() > 1000 and tone_strength(samples[i:i + w], rate, tone) > 20)
+
+
+async def user_calls_the_bot(server, bot):
+    """An app user (alice) calls the application, whose answer NCCO connects her to the bot; returns her realtime
+    connection, the call, her audio member and the mix track she hears, once the bot's socket is open."""
+    hooks = Hooks()
+    app_id, key = application(server, hooks)
+    hooks.ncco = lambda req: [{"action": "connect", "endpoint": [{"type": "websocket", "uri": bot.uri,
+                                                                  "content-type": "audio/l16;rate=16000"}]}]
+    rt = await Realtime(server.ws_url).connect()
+    await rt.login(user_jwt(server, app_id, key, "alice"))
+    created = await rt.request("call:create", {"to": "bot"})
+    member = AudioMember(rt, created["conversation_id"])
+    await member.publish(sine_track(440, amplitude=0.05))
+    await member.subscribe()
+    await wait_for(lambda: bot.first is not None and bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+    await wait_for(lambda: member.tracks, timeout=10, what="mix track")
+    track = next(iter(member.tracks.values()))
+    await drain(track)
+    return rt, created, member, track
+
+
+def test_a_reply_sent_at_once_is_heard_whole_and_notify_says_when_it_has_played():
+    server = start_server(https=False)
+    bot = Bot()
+    try:
+        asyncio.run(_reply_at_once(server, bot))
+    finally:
+        bot.stop()
+        server.stop()
+
+
+async def _reply_at_once(server, bot):
+    rt, created, member, track = await user_calls_the_bot(server, bot)
+    # Three seconds of 500 Hz then three of 900 Hz, written in one go, then a notify.
+    sent = time.monotonic()
+    await asyncio.to_thread(bot.send, *tone_frames(500, 3), *tone_frames(900, 3), {"action": "notify", "payload": {"reply": "r1"}})
+    samples, rate = await collect_audio(track, 7.5)
+    heard_500, heard_900 = seconds_of(500, samples, rate), seconds_of(900, samples, rate)
+    assert 2.6 <= heard_500 <= 3.3 and 2.6 <= heard_900 <= 3.3, (heard_500, heard_900)
+    first_900 = next(i for i in range(0, len(samples) - rate // 10, rate // 10)
+                     if tone_strength(samples[i:i + rate // 10], rate, 900) > 20 and np.abs(samples[i:i + rate // 10]).max() > 1000)
+    last_500 = max(i for i in range(0, len(samples) - rate // 10, rate // 10)
+                   if tone_strength(samples[i:i + rate // 10], rate, 500) > 20 and np.abs(samples[i:i + rate // 10]).max() > 1000)
+    assert last_500 < first_900, "in the order sent"
+    notified = bot.named("websocket:notify")
+    print(f"heard 500 Hz {heard_500:.1f} s, 900 Hz {heard_900:.1f} s; notify {notified[0][0] - sent if notified else None} s after sending")
+    assert len(notified) == 1 and notified[0][1]["payload"] == {"reply": "r1"}, bot.events
+    assert 5.7 <= notified[0][0] - sent <= 7.5, f"notify {notified[0][0] - sent:.2f} s after the reply was sent"
+    assert bot.sizes == {640}, bot.sizes
+    await rt.request("call:hangup", {"call_id": created["call_id"]})
+    await wait_for(lambda: bot.closed.is_set(), timeout=10, what="socket closed")
+    await member.close()
+    await rt.close()
+
+
+def test_clear_stops_what_is_queued_and_keys_arrive_as_dtmf_events():
+    server = start_server(https=False)
+    bot = Bot()
+    try:
+        asyncio.run(_clear_and_keys(server, bot))
+    finally:
+        bot.stop()
+        server.stop()
+
+
+async def _clear_and_keys(server, bot):
+    rt, created, member, track = await user_calls_the_bot(server, bot)
+    # Twenty seconds queued with a notify behind them; two seconds in, the bot is interrupted and clears.
+    await asyncio.to_thread(bot.send, *tone_frames(700, 20), {"action": "notify", "payload": {"n": 1}})
+    before, rate = await collect_audio(track, 2.0)
+    assert seconds_of(700, before, rate) >= 1.2, "the reply plays"
+    cleared_at = time.monotonic()
+    await asyncio.to_thread(bot.send, {"action": "clear"})
+    await wait_for(lambda: bot.named("websocket:cleared"), timeout=2, what=lambda: f"websocket:cleared; {bot.events}")
+    assert bot.named("websocket:cleared")[0][1] == {"event": "websocket:cleared"}
+    assert bot.named("websocket:cleared")[0][0] - cleared_at < 1.0
+    await collect_audio(track, 0.5)
+    after, rate = await collect_audio(track, 2.0)
+    assert seconds_of(700, after, rate) == 0, "nothing queued plays after clear"
+    assert not bot.named("websocket:notify"), "the notify behind the cleared audio is gone"
+    # A notify with nothing queued comes back at once.
+    await asyncio.to_thread(bot.send, {"action": "notify", "payload": {"n": 2}})
+    await wait_for(lambda: bot.named("websocket:notify"), timeout=2, what=lambda: f"websocket:notify; {bot.events}")
+    assert [e["payload"] for _, e in bot.named("websocket:notify")] == [{"n": 2}]
+    # Alice presses keys: the bot she is connected to gets each as an event.
+    await rt.request("call:dtmf", {"call_id": created["call_id"], "digits": "1#"})
+    await wait_for(lambda: len(bot.named("websocket:dtmf")) == 2, timeout=5, what=lambda: f"dtmf events; {bot.events}")
+    assert [e for _, e in bot.named("websocket:dtmf")] == [{"event": "websocket:dtmf", "digit": "1", "duration": 100},
+                                                           {"event": "websocket:dtmf", "digit": "#", "duration": 100}]
+    await rt.request("call:hangup", {"call_id": created["call_id"]})
+    await wait_for(lambda: bot.closed.is_set(), timeout=10, what="socket closed")
+    await member.close()
+    await rt.close()
+
+
+def test_a_phone_s_keys_reach_the_bot_it_is_connected_to(tmp_path):
+    """SIPp calls the application's number and presses 2 then 4 (RFC 4733); the answer NCCO connects it to the bot,
+    which gets both keys and then closes its socket, which ends the call (SIPp gets the BYE)."""
+    from test_voice_phone import sipp_presses_2_then_4
+    from sip_support import start_sip_server
+    bot = Bot()
+    server, port = start_sip_server()
+
+    def close_after_two_keys():
+        wait_until(lambda: len(bot.named("websocket:dtmf")) >= 2, timeout=20, what=lambda: f"two keys; {bot.events}")
+        bot.close()
+
+    closer = threading.Thread(target=close_after_two_keys, daemon=True)
+    closer.start()
+    try:
+        sipp_presses_2_then_4((server, port), tmp_path, lambda hooks: [
+            {"action": "connect", "endpoint": [{"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=8000"}]}])
+        closer.join(5)
+        assert [e["digit"] for _, e in bot.named("websocket:dtmf")] == ["2", "4"], bot.events
+        assert bot.sizes == {320}, bot.sizes
+    finally:
+        bot.stop()
+        server.stop()
+
+
+MENU = ["sales", "support", "billing", "speak to an agent"]
+
+
+def test_an_input_on_a_websocket_leg_hears_what_the_socket_says(tmp_path):
+    """`POST /v1/calls` to a websocket at 24 kHz whose NCCO is a speech `input`: the bot says "support" (espeak-ng,
+    sent in one go, as a bot would send a synthesized reply) and the input's event URL gets it."""
+    server = start_server(https=False)
+    bot = Bot()
+    hooks = Hooks()
+    try:
+        app_id, key = application(server, hooks)
+        voice, word = tmp_path / "voice.wav", tmp_path / "word.wav"
+        subprocess.run(["espeak-ng", "-v", "en-us+f2", "-w", str(voice), "support"], check=True)
+        subprocess.run(["sox", str(voice), "-r", "24000", "-c", "1", "-b", "16", str(word), "pad", "1", "3"], check=True)
+        samples, rate = wav_samples(word)
+        assert rate == 24000
+        pcm = np.asarray(samples).astype("<i2")
+        frames = [pcm[i:i + 480].tobytes() for i in range(0, len(pcm) - 480 + 1, 480)]
+        ncco = [{"action": "input", "type": ["speech"], "speech": {"context": MENU, "endOnSilence": 1},
+                 "eventUrl": [hooks.url + "/event/input"]}]
+        r = requests.post(server.http_url + "/v1/calls", headers={"Authorization": bearer(token(app_id, key))}, timeout=10, json={
+            "to": [{"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=24000"}],
+            "from": {"type": "phone", "number": "14155550100"}, "ncco": ncco})
+        assert r.status_code == 201, r.text
+        uuid = r.json()["uuid"]
+        wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+        assert bot.first == {"event": "websocket:connected", "content-type": "audio/l16;rate=24000"}
+        wait_until(lambda: "answered" in hooks.statuses(uuid), timeout=10, what=lambda: f"answered; {hooks.events}")
+        bot.send(*frames)
+        results = lambda: [e for e in hooks.events if e.get("uuid") == uuid and "speech" in e]
+        wait_until(results, timeout=20, what=lambda: f"the input's result: {hooks.events}\n{server.log()[-2000:]}")
+        speech = results()[0]["speech"]
+        assert speech["timeout_reason"] == "end_on_silence_timeout", speech
+        assert speech["results"] and speech["results"][0]["text"] == "support", speech
+        assert bot.sizes == {960}, bot.sizes
+        # The NCCO ends with the input: the call completes and the socket is closed.
+        wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=15, what=lambda: f"completed: {hooks.events}")
+        assert bot.closed.wait(10)
+    finally:
+        bot.stop()
+        hooks.http.shutdown()
+        server.stop()
