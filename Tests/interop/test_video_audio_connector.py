@@ -187,6 +187,12 @@ async def _bidirectional(server):
         await until(lambda: len(sink.frames.get("/agent", [])) >= 100, 5, "two seconds on the agent's socket")
         said, rate = sink.samples("/agent", 1.5, 16000)
         assert tone_level(said, rate, 440) == 0 and tone_level(said, rate, 660) < -40
+        # The Voice API's WebSocket commands work here too: notify once what was sent before it has played, clear.
+        await asyncio.to_thread(sink.send, "/agent", {"action": "notify", "payload": {"mark": 1}})
+        await until(lambda: sink.events["/agent"], 2, "websocket:notify")
+        await asyncio.to_thread(sink.send, "/agent", {"action": "clear"})
+        await until(lambda: len(sink.events["/agent"]) == 2, 2, "websocket:cleared")
+        assert sink.events["/agent"] == [{"event": "websocket:notify", "payload": {"mark": 1}}, {"event": "websocket:cleared"}]
 
         # Muting the agent's stream (moderation) silences it for its subscribers.
         await asyncio.to_thread(ot.mute_stream, sid, stream["streamId"])

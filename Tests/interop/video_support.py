@@ -158,12 +158,15 @@ class AudioConnectorSink:
     agent): what each path received; on the paths in `talk`, it also sends a sine of that frequency back, 20 ms
     at a time at the rate the first message names. On the paths in `json` (the JSON audio transport), audio comes
     and goes base64-encoded in text messages: `json[path]` = (the field it arrives in, the field it is sent in);
-    each such message received is kept whole in `texts`."""
+    each such message received is kept whole in `texts`; other text messages (the server's events) go to `events`,
+    and `send` writes a JSON command on a path."""
 
     def __init__(self, talk: dict[str, int] | None = None, json_fields: dict[str, tuple[str, str]] | None = None):
         self.talk = talk or {}
         self.json = json_fields or {}
         self.texts: dict[str, list[dict]] = {}
+        self.events: dict[str, list[dict]] = {}
+        self.sockets: dict = {}
         self.first: dict[str, dict] = {}
         self.frames: dict[str, list[bytes]] = {}
         self.closed: dict[str, threading.Event] = {}
@@ -180,6 +183,8 @@ class AudioConnectorSink:
             path = ws.request.path
             self.frames[path] = []
             self.texts[path] = []
+            self.events[path] = []
+            self.sockets[path] = ws
             self.closed[path] = threading.Event()
             incoming, outgoing = self.json.get(path, (None, None))
             sender = None
@@ -191,6 +196,8 @@ class AudioConnectorSink:
                 async for message in ws:
                     if isinstance(message, bytes):
                         self.frames[path].append(message)
+                    elif "event" in json.loads(message):
+                        self.events[path].append(json.loads(message))
                     elif incoming:
                         body = json.loads(message)
                         self.texts[path].append(body)
@@ -222,6 +229,10 @@ class AudioConnectorSink:
 
     def uri(self, path):
         return f"ws://127.0.0.1:{self.port}{path}"
+
+    def send(self, path, command: dict):
+        """Writes `command` as a JSON text message on `path`'s socket."""
+        asyncio.run_coroutine_threadsafe(self.sockets[path].send(json.dumps(command)), self.loop).result(10)
 
     def samples(self, path, seconds, rate):
         """The last `seconds` of what `path` received, as floats."""
