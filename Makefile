@@ -15,7 +15,7 @@ INTEROP := .venv/bin/python -m pytest -q -n $(INTEROP_WORKERS) --dist loadgroup 
 # overlapped its first media-heavy files, whose real-time encoders then fell short of their rates now and then.
 # Unoptimized (FUZZ_QUICK=1): it builds in ~45 s instead of ~140 s; in runs this short the build is most of the cost.
 # scripts/fuzz runs one target per core at a time.
-FUZZ_SMOKE := export FUZZ_QUICK=1 && scripts/fuzz $(FUZZ_SECONDS) HTTPRequest WebSocketFrame && scripts/fuzz 5 STUN RTP RTCP SDP SDPAttribute SIP Jitter Endpointer VideoRecording WAV MP3 OggOpus NCCODocument LayoutCSS
+FUZZ_SMOKE := export FUZZ_QUICK=1 && scripts/fuzz $(FUZZ_SECONDS) HTTPRequest WebSocketFrame && scripts/fuzz 5 STUN RTP RTCP SDP SDPAttribute SIP Jitter Playout Endpointer VideoRecording WAV MP3 OggOpus NCCODocument LayoutCSS
 
 .PHONY: run build release test unit interop fuzz bench setup setup-test setup-bench clean sanitize faults soak
 

@@ -14,6 +14,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case "LayoutCSS": return fuzzLayoutCSS(data, size)
     case "NCCODocument": return fuzzNCCODocument(data, size)
     case "OggOpus": return fuzzOggOpus(data, size)
+    case "Playout": return fuzzPlayout(data, size)
     case "RTCP": return fuzzRTCP(data, size)
     case "RTP": return fuzzRTP(data, size)
     case "SDP": return fuzzSDP(data, size)
@@ -23,6 +24,6 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case "VideoRecording": return fuzzVideoRecording(data, size)
     case "WAV": return fuzzWAV(data, size)
     case "WebSocketFrame": return fuzzWebSocketFrame(data, size)
-    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: Endpointer, HTTPRequest, Jitter, LayoutCSS, MP3, NCCODocument, OggOpus, RTCP, RTP, SDP, SDPAttribute, SIP, STUN, VideoRecording, WAV, WebSocketFrame")
+    default: fatalError("set SWITCHBOARD_FUZZ_TARGET to one of: Endpointer, HTTPRequest, Jitter, LayoutCSS, MP3, NCCODocument, OggOpus, Playout, RTCP, RTP, SDP, SDPAttribute, SIP, STUN, VideoRecording, WAV, WebSocketFrame")
     }
 }

@@ -54,8 +54,15 @@ struct PlayoutBufferTests {
         #expect(b.dropped == 2)
         #expect(b.count == PlayoutBuffer<Int>.capacity)
         #expect(tick(&b).0 == 0)
+        // So with marks: past their bound, new ones are dropped.
+        let kept = (0..<PlayoutBuffer<Int>.markCapacity).map { b.mark($0) }
+        #expect(kept.allSatisfy { $0 })
+        let beyond = b.mark(-1)
+        #expect(!beyond)
+        #expect(b.droppedMarks == 1)
         // A frame of the wrong size is not queued.
-        #expect([Int16](repeating: 0, count: 10).withUnsafeBufferPointer { b.push($0) } == false)
+        let short = [Int16](repeating: 0, count: 10).withUnsafeBufferPointer { b.push($0) }
+        #expect(!short)
     }
 
     @Test("a mark is reached once the frames before it have played; one with nothing before it at the next tick")

@@ -1,30 +1,32 @@
-import Audio
-
-/// What a WebSocket's far end sends to be heard (`WebSocketLine`), as the Voice API's WebSocket endpoint
+/// What a WebSocket's far end sends to be heard (the API's `WebSocketLine`), as the Voice API's WebSocket endpoint
 /// takes it: 20 ms frames at the far end's rate, played in order one a tick, however fast they came. A
 /// bot may send a whole reply at once; up to `capacity` frames (about a minute) wait, and a frame beyond
 /// that is dropped (`dropped`), never one already waiting, so what plays stays in order.
 ///
 /// - Playing starts once two frames wait, or one has waited a tick: a far end streaming in real time gets
 ///   a frame of cushion against its network's jitter, and a lone frame is not held back. After running dry
-///   it starts the same way again. Nothing is trimmed: unlike a phone's queue (`LineQueue`), the far end
+///   it starts the same way again. Nothing is trimmed: unlike a phone's queue (the API's `LineQueue`), the far end
 ///   decides the delay, and a reply sent ahead is meant to be heard whole.
 /// - A mark (`notify`) sits after the frames sent before it and is reached once they have all played; a
 ///   mark with nothing ahead of it is reached at the next tick.
 /// - `clear()` discards the frames waiting and the marks behind them.
+/// - At most `markCapacity` marks wait; a mark beyond them is dropped (`droppedMarks`), so a far end that
+///   sends marks endlessly holds no more memory than one that sends audio.
 ///
 /// Its ring starts at two seconds and doubles as a far end gets further ahead, up to `capacity`: the
 /// buffer grows only while a far end sends faster than real time, not per frame.
-struct PlayoutBuffer<Mark> {
+public struct PlayoutBuffer<Mark> {
     /// Frames that may wait: 3,072 (61.44 s), as many as the Voice API's WebSocket endpoint buffers.
-    static var capacity: Int { 3072 }
+    public static var capacity: Int { 3072 }
+    /// Marks that may wait.
+    public static var markCapacity: Int { 1024 }
     private static var initialFrames: Int { 100 }
     /// Samples per frame at the far end's rate.
-    let samples: Int
+    public let samples: Int
     private var ring: [Int16]
     private var slots: Int
     private var head = 0
-    private(set) var count = 0
+    public private(set) var count = 0
     private var playing = false
     /// Ticks the frames have waited while not playing.
     private var waited = 0
@@ -34,9 +36,11 @@ struct PlayoutBuffer<Mark> {
     private var marks: [(at: Int, mark: Mark)] = []
     private var nextMark = 0
     /// Frames that came while `capacity` frames waited.
-    private(set) var dropped = 0
+    public private(set) var dropped = 0
+    /// Marks that came while `markCapacity` marks waited.
+    public private(set) var droppedMarks = 0
 
-    init(rate: SampleRate) {
+    public init(rate: SampleRate) {
         samples = rate.samplesPerFrame
         slots = Self.initialFrames
         ring = [Int16](repeating: 0, count: slots * samples)
@@ -44,7 +48,7 @@ struct PlayoutBuffer<Mark> {
 
     /// Queues one frame (`samples` of them); false when it is dropped.
     @discardableResult
-    mutating func push(_ frame: UnsafeBufferPointer<Int16>) -> Bool {
+    public mutating func push(_ frame: UnsafeBufferPointer<Int16>) -> Bool {
         guard frame.count == samples else { return false }
         guard count < Self.capacity else {
             dropped += 1
@@ -61,14 +65,20 @@ struct PlayoutBuffer<Mark> {
         return true
     }
 
-    /// A mark after every frame pushed so far.
-    mutating func mark(_ mark: Mark) {
+    /// A mark after every frame pushed so far; false when it is dropped.
+    @discardableResult
+    public mutating func mark(_ mark: Mark) -> Bool {
+        guard marks.count - nextMark < Self.markCapacity else {
+            droppedMarks += 1
+            return false
+        }
         marks.append((written, mark))
+        return true
     }
 
     /// Discards the frames waiting and the marks behind them; how many frames it discarded.
     @discardableResult
-    mutating func clear() -> Int {
+    public mutating func clear() -> Int {
         let discarded = count
         played += count
         count = 0
@@ -81,7 +91,7 @@ struct PlayoutBuffer<Mark> {
 
     /// One tick: the next frame into `frame` (false when there is none to play), then each mark its
     /// frames have reached, in order.
-    mutating func pull(into frame: inout AudioFrame, reached: (Mark) -> Void) -> Bool {
+    public mutating func pull(into frame: inout AudioFrame, reached: (Mark) -> Void) -> Bool {
         let pulled = take(into: &frame)
         while nextMark < marks.count, marks[nextMark].at <= played {
             reached(marks[nextMark].mark)
