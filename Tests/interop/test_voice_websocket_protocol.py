@@ -260,3 +260,88 @@ def test_an_input_on_a_websocket_leg_hears_what_the_socket_says(tmp_path):
         bot.stop()
         hooks.http.shutdown()
         server.stop()
+
+
+def test_a_synchronous_connect_falls_back_when_the_bot_goes_away_or_cannot_be_reached():
+    """`eventType: synchronous` on a websocket `connect`: the bot closing its socket is `disconnected` (with the
+    endpoint's `headers`) and the NCCO the connect's event URL answers with replaces the rest of the caller's;
+    a socket that cannot be opened is `failed`, answered the same way. Without it the bot's close is `completed`
+    and the NCCO goes on."""
+    server = start_server(https=False)
+    bot = Bot()
+    hooks = Hooks()
+    try:
+        app_id, key = application(server, hooks)
+        closed_port = socket_port()
+
+        def ncco(uri, synchronous):
+            connect = {"action": "connect", "eventUrl": [hooks.url + "/event/connect"],
+                       "endpoint": [{"type": "websocket", "uri": uri, "content-type": "audio/l16;rate=16000",
+                                     "headers": {"original_from": "alice"}}]}
+            if synchronous:
+                connect["eventType"] = "synchronous"
+            return [connect, {"action": "notify", "payload": {"step": "next"}, "eventUrl": [hooks.url + "/event/notify"]}]
+
+        def fallback(path, event):
+            if path.startswith("/event/connect") and event.get("status") in ("disconnected", "failed"):
+                return [{"action": "notify", "payload": {"step": "fallback", "after": event["status"]},
+                         "eventUrl": [hooks.url + "/event/notify"]}]
+            return None
+
+        hooks.reply = fallback
+        steps = lambda call: [e for e in hooks.events if e.get("uuid") == call and "step" in e]
+
+        async def call(to):
+            rt = await Realtime(server.ws_url).connect()
+            await rt.login(user_jwt(server, app_id, key, "alice"))
+            created = await rt.request("call:create", {"to": to})
+            return rt, created["call_id"]
+
+        async def scenario():
+            # The bot goes away mid-call: `disconnected`, then the fallback instead of the next action.
+            hooks.ncco = lambda req: ncco(bot.uri, synchronous=True)
+            rt, leg = await call("bot")
+            await wait_for(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+            socket_leg = lambda: next((e["uuid"] for e in hooks.events if e.get("to") == bot.uri), None)
+            await wait_for(lambda: socket_leg() and "answered" in hooks.statuses(socket_leg()), timeout=10,
+                           what=lambda: f"the socket's leg answered; {hooks.events}")
+            await asyncio.to_thread(bot.close)
+            await wait_for(lambda: steps(leg), timeout=10, what=lambda: f"the fallback's notify; {hooks.events}")
+            assert [e["step"] for e in steps(leg)] == ["fallback"] and steps(leg)[0]["after"] == "disconnected", hooks.events
+            gone = [e for e in hooks.events if e.get("uuid") == socket_leg() and e.get("status") == "disconnected"]
+            assert gone and gone[0]["headers"] == {"original_from": "alice"} and gone[0]["to"] == bot.uri, hooks.events
+            await rt.close()
+
+            # Nothing listens at the URI: `failed`, answered with the fallback.
+            hooks.ncco = lambda req: ncco(f"ws://127.0.0.1:{closed_port}/bot", synchronous=True)
+            rt, leg = await call("nobody")
+            await wait_for(lambda: steps(leg), timeout=15, what=lambda: f"the fallback's notify; {hooks.events}")
+            assert [(e["step"], e.get("after")) for e in steps(leg)] == [("fallback", "failed")], hooks.events
+            await rt.close()
+
+            # Not synchronous: the bot's close is `completed`, and the NCCO goes on with its next action.
+            bot.ws = None
+            hooks.ncco = lambda req: ncco(bot.uri, synchronous=False)
+            rt, leg = await call("bot")
+            await wait_for(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+            await asyncio.sleep(0.5)
+            await asyncio.to_thread(bot.close)
+            await wait_for(lambda: steps(leg), timeout=10, what=lambda: f"the next action's notify; {hooks.events}")
+            assert [e["step"] for e in steps(leg)] == ["next"], hooks.events
+            last_socket = [e for e in hooks.events if e.get("to") == bot.uri and "status" in e][-1]
+            assert last_socket["status"] == "completed", hooks.events
+            await rt.close()
+
+        asyncio.run(scenario())
+    finally:
+        bot.stop()
+        hooks.http.shutdown()
+        server.stop()
+
+
+def socket_port() -> int:
+    """A loopback TCP port nothing listens on (bound, then closed)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -17,14 +17,16 @@ from sip_support import Baresip, api, start_sip_server, trunk_and_number
 
 
 class Hooks:
-    """The application's webhook server: answers with `ncco(query)`, records every event, and serves `files`
-    (path -> WAV bytes) for NCCO `stream` and `musicOnHoldUrl`."""
+    """The application's webhook server: answers with `ncco(query)`, records every event (answering an event with
+    `reply(path, event)` when that gives an NCCO, else 204), and serves `files` (path -> WAV bytes) for NCCO `stream`
+    and `musicOnHoldUrl`."""
 
     def __init__(self):
         self.events = []
         self.answers = []
         self.files = {}
         self.ncco = lambda request: []
+        self.reply = lambda path, event: None
         hooks = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -44,6 +46,9 @@ class Hooks:
                     hooks.answers.append(body)
                     return self._reply("application/json", json.dumps(hooks.ncco(body)).encode())
                 hooks.events.append(body)
+                ncco = hooks.reply(self.path, body)
+                if ncco is not None:
+                    return self._reply("application/json", json.dumps(ncco).encode())
                 self.send_response(204)
                 self.end_headers()
 

@@ -517,8 +517,10 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         var callbacks = WebSocketCallbacks()
         callbacks.onBinary = { _, bytes in box.received(bytes) }
         callbacks.onText = { _, text in box.received(text: text, framing: .binary) }
+        // The application closed it (a hangup from this side has let go of the leg first): `disconnected`, which
+        // a synchronous connect's event URL may answer with a fallback NCCO (else the leg is `completed`: `LiveLeg`).
         callbacks.onClose = { [weak self] _, code, reason in
-            self?.finish(phone, status: "completed", reason: "websocket closed (\(code)) \(reason)", events: events)
+            self?.finish(phone, status: "disconnected", reason: "websocket closed (\(code)) \(reason)", events: events)
         }
         let socket: WebSocket
         do {

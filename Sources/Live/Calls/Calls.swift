@@ -161,16 +161,18 @@ public final class Calls: CallMediaEvents, Sendable {
         }
         let event = c.eventURL.map { VoiceWebhooks.Target(url: $0.url, method: $0.method == .get ? .GET : .POST) } ?? parent.eventTarget
         let runner = LiveLeg(leg: child, application: app, script: .bridgedTo(parent: uuid), eventTarget: event, user: user, calls: self,
-                             machineDetection: c.machineDetection)
+                             machineDetection: c.machineDetection, fallback: c.synchronous)
         live.withLock { $0[child.uuid] = runner }
         await parent.dialStarted(child: child.uuid)
         await runner.ring()
     }
 
     /// A leg has ended: the legs tied to it hear of it.
-    func ended(uuid: String, status: CallStatus, parent: String?, child: String?, wasAnswered: Bool, endOnExitConversation: String?) async {
+    /// `answer`: what a synchronous connect's event URL answered the leg's status with, for its parent.
+    func ended(uuid: String, status: CallStatus, parent: String?, child: String?, wasAnswered: Bool, endOnExitConversation: String?,
+               answer: JSONValue? = nil) async {
         _ = live.withLock { $0.removeValue(forKey: uuid) }
-        if let parent, let p = leg(parent) { await p.childEnded(wasAnswered: wasAnswered, status: status) }
+        if let parent, let p = leg(parent) { await p.childEnded(wasAnswered: wasAnswered, status: status, answer: answer) }
         if let child, let c = leg(child) { await c.hangup(reason: "parent ended") }
         if let conversation = endOnExitConversation {
             for other in (try? core.calls.legs(inConversation: conversation)) ?? [] where !other.status.isTerminal {

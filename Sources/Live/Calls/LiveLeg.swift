@@ -33,13 +33,18 @@ actor LiveLeg {
     var lastDialStatus: CallStatus?
     /// Answering-machine detection asked for when the call was placed.
     let machineDetection: MachineDetection?
+    /// Dialled by a synchronous `connect` (`eventType: synchronous`): the event of how it failed (or, for a
+    /// websocket, that its far end `disconnected`) may be answered with an NCCO that replaces the rest of the
+    /// parent's.
+    let fallback: Bool
     /// A synchronous detection holds the NCCO until its verdict (or beep).
     var awaitingDetection = false
 
     init(leg: CallLeg, application: Application, script: Script, eventTarget: VoiceWebhooks.Target?, user: User?, calls: Calls,
-         machineDetection: MachineDetection? = nil) {
+         machineDetection: MachineDetection? = nil, fallback: Bool = false) {
         uuid = leg.uuid
         self.machineDetection = machineDetection
+        self.fallback = fallback
         self.leg = leg
         self.application = application
         self.script = script
@@ -336,10 +341,11 @@ actor LiveLeg {
     }
 
     /// The dialled leg ended: before answering it failed the connect, after it the bridge.
-    func childEnded(wasAnswered: Bool, status: CallStatus? = nil) {
+    /// `answer`: what the connect's event URL answered the dialled leg's status with (a synchronous connect).
+    func childEnded(wasAnswered: Bool, status: CallStatus? = nil, answer: JSONValue? = nil) {
         child = nil
         if !wasAnswered { lastDialStatus = status }
-        run(wasAnswered ? engine.bridgeEnded(now: now) : engine.dialFailed(now: now))
+        run(wasAnswered ? engine.bridgeEnded(now: now, answer: answer) : engine.dialFailed(now: now, answer: answer))
     }
 
     func conversationEnded() { run(engine.conversationEnded(now: now)) }
@@ -356,12 +362,16 @@ actor LiveLeg {
 
     // MARK: Status and events
 
-    /// Stores a new status and sends its event; false when nothing changed.
+    /// Stores a new status and sends its event; false when nothing changed. `replied` gets the event's reply
+    /// (nil when there is none), or nil at once when no event was sent.
     @discardableResult
-    func setStatus(_ status: CallStatus, reason: String? = nil) -> Bool {
-        guard let updated = try? calls.core.calls.setStatus(uuid: uuid, status) else { return false }
+    func setStatus(_ status: CallStatus, reason: String? = nil, replied: (@Sendable (JSONValue?) -> Void)? = nil) -> Bool {
+        guard let updated = try? calls.core.calls.setStatus(uuid: uuid, status) else {
+            replied?(nil)
+            return false
+        }
         leg = updated
-        sendEvent(status: status, reason: reason)
+        sendEvent(status: status, reason: reason, replied: replied)
         return true
     }
 
@@ -378,17 +388,25 @@ actor LiveLeg {
             // Never answered (a phone waiting on a connect nobody took): it ends as the connect did.
             status = lastDialStatus ?? .unanswered
         }
+        // A websocket its application closed is `disconnected` only for a synchronous connect, as the Voice API's.
+        if status == .disconnected, !fallback { status = .completed }
         if !wasAnswered { calls.media.declined(leg: uuid, status: status.rawValue) }
-        setStatus(status, reason: reason)
-        calls.media.release(leg: uuid)
-        let (calls, uuid, child, endOnExit, conversation) = (calls, uuid, child, endOnExit, leg.conversationID)
+        let (calls, uuid, child, endOnExit, conversation, final) = (calls, uuid, child, endOnExit, leg.conversationID, status)
         let parent: String? = if case .bridgedTo(let p) = script { p } else { nil }
-        if let user, status != .completed || !wasAnswered {
-            _ = user
+        let tell: @Sendable (JSONValue?) -> Void = { answer in
+            Task {
+                await calls.ended(uuid: uuid, status: final, parent: parent, child: child, wasAnswered: wasAnswered,
+                                  endOnExitConversation: endOnExit ? conversation : nil, answer: answer)
+            }
         }
-        Task {
-            await calls.ended(uuid: uuid, status: status, parent: parent, child: child, wasAnswered: wasAnswered,
-                              endOnExitConversation: endOnExit ? conversation : nil)
+        if fallback, parent != nil, !wasAnswered || status == .disconnected {
+            // The parent's NCCO waits for the connect's event URL to answer this status.
+            setStatus(status, reason: reason, replied: tell)
+            calls.media.release(leg: uuid)
+        } else {
+            setStatus(status, reason: reason)
+            calls.media.release(leg: uuid)
+            tell(nil)
         }
     }
 
@@ -396,8 +414,8 @@ actor LiveLeg {
         [("uuid", .string(uuid)), ("conversation_uuid", .string(leg.conversationID)), ("timestamp", .string(now.iso8601))]
     }
 
-    func sendEvent(status: CallStatus, reason: String? = nil) {
-        guard let eventTarget else { return }
+    func sendEvent(status: CallStatus, reason: String? = nil, replied: (@Sendable (JSONValue?) -> Void)? = nil) {
+        guard let eventTarget else { return replied?(nil) ?? () }
         var p: [(String, JSONValue)] = [
             ("from", .string(leg.from.address)), ("to", .string(leg.to.address)), ("uuid", .string(uuid)),
             ("conversation_uuid", .string(leg.conversationID)), ("status", .string(status.rawValue)),
@@ -409,7 +427,9 @@ actor LiveLeg {
             if let n = leg.network { p.append(("network", .string(n))) }
         }
         if let reason { p.append(("reason", .string(reason))) }
-        calls.webhooks.event(p, to: eventTarget, application: application, lane: uuid)
+        // A websocket's `headers` come with its events, as the Voice API's (context for a fallback).
+        if case .websocket(_, _, let headers) = leg.to, !headers.isEmpty { p.append(("headers", .object(headers.mapValues { .string($0) }))) }
+        calls.webhooks.event(p, to: eventTarget, application: application, lane: uuid, replied: replied)
     }
 
     /// A machine detection event: `status` `human` or `machine`, with `sub_state` for a beep.

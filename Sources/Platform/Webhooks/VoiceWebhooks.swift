@@ -53,6 +53,8 @@ public final class VoiceWebhooks: Sendable {
         var target: Target
         var payload: [(String, JSONValue)]
         var application: Application
+        /// Gets the reply's JSON (nil when there is none or it failed): the event of a synchronous `connect`.
+        var replied: (@Sendable (JSONValue?) -> Void)?
     }
 
     let settings: Settings
@@ -94,16 +96,26 @@ public final class VoiceWebhooks: Sendable {
 
     // MARK: Events
 
-    /// Queues an event for `target`; events of one `lane` (a leg's uuid) arrive in the order queued.
-    public func event(_ payload: [(String, JSONValue)], to target: Target, application: Application, lane: String) {
+    /// Queues an event for `target`; events of one `lane` (a leg's uuid) arrive in the order queued. With
+    /// `replied`, the event's reply may carry an NCCO (a synchronous `connect`'s): it is tried once, and
+    /// `replied` gets the reply's JSON, or nil when there is none, it failed or the queue was full.
+    public func event(_ payload: [(String, JSONValue)], to target: Target, application: Application, lane: String,
+                      replied: (@Sendable (JSONValue?) -> Void)? = nil) {
         var h: UInt32 = 2_166_136_261
         for b in lane.utf8 { h = (h ^ UInt32(b)) &* 16_777_619 }
-        if case .dropped = lanes[Int(h % UInt32(lanes.count))].yield(Delivery(lane: lane, target: target, payload: payload, application: application)) {
+        let delivery = Delivery(lane: lane, target: target, payload: payload, application: application, replied: replied)
+        if case .dropped = lanes[Int(h % UInt32(lanes.count))].yield(delivery) {
             metrics.increment(settings.metricPrefix + "_dropped_total")
+            replied?(nil)
         }
     }
 
     func deliver(_ d: Delivery) async {
+        if let replied = d.replied {
+            let reply = await callback(d.payload, to: d.target, application: d.application)
+            metrics.increment(settings.metricPrefix + ((try? reply.get()) != nil ? "_delivered_total" : "_failed_total"))
+            return replied((try? reply.get()) ?? nil)
+        }
         var backoff = settings.firstBackoff
         for attempt in 1...max(1, settings.eventAttempts) {
             switch await send(d.target, d.payload, application: d.application, timeout: settings.eventTimeout) {

@@ -256,6 +256,37 @@ struct NCCOEngineTests {
         #expect(late.last == .media(.say(.init(text: "after"))))
     }
 
+    @Test("synchronous connect: an NCCO answering the dialled leg's failure, timeout or disconnection replaces the rest; no NCCO goes on")
+    func synchronousConnect() throws {
+        let doc = try document(#"[{"action":"connect","timeout":10,"eventType":"synchronous","eventUrl":["http://h/e"],"endpoint":[{"type":"websocket","uri":"ws://h/s"}]},{"action":"talk","text":"after"}]"#)
+        let fallback: JSONValue = [["action": "talk", "text": "fallback"]]
+        var failed = NCCOEngine()
+        _ = failed.load(doc, now: t0)
+        #expect(failed.phase == .dialing(synchronous: true))
+        #expect(failed.dialFailed(now: t0, answer: fallback) == [.media(.say(.init(text: "fallback")))])
+        #expect(failed.mediaFinished(now: t0) == [.hangup], "the fallback replaced the rest")
+
+        var plain = NCCOEngine()
+        _ = plain.load(doc, now: t0)
+        #expect(plain.dialFailed(now: t0, answer: ["status": "ok"]) == [.media(.say(.init(text: "after")))], "not an NCCO: the NCCO goes on")
+
+        // No answer in time: the error, then the NCCO waits for the event URL's answer to the leg's `timeout`.
+        var unanswered = NCCOEngine()
+        _ = unanswered.load(doc, now: t0)
+        #expect(unanswered.tick(now: t0.addingTimeInterval(10)) == [.error("connect: no answer within 10 s", code: "connect-timeout")])
+        #expect(unanswered.tick(now: t0.addingTimeInterval(30)) == [])
+        #expect(unanswered.dialFailed(now: t0.addingTimeInterval(11), answer: fallback) == [.media(.say(.init(text: "fallback")))])
+
+        var disconnected = NCCOEngine()
+        _ = disconnected.load(doc, now: t0)
+        _ = disconnected.dialAnswered(now: t0)
+        #expect(disconnected.bridgeEnded(now: t0, answer: fallback) == [.media(.say(.init(text: "fallback")))])
+        var bad = NCCOEngine()
+        _ = bad.load(doc, now: t0)
+        _ = bad.dialAnswered(now: t0)
+        #expect(bad.bridgeEnded(now: t0, answer: [["action": "dance"]]).last == .hangup, "a bad fallback is refused whole, as any NCCO")
+    }
+
     @Test("connect with a ringbackTone: the caller hears it on repeat while the endpoint rings, and not after")
     func ringback() throws {
         let doc = try document(#"[{"action":"connect","timeout":10,"ringbackTone":"http://h/ring.wav","endpoint":[{"type":"app","user":"bob"}]},{"action":"talk","text":"after"}]"#)

@@ -270,8 +270,7 @@ public struct NCCOEngine: Sendable {
     /// The answer of an awaited webhook: an NCCO replaces the rest; anything else lets the rest run.
     public mutating func callbackAnswered(_ reply: JSONValue?, now: Date) -> [NCCOStep] {
         guard phase == .awaitingAnswer else { return [] }
-        if let reply, case .array = reply { return load(reply, now: now) }
-        return advance(now: now)
+        return goOn(reply, now: now)
     }
 
     /// Time passed: an input's silence ran out, or a connect was not answered in time.
@@ -283,10 +282,12 @@ public struct NCCOEngine: Sendable {
             if listening { return submit(timedOut: false, speech: SpeechOutcome(error: "no result from speech recognition"), now: now) }
             return submit(timedOut: true, now: now)
         case .recording: return [.media(.stopRecording)] + advance(now: now)
-        case .dialing:
+        case .dialing(let synchronous):
             self.deadline = nil
-            // Unanswered: the owner cancels the dialled leg (`timeout`) and the NCCO goes on.
-            return stopRingback + [.error("connect: no answer within \(connect?.timeout ?? 0) s", code: "connect-timeout")] + advance(now: now)
+            // Unanswered: the owner cancels the dialled leg (`timeout`) and the NCCO goes on — for a synchronous
+            // connect once the connect's event URL has answered that leg's `timeout` (`dialFailed`).
+            let timedOut: [NCCOStep] = stopRingback + [.error("connect: no answer within \(connect?.timeout ?? 0) s", code: "connect-timeout")]
+            return synchronous ? timedOut : timedOut + advance(now: now)
         default:
             self.deadline = nil
             return []
@@ -304,17 +305,27 @@ public struct NCCOEngine: Sendable {
     /// Ends the ringing connect's ringback tone, if it plays one.
     var stopRingback: [NCCOStep] { connect?.ringbackTone != nil ? [.stopMedia] : [] }
 
-    /// The dialled leg failed (busy, rejected, no trunk): the NCCO goes on with its next action.
-    public mutating func dialFailed(now: Date) -> [NCCOStep] {
+    /// The dialled leg failed (busy, rejected, unanswered, no trunk): the NCCO goes on with its next action,
+    /// or with `answer`, an NCCO the connect's event URL answered that leg's status with (a synchronous
+    /// connect's fallback), in place of the rest.
+    public mutating func dialFailed(now: Date, answer: JSONValue? = nil) -> [NCCOStep] {
         guard case .dialing = phase else { return [] }
+        if let answer, case .array = answer { return load(answer, now: now) }  // `load` stops the ringback
         return stopRingback + advance(now: now)
     }
 
-    /// The connected leg hung up: the NCCO goes on. One that ended answered but before it was bridged (its
-    /// machine detection held the bridge, then hung up on a machine) failed the connect.
-    public mutating func bridgeEnded(now: Date) -> [NCCOStep] {
-        if case .dialing = phase { return dialFailed(now: now) }
+    /// The connected leg hung up: the NCCO goes on, or with `answer` in place of the rest (a synchronous
+    /// connect's event URL answered a websocket's `disconnected`). One that ended answered but before it was
+    /// bridged (its machine detection held the bridge, then hung up on a machine) failed the connect.
+    public mutating func bridgeEnded(now: Date, answer: JSONValue? = nil) -> [NCCOStep] {
+        if case .dialing = phase { return dialFailed(now: now, answer: answer) }
         guard phase == .bridged else { return [] }
+        return goOn(answer, now: now)
+    }
+
+    /// The next action, or `answer` when it is an NCCO (validated whole first, as any NCCO).
+    private mutating func goOn(_ answer: JSONValue?, now: Date) -> [NCCOStep] {
+        if let answer, case .array = answer { return load(answer, now: now) }
         return advance(now: now)
     }
 
