@@ -67,7 +67,9 @@ def inbound_bytes(page):
 
 # The dominant frequency of what the page receives, measured with an AnalyserNode on the received track.
 DOMINANT_FREQUENCY_JS = """async () => {
-  const receivers = phone.media.sub.getReceivers().filter((r) => r.track && r.track.kind === 'audio');
+  // Nothing heard yet while the page is still subscribing (its media starts after the call shows answered).
+  const sub = phone.media && phone.media.sub;
+  const receivers = sub ? sub.getReceivers().filter((r) => r.track && r.track.kind === 'audio') : [];
   const ctx = new AudioContext();
   await ctx.resume();
   const analyser = ctx.createAnalyser();
@@ -94,7 +96,9 @@ RECORD_STATES_JS = """() => {
 # The loudest 100 ms (RMS, dBFS) of what the page receives over `ms` milliseconds: speech spreads over many
 # frequency bins, so its level is read in the time domain.
 LOUDEST_JS = """async (ms) => {
-  const receivers = phone.media.sub.getReceivers().filter((r) => r.track && r.track.kind === 'audio');
+  // Nothing heard yet while the page is still subscribing (its media starts after the call shows answered).
+  const sub = phone.media && phone.media.sub;
+  const receivers = sub ? sub.getReceivers().filter((r) => r.track && r.track.kind === 'audio') : [];
   const ctx = new AudioContext();
   await ctx.resume();
   const analyser = ctx.createAnalyser();

@@ -412,7 +412,9 @@ def test_repeated_drops_never_overlap_and_back_off(server, proxy, browser):
     assert len(proxy.websockets()) == 1
     # Backoff: 4 s of outage is at most 5 attempts (0.25-0.5, 0.5-1, 1-2, 2-4 s apart), none back to back.
     assert 2 <= attempts <= 5, attempts
-    assert outage_gaps == sorted(outage_gaps), outage_gaps
+    # Each delay is drawn from [b/2, b] for a b that doubles, so consecutive ranges only touch: a gap never
+    # shrinks by more than the failed attempt's own time around it (measured: 1,034 ms then 1,018 ms).
+    assert all(b >= a - 100 for a, b in zip(outage_gaps, outage_gaps[1:])), outage_gaps
     assert min(gaps) >= 200, gaps
 
     # Still working.
