@@ -357,6 +357,30 @@ def run_async(coro, timeout: float):
         return pool.submit(asyncio.run, asyncio.wait_for(coro, timeout)).result()
 
 
+def serve_websocket(handler):
+    """A WebSocket server (the `websockets` package) for `handler(ws)` on a free loopback port, its event loop in a
+    daemon thread: (the loop, the server, its port). Close it with `loop.call_soon_threadsafe(server.close)`."""
+    import asyncio
+    import websockets
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    made = {}
+
+    def run():
+        asyncio.set_event_loop(loop)
+
+        async def main():
+            made["server"] = await websockets.serve(handler, "127.0.0.1", 0)
+            ready.set()
+            await asyncio.Future()
+
+        loop.run_until_complete(main())
+
+    threading.Thread(target=run, daemon=True).start()
+    assert ready.wait(10), "the WebSocket server did not start"
+    return loop, made["server"], made["server"].sockets[0].getsockname()[1]
+
+
 def serve_http(handler) -> tuple[ThreadingHTTPServer, str]:
     """An HTTP server for `handler` (a BaseHTTPRequestHandler class) on a free loopback port, serving from a
     daemon thread: the server and its base URL."""

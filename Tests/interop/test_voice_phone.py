@@ -17,7 +17,7 @@ import requests
 from accounts_support import bearer, token
 from media_support import collect_audio, dominant_frequency, sine_track, wav_samples
 from rig import wait_until
-from rooms_support import AudioMember, Realtime, join_rest, tone_strength, wait_for
+from rooms_support import AudioMember, Realtime, drain, join_rest, tone_strength, wait_for
 from phone_support import tone_wav
 from sip_support import SIPP_SCENARIOS, Baresip, FreePort, SippPBX, api, metric, sipp, start_sip_server, trunk_and_number
 from voice_support import Hooks, application, client_call, client_call_started, user_jwt
@@ -1041,3 +1041,71 @@ def test_a_trunk_with_dtmf_info_gets_the_application_s_keys_in_sip_info(sip_serv
     assert p.returncode == 0, p.stderr
     p = cli(server, "trunks", "show", "--trunk", "keys", "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["dtmf"] == "rfc4733", p.stdout + p.stderr
+
+
+def test_on_answer_whispers_to_the_callee_before_the_caller_joins(sip_server, tmp_path):
+    """A phone endpoint's `onAnswer` (the call-whisper pattern, the NCCO built with the official `vonage` SDK's
+    models): once the phone answers, the NCCO at its URL (asked with the phone leg's uuid) plays to the phone alone —
+    a 1 kHz announcement — while the caller, an app user, hears the `ringbackTone` (400 Hz) and not the phone; when that
+    NCCO is done the two are joined and hear each other (660 Hz, 440 Hz)."""
+    from vonage_voice.models.connect_endpoints import OnAnswer, PhoneEndpoint
+    from vonage_voice.models.ncco import Connect
+    server, sip_port = sip_server
+    hooks = Hooks()
+    app_id, key = application(server, hooks)
+    phone = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0;answermode=auto", tmp_path, tone=660)
+    try:
+        trunk_and_number(server, phone, app_id, APP_NUMBER)
+        hooks.files["/ring.wav"] = tone_wav(400, seconds=2, rate=16000).read_bytes()
+        hooks.files["/whisper.wav"] = tone_wav(1000, seconds=3, rate=16000).read_bytes()
+        connect = Connect(from_=APP_NUMBER, endpoint=[PhoneEndpoint(number=PHONE, onAnswer=OnAnswer(
+            url=hooks.url + "/answer/whisper", ringbackTone=hooks.url + "/ring.wav"))]).model_dump(by_alias=True, exclude_none=True)
+        whisper = [{"action": "stream", "streamUrl": [hooks.url + "/whisper.wav"]},
+                   {"action": "notify", "payload": {"step": "whispered"}, "eventUrl": [hooks.url + "/event/notify"]}]
+        hooks.ncco = lambda req: whisper if req.get("to") == PHONE and len(hooks.answers) > 1 else [connect]
+        asyncio.run(_whisper(server, hooks, app_id, key, phone))
+    finally:
+        phone.stop()
+
+
+async def _whisper(server, hooks, app_id, key, phone):
+    rt = await Realtime(server.ws_url).connect()
+    await rt.login(user_jwt(server, app_id, key, "alice"))
+    created = await rt.request("call:create", {"to": PHONE})
+    call_id = created["call_id"]
+    member = AudioMember(rt, created["conversation_id"])
+    await member.publish(sine_track(440))
+    await member.subscribe()
+    await wait_for(lambda: member.tracks, timeout=10, what="mix track")
+    track = next(iter(member.tracks.values()))
+    await drain(track)
+    # The phone answers; its whisper is asked for with its own leg.
+    await wait_for(lambda: len(hooks.answers) >= 2, timeout=20, what=lambda: f"the whisper's NCCO asked for; {hooks.events}\n{phone.log()[-1500:]}")
+    assert len(hooks.answers) == 2, hooks.answers
+    phone_leg = hooks.answers[1]["uuid"]
+    assert phone_leg != call_id and "answered" in hooks.statuses(phone_leg), hooks.events
+    # While it plays (3 s), the caller hears the ringback, not the phone.
+    during, rate = await collect_audio(track, 2.0)
+    assert abs(frequency_of(during, rate) - 400) < 15, f"the caller heard {frequency_of(during, rate)} Hz during the whisper"
+    assert tone_strength(during, rate, 660) < 5 and tone_strength(during, rate, 1000) < 5, "the caller heard the phone or its whisper"
+    # Then the whisper's NCCO ends and the two are joined.
+    await wait_for(lambda: [e for e in hooks.events if e.get("step") == "whispered"], timeout=10, what=lambda: f"the whisper's notify; {hooks.events}")
+    assert [e["uuid"] for e in hooks.events if e.get("step") == "whispered"] == [phone_leg]
+    await collect_audio(track, 1.0)
+    after, rate = await collect_audio(track, 2.0)
+    assert abs(frequency_of(after, rate) - 660) < 15, f"the caller heard {frequency_of(after, rate)} Hz once joined"
+    assert tone_strength(after, rate, 400) < 5, "the ringback stopped"
+    await rt.request("call:hangup", {"call_id": call_id})
+    await wait_for(lambda: "completed" in hooks.statuses(phone_leg), timeout=10, what=lambda: f"completed; {hooks.events}")
+    await member.close()
+    await rt.close()
+    wait_until(lambda: "terminated" in phone.log().lower() or "closed" in phone.log().lower(), timeout=10,
+               what=lambda: f"baresip call ended:\n{phone.log()[-1500:]}")
+    time.sleep(0.5)
+    # The phone heard its whisper (1 kHz) first, then the caller (440 Hz).
+    played, rate = phone.played()
+    loud = np.flatnonzero(np.abs(played) > 2000)
+    assert len(loud), "the phone heard nothing"
+    start = loud[0]
+    assert abs(dominant_frequency(played[start + rate // 4:start + rate * 2], rate) - 1000) < 15, "the whisper first"
+    assert abs(dominant_frequency(played[-int(rate * 2.5):-int(rate * 0.5)], rate) - 440) < 15, "then the caller"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from media_support import collect_audio, dominant_frequency, sine_track
-from rig import start_server
+from rig import serve_websocket, start_server
 from rooms_support import AudioMember, Realtime, wait_for
 from voice_support import Hooks, application, user_jwt
 
@@ -26,34 +26,19 @@ class SocketPeer:
         self.sizes = set()
         self.closed = threading.Event()
         self.tone, self.rate = tone, rate
-        self.loop = asyncio.new_event_loop()
-        self.ready = threading.Event()
-        threading.Thread(target=self._run, daemon=True).start()
-        self.ready.wait(10)
+        self.loop, self.server, self.port = serve_websocket(self._handle)
 
-    def _run(self):
-        import websockets
-        asyncio.set_event_loop(self.loop)
-
-        async def handler(ws):
-            self.first = json.loads(await ws.recv())
-            sender = asyncio.ensure_future(self._send(ws))
-            try:
-                async for message in ws:
-                    if isinstance(message, bytes):
-                        self.sizes.add(len(message))
-                        self.frames.append(np.frombuffer(message, dtype="<i2"))
-            finally:
-                sender.cancel()
-                self.closed.set()
-
-        async def main():
-            self.server = await websockets.serve(handler, "127.0.0.1", 0)
-            self.port = self.server.sockets[0].getsockname()[1]
-            self.ready.set()
-            await asyncio.Future()
-
-        self.loop.run_until_complete(main())
+    async def _handle(self, ws):
+        self.first = json.loads(await ws.recv())
+        sender = asyncio.ensure_future(self._send(ws))
+        try:
+            async for message in ws:
+                if isinstance(message, bytes):
+                    self.sizes.add(len(message))
+                    self.frames.append(np.frombuffer(message, dtype="<i2"))
+        finally:
+            sender.cancel()
+            self.closed.set()
 
     async def _send(self, ws):
         n = self.rate // 50

@@ -18,7 +18,7 @@ import requests
 
 from accounts_support import bearer, token
 from media_support import collect_audio, sine_track, wav_samples
-from rig import start_server, wait_until
+from rig import serve_websocket, start_server, wait_until
 from rooms_support import AudioMember, Realtime, drain, tone_strength, wait_for
 from voice_support import Hooks, application, user_jwt
 
@@ -33,35 +33,22 @@ class Bot:
         self.sizes = set()
         self.closed = threading.Event()
         self.ws = None
-        self.loop = asyncio.new_event_loop()
-        ready = threading.Event()
+        self.authorization = None
 
-        def run():
-            import websockets
-            asyncio.set_event_loop(self.loop)
+        async def handler(ws):
+            self.authorization = ws.request.headers.get("Authorization")
+            self.first = json.loads(await ws.recv())
+            self.ws = ws
+            try:
+                async for message in ws:
+                    if isinstance(message, bytes):
+                        self.sizes.add(len(message))
+                    else:
+                        self.events.append((time.monotonic(), json.loads(message)))
+            finally:
+                self.closed.set()
 
-            async def handler(ws):
-                self.first = json.loads(await ws.recv())
-                self.ws = ws
-                try:
-                    async for message in ws:
-                        if isinstance(message, bytes):
-                            self.sizes.add(len(message))
-                        else:
-                            self.events.append((time.monotonic(), json.loads(message)))
-                finally:
-                    self.closed.set()
-
-            async def main():
-                self.server = await websockets.serve(handler, "127.0.0.1", 0)
-                self.port = self.server.sockets[0].getsockname()[1]
-                ready.set()
-                await asyncio.Future()
-
-            self.loop.run_until_complete(main())
-
-        threading.Thread(target=run, daemon=True).start()
-        ready.wait(10)
+        self.loop, self.server, self.port = serve_websocket(handler)
 
     @property
     def uri(self) -> str:
@@ -119,14 +106,19 @@ async def user_calls_the_bot(server, bot):
     return rt, created, member, track
 
 
-def test_a_reply_sent_at_once_is_heard_whole_and_notify_says_when_it_has_played():
+def with_bot(scenario):
+    """Runs `scenario(server, bot)` against a fresh server and bot."""
     server = start_server(https=False)
     bot = Bot()
     try:
-        asyncio.run(_reply_at_once(server, bot))
+        asyncio.run(scenario(server, bot))
     finally:
         bot.stop()
         server.stop()
+
+
+def test_a_reply_sent_at_once_is_heard_whole_and_notify_says_when_it_has_played():
+    with_bot(_reply_at_once)
 
 
 async def _reply_at_once(server, bot):
@@ -154,13 +146,7 @@ async def _reply_at_once(server, bot):
 
 
 def test_clear_stops_what_is_queued_and_keys_arrive_as_dtmf_events():
-    server = start_server(https=False)
-    bot = Bot()
-    try:
-        asyncio.run(_clear_and_keys(server, bot))
-    finally:
-        bot.stop()
-        server.stop()
+    with_bot(_clear_and_keys)
 
 
 async def _clear_and_keys(server, bot):
@@ -345,3 +331,61 @@ def socket_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def test_the_handshake_carries_the_authorization_asked_for():
+    """A websocket endpoint's `authorization` (built with the official `vonage` SDK's models): `custom` sends its value
+    as the handshake's Authorization header, `vonage` the JWT that signs the application's webhooks (HS256 with its
+    signature secret, checked with PyJWT); the credential is not shown back in the call's `to`. A bad one is 400."""
+    import hashlib
+
+    import jwt as pyjwt
+    import vonage_voice
+    from vonage_voice.models.common import WebsocketAuthorization
+    from sip_support import api
+
+    server = start_server(https=False)
+    bot = Bot()
+    hooks = Hooks()
+    try:
+        app_id, key = application(server, hooks)
+        secret = api(server, "GET", f"/v2/applications/{app_id}").json()["signature_secret"]
+        ncco = [{"action": "talk", "text": "Hello."}]
+
+        def call(authorization):
+            to = {"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=16000", "authorization": authorization}
+            body = vonage_voice.CreateCallRequest(to=[to], from_={"type": "phone", "number": "14155550100"},
+                                                  ncco=ncco).model_dump(by_alias=True, exclude_none=True)
+            return requests.post(server.http_url + "/v1/calls", json=body, headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+
+        r = call(WebsocketAuthorization(type="custom", value="Bearer abc123").model_dump(exclude_none=True))
+        assert r.status_code == 201, r.text
+        wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+        assert bot.authorization == "Bearer abc123"
+        shown = requests.get(server.http_url + f"/v1/calls/{r.json()['uuid']}", headers={"Authorization": bearer(token(app_id, key))}, timeout=10).json()
+        assert shown["to"] == {"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=16000"}, shown
+        assert "abc123" not in json.dumps(shown)
+        assert bot.closed.wait(15), "the call ends after its talk"
+
+        bot.ws, bot.authorization = None, None
+        bot.closed.clear()
+        r = call(WebsocketAuthorization(type="vonage").model_dump(exclude_none=True))
+        assert r.status_code == 201, r.text
+        wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+        scheme, _, jwt_text = bot.authorization.partition(" ")
+        assert scheme == "Bearer"
+        claims = pyjwt.decode(jwt_text, secret, algorithms=["HS256"])
+        assert claims["application_id"] == app_id and claims["iss"] == "Vonage", claims
+        assert claims["payload_hash"] == hashlib.sha256(b"").hexdigest(), claims
+
+        for authorization, field in [({"type": "basic"}, "to[0].authorization.type"), ({"type": "custom"}, "to[0].authorization.value"),
+                                     ({"type": "custom", "value": "a\nb"}, "to[0].authorization.value"),
+                                     ({"type": "vonage", "scope": "x"}, "to[0].authorization.scope")]:
+            r = requests.post(server.http_url + "/v1/calls", headers={"Authorization": bearer(token(app_id, key))}, timeout=10, json={
+                "to": [{"type": "websocket", "uri": bot.uri, "authorization": authorization}],
+                "from": {"type": "phone", "number": "14155550100"}, "ncco": ncco})
+            assert r.status_code == 400 and field in r.text, (authorization, r.status_code, r.text)
+    finally:
+        bot.stop()
+        hooks.http.shutdown()
+        server.stop()

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import requests
 
-from rig import start_server, wait_until
+from rig import serve_websocket, start_server, wait_until
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -170,52 +170,38 @@ class AudioConnectorSink:
         self.first: dict[str, dict] = {}
         self.frames: dict[str, list[bytes]] = {}
         self.closed: dict[str, threading.Event] = {}
-        self.loop = asyncio.new_event_loop()
-        ready = threading.Event()
-        threading.Thread(target=self._run, args=(ready,), daemon=True).start()
-        assert ready.wait(10)
+        self.loop, self.server, self.port = serve_websocket(self._handle)
 
-    def _run(self, ready):
+    async def _handle(self, ws):
         import websockets
-        asyncio.set_event_loop(self.loop)
-
-        async def handler(ws):
-            path = ws.request.path
-            self.frames[path] = []
-            self.texts[path] = []
-            self.events[path] = []
-            self.sockets[path] = ws
-            self.closed[path] = threading.Event()
-            incoming, outgoing = self.json.get(path, (None, None))
-            sender = None
-            try:
-                self.first[path] = json.loads(await ws.recv())
-                if path in self.talk:
-                    rate = int(self.first[path]["content-type"].split("rate=")[1])
-                    sender = asyncio.ensure_future(self._say(ws, self.talk[path], rate, outgoing))
-                async for message in ws:
-                    if isinstance(message, bytes):
-                        self.frames[path].append(message)
-                    elif "event" in json.loads(message):
-                        self.events[path].append(json.loads(message))
-                    elif incoming:
-                        body = json.loads(message)
-                        self.texts[path].append(body)
-                        self.frames[path].append(base64.b64decode(body[incoming]))
-            except websockets.ConnectionClosed:
-                pass
-            finally:
-                if sender:
-                    sender.cancel()
-                self.closed[path].set()
-
-        async def main():
-            self.server = await websockets.serve(handler, "127.0.0.1", 0)
-            self.port = self.server.sockets[0].getsockname()[1]
-            ready.set()
-            await asyncio.Future()
-
-        self.loop.run_until_complete(main())
+        path = ws.request.path
+        self.frames[path] = []
+        self.texts[path] = []
+        self.events[path] = []
+        self.sockets[path] = ws
+        self.closed[path] = threading.Event()
+        incoming, outgoing = self.json.get(path, (None, None))
+        sender = None
+        try:
+            self.first[path] = json.loads(await ws.recv())
+            if path in self.talk:
+                rate = int(self.first[path]["content-type"].split("rate=")[1])
+                sender = asyncio.ensure_future(self._say(ws, self.talk[path], rate, outgoing))
+            async for message in ws:
+                if isinstance(message, bytes):
+                    self.frames[path].append(message)
+                elif "event" in json.loads(message):
+                    self.events[path].append(json.loads(message))
+                elif incoming:
+                    body = json.loads(message)
+                    self.texts[path].append(body)
+                    self.frames[path].append(base64.b64decode(body[incoming]))
+        except websockets.ConnectionClosed:
+            pass
+        finally:
+            if sender:
+                sender.cancel()
+            self.closed[path].set()
 
     @staticmethod
     async def _say(ws, frequency, rate, field=None):

@@ -136,8 +136,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         switch command {
         case .dial(let endpoint, let from, _) where endpoint.kind == .phone || endpoint.kind == .sip:
             try dial(endpoint, from: from, leg: uuid)
-        case .dial(.websocket(let uri, let contentType, let headers), _, _):
-            try dialWebSocket(uri, contentType: contentType, headers: headers, leg: uuid)
+        case .dial(.websocket(let uri, let contentType, let headers, let authorization), _, _):
+            try dialWebSocket(uri, contentType: contentType, headers: headers, authorization: authorization, leg: uuid)
         case .sendDigits(let digits):
             guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(command, leg: uuid) }
             if let sendKey = phone.sendKey {
@@ -495,7 +495,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     /// `connect` to a websocket: the socket opens (answered), its first message says what it carries, then
     /// 20 ms L16 messages flow both ways through the conversation's mix until either side closes.
-    private func dialWebSocket(_ uri: String, contentType: String, headers: [String: String], leg uuid: String) throws(CallMediaError) {
+    private func dialWebSocket(_ uri: String, contentType: String, headers: [String: String], authorization: WebSocketAuthorization?,
+                               leg uuid: String) throws(CallMediaError) {
         let type = contentType.lowercased().replacingOccurrences(of: " ", with: "")
         let rate: SampleRate
         switch type {
@@ -505,12 +506,25 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         default: throw .failed("connect: websocket content-type must be audio/l16;rate=8000, 16000 or 24000, not \(contentType)")
         }
         guard let place = resolve(uuid) else { throw .unavailable("leg \(uuid) is in no conversation") }
+        var handshake = HTTPHeaders()
+        switch authorization {
+        case .vonage?:
+            // The JWT that signs the application's webhooks (over an empty body: a handshake has none).
+            guard let app = try? core.applications.get(id: place.applicationID),
+                  let bearer = WebhookSigner.authorization(body: [], application: app) else { throw .failed("connect: the application cannot sign") }
+            handshake.add(name: "Authorization", value: bearer)
+        case .custom(let value)?:
+            handshake.add(name: "Authorization", value: value)
+        case nil:
+            break
+        }
         let phone = PhoneLeg(uuid: uuid, place: place)
         legs.withLock { $0[uuid] = phone }
-        Task { await self.openWebSocket(phone, uri: uri, rate: rate, contentType: type, headers: headers) }
+        Task { await self.openWebSocket(phone, uri: uri, rate: rate, contentType: type, headers: headers, handshake: handshake) }
     }
 
-    private func openWebSocket(_ phone: PhoneLeg, uri: String, rate: SampleRate, contentType: String, headers: [String: String]) async {
+    private func openWebSocket(_ phone: PhoneLeg, uri: String, rate: SampleRate, contentType: String, headers: [String: String],
+                               handshake: HTTPHeaders) async {
         guard let (rooms, events) = parts() else { return }
         let box = WebSocketLine.Holder()
         phone.socket = box
@@ -524,7 +538,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         }
         let socket: WebSocket
         do {
-            socket = try await WebSocketClient.connect(url: uri, group: group, callbacks: callbacks)
+            socket = try await WebSocketClient.connect(url: uri, headers: handshake, group: group, callbacks: callbacks)
         } catch {
             return finish(phone, status: "failed", reason: "websocket \(uri): \(error)", events: events)
         }

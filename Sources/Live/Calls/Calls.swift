@@ -153,15 +153,17 @@ public final class Calls: CallMediaEvents, Sendable {
         let random = c.randomFromNumber ? (try? core.numbers.list(apiKey: app.apiKey, applicationID: app.id).randomElement()?.msisdn) ?? nil : nil
         let from: CallEndpoint = (c.from ?? random).map { .phone(number: $0, dtmfAnswer: nil) }
             ?? (parentLeg.direction == .inbound ? parentLeg.from : parentLeg.to)
+        // With `onAnswer`, the leg hears its whisper in a conversation of its own (a new one), then joins the caller's.
+        let whisper = c.onAnswer.map { LiveLeg.Whisper(onAnswer: $0, joins: parentLeg.conversationID) }
         guard let child = try? core.calls.create(CallLegs.NewLeg(applicationID: app.id, direction: .outbound, from: from, to: c.endpoint,
-                                                                 conversationID: parentLeg.conversationID, parentUUID: uuid,
+                                                                 conversationID: whisper == nil ? parentLeg.conversationID : nil, parentUUID: uuid,
                                                                  ringingTimer: c.timeout, lengthTimer: c.limit, user: user)) else {
             await parent.childEnded(wasAnswered: false)
             return
         }
         let event = c.eventURL.map { VoiceWebhooks.Target(url: $0.url, method: $0.method == .get ? .GET : .POST) } ?? parent.eventTarget
         let runner = LiveLeg(leg: child, application: app, script: .bridgedTo(parent: uuid), eventTarget: event, user: user, calls: self,
-                             machineDetection: c.machineDetection, fallback: c.synchronous)
+                             machineDetection: c.machineDetection, fallback: c.synchronous, whisper: whisper)
         live.withLock { $0[child.uuid] = runner }
         await parent.dialStarted(child: child.uuid)
         await runner.ring()

@@ -37,14 +37,24 @@ actor LiveLeg {
     /// websocket, that its far end `disconnected`) may be answered with an NCCO that replaces the rest of the
     /// parent's.
     let fallback: Bool
+    /// Dialled by a `connect` whose phone endpoint has `onAnswer`: once answered, the NCCO at its URL runs on this
+    /// leg, in a conversation of its own, and when it is done the leg moves into `joins` (the caller's) and is bridged.
+    struct Whisper: Sendable {
+        let onAnswer: NCCOAction.OnAnswer
+        let joins: String
+    }
+    let whisper: Whisper?
+    /// The whisper's NCCO is running.
+    var whispering = false
     /// A synchronous detection holds the NCCO until its verdict (or beep).
     var awaitingDetection = false
 
     init(leg: CallLeg, application: Application, script: Script, eventTarget: VoiceWebhooks.Target?, user: User?, calls: Calls,
-         machineDetection: MachineDetection? = nil, fallback: Bool = false) {
+         machineDetection: MachineDetection? = nil, fallback: Bool = false, whisper: Whisper? = nil) {
         uuid = leg.uuid
         self.machineDetection = machineDetection
         self.fallback = fallback
+        self.whisper = whisper
         self.leg = leg
         self.application = application
         self.script = script
@@ -174,10 +184,35 @@ actor LiveLeg {
                 await self?.answerFetched(result)
             }
         case .bridgedTo(let parent):
-            Task { [calls] in await calls.leg(parent)?.dialAnswered() }
-            // `dtmfAnswer`: keys for the answered phone (an extension, a PIN), `p` a 500 ms pause.
-            if case .phone(_, let digits?) = leg.to { try? calls.media.perform(.sendDigits(digits), leg: uuid) }
+            guard let whisper else { return joinParent(parent) }
+            // The caller keeps waiting (its ringback plays on) while the whisper runs here.
+            whispering = true
+            Task { [calls] in await calls.leg(parent)?.calleeAnswered() }
+            // Asked as the application's answer URL is (its method), with the answer webhook's payload for this leg.
+            let method = application.voiceAnswer.map(VoiceWebhooks.Target.init)?.method ?? .GET
+            let target = VoiceWebhooks.Target(url: whisper.onAnswer.url, method: method)
+            let (webhooks, app, payload) = (calls.webhooks, application, Calls.answerPayload(leg, fromUser: nil, customData: nil))
+            Task { [weak self] in
+                let result = await webhooks.answer(payload, answer: target, fallback: nil, application: app)
+                await self?.answerFetched(result)
+            }
         }
+    }
+
+    /// Bridged to the leg whose `connect` dialled this one; after a whisper, moved into its conversation first.
+    func joinParent(_ parent: String) {
+        if let whisper {
+            do {
+                leg = try calls.core.calls.move(uuid: uuid, to: whisper.joins, user: user)
+                try calls.media.perform(.bridge(conversationID: whisper.joins, NCCOAction.Conversation(name: whisper.joins)), leg: uuid)
+            } catch {
+                sendError("connect: the answered leg could not join the caller: \(error)", code: "conversation-failed")
+                return hangup(reason: "join failed")
+            }
+        }
+        Task { [calls] in await calls.leg(parent)?.dialAnswered() }
+        // `dtmfAnswer`: keys for the answered phone (an extension, a PIN), `p` a 500 ms pause.
+        if case .phone(_, let digits?) = leg.to { try? calls.media.perform(.sendDigits(digits), leg: uuid) }
     }
 
     func answerFetched(_ result: Result<JSONValue, VoiceWebhooks.AnswerFailure>) {
@@ -222,7 +257,13 @@ actor LiveLeg {
             case .error(let reason, let code):
                 sendError(reason, code: code)
             case .hangup:
-                end(.completed)
+                // A whisper's NCCO ran out: the leg joins the caller instead of hanging up.
+                if whispering, case .bridgedTo(let parent) = script {
+                    whispering = false
+                    joinParent(parent)
+                } else {
+                    end(.completed)
+                }
             }
         }
         scheduleTick()
@@ -340,6 +381,9 @@ actor LiveLeg {
         run(engine.dialAnswered(now: now))
     }
 
+    /// The dialled leg answered and runs its whisper before it joins: the connect stops counting its timeout.
+    func calleeAnswered() { engine.calleeAnswered() }
+
     /// The dialled leg ended: before answering it failed the connect, after it the bridge.
     /// `answer`: what the connect's event URL answered the dialled leg's status with (a synchronous connect).
     func childEnded(wasAnswered: Bool, status: CallStatus? = nil, answer: JSONValue? = nil) {
@@ -428,7 +472,7 @@ actor LiveLeg {
         }
         if let reason { p.append(("reason", .string(reason))) }
         // A websocket's `headers` come with its events, as the Voice API's (context for a fallback).
-        if case .websocket(_, _, let headers) = leg.to, !headers.isEmpty { p.append(("headers", .object(headers.mapValues { .string($0) }))) }
+        if case .websocket(_, _, let headers, _) = leg.to, !headers.isEmpty { p.append(("headers", .object(headers.mapValues { .string($0) }))) }
         calls.webhooks.event(p, to: eventTarget, application: application, lane: uuid, replied: replied)
     }
 
@@ -521,7 +565,7 @@ extension CallLeg {
         case .phone(let n, _): ["type": "phone", "number": .string(n)]
         case .sip(let u, _, _): ["type": "sip", "uri": .string(u)]
         case .app(let u): ["type": "app", "user": .string(u)]
-        case .websocket(let u, _, _): ["type": "websocket", "uri": .string(u)]
+        case .websocket(let u, _, _, _): ["type": "websocket", "uri": .string(u)]
         }
     }
 }

@@ -33,7 +33,7 @@ public struct CallLeg: Sendable, Equatable {
 
     /// The channel object of the leg's conversation member.
     public var channel: JSONValue {
-        ["type": .string(channelType.rawValue), "leg_id": .string(uuid), "from": from.json, "to": to.json]
+        ["type": .string(channelType.rawValue), "leg_id": .string(uuid), "from": from.shown, "to": to.shown]
     }
 
     /// The channel type is that of the far end: the callee of an outbound leg, the caller of an inbound one.
@@ -59,7 +59,7 @@ public struct CallLeg: Sendable, Equatable {
         case .phone(let n, _): ["type": "phone", "number": .string(n)]
         case .sip(let u, _, _): ["type": "sip", "uri": .string(u)]
         case .app(let u): ["type": "app", "user": .string(u)]
-        case .websocket(let u, let c, _): ["type": "websocket", "uri": .string(u), "content-type": .string(c)]
+        case .websocket(let u, let c, _, _): ["type": "websocket", "uri": .string(u), "content-type": .string(c)]
         }
     }
 }

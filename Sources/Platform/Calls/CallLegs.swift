@@ -64,7 +64,7 @@ public final class CallLegs: Sendable {
                                    status, ringing_timer, length_timer, start_time)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.text(leg.uuid), .text(leg.applicationID), .text(conversationID), .text(leg.memberID), SQLValue(leg.parentUUID),
-                      .text(leg.direction.rawValue), .text(JSONText.encode(leg.from.json)), .text(JSONText.encode(leg.to.json)),
+                      .text(leg.direction.rawValue), .text(JSONText.encode(leg.from.shown)), .text(JSONText.encode(leg.to.shown)),
                       .text(leg.status.rawValue), .int(Int64(leg.ringingTimer)), .int(Int64(leg.lengthTimer)), .int(now.millis)])
             try Self.addMember(c, bus: bus, leg: leg, user: new.user, state: .invited, now: now)
             try Self.statusEvent(c, bus: bus, leg: leg, now: now)

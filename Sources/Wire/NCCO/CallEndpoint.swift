@@ -6,7 +6,8 @@ public enum CallEndpoint: Sendable, Hashable {
     case sip(uri: String, headers: [String: String], userToUser: String? = nil)
     /// A user of the application, by name.
     case app(user: String)
-    case websocket(uri: String, contentType: String, headers: [String: String])
+    /// `authorization`: how the opening handshake's `Authorization` header is set (none without it).
+    case websocket(uri: String, contentType: String, headers: [String: String], authorization: WebSocketAuthorization? = nil)
 
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         case phone, sip, app, websocket
@@ -27,12 +28,20 @@ public enum CallEndpoint: Sendable, Hashable {
         case .phone(let n, _): n
         case .sip(let u, _, _): u
         case .app(let u): u
-        case .websocket(let u, _, _): u
+        case .websocket(let u, _, _, _): u
         }
     }
 
-    /// The endpoint object as the Voice API writes it.
+    /// The endpoint object as an NCCO writes it, `authorization` included (it is parsed back to run).
     public var json: JSONValue {
+        guard case .websocket(_, _, _, let authorization?) = self, case .object(var o) = shown else { return shown }
+        o["authorization"] = authorization.json
+        return .object(o)
+    }
+
+    /// The endpoint as events, stored legs and conversation members show it: a websocket's `authorization`
+    /// (a credential) left out.
+    public var shown: JSONValue {
         func headerObject(_ h: [String: String]) -> JSONValue { .object(h.mapValues(JSONValue.string)) }
         switch self {
         case .phone(let n, let dtmf):
@@ -46,7 +55,7 @@ public enum CallEndpoint: Sendable, Hashable {
             return .object(o)
         case .app(let user):
             return ["type": "app", "user": .string(user)]
-        case .websocket(let uri, let contentType, let headers):
+        case .websocket(let uri, let contentType, let headers, _):
             var o: [String: JSONValue] = ["type": "websocket", "uri": .string(uri), "content-type": .string(contentType)]
             if !headers.isEmpty { o["headers"] = headerObject(headers) }
             return .object(o)
@@ -136,7 +145,7 @@ public enum CallEndpoint: Sendable, Hashable {
             guard !user.isEmpty, user.count <= 200 else { throw fail(".user", .outOfRange("1 to 200 characters")) }
             endpoint = .app(user: user)
         case .websocket:
-            known = ["type", "uri", "content-type", "headers"]
+            known = ["type", "uri", "content-type", "headers", "authorization"]
             guard let uri = try string("uri", required: true) else { throw fail(".uri", .missing) }
             guard uri.hasPrefix("ws://") || uri.hasPrefix("wss://"), isPlainURL(uri) else {
                 throw fail(".uri", .invalid("must be a ws:// or wss:// URL"))
@@ -145,7 +154,12 @@ public enum CallEndpoint: Sendable, Hashable {
             guard websocketContentTypes.contains(contentType.lowercased().replacingSpaces()) else {
                 throw fail(".content-type", .invalid("must be audio/l16;rate=8000, 16000 or 24000"))
             }
-            endpoint = .websocket(uri: uri, contentType: contentType.lowercased().replacingSpaces(), headers: try headers())
+            var authorization: WebSocketAuthorization?
+            if let a = o["authorization"] {
+                do { authorization = try WebSocketAuthorization.parse(a) } catch { throw fail(".authorization\(error.field)", error.reason) }
+            }
+            endpoint = .websocket(uri: uri, contentType: contentType.lowercased().replacingSpaces(), headers: try headers(),
+                                  authorization: authorization)
         }
         for key in o.keys where !known.contains(key) { throw fail(".\(key)", .unknownField) }
         return endpoint
@@ -166,6 +180,52 @@ public enum CallEndpoint: Sendable, Hashable {
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0, bytes.count > colon + 3,
               bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") else { return false }
         return true
+    }
+}
+
+/// How a websocket endpoint's opening handshake is authorized, as the Voice API's `authorization`.
+public enum WebSocketAuthorization: Sendable, Hashable {
+    /// `Authorization: Bearer <JWT>`, the JWT that signs the application's webhooks.
+    case vonage
+    /// `Authorization: <value>`, sent verbatim.
+    case custom(String)
+
+    public var json: JSONValue {
+        switch self {
+        case .vonage: ["type": "vonage"]
+        case .custom(let value): ["type": "custom", "value": .string(value)]
+        }
+    }
+
+    /// `{type: vonage}` or `{type: custom, value}`: one line of at most 4,096 bytes; errors name the field under
+    /// `authorization`.
+    static func parse(_ value: JSONValue) throws(FieldError) -> WebSocketAuthorization {
+        guard case .object(let o) = value else { throw FieldError("", .wrongType(expected: "an object")) }
+        for key in o.keys where key != "type" && key != "value" { throw FieldError(".\(key)", .unknownField) }
+        guard let type = o["type"] else { throw FieldError(".type", .missing) }
+        switch type.stringValue {
+        case "vonage":
+            return .vonage
+        case "custom":
+            guard let v = o["value"] else { throw FieldError(".value", .missing) }
+            guard let s = v.stringValue else { throw FieldError(".value", .wrongType(expected: "a string")) }
+            let bytes = Array(s.utf8)
+            guard !bytes.isEmpty, bytes.count <= 4096, !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+                throw FieldError(".value", .invalid("must be one line of 1 to 4096 bytes"))
+            }
+            return .custom(s)
+        default:
+            throw FieldError(".type", .invalid("must be vonage or custom"))
+        }
+    }
+
+    struct FieldError: Error {
+        let field: String
+        let reason: NCCOError.Reason
+        init(_ field: String, _ reason: NCCOError.Reason) {
+            self.field = field
+            self.reason = reason
+        }
     }
 }
 

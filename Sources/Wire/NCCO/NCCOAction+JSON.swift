@@ -45,7 +45,12 @@ extension NCCOAction {
             if let h = c.canHear { o["canHear"] = .array(h.map(JSONValue.string)) }
             callback(c.eventURL)
         case .connect(let c):
-            o["endpoint"] = [c.endpoint.json]
+            var endpoint = c.endpoint.json
+            if let onAnswer = c.onAnswer, case .object(var e) = endpoint {
+                e["onAnswer"] = onAnswer.json
+                endpoint = .object(e)
+            }
+            o["endpoint"] = [endpoint]
             if let f = c.from { o["from"] = .string(f) }
             if c.randomFromNumber { o["randomFromNumber"] = true }
             if c.synchronous { o["eventType"] = "synchronous" }

@@ -119,7 +119,20 @@ extension NCCOAction {
             guard case .array(let list) = endpoints else { throw r.fail("endpoint", .wrongType(expected: "an array of one endpoint")) }
             guard list.count == 1 else { throw r.fail("endpoint", .outOfRange("an array of exactly one endpoint")) }
             r.seen.insert("endpoint")
-            var c = Connect(endpoint: try CallEndpoint.parse(list[0], field: "endpoint[0]", index: index, action: name.rawValue))
+            // A phone endpoint's `onAnswer` belongs to the connect (a REST call's `to` has none).
+            var endpoint = list[0]
+            var onAnswer: OnAnswer?
+            if case .object(var o) = endpoint, o["type"]?.stringValue == "phone", let value = o.removeValue(forKey: "onAnswer") {
+                guard case .object(let fields) = value else { throw r.fail("endpoint[0].onAnswer", .wrongType(expected: "an object")) }
+                var f = Fields(object: fields, index: index, action: name.rawValue, prefix: "endpoint[0].onAnswer.")
+                guard let url = try f.url("url", required: true) else { throw f.fail("url", .missing) }
+                let tone = try f.url("ringbackTone"), older = try f.url("ringback")  // `ringback`: the older name
+                try f.finish()
+                onAnswer = OnAnswer(url: url, ringbackTone: tone ?? older)
+                endpoint = .object(o)
+            }
+            var c = Connect(endpoint: try CallEndpoint.parse(endpoint, field: "endpoint[0]", index: index, action: name.rawValue))
+            c.onAnswer = onAnswer
             if let from = try r.string("from", max: 64) {
                 guard let n = CallEndpoint.normalizedNumber(from) else { throw r.fail("from", .invalid("must be an E.164 number (6 to 15 digits)")) }
                 c.from = n

@@ -149,7 +149,28 @@ public enum NCCOAction: Sendable, Hashable {
         public var eventURL: Callback?
         /// `machineDetection` / `advancedMachineDetection`: a phone or SIP endpoint only.
         public var machineDetection: MachineDetection?
+        /// A phone endpoint's `onAnswer`: the NCCO at `url` runs on the answered leg (a whisper to the callee)
+        /// before it joins the caller; `ringbackTone` plays to the caller until then.
+        public var onAnswer: OnAnswer?
         public init(endpoint: CallEndpoint) { self.endpoint = endpoint }
+
+        /// What the caller hears until the connected leg joins: the connect's `ringbackTone`, else its `onAnswer`'s.
+        public var ringback: String? { ringbackTone ?? onAnswer?.ringbackTone }
+    }
+
+    public struct OnAnswer: Sendable, Hashable {
+        public var url: String
+        public var ringbackTone: String?
+        public init(url: String, ringbackTone: String? = nil) {
+            self.url = url
+            self.ringbackTone = ringbackTone
+        }
+
+        var json: JSONValue {
+            var o: [String: JSONValue] = ["url": .string(url)]
+            if let r = ringbackTone { o["ringbackTone"] = .string(r) }
+            return .object(o)
+        }
     }
 
     /// Sends `payload` to `eventURL`; the NCCO it answers replaces the rest.

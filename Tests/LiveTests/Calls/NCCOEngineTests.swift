@@ -287,6 +287,19 @@ struct NCCOEngineTests {
         #expect(bad.bridgeEnded(now: t0, answer: [["action": "dance"]]).last == .hangup, "a bad fallback is refused whole, as any NCCO")
     }
 
+    @Test("connect with onAnswer: its ringbackTone plays until the answered leg joins; its answer stops the connect's timeout")
+    func onAnswer() throws {
+        let doc = try document(#"[{"action":"connect","timeout":10,"endpoint":[{"type":"phone","number":"14155550100","onAnswer":{"url":"http://h/w","ringbackTone":"http://h/ring.wav"}}]},{"action":"talk","text":"after"}]"#)
+        var ringback = NCCOAction.Stream(url: "http://h/ring.wav")
+        ringback.loop = 0
+        var e = NCCOEngine()
+        #expect(e.load(doc, now: t0).first == .media(.play(ringback)))
+        e.calleeAnswered()
+        #expect(e.tick(now: t0.addingTimeInterval(30)) == [], "answered: no timeout while the whisper runs")
+        #expect(e.dialAnswered(now: t0.addingTimeInterval(31)) == [.stopMedia], "joined: the ringback stops")
+        #expect(e.bridgeEnded(now: t0.addingTimeInterval(40)) == [.media(.say(.init(text: "after")))])
+    }
+
     @Test("connect with a ringbackTone: the caller hears it on repeat while the endpoint rings, and not after")
     func ringback() throws {
         let doc = try document(#"[{"action":"connect","timeout":10,"ringbackTone":"http://h/ring.wav","endpoint":[{"type":"app","user":"bob"}]},{"action":"talk","text":"after"}]"#)

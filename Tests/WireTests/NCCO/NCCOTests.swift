@@ -32,6 +32,26 @@ struct NCCOTests {
         #expect(try NCCO.parse(ncco.json) == ncco)
     }
 
+    @Test("a phone endpoint's onAnswer and a websocket's authorization read back, and serialise whole (the credential included)")
+    func onAnswerAndAuthorization() throws {
+        let ncco = try parse(#"""
+            [{"action":"connect","endpoint":[{"type":"phone","number":"14155550100","onAnswer":{"url":"https://h.test/whisper","ringbackTone":"https://h.test/ring.wav"}}]},
+             {"action":"connect","endpoint":[{"type":"phone","number":"14155550100","onAnswer":{"url":"https://h.test/whisper","ringback":"https://h.test/old.wav"}}],"ringbackTone":"https://h.test/own.wav"},
+             {"action":"connect","endpoint":[{"type":"websocket","uri":"wss://h.test/s","authorization":{"type":"custom","value":"Bearer abc"}}]},
+             {"action":"connect","endpoint":[{"type":"websocket","uri":"wss://h.test/s","authorization":{"type":"vonage"}}]}]
+            """#)
+        guard case .connect(let a) = ncco.actions[0], case .connect(let b) = ncco.actions[1], case .connect(let c) = ncco.actions[2],
+              case .connect(let d) = ncco.actions[3] else { Issue.record("not connects"); return }
+        #expect(a.onAnswer == .init(url: "https://h.test/whisper", ringbackTone: "https://h.test/ring.wav") && a.ringback == "https://h.test/ring.wav")
+        #expect(a.endpoint == .phone(number: "14155550100", dtmfAnswer: nil))
+        #expect(b.onAnswer?.ringbackTone == "https://h.test/old.wav" && b.ringback == "https://h.test/own.wav", "the connect's own tone first")
+        #expect(c.endpoint == .websocket(uri: "wss://h.test/s", contentType: "audio/l16;rate=16000", headers: [:], authorization: .custom("Bearer abc")))
+        #expect(d.endpoint == .websocket(uri: "wss://h.test/s", contentType: "audio/l16;rate=16000", headers: [:], authorization: .vonage))
+        #expect(try NCCO.parse(ncco.json) == ncco)
+        // What events and stored legs show leaves the credential out.
+        #expect(c.endpoint.shown == ["type": "websocket", "uri": "wss://h.test/s", "content-type": "audio/l16;rate=16000"])
+    }
+
     @Test("defaults are the documented ones")
     func defaults() throws {
         let ncco = try parse(#"[{"action":"talk","text":"x"},{"action":"input"},{"action":"record"},{"action":"connect","endpoint":[{"type":"app","user":"bob"}]}]"#)
@@ -112,6 +132,13 @@ struct NCCOTests {
         (#"[{"action":"connect","endpoint":[{"type":"sip","uri":"sip:pbx@10.0.0.1","headers":{"a b":"1"}}]}]"#, 0, "endpoint[0].headers.a b", "ncco-invalid-value"),
         (#"[{"action":"connect","endpoint":[{"type":"sip","uri":"sip:pbx@10.0.0.1","headers":{"Note":"a\r\nVia: x"}}]}]"#, 0, "endpoint[0].headers.Note", "ncco-invalid-value"),
         (#"[{"action":"connect","endpoint":[{"type":"app"}]}]"#, 0, "endpoint[0].user", "ncco-missing-field"),
+        (#"[{"action":"connect","endpoint":[{"type":"phone","number":"14155550100","onAnswer":"http://h/w"}]}]"#, 0, "endpoint[0].onAnswer", "ncco-wrong-type"),
+        (#"[{"action":"connect","endpoint":[{"type":"phone","number":"14155550100","onAnswer":{}}]}]"#, 0, "endpoint[0].onAnswer.url", "ncco-missing-field"),
+        (#"[{"action":"connect","endpoint":[{"type":"phone","number":"14155550100","onAnswer":{"url":"ftp://h/w"}}]}]"#, 0, "endpoint[0].onAnswer.url", "ncco-invalid-value"),
+        (#"[{"action":"connect","endpoint":[{"type":"phone","number":"14155550100","onAnswer":{"url":"http://h/w","tone":"x"}}]}]"#, 0, "endpoint[0].onAnswer.tone", "ncco-unknown-field"),
+        (#"[{"action":"connect","endpoint":[{"type":"sip","uri":"sip:a@h","onAnswer":{"url":"http://h/w"}}]}]"#, 0, "endpoint[0].onAnswer", "ncco-unknown-field"),
+        (#"[{"action":"connect","endpoint":[{"type":"websocket","uri":"ws://h/x","authorization":{"type":"basic"}}]}]"#, 0, "endpoint[0].authorization.type", "ncco-invalid-value"),
+        (#"[{"action":"connect","endpoint":[{"type":"websocket","uri":"ws://h/x","authorization":{"type":"custom"}}]}]"#, 0, "endpoint[0].authorization.value", "ncco-missing-field"),
         (#"[{"action":"connect","endpoint":[{"type":"websocket","uri":"ws://h/x","content-type":"audio/pcm"}]}]"#, 0, "endpoint[0].content-type", "ncco-invalid-value"),
         (#"[{"action":"connect","endpoint":[{"type":"app","user":"a"}],"timeout":2}]"#, 0, "timeout", "ncco-out-of-range"),
         (#"[{"action":"connect","endpoint":[{"type":"app","user":"a"}],"limit":7201}]"#, 0, "limit", "ncco-out-of-range"),

@@ -153,8 +153,8 @@ public struct NCCOEngine: Sendable {
             phase = .dialing(synchronous: c.synchronous)
             connect = c
             deadline = now.addingTimeInterval(TimeInterval(c.timeout))
-            // The caller hears `ringbackTone` on repeat while the endpoint rings (silence without one).
-            guard let tone = c.ringbackTone else { return [.dial(c)] }
+            // The caller hears `ringbackTone` (or `onAnswer`'s) on repeat until the endpoint joins (silence without one).
+            guard let tone = c.ringback else { return [.dial(c)] }
             var ringback = NCCOAction.Stream(url: tone)
             ringback.loop = 0
             return [.media(.play(ringback)), .dial(c)]
@@ -302,8 +302,14 @@ public struct NCCOEngine: Sendable {
         return stopRingback
     }
 
+    /// The dialled leg answered but joins later (its `onAnswer` whisper runs first): no answer timeout any more.
+    public mutating func calleeAnswered() {
+        guard case .dialing = phase else { return }
+        deadline = nil
+    }
+
     /// Ends the ringing connect's ringback tone, if it plays one.
-    var stopRingback: [NCCOStep] { connect?.ringbackTone != nil ? [.stopMedia] : [] }
+    var stopRingback: [NCCOStep] { connect?.ringback != nil ? [.stopMedia] : [] }
 
     /// The dialled leg failed (busy, rejected, unanswered, no trunk): the NCCO goes on with its next action,
     /// or with `answer`, an NCCO the connect's event URL answered that leg's status with (a synchronous
@@ -341,7 +347,7 @@ public struct NCCOEngine: Sendable {
         let wasPlaying: Bool
         switch phase {
         case .playing, .collecting: wasPlaying = true
-        case .dialing: wasPlaying = connect?.ringbackTone != nil
+        case .dialing: wasPlaying = connect?.ringback != nil
         default: wasPlaying = false
         }
         phase = .finished
