@@ -19,7 +19,7 @@ import requests
 from accounts_support import bearer, token
 from media_support import collect_audio, sine_track, wav_samples
 from rig import serve_websocket, start_server, wait_until
-from rooms_support import AudioMember, Realtime, drain, tone_strength, wait_for
+from rooms_support import AudioMember, Realtime, drain, metric, tone_strength, wait_for
 from voice_support import Hooks, application, user_jwt
 
 
@@ -385,6 +385,32 @@ def test_the_handshake_carries_the_authorization_asked_for():
                 "to": [{"type": "websocket", "uri": bot.uri, "authorization": authorization}],
                 "from": {"type": "phone", "number": "14155550100"}, "ncco": ncco})
             assert r.status_code == 400 and field in r.text, (authorization, r.status_code, r.text)
+    finally:
+        bot.stop()
+        hooks.http.shutdown()
+        server.stop()
+
+
+def test_what_a_socket_sends_beyond_a_minute_ahead_or_malformed_is_dropped_and_counted():
+    """The playout buffer holds 3,072 frames (61.44 s): a bot that writes 50 more at once loses those 50, and a message
+    that is not 20 ms of audio is dropped; both are counted in /metrics, and the call goes on."""
+    server = start_server(https=False)
+    bot = Bot()
+    hooks = Hooks()
+    try:
+        app_id, key = application(server, hooks)
+        r = requests.post(server.http_url + "/v1/calls", headers={"Authorization": bearer(token(app_id, key))}, timeout=10, json={
+            "to": [{"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=8000"}],
+            "from": {"type": "phone", "number": "14155550100"}, "ncco": [{"action": "conversation", "name": "bot-room"}]})
+        assert r.status_code == 201, r.text
+        uuid = r.json()["uuid"]
+        wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+        dropped = lambda reason: metric(server.http_url, f'switchboard_websocket_audio_dropped_total{{reason="{reason}"}}')
+        assert dropped("overflow") == 0 and dropped("malformed") == 0
+        bot.send(*tone_frames(500, (3072 + 50) / 50, rate=8000), b"\x00" * 100)
+        wait_until(lambda: dropped("malformed") == 1, timeout=10, what=lambda: requests.get(server.http_url + "/metrics").text[-1500:])
+        assert 45 <= dropped("overflow") <= 50, dropped("overflow")  # a few frames may have played while the rest arrived
+        assert "completed" not in hooks.statuses(uuid) and not bot.closed.is_set()
     finally:
         bot.stop()
         hooks.http.shutdown()

@@ -61,12 +61,13 @@ final class WebSocketLine: MixerPort, SpeechListeningLine, @unchecked Sendable {
         let n = said.count
         guard bytes.count == 2 * n else {
             malformed += 1
+            WebSocketLine.Counters.malformed.add(1, ordering: .relaxed)
             return
         }
         said.withMutableSamples { d in
             for i in 0..<n { d[i] = Int16(bitPattern: UInt16(bytes[2 * i]) | UInt16(bytes[2 * i + 1]) << 8) }
         }
-        said.withSamples { playout.push($0) }
+        if !said.withSamples({ playout.push($0) }) { WebSocketLine.Counters.overflow.add(1, ordering: .relaxed) }
     }
 
     /// One command from the socket (on the loop).
@@ -76,7 +77,7 @@ final class WebSocketLine: MixerPort, SpeechListeningLine, @unchecked Sendable {
             playout.clear()
             socket.send(text: Self.json(.object(["event": "websocket:cleared"])))
         case .notify(let payload):
-            playout.mark(payload)
+            if !playout.mark(payload) { WebSocketLine.Counters.notifiesDropped.add(1, ordering: .relaxed) }
         }
     }
 
@@ -149,6 +150,26 @@ final class WebSocketLine: MixerPort, SpeechListeningLine, @unchecked Sendable {
             guard case .json(_, let field, _) = self, let value = try? JSONParser.parse(text),
                   let encoded = value[field]?.stringValue, let data = Data(base64Encoded: encoded) else { return nil }
             return Array(data)
+        }
+    }
+
+    /// Process-wide counts of what WebSocket lines could not take, for `/metrics`; a relaxed add each, rare.
+    enum Counters {
+        /// Audio messages that were not 20 ms at the line's rate.
+        static let malformed = Atomic<Int>(0)
+        /// Frames that came while the playout buffer held its most (a far end more than a minute ahead).
+        static let overflow = Atomic<Int>(0)
+        /// `notify` commands that came while the most marks waited.
+        static let notifiesDropped = Atomic<Int>(0)
+
+        static func render() -> String {
+            var out = "# HELP switchboard_websocket_audio_dropped_total Audio messages WebSocket lines dropped: not 20 ms at the line's rate (malformed), or more than a minute ahead of playout (overflow).\n"
+            out += "# TYPE switchboard_websocket_audio_dropped_total counter\n"
+            out += "switchboard_websocket_audio_dropped_total{reason=\"malformed\"} \(malformed.load(ordering: .relaxed))\n"
+            out += "switchboard_websocket_audio_dropped_total{reason=\"overflow\"} \(overflow.load(ordering: .relaxed))\n"
+            out += "# HELP switchboard_websocket_notify_dropped_total notify commands WebSocket lines dropped (too many waiting).\n"
+            out += "# TYPE switchboard_websocket_notify_dropped_total counter\nswitchboard_websocket_notify_dropped_total \(notifiesDropped.load(ordering: .relaxed))\n"
+            return out
         }
     }
 

@@ -53,6 +53,7 @@ public final class SwitchboardServer: Sendable {
         let authenticator = Authenticator(core: core)
         var router = Router()
         SystemRoutes(metrics: .shared).register(on: &router)
+        Metrics.shared.collector("websocket-lines") { WebSocketLine.Counters.render() }
         ApplicationRoutes(core: core).register(on: &router)
         UserRoutes(core: core).register(on: &router)
         NumberRoutes(core: core, authenticator: authenticator).register(on: &router)
