@@ -54,7 +54,12 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         /// Sends a key in a SIP INFO, for a trunk whose keys go in the signalling (`dtmf: info`).
         var sendKey: (@Sendable (Character) -> Void)?
         /// A websocket leg's socket, whose line the mixer makes.
-        var socket: WebSocketLine.Holder?
+        let socket: WebSocketLine.Holder?
+
+        init(uuid: String, place: MixerCallMedia.LegPlace, socket: WebSocketLine.Holder? = nil) {
+            self.socket = socket
+            super.init(uuid: uuid, place: place)
+        }
         /// Counts the leg's speech inputs: a result is reported only while its input is the current one
         /// (`stop(leg:)` moves it on, so a result that comes after the NCCO moved on is dropped).
         let speechInput = Mutex(0)
@@ -518,16 +523,14 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         case nil:
             break
         }
-        let phone = PhoneLeg(uuid: uuid, place: place)
+        let phone = PhoneLeg(uuid: uuid, place: place, socket: WebSocketLine.Holder())
         legs.withLock { $0[uuid] = phone }
         Task { await self.openWebSocket(phone, uri: uri, rate: rate, contentType: type, headers: headers, handshake: handshake) }
     }
 
     private func openWebSocket(_ phone: PhoneLeg, uri: String, rate: SampleRate, contentType: String, headers: [String: String],
                                handshake: HTTPHeaders) async {
-        guard let (rooms, events) = parts() else { return }
-        let box = WebSocketLine.Holder()
-        phone.socket = box
+        guard let (rooms, events) = parts(), let box = phone.socket else { return }
         var callbacks = WebSocketCallbacks()
         callbacks.onBinary = { _, bytes in box.received(bytes) }
         callbacks.onText = { _, text in box.received(text: text, framing: .binary) }

@@ -443,15 +443,11 @@ actor LiveLeg {
                                   endOnExitConversation: endOnExit ? conversation : nil, answer: answer)
             }
         }
-        if fallback, parent != nil, !wasAnswered || status == .disconnected {
-            // The parent's NCCO waits for the connect's event URL to answer this status.
-            setStatus(status, reason: reason, replied: tell)
-            calls.media.release(leg: uuid)
-        } else {
-            setStatus(status, reason: reason)
-            calls.media.release(leg: uuid)
-            tell(nil)
-        }
+        // A synchronous connect's parent waits for the connect's event URL to answer how this leg failed.
+        let awaitsAnswer = fallback && parent != nil && (!wasAnswered || status == .disconnected)
+        setStatus(status, reason: reason, replied: awaitsAnswer ? tell : nil)
+        calls.media.release(leg: uuid)
+        if !awaitsAnswer { tell(nil) }
     }
 
     func legFields() -> [(String, JSONValue)] {
@@ -459,7 +455,10 @@ actor LiveLeg {
     }
 
     func sendEvent(status: CallStatus, reason: String? = nil, replied: (@Sendable (JSONValue?) -> Void)? = nil) {
-        guard let eventTarget else { return replied?(nil) ?? () }
+        guard let eventTarget else {
+            replied?(nil)
+            return
+        }
         var p: [(String, JSONValue)] = [
             ("from", .string(leg.from.address)), ("to", .string(leg.to.address)), ("uuid", .string(uuid)),
             ("conversation_uuid", .string(leg.conversationID)), ("status", .string(status.rawValue)),
