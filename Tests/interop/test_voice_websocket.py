@@ -11,10 +11,10 @@ import threading
 import numpy as np
 import pytest
 
-from media_support import collect_audio, dominant_frequency, sine_track
+from media_support import collect_audio, dominant_frequency
 from rig import serve_websocket, start_server
-from rooms_support import AudioMember, Realtime, wait_for
-from voice_support import Hooks, application, user_jwt
+from rooms_support import wait_for
+from voice_support import Hooks, application, user_calls
 
 
 class SocketPeer:
@@ -66,12 +66,7 @@ def test_connect_to_websocket_streams_l16_both_ways():
 
 
 async def _talk_to_socket(server, hooks, app_id, key, peer):
-    rt = await Realtime(server.ws_url).connect()
-    await rt.login(user_jwt(server, app_id, key, "alice"))
-    created = await rt.request("call:create", {"to": "assistant"})
-    member = AudioMember(rt, created["conversation_id"])
-    await member.publish(sine_track(440))
-    await member.subscribe()
+    rt, created, member = await user_calls(server, app_id, key, "alice", "assistant")
     await wait_for(lambda: peer.first is not None, timeout=10, what=lambda: f"websocket opened; {hooks.events}\n{server.log()[-2000:]}")
     assert peer.first == {"event": "websocket:connected", "content-type": "audio/l16;rate=16000", "caller": "alice"}
     legs = lambda: list(dict.fromkeys(e["uuid"] for e in hooks.events if "status" in e))

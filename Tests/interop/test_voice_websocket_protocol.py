@@ -17,10 +17,10 @@ import numpy as np
 import requests
 
 from accounts_support import bearer, token
-from media_support import collect_audio, sine_track, wav_samples
+from media_support import collect_audio, wav_samples
 from rig import serve_websocket, start_server, wait_until
-from rooms_support import AudioMember, Realtime, drain, metric, tone_strength, wait_for
-from voice_support import Hooks, application, user_jwt
+from rooms_support import Realtime, drain, metric, tone_strength, wait_for
+from voice_support import Hooks, application, user_calls, user_jwt
 
 
 class Bot:
@@ -93,12 +93,7 @@ async def user_calls_the_bot(server, bot):
     app_id, key = application(server, hooks)
     hooks.ncco = lambda req: [{"action": "connect", "endpoint": [{"type": "websocket", "uri": bot.uri,
                                                                   "content-type": "audio/l16;rate=16000"}]}]
-    rt = await Realtime(server.ws_url).connect()
-    await rt.login(user_jwt(server, app_id, key, "alice"))
-    created = await rt.request("call:create", {"to": "bot"})
-    member = AudioMember(rt, created["conversation_id"])
-    await member.publish(sine_track(440, amplitude=0.05))
-    await member.subscribe()
+    rt, created, member = await user_calls(server, app_id, key, "alice", "bot", amplitude=0.05)
     await wait_for(lambda: bot.first is not None and bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
     await wait_for(lambda: member.tracks, timeout=10, what="mix track")
     track = next(iter(member.tracks.values()))

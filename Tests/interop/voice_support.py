@@ -75,6 +75,21 @@ def application(server, hooks) -> tuple[str, str]:
     return r.json()["id"], r.json()["keys"]["private_key"]
 
 
+async def user_calls(server, app_id, key, name, to, *, tone=440, amplitude=0.3, **body):
+    """The app user `name` logs in over the realtime protocol, places a call to `to` (`call:create`, with `body`'s
+    other fields) and publishes a `tone` into its conversation and subscribes to the mix: (the realtime connection,
+    the call:create reply, the audio member)."""
+    from media_support import sine_track
+    from rooms_support import AudioMember, Realtime
+    rt = await Realtime(server.ws_url).connect()
+    await rt.login(user_jwt(server, app_id, key, name))
+    created = await rt.request("call:create", {"to": to, **body})
+    member = AudioMember(rt, created["conversation_id"])
+    await member.publish(sine_track(tone, amplitude=amplitude))
+    await member.subscribe()
+    return rt, created, member
+
+
 def user_jwt(server, app_id, key, name) -> str:
     """Creates the user `name` (or finds it there) and returns a token to log in as it."""
     r = requests.post(server.http_url + "/v1/users", headers={"Authorization": bearer(token(app_id, key))}, json={"name": name}, timeout=10)
