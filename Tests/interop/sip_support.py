@@ -260,6 +260,13 @@ ctrl_tcp_listen 127.0.0.1:{self.ctrl_port}
                     raise
                 time.sleep(0.2)
 
+    def played_once_ended(self):
+        """`played()` once the phone's call has ended (its dump complete)."""
+        wait_until(lambda: "terminated" in self.log().lower() or "closed" in self.log().lower(), timeout=10,
+                   what=lambda: f"baresip call ended:\n{self.log()[-1500:]}")
+        time.sleep(0.5)
+        return self.played()
+
     def played(self, timeout: float = 5):
         """What the phone heard (the sndfile module's decoded-audio dump of its last call) as mono float samples and the rate.
         A dump baresip has opened but not yet given its header (the call just ended, or just began) is read again
