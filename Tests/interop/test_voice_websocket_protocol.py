@@ -8,6 +8,7 @@ The app user hears the socket through the conversation's mix over WebRTC (aiortc
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import subprocess
 import threading
@@ -17,9 +18,9 @@ import numpy as np
 import requests
 
 from accounts_support import bearer, token
-from media_support import collect_audio, wav_samples
+from media_support import collect_audio, sine_track, wav_samples
 from rig import serve_websocket, start_server, wait_until
-from rooms_support import Realtime, drain, metric, tone_strength, wait_for
+from rooms_support import AudioMember, Realtime, RequestError, drain, metric, tone_strength, wait_for
 from voice_support import Hooks, application, user_calls, user_jwt
 
 
@@ -34,6 +35,7 @@ class Bot:
         self.closed = threading.Event()
         self.ws = None
         self.authorization = None
+        self.audio = collections.deque(maxlen=150)
 
         async def handler(ws):
             self.authorization = ws.request.headers.get("Authorization")
@@ -43,6 +45,7 @@ class Bot:
                 async for message in ws:
                     if isinstance(message, bytes):
                         self.sizes.add(len(message))
+                        self.audio.append(message)
                     else:
                         self.events.append((time.monotonic(), json.loads(message)))
             finally:
@@ -406,6 +409,56 @@ def test_what_a_socket_sends_beyond_a_minute_ahead_or_malformed_is_dropped_and_c
         wait_until(lambda: dropped("malformed") == 1, timeout=10, what=lambda: requests.get(server.http_url + "/metrics").text[-1500:])
         assert 45 <= dropped("overflow") <= 50, dropped("overflow")  # a few frames may have played while the rest arrived
         assert "completed" not in hooks.statuses(uuid) and not bot.closed.is_set()
+    finally:
+        bot.stop()
+        hooks.http.shutdown()
+        server.stop()
+
+
+def test_a_bot_in_a_named_conversation_hears_it_and_gets_its_keys():
+    """A bot placed with `POST /v1/calls` into the named conversation "desk" (NCCO `conversation`, as a transcription
+    or assistant bot joins a call), and an app user whose call's NCCO puts it there too: the bot hears the user (its
+    socket's line moved into the desk's mix) and each key the user presses reaches it once as `websocket:dtmf` — any
+    party on the call, not only a leg the socket was connected to."""
+    server = start_server(https=False)
+    bot = Bot()
+    hooks = Hooks()
+    try:
+        app_id, key = application(server, hooks)
+        desk = [{"action": "conversation", "name": "desk"}]
+        r = requests.post(server.http_url + "/v1/calls", headers={"Authorization": bearer(token(app_id, key))}, timeout=10, json={
+            "to": [{"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=16000"}],
+            "from": {"type": "phone", "number": "14155550100"}, "ncco": desk})
+        assert r.status_code == 201, r.text
+        wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+        hooks.ncco = lambda req: desk
+
+        async def press():
+            rt = await Realtime(server.ws_url).connect()
+            await rt.login(user_jwt(server, app_id, key, "alice"))
+            created = await rt.request("call:create", {"to": "desk"})
+            await wait_for(lambda: rt.seen("call:transfer"), timeout=10, what=lambda: f"moved into the desk; {hooks.events}")
+            # The client follows its call into the desk (as the dialer does) and publishes there once its member is in.
+            member = AudioMember(rt, rt.seen("call:transfer")[0]["body"]["conversation_id"])
+            for attempt in range(40):
+                try:
+                    await member.publish(sine_track(440))
+                    break
+                except RequestError as e:
+                    if "notJoined" not in str(e) or attempt == 39:
+                        raise
+                    await asyncio.sleep(0.25)
+            await asyncio.sleep(2.5)
+            heard = np.concatenate([np.frombuffer(m, dtype="<i2") for m in list(bot.audio)[-50:]]).astype(np.float64)
+            assert np.abs(heard).max() > 1000 and tone_strength(heard, 16000, 440) > 20, "the bot hears the user in the desk"
+            await rt.request("call:dtmf", {"call_id": created["call_id"], "digits": "42"})
+            await wait_for(lambda: len(bot.named("websocket:dtmf")) >= 2, timeout=5, what=lambda: f"keys at the bot; {bot.events}")
+            await asyncio.sleep(0.5)
+            assert [e["digit"] for _, e in bot.named("websocket:dtmf")] == ["4", "2"], bot.events
+            await member.close()
+            await rt.close()
+
+        asyncio.run(press())
     finally:
         bot.stop()
         hooks.http.shutdown()

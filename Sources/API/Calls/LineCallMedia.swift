@@ -228,6 +228,16 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     func connected(leg uuid: String) { answerIfRinging(uuid) }
 
+    /// Keys a leg's far end pressed: every websocket leg in its conversation gets them (`websocket:dtmf`).
+    func keysPressed(_ digits: String, leg uuid: String) {
+        guard let conversationID = resolve(uuid)?.conversationID else { return }
+        let sockets = legs.withLock { all in all.values.compactMap { $0.uuid != uuid && $0.place.conversationID == conversationID ? $0.socket : nil } }
+        for socket in sockets {
+            guard let line = socket.line.withLock({ $0 }) else { continue }
+            line.loop.execute { line.sendKeys(digits) }
+        }
+    }
+
     /// An app leg's client follows it into the conversation over `rtc:*`; its mix follows the action.
     func appLegJoined(leg uuid: String, conversationID: String, _ c: NCCOAction.Conversation) {
         guard let place = resolve(uuid) else { return }
@@ -676,8 +686,10 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     /// `then` runs once the line is in the new mix (or the move failed, or there was nothing to move).
     private func move(_ phone: PhoneLeg, to conversationID: String, mix: MemberMix,
                       then: @escaping @Sendable () -> Void) {
-        guard let rooms = attached.withLock({ $0.rooms }), let old = phone.line.withLock({ $0 }),
-              phone.place.conversationID != conversationID, let moved = resolve(phone.uuid) else { return then() }
+        guard let rooms = attached.withLock({ $0.rooms }), phone.place.conversationID != conversationID,
+              let moved = resolve(phone.uuid) else { return then() }
+        if let socket = phone.socket { return move(phone, socket: socket, to: moved, mix: mix, rooms: rooms, then: then) }
+        guard let old = phone.line.withLock({ $0 }) else { return then() }
         let from = phone.place
         phone.place = moved
         let uuid = phone.uuid
@@ -700,7 +712,29 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         }
     }
 
-    /// The SIP side of the leg is over: its line leaves the mix and the leg hears the status.
+    /// A websocket leg into another conversation's mix: a line of the same socket there (what the old one had
+    /// queued to play is dropped with it). A socket not open yet joins the new conversation when it opens.
+    private func move(_ phone: PhoneLeg, socket: WebSocketLine.Holder, to moved: MixerCallMedia.LegPlace, mix: MemberMix, rooms: Rooms,
+                      then: @escaping @Sendable () -> Void) {
+        let from = phone.place
+        phone.place = moved
+        guard let old = socket.line.withLock({ $0 }) else { return then() }
+        Task {
+            await rooms.removeLine(conversationID: from.conversationID, memberID: from.memberID)
+            do {
+                try await rooms.addLine(conversationID: moved.conversationID, applicationID: moved.applicationID, memberID: moved.memberID,
+                                        mix: mix) { loop in
+                    let line = try WebSocketLine(loop: loop, rate: old.rate, socket: old.socket)
+                    socket.line.withLock { $0 = line }
+                    return line
+                }
+            } catch {
+                logger.warning("websocket leg not moved", ["leg": phone.uuid, "conversation": moved.conversationID, "error": "\(error)"])
+            }
+            then()
+        }
+    }
+
     /// The call is answered: from now on a far end gone silent past `--rtp-timeout` is hung up.
     private func watchSilence(_ phone: PhoneLeg) {
         guard silenceLimit > 0, let line = phone.line.withLock({ $0 }) else { return }
@@ -734,6 +768,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         }
     }
 
+    /// The leg's far end is gone (the SIP call ended, the socket closed): its line leaves the mix and the leg hears the status.
     private func finish(_ phone: PhoneLeg, status: String, reason: String, events: any CallMediaEvents) {
         let known = legs.withLock { l -> Bool in
             guard l[phone.uuid] === phone else { return false }

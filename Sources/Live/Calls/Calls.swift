@@ -262,6 +262,7 @@ public final class Calls: CallMediaEvents, Sendable {
         guard let l = leg(uuid) else { throw CallError.notLive }
         guard await l.ownerUserID == user.id else { throw CallError.notYours }
         await l.digits(digits)
+        media.keysPressed(digits, leg: uuid)
         await l.forwardDigits(digits)
     }
 
@@ -272,10 +273,11 @@ public final class Calls: CallMediaEvents, Sendable {
         Task { await l.mediaFinished() }
     }
 
-    /// Keys a phone, SIP or websocket leg's far end pressed: the leg's NCCO hears them, and the leg it is
-    /// connected to gets them (a phone as RFC 4733 events, a websocket as `websocket:dtmf` messages).
+    /// Keys a phone or SIP leg's far end pressed: the leg's NCCO hears them, the websockets in its conversation
+    /// are told, and a phone it is connected to gets them as RFC 4733 events.
     public func digits(_ digits: String, leg uuid: String) {
         guard let l = leg(uuid) else { return }
+        media.keysPressed(digits, leg: uuid)
         Task {
             await l.digits(digits)
             await l.forwardDigits(digits)

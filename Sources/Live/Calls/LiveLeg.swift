@@ -366,11 +366,13 @@ actor LiveLeg {
     func speechFinished(_ outcome: SpeechOutcome) { run(engine.speechFinished(outcome, now: now)) }
     func speechStarted() { run(engine.speechStarted(now: now)) }
 
-    /// Sends the user's DTMF on to the leg this one is connected with (the `connect` it dialled, or the
-    /// leg that dialled it), when that leg can carry it (a phone).
-    func forwardDigits(_ d: String) {
+    /// Sends the keys on to the leg this one is connected with (the `connect` it dialled, or the leg that
+    /// dialled it), when that leg can carry them (a phone); a websocket shares the conversation and is told
+    /// of them there (`CallMedia.keysPressed`), once.
+    func forwardDigits(_ d: String) async {
         let other: String? = if case .bridgedTo(let parent) = script { parent } else if engine.phase == .bridged { child } else { nil }
         guard let other else { return }
+        if let peer = calls.leg(other), await peer.currentLeg.to.kind == .websocket { return }
         try? calls.media.perform(.sendDigits(d), leg: other)
     }
 

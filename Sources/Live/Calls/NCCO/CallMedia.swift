@@ -21,12 +21,16 @@ public protocol CallMedia: Sendable {
     /// The leg ends without ever being answered, because its `connect` ended with `status` (rejected,
     /// busy, timeout...) or its NCCO ran out: an inbound call is refused with the matching response.
     func declined(leg: String, status: String)
+    /// Keys the leg's far end pressed (a phone's RFC 4733 or SIP INFO keys, an app user's `call:dtmf`): the
+    /// websocket legs in its conversation are told (`websocket:dtmf`).
+    func keysPressed(_ digits: String, leg: String)
 }
 
 extension CallMedia {
     public func connected(leg: String) {}
     public func declined(leg: String, status: String) {}
     public func appLegJoined(leg: String, conversationID: String, _ conversation: NCCOAction.Conversation) {}
+    public func keysPressed(_ digits: String, leg: String) {}
 }
 
 /// What media reports back to the calls it serves.
