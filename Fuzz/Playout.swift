@@ -35,7 +35,8 @@ func fuzzPlayout(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             let waiting = b.count
             var reached: [Int] = []
             let pulled = b.pull(into: &out) { reached.append($0) }
-            if waiting >= 2 { precondition(pulled, "two frames waited and none played") }
+            if waiting > PlayoutBuffer<Int>.maxCushion { precondition(pulled, "more frames waited than any cushion and none played") }
+            precondition((1...PlayoutBuffer<Int>.maxCushion).contains(b.cushion), "the cushion left its bounds")
             if pulled {
                 let seq = Int(UInt16(bitPattern: out.samples[0])) | Int(UInt16(bitPattern: out.samples[1])) << 16
                 precondition(seq > lastPlayed, "a frame played twice or out of order")

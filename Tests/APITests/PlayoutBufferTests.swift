@@ -29,20 +29,51 @@ struct PlayoutBufferTests {
         #expect(b.dropped == 0)
     }
 
-    @Test("playing starts once two frames wait or one has waited a tick, and again so after running dry")
+    @Test("playing starts once two frames wait or one has waited a tick; frames that come in time play in turn")
     func priming() {
         var b = PlayoutBuffer<Int>(rate: .hz16000)
         #expect(tick(&b).0 == nil)
         push(&b, 1)
         #expect(tick(&b).0 == nil, "a lone frame waits one tick for a second")
         #expect(tick(&b).0 == 1, "then plays")
-        #expect(tick(&b).0 == nil)
         push(&b, 2)
         push(&b, 3)
-        #expect(tick(&b).0 == 2, "two waiting play at once")
+        #expect(tick(&b).0 == 2, "while playing, frames that came in time play in their turn")
+        #expect(tick(&b).0 == 3)
+        #expect(b.cushion == 1 && b.underruns == 0)
+    }
+
+    @Test("a frame that comes late after running dry adds a frame of cushion; a pause does not; calm takes it away")
+    func adaptiveCushion() {
+        var b = PlayoutBuffer<Int>(rate: .hz16000)
+        push(&b, 1)
+        push(&b, 2)
+        #expect(tick(&b).0 == 1)
+        #expect(tick(&b).0 == 2)
+        #expect(tick(&b).0 == nil, "ran dry")
+        push(&b, 3)  // one tick late
+        #expect(b.cushion == 2 && b.underruns == 1)
+        #expect(tick(&b).0 == nil)
+        #expect(tick(&b).0 == nil, "with two frames of cushion, three must wait or the first wait three ticks")
+        #expect(tick(&b).0 == 3)
+        // A pause (longer than any cushion) is the far end stopping, not lateness.
+        for _ in 0..<10 { #expect(tick(&b).0 == nil) }
         push(&b, 4)
-        #expect(tick(&b).0 == 3, "while playing, a frame that came in time plays in its turn")
-        #expect(tick(&b).0 == 4)
+        #expect(b.cushion == 2 && b.underruns == 1)
+        // Thirty calm seconds, a frame to spare at every tick: one frame of cushion again.
+        for i in 0..<(PlayoutBuffer<Int>.shrinkAfter + 10) { push(&b, Int16(i % 1000)) }
+        for _ in 0..<(PlayoutBuffer<Int>.shrinkAfter + 3) { _ = tick(&b) }
+        #expect(b.cushion == 1)
+        // Never beyond six frames, however often it is late.
+        var late = PlayoutBuffer<Int>(rate: .hz16000)
+        for i in 0..<20 {
+            push(&late, Int16(i))
+            push(&late, Int16(i))
+            while tick(&late).0 == nil && late.count > 0 {}
+            while late.count > 0 { _ = tick(&late) }
+            _ = tick(&late)
+        }
+        #expect(late.cushion == PlayoutBuffer<Int>.maxCushion)
     }
 
     @Test("beyond a minute of frames waiting, new ones are dropped, not the ones already waiting")

@@ -3,10 +3,13 @@
 /// bot may send a whole reply at once; up to `capacity` frames (about a minute) wait, and a frame beyond
 /// that is dropped (`dropped`), never one already waiting, so what plays stays in order.
 ///
-/// - Playing starts once two frames wait, or one has waited a tick: a far end streaming in real time gets
-///   a frame of cushion against its network's jitter, and a lone frame is not held back. After running dry
-///   it starts the same way again. Nothing is trimmed: unlike a phone's queue (the API's `LineQueue`), the far end
-///   decides the delay, and a reply sent ahead is meant to be heard whole.
+/// - Playing starts once `cushion + 1` frames wait, or the first has waited `cushion` ticks (a lone last frame
+///   is not held back). The cushion starts at one frame and grows by one, up to `maxCushion`, each time the
+///   buffer ran dry while playing and the next frame came within `maxCushion` ticks (it came late: a far end
+///   streaming in real time over a jittery network or a loaded host); a longer gap is the far end pausing.
+///   It shrinks by one after `shrinkAfter` ticks in a row played with a frame to spare. Nothing is trimmed:
+///   unlike a phone's queue (the API's `LineQueue`), the far end decides the delay, and a reply sent ahead is
+///   meant to be heard whole.
 /// - A mark (`notify`) sits after the frames sent before it and is reached once they have all played; a
 ///   mark with nothing ahead of it is reached at the next tick.
 /// - `clear()` discards the frames waiting and the marks behind them.
@@ -20,6 +23,10 @@ public struct PlayoutBuffer<Mark> {
     public static var capacity: Int { 3072 }
     /// Marks that may wait.
     public static var markCapacity: Int { 1024 }
+    /// The most frames of cushion against a late far end (120 ms).
+    public static var maxCushion: Int { 6 }
+    /// Ticks in a row, each with a frame to spare, after which the cushion shrinks by one (30 s).
+    public static var shrinkAfter: Int { 1500 }
     private static var initialFrames: Int { 100 }
     /// Samples per frame at the far end's rate.
     public let samples: Int
@@ -30,6 +37,15 @@ public struct PlayoutBuffer<Mark> {
     private var playing = false
     /// Ticks the frames have waited while not playing.
     private var waited = 0
+    /// Frames kept in reserve when playing starts.
+    public private(set) var cushion = 1
+    /// Ran dry while playing, and the ticks since (a frame within `maxCushion` of them came late).
+    private var wentDry = false
+    private var dryTicks = 0
+    /// Ticks in a row played with a frame to spare.
+    private var calm = 0
+    /// Times the buffer ran dry while playing and the next frame came late.
+    public private(set) var underruns = 0
     /// Frames written and played since the start; a mark is reached when `played` gets to its `at`.
     private var written = 0
     private var played = 0
@@ -53,6 +69,13 @@ public struct PlayoutBuffer<Mark> {
         guard count < Self.capacity else {
             dropped += 1
             return false
+        }
+        if wentDry {
+            wentDry = false
+            if dryTicks <= Self.maxCushion {
+                underruns += 1
+                cushion = min(cushion + 1, Self.maxCushion)
+            }
         }
         if count == slots { grow() }
         let n = samples
@@ -85,6 +108,7 @@ public struct PlayoutBuffer<Mark> {
         head = 0
         playing = false
         waited = 0
+        wentDry = false
         marks.removeSubrange(nextMark...)
         return discarded
     }
@@ -106,14 +130,25 @@ public struct PlayoutBuffer<Mark> {
 
     private mutating func take(into frame: inout AudioFrame) -> Bool {
         guard frame.count == samples, count > 0 else {
+            if playing {
+                wentDry = true
+                dryTicks = 0
+                calm = 0
+            }
+            dryTicks += 1
             playing = false
             waited = 0
             return false
         }
         if !playing {
             waited += 1
-            guard count >= 2 || waited > 1 else { return false }
+            guard count > cushion || waited > cushion else { return false }
             playing = true
+        }
+        calm = count > 1 ? calm + 1 : 0
+        if calm >= Self.shrinkAfter {
+            calm = 0
+            cushion = max(1, cushion - 1)
         }
         let n = samples
         let base = head * n
