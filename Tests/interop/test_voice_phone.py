@@ -33,23 +33,31 @@ def sip_server():
     server.stop()
 
 
-def frequency_of(samples, rate):
-    return dominant_frequency(samples[-min(len(samples), rate):], rate)
-
-
-def test_app_to_phone_tutorial_flow(sip_server, tmp_path):
-    server, sip_port = sip_server
+@pytest.fixture
+def answering_phone(sip_server, tmp_path):
+    """An application whose webhooks are a `Hooks`, and an auto-answering baresip at PHONE (a 660 Hz tone) on a trunk
+    that owns APP_NUMBER: (server, hooks, app_id, key, phone)."""
+    server, _ = sip_server
     hooks = Hooks()
     app_id, key = application(server, hooks)
     phone = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0;answermode=auto", tmp_path, tone=660)
     try:
         trunk_and_number(server, phone, app_id, APP_NUMBER)
-        # The tutorial's answer webhook: a prompt, then connect from the application's number to the dialled phone.
-        hooks.ncco = lambda req: [{"action": "talk", "text": "Please wait while we connect you."},
-                                  {"action": "connect", "from": APP_NUMBER, "endpoint": [{"type": "phone", "number": req["to"]}]}]
-        asyncio.run(_client_calls_phone(server, hooks, app_id, key, phone))
+        yield server, hooks, app_id, key, phone
     finally:
         phone.stop()
+
+
+def frequency_of(samples, rate):
+    return dominant_frequency(samples[-min(len(samples), rate):], rate)
+
+
+def test_app_to_phone_tutorial_flow(answering_phone):
+    server, hooks, app_id, key, phone = answering_phone
+    # The tutorial's answer webhook: a prompt, then connect from the application's number to the dialled phone.
+    hooks.ncco = lambda req: [{"action": "talk", "text": "Please wait while we connect you."},
+                              {"action": "connect", "from": APP_NUMBER, "endpoint": [{"type": "phone", "number": req["to"]}]}]
+    asyncio.run(_client_calls_phone(server, hooks, app_id, key, phone))
 
 
 async def _client_calls_phone(server, hooks, app_id, key, phone):
@@ -1030,29 +1038,22 @@ def test_a_trunk_with_dtmf_info_gets_the_application_s_keys_in_sip_info(sip_serv
     assert p.returncode == 0 and json.loads(p.stdout)["dtmf"] == "rfc4733", p.stdout + p.stderr
 
 
-def test_on_answer_whispers_to_the_callee_before_the_caller_joins(sip_server, tmp_path):
+def test_on_answer_whispers_to_the_callee_before_the_caller_joins(answering_phone):
     """A phone endpoint's `onAnswer` (the call-whisper pattern, the NCCO built with the official `vonage` SDK's
     models): once the phone answers, the NCCO at its URL (asked with the phone leg's uuid) plays to the phone alone —
     a 1 kHz announcement — while the caller, an app user, hears the `ringbackTone` (400 Hz) and not the phone; when that
     NCCO is done the two are joined and hear each other (660 Hz, 440 Hz)."""
     from vonage_voice.models.connect_endpoints import OnAnswer, PhoneEndpoint
     from vonage_voice.models.ncco import Connect
-    server, sip_port = sip_server
-    hooks = Hooks()
-    app_id, key = application(server, hooks)
-    phone = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0;answermode=auto", tmp_path, tone=660)
-    try:
-        trunk_and_number(server, phone, app_id, APP_NUMBER)
-        hooks.files["/ring.wav"] = tone_wav(400, seconds=2, rate=16000).read_bytes()
-        hooks.files["/whisper.wav"] = tone_wav(1000, seconds=3, rate=16000).read_bytes()
-        connect = Connect(from_=APP_NUMBER, endpoint=[PhoneEndpoint(number=PHONE, onAnswer=OnAnswer(
-            url=hooks.url + "/answer/whisper", ringbackTone=hooks.url + "/ring.wav"))]).model_dump(by_alias=True, exclude_none=True)
-        whisper = [{"action": "stream", "streamUrl": [hooks.url + "/whisper.wav"]},
-                   {"action": "notify", "payload": {"step": "whispered"}, "eventUrl": [hooks.url + "/event/notify"]}]
-        hooks.ncco = lambda req: whisper if req.get("to") == PHONE and len(hooks.answers) > 1 else [connect]
-        asyncio.run(_whisper(server, hooks, app_id, key, phone))
-    finally:
-        phone.stop()
+    server, hooks, app_id, key, phone = answering_phone
+    hooks.files["/ring.wav"] = tone_wav(400, seconds=2, rate=16000).read_bytes()
+    hooks.files["/whisper.wav"] = tone_wav(1000, seconds=3, rate=16000).read_bytes()
+    connect = Connect(from_=APP_NUMBER, endpoint=[PhoneEndpoint(number=PHONE, onAnswer=OnAnswer(
+        url=hooks.url + "/answer/whisper", ringbackTone=hooks.url + "/ring.wav"))]).model_dump(by_alias=True, exclude_none=True)
+    whisper = [{"action": "stream", "streamUrl": [hooks.url + "/whisper.wav"]},
+               {"action": "notify", "payload": {"step": "whispered"}, "eventUrl": [hooks.url + "/event/notify"]}]
+    hooks.ncco = lambda req: whisper if req.get("to") == PHONE and len(hooks.answers) > 1 else [connect]
+    asyncio.run(_whisper(server, hooks, app_id, key, phone))
 
 
 async def _whisper(server, hooks, app_id, key, phone):

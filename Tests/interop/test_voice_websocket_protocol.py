@@ -15,6 +15,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 import requests
 
 from accounts_support import bearer, token
@@ -73,6 +74,21 @@ class Bot:
 
     def stop(self):
         self.loop.call_soon_threadsafe(self.server.close)
+
+
+@pytest.fixture
+def bot_app():
+    """A server, a bot, and an application whose webhooks are a `Hooks`: (server, bot, hooks, app_id, key)."""
+    server = start_server(https=False)
+    bot = Bot()
+    hooks = Hooks()
+    try:
+        app_id, key = application(server, hooks)
+        yield server, bot, hooks, app_id, key
+    finally:
+        bot.stop()
+        hooks.http.shutdown()
+        server.stop()
 
 
 def tone_frames(frequency: float, seconds: float, rate: int = 16000) -> list[bytes]:
@@ -205,122 +221,106 @@ def test_a_phone_s_keys_reach_the_bot_it_is_connected_to(tmp_path):
 MENU = ["sales", "support", "billing", "speak to an agent"]
 
 
-def test_an_input_on_a_websocket_leg_hears_what_the_socket_says(tmp_path):
+def test_an_input_on_a_websocket_leg_hears_what_the_socket_says(tmp_path, bot_app):
     """`POST /v1/calls` to a websocket at 24 kHz whose NCCO is a speech `input`: the bot says "support" (espeak-ng,
     sent in one go, as a bot would send a synthesized reply) and the input's event URL gets it."""
-    server = start_server(https=False)
-    bot = Bot()
-    hooks = Hooks()
-    try:
-        app_id, key = application(server, hooks)
-        voice, word = tmp_path / "voice.wav", tmp_path / "word.wav"
-        subprocess.run(["espeak-ng", "-v", "en-us+f2", "-w", str(voice), "support"], check=True)
-        subprocess.run(["sox", str(voice), "-r", "24000", "-c", "1", "-b", "16", str(word), "pad", "1", "3"], check=True)
-        samples, rate = wav_samples(word)
-        assert rate == 24000
-        pcm = np.asarray(samples).astype("<i2")
-        frames = [pcm[i:i + 480].tobytes() for i in range(0, len(pcm) - 480 + 1, 480)]
-        ncco = [{"action": "input", "type": ["speech"], "speech": {"context": MENU, "endOnSilence": 1},
-                 "eventUrl": [hooks.url + "/event/input"]}]
-        r = requests.post(server.http_url + "/v1/calls", headers={"Authorization": bearer(token(app_id, key))}, timeout=10, json={
-            "to": [{"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=24000"}],
-            "from": {"type": "phone", "number": "14155550100"}, "ncco": ncco})
-        assert r.status_code == 201, r.text
-        uuid = r.json()["uuid"]
-        wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
-        assert bot.first == {"event": "websocket:connected", "content-type": "audio/l16;rate=24000"}
-        wait_until(lambda: "answered" in hooks.statuses(uuid), timeout=10, what=lambda: f"answered; {hooks.events}")
-        bot.send(*frames)
-        results = lambda: [e for e in hooks.events if e.get("uuid") == uuid and "speech" in e]
-        wait_until(results, timeout=20, what=lambda: f"the input's result: {hooks.events}\n{server.log()[-2000:]}")
-        speech = results()[0]["speech"]
-        assert speech["timeout_reason"] == "end_on_silence_timeout", speech
-        assert speech["results"] and speech["results"][0]["text"] == "support", speech
-        assert bot.sizes == {960}, bot.sizes
-        # The NCCO ends with the input: the call completes and the socket is closed.
-        wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=15, what=lambda: f"completed: {hooks.events}")
-        assert bot.closed.wait(10)
-    finally:
-        bot.stop()
-        hooks.http.shutdown()
-        server.stop()
+    server, bot, hooks, app_id, key = bot_app
+    voice, word = tmp_path / "voice.wav", tmp_path / "word.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us+f2", "-w", str(voice), "support"], check=True)
+    subprocess.run(["sox", str(voice), "-r", "24000", "-c", "1", "-b", "16", str(word), "pad", "1", "3"], check=True)
+    samples, rate = wav_samples(word)
+    assert rate == 24000
+    pcm = np.asarray(samples).astype("<i2")
+    frames = [pcm[i:i + 480].tobytes() for i in range(0, len(pcm) - 480 + 1, 480)]
+    ncco = [{"action": "input", "type": ["speech"], "speech": {"context": MENU, "endOnSilence": 1},
+             "eventUrl": [hooks.url + "/event/input"]}]
+    r = requests.post(server.http_url + "/v1/calls", headers={"Authorization": bearer(token(app_id, key))}, timeout=10, json={
+        "to": [{"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=24000"}],
+        "from": {"type": "phone", "number": "14155550100"}, "ncco": ncco})
+    assert r.status_code == 201, r.text
+    uuid = r.json()["uuid"]
+    wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+    assert bot.first == {"event": "websocket:connected", "content-type": "audio/l16;rate=24000"}
+    wait_until(lambda: "answered" in hooks.statuses(uuid), timeout=10, what=lambda: f"answered; {hooks.events}")
+    bot.send(*frames)
+    results = lambda: [e for e in hooks.events if e.get("uuid") == uuid and "speech" in e]
+    wait_until(results, timeout=20, what=lambda: f"the input's result: {hooks.events}\n{server.log()[-2000:]}")
+    speech = results()[0]["speech"]
+    assert speech["timeout_reason"] == "end_on_silence_timeout", speech
+    assert speech["results"] and speech["results"][0]["text"] == "support", speech
+    assert bot.sizes == {960}, bot.sizes
+    # The NCCO ends with the input: the call completes and the socket is closed.
+    wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=15, what=lambda: f"completed: {hooks.events}")
+    assert bot.closed.wait(10)
 
 
-def test_a_synchronous_connect_falls_back_when_the_bot_goes_away_or_cannot_be_reached():
+def test_a_synchronous_connect_falls_back_when_the_bot_goes_away_or_cannot_be_reached(bot_app):
     """`eventType: synchronous` on a websocket `connect`: the bot closing its socket is `disconnected` (with the
     endpoint's `headers`) and the NCCO the connect's event URL answers with replaces the rest of the caller's;
     a socket that cannot be opened is `failed`, answered the same way. Without it the bot's close is `completed`
     and the NCCO goes on."""
-    server = start_server(https=False)
-    bot = Bot()
-    hooks = Hooks()
-    try:
-        app_id, key = application(server, hooks)
-        closed_port = socket_port()
+    server, bot, hooks, app_id, key = bot_app
+    closed_port = socket_port()
 
-        def ncco(uri, synchronous):
-            connect = {"action": "connect", "eventUrl": [hooks.url + "/event/connect"],
-                       "endpoint": [{"type": "websocket", "uri": uri, "content-type": "audio/l16;rate=16000",
-                                     "headers": {"original_from": "alice"}}]}
-            if synchronous:
-                connect["eventType"] = "synchronous"
-            return [connect, {"action": "notify", "payload": {"step": "next"}, "eventUrl": [hooks.url + "/event/notify"]}]
+    def ncco(uri, synchronous):
+        connect = {"action": "connect", "eventUrl": [hooks.url + "/event/connect"],
+                   "endpoint": [{"type": "websocket", "uri": uri, "content-type": "audio/l16;rate=16000",
+                                 "headers": {"original_from": "alice"}}]}
+        if synchronous:
+            connect["eventType"] = "synchronous"
+        return [connect, {"action": "notify", "payload": {"step": "next"}, "eventUrl": [hooks.url + "/event/notify"]}]
 
-        def fallback(path, event):
-            if path.startswith("/event/connect") and event.get("status") in ("disconnected", "failed"):
-                return [{"action": "notify", "payload": {"step": "fallback", "after": event["status"]},
-                         "eventUrl": [hooks.url + "/event/notify"]}]
-            return None
+    def fallback(path, event):
+        if path.startswith("/event/connect") and event.get("status") in ("disconnected", "failed"):
+            return [{"action": "notify", "payload": {"step": "fallback", "after": event["status"]},
+                     "eventUrl": [hooks.url + "/event/notify"]}]
+        return None
 
-        hooks.reply = fallback
-        steps = lambda call: [e for e in hooks.events if e.get("uuid") == call and "step" in e]
+    hooks.reply = fallback
+    steps = lambda call: [e for e in hooks.events if e.get("uuid") == call and "step" in e]
 
-        async def call(to):
-            rt = await Realtime(server.ws_url).connect()
-            await rt.login(user_jwt(server, app_id, key, "alice"))
-            created = await rt.request("call:create", {"to": to})
-            return rt, created["call_id"]
+    async def call(to):
+        rt = await Realtime(server.ws_url).connect()
+        await rt.login(user_jwt(server, app_id, key, "alice"))
+        created = await rt.request("call:create", {"to": to})
+        return rt, created["call_id"]
 
-        async def scenario():
-            # The bot goes away mid-call: `disconnected`, then the fallback instead of the next action.
-            hooks.ncco = lambda req: ncco(bot.uri, synchronous=True)
-            rt, leg = await call("bot")
-            await wait_for(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
-            socket_leg = lambda: next((e["uuid"] for e in hooks.events if e.get("to") == bot.uri), None)
-            await wait_for(lambda: socket_leg() and "answered" in hooks.statuses(socket_leg()), timeout=10,
-                           what=lambda: f"the socket's leg answered; {hooks.events}")
-            await asyncio.to_thread(bot.close)
-            await wait_for(lambda: steps(leg), timeout=10, what=lambda: f"the fallback's notify; {hooks.events}")
-            assert [e["step"] for e in steps(leg)] == ["fallback"] and steps(leg)[0]["after"] == "disconnected", hooks.events
-            gone = [e for e in hooks.events if e.get("uuid") == socket_leg() and e.get("status") == "disconnected"]
-            assert gone and gone[0]["headers"] == {"original_from": "alice"} and gone[0]["to"] == bot.uri, hooks.events
-            await rt.close()
+    async def scenario():
+        # The bot goes away mid-call: `disconnected`, then the fallback instead of the next action.
+        hooks.ncco = lambda req: ncco(bot.uri, synchronous=True)
+        rt, leg = await call("bot")
+        await wait_for(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+        socket_leg = lambda: next((e["uuid"] for e in hooks.events if e.get("to") == bot.uri), None)
+        await wait_for(lambda: socket_leg() and "answered" in hooks.statuses(socket_leg()), timeout=10,
+                       what=lambda: f"the socket's leg answered; {hooks.events}")
+        await asyncio.to_thread(bot.close)
+        await wait_for(lambda: steps(leg), timeout=10, what=lambda: f"the fallback's notify; {hooks.events}")
+        assert [e["step"] for e in steps(leg)] == ["fallback"] and steps(leg)[0]["after"] == "disconnected", hooks.events
+        gone = [e for e in hooks.events if e.get("uuid") == socket_leg() and e.get("status") == "disconnected"]
+        assert gone and gone[0]["headers"] == {"original_from": "alice"} and gone[0]["to"] == bot.uri, hooks.events
+        await rt.close()
 
-            # Nothing listens at the URI: `failed`, answered with the fallback.
-            hooks.ncco = lambda req: ncco(f"ws://127.0.0.1:{closed_port}/bot", synchronous=True)
-            rt, leg = await call("nobody")
-            await wait_for(lambda: steps(leg), timeout=15, what=lambda: f"the fallback's notify; {hooks.events}")
-            assert [(e["step"], e.get("after")) for e in steps(leg)] == [("fallback", "failed")], hooks.events
-            await rt.close()
+        # Nothing listens at the URI: `failed`, answered with the fallback.
+        hooks.ncco = lambda req: ncco(f"ws://127.0.0.1:{closed_port}/bot", synchronous=True)
+        rt, leg = await call("nobody")
+        await wait_for(lambda: steps(leg), timeout=15, what=lambda: f"the fallback's notify; {hooks.events}")
+        assert [(e["step"], e.get("after")) for e in steps(leg)] == [("fallback", "failed")], hooks.events
+        await rt.close()
 
-            # Not synchronous: the bot's close is `completed`, and the NCCO goes on with its next action.
-            bot.ws = None
-            hooks.ncco = lambda req: ncco(bot.uri, synchronous=False)
-            rt, leg = await call("bot")
-            await wait_for(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
-            await asyncio.sleep(0.5)
-            await asyncio.to_thread(bot.close)
-            await wait_for(lambda: steps(leg), timeout=10, what=lambda: f"the next action's notify; {hooks.events}")
-            assert [e["step"] for e in steps(leg)] == ["next"], hooks.events
-            last_socket = [e for e in hooks.events if e.get("to") == bot.uri and "status" in e][-1]
-            assert last_socket["status"] == "completed", hooks.events
-            await rt.close()
+        # Not synchronous: the bot's close is `completed`, and the NCCO goes on with its next action.
+        bot.ws = None
+        hooks.ncco = lambda req: ncco(bot.uri, synchronous=False)
+        rt, leg = await call("bot")
+        await wait_for(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+        await asyncio.sleep(0.5)
+        await asyncio.to_thread(bot.close)
+        await wait_for(lambda: steps(leg), timeout=10, what=lambda: f"the next action's notify; {hooks.events}")
+        assert [e["step"] for e in steps(leg)] == ["next"], hooks.events
+        last_socket = [e for e in hooks.events if e.get("to") == bot.uri and "status" in e][-1]
+        assert last_socket["status"] == "completed", hooks.events
+        await rt.close()
 
-        asyncio.run(scenario())
-    finally:
-        bot.stop()
-        hooks.http.shutdown()
-        server.stop()
+    asyncio.run(scenario())
 
 
 def socket_port() -> int:
@@ -331,7 +331,7 @@ def socket_port() -> int:
         return s.getsockname()[1]
 
 
-def test_the_handshake_carries_the_authorization_asked_for():
+def test_the_handshake_carries_the_authorization_asked_for(bot_app):
     """A websocket endpoint's `authorization` (built with the official `vonage` SDK's models): `custom` sends its value
     as the handshake's Authorization header, `vonage` the JWT that signs the application's webhooks (HS256 with its
     signature secret, checked with PyJWT); the credential is not shown back in the call's `to`. A bad one is 400."""
@@ -342,124 +342,100 @@ def test_the_handshake_carries_the_authorization_asked_for():
     from vonage_voice.models.common import WebsocketAuthorization
     from sip_support import api
 
-    server = start_server(https=False)
-    bot = Bot()
-    hooks = Hooks()
-    try:
-        app_id, key = application(server, hooks)
-        secret = api(server, "GET", f"/v2/applications/{app_id}").json()["signature_secret"]
-        ncco = [{"action": "talk", "text": "Hello."}]
+    server, bot, hooks, app_id, key = bot_app
+    secret = api(server, "GET", f"/v2/applications/{app_id}").json()["signature_secret"]
+    ncco = [{"action": "talk", "text": "Hello."}]
 
-        def call(authorization):
-            to = {"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=16000", "authorization": authorization}
-            body = vonage_voice.CreateCallRequest(to=[to], from_={"type": "phone", "number": "14155550100"},
-                                                  ncco=ncco).model_dump(by_alias=True, exclude_none=True)
-            return requests.post(server.http_url + "/v1/calls", json=body, headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+    def call(authorization):
+        to = {"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=16000", "authorization": authorization}
+        body = vonage_voice.CreateCallRequest(to=[to], from_={"type": "phone", "number": "14155550100"},
+                                              ncco=ncco).model_dump(by_alias=True, exclude_none=True)
+        return requests.post(server.http_url + "/v1/calls", json=body, headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
 
-        r = call(WebsocketAuthorization(type="custom", value="Bearer abc123").model_dump(exclude_none=True))
-        assert r.status_code == 201, r.text
-        wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
-        assert bot.authorization == "Bearer abc123"
-        shown = requests.get(server.http_url + f"/v1/calls/{r.json()['uuid']}", headers={"Authorization": bearer(token(app_id, key))}, timeout=10).json()
-        assert shown["to"] == {"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=16000"}, shown
-        assert "abc123" not in json.dumps(shown)
-        assert bot.closed.wait(15), "the call ends after its talk"
+    r = call(WebsocketAuthorization(type="custom", value="Bearer abc123").model_dump(exclude_none=True))
+    assert r.status_code == 201, r.text
+    wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+    assert bot.authorization == "Bearer abc123"
+    shown = requests.get(server.http_url + f"/v1/calls/{r.json()['uuid']}", headers={"Authorization": bearer(token(app_id, key))}, timeout=10).json()
+    assert shown["to"] == {"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=16000"}, shown
+    assert "abc123" not in json.dumps(shown)
+    assert bot.closed.wait(15), "the call ends after its talk"
 
-        bot.ws, bot.authorization = None, None
-        bot.closed.clear()
-        r = call(WebsocketAuthorization(type="vonage").model_dump(exclude_none=True))
-        assert r.status_code == 201, r.text
-        wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
-        scheme, _, jwt_text = bot.authorization.partition(" ")
-        assert scheme == "Bearer"
-        claims = pyjwt.decode(jwt_text, secret, algorithms=["HS256"])
-        assert claims["application_id"] == app_id and claims["iss"] == "Vonage", claims
-        assert claims["payload_hash"] == hashlib.sha256(b"").hexdigest(), claims
+    bot.ws, bot.authorization = None, None
+    bot.closed.clear()
+    r = call(WebsocketAuthorization(type="vonage").model_dump(exclude_none=True))
+    assert r.status_code == 201, r.text
+    wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+    scheme, _, jwt_text = bot.authorization.partition(" ")
+    assert scheme == "Bearer"
+    claims = pyjwt.decode(jwt_text, secret, algorithms=["HS256"])
+    assert claims["application_id"] == app_id and claims["iss"] == "Vonage", claims
+    assert claims["payload_hash"] == hashlib.sha256(b"").hexdigest(), claims
 
-        for authorization, field in [({"type": "basic"}, "to[0].authorization.type"), ({"type": "custom"}, "to[0].authorization.value"),
-                                     ({"type": "custom", "value": "a\nb"}, "to[0].authorization.value"),
-                                     ({"type": "vonage", "scope": "x"}, "to[0].authorization.scope")]:
-            r = requests.post(server.http_url + "/v1/calls", headers={"Authorization": bearer(token(app_id, key))}, timeout=10, json={
-                "to": [{"type": "websocket", "uri": bot.uri, "authorization": authorization}],
-                "from": {"type": "phone", "number": "14155550100"}, "ncco": ncco})
-            assert r.status_code == 400 and field in r.text, (authorization, r.status_code, r.text)
-    finally:
-        bot.stop()
-        hooks.http.shutdown()
-        server.stop()
+    for authorization, field in [({"type": "basic"}, "to[0].authorization.type"), ({"type": "custom"}, "to[0].authorization.value"),
+                                 ({"type": "custom", "value": "a\nb"}, "to[0].authorization.value"),
+                                 ({"type": "vonage", "scope": "x"}, "to[0].authorization.scope")]:
+        r = requests.post(server.http_url + "/v1/calls", headers={"Authorization": bearer(token(app_id, key))}, timeout=10, json={
+            "to": [{"type": "websocket", "uri": bot.uri, "authorization": authorization}],
+            "from": {"type": "phone", "number": "14155550100"}, "ncco": ncco})
+        assert r.status_code == 400 and field in r.text, (authorization, r.status_code, r.text)
 
 
-def test_what_a_socket_sends_beyond_a_minute_ahead_or_malformed_is_dropped_and_counted():
+def test_what_a_socket_sends_beyond_a_minute_ahead_or_malformed_is_dropped_and_counted(bot_app):
     """The playout buffer holds 3,072 frames (61.44 s): a bot that writes 50 more at once loses those 50, and a message
     that is not 20 ms of audio is dropped; both are counted in /metrics, and the call goes on."""
-    server = start_server(https=False)
-    bot = Bot()
-    hooks = Hooks()
-    try:
-        app_id, key = application(server, hooks)
-        r = requests.post(server.http_url + "/v1/calls", headers={"Authorization": bearer(token(app_id, key))}, timeout=10, json={
-            "to": [{"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=8000"}],
-            "from": {"type": "phone", "number": "14155550100"}, "ncco": [{"action": "conversation", "name": "bot-room"}]})
-        assert r.status_code == 201, r.text
-        uuid = r.json()["uuid"]
-        wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
-        dropped = lambda reason: metric(server.http_url, f'switchboard_websocket_audio_dropped_total{{reason="{reason}"}}')
-        assert dropped("overflow") == 0 and dropped("malformed") == 0
-        bot.send(*tone_frames(500, (3072 + 50) / 50, rate=8000), b"\x00" * 100)
-        wait_until(lambda: dropped("malformed") == 1, timeout=10, what=lambda: requests.get(server.http_url + "/metrics").text[-1500:])
-        assert 45 <= dropped("overflow") <= 50, dropped("overflow")  # a few frames may have played while the rest arrived
-        assert "completed" not in hooks.statuses(uuid) and not bot.closed.is_set()
-    finally:
-        bot.stop()
-        hooks.http.shutdown()
-        server.stop()
+    server, bot, hooks, app_id, key = bot_app
+    r = requests.post(server.http_url + "/v1/calls", headers={"Authorization": bearer(token(app_id, key))}, timeout=10, json={
+        "to": [{"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=8000"}],
+        "from": {"type": "phone", "number": "14155550100"}, "ncco": [{"action": "conversation", "name": "bot-room"}]})
+    assert r.status_code == 201, r.text
+    uuid = r.json()["uuid"]
+    wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+    dropped = lambda reason: metric(server.http_url, f'switchboard_websocket_audio_dropped_total{{reason="{reason}"}}')
+    assert dropped("overflow") == 0 and dropped("malformed") == 0
+    bot.send(*tone_frames(500, (3072 + 50) / 50, rate=8000), b"\x00" * 100)
+    wait_until(lambda: dropped("malformed") == 1, timeout=10, what=lambda: requests.get(server.http_url + "/metrics").text[-1500:])
+    assert 45 <= dropped("overflow") <= 50, dropped("overflow")  # a few frames may have played while the rest arrived
+    assert "completed" not in hooks.statuses(uuid) and not bot.closed.is_set()
 
 
-def test_a_bot_in_a_named_conversation_hears_it_and_gets_its_keys():
+def test_a_bot_in_a_named_conversation_hears_it_and_gets_its_keys(bot_app):
     """A bot placed with `POST /v1/calls` into the named conversation "desk" (NCCO `conversation`, as a transcription
     or assistant bot joins a call), and an app user whose call's NCCO puts it there too: the bot hears the user (its
     socket's line moved into the desk's mix) and each key the user presses reaches it once as `websocket:dtmf` — any
     party on the call, not only a leg the socket was connected to."""
-    server = start_server(https=False)
-    bot = Bot()
-    hooks = Hooks()
-    try:
-        app_id, key = application(server, hooks)
-        desk = [{"action": "conversation", "name": "desk"}]
-        r = requests.post(server.http_url + "/v1/calls", headers={"Authorization": bearer(token(app_id, key))}, timeout=10, json={
-            "to": [{"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=16000"}],
-            "from": {"type": "phone", "number": "14155550100"}, "ncco": desk})
-        assert r.status_code == 201, r.text
-        wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
-        hooks.ncco = lambda req: desk
+    server, bot, hooks, app_id, key = bot_app
+    desk = [{"action": "conversation", "name": "desk"}]
+    r = requests.post(server.http_url + "/v1/calls", headers={"Authorization": bearer(token(app_id, key))}, timeout=10, json={
+        "to": [{"type": "websocket", "uri": bot.uri, "content-type": "audio/l16;rate=16000"}],
+        "from": {"type": "phone", "number": "14155550100"}, "ncco": desk})
+    assert r.status_code == 201, r.text
+    wait_until(lambda: bot.ws is not None, timeout=10, what=lambda: f"socket opened; {hooks.events}")
+    hooks.ncco = lambda req: desk
 
-        async def press():
-            rt = await Realtime(server.ws_url).connect()
-            await rt.login(user_jwt(server, app_id, key, "alice"))
-            created = await rt.request("call:create", {"to": "desk"})
-            await wait_for(lambda: rt.seen("call:transfer"), timeout=10, what=lambda: f"moved into the desk; {hooks.events}")
-            # The client follows its call into the desk (as the dialer does) and publishes there once its member is in.
-            member = AudioMember(rt, rt.seen("call:transfer")[0]["body"]["conversation_id"])
-            for attempt in range(40):
-                try:
-                    await member.publish(sine_track(440))
-                    break
-                except RequestError as e:
-                    if "notJoined" not in str(e) or attempt == 39:
-                        raise
-                    await asyncio.sleep(0.25)
-            await asyncio.sleep(2.5)
-            heard = np.concatenate([np.frombuffer(m, dtype="<i2") for m in list(bot.audio)[-50:]]).astype(np.float64)
-            assert np.abs(heard).max() > 1000 and tone_strength(heard, 16000, 440) > 20, "the bot hears the user in the desk"
-            await rt.request("call:dtmf", {"call_id": created["call_id"], "digits": "42"})
-            await wait_for(lambda: len(bot.named("websocket:dtmf")) >= 2, timeout=5, what=lambda: f"keys at the bot; {bot.events}")
-            await asyncio.sleep(0.5)
-            assert [e["digit"] for _, e in bot.named("websocket:dtmf")] == ["4", "2"], bot.events
-            await member.close()
-            await rt.close()
+    async def press():
+        rt = await Realtime(server.ws_url).connect()
+        await rt.login(user_jwt(server, app_id, key, "alice"))
+        created = await rt.request("call:create", {"to": "desk"})
+        await wait_for(lambda: rt.seen("call:transfer"), timeout=10, what=lambda: f"moved into the desk; {hooks.events}")
+        # The client follows its call into the desk (as the dialer does) and publishes there once its member is in.
+        member = AudioMember(rt, rt.seen("call:transfer")[0]["body"]["conversation_id"])
+        for attempt in range(40):
+            try:
+                await member.publish(sine_track(440))
+                break
+            except RequestError as e:
+                if "notJoined" not in str(e) or attempt == 39:
+                    raise
+                await asyncio.sleep(0.25)
+        await asyncio.sleep(2.5)
+        heard = np.concatenate([np.frombuffer(m, dtype="<i2") for m in list(bot.audio)[-50:]]).astype(np.float64)
+        assert np.abs(heard).max() > 1000 and tone_strength(heard, 16000, 440) > 20, "the bot hears the user in the desk"
+        await rt.request("call:dtmf", {"call_id": created["call_id"], "digits": "42"})
+        await wait_for(lambda: len(bot.named("websocket:dtmf")) >= 2, timeout=5, what=lambda: f"keys at the bot; {bot.events}")
+        await asyncio.sleep(0.5)
+        assert [e["digit"] for _, e in bot.named("websocket:dtmf")] == ["4", "2"], bot.events
+        await member.close()
+        await rt.close()
 
-        asyncio.run(press())
-    finally:
-        bot.stop()
-        hooks.http.shutdown()
-        server.stop()
+    asyncio.run(press())
