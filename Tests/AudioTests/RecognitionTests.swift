@@ -136,3 +136,35 @@ struct SpeechRecognizerTests {
         #expect(results.isEmpty || results.allSatisfy { !$0.text.isEmpty }, "\(results)")
     }
 }
+
+@Suite("Live captions: streaming recognition", .serialized)
+struct CaptionTranscriberTests {
+    static func spoken(_ text: String, style: Int = 1) async throws -> [Int16] {
+        try await SpeechTests.synthesizer.synthesize(SpeechRequest(text: text, language: "en-US", style: style), rate: .hz16000).flatMap(\.samples)
+    }
+
+    /// Feeds `samples` in 20 ms frames; every caption, in order.
+    static func feed(_ t: CaptionTranscriber, _ samples: [Int16]) -> [CaptionTranscriber.Caption] {
+        stride(from: 0, to: samples.count, by: 320).flatMap { start in
+            var frame = Array(samples[start..<min(samples.count, start + 320)])
+            frame += [Int16](repeating: 0, count: 320 - frame.count)
+            return t.feed(try! AudioFrame(rate: .hz16000, samples: frame))
+        }
+    }
+
+    @Test("two sentences with a pause between: partial captions as each is said, then a final one each")
+    func sentences() async throws {
+        let t = try CaptionTranscriber(partials: true)
+        let silence = [Int16](repeating: 0, count: 16000)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let audio = try await silence + Self.spoken("the weather is nice today") + silence + Self.spoken("please call me tomorrow morning") + silence
+        let captions = Self.feed(t, audio)
+        let elapsed = clock.now - started
+        print("captions:", captions.map { "\($0.isFinal ? "F" : "p") \($0.text)" }, "in", elapsed, "for", Double(audio.count) / 16000, "s")
+        let finals = captions.filter(\.isFinal)
+        #expect(finals.count == 2, "\(captions)")
+        #expect(captions.first?.isFinal == false, "\(captions)")
+        #expect(t.finish() == nil)
+    }
+}

@@ -100,6 +100,32 @@ def sine_track(frequency, sample_rate=48000, amplitude=0.3):
     return SineTrack()
 
 
+def pcm_track(samples, sample_rate=48000):
+    """An aiortc audio track playing `samples` (int16, mono, `sample_rate`) in 20 ms frames, over and over."""
+    from aiortc.mediastreams import AudioStreamTrack, MediaStreamError
+    from av import AudioFrame
+    pcm = np.asarray(samples, dtype=np.int16)
+
+    class PCMTrack(AudioStreamTrack):
+        async def recv(self):
+            if self.readyState != "live":
+                raise MediaStreamError
+            n = sample_rate // 50
+            if hasattr(self, "_timestamp"):
+                self._timestamp += n
+                await asyncio.sleep(self._start + self._timestamp / sample_rate - time.time())
+            else:
+                self._start, self._timestamp = time.time(), 0
+            at = self._timestamp % len(pcm)
+            chunk = np.concatenate([pcm[at:at + n], pcm[:max(0, at + n - len(pcm))]])
+            frame = AudioFrame(format="s16", layout="mono", samples=n)
+            frame.planes[0].update(chunk.tobytes())
+            frame.pts, frame.sample_rate, frame.time_base = self._timestamp, sample_rate, fractions.Fraction(1, sample_rate)
+            return frame
+
+    return PCMTrack()
+
+
 def wav_samples(source):
     """A 16-bit WAV's first channel as float samples, and its rate; `source` is a path or a binary file object."""
     import wave

@@ -249,14 +249,15 @@ def colour_track(rgb, fps=15, size=(320, 240)):
     return ColourTrack()
 
 
-async def publish(server, session_id, token, rgb, frequency, video=True, track=None, video_codec=None):
-    """An aiortc peer publishing a tone (`frequency`) and, with `video`, a colour (`rgb`), or `track`, into the
-    session (in `video_codec`, e.g. "video/H264", when given); returns (pc, peer, stream id)."""
+async def publish(server, session_id, token, rgb, frequency, video=True, track=None, video_codec=None, audio=None, fields=None):
+    """An aiortc peer publishing a tone (`frequency`), or the `audio` track, and, with `video`, a colour (`rgb`), or
+    `track`, into the session (in `video_codec`, e.g. "video/H264", when given), with `fields` added to its
+    `video:publish`; returns (pc, peer, stream id)."""
     from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
     from media_support import sine_track
     peer = await asyncio.to_thread(VideoPeer, server, session_id, token)
     pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
-    pc.addTransceiver(sine_track(frequency), direction="sendonly")
+    pc.addTransceiver(audio or sine_track(frequency), direction="sendonly")
     if video:
         transceiver = pc.addTransceiver(track or colour_track(rgb), direction="sendonly")
         if video_codec:
@@ -264,7 +265,7 @@ async def publish(server, session_id, token, rgb, frequency, video=True, track=N
             transceiver.setCodecPreferences([c for c in RTCRtpSender.getCapabilities("video").codecs if c.mimeType == video_codec])
     await pc.setLocalDescription(await pc.createOffer())
     reply = await asyncio.to_thread(peer.request, "video:publish", {
-        "name": f"{frequency} Hz", "hasAudio": True, "hasVideo": video, "offer": pc.localDescription.sdp})
+        "name": f"{frequency} Hz", "hasAudio": True, "hasVideo": video, "offer": pc.localDescription.sdp, **(fields or {})})
     await pc.setRemoteDescription(RTCSessionDescription(sdp=reply["answer"], type="answer"))
     return pc, peer, reply["streamId"]
 

@@ -19,6 +19,8 @@ struct VideoRoutes {
     /// Archives and broadcasts; nil without a media engine.
     var archives: VideoArchives? = nil
     var broadcasts: VideoBroadcasts? = nil
+    /// Live captions; nil without a media engine.
+    var captions: VideoCaptions? = nil
 
     func register(on router: inout Router) {
         let core = self.core
@@ -125,6 +127,7 @@ struct VideoRoutes {
         registerSIPDial(on: &router)
         registerArchives(on: &router)
         registerBroadcasts(on: &router)
+        registerCaptions(on: &router)
     }
 
     /// The caller's account and the project id it acts as (api key or application id).

@@ -106,6 +106,9 @@ public final class SwitchboardServer: Sendable {
                                          rtmpsCA: configuration.rtmpsCAFile) { broadcast, statuses in
             monitor.broadcastChanged(broadcast, statuses: statuses, hlsURL: VideoRoutes.hlsURL(base: publicBase, broadcast.id))
         }
+        let captions = VideoCaptions(hub: live.video, engine: live.audio.recordings.engine) { captions in
+            monitor.captionsChanged(captions)
+        }
         live.video.onSessionEvent { [core] event in
             monitor.handle(event)
             switch event {
@@ -117,6 +120,7 @@ public final class SwitchboardServer: Sendable {
                     }
                 }
             case .sessionDestroyed(let sessionID, _):
+                captions.sessionEnded(sessionID)
                 Task { await archives.sessionEnded(sessionID) }
                 Task { await broadcasts.sessionEnded(sessionID) }
             default: break
@@ -124,7 +128,7 @@ public final class SwitchboardServer: Sendable {
         }
         VideoRoutes(core: core, hub: live.video, group: group,
                     sip: lineMedia.edge.map { VideoSIPEdge(edge: $0, pool: lineMedia.pool, host: lineMedia.host, silenceLimit: lineMedia.silenceLimit) },
-                    archives: archives, broadcasts: broadcasts)
+                    archives: archives, broadcasts: broadcasts, captions: captions)
             .register(on: &router)
         if configuration.development {
             VideoPlaygroundRoutes(core: core, account: account.0, broadcasts: broadcasts).register(on: &router)

@@ -47,6 +47,8 @@ extension VideoPush {
             var body: [String: JSONValue] = ["type": .string(type), "data": .string(data)]
             if let from { body["from"] = .string(from) }
             return ("video:signal", .object(body))
+        case .captionReceived(let streamID, let caption, let isFinal):
+            return ("video:captionReceived", ["streamId": .string(streamID), "caption": .string(caption), "isFinal": .bool(isFinal)])
         case .sessionDisconnected(let reason):
             return ("video:sessionDisconnected", ["reason": .string(reason.rawValue)])
         }

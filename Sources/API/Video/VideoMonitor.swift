@@ -54,6 +54,25 @@ struct VideoMonitor: Sendable {
         hooks.event(payload, to: VoiceWebhooks.Target(url: address), application: app, lane: broadcast.sessionID)
     }
 
+    /// Live captions started, stopped or failed: the start's `statusCallbackUrl` (signed like the application's
+    /// webhooks when the session is an application's) and the application's `captions_status` webhook get it.
+    func captionsChanged(_ captions: VideoCaptions.Captions) {
+        let app = try? core.applications.get(id: captions.projectID)
+        var payload: [(String, JSONValue)] = [
+            ("captionId", .string(captions.id)), ("applicationId", .string(captions.projectID)), ("sessionId", .string(captions.sessionID)),
+            ("status", .string(captions.status.rawValue)), ("createdAt", .number(Double(captions.createdAt))),
+            ("updatedAt", .number(Double(captions.updatedAt))), ("duration", .number(Double((captions.updatedAt - captions.createdAt) / 1000))),
+            ("languageCode", .string(captions.languageCode)), ("provider", "pocketsphinx"),
+        ]
+        if !captions.reason.isEmpty { payload.append(("reason", .string(captions.reason))) }
+        if let url = captions.statusCallbackURL {
+            hooks.event(payload, to: VoiceWebhooks.Target(url: url), application: app, lane: captions.sessionID)
+        }
+        if let (app, address) = webhook("captions_status", project: captions.projectID) {
+            hooks.event(payload, to: VoiceWebhooks.Target(url: address), application: app, lane: captions.sessionID)
+        }
+    }
+
     /// The session, the webhook's name and the callback's fields after `sessionId` and `projectId`.
     static func callback(_ event: VideoHub.SessionEvent) -> (String, String, [(String, JSONValue)]) {
         let now = JSONValue.number((Date().timeIntervalSince1970 * 1000).rounded())

@@ -32,7 +32,7 @@ struct VideoSignaling {
             let (stream, answer) = try await hub.publish(
                 from: me, name: body["name"]?.stringValue ?? "", hasAudio: body["hasAudio"]?.boolValue ?? true,
                 hasVideo: body["hasVideo"]?.boolValue ?? true, videoType: VideoHub.VideoType(wire: body["videoType"]?.stringValue),
-                offer: body["offer"]?.stringValue)
+                publishCaptions: body["publishCaptions"]?.boolValue ?? false, offer: body["offer"]?.stringValue)
             var reply: [String: JSONValue] = ["streamId": .string(stream.id), "stream": stream.json]
             if let answer { reply["answer"] = .string(answer) }
             return .object(reply)
@@ -55,6 +55,12 @@ struct VideoSignaling {
             // The publisher's own audio/video switch: {streamId, hasAudio?, hasVideo?}.
             try hub.setProperties(from: me, streamID: body["streamId"]?.stringValue,
                                   hasAudio: body["hasAudio"]?.boolValue, hasVideo: body["hasVideo"]?.boolValue)
+            return .object([:])
+        case "video:publishCaptions":
+            try hub.setPublishCaptions(from: me, streamID: body["streamId"]?.stringValue, body["publishCaptions"]?.boolValue ?? true)
+            return .object([:])
+        case "video:subscribeToCaptions":
+            try hub.subscribeToCaptions(from: me, streamID: body["streamId"]?.stringValue, body["subscribe"]?.boolValue ?? true)
             return .object([:])
         case "video:signal":
             try hub.signal(from: me, to: body["to"]?.stringValue, type: body["type"]?.stringValue ?? "", data: body["data"]?.stringValue ?? "")

@@ -165,6 +165,11 @@ public final class SpeechRecognizer: Sendable {
         let processed = audio.withUnsafeBufferPointer { ps_process_raw(ps, $0.baseAddress, $0.count, 0, 1) }
         ps_end_utt(ps)
         guard processed >= 0 else { throw .engineFailed("the audio could not be decoded") }
+        return words(ps)
+    }
+
+    /// The decoder's best words so far (in an utterance, or for the one it ended), fillers left out; nil for none.
+    static func words(_ ps: OpaquePointer) -> String? {
         var score: Int32 = 0
         guard let hypothesis = ps_get_hyp(ps, &score) else { return nil }
         let text = String(cString: hypothesis).split(separator: " ").filter { !$0.hasPrefix("<") && !$0.hasPrefix("[") }.joined(separator: " ")

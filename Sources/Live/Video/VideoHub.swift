@@ -30,6 +30,9 @@ public final class VideoHub: Sendable {
         /// False for a SIP call's stream dialled with `observeForceMute: false`: moderation's force mute (one
         /// stream's, or the whole session's) leaves it as it is.
         public var observesForceMute = true
+        /// Whether live captions transcribe its audio: its publisher's choice (`video:publishCaptions`); always
+        /// for a stream the server publishes (a SIP call's, a bidirectional Audio Connector's).
+        public var publishCaptions = false
     }
 
     public enum VideoType: String, Sendable, Hashable {
@@ -64,11 +67,15 @@ public final class VideoHub: Sendable {
         public static let signalData = 8192
         /// Streams one audio connector mixes (the Video API's limit), and so the most its mix hears at once.
         public static let audioConnectorStreams = 50
+        /// Streams live captions transcribe at once in a session (the Video API's limit).
+        public static let captionedStreams = 50
     }
 
     struct Live {
         var connections: [String: Connection] = [:]
         var streams: [String: Stream] = [:]
+        /// Per stream, the connections that asked for its captions (`video:subscribeToCaptions`).
+        var captionSubscribers: [String: Set<String>] = [:]
     }
 
     struct State {
@@ -113,7 +120,7 @@ public final class VideoHub: Sendable {
     }
 
     /// `token`'s grant, when it is valid, for `sessionID`, and signed by the session's project.
-    func verifiedGrant(_ token: String, sessionID: String) throws -> VideoGrant {
+    public func verifiedGrant(_ token: String, sessionID: String) throws -> VideoGrant {
         let grant: VideoGrant
         do {
             grant = try verifier.verify(token)
@@ -166,7 +173,8 @@ public final class VideoHub: Sendable {
             throw .notConnected
         }
         if let voice {
-            _ = announce(from: joined, id: voice, name: "", hasAudio: true, hasVideo: false, videoType: .camera, observesForceMute: observesForceMute)
+            _ = announce(from: joined, id: voice, name: "", hasAudio: true, hasVideo: false, videoType: .camera, observesForceMute: observesForceMute,
+                         publishCaptions: true)
         }
         return (joined, voice)
     }
@@ -222,7 +230,7 @@ public final class VideoHub: Sendable {
     /// `video:publish`: media first (when there is an offer), so that subscribers reacting to
     /// `streamCreated` find the producers in place. Returns the stream and the SDP answer.
     public func publish(from me: Connection, name: String, hasAudio: Bool, hasVideo: Bool, videoType: VideoType,
-                        offer: String?) async throws(LiveError) -> (stream: Stream, answer: String?) {
+                        publishCaptions: Bool = false, offer: String?) async throws(LiveError) -> (stream: Stream, answer: String?) {
         guard me.grant.role.canPublish else { throw .notAllowedToPublish(role: me.grant.role) }
         let streamID = UUID4.generate()
         var answer: String?
@@ -237,7 +245,8 @@ public final class VideoHub: Sendable {
             await bridge.unpublish(sessionID: me.sessionID, streamID: streamID)
             throw .notConnected
         }
-        let stream = announce(from: me, id: streamID, name: name, hasAudio: hasAudio, hasVideo: hasVideo, videoType: videoType)
+        let stream = announce(from: me, id: streamID, name: name, hasAudio: hasAudio, hasVideo: hasVideo, videoType: videoType,
+                              publishCaptions: publishCaptions)
         return (stream, answer)
     }
 
@@ -287,6 +296,41 @@ public final class VideoHub: Sendable {
         guard signal(sessionID: me.sessionID, to: connectionID, from: me.id, type: type, data: data) else { throw .connectionNotFound }
     }
 
+    /// `video:publishCaptions`: whether live captions transcribe one of the caller's own streams.
+    public func setPublishCaptions(from me: Connection, streamID: String?, _ on: Bool) throws(LiveError) {
+        let found = state.withLock { s -> Bool in
+            guard let streamID, let st = s.sessions[me.sessionID]?.streams[streamID], st.connectionID == me.id else { return false }
+            s.sessions[me.sessionID]?.streams[streamID]?.publishCaptions = on
+            return true
+        }
+        guard found else { throw .streamNotFound(own: true) }
+    }
+
+    /// `video:subscribeToCaptions`: whether the caller gets a stream's captions (`video:captionReceived`) while
+    /// live captions run; a role that may not subscribe may not have them either.
+    public func subscribeToCaptions(from me: Connection, streamID: String?, _ on: Bool) throws(LiveError) {
+        guard me.grant.role.canSubscribe else { throw .notAllowedToSubscribe }
+        let found = state.withLock { s -> Bool in
+            guard let streamID, s.sessions[me.sessionID]?.streams[streamID] != nil else { return false }
+            if on {
+                s.sessions[me.sessionID]?.captionSubscribers[streamID, default: []].insert(me.id)
+            } else {
+                s.sessions[me.sessionID]?.captionSubscribers[streamID]?.remove(me.id)
+            }
+            return true
+        }
+        guard found else { throw .streamNotFound(own: false) }
+    }
+
+    /// A caption of a stream's audio, to the connections that asked for that stream's captions.
+    public func deliverCaption(sessionID: String, streamID: String, text: String, isFinal: Bool) {
+        let targets = state.withLock { s -> [ClientID] in
+            guard let live = s.sessions[sessionID] else { return [] }
+            return (live.captionSubscribers[streamID] ?? []).compactMap { live.connections[$0]?.client }
+        }
+        for t in targets { clients.send(.captionReceived(streamID: streamID, caption: text, isFinal: isFinal), to: t) }
+    }
+
     /// `video:forceDisconnect` (moderators).
     public func forceDisconnect(by me: Connection, connectionID: String?) throws(LiveError) {
         guard me.grant.role.canModerate else { throw .notModerator(.forceDisconnect) }
@@ -304,10 +348,10 @@ public final class VideoHub: Sendable {
     // MARK: Streams
 
     func announce(from c: Connection, id: String = UUID4.generate(), name: String, hasAudio: Bool, hasVideo: Bool, videoType: VideoType,
-                  observesForceMute: Bool = true) -> Stream {
+                  observesForceMute: Bool = true, publishCaptions: Bool = false) -> Stream {
         var stream = Stream(id: id, connectionID: c.id, name: name, hasAudio: hasAudio, hasVideo: hasVideo,
                             videoType: videoType, createdAt: Date(), layoutClassList: c.grant.initialLayoutClassList,
-                            observesForceMute: observesForceMute)
+                            observesForceMute: observesForceMute, publishCaptions: publishCaptions)
         let (others, muted) = state.withLock { s -> ([Connection], Bool) in
             let muted = s.forceMuted.contains(c.sessionID) && observesForceMute
             if muted { stream.hasAudio = false }
@@ -360,6 +404,7 @@ public final class VideoHub: Sendable {
     func unpublish(sessionID: String, streamID: String, reason: DisconnectReason) {
         let (removed, everyone) = state.withLock { s -> (Stream?, [Connection]) in
             let r = s.sessions[sessionID]?.streams.removeValue(forKey: streamID)
+            s.sessions[sessionID]?.captionSubscribers[streamID] = nil
             return (r, (s.sessions[sessionID]?.connections.values).map(Array.init) ?? [])
         }
         guard let removed else { return }
@@ -384,7 +429,12 @@ public final class VideoHub: Sendable {
         for st in streams { unpublish(sessionID: sessionID, streamID: st.id, reason: reason) }
         let (removed, others, last) = state.withLock { s -> (Connection?, [Connection], Bool) in
             let r = s.sessions[sessionID]?.connections.removeValue(forKey: connectionID)
-            if let r { s.byClient[r.client] = nil }
+            if let r {
+                s.byClient[r.client] = nil
+                for id in s.sessions[sessionID]?.captionSubscribers.keys.map(\.self) ?? [] {
+                    s.sessions[sessionID]?.captionSubscribers[id]?.remove(connectionID)
+                }
+            }
             let others = (s.sessions[sessionID]?.connections.values).map(Array.init) ?? []
             let last = s.sessions[sessionID]?.connections.isEmpty == true
             if last { s.sessions[sessionID] = nil }

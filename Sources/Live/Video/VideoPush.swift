@@ -9,6 +9,8 @@ public enum VideoPush: Sendable, Equatable {
     case muteForced(streamID: String)
     /// `from` is the sending connection; nil for a signal from the server API.
     case signal(type: String, data: String, from: String?)
+    /// A caption of a stream's audio, to a connection that asked for them (live captions).
+    case captionReceived(streamID: String, caption: String, isFinal: Bool)
     /// To a connection that was disconnected by force.
     case sessionDisconnected(reason: VideoHub.DisconnectReason)
 }

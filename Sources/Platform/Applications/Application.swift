@@ -23,6 +23,12 @@ public struct Webhook: Sendable, Equatable {
 
 /// An application: its key pair's public half, capabilities (voice/rtc/video webhooks) and webhook signing secret.
 public struct Application: Sendable, Equatable {
+    /// An http or https URL with a host: what a webhook's address must be.
+    public static func isWebAddress(_ address: String) -> Bool {
+        guard let u = URLComponents(string: address) else { return false }
+        return ["http", "https"].contains(u.scheme?.lowercased() ?? "") && u.host?.isEmpty == false
+    }
+
     public var id: String
     public var apiKey: String
     public var name: String
@@ -175,7 +181,7 @@ public final class Applications: Sendable {
                 for (hookName, hook) in hooks {
                     let path = "capabilities.\(name).webhooks.\(hookName)"
                     guard let address = hook["address"]?.stringValue else { throw PlatformError.invalid("\(path).address is required.") }
-                    guard let u = URLComponents(string: address), ["http", "https"].contains(u.scheme?.lowercased() ?? ""), u.host?.isEmpty == false else {
+                    guard Application.isWebAddress(address) else {
                         throw PlatformError.invalid("\(path).address must be an http or https URL.")
                     }
                     if let m = hook["http_method"] {

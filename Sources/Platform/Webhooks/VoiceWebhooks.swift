@@ -52,7 +52,8 @@ public final class VoiceWebhooks: Sendable {
         var lane: String
         var target: Target
         var payload: [(String, JSONValue)]
-        var application: Application
+        /// Signs the request when it asks to; nil for a project without one (an account's api key).
+        var application: Application?
         /// Gets the reply's JSON (nil when there is none or it failed): the event of a synchronous `connect`.
         var replied: (@Sendable (JSONValue?) -> Void)?
     }
@@ -99,7 +100,7 @@ public final class VoiceWebhooks: Sendable {
     /// Queues an event for `target`; events of one `lane` (a leg's uuid) arrive in the order queued. With
     /// `replied`, the event's reply may carry an NCCO (a synchronous `connect`'s): it is tried once, and
     /// `replied` gets the reply's JSON, or nil when there is none, it failed or the queue was full.
-    public func event(_ payload: [(String, JSONValue)], to target: Target, application: Application, lane: String,
+    public func event(_ payload: [(String, JSONValue)], to target: Target, application: Application?, lane: String,
                       replied: (@Sendable (JSONValue?) -> Void)? = nil) {
         var h: UInt32 = 2_166_136_261
         for b in lane.utf8 { h = (h ^ UInt32(b)) &* 16_777_619 }
@@ -174,7 +175,7 @@ public final class VoiceWebhooks: Sendable {
 
     /// One request whose reply may carry an NCCO (`input`, `notify`, synchronous `connect`); nil body when
     /// the reply is not JSON. Failures are reported, not retried: the call goes on.
-    public func callback(_ payload: [(String, JSONValue)], to target: Target, application: Application) async -> Result<JSONValue?, AnswerFailure> {
+    public func callback(_ payload: [(String, JSONValue)], to target: Target, application: Application?) async -> Result<JSONValue?, AnswerFailure> {
         switch await send(target, payload, application: application, timeout: timeout(target)) {
         case .success(let body): return .success(body.isEmpty ? nil : try? JSONParser.parse(body))
         case .failure(let f): return .failure(AnswerFailure(url: target.url, reason: f.reason))
@@ -194,21 +195,21 @@ public final class VoiceWebhooks: Sendable {
         var retryable: Bool
     }
 
-    /// GET puts the payload in the query (in order); POST sends it as JSON. Signed when the application asks.
-    func send(_ target: Target, _ payload: [(String, JSONValue)], application: Application, timeout: Duration) async -> Result<[UInt8], SendFailure> {
+    /// GET puts the payload in the query (in order); POST sends it as JSON. Signed when the application (if any) asks.
+    func send(_ target: Target, _ payload: [(String, JSONValue)], application: Application?, timeout: Duration) async -> Result<[UInt8], SendFailure> {
         let body = Self.orderedJSON(payload)
         var headers: HTTPHeaders = ["Accept": "application/json"]
         let request: HTTPClientRequest
         if target.method == .GET {
             let query = FormDecoding.encode(payload.map { ($0.0, Self.queryValue($0.1)) })
-            if application.signedCallbacks {
+            if let application, application.signedCallbacks {
                 let hashed = Self.orderedJSON(payload.map { ($0.0, JSONValue.string(Self.queryValue($0.1))) })
                 if let auth = WebhookSigner.authorization(body: hashed, application: application) { headers["Authorization"] = auth }
             }
             request = HTTPClientRequest(method: .GET, url: target.url + (target.url.contains("?") ? "&" : "?") + query, headers: headers)
         } else {
             headers["Content-Type"] = "application/json"
-            if application.signedCallbacks, let auth = WebhookSigner.authorization(body: body, application: application) { headers["Authorization"] = auth }
+            if let application, application.signedCallbacks, let auth = WebhookSigner.authorization(body: body, application: application) { headers["Authorization"] = auth }
             request = HTTPClientRequest(method: .POST, url: target.url, headers: headers, body: body)
         }
         do {

@@ -1,0 +1,152 @@
+"""Live captions driven by the official `opentok` SDK: `start_captions` on a routed session, an aiortc publisher that
+asked for captions (`publishCaptions`) saying a sentence over and over (espeak-ng's voice), another saying it without
+asking, and two watching clients of the `video:*` protocol, one of which asked for both streams' captions
+(`video:subscribeToCaptions`). Partial captions come while the sentence is said and a final one after it, to that
+client alone and for that stream alone; the status callback URL hears `started` and `stopped`; `stop_captions` ends
+them."""
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+
+import numpy as np
+import pytest
+import requests
+
+from media_support import loopback_ice, pcm_track, wav_samples
+from video_support import VideoPeer, VideoRequestError, opentok_client, publish, unpublish, video_server
+from voice_support import Hooks
+
+opentok = pytest.importorskip("opentok")
+
+SENTENCE = "please call me tomorrow morning"
+
+
+@pytest.fixture(scope="module")
+def server():
+    loopback_ice()
+    with video_server() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def sentence(tmp_path_factory):
+    """The sentence at 48 kHz with 1.5 s of silence after it, so that each saying is an utterance of its own (espeak-ng's
+    en-US voice in the variant the offline model reads best)."""
+    tmp = tmp_path_factory.mktemp("captions")
+    voice, out = tmp / "voice.wav", tmp / "sentence.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us+f2", "-w", str(voice), SENTENCE], check=True)
+    subprocess.run(["sox", str(voice), "-r", "48000", "-c", "1", str(out), "pad", "0", "1.5"], check=True)
+    samples, _ = wav_samples(out)
+    return samples.astype(np.int16)
+
+
+def captions(peer, timeout):
+    """The `video:captionReceived` pushes `peer` gets within `timeout` s."""
+    got = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            got.append(peer.wait_push("video:captionReceived", timeout=max(0.05, deadline - time.monotonic())))
+        except TimeoutError:
+            break
+    return got
+
+
+def test_captions_reach_the_clients_that_asked_for_them(server, sentence):
+    asyncio.run(_captioned_session(server, sentence))
+
+
+async def _captioned_session(server, sentence):
+    ot = opentok_client(server)
+    hooks = Hooks()
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    speaker = await publish(server, sid, ot.generate_token(sid, data="name=speaker"), None, 0, video=False,
+                            audio=pcm_track(sentence), fields={"publishCaptions": True})
+    quiet = await publish(server, sid, ot.generate_token(sid, data="name=uncaptioned"), None, 0, video=False,
+                          audio=pcm_track(sentence))
+    reader = await asyncio.to_thread(VideoPeer, server, sid, ot.generate_token(sid, data="name=reader"))
+    other = await asyncio.to_thread(VideoPeer, server, sid, ot.generate_token(sid, data="name=other"))
+    try:
+        for stream in (speaker[2], quiet[2]):
+            await asyncio.to_thread(reader.request, "video:subscribeToCaptions", {"streamId": stream, "subscribe": True})
+        # A publisher's role may not start captions: a moderator's token is asked for.
+        with pytest.raises(opentok.exceptions.RequestError):
+            await asyncio.to_thread(ot.start_captions, sid, ot.generate_token(sid, role=opentok.Roles.publisher))
+        started = await asyncio.to_thread(ot.start_captions, sid, ot.generate_token(sid, role=opentok.Roles.moderator),
+                                          max_duration=600, status_callback_url=hooks.url + "/captions/status")
+        assert started.captions_id
+        with pytest.raises(opentok.exceptions.CaptioningAlreadyInProgressError):
+            await asyncio.to_thread(ot.start_captions, sid, ot.generate_token(sid, role=opentok.Roles.moderator))
+
+        # The sentence lasts about 2 s and comes round every 3.6 s: within 12 s, several of each.
+        got = await asyncio.to_thread(captions, reader, 12)
+        print("captions:", [(c["isFinal"], c["caption"]) for c in got])
+        assert got and all(c["streamId"] == speaker[2] for c in got), got
+        finals = [c for c in got if c["isFinal"]]
+        assert len(finals) >= 2, got
+        assert any(not c["isFinal"] for c in got), "partial captions come while the sentence is said"
+        # An offline recogniser reading a synthetic voice: most of the sentence's words, not all of them, are checked.
+        heard = set(" ".join(c["caption"] for c in finals).split())
+        assert len(heard & set(SENTENCE.split())) >= 3, finals
+        assert not await asyncio.to_thread(captions, other, 0.5)
+
+        # Turned off by the publisher: what was being said is a last caption, then no more of its stream.
+        await asyncio.to_thread(speaker[1].request, "video:publishCaptions", {"streamId": speaker[2], "publishCaptions": False})
+        await asyncio.to_thread(captions, reader, 1)
+        assert not await asyncio.to_thread(captions, reader, 4)
+        await asyncio.to_thread(speaker[1].request, "video:publishCaptions", {"streamId": speaker[2], "publishCaptions": True})
+        assert await asyncio.to_thread(captions, reader, 8)
+
+        await asyncio.to_thread(ot.stop_captions, started.captions_id)
+        await asyncio.to_thread(captions, reader, 1)
+        assert not await asyncio.to_thread(captions, reader, 4)
+        with pytest.raises(opentok.exceptions.NotFoundError):
+            await asyncio.to_thread(ot.stop_captions, started.captions_id)
+
+        deadline = time.monotonic() + 5
+        while len(hooks.events) < 2 and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert [(e["captionId"], e["sessionId"], e["status"], e["languageCode"]) for e in hooks.events] == [
+            (started.captions_id, sid, "started", "en-US"), (started.captions_id, sid, "stopped", "en-US")], hooks.events
+        assert hooks.events[1]["reason"] == "user initiated" and hooks.events[1]["duration"] >= 10
+        assert hooks.events[1]["updatedAt"] > hooks.events[1]["createdAt"]
+    finally:
+        reader.close()
+        other.close()
+        await unpublish(speaker, quiet)
+
+
+def test_refusals(server):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    moderator = ot.generate_token(sid, role=opentok.Roles.moderator)
+    url = f"{server.http_url}/v2/project/{ot.api_key}/captions"
+    headers = ot.get_json_headers()
+
+    def start(**fields):
+        return requests.post(url, headers=headers, json={"sessionId": sid, "token": moderator, **fields}, timeout=10)
+
+    for fields, message in [({"languageCode": "fr-FR"}, "languageCode"), ({"maxDuration": 120}, "maxDuration"),
+                            ({"maxDuration": 20000}, "maxDuration"), ({"partialCaptions": "maybe"}, "partialCaptions"),
+                            ({"statusCallbackUrl": "ftp://example.com/status"}, "statusCallbackUrl"),
+                            ({"token": "T1==nonsense"}, "token"), ({"sessionId": "2_MX4xfn5-unknown"}, "sessionId")]:
+        r = start(**fields)
+        assert r.status_code == 400 and message in r.json()["title"] + r.json().get("detail", ""), (fields, r.text)
+    relayed = ot.create_session(media_mode=opentok.MediaModes.relayed).session_id
+    r = requests.post(url, headers=headers, timeout=10,
+                      json={"sessionId": relayed, "token": ot.generate_token(relayed, role=opentok.Roles.moderator)})
+    assert r.status_code == 409, r.text
+    assert requests.post(url + "/nope/stop", headers=headers, timeout=10).status_code == 404
+    # A client asking for the captions of a stream that is not there.
+    peer = VideoPeer(server, sid, moderator)
+    try:
+        with pytest.raises(VideoRequestError) as refused:
+            peer.request("video:subscribeToCaptions", {"streamId": "nope"})
+        assert refused.value.code == "notFound"
+        with pytest.raises(VideoRequestError) as refused:
+            peer.request("video:publishCaptions", {"streamId": "nope", "publishCaptions": True})
+        assert refused.value.code == "notFound"
+    finally:
+        peer.close()
