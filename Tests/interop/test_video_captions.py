@@ -3,7 +3,8 @@ asked for captions (`publishCaptions`) saying a sentence over and over (espeak-n
 asking, and two watching clients of the `video:*` protocol, one of which asked for both streams' captions
 (`video:subscribeToCaptions`). Partial captions come while the sentence is said and a final one after it, to that
 client alone and for that stream alone; the status callback URL hears `started` and `stopped`; `stop_captions` ends
-them."""
+them. The video playground does the same from Chromium: a page whose fake microphone says the sentence publishes with
+captions on, another starts captions and shows them on the speaker's tile."""
 from __future__ import annotations
 
 import asyncio
@@ -15,7 +16,9 @@ import pytest
 import requests
 
 from media_support import loopback_ice, pcm_track, wav_samples
-from video_support import VideoPeer, VideoRequestError, opentok_client, publish, unpublish, video_server
+from rig import chromium, new_page, screenshot, wait_until
+from video_support import (CHROMIUM_ARGS, VideoPeer, VideoRequestError, join, opentok_client, publish, unpublish, video_server,
+                           wait_for_log)
 from voice_support import Hooks
 
 opentok = pytest.importorskip("opentok")
@@ -31,15 +34,19 @@ def server():
 
 
 @pytest.fixture(scope="module")
-def sentence(tmp_path_factory):
+def sentence_wav(tmp_path_factory):
     """The sentence at 48 kHz with 1.5 s of silence after it, so that each saying is an utterance of its own (espeak-ng's
     en-US voice in the variant the offline model reads best)."""
     tmp = tmp_path_factory.mktemp("captions")
     voice, out = tmp / "voice.wav", tmp / "sentence.wav"
     subprocess.run(["espeak-ng", "-v", "en-us+f2", "-w", str(voice), SENTENCE], check=True)
-    subprocess.run(["sox", str(voice), "-r", "48000", "-c", "1", str(out), "pad", "0", "1.5"], check=True)
-    samples, _ = wav_samples(out)
-    return samples.astype(np.int16)
+    subprocess.run(["sox", str(voice), "-r", "48000", "-c", "1", "-b", "16", str(out), "pad", "0", "1.5"], check=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def sentence(sentence_wav):
+    return wav_samples(sentence_wav)[0].astype(np.int16)
 
 
 def captions(peer, timeout):
@@ -150,3 +157,32 @@ def test_refusals(server):
         assert refused.value.code == "notFound"
     finally:
         peer.close()
+
+
+def test_the_playground_shows_the_captions_of_a_page_s_voice(server, sentence_wav):
+    pytest.importorskip("playwright.sync_api")
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    with chromium(extra_args=CHROMIUM_ARGS[3:] + [f"--use-file-for-fake-audio-capture={sentence_wav}"]) as browser:
+        speaker, watcher = new_page(browser), new_page(browser)
+        join(speaker, server, sid, ot.generate_token(sid, data="name=speaker"), "speaker")
+        join(watcher, server, sid, ot.generate_token(sid, data="name=watcher"), "watcher", publish=False)
+        wait_for_log(watcher, "subscribed to speaker", timeout=15)
+        watcher.click("#start-captions")
+        wait_for_log(watcher, "live captions started")
+        stream = watcher.evaluate("window.playground.streamIds()[0]")
+        finals = lambda: watcher.evaluate("window.playground.captions()")[stream]
+        wait_until(lambda: len(finals()) >= 2, timeout=20, what="two final captions of the speaker")
+        print("playground captions:", finals())
+        assert len(set(" ".join(finals()).split()) & set(SENTENCE.split())) >= 3, finals()
+        line = watcher.locator(".tile .captions")
+        wait_until(lambda: line.is_visible() and line.inner_text().strip(), timeout=10, what="a caption on the speaker's tile")
+        screenshot(watcher, "video-playground-captions")
+        # Unticked: the speaker's voice is no longer captioned.
+        speaker.uncheck("#publish-captions")
+        time.sleep(2)
+        count = len(finals())
+        time.sleep(5)
+        assert len(finals()) == count, finals()
+        watcher.click("#stop-captions")
+        wait_for_log(watcher, "live captions stopped")

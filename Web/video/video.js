@@ -13,6 +13,7 @@ const state = {
   publisher: null, // { pc, local, streamId }
   subscribers: new Map(), // streamId -> { pc, tile, stream, media }
   live: null, // { id, hls }: the session's broadcast this page started
+  captionsId: null, // the session's live captions this page started
 };
 
 // ---------- UI helpers ----------
@@ -60,6 +61,8 @@ function refreshControls() {
   $("signal-send").disabled = !joined;
   $("go-live").disabled = !joined || !!state.live;
   $("stop-live").disabled = !state.live;
+  $("start-captions").disabled = !joined || !!state.captionsId;
+  $("stop-captions").disabled = !state.captionsId;
   $("empty").hidden = !!state.rt;
   const select = $("signal-to");
   const current = select.value;
@@ -155,6 +158,55 @@ async function stopLive() {
   }
 }
 
+// ---------- live captions ----------
+
+async function startCaptions() {
+  clearError();
+  try {
+    state.captionsId = (await api("POST", "/video/api/captions", { body: { sessionId: state.sessionId } })).captionsId;
+    log("live captions started");
+  } catch (e) {
+    showError(`Could not start captions: ${describe(e)}`);
+  }
+  refreshControls();
+}
+
+async function stopCaptions() {
+  const id = state.captionsId;
+  if (!id) return;
+  state.captionsId = null;
+  refreshControls();
+  try {
+    await api("POST", "/video/api/captions/stop", { body: { id } });
+    log("live captions stopped");
+  } catch (e) {
+    showError(`Could not stop captions: ${describe(e)}`);
+  }
+}
+
+/** A caption of a stream we watch: shown on its tile, a partial one in italics; a final one fades after 5 s. */
+function captionReceived({ streamId, caption, isFinal }) {
+  const sub = state.subscribers.get(streamId);
+  if (!sub) return;
+  const line = sub.tile.querySelector(".captions");
+  line.textContent = caption;
+  line.classList.toggle("partial", !isFinal);
+  line.hidden = false;
+  clearTimeout(sub.captionTimer);
+  if (isFinal) {
+    sub.captions.push(caption);
+    sub.captionTimer = setTimeout(() => { line.hidden = true; }, 5000);
+  }
+}
+
+/** Asks for (or stops) the captions of every stream we watch. */
+function showCaptions(on) {
+  for (const streamId of state.subscribers.keys()) {
+    state.rt?.request("video:subscribeToCaptions", { streamId, subscribe: on }).catch((e) => log(describe(e), "err"));
+  }
+  if (!on) for (const sub of state.subscribers.values()) sub.tile.querySelector(".captions").hidden = true;
+}
+
 // ---------- joining ----------
 
 async function join() {
@@ -208,6 +260,7 @@ function wire(rt) {
   rt.on("video:streamCreated", ({ body }) => streamCreated(body.stream));
   rt.on("video:streamDestroyed", ({ body }) => streamDestroyed(body.stream, body.reason));
   rt.on("video:signal", ({ body }) => signalReceived(body));
+  rt.on("video:captionReceived", ({ body }) => captionReceived(body));
   rt.on("video:streamPropertyChanged", ({ body }) => {
     const sub = state.subscribers.get(body.stream.streamId);
     if (sub) { sub.stream = body.stream; decorate(sub); }
@@ -273,6 +326,7 @@ async function publish() {
     await pc.setLocalDescription(await pc.createOffer());
     const { body } = await state.rt.request("video:publish", {
       name: $("name").value || "guest", hasAudio: true, hasVideo: true, videoType: "camera", offer: pc.localDescription.sdp,
+      publishCaptions: $("publish-captions").checked,
     }, 15000);
     await pc.setRemoteDescription({ type: "answer", sdp: body.answer });
     state.publisher = { pc, local, streamId: body.streamId };
@@ -353,12 +407,16 @@ async function subscribe(stream) {
   video.autoplay = true;
   video.playsInline = true;
   const caption = document.createElement("figcaption");
-  tile.append(video, caption);
+  const captions = document.createElement("p");
+  captions.className = "captions";
+  captions.hidden = true;
+  captions.setAttribute("aria-live", "polite");
+  tile.append(video, captions, caption);
   $("tiles").appendChild(tile);
   const media = new MediaStream();
   video.srcObject = media;
   const pc = new RTCPeerConnection();
-  const sub = { pc, tile, stream, media };
+  const sub = { pc, tile, stream, media, captions: [] };
   state.subscribers.set(stream.streamId, sub);
   decorate(sub);
   pc.ontrack = (e) => { media.addTrack(e.track); video.play().catch(() => {}); };
@@ -369,6 +427,7 @@ async function subscribe(stream) {
   await pc.setLocalDescription(await pc.createAnswer());
   await state.rt.request("video:subscribe:answer", { streamId: stream.streamId, answer: pc.localDescription.sdp });
   log(`subscribed to ${stream.name || stream.streamId.slice(0, 8)}`);
+  if ($("show-captions").checked) await state.rt.request("video:subscribeToCaptions", { streamId: stream.streamId, subscribe: true });
 }
 
 function decorate(sub) {
@@ -390,6 +449,7 @@ function streamDestroyed(stream, reason) {
   if (sub) {
     state.subscribers.delete(stream.streamId);
     sub.pc.close();
+    clearTimeout(sub.captionTimer);
     sub.tile.remove();
   }
   if (state.publisher?.streamId === stream.streamId) {
@@ -433,6 +493,7 @@ async function sendSignal(ev) {
 
 async function leave() {
   await stopLive();
+  await stopCaptions();
   if (state.rt && state.me) {
     try { await state.rt.request("video:disconnect", {}, 3000); } catch { /* closing anyway */ }
   }
@@ -483,6 +544,8 @@ window.playground = {
   state, stats, join, leave, publish, unpublish,
   connectionId: () => state.me,
   streamIds: () => [...state.subscribers.keys()],
+  /** The final captions each watched stream got, by stream id. */
+  captions: () => Object.fromEntries([...state.subscribers].map(([id, sub]) => [id, sub.captions])),
 };
 
 // ---------- wiring ----------
@@ -497,6 +560,13 @@ $("mute-video").onclick = () => setTrack("video", !trackEnabled("video"));
 $("signal-form").onsubmit = sendSignal;
 $("go-live").onclick = goLive;
 $("stop-live").onclick = stopLive;
+$("start-captions").onclick = startCaptions;
+$("stop-captions").onclick = stopCaptions;
+$("show-captions").onchange = () => showCaptions($("show-captions").checked);
+$("publish-captions").onchange = () => {
+  const p = state.publisher;
+  if (p) state.rt.request("video:publishCaptions", { streamId: p.streamId, publishCaptions: $("publish-captions").checked }).catch((e) => log(describe(e), "err"));
+};
 $("alert-close").onclick = clearError;
 $("name").oninput = () => { $("token-data").value = `name=${$("name").value}`; };
 const params = new URLSearchParams(location.search);

@@ -11,6 +11,8 @@ import Wire
 /// - `POST /video/api/token` `{sessionId, role, data, ttl}` → `{token, role, expiresAt}` (a T1 token)
 /// - `POST /video/api/broadcast` `{sessionId}` → `{id, hls}`: the session live as low-latency HLS (a broadcast,
 ///   `VideoBroadcasts`), which the page plays in its `<video>`; `POST /video/api/broadcast/stop` `{id}` stops it
+/// - `POST /video/api/captions` `{sessionId}` → `{captionsId}`: live captions of the session (`VideoCaptions`, at most
+///   an hour, partial captions on); `POST /video/api/captions/stop` `{id}` stops them
 ///
 /// Allowed for Basic account credentials, or without credentials from a loopback client (the
 /// playground opened on the machine that runs the server). Anyone else gets 401.
@@ -18,6 +20,7 @@ struct VideoPlaygroundRoutes {
     let core: PlatformCore
     let account: Account
     let broadcasts: VideoBroadcasts?
+    let captions: VideoCaptions?
 
     func register(on router: inout Router) {
         let core = self.core
@@ -44,6 +47,25 @@ struct VideoPlaygroundRoutes {
             guard (data?.utf8.count ?? 0) <= 1000 else { throw APIError.badRequest("data is at most 1000 bytes.") }
             let token = VideoTokenVerifier.makeT1(apiKey: account.apiKey, apiSecret: account.apiSecret, sessionID: sid, role: role, data: data, ttl: ttl)
             return .jsonObject(["token": token, "role": role.rawValue, "expiresAt": Int(Date().timeIntervalSince1970 + ttl)])
+        }
+        if let captions {
+            router.post("/video/api/captions", bodyLimit: 4096) { req in
+                let account = try Self.account(req, primary: primary, core: core)
+                guard let sid = try req.json()["sessionId"]?.stringValue, try core.videoSessions.get(id: sid, project: account.apiKey) != nil else {
+                    throw APIError.notFound("No such session for this account.")
+                }
+                let token = VideoTokenVerifier.makeT1(apiKey: account.apiKey, apiSecret: account.apiSecret, sessionID: sid, role: .moderator, data: nil, ttl: 60)
+                let started = try captions.start(try VideoCaptions.Request(["sessionId": .string(sid), "token": .string(token), "maxDuration": .number(3_600)]),
+                                                 project: account.apiKey)
+                return .jsonObject(["captionsId": started.id])
+            }
+            router.post("/video/api/captions/stop", bodyLimit: 4096) { req in
+                let account = try Self.account(req, primary: primary, core: core)
+                guard let id = try req.json()["id"]?.stringValue, captions.stop(id: id, project: account.apiKey) else {
+                    throw APIError.notFound("No such captions for this account.")
+                }
+                return .noContent()
+            }
         }
         guard let broadcasts else { return }
         router.post("/video/api/broadcast", bodyLimit: 4096) { req in
