@@ -139,17 +139,22 @@ struct SpeechRecognizerTests {
 
 @Suite("Live captions: streaming recognition", .serialized)
 struct CaptionTranscriberTests {
-    static func spoken(_ text: String, style: Int = 1) async throws -> [Int16] {
-        try await SpeechTests.synthesizer.synthesize(SpeechRequest(text: text, language: "en-US", style: style), rate: .hz16000).flatMap(\.samples)
+    static func spoken(_ text: String, rate: SampleRate = .hz16000) async throws -> [Int16] {
+        try await SpeechTests.synthesizer.synthesize(SpeechRequest(text: text, language: "en-US", style: 1), rate: rate).flatMap(\.samples)
     }
 
-    /// Feeds `samples` in 20 ms frames; every caption, in order.
-    static func feed(_ t: CaptionTranscriber, _ samples: [Int16]) -> [CaptionTranscriber.Caption] {
-        stride(from: 0, to: samples.count, by: 320).flatMap { start in
-            var frame = Array(samples[start..<min(samples.count, start + 320)])
-            frame += [Int16](repeating: 0, count: 320 - frame.count)
-            return t.feed(try! AudioFrame(rate: .hz16000, samples: frame))
+    /// Feeds `samples` in 20 ms frames at `rate`; every caption, in order.
+    static func feed(_ t: CaptionTranscriber, _ samples: [Int16], rate: SampleRate = .hz16000) -> [CaptionTranscriber.Caption] {
+        let n = rate.samplesPerFrame
+        return stride(from: 0, to: samples.count, by: n).flatMap { start in
+            var frame = Array(samples[start..<min(samples.count, start + n)])
+            frame += [Int16](repeating: 0, count: n - frame.count)
+            return t.feed(try! AudioFrame(rate: rate, samples: frame))
         }
+    }
+
+    static func words(_ captions: [CaptionTranscriber.Caption]) -> Set<String> {
+        Set(captions.filter(\.isFinal).flatMap { $0.text.split(separator: " ").map(String.init) })
     }
 
     @Test("two sentences with a pause between: partial captions as each is said, then a final one each")
@@ -160,11 +165,35 @@ struct CaptionTranscriberTests {
         let started = clock.now
         let audio = try await silence + Self.spoken("the weather is nice today") + silence + Self.spoken("please call me tomorrow morning") + silence
         let captions = Self.feed(t, audio)
-        let elapsed = clock.now - started
-        print("captions:", captions.map { "\($0.isFinal ? "F" : "p") \($0.text)" }, "in", elapsed, "for", Double(audio.count) / 16000, "s")
-        let finals = captions.filter(\.isFinal)
-        #expect(finals.count == 2, "\(captions)")
+        print("captions:", captions.map { "\($0.isFinal ? "F" : "p") \($0.text)" }, "in", clock.now - started, "for", Double(audio.count) / 16000, "s")
+        #expect(captions.filter(\.isFinal).count == 2, "\(captions)")
         #expect(captions.first?.isFinal == false, "\(captions)")
+        // Partial captions grow as words are said; the last one of an utterance is never its final caption repeated.
+        let second = captions.drop { !$0.isFinal }.dropFirst()
+        #expect(second.count >= 3 && second.last?.isFinal == true, "\(captions)")
+        #expect(Self.words(Array(second)).intersection(["please", "call", "me", "tomorrow", "morning"]).count >= 3, "\(captions)")
+        #expect(t.finish() == nil, "nothing is being said at the end")
+    }
+
+    @Test("48 kHz audio (a session's mix) is read as well; without partials only final captions come; finish() gives what was being said")
+    func rates() async throws {
+        let t = try CaptionTranscriber(partials: false)
+        let said = try await Self.spoken("please call me tomorrow morning", rate: .hz48000)
+        let captions = Self.feed(t, [Int16](repeating: 0, count: 48000) + said + [Int16](repeating: 0, count: 48000), rate: .hz48000)
+        print("48 kHz:", captions)
+        #expect(captions.count == 1 && captions[0].isFinal, "\(captions)")
+        #expect(Self.words(captions).intersection(["please", "call", "me", "tomorrow", "morning"]).count >= 2, "\(captions)")
+        // Cut off mid-sentence (the stream went): the words so far are a final caption.
+        #expect(Self.feed(t, [Int16](repeating: 0, count: 24000) + Array(said.prefix(said.count * 2 / 3)), rate: .hz48000).isEmpty)
+        let last = try #require(t.finish())
+        #expect(last.isFinal && !last.text.isEmpty)
         #expect(t.finish() == nil)
+    }
+
+    @Test("silence and a quiet hum (below the speech threshold) are no captions")
+    func silence() throws {
+        let t = try CaptionTranscriber(partials: true)
+        #expect(Self.feed(t, [Int16](repeating: 0, count: 16000 * 5)).isEmpty)
+        #expect(Self.feed(t, Signals.sine(120, rate: 16000, count: 16000 * 2, amplitude: 200)).isEmpty)
     }
 }

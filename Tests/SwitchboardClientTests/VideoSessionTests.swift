@@ -2,6 +2,7 @@ import Audio
 import Foundation
 @testable import API
 import Live
+import Synchronization
 import Testing
 import Wire
 @testable import SwitchboardClient
@@ -108,6 +109,47 @@ struct VideoSessionTests {
             #expect(await alice.statistics(alicePublished.id)?.connected == true, "the id publish returned names the new stream here")
             try await alice.unpublish(alicePublished.id)
             #expect(await bobEvents.wait { $0.contains { if case .streamDestroyed(let s, _) = $0 { s.id == republished.id } else { false } } })
+            await alice.disconnect()
+            await bob.disconnect()
+        }
+    }
+
+    @Test("live captions: a stream published with captions on, its captions asked for by another client, partial then final ones arrive while it speaks")
+    func captions() async throws {
+        try await LiveServer.with { live in
+            let (sid, tokens) = try await videoSessionAndTokens(live, roles: [("publisher", "alice"), ("subscriber", "bob")])
+            // Alice says one sentence over and over, 1.5 s of silence after each saying (espeak-ng's f2 variant).
+            let said = try await SpeechSynthesizer(workers: 1).synthesize(SpeechRequest(text: "please call me tomorrow morning", style: 1), rate: .hz48000)
+            let loop = said + [AudioFrame](repeating: AudioFrame(rate: .hz48000), count: 75)
+            let next = Atomic<Int>(0)
+            let voice = CallbackSource { frame in
+                frame = loop[next.wrappingAdd(1, ordering: .relaxed).oldValue % loop.count]
+                return true
+            }
+            let alice = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[0])
+            let bob = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[1])
+            let bobEvents = Collector(bob.events())
+            let published = try await alice.publish(name: "alice-mic", audio: voice, publishCaptions: true)
+            try await bob.subscribeToCaptions(published.id)
+            let client = RESTClient(base: live.url, token: { "" }, caFile: nil)
+            let started = try await client.call(.POST, "/video/api/captions", body: ["sessionId": .string(sid)])
+            let captionsID = try #require(started["captionsId"]?.stringValue)
+
+            func captions() -> [(text: String, isFinal: Bool)] {
+                bobEvents.all.compactMap { if case .captionReceived(published.id, let text, let isFinal) = $0 { (text, isFinal) } else { nil } }
+            }
+            #expect(await eventually(seconds: 20) { captions().filter(\.isFinal).count >= 2 }, "\(captions())")
+            let heard = Set(captions().filter(\.isFinal).flatMap { $0.text.split(separator: " ").map(String.init) })
+            #expect(heard.intersection(["please", "call", "me", "tomorrow", "morning"]).count >= 3, "\(captions())")
+            #expect(captions().first?.isFinal == false, "a partial caption comes first: \(captions())")
+
+            // Alice turns her captions off: a last caption of what she was saying at most, then none.
+            try await alice.setPublishCaptions(published.id, false)
+            try await Task.sleep(for: .seconds(1.5))
+            let count = captions().count
+            try await Task.sleep(for: .seconds(4))
+            #expect(captions().count == count, "\(captions())")
+            _ = try await client.call(.POST, "/video/api/captions/stop", body: ["id": .string(captionsID)])
             await alice.disconnect()
             await bob.disconnect()
         }

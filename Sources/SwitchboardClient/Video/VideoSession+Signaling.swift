@@ -5,9 +5,11 @@ import Wire
 extension VideoSession {
     /// Publishes a stream whose media comes from `offer`, made elsewhere; returns the stream and
     /// the server's answer to apply.
-    public func publish(name: String, offer: String, hasAudio: Bool = true, hasVideo: Bool = true) async throws(SessionError) -> (stream: VideoStream, answer: String) {
+    public func publish(name: String, offer: String, hasAudio: Bool = true, hasVideo: Bool = true,
+                        publishCaptions: Bool = false) async throws(SessionError) -> (stream: VideoStream, answer: String) {
         let reply = try await request("video:publish", [
             "name": .string(name), "hasAudio": .bool(hasAudio), "hasVideo": .bool(hasVideo), "videoType": "camera", "offer": .string(offer),
+            "publishCaptions": .bool(publishCaptions),
         ])
         guard let answer = reply["answer"]?.stringValue,
               let stream = VideoStream(json: reply["stream"]) ?? VideoStream(json: ["streamId": reply["streamId"] ?? .null]) else {

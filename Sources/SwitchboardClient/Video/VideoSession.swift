@@ -32,6 +32,7 @@ public final class VideoSession: Sendable {
         var name: String
         var audio: AudioSource?
         var video: IVFFileSource?
+        var publishCaptions: Bool
         var current: String
         var peer: MediaPeerHandle
     }
@@ -44,6 +45,8 @@ public final class VideoSession: Sendable {
     /// Keyed by the id `publish` returned.
     private let publishers = Mutex<[String: Published]>([:])
     private let subscribers = Mutex<[String: Subscribed]>([:])
+    /// The streams whose captions this client asked for (asked again after a reconnect).
+    private let captioned = Mutex<Set<String>>([])
     private let eventStreams = Mutex<[Int: AsyncStream<VideoEvent>.Continuation]>([:])
     private let relays = Mutex<[Task<Void, Never>]>([])
     private let nextStream = Atomic<Int>(0)
@@ -135,24 +138,45 @@ public final class VideoSession: Sendable {
     // MARK: Publishing and subscribing
 
     /// Publishes a stream: `video` replayed as a camera, `audio` encoded with Opus. Returns the
-    /// stream; others get `.streamCreated` once its media is flowing.
-    public func publish(name: String, audio: AudioSource? = nil, video: IVFFileSource? = nil) async throws(SessionError) -> VideoStream {
-        let (stream, peer) = try await startPublishing(name: name, audio: audio, video: video)
-        publishers.withLock { $0[stream.id] = Published(name: name, audio: audio, video: video, current: stream.id, peer: peer) }
+    /// stream; others get `.streamCreated` once its media is flowing. With `publishCaptions`, live
+    /// captions (when the session's app server starts them) transcribe its audio.
+    public func publish(name: String, audio: AudioSource? = nil, video: IVFFileSource? = nil,
+                        publishCaptions: Bool = false) async throws(SessionError) -> VideoStream {
+        let (stream, peer) = try await startPublishing(name: name, audio: audio, video: video, publishCaptions: publishCaptions)
+        publishers.withLock {
+            $0[stream.id] = Published(name: name, audio: audio, video: video, publishCaptions: publishCaptions, current: stream.id, peer: peer)
+        }
         return stream
     }
 
-    private func startPublishing(name: String, audio: AudioSource?, video: IVFFileSource?) async throws(SessionError) -> (VideoStream, MediaPeerHandle) {
+    private func startPublishing(name: String, audio: AudioSource?, video: IVFFileSource?,
+                                 publishCaptions: Bool) async throws(SessionError) -> (VideoStream, MediaPeerHandle) {
         let peer = try await MediaPeerHandle()
         do throws(SessionError) {
             let offer = try await peer.publishOffer(audio: audio, video: video)
-            let (stream, answer) = try await publish(name: name, offer: offer, hasAudio: audio != nil, hasVideo: video != nil)
+            let (stream, answer) = try await publish(name: name, offer: offer, hasAudio: audio != nil, hasVideo: video != nil,
+                                                     publishCaptions: publishCaptions)
             try await peer.applyAnswer(answer)
             return (stream, peer)
         } catch {
             peer.close()
             throw error
         }
+    }
+
+    /// Whether live captions transcribe one of this client's streams.
+    public func setPublishCaptions(_ streamID: String, _ on: Bool) async throws(SessionError) {
+        let current = publishers.withLock { p -> String in
+            p[streamID]?.publishCaptions = on
+            return p[streamID]?.current ?? streamID
+        }
+        try await request("video:publishCaptions", ["streamId": .string(current), "publishCaptions": .bool(on)])
+    }
+
+    /// Asks for a stream's captions (`.captionReceived` events while live captions run), or stops them.
+    public func subscribeToCaptions(_ streamID: String, _ on: Bool = true) async throws(SessionError) {
+        try await request("video:subscribeToCaptions", ["streamId": .string(streamID), "subscribe": .bool(on)])
+        captioned.withLock { if on { $0.insert(streamID) } else { $0.remove(streamID) } }
     }
 
     /// Stops publishing a stream.
@@ -266,12 +290,26 @@ public final class VideoSession: Sendable {
     private func restoreMedia(present: Set<String>) async -> Bool {
         for (id, p) in publishers.withLock({ Array($0) }) {
             do throws(SessionError) {
-                let (stream, peer) = try await startPublishing(name: p.name, audio: p.audio, video: p.video)
+                let (stream, peer) = try await startPublishing(name: p.name, audio: p.audio, video: p.video, publishCaptions: p.publishCaptions)
                 publishers.withLock { $0[id]?.current = stream.id; $0[id]?.peer = peer }
             } catch .transportClosed, .closed {
                 return false
             } catch {
                 publishers.withLock { _ = $0.removeValue(forKey: id) }
+                emit(.error(error))
+            }
+        }
+        for id in captioned.withLock({ $0 }) {
+            guard present.contains(id) else {
+                captioned.withLock { _ = $0.remove(id) }
+                continue
+            }
+            do throws(SessionError) {
+                try await request("video:subscribeToCaptions", ["streamId": .string(id), "subscribe": true])
+            } catch .transportClosed, .closed {
+                return false
+            } catch {
+                captioned.withLock { _ = $0.remove(id) }
                 emit(.error(error))
             }
         }

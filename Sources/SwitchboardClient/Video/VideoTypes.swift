@@ -45,6 +45,9 @@ public enum VideoEvent: Sendable, Hashable {
     case streamPropertyChanged(VideoStream, property: String, newValue: Bool)
     case signal(type: String, data: String, from: String?)
     case muteForced(streamID: String)
+    /// A caption of a stream whose captions this client asked for: partial ones as the words are
+    /// said, then a final one (`isFinal`) for each utterance.
+    case captionReceived(streamID: String, caption: String, isFinal: Bool)
     /// The socket dropped; the client is connecting again (its streams are gone meanwhile).
     case reconnecting
     /// Connected again as `connectionID`, streams published and subscriptions made again.
@@ -77,6 +80,9 @@ public enum VideoEvent: Sendable, Hashable {
             self = .signal(type: body["type"]?.stringValue ?? "", data: body["data"]?.stringValue ?? "", from: body["from"]?.stringValue)
         case "video:muteForced":
             self = .muteForced(streamID: body["streamId"]?.stringValue ?? "")
+        case "video:captionReceived":
+            guard let streamID = body["streamId"]?.stringValue, let caption = body["caption"]?.stringValue else { return nil }
+            self = .captionReceived(streamID: streamID, caption: caption, isFinal: body["isFinal"]?.boolValue ?? false)
         case "video:sessionDisconnected":
             self = .disconnected(reason: reason)
         default:

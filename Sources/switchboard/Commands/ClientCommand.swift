@@ -14,7 +14,7 @@ struct ClientCommand {
 
     static let usage = """
         Usage: switchboard client room join ROOM --as NAME [--play tone:440|FILE.wav] [--record OUT.wav] [--json]
-               switchboard client video join SESSION_ID --token TOKEN [--publish FILE.ivf] [--name NAME] [--json]
+               switchboard client video join SESSION_ID --token TOKEN [--publish FILE.ivf] [--name NAME] [--captions] [--json]
                switchboard client call NUMBER|USER --as NAME [--context JSON] [--dtmf DIGITS] [--json]
                switchboard client call --answer --as NAME [--json]
 
@@ -24,6 +24,7 @@ struct ClientCommand {
           --play SOURCE    what to send: tone:FREQUENCY, or a 16-bit PCM WAV file (default: nothing)
           --record FILE    write what the others say (in a call: the phone or user at the other end) to a WAV file on leaving
           --publish FILE   a VP8 IVF recording to publish as a camera (with a 440 Hz tone as audio)
+          --captions       (video) ask for the captions of every stream and print them while live captions run
           --token TOKEN    (call) log in with this user token instead of through the app server
           --context JSON   (call) a JSON object the application's answer URL gets as custom_data
           --dtmf DIGITS    (call) digits to send once the call is answered
@@ -46,7 +47,7 @@ struct ClientCommand {
     }
 
     static func dispatch(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--answer"])
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--answer", "--captions"])
         let positionals = args.positionals
         if positionals.first == "call" {
             try args.check(known: ["--as", "--token", "--app", "--context", "--dtmf", "--answer", "--play", "--record", "--json", "--server", "--seconds"])
@@ -63,7 +64,7 @@ struct ClientCommand {
             try args.check(known: ["--as", "--play", "--record", "--json", "--server", "--app", "--seconds"])
             return try await room(positionals[2], args: args, server: server, seconds: seconds, printer: printer)
         case "video":
-            try args.check(known: ["--token", "--publish", "--name", "--json", "--server", "--seconds"])
+            try args.check(known: ["--token", "--publish", "--name", "--captions", "--json", "--server", "--seconds"])
             return try await video(positionals[2], args: args, server: server, seconds: seconds, printer: printer)
         default:
             throw CLIError("expected 'room' or 'video' after 'client'")
@@ -149,6 +150,7 @@ struct ClientCommand {
             do { return try IVFFileSource(path: path) } catch { throw CLIError("--publish: \(error)") }
         }
         let session = try await VideoSession.connect(to: server, sessionID: sessionID, token: token)
+        let captions = args.flag("--captions")
         let counters = CounterBox()
         let events = session.events()
         let printing = Task {
@@ -157,7 +159,10 @@ struct ClientCommand {
                     // Already printed and subscribed from the session's streams at connect.
                     guard let counter = counters.claim(stream.id) else { continue }
                     printer.print(["event": .string(Self.name(e))], line: Self.name(e))
-                    do { try await session.subscribe(stream.id, video: counter) } catch {
+                    do {
+                        try await session.subscribe(stream.id, video: counter)
+                        if captions { try await session.subscribeToCaptions(stream.id) }
+                    } catch {
                         printer.print(["error": .string("\(error)")], line: "subscribe \(stream.id): \(error)")
                     }
                 } else {
@@ -171,6 +176,7 @@ struct ClientCommand {
             let created = Self.name(.streamCreated(stream))
             printer.print(["event": .string(created)], line: created)
             try await session.subscribe(stream.id, video: counter)
+            if captions { try await session.subscribeToCaptions(stream.id) }
         }
         if let camera {
             let stream = try await session.publish(name: args["--name"] ?? "switchboard-client", audio: ToneSource(frequency: 440), video: camera)
@@ -197,6 +203,7 @@ struct ClientCommand {
         case .streamPropertyChanged(let s, let p, let v): return "streamPropertyChanged \(s.id) \(p)=\(v)"
         case .signal(let t, let d, let f): return "signal \(t) \(d) from \(f ?? "server")"
         case .muteForced(let id): return "muteForced \(id)"
+        case .captionReceived(let id, let text, let isFinal): return "caption \(id) \(isFinal ? "final" : "partial") \(text)"
         case .reconnecting: return "reconnecting"
         case .reconnected(let id): return "reconnected \(id)"
         case .disconnected(let r): return "disconnected \(r)"

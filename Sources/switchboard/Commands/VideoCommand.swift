@@ -7,7 +7,7 @@ import Wire
 /// `switchboard video`: create Video API sessions on a running server, make client tokens, start Audio
 /// Connectors and SIP calls, what an app server does with the account or application credentials.
 struct VideoCommand {
-    static let command = Command(name: "video", summary: "video sessions, client tokens, audio connectors, SIP calls, archives and broadcasts", usage: usage) { args in
+    static let command = Command(name: "video", summary: "video sessions, client tokens, audio connectors, SIP calls, archives, broadcasts and captions", usage: usage) { args in
         try await run(args)
     }
 
@@ -28,6 +28,8 @@ struct VideoCommand {
                                        [--manual] [--max-duration SECONDS] [--tag TAG]
                                      | stop BROADCAST_ID | get BROADCAST_ID | list [--session SESSION_ID]
                                      | add BROADCAST_ID STREAM_ID [--no-audio | --no-video] | remove BROADCAST_ID STREAM_ID
+               switchboard video captions start SESSION_ID [--language CODE] [--max-duration SECONDS] [--no-partial]
+                                      [--status-url URL] | stop CAPTIONS_ID
 
           --server URL       the running server (default $SWITCHBOARD_URL, else http://$SWITCHBOARD_LISTEN,
                              else http://127.0.0.1:8080)
@@ -70,6 +72,12 @@ struct VideoCommand {
           --audio-only       broadcast start: the session's mix without pictures
           --max-duration S   broadcast start: stop after S seconds (60 to 36000; default 14400)
           --tag TAG          broadcast start: a multiBroadcastTag, so several broadcasts of a session can run at once
+          captions           live captions of a session: the streams whose publishers ask for captions are transcribed
+                             as they speak, for the clients that ask for them; start prints the captions id
+          --language CODE    captions start: en-US (default) or another English code
+          --max-duration S   captions start: stop after S seconds (300 to 14400; default 14400)
+          --no-partial       captions start: final captions only (no partial ones while words are said)
+          --status-url URL   captions start: where each status (started, stopped, failed) is POSTed
 
         Without --app-id the session is created with X-OPENTOK-AUTH and the token is an OpenTok
         T1 token, both from the account's api key and secret in DIR/account.json.
@@ -77,7 +85,8 @@ struct VideoCommand {
 
     static func run(_ argv: [String]) async throws -> Int32 {
         let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--relayed", "--bidirectional", "--observe-force-mute", "--secure", "--individual", "--video",
-                                                         "--manual", "--no-audio", "--no-video", "--hls", "--dvr", "--low-latency", "--audio-only"])
+                                                         "--manual", "--no-audio", "--no-video", "--hls", "--dvr", "--low-latency", "--audio-only",
+                                                         "--no-partial"])
         if args.flag("--help") || args.flag("-h") || args.positionals.isEmpty {
             print(usage)
             return args.positionals.isEmpty && !(args.flag("--help") || args.flag("-h")) ? 2 : 0
@@ -105,12 +114,15 @@ struct VideoCommand {
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--session", "--hls", "--dvr", "--low-latency", "--rtmp", "--resolution",
                                    "--audio-only", "--manual", "--max-duration", "--tag", "--no-audio", "--no-video"])
             return try await broadcast(action, target: args.positionals.dropFirst(2).first, stream: args.positionals.dropFirst(3).first, args)
+        case ("captions", let action?):
+            try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--language", "--max-duration", "--no-partial", "--status-url"])
+            return try await captions(action, target: args.positionals.dropFirst(2).first, args)
         case ("dtmf", let sessionID?):
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--connection"])
             guard let digits = args.positionals.dropFirst(2).first else { throw CLIError("dtmf needs DIGITS, e.g. 1234#") }
             return try await dtmf(sessionID: sessionID, digits: digits, args)
         default:
-            throw CLIError("expected 'video session create', 'video token SESSION_ID', 'video connect SESSION_ID', 'video dial SESSION_ID', 'video dtmf SESSION_ID DIGITS', 'video archive ACTION' or 'video broadcast ACTION' (see switchboard help video)")
+            throw CLIError("expected 'video session create', 'video token SESSION_ID', 'video connect SESSION_ID', 'video dial SESSION_ID', 'video dtmf SESSION_ID DIGITS', 'video archive ACTION', 'video broadcast ACTION' or 'video captions ACTION' (see switchboard help video)")
         }
     }
 
@@ -371,6 +383,38 @@ struct VideoCommand {
             if let tag = args["--tag"] { body["multiBroadcastTag"] = .string(tag) }
             return body
         }
+    }
+
+    /// `video captions start SESSION_ID | stop CAPTIONS_ID`: live captions, started with a fresh moderator token.
+    static func captions(_ action: String, target: String?, _ args: Arguments) async throws -> Int32 {
+        guard let target else { throw CLIError("captions \(action) needs \(action == "start" ? "a SESSION_ID" : "a CAPTIONS_ID")") }
+        let creds = try credentials(args)
+        let server = try server(args)
+        let base = server + "/v2/project/\(creds.project)/captions"
+        let request: HTTPClientRequest
+        switch action {
+        case "start":
+            let token = try clientToken(sessionID: target, role: .moderator, data: nil, ttl: 3600, now: Date(), creds: creds)
+            var body: [String: JSONValue] = ["sessionId": .string(target), "token": .string(token), "partialCaptions": .bool(!args.flag("--no-partial"))]
+            if let code = args["--language"] { body["languageCode"] = .string(code) }
+            if let url = args["--status-url"] { body["statusCallbackUrl"] = .string(url) }
+            if let seconds = args["--max-duration"] {
+                guard let value = Int(seconds) else { throw CLIError("--max-duration: a number of seconds") }
+                body["maxDuration"] = .number(Double(value))
+            }
+            request = HTTPClientRequest(method: .POST, url: base, headers: try jsonHeaders(creds), body: Array(try JSONEncoder().encode(JSONValue.object(body))))
+        case "stop":
+            request = HTTPClientRequest(method: .POST, url: base + "/\(target)/stop", headers: try jsonHeaders(creds))
+        default:
+            throw CLIError("captions: expected start or stop")
+        }
+        let response = try await send(request, server: server)
+        guard response.status == 202 else { throw CLIError("captions \(action) failed: HTTP \(response.status) \(response.text)") }
+        if action == "start" {
+            guard let id = (try? JSONParser.parse(response.body))?["captionsId"]?.stringValue else { throw CLIError("captions start: unexpected reply \(response.text)") }
+            print(id)
+        }
+        return 0
     }
 
     /// The routes archives and broadcasts share — start (the body `start` makes for the session, with
