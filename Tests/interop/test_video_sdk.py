@@ -419,3 +419,36 @@ def test_vonage_sdk_broadcast(server, app_video):
     assert not video.get_broadcast(broadcast.id).streams
     assert video.stop_broadcast(broadcast.id).status == "stopped"
     peer.close()
+
+
+def test_vonage_sdk_captions(server, vonage_app, app_video):
+    """`start_captions` / `stop_captions` with an application: its `captions_status` webhook and the start's status
+    callback URL both hear `started` then `stopped`; a publisher's token may not start them."""
+    from sip_support import api
+    from vonage_video import CaptionsOptions, SessionOptions, TokenOptions
+    from vonage_video.models.enums import MediaMode, TokenRole
+    from vonage_http_client.errors import HttpRequestError
+    from voice_support import Hooks
+    hooks = Hooks()
+    app_id = vonage_app[0]
+    r = api(server, "PUT", f"/v2/applications/{app_id}", json={"name": "video sdk test", "capabilities": {"video": {"webhooks": {
+        "captions_status": {"address": f"{hooks.url}/video/captions_status"}}}}})
+    assert r.status_code == 200, r.text
+    video = app_video
+    sid = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED)).session_id
+
+    def token(role):
+        t = video.generate_client_token(TokenOptions(session_id=sid, role=role))
+        return t.decode() if isinstance(t, bytes) else t
+
+    with pytest.raises(HttpRequestError):
+        video.start_captions(CaptionsOptions(session_id=sid, token=token(TokenRole.PUBLISHER)))
+    started = video.start_captions(CaptionsOptions(session_id=sid, token=token(TokenRole.MODERATOR), max_duration=300,
+                                                   partial_captions=False, status_callback_url=f"{hooks.url}/captions/mine"))
+    assert started.captions_id
+    video.stop_captions(started)
+    deadline = time.monotonic() + 5
+    while len(hooks.events) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    seen = sorted((e["status"], e["captionId"], e["applicationId"], e["sessionId"]) for e in hooks.events)
+    assert seen == sorted([(status, started.captions_id, app_id, sid) for status in ("started", "started", "stopped", "stopped")]), hooks.events

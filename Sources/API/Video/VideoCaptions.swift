@@ -145,6 +145,8 @@ final class VideoCaptions: Sendable {
         let deadline = clock.now + .seconds(captions.maxDuration)
         let thread = DispatchQueue(label: "switchboard.captions.\(captions.id)")
         var voices: [String: Voice] = [:]
+        /// Streams whose participant could not be made (their media not there yet), and when to try again.
+        var retry: [String: ContinuousClock.Instant] = [:]
         var failure: String?
         var reason = "maximum duration exceeded"
         while clock.now < deadline {
@@ -157,15 +159,17 @@ final class VideoCaptions: Sendable {
                 await release(voice, captions: captions, streamID: id, flush: true)
                 voices[id] = nil
             }
-            for id in wanted where voices[id] == nil {
+            for id in wanted where voices[id] == nil && retry[id].map({ $0 <= clock.now }) != false {
                 do {
-                    voices[id] = try await listen(to: id, captions: captions)
+                    voices[id] = try await listen(to: id, captions: captions, on: thread)
+                    retry[id] = nil
                 } catch let error as RecognitionError {
                     failure = "\(error)"
                 } catch {
-                    // The stream went while its tap was made: looked at again next time.
+                    retry[id] = clock.now + .seconds(1)
                 }
             }
+            retry = retry.filter { wanted.contains($0.key) }
             if failure != nil { break }
             for (id, voice) in voices {
                 guard let drained = try? await engine.drainMixerTap(voice.mix.mixer, MixerTapID(voice.holder)), !drained.samples.isEmpty else { continue }
@@ -195,18 +199,23 @@ final class VideoCaptions: Sendable {
         changed(ended)
     }
 
-    /// A participant of the session's mix that hears only `streamID`, tapped, and a transcriber for it.
-    private func listen(to streamID: String, captions: Captions) async throws -> Voice {
+    /// A participant of the session's mix that hears only `streamID`, tapped, and a transcriber for it (its
+    /// model loaded on `thread`: about half a second).
+    private func listen(to streamID: String, captions: Captions, on thread: DispatchQueue) async throws -> Voice {
         let holder = "captions-\(captions.id)-\(streamID)"
-        let transcriber = try CaptionTranscriber(partials: captions.partialCaptions, model: model)
         let mix = try await hub.holdAudioMix(sessionID: captions.sessionID, holder: holder, hearing: [streamID])
         do {
             try await engine.addMixerTap(mix.mixer, MixerTapID(holder), participant: mix.listener, frames: 250)
+            let (partials, model) = (captions.partialCaptions, self.model)
+            let made: Result<CaptionTranscriber, RecognitionError> = await withCheckedContinuation { done in
+                thread.async { done.resume(returning: Result { () throws(RecognitionError) in try CaptionTranscriber(partials: partials, model: model) }) }
+            }
+            return Voice(holder: holder, mix: mix, transcriber: try made.get())
         } catch {
+            try? await engine.removeMixerTap(mix.mixer, MixerTapID(holder))
             await hub.releaseAudioMix(sessionID: captions.sessionID, holder: holder)
             throw error
         }
-        return Voice(holder: holder, mix: mix, transcriber: transcriber)
     }
 
     /// Lets a stream's participant go; with `flush`, what it was saying when it went is a last caption.
