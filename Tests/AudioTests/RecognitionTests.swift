@@ -139,6 +139,8 @@ struct SpeechRecognizerTests {
 
 @Suite("Live captions: streaming recognition", .serialized)
 struct CaptionTranscriberTests {
+    static let language = try! CaptionModel()
+
     static func spoken(_ text: String, rate: SampleRate = .hz16000) async throws -> [Int16] {
         try await SpeechTests.synthesizer.synthesize(SpeechRequest(text: text, language: "en-US", style: 1), rate: rate).flatMap(\.samples)
     }
@@ -159,7 +161,7 @@ struct CaptionTranscriberTests {
 
     @Test("two sentences with a pause between: partial captions as each is said, then a final one each")
     func sentences() async throws {
-        let t = try CaptionTranscriber(partials: true)
+        let t = try CaptionTranscriber(partials: true, language: Self.language)
         let silence = [Int16](repeating: 0, count: 16000)
         let clock = ContinuousClock()
         let started = clock.now
@@ -177,7 +179,7 @@ struct CaptionTranscriberTests {
 
     @Test("48 kHz audio (a session's mix) is read as well; without partials only final captions come; finish() gives what was being said")
     func rates() async throws {
-        let t = try CaptionTranscriber(partials: false)
+        let t = try CaptionTranscriber(partials: false, language: Self.language)
         let said = try await Self.spoken("please call me tomorrow morning", rate: .hz48000)
         let captions = Self.feed(t, [Int16](repeating: 0, count: 48000) + said + [Int16](repeating: 0, count: 48000), rate: .hz48000)
         print("48 kHz:", captions)
@@ -190,9 +192,24 @@ struct CaptionTranscriberTests {
         #expect(t.finish() == nil)
     }
 
+    @Test("two voices sharing one language model, fed in turns, are each read as if alone")
+    func shared() async throws {
+        let said = [Int16](repeating: 0, count: 8000) + (try await Self.spoken("please call me tomorrow morning")) + [Int16](repeating: 0, count: 16000)
+        let other = [Int16](repeating: 0, count: 4000) + (try await Self.spoken("the weather is nice today")) + [Int16](repeating: 0, count: 20000)
+        let alone = Self.feed(try CaptionTranscriber(partials: true, language: Self.language), said)
+        let (a, b) = (try CaptionTranscriber(partials: true, language: Self.language), try CaptionTranscriber(partials: true, language: Self.language))
+        var (heardA, heardB): ([CaptionTranscriber.Caption], [CaptionTranscriber.Caption]) = ([], [])
+        for start in stride(from: 0, to: min(said.count, other.count) - 320, by: 320) {
+            heardA += a.feed(try AudioFrame(rate: .hz16000, samples: Array(said[start..<start + 320])))
+            heardB += b.feed(try AudioFrame(rate: .hz16000, samples: Array(other[start..<start + 320])))
+        }
+        #expect(heardA == alone && !alone.isEmpty, "\(heardA) vs \(alone)")
+        #expect(heardB.filter(\.isFinal).count == 1, "\(heardB)")
+    }
+
     @Test("silence and a quiet hum (below the speech threshold) are no captions")
     func silence() throws {
-        let t = try CaptionTranscriber(partials: true)
+        let t = try CaptionTranscriber(partials: true, language: Self.language)
         #expect(Self.feed(t, [Int16](repeating: 0, count: 16000 * 5)).isEmpty)
         #expect(Self.feed(t, Signals.sine(120, rate: 16000, count: 16000 * 2, amplitude: 200)).isEmpty)
     }

@@ -15,7 +15,8 @@ import Wire
 ///
 /// Each stream is heard alone, by a participant of the session's audio mix (as a manual archive's is), tapped
 /// at 48 kHz and fed to a `CaptionTranscriber` of its own on the captioning's recognition thread (off the
-/// media workers and the cooperative pool: the decoder's search costs about a sixth of real time).
+/// media workers and the cooperative pool: the decoder's search costs about an eighth of real time); the
+/// session's transcribers share one language model (`CaptionModel`), read when the first voice needs it.
 /// Captions stop when asked, after `maxDuration`, or when the session's last client leaves; each status
 /// (`started`, `stopped`, `failed`) is POSTed to the start's `statusCallbackUrl` and the application's
 /// `captions_status` webhook. Live state only: a restart ends them, as it ends the session's connections.
@@ -145,6 +146,7 @@ final class VideoCaptions: Sendable {
         let deadline = clock.now + .seconds(captions.maxDuration)
         let thread = DispatchQueue(label: "switchboard.captions.\(captions.id)")
         var voices: [String: Voice] = [:]
+        var language: CaptionModel?
         /// Streams whose participant could not be made (their media not there yet), and when to try again.
         var retry: [String: ContinuousClock.Instant] = [:]
         var failure: String?
@@ -161,7 +163,7 @@ final class VideoCaptions: Sendable {
             }
             for id in wanted where voices[id] == nil && retry[id].map({ $0 <= clock.now }) != false {
                 do {
-                    voices[id] = try await listen(to: id, captions: captions, on: thread)
+                    voices[id] = try await listen(to: id, captions: captions, language: &language, on: thread)
                     retry[id] = nil
                 } catch let error as RecognitionError {
                     failure = "\(error)"
@@ -199,18 +201,26 @@ final class VideoCaptions: Sendable {
         changed(ended)
     }
 
-    /// A participant of the session's mix that hears only `streamID`, tapped, and a transcriber for it (its
-    /// model loaded on `thread`: about half a second).
-    private func listen(to streamID: String, captions: Captions, on thread: DispatchQueue) async throws -> Voice {
+    /// A participant of the session's mix that hears only `streamID`, tapped, and a transcriber for it, made on
+    /// `thread` (the first of a session reads `language`, about half a second).
+    private func listen(to streamID: String, captions: Captions, language: inout CaptionModel?, on thread: DispatchQueue) async throws -> Voice {
         let holder = "captions-\(captions.id)-\(streamID)"
         let mix = try await hub.holdAudioMix(sessionID: captions.sessionID, holder: holder, hearing: [streamID])
         do {
             try await engine.addMixerTap(mix.mixer, MixerTapID(holder), participant: mix.listener, frames: 250)
-            let (partials, model) = (captions.partialCaptions, self.model)
-            let made: Result<CaptionTranscriber, RecognitionError> = await withCheckedContinuation { done in
-                thread.async { done.resume(returning: Result { () throws(RecognitionError) in try CaptionTranscriber(partials: partials, model: model) }) }
+            let (partials, model, shared) = (captions.partialCaptions, self.model, language)
+            let made: Result<(CaptionTranscriber, CaptionModel), RecognitionError> = await withCheckedContinuation { done in
+                thread.async {
+                    done.resume(returning: Result { () throws(RecognitionError) in
+                        let language: CaptionModel
+                        if let shared { language = shared } else { language = try CaptionModel(model: model) }
+                        return (try CaptionTranscriber(partials: partials, language: language), language)
+                    })
+                }
             }
-            return Voice(holder: holder, mix: mix, transcriber: try made.get())
+            let (transcriber, read) = try made.get()
+            language = read
+            return Voice(holder: holder, mix: mix, transcriber: transcriber)
         } catch {
             try? await engine.removeMixerTap(mix.mixer, MixerTapID(holder))
             await hub.releaseAudioMix(sessionID: captions.sessionID, holder: holder)

@@ -1,15 +1,15 @@
 import CPocketSphinx
+import Foundation
 import Synchronization
 
 /// Live captions of one voice: 20 ms frames in (any rate; read at 16 kHz), captions out as it is spoken.
 ///
 /// An endpointer finds each utterance (speech after a 300 ms lead-in, ended by `endOnSilence` of silence
 /// or cut at `maxUtterance`); while it lasts, the frames go into a streaming pocketsphinx decoder with the
-/// general English language model, whose best guess so far is a partial caption (with `partials`, when it
-/// changed, at most every `partialInterval`) and whose result when the utterance ends is the final one.
-/// The decoder is made once (its model takes about half a second to load) and serves every utterance.
-/// Not for the packet path: a frame costs the decoder's search, which is why a caller feeds it from a
-/// thread of its own.
+/// general English language model (a `CaptionModel`'s), whose best guess so far is a partial caption (with
+/// `partials`, when it changed, at most every `partialInterval`) and whose result when the utterance ends is
+/// the final one. The decoder is made once and serves every utterance. Not for the packet path: a frame
+/// costs the decoder's search, which is why a caller feeds it from a thread of its own.
 public final class CaptionTranscriber: Sendable {
     public struct Caption: Sendable, Equatable {
         public var text: String
@@ -45,11 +45,19 @@ public final class CaptionTranscriber: Sendable {
 
     private let state: Mutex<State>
     private let partials: Bool
+    private let language: CaptionModel
 
-    public init(partials: Bool, model: String = SpeechRecognizer.defaultModel) throws(RecognitionError) {
-        let decoder = try SpeechRecognizer.makeDecoder(model: model, search: .languageModel)
+    /// A decoder with the acoustic model (about 27 MiB) searching with `language`'s words.
+    public init(partials: Bool, language: CaptionModel) throws(RecognitionError) {
+        let decoder = try SpeechRecognizer.makeDecoder(model: language.model, search: .none)
+        let added = language.turn { lm in ps_set_lm(decoder, "captions", lm) == 0 && ps_set_search(decoder, "captions") == 0 }
+        guard added else {
+            ps_free(decoder)
+            throw .engineFailed("the language model was refused")
+        }
         state = Mutex(State(decoder: decoder))
         self.partials = partials
+        self.language = language
     }
 
     static func endpointer() -> SpeechEndpointer {
@@ -59,7 +67,7 @@ public final class CaptionTranscriber: Sendable {
     /// The next 20 ms of the voice; the captions it completes.
     public func feed(_ frame: AudioFrame) -> [Caption] {
         let partials = self.partials
-        return state.withLock { st -> [Caption] in
+        return language.turn { _ in state.withLock { st -> [Caption] in
             var out: [Caption] = []
             var voice = frame
             if frame.rate != .hz16000 {
@@ -102,16 +110,49 @@ public final class CaptionTranscriber: Sendable {
                 st.endpointer = Self.endpointer()
             }
             return out
-        }
+        } }
     }
 
     /// The voice has gone: the caption of what was being said, if any.
     public func finish() -> Caption? {
-        state.withLock { st -> Caption? in
+        language.turn { _ in state.withLock { st -> Caption? in
             guard st.endpointer.speaking else { return nil }
             ps_end_utt(st.decoder)
             st.endpointer = Self.endpointer()
             return SpeechRecognizer.words(st.decoder).map { Caption(text: $0, isFinal: true) }
-        }
+        } }
+    }
+}
+
+/// The general English language model, read once (about 60 MiB in memory) and shared by the transcribers made
+/// with it. Its scoring keeps scratch state, so they take turns with it (`turn`): transcribers fed from one thread
+/// anyway (the voices of one captioned session) lose nothing by sharing one.
+public final class CaptionModel: Sendable {
+    /// The model, touched only under `lm`'s lock.
+    private struct Handle: @unchecked Sendable { let pointer: OpaquePointer }
+
+    /// The acoustic model's directory (with the language model in it).
+    let model: String
+    private let lm: Mutex<Handle>
+
+    public init(model: String = SpeechRecognizer.defaultModel) throws(RecognitionError) {
+        self.model = model
+        lm = Mutex(Handle(pointer: try Self.read(model + "/en-us.lm.bin")))
+    }
+
+    deinit { lm.withLock { _ = ngram_model_free($0.pointer) } }
+
+    /// Runs `body` with the model, no other transcriber using it meanwhile.
+    func turn<R>(_ body: (OpaquePointer) -> R) -> R { lm.withLock { body($0.pointer) } }
+
+    /// Reads the model with the decoder's defaults (its log base, 1.0001, is every decoder's).
+    private static func read(_ path: String) throws(RecognitionError) -> OpaquePointer {
+        guard FileManager.default.fileExists(atPath: path) else { throw .modelMissing(path) }
+        guard let config = cmd_ln_parse_r(nil, ps_args(), 0, nil, 0) else { throw .engineFailed("the decoder's settings were refused") }
+        defer { cmd_ln_free_r(config) }
+        guard let logmath = logmath_init(1.0001, 0, 1) else { throw .engineFailed("no log table") }
+        defer { logmath_free(logmath) }  // the model keeps its own reference
+        guard let lm = ngram_model_read(config, path, NGRAM_AUTO, logmath) else { throw .engineFailed("the language model could not be read") }
+        return lm
     }
 }
