@@ -73,7 +73,8 @@ bench: setup-bench release
 	@if [ "$(BENCH)" = all ]; then \
 	  scripts/bench && scripts/bench-jwt && scripts/bench-realtime && scripts/bench-media && scripts/bench-rooms \
 	    && scripts/bench-video && scripts/bench-audio && scripts/bench-mixer && scripts/bench-sip && scripts/bench-sip-tls \
-	    && scripts/bench-calls && scripts/bench-bridged && scripts/bench-peers && scripts/bench-archive && scripts/bench-hls-latency; \
+	    && scripts/bench-calls && scripts/bench-bridged && scripts/bench-peers && scripts/bench-archive && scripts/bench-hls-latency \
+	    && scripts/bench-captions; \
 	else scripts/bench-$(BENCH); fi
 
 clean:
