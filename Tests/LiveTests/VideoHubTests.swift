@@ -127,4 +127,37 @@ struct VideoHubTests {
                                              layoutClasses: [String(repeating: "x", count: VideoGrant.layoutClassListLimit + 1)])
         #expect(throws: LiveError.self) { _ = try hub.connect(client: ClientID(rawValue: 3), sessionID: sessionID, token: long) }
     }
+
+    @Test("captions: only the connections that asked for a stream's captions get them; the publisher's switch is its own; a departure drops the asking")
+    func captions() async throws {
+        let (a, b, c) = (ClientID(rawValue: 1), ClientID(rawValue: 2), ClientID(rawValue: 3))
+        _ = try hub.connect(client: a, sessionID: sessionID, token: token(.publisher))
+        _ = try hub.connect(client: b, sessionID: sessionID, token: token(.subscriber))
+        _ = try hub.connect(client: c, sessionID: sessionID, token: token(.publisheronly))
+        let (stream, _) = try await hub.publish(from: try hub.caller(a), name: "cam", hasAudio: true, hasVideo: true, videoType: .camera,
+                                                publishCaptions: true, offer: "offer")
+        #expect(hub.streams(sessionID: sessionID).map(\.publishCaptions) == [true])
+        #expect(throws: LiveError.streamNotFound(own: true)) { try hub.setPublishCaptions(from: try hub.caller(b), streamID: stream.id, false) }
+        try hub.setPublishCaptions(from: try hub.caller(a), streamID: stream.id, false)
+        #expect(hub.streams(sessionID: sessionID).map(\.publishCaptions) == [false])
+
+        try hub.subscribeToCaptions(from: try hub.caller(b), streamID: stream.id, true)
+        #expect(throws: LiveError.notAllowedToSubscribe) { try hub.subscribeToCaptions(from: try hub.caller(c), streamID: stream.id, true) }
+        #expect(throws: LiveError.streamNotFound(own: false)) { try hub.subscribeToCaptions(from: try hub.caller(b), streamID: "nope", true) }
+        hub.deliverCaption(sessionID: sessionID, streamID: stream.id, text: "hello", isFinal: false)
+        #expect(clients.video(to: b).last == .captionReceived(streamID: stream.id, caption: "hello", isFinal: false))
+        #expect(!clients.video(to: a).contains { if case .captionReceived = $0 { true } else { false } })
+        try hub.subscribeToCaptions(from: try hub.caller(b), streamID: stream.id, false)
+        let before = clients.video(to: b).count
+        hub.deliverCaption(sessionID: sessionID, streamID: stream.id, text: "again", isFinal: true)
+        #expect(clients.video(to: b).count == before)
+
+        // Asked again, then gone: a new connection of the same client is not sent the old asking's captions.
+        try hub.subscribeToCaptions(from: try hub.caller(b), streamID: stream.id, true)
+        hub.disconnect(client: b, reason: .networkDisconnected)
+        _ = try hub.connect(client: b, sessionID: sessionID, token: token(.subscriber))
+        let reconnected = clients.video(to: b).count
+        hub.deliverCaption(sessionID: sessionID, streamID: stream.id, text: "later", isFinal: true)
+        #expect(clients.video(to: b).count == reconnected)
+    }
 }
