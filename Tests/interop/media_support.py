@@ -66,47 +66,13 @@ def loopback_ice():
     aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: ["127.0.0.1"]
 
 
-def sine_track(frequency, sample_rate=48000, amplitude=0.3):
-    """An aiortc audio track producing a sine wave in 20 ms frames."""
+def paced_track(samples_at, sample_rate=48000):
+    """An aiortc audio track sending 20 ms frames in real time: `samples_at(first, n)` gives the int16 mono samples
+    `first`…`first + n - 1` of what it plays."""
     from aiortc.mediastreams import AudioStreamTrack, MediaStreamError
     from av import AudioFrame
 
-    class SineTrack(AudioStreamTrack):
-        def __init__(self):
-            super().__init__()
-            self.phase = 0
-
-        async def recv(self):
-            if self.readyState != "live":
-                raise MediaStreamError
-            samples = sample_rate // 50
-            if hasattr(self, "_timestamp"):
-                self._timestamp += samples
-                wait = self._start + (self._timestamp / sample_rate) - time.time()
-                await asyncio.sleep(wait)
-            else:
-                self._start = time.time()
-                self._timestamp = 0
-            t = (np.arange(samples) + self.phase) / sample_rate
-            self.phase += samples
-            pcm = (np.sin(2 * np.pi * frequency * t) * amplitude * 32767).astype(np.int16)
-            frame = AudioFrame(format="s16", layout="mono", samples=samples)
-            frame.planes[0].update(pcm.tobytes())
-            frame.pts = self._timestamp
-            frame.sample_rate = sample_rate
-            frame.time_base = fractions.Fraction(1, sample_rate)
-            return frame
-
-    return SineTrack()
-
-
-def pcm_track(samples, sample_rate=48000):
-    """An aiortc audio track playing `samples` (int16, mono, `sample_rate`) in 20 ms frames, over and over."""
-    from aiortc.mediastreams import AudioStreamTrack, MediaStreamError
-    from av import AudioFrame
-    pcm = np.asarray(samples, dtype=np.int16)
-
-    class PCMTrack(AudioStreamTrack):
+    class PacedTrack(AudioStreamTrack):
         async def recv(self):
             if self.readyState != "live":
                 raise MediaStreamError
@@ -116,14 +82,24 @@ def pcm_track(samples, sample_rate=48000):
                 await asyncio.sleep(self._start + self._timestamp / sample_rate - time.time())
             else:
                 self._start, self._timestamp = time.time(), 0
-            at = self._timestamp % len(pcm)
-            chunk = np.concatenate([pcm[at:at + n], pcm[:max(0, at + n - len(pcm))]])
             frame = AudioFrame(format="s16", layout="mono", samples=n)
-            frame.planes[0].update(chunk.tobytes())
+            frame.planes[0].update(np.asarray(samples_at(self._timestamp, n), dtype=np.int16).tobytes())
             frame.pts, frame.sample_rate, frame.time_base = self._timestamp, sample_rate, fractions.Fraction(1, sample_rate)
             return frame
 
-    return PCMTrack()
+    return PacedTrack()
+
+
+def sine_track(frequency, sample_rate=48000, amplitude=0.3):
+    """An aiortc audio track producing a sine wave in 20 ms frames."""
+    return paced_track(lambda first, n: np.sin(2 * np.pi * frequency * (np.arange(n) + first) / sample_rate) * amplitude * 32767,
+                       sample_rate)
+
+
+def pcm_track(samples, sample_rate=48000):
+    """An aiortc audio track playing `samples` (int16, mono, `sample_rate`) in 20 ms frames, over and over."""
+    pcm = np.asarray(samples, dtype=np.int16)
+    return paced_track(lambda first, n: np.take(pcm, np.arange(first, first + n), mode="wrap"), sample_rate)
 
 
 def wav_samples(source):
