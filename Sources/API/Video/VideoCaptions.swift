@@ -83,9 +83,8 @@ final class VideoCaptions: Sendable {
         }
     }
 
-    private let running = Mutex<[String: Captions]>([:])
-    /// Why each running captioning should stop (set by `stop`, `sessionEnded`), by id.
-    private let stopping = Mutex<[String: String]>([:])
+    /// The captionings running, by id, each with why it should stop once asked to (`stop`, `sessionEnded`).
+    private let running = Mutex<[String: (captions: Captions, stop: String?)]>([:])
     let hub: VideoHub
     let engine: MediaEngine
     let model: String
@@ -109,8 +108,8 @@ final class VideoCaptions: Sendable {
                                 maxDuration: ask.maxDuration, partialCaptions: ask.partialCaptions, statusCallbackURL: ask.statusCallbackURL,
                                 createdAt: now, updatedAt: now)
         let started = running.withLock { r -> Bool in
-            guard !r.values.contains(where: { $0.sessionID == ask.sessionID }) else { return false }
-            r[captions.id] = captions
+            guard !r.values.contains(where: { $0.captions.sessionID == ask.sessionID }) else { return false }
+            r[captions.id] = (captions, nil)
             return true
         }
         guard started else { throw .conflict("Live captions have already started for this session.", code: "captions-in-progress") }
@@ -121,15 +120,18 @@ final class VideoCaptions: Sendable {
 
     /// Stops a running captioning of `project`; false when there is none with that id.
     func stop(id: String, project: String) -> Bool {
-        guard running.withLock({ $0[id]?.projectID == project }) else { return false }
-        stopping.withLock { $0[id] = $0[id] ?? "user initiated" }
-        return true
+        running.withLock { r in
+            guard let run = r[id], run.captions.projectID == project else { return false }
+            r[id]?.stop = run.stop ?? "user initiated"
+            return true
+        }
     }
 
     /// The session's last client left: its captions stop.
     func sessionEnded(_ sessionID: String) {
-        let ids = running.withLock { $0.values.filter { $0.sessionID == sessionID }.map(\.id) }
-        stopping.withLock { s in for id in ids { s[id] = s[id] ?? "session ended" } }
+        running.withLock { r in
+            for (id, run) in r where run.captions.sessionID == sessionID { r[id]?.stop = run.stop ?? "session ended" }
+        }
     }
 
     /// One stream being captioned: its own participant of the session's mix, tapped, and its transcriber.
@@ -152,7 +154,7 @@ final class VideoCaptions: Sendable {
         var failure: String?
         var reason = "maximum duration exceeded"
         while clock.now < deadline {
-            if let asked = stopping.withLock({ $0[captions.id] }) {
+            if let asked = running.withLock({ $0[captions.id]?.stop }) {
                 reason = asked
                 break
             }
@@ -197,7 +199,6 @@ final class VideoCaptions: Sendable {
         ended.reason = failure ?? reason
         ended.updatedAt = Self.millis()
         running.withLock { $0[captions.id] = nil }
-        stopping.withLock { $0[captions.id] = nil }
         changed(ended)
     }
 
