@@ -129,6 +129,9 @@ struct VideoSessionTests {
             let alice = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[0])
             let bob = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[1])
             let bobEvents = Collector(bob.events())
+            // Carol is the video chat app's view model, asking for every stream's captions as it connects.
+            let carol = await VideoChatViewModel()
+            await carol.connect(server: live.url, sessionID: sid, token: tokens[1], captions: true)
             let published = try await alice.publish(name: "alice-mic", audio: voice, publishCaptions: true)
             try await bob.subscribeToCaptions(published.id)
             let client = RESTClient(base: live.url, token: { "" }, caFile: nil)
@@ -142,6 +145,7 @@ struct VideoSessionTests {
             let heard = Set(captions().filter(\.isFinal).flatMap { $0.text.split(separator: " ").map(String.init) })
             #expect(heard.intersection(["please", "call", "me", "tomorrow", "morning"]).count >= 3, "\(captions())")
             #expect(captions().first?.isFinal == false, "a partial caption comes first: \(captions())")
+            #expect(await eventually { await carol.captions[published.id]?.text.isEmpty == false }, "the view model shows them too")
 
             // Alice turns her captions off: a last caption of what she was saying at most, then none.
             try await alice.setPublishCaptions(published.id, false)
@@ -150,6 +154,7 @@ struct VideoSessionTests {
             try await Task.sleep(for: .seconds(4))
             #expect(captions().count == count, "\(captions())")
             _ = try await client.call(.POST, "/video/api/captions/stop", body: ["id": .string(captionsID)])
+            await carol.disconnect()
             await alice.disconnect()
             await bob.disconnect()
         }

@@ -170,7 +170,11 @@ def test_page_hears_a_bidirectional_audio_connector_and_the_connector_hears_the_
     page = new_page(browser)
     join(page, server, sid, ot.generate_token(sid, data="name=erin"), "erin")
     wait_for_log(page, "publishing stream")
-    sink = AudioConnectorSink(talk={"/agent": 660})
+    # Half a second ahead of real time, as an agent sending synthesized speech is: the test checks that the page
+    # plays the stream without gaps, not how the test's own sender keeps time on a loaded machine (a real-time
+    # sender here was 32–37 % concealed in two clean clones' runs while the machine ran three suites at once; the
+    # playout buffer's jitter handling has its own tests).
+    sink = AudioConnectorSink(talk={"/agent": 660}, lead=0.5)
     agent = ot.connect_audio_to_websocket(sid, ot.generate_token(sid, data="name=agent"),
                                           {"uri": sink.uri("/agent"), "bidirectional": True})
     wait_for_log(page, "streamCreated (unnamed) from agent", timeout=5)

@@ -156,13 +156,15 @@ class VideoRequestError(Exception):
 class AudioConnectorSink:
     """A WebSocket server on loopback standing in for an Audio Connector's far end (a transcription service, an
     agent): what each path received; on the paths in `talk`, it also sends a sine of that frequency back, 20 ms
-    at a time at the rate the first message names. On the paths in `json` (the JSON audio transport), audio comes
+    at a time at the rate the first message names, in real time, or `lead` seconds ahead of it (as an agent sending
+    synthesized speech does, which the server's playout buffer holds). On the paths in `json` (the JSON audio transport), audio comes
     and goes base64-encoded in text messages: `json[path]` = (the field it arrives in, the field it is sent in);
     each such message received is kept whole in `texts`; other text messages (the server's events) go to `events`,
     and `send` writes a JSON command on a path."""
 
-    def __init__(self, talk: dict[str, int] | None = None, json_fields: dict[str, tuple[str, str]] | None = None):
+    def __init__(self, talk: dict[str, int] | None = None, json_fields: dict[str, tuple[str, str]] | None = None, lead: float = 0):
         self.talk = talk or {}
+        self.lead = lead
         self.json = json_fields or {}
         self.texts: dict[str, list[dict]] = {}
         self.events: dict[str, list[dict]] = {}
@@ -186,7 +188,7 @@ class AudioConnectorSink:
             self.first[path] = json.loads(await ws.recv())
             if path in self.talk:
                 rate = int(self.first[path]["content-type"].split("rate=")[1])
-                sender = asyncio.ensure_future(self._say(ws, self.talk[path], rate, outgoing))
+                sender = asyncio.ensure_future(self._say(ws, self.talk[path], rate, outgoing, self.lead))
             async for message in ws:
                 if isinstance(message, bytes):
                     self.frames[path].append(message)
@@ -204,14 +206,14 @@ class AudioConnectorSink:
             self.closed[path].set()
 
     @staticmethod
-    async def _say(ws, frequency, rate, field=None):
+    async def _say(ws, frequency, rate, field=None, lead=0.0):
         n, sent, start = rate // 50, 0, time.monotonic()
         while True:
             t = (np.arange(n) + sent) / rate
             pcm = (0.3 * 32767 * np.sin(2 * np.pi * frequency * t)).astype("<i2").tobytes()
             await ws.send(json.dumps({field: base64.b64encode(pcm).decode(), "seq": sent // n}) if field else pcm)
             sent += n
-            await asyncio.sleep(max(0, start + sent / rate - time.monotonic()))
+            await asyncio.sleep(max(0, start + sent / rate - lead - time.monotonic()))
 
     def uri(self, path):
         return f"ws://127.0.0.1:{self.port}{path}"

@@ -11,7 +11,7 @@ const state = {
   capabilities: {},
   connections: new Map(), // connectionId -> connection
   publisher: null, // { pc, local, streamId }
-  subscribers: new Map(), // streamId -> { pc, tile, stream, media }
+  subscribers: new Map(), // streamId -> { pc, tile, stream, media, captions (final ones received) }
   live: null, // { id, hls }: the session's broadcast this page started
   captionsId: null, // the session's live captions this page started
 };

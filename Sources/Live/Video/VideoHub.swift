@@ -431,8 +431,8 @@ public final class VideoHub: Sendable {
             let r = s.sessions[sessionID]?.connections.removeValue(forKey: connectionID)
             if let r {
                 s.byClient[r.client] = nil
-                for id in s.sessions[sessionID]?.captionSubscribers.keys.map(\.self) ?? [] {
-                    s.sessions[sessionID]?.captionSubscribers[id]?.remove(connectionID)
+                if let asked = s.sessions[sessionID]?.captionSubscribers {
+                    s.sessions[sessionID]?.captionSubscribers = asked.mapValues { $0.subtracting([connectionID]) }
                 }
             }
             let others = (s.sessions[sessionID]?.connections.values).map(Array.init) ?? []

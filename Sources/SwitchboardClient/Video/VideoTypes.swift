@@ -35,6 +35,17 @@ public struct VideoStream: Sendable, Hashable {
     }
 }
 
+/// A stream's newest caption: the words so far of what is being said, then (`isFinal`) the utterance's text.
+public struct VideoCaption: Sendable, Hashable {
+    public var text: String
+    public var isFinal: Bool
+
+    public init(text: String, isFinal: Bool) {
+        self.text = text
+        self.isFinal = isFinal
+    }
+}
+
 /// What happens in a video session, in order.
 public enum VideoEvent: Sendable, Hashable {
     case connected(connectionID: String)

@@ -2,7 +2,7 @@ import Foundation
 import Observation
 
 /// The video chat app as state: connect to a session, publish, subscribe to every stream that
-/// appears, follow streams and connections coming and going.
+/// appears, follow streams and connections coming and going, and, when asked, their live captions.
 @Observable
 @MainActor
 public final class VideoChatViewModel {
@@ -12,12 +12,17 @@ public final class VideoChatViewModel {
     public private(set) var received: [String: VideoFrameCounter] = [:]
     public private(set) var connections: [String] = []
     public private(set) var error: SessionError?
+    /// The newest caption of each stream, while the session's live captions run (with `captions` at connect).
+    public private(set) var captions: [String: VideoCaption] = [:]
     @ObservationIgnored private var session: VideoSession?
+    @ObservationIgnored private var wantsCaptions = false
     @ObservationIgnored private var listener: Task<Void, Never>?
 
     public init() {}
 
-    public func connect(server: URL, sessionID: String, token: String) async {
+    /// With `captions`, asks for every stream's captions (`captions` then follows them).
+    public func connect(server: URL, sessionID: String, token: String, captions: Bool = false) async {
+        wantsCaptions = captions
         do {
             let session = try await VideoSession.connect(to: server, sessionID: sessionID, token: token)
             self.session = session
@@ -38,10 +43,15 @@ public final class VideoChatViewModel {
             streams.append(s)
             let counter = VideoFrameCounter()
             received[s.id] = counter
-            do { try await session?.subscribe(s.id, video: counter) } catch let e { error = e }
+            do {
+                try await session?.subscribe(s.id, video: counter)
+                if wantsCaptions { try await session?.subscribeToCaptions(s.id) }
+            } catch let e { error = e }
         case .streamDestroyed(let s, _):
             streams.removeAll { $0.id == s.id }
             received[s.id] = nil
+            captions[s.id] = nil
+        case .captionReceived(let id, let text, let isFinal): captions[id] = VideoCaption(text: text, isFinal: isFinal)
         case .connectionCreated(let c): connections.append(c.id)
         case .connectionDestroyed(let c, _): connections.removeAll { $0 == c.id }
         case .reconnected(let id): connectionID = id
@@ -50,8 +60,9 @@ public final class VideoChatViewModel {
         }
     }
 
-    public func publish(name: String, audio: AudioSource?, video: IVFFileSource?) async {
-        do { published = try await session?.publish(name: name, audio: audio, video: video) } catch let e { error = e }
+    /// With `captions`, live captions transcribe what `audio` says while they run.
+    public func publish(name: String, audio: AudioSource?, video: IVFFileSource?, captions: Bool = false) async {
+        do { published = try await session?.publish(name: name, audio: audio, video: video, publishCaptions: captions) } catch let e { error = e }
     }
 
     public func unpublish() async {
@@ -66,6 +77,7 @@ public final class VideoChatViewModel {
         session = nil
         streams = []
         received = [:]
+        captions = [:]
         connectionID = nil
     }
 }
