@@ -8,6 +8,7 @@ captions on, another starts captions and shows them on the speaker's tile."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import time
 
@@ -16,7 +17,7 @@ import pytest
 import requests
 
 from media_support import loopback_ice, pcm_track, wav_samples
-from rig import chromium, new_page, screenshot, wait_until
+from rig import chromium, client, client_lines, new_page, screenshot, server_binary, wait_until
 from video_support import (CHROMIUM_ARGS, VideoPeer, VideoRequestError, join, opentok_client, publish, unpublish, video_server,
                            wait_for_log)
 from voice_support import Hooks
@@ -186,3 +187,75 @@ def test_the_playground_shows_the_captions_of_a_page_s_voice(server, sentence_wa
         assert len(finals()) == count, finals()
         watcher.click("#stop-captions")
         wait_for_log(watcher, "live captions stopped")
+
+
+def test_the_cli_starts_and_stops_captions_and_its_client_prints_them(server, sentence):
+    """`switchboard video captions start|stop` with the account's credentials; `switchboard client video join
+    --captions` (the Swift SDK) prints the captions of the stream it sees."""
+    asyncio.run(_cli_captions(server, sentence))
+
+
+async def _cli_captions(server, sentence):
+    def video_cli(*args, ok=True):
+        out = subprocess.run([str(server_binary()), "video", *args, "--server", server.http_url, "--data-dir", str(server.data_dir)],
+                             capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+        assert (out.returncode == 0) == ok, out.stderr
+        return out.stdout.strip() if ok else out.stderr
+
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    speaker = await publish(server, sid, ot.generate_token(sid, data="name=speaker"), None, 0, video=False,
+                            audio=pcm_track(sentence), fields={"publishCaptions": True})
+    try:
+        viewer = client(server, "video", "join", sid, "--token", ot.generate_token(sid, data="name=viewer"), "--captions", seconds=14)
+        captions_id = await asyncio.to_thread(video_cli, "captions", "start", sid, "--no-partial", "--max-duration", "300")
+        assert len(captions_id) == 36, captions_id
+        assert "409" in await asyncio.to_thread(video_cli, "captions", "start", sid, ok=False)
+        printed = await asyncio.to_thread(client_lines, viewer)
+        await asyncio.to_thread(video_cli, "captions", "stop", captions_id)
+        assert "404" in await asyncio.to_thread(video_cli, "captions", "stop", captions_id, ok=False)
+        said = [line["event"] for line in printed if line.get("event", "").startswith("caption ")]
+        print("printed:", said)
+        assert said and all(e.startswith(f"caption {speaker[2]} final ") for e in said), said
+        heard = set(" ".join(e.split(" ", 3)[3] for e in said).split())
+        assert len(heard & set(SENTENCE.split())) >= 3, said
+    finally:
+        await unpublish(speaker)
+
+
+def test_captions_are_acknowledged_once_saved_and_reported_failed_after_a_restart(tmp_path):
+    from rig import start_server
+    data = tmp_path / "data"
+    hooks = Hooks()
+    server = start_server(["--media-port", "0", "--log-level", "warn"], https=False, dev=True, data_dir=data)
+    try:
+        ot = opentok_client(server)
+        sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+        moderator = ot.generate_token(sid, role=opentok.Roles.moderator)
+        url = f"{server.http_url}/v2/project/{ot.api_key}/captions"
+        body = {"sessionId": sid, "token": moderator, "statusCallbackUrl": hooks.url + "/captions/status"}
+        # Where they are kept cannot be written: refused, nothing started.
+        (data / "video" / "captions").parent.mkdir(parents=True, exist_ok=True)
+        (data / "video" / "captions").write_text("not a directory")
+        r = requests.post(url, json=body, headers=ot.get_json_headers(), timeout=10)
+        assert r.status_code == 503 and "saved" in r.json()["detail"], r.text
+        (data / "video" / "captions").unlink()
+        r = requests.post(url, json=body, headers=ot.get_json_headers(), timeout=10)
+        assert r.status_code == 202, r.text
+        captions_id = r.json()["captionsId"]
+        assert (data / "video" / "captions" / f"{captions_id}.json").exists()
+    finally:
+        server.stop()
+    server = start_server(["--media-port", "0", "--log-level", "warn"], https=False, dev=True, data_dir=data)
+    try:
+        wait_until(lambda: len(hooks.events) >= 2, timeout=10, what=lambda: f"two status callbacks: {hooks.events}")
+        assert [(e["captionId"], e["status"]) for e in hooks.events] == [(captions_id, "started"), (captions_id, "failed")], hooks.events
+        assert "server stopped" in hooks.events[1]["reason"]
+        assert not list((data / "video" / "captions").iterdir())
+        # Nothing runs any more: stopping them is 404.
+        again = opentok_client(server)
+        r = requests.post(f"{server.http_url}/v2/project/{again.api_key}/captions/{captions_id}/stop", headers=again.get_json_headers(), timeout=10)
+        assert r.status_code == 404, r.text
+    finally:
+        server.stop()
+        server.cleanup()

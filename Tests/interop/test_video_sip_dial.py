@@ -169,3 +169,35 @@ def test_cli_dials_a_desk_phone_and_sends_keys(server, tmp_path):
         watcher.close()
     finally:
         desk.stop()
+
+
+def test_a_dialled_phone_s_voice_is_captioned(server, tmp_path):
+    """Live captions transcribe a SIP call's stream without its publisher asking (the Video API captions SIP
+    participants): a phone (baresip, Opus) saying a sentence three times is read into final captions."""
+    import subprocess
+    from test_video_captions import SENTENCE, captions
+    from video_support import VideoPeer
+    voice, once, wav = tmp_path / "voice.wav", tmp_path / "once.wav", tmp_path / "said.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us+f2", "-w", str(voice), SENTENCE], check=True)
+    subprocess.run(["sox", str(voice), "-r", "48000", "-c", "2", "-b", "16", str(once), "pad", "0", "1.5"], check=True)
+    # Three sayings, 1.5 s of silence after each, after a second of it, at 48 kHz stereo as baresip plays a file.
+    subprocess.run(["sox", str(once), str(once), str(once), str(wav), "pad", "1", "0"], check=True)
+    # A wideband phone (Opus): read from G.711's 8 kHz, dictation without a context is mostly wrong (docs/operations.md).
+    desk = Baresip("<sip:desk@127.0.0.1>;regint=0;answermode=auto;audio_codecs=opus/48000/2", tmp_path, source=str(wav),
+                   extra_config="module opus.so\n")
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    reader = VideoPeer(server, sid, ot.generate_token(sid, data="name=reader"))
+    try:
+        started = ot.start_captions(sid, ot.generate_token(sid, role=opentok.Roles.moderator), partial_captions=False)
+        call = ot.dial(sid, ot.generate_token(sid, data="name=desk"), f"sip:desk@127.0.0.1:{desk.sip_port}")
+        reader.wait_push("video:streamCreated", timeout=10, where=lambda b: b["stream"]["streamId"] == call.streamId)
+        reader.request("video:subscribeToCaptions", {"streamId": call.streamId})
+        got = captions(reader, 14)
+        print("phone captions:", [c["caption"] for c in got])
+        assert got and all(c["streamId"] == call.streamId and c["isFinal"] for c in got), got
+        assert len(set(" ".join(c["caption"] for c in got).split()) & set(SENTENCE.split())) >= 3, got
+        ot.stop_captions(started.captions_id)
+    finally:
+        reader.close()
+        desk.stop()

@@ -106,7 +106,8 @@ public final class SwitchboardServer: Sendable {
                                          rtmpsCA: configuration.rtmpsCAFile) { broadcast, statuses in
             monitor.broadcastChanged(broadcast, statuses: statuses, hlsURL: VideoRoutes.hlsURL(base: publicBase, broadcast.id))
         }
-        let captions = VideoCaptions(hub: live.video, engine: live.audio.recordings.engine) { captions in
+        let captions = VideoCaptions(directory: configuration.dataDirectory + "/video/captions", hub: live.video,
+                                     engine: live.audio.recordings.engine) { captions in
             monitor.captionsChanged(captions)
         }
         live.video.onSessionEvent { [core] event in

@@ -19,10 +19,12 @@ import Wire
 /// session's transcribers share one language model (`CaptionModel`), read when the first voice needs it.
 /// Captions stop when asked, after `maxDuration`, or when the session's last client leaves; each status
 /// (`started`, `stopped`, `failed`) is POSTed to the start's `statusCallbackUrl` and the application's
-/// `captions_status` webhook. Live state only: a restart ends them, as it ends the session's connections.
+/// `captions_status` webhook. A restart ends them, as it ends the session's connections: each running captioning
+/// is a JSON file under `directory` (written before the start is acknowledged, removed when it ends), and one
+/// left there by a server that stopped is reported `failed` when the next one starts.
 final class VideoCaptions: Sendable {
-    struct Captions: Sendable, Equatable {
-        enum Status: String, Sendable { case started, stopped, failed }
+    struct Captions: Codable, Sendable, Equatable {
+        enum Status: String, Codable, Sendable { case started, stopped, failed }
         var id: String
         var sessionID: String
         var projectID: String
@@ -85,17 +87,31 @@ final class VideoCaptions: Sendable {
 
     /// The captionings running, by id, each with why it should stop once asked to (`stop`, `sessionEnded`).
     private let running = Mutex<[String: (captions: Captions, stop: String?)]>([:])
+    let directory: String
     let hub: VideoHub
     let engine: MediaEngine
     let model: String
     /// Each status change, for the callbacks.
     let changed: @Sendable (Captions) -> Void
 
-    init(hub: VideoHub, engine: MediaEngine, model: String = SpeechRecognizer.defaultModel, changed: @escaping @Sendable (Captions) -> Void) {
+    /// Reports the captionings a stopped server left running as `failed` (to `changed`).
+    init(directory: String, hub: VideoHub, engine: MediaEngine, model: String = SpeechRecognizer.defaultModel,
+         changed: @escaping @Sendable (Captions) -> Void) {
+        self.directory = directory
         self.hub = hub
         self.engine = engine
         self.model = model
         self.changed = changed
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasSuffix(".json") {
+            let path = directory + "/" + name
+            if let data = FileManager.default.contents(atPath: path), var left = try? JSONDecoder().decode(Captions.self, from: data) {
+                left.status = .failed
+                left.reason = "the server stopped while captioning"
+                left.updatedAt = Self.millis()
+                changed(left)
+            }
+            try? FileManager.default.removeItem(atPath: path)
+        }
     }
 
     /// Captions running now, for `/metrics`.
@@ -113,16 +129,20 @@ final class VideoCaptions: Sendable {
             return true
         }
         guard started else { throw .conflict("Live captions have already started for this session.", code: "captions-in-progress") }
+        guard VideoArchives.saveJSON(captions, id: captions.id, directory: directory) else {
+            running.withLock { $0[captions.id] = nil }
+            throw .unavailable("The captions could not be saved, so they were not started.")
+        }
         changed(captions)
         Task.detached { [self] in await self.caption(captions) }
         return captions
     }
 
-    /// Stops a running captioning of `project`; false when there is none with that id.
+    /// Stops a running captioning of `project`; false when there is none with that id (or it is already stopping).
     func stop(id: String, project: String) -> Bool {
         running.withLock { r in
-            guard let run = r[id], run.captions.projectID == project else { return false }
-            r[id]?.stop = run.stop ?? "user initiated"
+            guard let run = r[id], run.captions.projectID == project, run.stop == nil else { return false }
+            r[id]?.stop = "user initiated"
             return true
         }
     }
@@ -199,6 +219,7 @@ final class VideoCaptions: Sendable {
         ended.reason = failure ?? reason
         ended.updatedAt = Self.millis()
         running.withLock { $0[captions.id] = nil }
+        try? FileManager.default.removeItem(atPath: directory + "/" + captions.id + ".json")
         changed(ended)
     }
 
