@@ -12,6 +12,9 @@ extension VideoRoutes {
         guard let captions else { return }
         let (core, hub) = (self.core, self.hub)
         Metrics.shared.gauge("switchboard_video_captions", help: "Video sessions being captioned.") { Double(captions.count) }
+        Metrics.shared.gauge("switchboard_video_captioned_voices", help: "Streams live captions transcribe, all sessions together.") {
+            Double(captions.voices)
+        }
         router.post("/v2/project/:pid/captions") { req in
             let (_, project) = try Self.projectCredentials(req, core: core, project: req.parameter("pid"))
             let ask = try VideoCaptions.Request(try req.json())

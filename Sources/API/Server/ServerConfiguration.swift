@@ -56,6 +56,9 @@ public struct ServerConfiguration: Sendable {
     public var rtpTimeout: Duration = .seconds(60)
     /// The longest a video archive records, in seconds; an automatically archived session starts the next one.
     public var archiveMaxDuration = 14_400
+    /// Voices live captions transcribe at once, every session together (each a decoder of its own, ~30 MiB, and a
+    /// seventh of a core while it speaks).
+    public var captionsMaxVoices = 64
     /// CA certificates (PEM) trusted for broadcasts' RTMPS servers instead of the system store.
     public var rtmpsCAFile: String? = nil
 
@@ -102,6 +105,7 @@ public struct ServerConfiguration: Sendable {
         Setting(flag: "--sip-max-pending-invites", env: "SWITCHBOARD_SIP_MAX_PENDING_INVITES", key: "sip_max_pending_invites", help: "INVITEs not yet answered at once; new ones past it get 503 (default 1000)"),
         Setting(flag: "--rtp-ports", env: "SWITCHBOARD_RTP_PORTS", key: "rtp_ports", help: "UDP port range for RTP legs, LOW-HIGH (default 20000-29999)"),
         Setting(flag: "--rtp-timeout", env: "SWITCHBOARD_RTP_TIMEOUT", key: "rtp_timeout", help: "seconds an answered call's far end may send no RTP or RTCP before it is hung up (default 60; 0 = never)"),
+        Setting(flag: "--captions-max-voices", env: "SWITCHBOARD_CAPTIONS_MAX_VOICES", key: "captions_max_voices", help: "voices live captions transcribe at once, all sessions together (default 64, 1-1000); a voice beyond it is captioned once another stops"),
         Setting(flag: "--archive-max-duration", env: "SWITCHBOARD_ARCHIVE_MAX_DURATION", key: "archive_max_duration", help: "seconds a video archive records at most, pauses not counted, before it stops (maximum duration exceeded; default and at most 14400)"),
         Setting(flag: "--rtmps-ca", env: "SWITCHBOARD_RTMPS_CA", key: "rtmps_ca", help: "PEM CA file trusted for broadcasts' RTMPS servers instead of the system store"),
         Setting(flag: "--dev", env: "SWITCHBOARD_DEV", key: "dev", help: "development mode: demo app servers and test routes, loopback only (a flag; true|false in env/config)"),
@@ -224,6 +228,10 @@ public struct ServerConfiguration: Sendable {
         if let v = values["rtmps_ca"], !v.isEmpty {
             guard FileManager.default.isReadableFile(atPath: v) else { throw ConfigurationError("--rtmps-ca: cannot read '\(v)'") }
             c.rtmpsCAFile = v
+        }
+        if let v = values["captions_max_voices"] {
+            guard let n = Int(v), (1...1_000).contains(n) else { throw ConfigurationError("--captions-max-voices: expected 1-1000, got '\(v)'") }
+            c.captionsMaxVoices = n
         }
         if let v = values["archive_max_duration"] {
             guard let n = Int(v), (3...14_400).contains(n) else { throw ConfigurationError("--archive-max-duration: expected seconds (3-14400), got '\(v)'") }

@@ -107,7 +107,7 @@ public final class SwitchboardServer: Sendable {
             monitor.broadcastChanged(broadcast, statuses: statuses, hlsURL: VideoRoutes.hlsURL(base: publicBase, broadcast.id))
         }
         let captions = VideoCaptions(directory: configuration.dataDirectory + "/video/captions", hub: live.video,
-                                     engine: live.audio.recordings.engine) { captions in
+                                     engine: live.audio.recordings.engine, maxVoices: configuration.captionsMaxVoices) { captions in
             monitor.captionsChanged(captions)
         }
         live.video.onSessionEvent { [core] event in

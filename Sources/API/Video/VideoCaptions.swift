@@ -11,7 +11,8 @@ import Wire
 /// Live captions of video sessions (`POST /v2/project/{id}/captions`): while they run, the audio of every
 /// stream whose publisher asked for captions (`video:publishCaptions`; a stream the server publishes, a SIP
 /// call's, always) is transcribed as it is spoken, and each caption goes to the connections that asked for
-/// that stream's (`video:captionReceived`). One captioning per session, up to 50 streams at once.
+/// that stream's (`video:captionReceived`). One captioning per session, up to 50 streams at once, and at most
+/// `maxVoices` (`--captions-max-voices`) streams of every session together: one beyond it waits for a place.
 ///
 /// Each stream is heard alone, by a participant of the session's audio mix (as a manual archive's is), tapped
 /// at 48 kHz and fed to a `CaptionTranscriber` of its own on the captioning's recognition thread (off the
@@ -88,6 +89,9 @@ final class VideoCaptions: Sendable {
     /// The captionings running, by id, each with why it should stop once asked to (`stop`, `sessionEnded`).
     private let running = Mutex<[String: (captions: Captions, stop: String?)]>([:])
     let directory: String
+    /// Voices captioned now, all sessions together, and the most there may be.
+    private let voicesInUse = Atomic<Int>(0)
+    let maxVoices: Int
     let hub: VideoHub
     let engine: MediaEngine
     let model: String
@@ -95,9 +99,10 @@ final class VideoCaptions: Sendable {
     let changed: @Sendable (Captions) -> Void
 
     /// Reports the captionings a stopped server left running as `failed` (to `changed`).
-    init(directory: String, hub: VideoHub, engine: MediaEngine, model: String = SpeechRecognizer.defaultModel,
+    init(directory: String, hub: VideoHub, engine: MediaEngine, model: String = SpeechRecognizer.defaultModel, maxVoices: Int = 64,
          changed: @escaping @Sendable (Captions) -> Void) {
         self.directory = directory
+        self.maxVoices = maxVoices
         self.hub = hub
         self.engine = engine
         self.model = model
@@ -114,8 +119,9 @@ final class VideoCaptions: Sendable {
         }
     }
 
-    /// Captions running now, for `/metrics`.
+    /// Captions running now, and the voices they transcribe, for `/metrics`.
     var count: Int { running.withLock { $0.count } }
+    var voices: Int { voicesInUse.load(ordering: .relaxed) }
 
     /// Starts captioning `sessionID` (checked by the caller: a routed session of `project`); 409 when it is captioned already.
     func start(_ ask: Request, project: String) throws(APIError) -> Captions {
@@ -183,13 +189,15 @@ final class VideoCaptions: Sendable {
                 await release(voice, captions: captions, streamID: id, flush: true)
                 voices[id] = nil
             }
-            for id in wanted where voices[id] == nil && retry[id].map({ $0 <= clock.now }) != false {
+            for id in wanted where voices[id] == nil && retry[id].map({ $0 <= clock.now }) != false && reserveVoice() {
                 do {
                     voices[id] = try await listen(to: id, captions: captions, language: &language, on: thread)
                     retry[id] = nil
                 } catch let error as RecognitionError {
+                    voicesInUse.subtract(1, ordering: .relaxed)
                     failure = "\(error)"
                 } catch {
+                    voicesInUse.subtract(1, ordering: .relaxed)
                     retry[id] = clock.now + .seconds(1)
                 }
             }
@@ -250,8 +258,20 @@ final class VideoCaptions: Sendable {
         }
     }
 
-    /// Lets a stream's participant go; with `flush`, what it was saying when it went is a last caption.
+    /// A place for one more voice, if the server's limit leaves one.
+    private func reserveVoice() -> Bool {
+        var now = voicesInUse.load(ordering: .relaxed)
+        while now < maxVoices {
+            let (exchanged, seen) = voicesInUse.compareExchange(expected: now, desired: now + 1, ordering: .relaxed)
+            if exchanged { return true }
+            now = seen
+        }
+        return false
+    }
+
+    /// Lets a stream's participant go (and its place); with `flush`, what it was saying when it went is a last caption.
     private func release(_ voice: Voice, captions: Captions, streamID: String, flush: Bool) async {
+        voicesInUse.subtract(1, ordering: .relaxed)
         try? await engine.removeMixerTap(voice.mix.mixer, MixerTapID(voice.holder))
         await hub.releaseAudioMix(sessionID: captions.sessionID, holder: voice.holder)
         if flush, let last = voice.transcriber.finish() {
