@@ -18,18 +18,9 @@ extension VideoRoutes {
         router.post("/v2/project/:pid/captions") { req in
             let (_, project) = try Self.projectCredentials(req, core: core, project: req.parameter("pid"))
             let ask = try VideoCaptions.Request(try req.json())
-            guard let session = try core.videoSessions.get(id: ask.sessionID, project: project) else {
-                throw APIError.badRequest("sessionId is not a session of this project.")
-            }
-            guard session.mediaMode == "routed" else {
-                throw APIError.conflict("Only routed sessions can be captioned.", code: "session-not-routed")
-            }
-            let grant: VideoGrant
-            do {
-                grant = try hub.verifiedGrant(ask.token, sessionID: session.id)
-            } catch let refused as LiveError {
-                throw Self.connectorRefusal(refused)
-            }
+            let grant = try Self.serverConnectionGrant(core: core, hub: hub, project: project, sessionID: ask.sessionID, token: ask.token,
+                                                       streams: nil, unknownSession: .badRequest("sessionId is not a session of this project."),
+                                                       relayed: "Only routed sessions can be captioned.")
             guard grant.role.canModerate else { throw APIError.badRequest("token must have the moderator role.", code: "invalid-token") }
             let started = try captions.start(ask, project: project)
             return .jsonObject(["captionsId": started.id], status: 202)

@@ -112,7 +112,7 @@ final class VideoCaptions: Sendable {
             if let data = FileManager.default.contents(atPath: path), var left = try? JSONDecoder().decode(Captions.self, from: data) {
                 left.status = .failed
                 left.reason = "the server stopped while captioning"
-                left.updatedAt = Self.millis()
+                left.updatedAt = VideoArchives.millis()
                 changed(left)
             }
             try? FileManager.default.removeItem(atPath: path)
@@ -125,7 +125,7 @@ final class VideoCaptions: Sendable {
 
     /// Starts captioning `sessionID` (checked by the caller: a routed session of `project`); 409 when it is captioned already.
     func start(_ ask: Request, project: String) throws(APIError) -> Captions {
-        let now = Self.millis()
+        let now = VideoArchives.millis()
         let captions = Captions(id: UUID4.generate(), sessionID: ask.sessionID, projectID: project, languageCode: ask.languageCode,
                                 maxDuration: ask.maxDuration, partialCaptions: ask.partialCaptions, statusCallbackURL: ask.statusCallbackURL,
                                 createdAt: now, updatedAt: now)
@@ -225,7 +225,7 @@ final class VideoCaptions: Sendable {
         var ended = captions
         ended.status = failure == nil ? .stopped : .failed
         ended.reason = failure ?? reason
-        ended.updatedAt = Self.millis()
+        ended.updatedAt = VideoArchives.millis()
         running.withLock { $0[captions.id] = nil }
         try? FileManager.default.removeItem(atPath: directory + "/" + captions.id + ".json")
         changed(ended)
@@ -278,6 +278,4 @@ final class VideoCaptions: Sendable {
             hub.deliverCaption(sessionID: captions.sessionID, streamID: streamID, text: last.text, isFinal: true)
         }
     }
-
-    static func millis() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 }

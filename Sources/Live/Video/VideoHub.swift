@@ -120,7 +120,7 @@ public final class VideoHub: Sendable {
     }
 
     /// `token`'s grant, when it is valid, for `sessionID`, and signed by the session's project.
-    public func verifiedGrant(_ token: String, sessionID: String) throws -> VideoGrant {
+    func verifiedGrant(_ token: String, sessionID: String) throws -> VideoGrant {
         let grant: VideoGrant
         do {
             grant = try verifier.verify(token)
