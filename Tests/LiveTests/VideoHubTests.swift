@@ -160,4 +160,42 @@ struct VideoHubTests {
         hub.deliverCaption(sessionID: sessionID, streamID: stream.id, text: "later", isFinal: true)
         #expect(clients.video(to: b).count == reconnected)
     }
+
+    @Test("relayed sessions: the media engine is never asked; a subscription is a pair whose two ends alone pass messages, ended by unsubscribing or leaving")
+    func relayed() async throws {
+        let relayed = try store.core.videoSessions.create(owner: store.account.apiKey, apiKey: store.account.apiKey, mediaMode: "relayed").id
+        let (a, b, c) = (ClientID(rawValue: 1), ClientID(rawValue: 2), ClientID(rawValue: 3))
+        let pub = try hub.connect(client: a, sessionID: relayed, token: token(.publisher, session: relayed)).connection
+        let sub = try hub.connect(client: b, sessionID: relayed, token: token(.subscriber, session: relayed)).connection
+        _ = try hub.connect(client: c, sessionID: relayed, token: token(.publisher, session: relayed))
+        #expect(pub.relayed && sub.relayed)
+        await #expect(throws: LiveError.relayedSession) {
+            _ = try await hub.publish(from: pub, name: "cam", hasAudio: true, hasVideo: true, videoType: .camera, offer: "offer")
+        }
+        let (stream, answer) = try await hub.publish(from: pub, name: "cam", hasAudio: true, hasVideo: true, videoType: .camera, offer: nil)
+        #expect(answer == nil)
+        let (_, offer) = try await hub.subscribe(from: sub, streamID: stream.id)
+        #expect(offer == nil)
+        #expect(clients.video(to: a).last == .relay(streamID: stream.id, subscriberID: sub.id, .subscribe))
+
+        let sdp = VideoHub.RelayMessage.description(type: "offer", sdp: "v=0")
+        try hub.relay(from: pub, streamID: stream.id, subscriberID: sub.id, sdp)
+        #expect(clients.video(to: b).last == .relay(streamID: stream.id, subscriberID: sub.id, sdp))
+        let candidate = VideoHub.RelayMessage.candidate(candidate: "candidate:1 1 udp 1 127.0.0.1 9 typ host", sdpMid: "0", sdpMLineIndex: 0)
+        try hub.relay(from: sub, streamID: stream.id, subscriberID: sub.id, candidate)
+        #expect(clients.video(to: a).last == .relay(streamID: stream.id, subscriberID: sub.id, candidate))
+        #expect(throws: LiveError.relayNotFound) { try hub.relay(from: try hub.caller(c), streamID: stream.id, subscriberID: sub.id, sdp) }
+        #expect(throws: LiveError.invalidRelay) {
+            try hub.relay(from: pub, streamID: stream.id, subscriberID: sub.id, .description(type: "offer", sdp: String(repeating: "x", count: 70_000)))
+        }
+        #expect(throws: LiveError.invalidRelay) { try hub.relay(from: pub, streamID: stream.id, subscriberID: sub.id, .end) }
+
+        await hub.unsubscribe(from: sub, streamID: stream.id)
+        #expect(clients.video(to: a).last == .relay(streamID: stream.id, subscriberID: sub.id, .end))
+        #expect(throws: LiveError.relayNotFound) { try hub.relay(from: sub, streamID: stream.id, subscriberID: sub.id, sdp) }
+        _ = try await hub.subscribe(from: sub, streamID: stream.id)
+        hub.disconnect(client: b, reason: .networkDisconnected)
+        #expect(clients.video(to: a).suffix(2) == [.relay(streamID: stream.id, subscriberID: sub.id, .end), .connectionDestroyed(sub, reason: .networkDisconnected)])
+        #expect(!media.calls.withLock { $0 }.contains { $0.hasPrefix("publish") || $0.hasPrefix("subscribe") })
+    }
 }

@@ -1,5 +1,7 @@
 // Video playground: session and token from the server, then the video:* protocol on the realtime
-// gateway (docs/protocol.md, "Video sessions"). One publishing RTCPeerConnection, one per subscribed stream.
+// gateway (docs/protocol.md, "Video sessions"). In a routed session: one publishing RTCPeerConnection to the
+// server, one per subscribed stream. In a relayed one the browsers connect to each other: the publisher makes a
+// peer connection per subscriber and the server only passes their offers, answers and candidates (video:relay).
 import { Realtime, api } from "/web/lib/realtime.js";
 
 const $ = (id) => document.getElementById(id);
@@ -9,8 +11,10 @@ const state = {
   sessionId: null,
   me: null, // our connection id
   capabilities: {},
+  relayed: false, // the session's media goes between its clients
+  iceServers: [], // for relayed peer connections, as the server gives them
   connections: new Map(), // connectionId -> connection
-  publisher: null, // { pc, local, streamId }
+  publisher: null, // { pc (routed), peers: subscriberId -> peer (relayed), local, streamId }
   subscribers: new Map(), // streamId -> { pc, tile, stream, media, captions (final ones received) }
   live: null, // { id, hls }: the session's broadcast this page started
   captionsId: null, // the session's live captions this page started
@@ -59,9 +63,9 @@ function refreshControls() {
   $("mute-audio").disabled = !publishing;
   $("mute-video").disabled = !publishing;
   $("signal-send").disabled = !joined;
-  $("go-live").disabled = !joined || !!state.live;
+  $("go-live").disabled = !joined || !!state.live || state.relayed;
   $("stop-live").disabled = !state.live;
-  $("start-captions").disabled = !joined || !!state.captionsId;
+  $("start-captions").disabled = !joined || !!state.captionsId || state.relayed;
   $("stop-captions").disabled = !state.captionsId;
   $("empty").hidden = !!state.rt;
   const select = $("signal-to");
@@ -92,9 +96,9 @@ function describe(err) {
 async function createSession() {
   clearError();
   try {
-    const s = await api("POST", "/video/api/session");
+    const s = await api("POST", "/video/api/session", { body: { mediaMode: $("relayed").checked ? "relayed" : "routed" } });
     $("session-id").value = s.sessionId;
-    log(`session created ${s.sessionId.slice(0, 24)}…`);
+    log(`${s.mediaMode} session created ${s.sessionId.slice(0, 24)}…`);
   } catch (e) {
     showError(`Could not create a session: ${e.message}`);
   }
@@ -238,9 +242,11 @@ async function connectToSession(rt, sessionId, token) {
   state.sessionId = sessionId;
   state.me = body.connectionId;
   state.capabilities = body.capabilities || {};
+  state.relayed = body.mediaMode === "relayed";
+  state.iceServers = body.iceServers || [];
   state.connections.clear();
   for (const c of body.connections || []) state.connections.set(c.connectionId, c);
-  setStatus(`connected · ${body.connectionId.slice(0, 8)}`, true);
+  setStatus(`connected · ${body.connectionId.slice(0, 8)}${state.relayed ? " · peer to peer" : ""}`, true);
   log(`connected as ${body.connectionId.slice(0, 8)} (${nameOf(body.connection)}), ${state.connections.size} other connection(s)`);
   refreshControls();
   for (const s of body.streams || []) streamCreated(s);
@@ -261,6 +267,7 @@ function wire(rt) {
   rt.on("video:streamDestroyed", ({ body }) => streamDestroyed(body.stream, body.reason));
   rt.on("video:signal", ({ body }) => signalReceived(body));
   rt.on("video:captionReceived", ({ body }) => captionReceived(body));
+  rt.on("video:relay", ({ body }) => relayReceived(body).catch((e) => log(`relay: ${e.message}`, "err")));
   rt.on("video:streamPropertyChanged", ({ body }) => {
     const sub = state.subscribers.get(body.stream.streamId);
     if (sub) { sub.stream = body.stream; decorate(sub); }
@@ -317,11 +324,9 @@ async function publish() {
     showError(`Camera or microphone unavailable: ${e.message}`);
     return;
   }
+  if (state.relayed) { await publishRelayed(local); return; }
   const pc = new RTCPeerConnection();
-  for (const track of local.getTracks()) {
-    const tr = pc.addTransceiver(track, { direction: "sendonly", streams: [local] });
-    if (track.kind === "video" && preferredCodec) preferCodec(tr, preferredCodec);
-  }
+  addLocalTracks(pc, local);
   try {
     await pc.setLocalDescription(await pc.createOffer());
     const { body } = await state.rt.request("video:publish", {
@@ -329,19 +334,44 @@ async function publish() {
       publishCaptions: $("publish-captions").checked,
     }, 15000);
     await pc.setRemoteDescription({ type: "answer", sdp: body.answer });
-    state.publisher = { pc, local, streamId: body.streamId };
-    if (body.stream?.hasAudio === false) { setTrack("audio", false, false); log("published muted: the session is under mute-all"); }
-    $("own-video").srcObject = local;
-    $("own-name").textContent = $("name").value || "you";
-    $("own-tile").hidden = false;
     pc.onconnectionstatechange = () => log(`publisher ${pc.connectionState}`);
-    log(`publishing stream ${body.streamId.slice(0, 8)}`);
+    published({ pc, peers: new Map(), local, streamId: body.streamId }, body);
   } catch (e) {
     pc.close();
     for (const t of local.getTracks()) t.stop();
     showError(describe(e));
   }
   refreshControls();
+}
+
+/** A relayed session: the stream is announced at once; each subscriber gets a peer connection of its own (relayReceived). */
+async function publishRelayed(local) {
+  try {
+    const { body } = await state.rt.request("video:publish", {
+      name: $("name").value || "guest", hasAudio: true, hasVideo: true, videoType: "camera",
+    });
+    published({ pc: null, peers: new Map(), local, streamId: body.streamId }, body);
+  } catch (e) {
+    for (const t of local.getTracks()) t.stop();
+    showError(describe(e));
+  }
+  refreshControls();
+}
+
+function published(publisher, body) {
+  state.publisher = publisher;
+  if (body.stream?.hasAudio === false) { setTrack("audio", false, false); log("published muted: the session is under mute-all"); }
+  $("own-video").srcObject = publisher.local;
+  $("own-name").textContent = $("name").value || "you";
+  $("own-tile").hidden = false;
+  log(`publishing stream ${body.streamId.slice(0, 8)}${state.relayed ? " (peer to peer)" : ""}`);
+}
+
+function addLocalTracks(pc, local) {
+  for (const track of local.getTracks()) {
+    const tr = pc.addTransceiver(track, { direction: "sendonly", streams: [local] });
+    if (track.kind === "video" && preferredCodec) preferCodec(tr, preferredCodec);
+  }
 }
 
 async function unpublish() {
@@ -355,7 +385,8 @@ async function unpublish() {
 }
 
 function stopPublisher(p) {
-  p.pc.close();
+  p.pc?.close();
+  for (const peer of p.peers.values()) peer.pc.close();
   for (const t of p.local.getTracks()) t.stop();
   $("own-video").srcObject = null;
   $("own-tile").hidden = true;
@@ -415,19 +446,82 @@ async function subscribe(stream) {
   $("tiles").appendChild(tile);
   const media = new MediaStream();
   video.srcObject = media;
-  const pc = new RTCPeerConnection();
-  const sub = { pc, tile, stream, media, captions: [] };
+  const sub = { tile, stream, media, captions: [] };
+  if (state.relayed) {
+    // The publisher offers once the server tells it we subscribed; our answer and candidates go back through the server.
+    Object.assign(sub, relayPeer(stream.streamId, state.me));
+  } else {
+    sub.pc = new RTCPeerConnection();
+  }
+  const pc = sub.pc;
   state.subscribers.set(stream.streamId, sub);
   decorate(sub);
   pc.ontrack = (e) => { media.addTrack(e.track); video.play().catch(() => {}); };
   pc.onconnectionstatechange = () => log(`subscriber ${stream.name || stream.streamId.slice(0, 8)} ${pc.connectionState}`);
   const { body } = await state.rt.request("video:subscribe", { streamId: stream.streamId }, 15000);
   if (state.subscribers.get(stream.streamId) !== sub) return;
-  await pc.setRemoteDescription({ type: "offer", sdp: body.offer });
-  await pc.setLocalDescription(await pc.createAnswer());
-  await state.rt.request("video:subscribe:answer", { streamId: stream.streamId, answer: pc.localDescription.sdp });
-  log(`subscribed to ${stream.name || stream.streamId.slice(0, 8)}`);
+  if (!body.relayed) {
+    await pc.setRemoteDescription({ type: "offer", sdp: body.offer });
+    await pc.setLocalDescription(await pc.createAnswer());
+    await state.rt.request("video:subscribe:answer", { streamId: stream.streamId, answer: pc.localDescription.sdp });
+  }
+  log(`subscribed to ${stream.name || stream.streamId.slice(0, 8)}${body.relayed ? " (peer to peer)" : ""}`);
   if ($("show-captions").checked) await state.rt.request("video:subscribeToCaptions", { streamId: stream.streamId, subscribe: true });
+}
+
+// ---------- relayed sessions: peer to peer ----------
+
+/**
+ * One end of a relayed subscription: a peer connection whose candidates go to the other end through the server,
+ * and a queue for the candidates that come before its remote description.
+ */
+function relayPeer(streamId, subscriberId) {
+  const pc = new RTCPeerConnection({ iceServers: state.iceServers });
+  const peer = { pc, early: [] };
+  pc.onicecandidate = (e) => {
+    if (!e.candidate) return;
+    state.rt?.request("video:relay", { streamId, subscriberId, candidate: e.candidate.toJSON() }).catch((err) => log(`relay: ${describe(err)}`, "err"));
+  };
+  return peer;
+}
+
+async function sendDescription(streamId, subscriberId, pc) {
+  const { type, sdp } = pc.localDescription;
+  await state.rt.request("video:relay", { streamId, subscriberId, description: { type, sdp } });
+}
+
+async function relayReceived({ streamId, subscriberId, event, description, candidate }) {
+  const p = state.publisher;
+  const mine = p && p.streamId === streamId;
+  if (mine && event === "subscribe") {
+    p.peers.get(subscriberId)?.pc.close();
+    const peer = relayPeer(streamId, subscriberId);
+    p.peers.set(subscriberId, peer);
+    addLocalTracks(peer.pc, p.local);
+    peer.pc.onconnectionstatechange = () => log(`peer ${nameOf(state.connections.get(subscriberId))} ${peer.pc.connectionState}`);
+    await peer.pc.setLocalDescription(await peer.pc.createOffer());
+    await sendDescription(streamId, subscriberId, peer.pc);
+    log(`offered ${nameOf(state.connections.get(subscriberId))} our stream, peer to peer`);
+    return;
+  }
+  if (mine && event === "end") {
+    p.peers.get(subscriberId)?.pc.close();
+    p.peers.delete(subscriberId);
+    return;
+  }
+  const peer = mine ? p.peers.get(subscriberId) : state.subscribers.get(streamId);
+  if (!peer || (!mine && subscriberId !== state.me)) return;
+  if (description) {
+    await peer.pc.setRemoteDescription(description);
+    if (description.type === "offer") {
+      await peer.pc.setLocalDescription(await peer.pc.createAnswer());
+      await sendDescription(streamId, subscriberId, peer.pc);
+    }
+    for (const c of peer.early.splice(0)) await peer.pc.addIceCandidate(c);
+  } else if (candidate) {
+    if (peer.pc.remoteDescription) await peer.pc.addIceCandidate(candidate);
+    else peer.early.push(candidate);
+  }
 }
 
 function decorate(sub) {
@@ -535,13 +629,38 @@ async function stats() {
         concealedSamples: s.concealedSamples, audioLevel: s.audioLevel,
       };
     });
+    entry.path = selectedPath(report);
     out[streamId] = entry;
   }
   return out;
 }
 
+/** The addresses a peer connection's media goes between (its selected ICE candidate pair: the server's, or a peer's), and its own candidates. */
+function selectedPath(report) {
+  let path = null;
+  report.forEach((t) => {
+    if (t.type !== "transport" || !t.selectedCandidatePairId) return;
+    const pair = report.get(t.selectedCandidatePairId);
+    const local = report.get(pair?.localCandidateId);
+    const remote = report.get(pair?.remoteCandidateId);
+    if (local && remote) path = { local: `${local.address}:${local.port}`, remote: `${remote.address}:${remote.port}`, remoteType: remote.candidateType };
+  });
+  if (path) {
+    path.localCandidates = [];
+    report.forEach((c) => { if (c.type === "local-candidate") path.localCandidates.push(`${c.address}:${c.port}`); });
+  }
+  return path;
+}
+
+/** Where each subscriber of our stream gets it from us, in a relayed session: subscriber connection id -> path. */
+async function peerPaths() {
+  const out = {};
+  for (const [id, peer] of state.publisher?.peers || []) out[id] = { state: peer.pc.connectionState, path: selectedPath(await peer.pc.getStats()) };
+  return out;
+}
+
 window.playground = {
-  state, stats, join, leave, publish, unpublish,
+  state, stats, peerPaths, join, leave, publish, unpublish,
   connectionId: () => state.me,
   streamIds: () => [...state.subscribers.keys()],
   /** The final captions each watched stream got, by stream id. */

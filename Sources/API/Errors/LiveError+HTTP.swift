@@ -36,6 +36,11 @@ extension LiveError {
         case .invalidSignal:
             VideoError(code: "invalidSignal",
                        detail: "type is at most \(VideoHub.Limits.signalType) bytes and data at most \(VideoHub.Limits.signalData).")
+        case .relayedSession:
+            VideoError(code: "relayedSession", detail: "The session is relayed: publish without an offer, and send media to each subscriber (video:relay).")
+        case .relayNotFound: VideoError(code: "notFound", detail: "No such relayed subscription of this connection.")
+        case .invalidRelay:
+            VideoError(code: "invalidRelay", detail: "Relay a description {type: offer|answer|pranswer|rollback, sdp ≤ \(VideoHub.Limits.relayDescription) bytes} or a candidate {candidate ≤ \(VideoHub.Limits.relayCandidate) bytes, sdpMid?, sdpMLineIndex?}.")
         case .notModerator(.forceDisconnect): VideoError(code: "notAllowed", detail: "Only a moderator may force a disconnect.")
         case .notModerator(.forceMute): VideoError(code: "notAllowed", detail: "Only a moderator may mute others.")
 

@@ -49,6 +49,22 @@ extension VideoPush {
             return ("video:signal", .object(body))
         case .captionReceived(let streamID, let caption, let isFinal):
             return ("video:captionReceived", ["streamId": .string(streamID), "caption": .string(caption), "isFinal": .bool(isFinal)])
+        case .relay(let streamID, let subscriberID, let message):
+            var body: [String: JSONValue] = ["streamId": .string(streamID), "subscriberId": .string(subscriberID)]
+            switch message {
+            case .subscribe: body["event"] = "subscribe"
+            case .end: body["event"] = "end"
+            case .description(let type, let sdp):
+                body["event"] = "description"
+                body["description"] = ["type": .string(type), "sdp": .string(sdp)]
+            case .candidate(let candidate, let mid, let index):
+                body["event"] = "candidate"
+                var c: [String: JSONValue] = ["candidate": .string(candidate)]
+                if let mid { c["sdpMid"] = .string(mid) }
+                if let index { c["sdpMLineIndex"] = .number(Double(index)) }
+                body["candidate"] = .object(c)
+            }
+            return ("video:relay", .object(body))
         case .sessionDisconnected(let reason):
             return ("video:sessionDisconnected", ["reason": .string(reason.rawValue)])
         }

@@ -7,7 +7,7 @@ import Wire
 /// normally an app server makes with the account secret. These routes make them with the
 /// primary account so the secret never reaches the browser.
 ///
-/// - `POST /video/api/session` → `{sessionId, apiKey}`
+/// - `POST /video/api/session` `{mediaMode?: routed (the default) | relayed}` → `{sessionId, apiKey, mediaMode}`
 /// - `POST /video/api/token` `{sessionId, role, data, ttl}` → `{token, role, expiresAt}` (a T1 token)
 /// - `POST /video/api/broadcast` `{sessionId}` → `{id, hls}`: the session live as low-latency HLS (a broadcast,
 ///   `VideoBroadcasts`), which the page plays in its `<video>`; `POST /video/api/broadcast/stop` `{id}` stops it
@@ -27,8 +27,10 @@ struct VideoPlaygroundRoutes {
         let primary = account
         router.post("/video/api/session", bodyLimit: 4096) { req in
             let account = try Self.account(req, primary: primary, core: core)
-            let s = try core.videoSessions.create(owner: account.apiKey, apiKey: account.apiKey, mediaMode: "routed", archiveMode: "manual", location: nil)
-            return .jsonObject(["sessionId": s.id, "apiKey": account.apiKey])
+            let mode = req.body.isEmpty ? nil : try req.json()["mediaMode"]?.stringValue
+            guard mode == nil || mode == "routed" || mode == "relayed" else { throw APIError.badRequest("mediaMode is routed or relayed.") }
+            let s = try core.videoSessions.create(owner: account.apiKey, apiKey: account.apiKey, mediaMode: mode ?? "routed", archiveMode: "manual", location: nil)
+            return .jsonObject(["sessionId": s.id, "apiKey": account.apiKey, "mediaMode": s.mediaMode])
         }
         router.post("/video/api/token", bodyLimit: 4096) { req in
             let account = try Self.account(req, primary: primary, core: core)

@@ -41,12 +41,17 @@ struct VideoSignaling {
             return .object([:])
         case "video:subscribe":
             let (streamID, offer) = try await hub.subscribe(from: me, streamID: body["streamId"]?.stringValue)
-            return ["streamId": .string(streamID), "subscriberId": .string(me.id), "offer": .string(offer)]
+            var reply: [String: JSONValue] = ["streamId": .string(streamID), "subscriberId": .string(me.id)]
+            if let offer { reply["offer"] = .string(offer) } else { reply["relayed"] = .bool(true) }
+            return .object(reply)
         case "video:subscribe:answer":
             guard let streamID = body["streamId"]?.stringValue, let answer = body["answer"]?.stringValue else {
                 throw VideoError(code: "notFound", detail: "streamId and answer are required.")
             }
             try await hub.answerSubscription(from: me, streamID: streamID, answer: answer)
+            return .object([:])
+        case "video:relay":
+            try hub.relay(from: me, streamID: body["streamId"]?.stringValue, subscriberID: body["subscriberId"]?.stringValue, try Self.relayMessage(body))
             return .object([:])
         case "video:unsubscribe":
             if let streamID = body["streamId"]?.stringValue { await hub.unsubscribe(from: me, streamID: streamID) }
@@ -79,6 +84,20 @@ struct VideoSignaling {
         }
     }
 
+    /// The description or candidate of a `video:relay` request, as `RTCSessionDescriptionInit` and
+    /// `RTCIceCandidateInit` write them.
+    static func relayMessage(_ body: JSONValue) throws(LiveError) -> VideoHub.RelayMessage {
+        if let d = body["description"], body["candidate"] == nil, let type = d["type"]?.stringValue {
+            return .description(type: type, sdp: d["sdp"]?.stringValue ?? "")
+        }
+        if let c = body["candidate"], body["description"] == nil, let candidate = c["candidate"]?.stringValue {
+            let index = c["sdpMLineIndex"].flatMap { $0 == .null ? nil : $0 }
+            if let index { guard let i = index.intValue, (0..<1024).contains(i) else { throw .invalidRelay } }
+            return .candidate(candidate: candidate, sdpMid: c["sdpMid"]?.stringValue, sdpMLineIndex: index?.intValue)
+        }
+        throw .invalidRelay
+    }
+
     func connect(_ client: ClientID, _ body: JSONValue) throws -> JSONValue {
         guard let sid = body["sessionId"]?.stringValue, let token = body["token"]?.stringValue else {
             throw VideoError(code: "invalidToken", detail: "sessionId and token are required.")
@@ -86,7 +105,7 @@ struct VideoSignaling {
         let (c, others, streams) = try hub.connect(client: client, sessionID: sid, token: token)
         let role = c.grant.role
         return [
-            "connectionId": .string(c.id), "sessionId": .string(sid), "connection": c.json,
+            "connectionId": .string(c.id), "sessionId": .string(sid), "connection": c.json, "mediaMode": .string(c.relayed ? "relayed" : "routed"),
             "connections": .array(others.map(\.json)), "streams": .array(streams.map(\.json)),
             "capabilities": ["publish": .bool(role.canPublish), "subscribe": .bool(role.canSubscribe),
                              "forceDisconnect": .bool(role.canModerate), "forceMute": .bool(role.canModerate)],

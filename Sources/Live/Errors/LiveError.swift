@@ -43,6 +43,12 @@ public enum LiveError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidSignal
     /// A moderator-only action by someone else.
     case notModerator(ModeratedAction)
+    /// An offer to publish in a relayed session, whose media goes between its clients.
+    case relayedSession
+    /// A relay to no subscription of the caller's (`VideoHub.relay`).
+    case relayNotFound
+    /// A relayed description or candidate that is not one, or is over `VideoHub.Limits`.
+    case invalidRelay
 
     // MARK: Development
 
@@ -71,6 +77,9 @@ public enum LiveError: Error, Sendable, Hashable, CustomStringConvertible {
         case .streamNotFound(let own): own ? "no such stream of this connection" : "no such stream in this session"
         case .connectionNotFound: "no such connection"
         case .invalidSignal: "invalid signal"
+        case .relayedSession: "relayed session"
+        case .relayNotFound: "no such relayed subscription"
+        case .invalidRelay: "invalid relay"
         case .notModerator(let action): "\(action.rawValue) needs a moderator"
         case .noPendingSubscription(let id): "no subscription waits on \(id)"
         }

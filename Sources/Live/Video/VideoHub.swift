@@ -14,6 +14,9 @@ public final class VideoHub: Sendable {
         public var client: ClientID
         public var grant: VideoGrant
         public var createdAt: Date
+        /// Whether the session is relayed (`p2p.preference: enabled`): its clients send their media to each
+        /// other, and the server only passes their offers, answers and candidates on (`relay`).
+        public var relayed = false
     }
 
     public struct Stream: Sendable, Hashable {
@@ -69,6 +72,29 @@ public final class VideoHub: Sendable {
         public static let audioConnectorStreams = 50
         /// Streams live captions transcribe at once in a session (the Video API's limit).
         public static let captionedStreams = 50
+        /// The largest SDP and ICE candidate a relayed session's clients pass to each other.
+        public static let relayDescription = 65_536
+        public static let relayCandidate = 1_024
+    }
+
+    /// In a relayed session, one subscriber's peer connection to one stream's publisher.
+    public struct RelayPair: Sendable, Hashable {
+        public var streamID: String
+        public var subscriberID: String
+    }
+
+    /// What one side of a relayed subscription passes to the other (`video:relay`).
+    public enum RelayMessage: Sendable, Equatable {
+        /// To the publisher: a connection subscribed to its stream (make it a peer connection and offer).
+        case subscribe
+        /// An SDP offer, answer or rollback (`type` and `sdp` as in `RTCSessionDescriptionInit`).
+        case description(type: String, sdp: String)
+        /// A trickled ICE candidate (as in `RTCIceCandidateInit`); an empty `candidate` ends gathering.
+        case candidate(candidate: String, sdpMid: String?, sdpMLineIndex: Int?)
+        /// To the publisher: the subscriber went away (unsubscribed or left); close its peer connection.
+        case end
+
+        static let descriptionTypes: Set<String> = ["offer", "answer", "pranswer", "rollback"]
     }
 
     struct Live {
@@ -76,6 +102,8 @@ public final class VideoHub: Sendable {
         var streams: [String: Stream] = [:]
         /// Per stream, the connections that asked for its captions (`video:subscribeToCaptions`).
         var captionSubscribers: [String: Set<String>] = [:]
+        /// A relayed session's subscriptions, each between a subscriber and a stream's publisher.
+        var relays: Set<RelayPair> = []
     }
 
     struct State {
@@ -114,13 +142,17 @@ public final class VideoHub: Sendable {
     /// A client already in a session leaves it first. Returns the new connection and what is already there.
     public func connect(client: ClientID, sessionID: String, token: String) throws
         -> (connection: Connection, others: [Connection], streams: [Stream]) {
-        let grant = try verifiedGrant(token, sessionID: sessionID)
+        let (grant, session) = try verified(token, sessionID: sessionID)
         if connection(for: client) != nil { disconnect(client: client, reason: .clientDisconnected) }
-        return join(client: client, grant: grant)
+        return join(client: client, grant: grant, relayed: session.mediaMode == "relayed")
     }
 
     /// `token`'s grant, when it is valid, for `sessionID`, and signed by the session's project.
     func verifiedGrant(_ token: String, sessionID: String) throws -> VideoGrant {
+        try verified(token, sessionID: sessionID).grant
+    }
+
+    private func verified(_ token: String, sessionID: String) throws -> (grant: VideoGrant, session: VideoSession) {
         let grant: VideoGrant
         do {
             grant = try verifier.verify(token)
@@ -132,10 +164,10 @@ public final class VideoHub: Sendable {
         guard grant.sessionID == sessionID else { throw LiveError.invalidToken("The token is for another session.") }
         // The token's signer is the project it acts for: a session of any other project (another
         // application, or the account key for an application's session) does not exist for it.
-        guard try core.videoSessions.get(id: sessionID, project: grant.issuer) != nil else {
+        guard let session = try core.videoSessions.get(id: sessionID, project: grant.issuer) else {
             throw LiveError.sessionNotFound
         }
-        return grant
+        return (grant, session)
     }
 
     /// What an Audio Connector (`POST /v2/project/{id}/connect`) joins with: `token`'s grant, checked as
@@ -194,8 +226,8 @@ public final class VideoHub: Sendable {
     }
 
     /// Joins a session; returns the new connection and what is already there.
-    func join(client: ClientID, grant: VideoGrant) -> (Connection, [Connection], [Stream]) {
-        let c = Connection(id: UUID4.generate(), sessionID: grant.sessionID, client: client, grant: grant, createdAt: Date())
+    func join(client: ClientID, grant: VideoGrant, relayed: Bool = false) -> (Connection, [Connection], [Stream]) {
+        let c = Connection(id: UUID4.generate(), sessionID: grant.sessionID, client: client, grant: grant, createdAt: Date(), relayed: relayed)
         let (others, streams, first) = state.withLock { s -> ([Connection], [Stream], Bool) in
             let first = s.sessions[grant.sessionID] == nil
             let live = s.sessions[grant.sessionID] ?? Live()
@@ -228,10 +260,12 @@ public final class VideoHub: Sendable {
     // MARK: Requests of a connection
 
     /// `video:publish`: media first (when there is an offer), so that subscribers reacting to
-    /// `streamCreated` find the producers in place. Returns the stream and the SDP answer.
+    /// `streamCreated` find the producers in place. Returns the stream and the SDP answer. In a relayed
+    /// session there is no offer: each subscriber's peer connection is made when it subscribes (`relay`).
     public func publish(from me: Connection, name: String, hasAudio: Bool, hasVideo: Bool, videoType: VideoType,
                         publishCaptions: Bool = false, offer: String?) async throws(LiveError) -> (stream: Stream, answer: String?) {
         guard me.grant.role.canPublish else { throw .notAllowedToPublish(role: me.grant.role) }
+        if me.relayed, offer != nil { throw .relayedSession }
         let streamID = UUID4.generate()
         var answer: String?
         if let offer {
@@ -260,10 +294,23 @@ public final class VideoHub: Sendable {
         unpublish(sessionID: me.sessionID, streamID: streamID, reason: .clientDisconnected)
     }
 
-    /// `video:subscribe`: the server's SDP offer for one stream.
-    public func subscribe(from me: Connection, streamID: String?) async throws(LiveError) -> (streamID: String, offer: String) {
+    /// `video:subscribe`: the server's SDP offer for one stream. In a relayed session there is none: the
+    /// stream's publisher is told to offer (`RelayMessage.subscribe`), and the two pass their offer,
+    /// answer and candidates to each other through `relay`.
+    public func subscribe(from me: Connection, streamID: String?) async throws(LiveError) -> (streamID: String, offer: String?) {
         guard me.grant.role.canSubscribe else { throw .notAllowedToSubscribe }
         guard let streamID, stream(sessionID: me.sessionID, streamID: streamID) != nil else { throw .streamNotFound(own: false) }
+        if me.relayed {
+            let publisher = state.withLock { s -> ClientID? in
+                guard let st = s.sessions[me.sessionID]?.streams[streamID],
+                      let publisher = s.sessions[me.sessionID]?.connections[st.connectionID] else { return nil }
+                s.sessions[me.sessionID]?.relays.insert(RelayPair(streamID: streamID, subscriberID: me.id))
+                return publisher.client
+            }
+            guard let publisher else { throw .streamNotFound(own: false) }
+            clients.send(.relay(streamID: streamID, subscriberID: me.id, .subscribe), to: publisher)
+            return (streamID, nil)
+        }
         do {
             return (streamID, try await bridge.subscribe(sessionID: me.sessionID, streamID: streamID, subscriberID: me.id))
         } catch { throw .subscriptionFailed(error) }
@@ -278,7 +325,47 @@ public final class VideoHub: Sendable {
 
     /// `video:unsubscribe`.
     public func unsubscribe(from me: Connection, streamID: String) async {
+        if me.relayed {
+            endRelays(sessionID: me.sessionID) { $0 == RelayPair(streamID: streamID, subscriberID: me.id) }
+            return
+        }
         await bridge.unsubscribe(sessionID: me.sessionID, streamID: streamID, subscriberID: me.id)
+    }
+
+    /// `video:relay`: passes a description or candidate between the two ends of a relayed subscription —
+    /// from the stream's publisher to `subscriberID`, or from that subscriber to the publisher.
+    public func relay(from me: Connection, streamID: String?, subscriberID: String?, _ message: RelayMessage) throws(LiveError) {
+        switch message {
+        case .description(let type, let sdp):
+            guard RelayMessage.descriptionTypes.contains(type), sdp.utf8.count <= Limits.relayDescription else { throw .invalidRelay }
+        case .candidate(let candidate, let mid, _):
+            guard candidate.utf8.count <= Limits.relayCandidate, (mid?.utf8.count ?? 0) <= Limits.relayCandidate else { throw .invalidRelay }
+        case .subscribe, .end:
+            throw .invalidRelay
+        }
+        let target = state.withLock { s -> ClientID? in
+            guard let streamID, let subscriberID, let live = s.sessions[me.sessionID],
+                  live.relays.contains(RelayPair(streamID: streamID, subscriberID: subscriberID)),
+                  let publisherID = live.streams[streamID]?.connectionID else { return nil }
+            if me.id == publisherID { return live.connections[subscriberID]?.client }
+            if me.id == subscriberID { return live.connections[publisherID]?.client }
+            return nil
+        }
+        guard let target, let streamID, let subscriberID else { throw .relayNotFound }
+        clients.send(.relay(streamID: streamID, subscriberID: subscriberID, message), to: target)
+    }
+
+    /// Ends a relayed session's subscriptions that `match`, telling each one's publisher (`RelayMessage.end`).
+    private func endRelays(sessionID: String, where match: (RelayPair) -> Bool) {
+        let ended = state.withLock { s -> [(RelayPair, ClientID)] in
+            guard let live = s.sessions[sessionID] else { return [] }
+            let gone = live.relays.filter(match)
+            s.sessions[sessionID]?.relays.subtract(gone)
+            return gone.compactMap { pair in
+                live.streams[pair.streamID].flatMap { live.connections[$0.connectionID] }.map { (pair, $0.client) }
+            }
+        }
+        for (pair, publisher) in ended { clients.send(.relay(streamID: pair.streamID, subscriberID: pair.subscriberID, .end), to: publisher) }
     }
 
     /// `video:streamProperty`: the publisher's own audio/video switches, audio first.
@@ -405,6 +492,7 @@ public final class VideoHub: Sendable {
         let (removed, everyone) = state.withLock { s -> (Stream?, [Connection]) in
             let r = s.sessions[sessionID]?.streams.removeValue(forKey: streamID)
             s.sessions[sessionID]?.captionSubscribers[streamID] = nil
+            if let relays = s.sessions[sessionID]?.relays { s.sessions[sessionID]?.relays = relays.filter { $0.streamID != streamID } }
             return (r, (s.sessions[sessionID]?.connections.values).map(Array.init) ?? [])
         }
         guard let removed else { return }
@@ -427,6 +515,7 @@ public final class VideoHub: Sendable {
     public func disconnect(sessionID: String, connectionID: String, reason: DisconnectReason) -> Bool {
         let streams = state.withLock { s in (s.sessions[sessionID]?.streams.values.filter { $0.connectionID == connectionID }) ?? [] }
         for st in streams { unpublish(sessionID: sessionID, streamID: st.id, reason: reason) }
+        endRelays(sessionID: sessionID) { $0.subscriberID == connectionID }
         let (removed, others, last) = state.withLock { s -> (Connection?, [Connection], Bool) in
             let r = s.sessions[sessionID]?.connections.removeValue(forKey: connectionID)
             if let r {

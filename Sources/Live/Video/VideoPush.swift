@@ -11,6 +11,8 @@ public enum VideoPush: Sendable, Equatable {
     case signal(type: String, data: String, from: String?)
     /// A caption of a stream's audio, to a connection that asked for them (live captions).
     case captionReceived(streamID: String, caption: String, isFinal: Bool)
+    /// In a relayed session, one end of a subscription to the other (`VideoHub.relay`).
+    case relay(streamID: String, subscriberID: String, VideoHub.RelayMessage)
     /// To a connection that was disconnected by force.
     case sessionDisconnected(reason: VideoHub.DisconnectReason)
 }

@@ -16,6 +16,10 @@ public final class VideoSession: Sendable {
     /// The others connected and the streams published when this client connected.
     public let connections: [VideoConnection]
     public let streams: [VideoStream]
+    /// Whether the session is relayed (created with `p2p.preference: enabled`): its clients send media to
+    /// each other, not through the server. This client's media goes through the server only, so in a
+    /// relayed session it signals, but `publish` and `subscribe` fail with `relayedSession`.
+    public let relayed: Bool
     let server: URL
     let token: String
     let caFile: String?
@@ -60,6 +64,7 @@ public final class VideoSession: Sendable {
         self.link = Mutex(Link(session: link, connectionID: reply["connectionId"]?.stringValue ?? ""))
         connections = (reply["connections"]?.arrayValue ?? []).compactMap { VideoConnection(json: $0) }
         streams = (reply["streams"]?.arrayValue ?? []).compactMap { VideoStream(json: $0) }
+        relayed = reply["mediaMode"]?.stringValue == "relayed"
     }
 
     /// This client's connection id (a new one after a reconnect).

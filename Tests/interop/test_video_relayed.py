@@ -1,0 +1,198 @@
+"""Relayed (peer-to-peer) video sessions: a session the `opentok` SDK creates with `MediaModes.relayed` carries its
+clients' media between them, not through the server. Two Chromium pages in the playground see and hear each other
+over a path that joins the two browsers' own sockets, while the server passes only their offers, answers and ICE
+candidates (`video:relay`); the relay's rules are checked message by message with plain WebSocket clients."""
+import json
+
+import pytest
+
+from rig import chromium, new_page, screenshot, wait_until
+from video_support import (CHROMIUM_ARGS, VideoPeer, VideoRequestError, decoding, join, opentok_client, video_server,
+                           wait_for_log)
+
+opentok = pytest.importorskip("opentok")
+pytest.importorskip("playwright.sync_api")
+
+# The browsers are given only each other's IPv4 loopback candidates, so every check and every packet between them is
+# sent to 127.0.0.1 (their other interfaces' candidates are dropped on arrival).
+LOOPBACK_ONLY_JS = """
+(() => {
+  const loopback = (line) => / 127\\.\\d+\\.\\d+\\.\\d+ \\d+ typ /.test(line);
+  const add = RTCPeerConnection.prototype.addIceCandidate;
+  RTCPeerConnection.prototype.addIceCandidate = function (c, ...rest) {
+    if (c && c.candidate && !loopback(c.candidate)) return Promise.resolve();
+    return add.call(this, c, ...rest);
+  };
+  const setRemote = RTCPeerConnection.prototype.setRemoteDescription;
+  RTCPeerConnection.prototype.setRemoteDescription = function (d, ...rest) {
+    if (d && d.sdp) d = { type: d.type, sdp: d.sdp.split('\\r\\n').filter((l) => !l.startsWith('a=candidate:') || loopback(l)).join('\\r\\n') };
+    return setRemote.call(this, d, ...rest);
+  };
+})();
+"""
+
+
+@pytest.fixture(scope="module")
+def server():
+    with video_server() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium(extra_args=CHROMIUM_ARGS[3:] + ["--disable-features=WebRtcHideLocalIpsWithMdns"]) as b:
+        yield b
+
+
+def relayed_session(server):
+    ot = opentok_client(server)
+    return ot, ot.create_session(media_mode=opentok.MediaModes.relayed).session_id
+
+
+def test_two_pages_send_their_media_to_each_other(server, browser):
+    ot, sid = relayed_session(server)
+    pages = {}
+    for name in ("alice", "bob"):
+        page = new_page(browser)
+        page.add_init_script(LOOPBACK_ONLY_JS)
+        join(page, server, sid, ot.generate_token(sid, data=f"name={name}"), name)
+        wait_until(lambda: "peer to peer" in page.inner_text("#status"), timeout=5, what=f"{name} sees a relayed session")
+        pages[name] = page
+    alice, bob = pages["alice"], pages["bob"]
+
+    # Each decodes the other's camera and microphone.
+    for page in (alice, bob):
+        stats = wait_until(decoding(page), timeout=20, what="the other's video and audio decoded")
+        (entry,) = stats.values()
+        assert entry["state"] == "connected" and entry["video"]["frameWidth"] > 0
+    # Straight from browser to browser: what each receives comes from a socket of the other's peer connection for it
+    # (the server has no socket in the path). A peer-reflexive remote (the other's socket on another interface of this
+    # machine, sending to 127.0.0.1) is known by its port only: Chromium's stats leave its address out.
+    def paths(page):
+        (entry,) = page.evaluate("window.playground.stats()").values()
+        (sent,) = page.evaluate("window.playground.peerPaths()").values()
+        return entry["path"], sent["path"]
+    (a_in, a_out), (b_in, b_out) = paths(alice), paths(bob)
+    for received, sender in ((a_in, b_out), (b_in, a_out)):
+        port = lambda address: address.rsplit(":", 1)[1]
+        assert port(received["remote"]) in {port(c) for c in sender["localCandidates"]}, (received, sender)
+        assert received["remote"].startswith("127.") if received["remoteType"] == "host" else received["remoteType"] == "prflx"
+    wait_until(lambda: alice.evaluate(
+        "[...document.querySelectorAll('.tile:not([hidden]) video')].every(v => v.videoWidth > 0 && !v.paused)"
+        " && document.querySelectorAll('.tile:not([hidden])').length === 2"), timeout=10, what="two playing tiles")
+    screenshot(alice, "video-playground-relayed.png")
+
+    # The REST API still sees both streams, and a moderator's mute reaches the publisher, who turns its microphone off.
+    streams = ot.list_streams(sid)
+    assert sorted(s.name for s in streams.items) == ["alice", "bob"]
+    (alice_stream,) = [s.id for s in streams.items if s.name == "alice"]
+    ot.mute_stream(sid, alice_stream)
+    wait_for_log(alice, "muteForced")
+    wait_for_log(bob, "hasAudio=false")
+    assert alice.evaluate("window.playground.state.publisher.local.getAudioTracks()[0].enabled") is False
+    # Composing needs the media on the server: the live stream and captions are not offered in a relayed session.
+    assert alice.is_disabled("#go-live") and alice.is_disabled("#start-captions")
+
+    # Bob leaves: alice's peer connection to him closes, and his tile goes.
+    bob.click("#leave")
+    wait_for_log(alice, "streamDestroyed bob (clientDisconnected)")
+    wait_until(lambda: alice.evaluate("window.playground.state.publisher.peers.size") == 0, timeout=5,
+               what="alice's peer connection to bob closed")
+    wait_until(lambda: alice.evaluate("window.playground.streamIds().length") == 0, timeout=5, what="bob's tile removed")
+    alice.click("#leave")
+    alice.context.close()
+    bob.context.close()
+
+
+def test_the_relay_passes_each_message_to_the_other_end_only(server):
+    ot, sid = relayed_session(server)
+    token = lambda name, role=opentok.Roles.publisher: ot.generate_token(sid, role=role, data=f"name={name}")
+    pub, sub, other = (VideoPeer(server, sid, token(n)) for n in ("pub", "sub", "other"))
+    try:
+        assert pub.connect_reply["mediaMode"] == "relayed"
+        # An offer to the server has nowhere to go: media is the clients' own.
+        with pytest.raises(VideoRequestError) as refused:
+            pub.request("video:publish", {"name": "pub", "offer": "v=0\r\n"})
+        assert refused.value.code == "relayedSession"
+        stream = pub.publish("pub")
+        sub.wait_push("video:streamCreated")
+
+        # Subscribing asks the publisher to offer; the reply carries no offer of the server's.
+        reply = sub.request("video:subscribe", {"streamId": stream})
+        assert reply == {"streamId": stream, "subscriberId": sub.connection_id, "relayed": True}
+        asked = pub.wait_push("video:relay")
+        assert asked == {"streamId": stream, "subscriberId": sub.connection_id, "event": "subscribe"}
+
+        pair = {"streamId": stream, "subscriberId": sub.connection_id}
+        offer = {"type": "offer", "sdp": "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\n"}
+        pub.request("video:relay", {**pair, "description": offer})
+        assert sub.wait_push("video:relay") == {**pair, "event": "description", "description": offer}
+        answer = {"type": "answer", "sdp": "v=0\r\no=- 2 1 IN IP4 127.0.0.1\r\n"}
+        sub.request("video:relay", {**pair, "description": answer})
+        assert pub.wait_push("video:relay") == {**pair, "event": "description", "description": answer}
+        candidate = {"candidate": "candidate:1 1 udp 2122260223 127.0.0.1 50000 typ host", "sdpMid": "0", "sdpMLineIndex": 0}
+        sub.request("video:relay", {**pair, "candidate": candidate})
+        assert pub.wait_push("video:relay") == {**pair, "event": "candidate", "candidate": candidate}
+        pub.request("video:relay", {**pair, "candidate": {"candidate": ""}})  # the end of gathering
+        assert sub.wait_push("video:relay") == {**pair, "event": "candidate", "candidate": {"candidate": ""}}
+
+        # Nobody else can speak for either end, and what is relayed must be a description or a candidate.
+        for who, body, code in (
+            (other, {**pair, "description": offer}, "notFound"),
+            (pub, {"streamId": stream, "subscriberId": other.connection_id, "description": offer}, "notFound"),
+            (pub, {**pair, "description": {"type": "bogus", "sdp": ""}}, "invalidRelay"),
+            (pub, {**pair, "description": {"type": "offer", "sdp": "x" * 70_000}}, "invalidRelay"),
+            (pub, {**pair, "candidate": {"candidate": "c", "sdpMLineIndex": -1}}, "invalidRelay"),
+            (pub, {**pair, "candidate": {"candidate": "c" * 2000}}, "invalidRelay"),
+            (pub, {**pair, "description": offer, "candidate": candidate}, "invalidRelay"),
+            (pub, pair, "invalidRelay"),
+        ):
+            with pytest.raises(VideoRequestError) as e:
+                who.request("video:relay", body)
+            assert e.value.code == code, (body, e.value)
+        assert not [m for m in sub.pushes + other.pushes if m["type"] == "video:relay"]
+
+        # Unsubscribing ends the pair: the publisher is told to close that peer connection, and the pair is gone.
+        sub.request("video:unsubscribe", {"streamId": stream})
+        assert pub.wait_push("video:relay") == {**pair, "event": "end"}
+        with pytest.raises(VideoRequestError) as e:
+            sub.request("video:relay", {**pair, "description": answer})
+        assert e.value.code == "notFound"
+
+        # So does a subscriber leaving.
+        other.request("video:subscribe", {"streamId": stream})
+        assert pub.wait_push("video:relay")["event"] == "subscribe"
+        other.close()
+        assert pub.wait_push("video:relay") == {"streamId": stream, "subscriberId": other.connection_id, "event": "end"}
+    finally:
+        for p in (pub, sub, other):
+            p.close()
+
+
+def test_a_routed_session_says_so_and_relays_nothing(server):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    peer = VideoPeer(server, sid, ot.generate_token(sid))
+    try:
+        assert peer.connect_reply["mediaMode"] == "routed"
+        stream = peer.publish("me")
+        with pytest.raises(VideoRequestError) as e:
+            peer.request("video:relay", {"streamId": stream, "subscriberId": peer.connection_id,
+                                         "description": {"type": "offer", "sdp": "v=0\r\n"}})
+        assert e.value.code == "notFound"
+    finally:
+        peer.close()
+
+
+def test_the_playground_makes_relayed_sessions(server):
+    import requests
+    r = requests.post(server.http_url + "/video/api/session", json={"mediaMode": "relayed"}, timeout=10)
+    assert r.status_code == 200 and r.json()["mediaMode"] == "relayed"
+    ot = opentok_client(server)
+    # The archive, broadcast, captions, Audio Connector and SIP dial refusals for relayed sessions hold for it.
+    archive = requests.post(f"{server.http_url}/v2/project/{ot.api_key}/archive", headers=ot.get_json_headers(),
+                            data=json.dumps({"sessionId": r.json()["sessionId"]}), timeout=10)
+    assert archive.status_code == 409
+    r = requests.post(server.http_url + "/video/api/session", json={"mediaMode": "p2p"}, timeout=10)
+    assert r.status_code == 400
+    assert requests.post(server.http_url + "/video/api/session", timeout=10).json()["mediaMode"] == "routed"
