@@ -1,12 +1,21 @@
 """Relayed (peer-to-peer) video sessions: a session the `opentok` SDK creates with `MediaModes.relayed` carries its
 clients' media between them, not through the server. Two Chromium pages in the playground see and hear each other
 over a path that joins the two browsers' own sockets, while the server passes only their offers, answers and ICE
-candidates (`video:relay`); the relay's rules are checked message by message with plain WebSocket clients."""
+candidates (`video:relay`); the relay's rules are checked message by message with plain WebSocket clients. With
+`--ice-servers` and `--turn-secret`, the pages are given a TURN server (coturn on loopback, checking the credentials the
+server made for each connection with the secret they share) and, told to, send everything through it."""
+import base64
+import hashlib
+import hmac
 import json
+import shutil
+import subprocess
+import tempfile
+import time
 
 import pytest
 
-from rig import chromium, new_page, screenshot, wait_until
+from rig import chromium, free_port, free_udp_port, new_page, screenshot, wait_until
 from video_support import (CHROMIUM_ARGS, VideoPeer, VideoRequestError, decoding, join, opentok_client, video_server,
                            wait_for_log)
 
@@ -44,6 +53,24 @@ def browser():
         yield b
 
 
+def pages_in(browser, server, ot, sid, query=""):
+    pages = {}
+    for name in ("alice", "bob"):
+        page = new_page(browser)
+        page.add_init_script(LOOPBACK_ONLY_JS)
+        join(page, server, sid, ot.generate_token(sid, data=f"name={name}"), name, query=query)
+        wait_until(lambda: "peer to peer" in page.inner_text("#status"), timeout=5, what=f"{name} sees a relayed session")
+        pages[name] = page
+    return pages["alice"], pages["bob"]
+
+
+def paths(page):
+    """The path of the stream the page receives, and of the one it sends (its one subscriber's)."""
+    (entry,) = page.evaluate("window.playground.stats()").values()
+    (sent,) = page.evaluate("window.playground.peerPaths()").values()
+    return entry["path"], sent["path"]
+
+
 def relayed_session(server):
     ot = opentok_client(server)
     return ot, ot.create_session(media_mode=opentok.MediaModes.relayed).session_id
@@ -51,14 +78,7 @@ def relayed_session(server):
 
 def test_two_pages_send_their_media_to_each_other(server, browser):
     ot, sid = relayed_session(server)
-    pages = {}
-    for name in ("alice", "bob"):
-        page = new_page(browser)
-        page.add_init_script(LOOPBACK_ONLY_JS)
-        join(page, server, sid, ot.generate_token(sid, data=f"name={name}"), name)
-        wait_until(lambda: "peer to peer" in page.inner_text("#status"), timeout=5, what=f"{name} sees a relayed session")
-        pages[name] = page
-    alice, bob = pages["alice"], pages["bob"]
+    alice, bob = pages_in(browser, server, ot, sid)
 
     # Each decodes the other's camera and microphone.
     for page in (alice, bob):
@@ -68,10 +88,6 @@ def test_two_pages_send_their_media_to_each_other(server, browser):
     # Straight from browser to browser: what each receives comes from a socket of the other's peer connection for it
     # (the server has no socket in the path). A peer-reflexive remote (the other's socket on another interface of this
     # machine, sending to 127.0.0.1) is known by its port only: Chromium's stats leave its address out.
-    def paths(page):
-        (entry,) = page.evaluate("window.playground.stats()").values()
-        (sent,) = page.evaluate("window.playground.peerPaths()").values()
-        return entry["path"], sent["path"]
     (a_in, a_out), (b_in, b_out) = paths(alice), paths(bob)
     for received, sender in ((a_in, b_out), (b_in, a_out)):
         port = lambda address: address.rsplit(":", 1)[1]
@@ -196,3 +212,67 @@ def test_the_playground_makes_relayed_sessions(server):
     r = requests.post(server.http_url + "/video/api/session", json={"mediaMode": "p2p"}, timeout=10)
     assert r.status_code == 400
     assert requests.post(server.http_url + "/video/api/session", timeout=10).json()["mediaMode"] == "routed"
+
+
+@pytest.fixture(scope="module")
+def turn():
+    """coturn on loopback, checking TURN REST API credentials made with `secret`, relaying between loopback ports."""
+    if not shutil.which("turnserver"):
+        pytest.skip("coturn is not installed (scripts/setup --test installs it)")
+    secret, port, relay = "relay-secret-" + str(time.monotonic_ns()), free_udp_port(), free_port()
+    work = tempfile.mkdtemp(prefix="turn-")
+    log = open(f"{work}/turn.log", "w")
+    proc = subprocess.Popen(
+        ["turnserver", "-n", "--no-cli", "--no-tls", "--no-dtls", "--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1",
+         f"--listening-port={port}", f"--min-port={relay}", f"--max-port={relay + 50}", "--allow-loopback-peers",
+         "--use-auth-secret", f"--static-auth-secret={secret}", "--realm=switchboard.test", "--fingerprint",
+         f"--db={work}/turndb", f"--pidfile={work}/turn.pid", "--log-file=stdout", "--simple-log", "--verbose"],
+        stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: "listener opened on" in open(f"{work}/turn.log").read() or proc.poll() is not None, timeout=10,
+                   what="coturn listening")
+        assert proc.poll() is None, open(f"{work}/turn.log").read()[-2000:]
+        yield {"secret": secret, "url": f"turn:127.0.0.1:{port}?transport=udp", "log": f"{work}/turn.log"}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_pages_told_to_go_through_turn_connect_through_the_turn_server(turn, browser):
+    with video_server(settings=["--ice-servers", f"stun:127.0.0.1:3478,{turn['url']}", "--turn-secret", turn["secret"]]) as server:
+        ot, sid = relayed_session(server)
+        # Each connection gets the STUN server and the TURN server with a credential of its own, valid for a day.
+        peer = VideoPeer(server, sid, ot.generate_token(sid))
+        stun, relay = peer.connect_reply["iceServers"]
+        peer.close()
+        assert stun == {"urls": ["stun:127.0.0.1:3478"]} and relay["urls"] == [turn["url"]]
+        expiry, name = relay["username"].split(":")
+        assert name == peer.connection_id and 86_000 < int(expiry) - time.time() <= 86_400
+        assert relay["credential"] == base64.b64encode(
+            hmac.new(turn["secret"].encode(), relay["username"].encode(), hashlib.sha1).digest()).decode()
+
+        # Both pages send only through TURN: the other's media arrives, from the TURN server's relay ports.
+        alice, bob = pages_in(browser, server, ot, sid, query="?iceTransportPolicy=relay")
+        for page in (alice, bob):
+            wait_until(decoding(page), timeout=20, what="the other's video and audio decoded through TURN")
+        for received, sent in (paths(alice), paths(bob)):
+            assert received["localType"] == "relay" and sent["localType"] == "relay", (received, sent)
+        # coturn accepted the credentials the server made (a wrong one is refused with 401, and nothing would connect).
+        allocations = [line for line in open(turn["log"]) if "ALLOCATE processed, success" in line]
+        assert len(allocations) >= 2, open(turn["log"]).read()[-3000:]
+        alice.context.close()
+        bob.context.close()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--ice-servers", "turn:127.0.0.1:3478"], "--ice-servers: TURN servers need --turn-secret"),
+    (["--ice-servers", "http://127.0.0.1"], "is not a stun:, turn: or turns: URI"),
+    (["--turn-secret", "s"], "--turn-secret: there are no TURN servers"),
+])
+def test_bad_ice_server_settings_stop_the_server_at_start(args, says):
+    from rig import server_binary
+    out = subprocess.run([str(server_binary()), "serve", *args, "--listen", "127.0.0.1:0", "--sip-port", "0"],
+                         capture_output=True, text=True, timeout=20)
+    assert out.returncode != 0 and says in out.stderr + out.stdout, out.stderr

@@ -12,7 +12,7 @@ const state = {
   me: null, // our connection id
   capabilities: {},
   relayed: false, // the session's media goes between its clients
-  iceServers: [], // for relayed peer connections, as the server gives them
+  iceServers: [], // STUN and TURN servers for our peer connections, as the server gives them
   connections: new Map(), // connectionId -> connection
   publisher: null, // { pc (routed), peers: subscriberId -> peer (relayed), local, streamId }
   subscribers: new Map(), // streamId -> { pc, tile, stream, media, captions (final ones received) }
@@ -325,7 +325,7 @@ async function publish() {
     return;
   }
   if (state.relayed) { await publishRelayed(local); return; }
-  const pc = new RTCPeerConnection();
+  const pc = new RTCPeerConnection(rtcConfiguration());
   addLocalTracks(pc, local);
   try {
     await pc.setLocalDescription(await pc.createOffer());
@@ -407,6 +407,15 @@ function setTrack(kind, enabled, tell = true) {
   }
 }
 
+/**
+ * The server's STUN and TURN servers; `?iceTransportPolicy=relay` sends everything through TURN (to check that
+ * clients behind a firewall that lets only the TURN server through can still connect).
+ */
+function rtcConfiguration() {
+  const policy = new URLSearchParams(location.search).get("iceTransportPolicy") === "relay" ? "relay" : "all";
+  return { iceServers: state.iceServers, iceTransportPolicy: policy };
+}
+
 /** `?codec=H264` (or VP8) offers only that codec (plus RTX): the SFU takes VP8 whenever it is offered. */
 const preferredCodec = new URLSearchParams(location.search).get("codec");
 
@@ -451,7 +460,7 @@ async function subscribe(stream) {
     // The publisher offers once the server tells it we subscribed; our answer and candidates go back through the server.
     Object.assign(sub, relayPeer(stream.streamId, state.me));
   } else {
-    sub.pc = new RTCPeerConnection();
+    sub.pc = new RTCPeerConnection(rtcConfiguration());
   }
   const pc = sub.pc;
   state.subscribers.set(stream.streamId, sub);
@@ -476,7 +485,7 @@ async function subscribe(stream) {
  * and a queue for the candidates that come before its remote description.
  */
 function relayPeer(streamId, subscriberId) {
-  const pc = new RTCPeerConnection({ iceServers: state.iceServers });
+  const pc = new RTCPeerConnection(rtcConfiguration());
   const peer = { pc, early: [] };
   pc.onicecandidate = (e) => {
     if (!e.candidate) return;
@@ -643,7 +652,9 @@ function selectedPath(report) {
     const pair = report.get(t.selectedCandidatePairId);
     const local = report.get(pair?.localCandidateId);
     const remote = report.get(pair?.remoteCandidateId);
-    if (local && remote) path = { local: `${local.address}:${local.port}`, remote: `${remote.address}:${remote.port}`, remoteType: remote.candidateType };
+    if (local && remote) {
+      path = { local: `${local.address}:${local.port}`, localType: local.candidateType, remote: `${remote.address}:${remote.port}`, remoteType: remote.candidateType };
+    }
   });
   if (path) {
     path.localCandidates = [];

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Runtime
 
 /// Every setting of `switchboard serve`: a flag, an environment variable, and a key of the optional JSON config file.
@@ -61,6 +62,8 @@ public struct ServerConfiguration: Sendable {
     public var captionsMaxVoices = 64
     /// CA certificates (PEM) trusted for broadcasts' RTMPS servers instead of the system store.
     public var rtmpsCAFile: String? = nil
+    /// STUN and TURN servers video clients are told to use (relayed sessions' browsers reach each other through them).
+    public var iceServers = ICEServers.none
 
     public init() {}
 
@@ -107,6 +110,8 @@ public struct ServerConfiguration: Sendable {
         Setting(flag: "--rtp-timeout", env: "SWITCHBOARD_RTP_TIMEOUT", key: "rtp_timeout", help: "seconds an answered call's far end may send no RTP or RTCP before it is hung up (default 60; 0 = never)"),
         Setting(flag: "--captions-max-voices", env: "SWITCHBOARD_CAPTIONS_MAX_VOICES", key: "captions_max_voices", help: "voices live captions transcribe at once, all sessions together (default 64, 1-1000); a voice beyond it is captioned once another stops"),
         Setting(flag: "--archive-max-duration", env: "SWITCHBOARD_ARCHIVE_MAX_DURATION", key: "archive_max_duration", help: "seconds a video archive records at most, pauses not counted, before it stops (maximum duration exceeded; default and at most 14400)"),
+        Setting(flag: "--ice-servers", env: "SWITCHBOARD_ICE_SERVERS", key: "ice_servers", help: "STUN and TURN servers video clients use, comma-separated stun:, turn: or turns: URIs (default none)"),
+        Setting(flag: "--turn-secret", env: "SWITCHBOARD_TURN_SECRET", key: "turn_secret", help: "secret shared with the TURN servers (coturn's static-auth-secret), from which each client's TURN credential is made"),
         Setting(flag: "--rtmps-ca", env: "SWITCHBOARD_RTMPS_CA", key: "rtmps_ca", help: "PEM CA file trusted for broadcasts' RTMPS servers instead of the system store"),
         Setting(flag: "--dev", env: "SWITCHBOARD_DEV", key: "dev", help: "development mode: demo app servers and test routes, loopback only (a flag; true|false in env/config)"),
     ]
@@ -228,6 +233,11 @@ public struct ServerConfiguration: Sendable {
         if let v = values["rtmps_ca"], !v.isEmpty {
             guard FileManager.default.isReadableFile(atPath: v) else { throw ConfigurationError("--rtmps-ca: cannot read '\(v)'") }
             c.rtmpsCAFile = v
+        }
+        if let v = values["ice_servers"] {
+            do { c.iceServers = try ICEServers(parsing: v, secret: values["turn_secret"]) } catch { throw ConfigurationError("--ice-servers: \(error)") }
+        } else if values["turn_secret"] != nil {
+            throw ConfigurationError("--turn-secret: there are no TURN servers (--ice-servers) to share it with")
         }
         if let v = values["captions_max_voices"] {
             guard let n = Int(v), (1...1_000).contains(n) else { throw ConfigurationError("--captions-max-voices: expected 1-1000, got '\(v)'") }

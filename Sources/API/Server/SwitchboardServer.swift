@@ -96,7 +96,7 @@ public final class SwitchboardServer: Sendable {
         CallRoutes(core: core, calls: live.calls).register(on: &router)
         ConversationAudioRoutes(core: core, audio: live.audio).register(on: &router)
         CallSignaling(calls: live.calls).register(on: gateway)
-        VideoSignaling(hub: live.video, clients: clients).register(on: gateway)
+        VideoSignaling(hub: live.video, clients: clients, iceServers: configuration.iceServers).register(on: gateway)
         let monitor = VideoMonitor(core: core, hooks: videoCallbacks)
         let archives = VideoArchives(directory: configuration.dataDirectory + "/video/archives", hub: live.video,
                                      recordings: live.audio.recordings, maxDuration: configuration.archiveMaxDuration) { archive in

@@ -9,6 +9,8 @@ import Wire
 struct VideoSignaling {
     let hub: VideoHub
     let clients: RealtimeClients
+    /// Sent to each connection (`iceServers`) for its peer connections.
+    let iceServers: ICEServers
 
     func register(on gateway: RealtimeGateway) {
         let hub = self.hub
@@ -106,7 +108,7 @@ struct VideoSignaling {
         let role = c.grant.role
         return [
             "connectionId": .string(c.id), "sessionId": .string(sid), "connection": c.json, "mediaMode": .string(c.relayed ? "relayed" : "routed"),
-            "connections": .array(others.map(\.json)), "streams": .array(streams.map(\.json)),
+            "connections": .array(others.map(\.json)), "streams": .array(streams.map(\.json)), "iceServers": iceServers.forClient(c.id),
             "capabilities": ["publish": .bool(role.canPublish), "subscribe": .bool(role.canSubscribe),
                              "forceDisconnect": .bool(role.canModerate), "forceMute": .bool(role.canModerate)],
         ]
