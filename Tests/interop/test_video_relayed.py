@@ -240,30 +240,91 @@ def turn():
         shutil.rmtree(work, ignore_errors=True)
 
 
-def test_pages_told_to_go_through_turn_connect_through_the_turn_server(turn, browser):
+@pytest.fixture(scope="module")
+def turn_server(turn):
+    """A server that gives its clients a STUN server and the TURN server, with credentials made with its secret."""
     with video_server(settings=["--ice-servers", f"stun:127.0.0.1:3478,{turn['url']}", "--turn-secret", turn["secret"]]) as server:
-        ot, sid = relayed_session(server)
-        # Each connection gets the STUN server and the TURN server with a credential of its own, valid for a day.
-        peer = VideoPeer(server, sid, ot.generate_token(sid))
-        stun, relay = peer.connect_reply["iceServers"]
-        peer.close()
-        assert stun == {"urls": ["stun:127.0.0.1:3478"]} and relay["urls"] == [turn["url"]]
-        expiry, name = relay["username"].split(":")
-        assert name == peer.connection_id and 86_000 < int(expiry) - time.time() <= 86_400
-        assert relay["credential"] == base64.b64encode(
-            hmac.new(turn["secret"].encode(), relay["username"].encode(), hashlib.sha1).digest()).decode()
+        yield server
 
-        # Both pages send only through TURN: the other's media arrives, from the TURN server's relay ports.
-        alice, bob = pages_in(browser, server, ot, sid, query="?iceTransportPolicy=relay")
-        for page in (alice, bob):
-            wait_until(decoding(page), timeout=20, what="the other's video and audio decoded through TURN")
-        for received, sent in (paths(alice), paths(bob)):
-            assert received["localType"] == "relay" and sent["localType"] == "relay", (received, sent)
-        # coturn accepted the credentials the server made (a wrong one is refused with 401, and nothing would connect).
-        allocations = [line for line in open(turn["log"]) if "ALLOCATE processed, success" in line]
-        assert len(allocations) >= 2, open(turn["log"]).read()[-3000:]
-        alice.context.close()
-        bob.context.close()
+
+def allocations(turn, name_part):
+    """The TURN allocations coturn granted to usernames containing `name_part`."""
+    return [line for line in open(turn["log"]) if "ALLOCATE processed, success" in line and name_part in line]
+
+
+def test_pages_told_to_go_through_turn_connect_through_the_turn_server(turn, turn_server, browser):
+    server = turn_server
+    ot, sid = relayed_session(server)
+    # Each connection gets the STUN server and the TURN server with a credential of its own, valid for a day.
+    peer = VideoPeer(server, sid, ot.generate_token(sid))
+    stun, relay = peer.connect_reply["iceServers"]
+    peer.close()
+    assert stun == {"urls": ["stun:127.0.0.1:3478"]} and relay["urls"] == [turn["url"]]
+    expiry, name = relay["username"].split(":")
+    assert name == peer.connection_id and 86_000 < int(expiry) - time.time() <= 86_400
+    assert relay["credential"] == base64.b64encode(
+        hmac.new(turn["secret"].encode(), relay["username"].encode(), hashlib.sha1).digest()).decode()
+
+    # Both pages send only through TURN: the other's media arrives, from the TURN server's relay ports.
+    alice, bob = pages_in(browser, server, ot, sid, query="?iceTransportPolicy=relay")
+    for page in (alice, bob):
+        wait_until(decoding(page), timeout=20, what="the other's video and audio decoded through TURN")
+    for received, sent in (paths(alice), paths(bob)):
+        assert received["localType"] == "relay" and sent["localType"] == "relay", (received, sent)
+    # coturn accepted the credentials the server made for these connections (a wrong one is refused with 401, and
+    # nothing would connect).
+    for page in (alice, bob):
+        assert allocations(turn, page.evaluate("window.playground.connectionId()")), open(turn["log"]).read()[-3000:]
+    alice.context.close()
+    bob.context.close()
+
+
+def test_a_routed_session_s_pages_reach_the_server_through_turn(turn, turn_server, browser):
+    """A client whose network lets only the TURN server through still reaches the SFU (an ICE-lite server answers the
+    TURN server's relayed checks as any other)."""
+    ot = opentok_client(turn_server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    pages = []
+    for name in ("carol", "dave"):
+        page = new_page(browser)
+        join(page, turn_server, sid, ot.generate_token(sid, data=f"name={name}"), name, query="?iceTransportPolicy=relay")
+        pages.append(page)
+    for page in pages:
+        stats = wait_until(decoding(page), timeout=20, what="the other's stream decoded through TURN and the SFU")
+        (entry,) = stats.values()
+        assert entry["path"]["localType"] == "relay", entry["path"]
+        assert allocations(turn, page.evaluate("window.playground.connectionId()"))
+    for page in pages:
+        page.context.close()
+
+
+def test_rooms_pages_talk_through_turn(turn, turn_server, browser):
+    """The rooms web app's conversation audio uses the ICE servers of its login (`ice_servers` in `session:success`)."""
+    pages = {}
+    for name in ("erin", "frank"):
+        page = new_page(browser)
+        page.goto(turn_server.http_url + "/rooms/?iceTransportPolicy=relay")
+        page.wait_for_selector("#login-view:not([hidden])")
+        page.fill("#name", name)
+        page.click("#login")
+        page.wait_for_selector("#list-view:not([hidden])")
+        pages[name] = page
+    erin, frank = pages["erin"], pages["frank"]
+    erin.click("#create")
+    erin.fill("#room-name", "Through the relay")
+    erin.click("#confirm-create")
+    erin.wait_for_selector("#room-view:not([hidden])")
+    frank.click("#refresh")
+    frank.click('#rooms button:has-text("Through the relay")')
+    frank.wait_for_selector("#room-view:not([hidden])")
+    for name, page in pages.items():
+        (other,) = [n for n in pages if n != name]
+        wait_until(lambda: page.evaluate("rooms.inbound()").get(other, {}).get("packetsReceived", 0) > 50, timeout=20,
+                   what=f"{name} hears {other} through TURN")
+    # Two allocations per page (its publishing and its receiving peer connections), each with its login's credential.
+    assert len(allocations(turn, ":SES-")) >= 4, open(turn["log"]).read()[-3000:]
+    for page in pages.values():
+        page.context.close()
 
 
 @pytest.mark.parametrize("args, says", [

@@ -2,7 +2,7 @@
 // "Media (rtc:*)"): one peer connection publishes the microphone, one receives everyone else.
 // The server offers on the receiving connection (rtc:subscribe, then rtc:offer pushes when the set
 // of publishers changes); the page hands those pushes to offer(). Shared by the rooms page and
-// the dialer. No dependencies.
+// the dialer.
 //
 //   const media = new ConversationAudio(rt, conversationID, { onFailed: () => restart() });
 //   rt.on("rtc:offer", (m) => { if (m.body.conversation_id === conversationID) media.offer(m.body.offer, m.body.tracks); });
@@ -10,6 +10,8 @@
 //   await media.subscribe();
 //   ...
 //   media.close();
+
+import { rtcConfiguration } from "/web/lib/realtime.js";
 
 export class ConversationAudio {
   /**
@@ -30,7 +32,7 @@ export class ConversationAudio {
 
   /** Sends the microphone (`stream`'s first audio track); the server's answer completes it. */
   async publish(stream, { muted = false } = {}) {
-    const pc = new RTCPeerConnection();
+    const pc = new RTCPeerConnection(rtcConfiguration(this.rt.iceServers));
     this.pub = pc;
     const track = stream.getAudioTracks()[0];
     track.enabled = !muted;
@@ -45,7 +47,7 @@ export class ConversationAudio {
 
   /** Receives every other member's audio; the offer may come later as an rtc:offer push. */
   async subscribe() {
-    const pc = new RTCPeerConnection();
+    const pc = new RTCPeerConnection(rtcConfiguration(this.rt.iceServers));
     this.sub = pc;
     this.tracks.clear();
     this.negotiation = Promise.resolve();

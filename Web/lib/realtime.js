@@ -183,6 +183,7 @@ export class Realtime {
     const reply = await this.request("session:login", { token });
     this.sessionID = reply.body.session_id;
     this.user = reply.body.user;
+    this.iceServers = reply.body.ice_servers || [];
     return reply.body;
   }
 
@@ -373,4 +374,14 @@ export async function api(method, path, { token, body } = {}) {
     throw Object.assign(new Error(`The server answered ${res.status} with something other than JSON (${type}).`),
       { status: res.status, body: text });
   }
+}
+
+/**
+ * An RTCPeerConnection's configuration: the server's STUN and TURN servers (`iceServers` from the login or
+ * `video:connect` reply: a client whose firewall lets only the TURN server through reaches the SFU, or a peer, through
+ * it); `?iceTransportPolicy=relay` on the page's address sends everything through TURN.
+ */
+export function rtcConfiguration(iceServers) {
+  const policy = new URLSearchParams(location.search).get("iceTransportPolicy") === "relay" ? "relay" : "all";
+  return { iceServers: iceServers || [], iceTransportPolicy: policy };
 }

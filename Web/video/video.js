@@ -2,7 +2,7 @@
 // gateway (docs/protocol.md, "Video sessions"). In a routed session: one publishing RTCPeerConnection to the
 // server, one per subscribed stream. In a relayed one the browsers connect to each other: the publisher makes a
 // peer connection per subscriber and the server only passes their offers, answers and candidates (video:relay).
-import { Realtime, api } from "/web/lib/realtime.js";
+import { Realtime, api, rtcConfiguration } from "/web/lib/realtime.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -325,7 +325,7 @@ async function publish() {
     return;
   }
   if (state.relayed) { await publishRelayed(local); return; }
-  const pc = new RTCPeerConnection(rtcConfiguration());
+  const pc = new RTCPeerConnection(rtcConfiguration(state.iceServers));
   addLocalTracks(pc, local);
   try {
     await pc.setLocalDescription(await pc.createOffer());
@@ -407,15 +407,6 @@ function setTrack(kind, enabled, tell = true) {
   }
 }
 
-/**
- * The server's STUN and TURN servers; `?iceTransportPolicy=relay` sends everything through TURN (to check that
- * clients behind a firewall that lets only the TURN server through can still connect).
- */
-function rtcConfiguration() {
-  const policy = new URLSearchParams(location.search).get("iceTransportPolicy") === "relay" ? "relay" : "all";
-  return { iceServers: state.iceServers, iceTransportPolicy: policy };
-}
-
 /** `?codec=H264` (or VP8) offers only that codec (plus RTX): the SFU takes VP8 whenever it is offered. */
 const preferredCodec = new URLSearchParams(location.search).get("codec");
 
@@ -460,7 +451,7 @@ async function subscribe(stream) {
     // The publisher offers once the server tells it we subscribed; our answer and candidates go back through the server.
     Object.assign(sub, relayPeer(stream.streamId, state.me));
   } else {
-    sub.pc = new RTCPeerConnection(rtcConfiguration());
+    sub.pc = new RTCPeerConnection(rtcConfiguration(state.iceServers));
   }
   const pc = sub.pc;
   state.subscribers.set(stream.streamId, sub);
@@ -485,7 +476,7 @@ async function subscribe(stream) {
  * and a queue for the candidates that come before its remote description.
  */
 function relayPeer(streamId, subscriberId) {
-  const pc = new RTCPeerConnection(rtcConfiguration());
+  const pc = new RTCPeerConnection(rtcConfiguration(state.iceServers));
   const peer = { pc, early: [] };
   pc.onicecandidate = (e) => {
     if (!e.candidate) return;

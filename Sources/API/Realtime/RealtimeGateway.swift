@@ -19,6 +19,8 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         public var replayCapacity = 1000
         /// How long a socket may stay open without `session:login`, `session:resume` or `video:connect`.
         public var loginTimeout: Duration = .seconds(10)
+        /// STUN and TURN servers for the media of each logged-in session (`ice_servers` in `session:success`).
+        public var iceServers = ICEServers.none
         public init() {}
     }
 
@@ -270,6 +272,7 @@ public final class RealtimeGateway: ConversationEventSink, Sendable {
         var success: [String: JSONValue] = ["type": "session:success", "body": [
             "session_id": .string(session.id),
             "user": ["id": .string(user.id), "name": .string(user.name), "display_name": user.displayName.map(JSONValue.string) ?? .null],
+            "ice_servers": settings.iceServers.forClient(session.id),
         ]]
         if let rid { success["rid"] = rid }
         let text = Self.encode(.object(success))

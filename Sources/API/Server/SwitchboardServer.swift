@@ -65,6 +65,7 @@ public final class SwitchboardServer: Sendable {
         var realtimeSettings = RealtimeGateway.Settings()
         realtimeSettings.pingInterval = configuration.realtimePingInterval
         realtimeSettings.loginTimeout = configuration.realtimeLoginTimeout
+        realtimeSettings.iceServers = configuration.iceServers
         gateway = RealtimeGateway(core: core, authenticator: authenticator, settings: realtimeSettings, work: work,
                                   deliveryLoop: group.loops[0])
         core.conversations.bus.add(gateway)
