@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CShims.h"
 #include <unistd.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <string.h>
 #include <time.h>
@@ -68,6 +69,8 @@ const uint32_t SB_EPOLLIN = EPOLLIN, SB_EPOLLOUT = EPOLLOUT, SB_EPOLLERR = EPOLL
     SB_EPOLLHUP = EPOLLHUP, SB_EPOLLRDHUP = EPOLLRDHUP, SB_EPOLLET = EPOLLET, SB_EPOLLEXCLUSIVE = EPOLLEXCLUSIVE;
 uint64_t sb_monotonic_ns(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec; }
 void sb_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
+
+int sb_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 static int sb_termination_fd = -1;
 static void sb_on_termination(int sig) {
     (void)sig;

@@ -452,3 +452,36 @@ def test_vonage_sdk_captions(server, vonage_app, app_video):
         time.sleep(0.05)
     seen = sorted((e["status"], e["captionId"], e["applicationId"], e["sessionId"]) for e in hooks.events)
     assert seen == sorted([(status, started.captions_id, app_id, sid) for status in ("started", "started", "stopped", "stopped")]), hooks.events
+
+
+def test_vonage_sdk_experience_composer(server, app_video):
+    """`start_experience_composer`, `get_…`, `list_…`, `stop_…` as an application: a page rendered into its session."""
+    from video_support import serve_page
+    from vonage_video import ExperienceComposerOptions, SessionOptions, TokenOptions
+    from vonage_video.models.enums import MediaMode, TokenRole
+    video = app_video
+    sid = video.create_session(SessionOptions(media_mode=MediaMode.ROUTED)).session_id
+    token = video.generate_client_token(TokenOptions(session_id=sid, role=TokenRole.PUBLISHER))
+    token = token.decode() if isinstance(token, bytes) else token
+    keep = VideoPeer(server, sid, token)
+    with serve_page("<!doctype html><body style='background: rgb(0, 0, 200)'>composed</body>", "/page") as url:
+        try:
+            composer = video.start_experience_composer(ExperienceComposerOptions(
+                session_id=sid, token=token, url=url, max_duration=120, resolution="640x480"))
+            assert composer.status == "starting" and composer.session_id == sid
+            deadline = time.monotonic() + 30
+            while video.get_experience_composer(composer.id).status == "starting" and time.monotonic() < deadline:
+                time.sleep(0.2)
+            started = video.get_experience_composer(composer.id)
+            assert started.status == "started" and started.stream_id, started
+            assert keep.wait_push("video:streamCreated", timeout=5)["stream"]["streamId"] == started.stream_id
+            composers, count, _ = video.list_experience_composers()
+            assert count == 1 and composers[0].id == composer.id and composers[0].application_id
+            video.stop_experience_composer(composer.id)
+            assert keep.wait_push("video:streamDestroyed", timeout=10)["stream"]["streamId"] == started.stream_id
+            deadline = time.monotonic() + 10
+            while video.get_experience_composer(composer.id).status != "stopped" and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert video.get_experience_composer(composer.id).status == "stopped"
+        finally:
+            keep.close()

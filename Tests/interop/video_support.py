@@ -304,3 +304,28 @@ def decode_media(data: bytes, keep_pictures=False):
     if samples.size and np.abs(samples).max() > 2:  # integer PCM
         samples = samples / 32768
     return colours, times, samples, rate, codec
+
+
+@contextlib.contextmanager
+def serve_page(html: str, path: str = "/"):
+    """`html` served on a loopback HTTP server of the test's own (any path); yields the page's URL at `path`."""
+    import http.server
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = html.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}{path}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

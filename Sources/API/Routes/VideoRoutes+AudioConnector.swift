@@ -131,14 +131,15 @@ extension VideoRoutes {
         }
     }
 
-    /// A connection of the server's own (an Audio Connector, a SIP call) joins one of the project's routed
-    /// sessions: `token`'s grant, which must let it hear the session and whose `streams` must be there.
+    /// A connection of the server's own (an Audio Connector, a SIP call, an Experience Composer) joins one of the
+    /// project's routed sessions: `token`'s grant, which must let it hear the session (or, `publishing`, publish in
+    /// it) and whose `streams` must be there.
     static func serverConnectionGrant(core: PlatformCore, hub: VideoHub, project: String, sessionID: String, token: String, streams: [String]?,
-                                      unknownSession: APIError, relayed: String) throws -> VideoGrant {
+                                      publishing: Bool = false, unknownSession: APIError, relayed: String) throws -> VideoGrant {
         guard let session = try core.videoSessions.get(id: sessionID, project: project) else { throw unknownSession }
         guard session.mediaMode == "routed" else { throw APIError.conflict(relayed, code: "session-not-routed") }
         do {
-            return try hub.audioConnectorGrant(sessionID: session.id, token: token, streams: streams)
+            return try hub.audioConnectorGrant(sessionID: session.id, token: token, streams: streams, publishing: publishing)
         } catch let refused as LiveError {
             throw connectorRefusal(refused)
         }
@@ -161,6 +162,7 @@ extension VideoRoutes {
         case .invalidToken(let why): .badRequest("token is not valid: \(why)", code: "invalid-token")
         case .sessionNotFound: .badRequest("token is not signed by the session's project.", code: "invalid-token")
         case .notAllowedToSubscribe: .badRequest("token's role may not subscribe, so it cannot hear the session.", code: "invalid-token")
+        case .notAllowedToPublish(let role): .badRequest("token's role (\(role.rawValue)) may not publish.", code: "invalid-token")
         case .streamNotFound: .badRequest("websocket.streams names a stream that is not in the session.")
         default: .badRequest("\(refused)")
         }

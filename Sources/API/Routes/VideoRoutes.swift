@@ -21,6 +21,8 @@ struct VideoRoutes {
     var broadcasts: VideoBroadcasts? = nil
     /// Live captions; nil without a media engine.
     var captions: VideoCaptions? = nil
+    /// Experience Composers; nil without a media engine.
+    var renders: VideoRenders? = nil
 
     func register(on router: inout Router) {
         let core = self.core
@@ -128,6 +130,7 @@ struct VideoRoutes {
         registerArchives(on: &router)
         registerBroadcasts(on: &router)
         registerCaptions(on: &router)
+        registerRenders(on: &router)
     }
 
     /// The caller's account and the project id it acts as (api key or application id).

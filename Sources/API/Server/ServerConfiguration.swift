@@ -64,6 +64,10 @@ public struct ServerConfiguration: Sendable {
     public var rtmpsCAFile: String? = nil
     /// STUN and TURN servers video clients are told to use (relayed sessions' browsers reach each other through them).
     public var iceServers = ICEServers.none
+    /// The browser Experience Composers render pages in; nil: `chromium` (or another usual name) in `PATH`.
+    public var chromium: String? = nil
+    /// Experience Composers running at once (a headless browser each).
+    public var rendersMax = 4
 
     public init() {}
 
@@ -112,6 +116,8 @@ public struct ServerConfiguration: Sendable {
         Setting(flag: "--archive-max-duration", env: "SWITCHBOARD_ARCHIVE_MAX_DURATION", key: "archive_max_duration", help: "seconds a video archive records at most, pauses not counted, before it stops (maximum duration exceeded; default and at most 14400)"),
         Setting(flag: "--ice-servers", env: "SWITCHBOARD_ICE_SERVERS", key: "ice_servers", help: "STUN and TURN servers video clients use, comma-separated stun:, turn: or turns: URIs (default none)"),
         Setting(flag: "--turn-secret", env: "SWITCHBOARD_TURN_SECRET", key: "turn_secret", help: "secret shared with the TURN servers (coturn's static-auth-secret), from which each client's TURN credential is made"),
+        Setting(flag: "--chromium", env: "SWITCHBOARD_CHROMIUM", key: "chromium", help: "browser Experience Composers render pages in (default: chromium in PATH)"),
+        Setting(flag: "--renders-max", env: "SWITCHBOARD_RENDERS_MAX", key: "renders_max", help: "Experience Composers running at once, a headless browser each (default 4, 1-100)"),
         Setting(flag: "--rtmps-ca", env: "SWITCHBOARD_RTMPS_CA", key: "rtmps_ca", help: "PEM CA file trusted for broadcasts' RTMPS servers instead of the system store"),
         Setting(flag: "--dev", env: "SWITCHBOARD_DEV", key: "dev", help: "development mode: demo app servers and test routes, loopback only (a flag; true|false in env/config)"),
     ]
@@ -238,6 +244,14 @@ public struct ServerConfiguration: Sendable {
             do { c.iceServers = try ICEServers(parsing: v, secret: values["turn_secret"]) } catch { throw ConfigurationError("--ice-servers: \(error)") }
         } else if values["turn_secret"] != nil {
             throw ConfigurationError("--turn-secret: there are no TURN servers (--ice-servers) to share it with")
+        }
+        if let v = values["chromium"], !v.isEmpty {
+            guard access(v, X_OK) == 0 else { throw ConfigurationError("--chromium: '\(v)' is not an executable file") }
+            c.chromium = v
+        }
+        if let v = values["renders_max"] {
+            guard let n = Int(v), (1...100).contains(n) else { throw ConfigurationError("--renders-max: expected 1-100, got '\(v)'") }
+            c.rendersMax = n
         }
         if let v = values["captions_max_voices"] {
             guard let n = Int(v), (1...1_000).contains(n) else { throw ConfigurationError("--captions-max-voices: expected 1-1000, got '\(v)'") }

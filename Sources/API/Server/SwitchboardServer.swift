@@ -31,6 +31,8 @@ public final class SwitchboardServer: Sendable {
     let logger = Logger(label: "server")
     let linkBase: LinkBaseMiddleware
     let started = Mutex<(http: SocketAddress?, https: SocketAddress?, caFile: String?)>((nil, nil, nil))
+    /// Where the HTTP listener is bound, once it is: what the server's own rendering browsers connect to.
+    let boundHTTP = BoundAddress()
     /// The certificate HTTPS and SIP over TLS serve, once selected (see `serverCertificate`).
     let certificate = Mutex<(TLSContext, developmentCA: String?)?>(nil)
     /// The telephony edge (nil with `--sip-port 0`); it binds in `startSIP`.
@@ -111,6 +113,13 @@ public final class SwitchboardServer: Sendable {
                                      engine: live.audio.recordings.engine, maxVoices: configuration.captionsMaxVoices) { captions in
             monitor.captionsChanged(captions)
         }
+        let bound = boundHTTP
+        let renders = VideoRenders(directory: configuration.dataDirectory + "/video/renders", hub: live.video,
+                                   browser: HeadlessBrowser.find(configured: configuration.chromium),
+                                   script: Self.findWebRoot(configuration.webRoot) + "/video/render-publisher.js",
+                                   maxRunning: configuration.rendersMax) {
+            bound.value.withLock { $0 }.map { "ws://\($0.loopbackReachable)/v1/realtime" }
+        }
         live.video.onSessionEvent { [core] event in
             monitor.handle(event)
             switch event {
@@ -130,7 +139,7 @@ public final class SwitchboardServer: Sendable {
         }
         VideoRoutes(core: core, hub: live.video, group: group,
                     sip: lineMedia.edge.map { VideoSIPEdge(edge: $0, pool: lineMedia.pool, host: lineMedia.host, silenceLimit: lineMedia.silenceLimit) },
-                    archives: archives, broadcasts: broadcasts, captions: captions)
+                    archives: archives, broadcasts: broadcasts, captions: captions, renders: renders)
             .register(on: &router)
         if configuration.development {
             VideoPlaygroundRoutes(core: core, account: account.0, broadcasts: broadcasts, captions: captions).register(on: &router)
@@ -176,6 +185,7 @@ public final class SwitchboardServer: Sendable {
             s = try http.listen(httpsAddress, tls: context) { linkBase.listening($0, secure: true) }
         }
         started.withLock { $0 = (h, s, caFile ?? $0.caFile) }
+        boundHTTP.value.withLock { $0 = h }
         return (h, s)
     }
 
@@ -300,3 +310,16 @@ public final class SwitchboardServer: Sendable {
 }
 
 import Synchronization
+
+/// An address known once a listener is bound.
+final class BoundAddress: Sendable {
+    let value = Mutex<SocketAddress?>(nil)
+}
+
+extension SocketAddress {
+    /// `host:port` as a client on this machine reaches it: a wildcard address through loopback, IPv6 in brackets.
+    var loopbackReachable: String {
+        let reach = host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "::1" : host
+        return reach.contains(":") ? "[\(reach)]:\(port)" : "\(reach):\(port)"
+    }
+}

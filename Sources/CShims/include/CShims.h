@@ -36,6 +36,9 @@ int sb_thread_nice(void);
 uint64_t sb_monotonic_ns(void);
 /* Ignores SIGPIPE for the process (a write to a closed socket returns EPIPE instead). */
 void sb_ignore_sigpipe(void);
+
+/* pipe2(fds, O_CLOEXEC): a pipe whose ends a spawned child does not inherit (unless dup2'd on purpose). */
+int sb_pipe_cloexec(int fds[2]);
 /* From now on SIGINT and SIGTERM each add 1 to a blocking eventfd instead of ending the process;
    returns its descriptor (the same one on every call), or -1 with both left to end the process. */
 int sb_termination_eventfd(void);

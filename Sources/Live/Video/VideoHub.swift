@@ -171,10 +171,15 @@ public final class VideoHub: Sendable {
     }
 
     /// What an Audio Connector (`POST /v2/project/{id}/connect`) joins with: `token`'s grant, checked as
-    /// `video:connect` checks it, which must allow subscribing; every one of `streams` must be in the session.
-    public func audioConnectorGrant(sessionID: String, token: String, streams: [String]?) throws -> VideoGrant {
+    /// `video:connect` checks it, which must allow subscribing (or, `publishing`, publishing); every one of
+    /// `streams` must be in the session.
+    public func audioConnectorGrant(sessionID: String, token: String, streams: [String]?, publishing: Bool = false) throws -> VideoGrant {
         let grant = try verifiedGrant(token, sessionID: sessionID)
-        guard grant.role.canSubscribe else { throw LiveError.notAllowedToSubscribe }
+        if publishing {
+            guard grant.role.canPublish else { throw LiveError.notAllowedToPublish(role: grant.role) }
+        } else {
+            guard grant.role.canSubscribe else { throw LiveError.notAllowedToSubscribe }
+        }
         if let streams, streams.contains(where: { stream(sessionID: sessionID, streamID: $0) == nil }) {
             throw LiveError.streamNotFound(own: false)
         }

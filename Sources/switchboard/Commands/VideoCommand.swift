@@ -7,7 +7,7 @@ import Wire
 /// `switchboard video`: create Video API sessions on a running server, make client tokens, start Audio
 /// Connectors and SIP calls, what an app server does with the account or application credentials.
 struct VideoCommand {
-    static let command = Command(name: "video", summary: "video sessions, client tokens, audio connectors, SIP calls, archives, broadcasts and captions", usage: usage) { args in
+    static let command = Command(name: "video", summary: "video sessions, client tokens, audio connectors, SIP calls, archives, broadcasts, captions and Experience Composers", usage: usage) { args in
         try await run(args)
     }
 
@@ -30,6 +30,8 @@ struct VideoCommand {
                                      | add BROADCAST_ID STREAM_ID [--no-audio | --no-video] | remove BROADCAST_ID STREAM_ID
                switchboard video captions start SESSION_ID [--language CODE] [--max-duration SECONDS] [--no-partial]
                                       [--status-url URL] | stop CAPTIONS_ID
+               switchboard video render start SESSION_ID --url URL [--resolution WxH] [--max-duration SECONDS] [--name NAME]
+                                    | stop RENDER_ID | get RENDER_ID | list
 
           --server URL       the running server (default $SWITCHBOARD_URL, else http://$SWITCHBOARD_LISTEN,
                              else http://127.0.0.1:8080)
@@ -78,6 +80,10 @@ struct VideoCommand {
           --max-duration S   captions start: stop after S seconds (300 to 14400; default 14400)
           --no-partial       captions start: final captions only (no partial ones while words are said)
           --status-url URL   captions start: where each status (started, stopped, failed) is POSTed
+          render             Experience Composers: the web page at --url rendered by the server's headless Chromium and
+                             published into the session as a stream (picture and sound) with a fresh publisher token;
+                             start prints the render's id, stop/get/list print JSON (--resolution as for archives,
+                             default 1280x720; --max-duration 60 to 36000, default 7200; --name the stream's name)
 
         Without --app-id the session is created with X-OPENTOK-AUTH and the token is an OpenTok
         T1 token, both from the account's api key and secret in DIR/account.json.
@@ -117,12 +123,15 @@ struct VideoCommand {
         case ("captions", let action?):
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--language", "--max-duration", "--no-partial", "--status-url"])
             return try await captions(action, target: args.positionals.dropFirst(2).first, args)
+        case ("render", let action?):
+            try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--url", "--resolution", "--max-duration", "--name"])
+            return try await render(action, target: args.positionals.dropFirst(2).first, args)
         case ("dtmf", let sessionID?):
             try args.check(known: ["--server", "--data-dir", "--app-id", "--key-file", "--connection"])
             guard let digits = args.positionals.dropFirst(2).first else { throw CLIError("dtmf needs DIGITS, e.g. 1234#") }
             return try await dtmf(sessionID: sessionID, digits: digits, args)
         default:
-            throw CLIError("expected 'video session create', 'video token SESSION_ID', 'video connect SESSION_ID', 'video dial SESSION_ID', 'video dtmf SESSION_ID DIGITS', 'video archive ACTION', 'video broadcast ACTION' or 'video captions ACTION' (see switchboard help video)")
+            throw CLIError("expected 'video session create', 'video token SESSION_ID', 'video connect SESSION_ID', 'video dial SESSION_ID', 'video dtmf SESSION_ID DIGITS', 'video archive ACTION', 'video broadcast ACTION', 'video captions ACTION' or 'video render ACTION' (see switchboard help video)")
         }
     }
 
@@ -413,6 +422,48 @@ struct VideoCommand {
         if action == "start" {
             guard let id = (try? JSONParser.parse(response.body))?["captionsId"]?.stringValue else { throw CLIError("captions start: unexpected reply \(response.text)") }
             print(id)
+        }
+        return 0
+    }
+
+    /// `video render start SESSION_ID --url URL | stop | get RENDER_ID | list`: Experience Composers, started with a fresh
+    /// publisher token.
+    static func render(_ action: String, target: String?, _ args: Arguments) async throws -> Int32 {
+        let creds = try credentials(args)
+        let server = try server(args)
+        let http = try jsonHeaders(creds)
+        let base = server + "/v2/project/\(creds.project)/render"
+        func id() throws -> String {
+            guard let target else { throw CLIError("render \(action) needs a RENDER_ID") }
+            return target
+        }
+        let request: HTTPClientRequest
+        switch action {
+        case "start":
+            guard let target else { throw CLIError("render start needs a SESSION_ID") }
+            guard let url = args["--url"] else { throw CLIError("render start needs --url URL, the page to render") }
+            let token = try clientToken(sessionID: target, role: .publisher, data: nil, ttl: 86_400, now: Date(), creds: creds)
+            var body: [String: JSONValue] = ["sessionId": .string(target), "token": .string(token), "url": .string(url)]
+            if let resolution = args["--resolution"] { body["resolution"] = .string(resolution) }
+            if let name = args["--name"] { body["properties"] = ["name": .string(name)] }
+            if let seconds = args["--max-duration"] {
+                guard let value = Int(seconds) else { throw CLIError("--max-duration: a number of seconds") }
+                body["maxDuration"] = .number(Double(value))
+            }
+            request = HTTPClientRequest(method: .POST, url: base, headers: http, body: Array(try JSONEncoder().encode(JSONValue.object(body))))
+        case "stop": request = HTTPClientRequest(method: .DELETE, url: base + "/\(try id())", headers: http)
+        case "get": request = HTTPClientRequest(method: .GET, url: base + "/\(try id())", headers: http)
+        case "list": request = HTTPClientRequest(method: .GET, url: base, headers: http)
+        default: throw CLIError("render: expected start, stop, get or list")
+        }
+        let response = try await send(request, server: server)
+        guard (200...299).contains(response.status) else { throw CLIError("render \(action) failed: HTTP \(response.status) \(response.text)") }
+        switch action {
+        case "start":
+            guard let id = (try? JSONParser.parse(response.body))?["id"]?.stringValue else { throw CLIError("render start: unexpected reply \(response.text)") }
+            print(id)
+        case "stop": break
+        default: print(response.text)
         }
         return 0
     }

@@ -1,0 +1,299 @@
+import Crypto
+import Foundation
+import Live
+import Platform
+import Runtime
+import Synchronization
+import Wire
+
+/// Experience Composer (`POST /v2/project/{id}/render`): a web page rendered by a headless Chromium of the server's
+/// own and published into a routed video session as a stream, picture and sound, that clients subscribe to as to any
+/// other (and archives and broadcasts compose). The page is loaded as it is, top level; a script the server puts into
+/// it (`Web/video/render-publisher.js`) captures its own tab once it has loaded and publishes it with the render's
+/// token over the realtime gateway, and tells the server its stream id through a DevTools binding.
+///
+/// A render is `starting` until its stream is published (`started`, with `streamId`), then runs until it is stopped
+/// (`DELETE`), its `maxDuration` passes, the session has had no other client for a minute, its stream goes (its
+/// connection forced out), or the browser exits; then `stopped` (with `reason`), or `failed` when it never started or
+/// its browser died. Each render is a JSON file under `directory`, written before the start is acknowledged and at
+/// every change, which `GET` and the list read; one a stopped server left `starting` or `started` is `failed` at the
+/// next start. At most `maxRunning` run at once (a browser each: about 200 MiB and half a core at 720p).
+final class VideoRenders: Sendable {
+    struct Render: Codable, Sendable, Equatable {
+        enum Status: String, Codable, Sendable { case starting, started, stopped, failed }
+        var id: String
+        var sessionID: String
+        var projectID: String
+        var url: String
+        var resolution: String
+        var name: String?
+        var maxDuration: Int
+        var createdAt: Int64
+        var updatedAt: Int64
+        var status = Status.starting
+        var streamID: String?
+        var reason: String?
+
+        /// The REST shape, as the `opentok` (`projectId`) and `vonage` (`applicationId`) SDKs read it.
+        var json: [String: Any] {
+            var o: [String: Any] = ["id": id, "sessionId": sessionID, "projectId": projectID, "applicationId": projectID, "url": url,
+                                    "resolution": resolution, "createdAt": createdAt, "updatedAt": updatedAt, "status": status.rawValue]
+            if let name { o["name"] = name }
+            if let streamID { o["streamId"] = streamID }
+            if let reason { o["reason"] = reason }
+            return o
+        }
+    }
+
+    /// A start's fields, checked whole before anything starts.
+    struct Request: Equatable {
+        var sessionID: String
+        var token: String
+        var url: String
+        var maxDuration = 7_200
+        var resolution = "1280x720"
+        var name: String?
+
+        static let durations = 60...36_000
+        static let resolutions = ["640x480", "480x640", "1280x720", "720x1280", "1920x1080", "1080x1920"]
+
+        init(_ body: JSONValue) throws(APIError) {
+            guard let sessionID = body["sessionId"]?.stringValue, !sessionID.isEmpty else { throw .badRequest("sessionId is required.") }
+            guard let token = body["token"]?.stringValue, !token.isEmpty else { throw .badRequest("token is required.") }
+            guard let url = body["url"]?.stringValue, (15...2048).contains(url.count), Application.isWebAddress(url) else {
+                throw .badRequest("url must be an http(s) URL of 15 to 2048 characters.")
+            }
+            (self.sessionID, self.token, self.url) = (sessionID, token, url)
+            switch body["maxDuration"] {
+            case nil, .null?: break
+            case .number(let n)? where n == n.rounded() && Self.durations.contains(Int(n)): maxDuration = Int(n)
+            default: throw .badRequest("maxDuration must be a whole number of seconds from 60 to 36000.")
+            }
+            switch body["resolution"] {
+            case nil, .null?: break
+            case .string(let r)? where Self.resolutions.contains(r): resolution = r
+            default: throw .badRequest("resolution must be one of \(Self.resolutions.joined(separator: ", ")).")
+            }
+            switch body["properties"] {
+            case nil, .null?: break
+            case .object(let properties)?:
+                switch properties["name"] {
+                case nil, .null?: break
+                case .string(let n)? where (1...200).contains(n.count): name = n
+                default: throw .badRequest("properties.name must be 1 to 200 characters.")
+                }
+            default: throw .badRequest("properties must be an object.")
+            }
+        }
+
+        var size: (width: Int, height: Int) {
+            let parts = resolution.split(separator: "x").compactMap { Int($0) }
+            return (parts[0], parts[1])
+        }
+    }
+
+    /// Renders running, by id, each with why it should stop once asked to.
+    private let running = Mutex<[String: (render: Render, stop: String?)]>([:])
+    let directory: String
+    let maxRunning: Int
+    let hub: VideoHub
+    /// The browser to run (`--chromium`), nil when none was found.
+    let browser: String?
+    /// The realtime gateway's address as the rendering browser reaches it (`ws://127.0.0.1:8080/v1/realtime`), once
+    /// the server listens.
+    let realtime: @Sendable () -> String?
+    /// The publisher script's file (`Web/video/render-publisher.js`).
+    let script: String
+    /// How long the session may have no other client before a render stops.
+    let alone: Duration
+    let logger = Logger(label: "render")
+
+    init(directory: String, hub: VideoHub, browser: String?, script: String, maxRunning: Int = 4, alone: Duration = .seconds(60),
+         realtime: @escaping @Sendable () -> String?) {
+        self.directory = directory
+        self.hub = hub
+        self.browser = browser
+        self.script = script
+        self.maxRunning = maxRunning
+        self.alone = alone
+        self.realtime = realtime
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasSuffix(".json") {
+            guard let left = Self.load(directory + "/" + name), left.status == .starting || left.status == .started else { continue }
+            var ended = left
+            ended.status = .failed
+            ended.reason = "The server stopped while rendering."
+            ended.updatedAt = VideoArchives.millis()
+            _ = VideoArchives.saveJSON(ended, id: ended.id, directory: directory)
+            try? FileManager.default.removeItem(atPath: Self.profile(left.id))
+        }
+    }
+
+    /// The browser profile of a render: an empty one in the temporary directory, removed when the render ends.
+    private static func profile(_ id: String) -> String { NSTemporaryDirectory() + "switchboard-render-" + id }
+
+    private static func load(_ path: String) -> Render? {
+        FileManager.default.contents(atPath: path).flatMap { try? JSONDecoder().decode(Render.self, from: $0) }
+    }
+
+    /// Renders running now, for `/metrics`.
+    var count: Int { running.withLock { $0.count } }
+
+    /// Starts rendering `ask.url` into `ask.sessionID` (checked by the caller: a routed session of `project`, and a
+    /// token that may publish in it). 501 without a browser, 503 at `maxRunning` or when it cannot be saved.
+    func start(_ ask: Request, project: String) throws(APIError) -> Render {
+        guard let browser else {
+            throw APIError(status: 501, code: "render-unavailable", title: "Not Implemented",
+                           detail: "Experience Composer needs Chromium on the server: install the chromium package, or name it with --chromium.")
+        }
+        let now = VideoArchives.millis()
+        let render = Render(id: UUID4.generate(), sessionID: ask.sessionID, projectID: project, url: ask.url, resolution: ask.resolution,
+                            name: ask.name, maxDuration: ask.maxDuration, createdAt: now, updatedAt: now)
+        let started = running.withLock { r -> Bool in
+            guard r.count < maxRunning else { return false }
+            r[render.id] = (render, nil)
+            return true
+        }
+        guard started else {
+            throw .unavailable("\(maxRunning) Experience Composers are running, as many as this server runs at once (--renders-max); stop one first.")
+        }
+        guard VideoArchives.saveJSON(render, id: render.id, directory: directory) else {
+            running.withLock { $0[render.id] = nil }
+            throw .unavailable("The render could not be saved, so it was not started.")
+        }
+        Task.detached { [self] in await self.run(render, ask: ask, browser: browser) }
+        return render
+    }
+
+    /// Asks a running render of `project` to stop; false when there is none with that id (or it is already stopping).
+    func stop(id: String, project: String) -> Bool {
+        running.withLock { r in
+            guard let run = r[id], run.render.projectID == project, run.stop == nil else { return false }
+            r[id]?.stop = "Stopped by the user."
+            return true
+        }
+    }
+
+    /// A render of `project`, running or ended.
+    func get(id: String, project: String) -> Render? {
+        if let live = running.withLock({ $0[id]?.render }) { return live.projectID == project ? live : nil }
+        guard id.count == 36, id.allSatisfy({ $0.isHexDigit || $0 == "-" }), let saved = Self.load(directory + "/" + id + ".json"), saved.projectID == project else { return nil }
+        return saved
+    }
+
+    /// The project's renders, newest first: `count` of them from `offset`, and how many there are.
+    func list(project: String, offset: Int, count: Int) -> (total: Int, items: [Render]) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let live = running.withLock { r in Dictionary(uniqueKeysWithValues: r.map { ($0.key, $0.value.render) }) }
+        let all = names.filter { $0.hasSuffix(".json") }
+            .compactMap { name in live[String(name.dropLast(5))] ?? Self.load(directory + "/" + name) }
+            .filter { $0.projectID == project }
+            .sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
+        return (all.count, Array(all.dropFirst(offset).prefix(count)))
+    }
+
+    /// A status change: kept and saved.
+    private func update(_ render: Render) {
+        running.withLock { r in if r[render.id] != nil { r[render.id]?.render = render } }
+        _ = VideoArchives.saveJSON(render, id: render.id, directory: directory)
+    }
+
+    /// One render from its browser's start to its end.
+    private func run(_ first: Render, ask: Request, browser executable: String) async {
+        var render = first
+        let clock = ContinuousClock()
+        let (width, height) = ask.size
+        var browser: HeadlessBrowser?
+        var connectionID: String?
+        do {
+            guard let realtime = realtime() else { throw HeadlessBrowser.Failure(description: "the server is not listening yet") }
+            guard let source = FileManager.default.contents(atPath: script).map({ String(decoding: $0, as: UTF8.self) }) else {
+                throw HeadlessBrowser.Failure(description: "the publisher script \(script) cannot be read")
+            }
+            let config: JSONValue = ["realtime": .string(realtime), "sessionId": .string(ask.sessionID), "token": .string(ask.token),
+                                     "name": .string(ask.name ?? ""), "width": .number(Double(width)), "height": .number(Double(height))]
+            let opened = try HeadlessBrowser(executable: executable, profile: Self.profile(render.id), width: width, height: height)
+            browser = opened
+            let (reports, report) = AsyncStream.makeStream(of: JSONValue.self)
+            opened.onEvent { method, params, _ in
+                if method == "Runtime.bindingCalled", params["name"]?.stringValue == "switchboardRender",
+                   let payload = params["payload"]?.stringValue, let what = try? JSONParser.parse(payload) {
+                    report.yield(what)
+                }
+            }
+            let target = try await opened.send("Target.createTarget", ["url": "about:blank"])
+            guard let targetID = target["targetId"]?.stringValue else { throw HeadlessBrowser.Failure(description: "no page") }
+            let attached = try await opened.send("Target.attachToTarget", ["targetId": .string(targetID), "flatten": true])
+            guard let page = attached["sessionId"]?.stringValue else { throw HeadlessBrowser.Failure(description: "no page session") }
+            try await opened.send("Page.enable", session: page)
+            try await opened.send("Runtime.enable", session: page)
+            try await opened.send("Page.setBypassCSP", ["enabled": true], session: page)
+            try await opened.send("Emulation.setDeviceMetricsOverride",
+                                  ["width": .number(Double(width)), "height": .number(Double(height)), "deviceScaleFactor": 1, "mobile": false],
+                                  session: page)
+            try await opened.send("Runtime.addBinding", ["name": "switchboardRender"], session: page)
+            try await opened.send("Page.addScriptToEvaluateOnNewDocument",
+                                  ["source": .string("(\(source))(\(RealtimeGateway.encode(config)));")], session: page)
+            let navigated = try await opened.send("Page.navigate", ["url": .string(ask.url)], session: page)
+            if let error = navigated["errorText"]?.stringValue {
+                throw HeadlessBrowser.Failure(description: "\(ask.url) could not be loaded: \(error)")
+            }
+            // The page publishes once it has loaded: its stream id, or why not, within 30 s.
+            let published = await Self.first(of: reports, within: .seconds(30))
+            guard let published else { throw HeadlessBrowser.Failure(description: "the page did not publish within 30 s") }
+            if let error = published["error"]?.stringValue { throw HeadlessBrowser.Failure(description: "the page could not publish: \(error)") }
+            guard let streamID = published["streamId"]?.stringValue else { throw HeadlessBrowser.Failure(description: "the page did not publish") }
+            connectionID = published["connectionId"]?.stringValue
+            render.status = .started
+            render.streamID = streamID
+            render.updatedAt = VideoArchives.millis()
+            update(render)
+            logger.info("render started", ["id": render.id, "session": render.sessionID, "stream": streamID])
+
+            // Running: until asked, the maximum duration, a minute alone in the session, its stream gone, or the browser gone.
+            let deadline = clock.now + .seconds(render.maxDuration)
+            var aloneSince: ContinuousClock.Instant?
+            var reason = "Max duration exceeded."
+            while clock.now < deadline {
+                if let asked = running.withLock({ $0[render.id]?.stop }) { reason = asked; break }
+                if opened.exited { throw HeadlessBrowser.Failure(description: "the browser exited") }
+                guard hub.streams(sessionID: render.sessionID).contains(where: { $0.id == streamID }) else {
+                    reason = "The render's stream was unpublished."
+                    break
+                }
+                let others = hub.connections(sessionID: render.sessionID).contains { $0.id != connectionID }
+                if others { aloneSince = nil } else if aloneSince == nil { aloneSince = clock.now }
+                if let since = aloneSince, clock.now - since >= alone { reason = "The session has had no other client for a while."; break }
+                try? await Task.sleep(for: .milliseconds(250))
+            }
+            render.status = .stopped
+            render.reason = reason
+        } catch {
+            render.status = .failed
+            render.reason = "\(error)"
+            logger.warning("render ended", ["id": render.id, "reason": "\(error)"])
+        }
+        // Its connection leaves before the browser goes, so clients see a clean unpublish.
+        if let connectionID { hub.disconnect(sessionID: render.sessionID, connectionID: connectionID, reason: .clientDisconnected) }
+        await browser?.stop()
+        render.updatedAt = VideoArchives.millis()
+        running.withLock { $0[render.id] = nil }
+        _ = VideoArchives.saveJSON(render, id: render.id, directory: directory)
+    }
+
+    /// The first element of `stream`, or nil after `limit`.
+    private static func first(of stream: AsyncStream<JSONValue>, within limit: Duration) async -> JSONValue? {
+        await withTaskGroup(of: JSONValue?.self) { group in
+            group.addTask {
+                for await value in stream { return value }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+}

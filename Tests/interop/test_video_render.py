@@ -1,0 +1,218 @@
+"""Experience Composer: the `opentok` and `vonage` SDKs start a render of a web page (served on loopback: a coloured
+page playing a 660 Hz tone) into a routed session; the server's headless Chromium loads it, and the page's own tab —
+picture and sound — is published as a stream that an aiortc subscriber decodes (the page's colour, the tone). The
+render is listed, read and stopped (its stream destroyed, `stopped` with its reason); a page that cannot be loaded
+is `failed` with why; bad requests, a relayed session and a token that may not publish are refused."""
+import asyncio
+import functools
+import time
+
+import numpy as np
+import pytest
+import requests
+
+from media_support import collect_audio, dominant_frequency
+from rig import free_port, wait_until
+from video_support import VideoPeer, opentok_client, serve_page, video_server
+
+opentok = pytest.importorskip("opentok")
+pytest.importorskip("aiortc")
+
+COLOUR = (30, 200, 90)
+TONE = 660
+PAGE = f"""<!doctype html><html><head><title>composed</title><style>
+html, body {{ margin: 0; height: 100%; background: rgb{COLOUR}; }}</style></head>
+<body><div id="dot" style="position: absolute; width: 8px; height: 8px; background: rgb{COLOUR[::-1]}"></div><script>
+  // Something moving, so the page keeps changing (a still page is captured only when it changes).
+  const dot = document.getElementById("dot");
+  const move = (t) => {{ dot.style.left = `${{Math.round(t / 10) % 300}}px`; requestAnimationFrame(move); }};
+  requestAnimationFrame(move);
+  // A tone for as long as the page is open (the renderer allows sound without a gesture).
+  const ctx = new AudioContext();
+  const tone = ctx.createOscillator();
+  tone.frequency.value = {TONE};
+  const level = ctx.createGain();
+  level.gain.value = 0.3;
+  tone.connect(level).connect(ctx.destination);
+  tone.start();
+</script></body></html>"""
+
+
+@pytest.fixture(scope="module")
+def site():
+    """The page to render, on a loopback HTTP server of the test's own."""
+    with serve_page(PAGE, "/composed") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def server():
+    with video_server() as s:
+        yield s
+
+
+def render_url(server, ot, render_id=""):
+    return f"{server.http_url}/v2/project/{ot.api_key}/render" + (f"/{render_id}" if render_id else "")
+
+
+async def watch(peer, stream_id, seconds):
+    """Subscribes to `stream_id` with aiortc through `peer`; returns (mean colours, frame sizes, audio samples, rate)."""
+    from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
+    pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+    tracks = {}
+    pc.on("track", lambda t: tracks.__setitem__(t.kind, t))
+    offer = await asyncio.to_thread(peer.request, "video:subscribe", {"streamId": stream_id})
+    await pc.setRemoteDescription(RTCSessionDescription(sdp=offer["offer"], type="offer"))
+    await pc.setLocalDescription(await pc.createAnswer())
+    await asyncio.to_thread(peer.request, "video:subscribe:answer", {"streamId": stream_id, "answer": pc.localDescription.sdp})
+    deadline = time.monotonic() + 10
+    while len(tracks) < 2 and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert set(tracks) == {"audio", "video"}, tracks
+
+    async def pictures():
+        colours, sizes = [], []
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            frame = await asyncio.wait_for(tracks["video"].recv(), timeout=5)
+            picture = frame.to_ndarray(format="rgb24")
+            sizes.append((frame.width, frame.height))
+            colours.append(picture.reshape(-1, 3).mean(axis=0))
+        return colours, sizes
+    try:
+        await collect_audio(tracks["audio"], 0.5)
+        (colours, sizes), (samples, rate) = await asyncio.gather(pictures(), collect_audio(tracks["audio"], seconds))
+    finally:
+        await pc.close()
+    return colours, sizes, samples, rate
+
+
+def test_a_rendered_page_is_a_stream_of_the_session(server, site):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    watcher = VideoPeer(server, sid, ot.generate_token(sid, data="name=watcher"))
+    try:
+        render = ot.start_render(sid, ot.generate_token(sid, role=opentok.Roles.publisher, data="name=composer"), site,
+                                 max_duration=300, resolution="640x480", properties={"name": "composed page"})
+        assert render.status == "starting" and render.sessionId == sid and render.url == site and render.resolution == "640x480"
+        started = wait_until(lambda: (r := ot.get_render(render.id)).status != "starting" and r, timeout=30,
+                             what="the render started")
+        assert started.status == "started" and started.streamId, started.attrs()
+        created = watcher.wait_push("video:streamCreated", timeout=5)["stream"]
+        assert created["streamId"] == started.streamId and created["name"] == "composed page" and created["hasAudio"]
+
+        # The page's own picture and sound, as a subscriber receives them.
+        colours, sizes, samples, rate = asyncio.run(watch(watcher, started.streamId, 2.0))
+        assert len(colours) >= 10, len(colours)
+        mean = np.mean(colours[-5:], axis=0)
+        assert np.all(np.abs(mean - COLOUR) < 25), mean
+        assert max(w for w, _ in sizes) <= 640 and max(h for _, h in sizes) <= 480, set(sizes)
+        assert abs(dominant_frequency(samples, rate) - TONE) < 15, dominant_frequency(samples, rate)
+        assert np.sqrt(np.mean(samples ** 2)) > 0.01
+
+        listed = ot.list_renders()
+        assert render.id in [r.id for r in listed.items] and listed.count >= 1
+
+        # Stopped: its stream goes, and it says why.
+        ot.stop_render(render.id)
+        destroyed = watcher.wait_push("video:streamDestroyed", timeout=10)["stream"]
+        assert destroyed["streamId"] == started.streamId
+        stopped = wait_until(lambda: (r := ot.get_render(render.id)).status == "stopped" and r, timeout=10, what="stopped")
+        assert stopped.reason == "Stopped by the user." and stopped.updatedAt >= stopped.createdAt
+        assert requests.delete(render_url(server, ot, render.id), headers=ot.get_json_headers(), timeout=10).status_code == 404
+    finally:
+        watcher.close()
+
+
+def test_a_page_that_cannot_be_loaded_fails_and_says_why(server):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    keep = VideoPeer(server, sid, ot.generate_token(sid))
+    try:
+        render = ot.start_render(sid, ot.generate_token(sid), f"http://127.0.0.1:{free_port()}/nothing-here")
+        failed = wait_until(lambda: (r := ot.get_render(render.id)).status != "starting" and r, timeout=30, what="the render ended")
+        assert failed.status == "failed" and "ERR_CONNECTION_REFUSED" in failed.reason, failed.attrs()
+        assert failed.streamId is None
+    finally:
+        keep.close()
+
+
+def test_bad_requests_are_refused(server, site):
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    headers = ot.get_json_headers()
+    good = {"sessionId": sid, "token": ot.generate_token(sid), "url": site}
+    post = functools.partial(requests.post, render_url(server, ot), headers=headers, timeout=10)
+    for change, says in (
+        ({"url": "ftp://127.0.0.1/page.html"}, "url"),
+        ({"url": "http://x"}, "url"),
+        ({"maxDuration": 30}, "maxDuration"),
+        ({"maxDuration": 36_001}, "maxDuration"),
+        ({"resolution": "800x600"}, "resolution"),
+        ({"properties": {"name": ""}}, "properties.name"),
+        ({"token": "T1==nonsense"}, "token"),
+        ({"token": ot.generate_token(sid, role=opentok.Roles.subscriber)}, "publish"),
+        ({"sessionId": "1_nope"}, "sessionId"),
+    ):
+        r = post(json={**good, **change})
+        assert r.status_code == 400 and says in r.json().get("detail", r.text), (change, r.status_code, r.text)
+    relayed = ot.create_session(media_mode=opentok.MediaModes.relayed).session_id
+    r = post(json={**good, "sessionId": relayed, "token": ot.generate_token(relayed)})
+    assert r.status_code == 409, r.text
+    assert requests.get(render_url(server, ot, "0" * 8 + "-0000-0000-0000-" + "0" * 12), headers=headers, timeout=10).status_code == 404
+    assert requests.get(render_url(server, ot, "..%2F..%2Faccount"), headers=headers, timeout=10).status_code == 404
+
+
+def test_a_restart_ends_a_render_and_leaves_no_browser(site, tmp_path):
+    """Stopping the server ends its browsers with it; the render it left running is `failed` after the restart."""
+    import subprocess
+
+    from rig import start_server
+    start = lambda: start_server(["--media-port", "0", "--log-level", "warn"], https=False, dev=True, data_dir=tmp_path)
+    server = start()
+    try:
+        ot = opentok_client(server)
+        sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+        keep = VideoPeer(server, sid, ot.generate_token(sid))
+        render = ot.start_render(sid, ot.generate_token(sid), site, resolution="640x480")
+        wait_until(lambda: ot.get_render(render.id).status == "started", timeout=30, what="started")
+        keep.close()
+        browsers = lambda: subprocess.run(["pgrep", "-f", f"switchboard-render-{render.id}"], capture_output=True, text=True).stdout.split()
+        assert browsers()
+        assert server.stop() == 0
+        wait_until(lambda: not browsers(), timeout=10, what="the render's browser gone with the server")
+    finally:
+        server.cleanup()
+    again = start()
+    try:
+        left = opentok_client(again).get_render(render.id)
+        assert left.status == "failed" and left.reason == "The server stopped while rendering.", left.attrs()
+    finally:
+        again.stop()
+        again.cleanup()
+
+
+def test_the_cli_starts_reads_lists_and_stops_a_render(server, site):
+    import json
+    import subprocess
+
+    from rig import server_binary
+
+    def cli(*args):
+        out = subprocess.run([str(server_binary()), "video", *args, "--server", server.http_url, "--data-dir", str(server.data_dir)],
+                             capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    keep = VideoPeer(server, sid, ot.generate_token(sid))
+    try:
+        render_id = cli("render", "start", sid, "--url", site, "--resolution", "640x480", "--name", "from the cli")
+        started = wait_until(lambda: (r := json.loads(cli("render", "get", render_id)))["status"] == "started" and r, timeout=30,
+                             what="started")
+        assert keep.wait_push("video:streamCreated", timeout=5)["stream"]["name"] == "from the cli" and started["streamId"]
+        assert render_id in [r["id"] for r in json.loads(cli("render", "list"))["items"]]
+        cli("render", "stop", render_id)
+        wait_until(lambda: json.loads(cli("render", "get", render_id))["status"] == "stopped", timeout=10, what="stopped")
+    finally:
+        keep.close()
