@@ -216,3 +216,23 @@ def test_the_cli_starts_reads_lists_and_stops_a_render(server, site):
         wait_until(lambda: json.loads(cli("render", "get", render_id))["status"] == "stopped", timeout=10, what="stopped")
     finally:
         keep.close()
+
+
+def test_the_playground_composes_a_page_into_its_session(server, site):
+    pytest.importorskip("playwright.sync_api")
+    from rig import chromium, new_page, screenshot
+    from video_support import CHROMIUM_ARGS, decoding, join, wait_for_log
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    with chromium(extra_args=CHROMIUM_ARGS[3:]) as browser:
+        page = new_page(browser)
+        join(page, server, sid, ot.generate_token(sid, data="name=host"), "host", publish=False)
+        page.fill("#render-url", site)
+        page.click("#start-render")
+        wait_for_log(page, "streamCreated composed page", timeout=30)
+        (stream,) = wait_until(decoding(page), timeout=20, what="the composed page decoded").values()
+        assert stream["name"] == "composed page" and stream["video"]["frameWidth"] > 0
+        screenshot(page, "video-playground-composed-page.png")
+        page.click("#stop-render")
+        wait_for_log(page, "streamDestroyed composed page", timeout=10)
+        page.context.close()

@@ -18,6 +18,7 @@ const state = {
   subscribers: new Map(), // streamId -> { pc, tile, stream, media, captions (final ones received) }
   live: null, // { id, hls }: the session's broadcast this page started
   captionsId: null, // the session's live captions this page started
+  renderId: null, // the Experience Composer this page started
 };
 
 // ---------- UI helpers ----------
@@ -67,6 +68,8 @@ function refreshControls() {
   $("stop-live").disabled = !state.live;
   $("start-captions").disabled = !joined || !!state.captionsId || state.relayed;
   $("stop-captions").disabled = !state.captionsId;
+  $("start-render").disabled = !joined || !!state.renderId || state.relayed;
+  $("stop-render").disabled = !state.renderId;
   $("empty").hidden = !!state.rt;
   const select = $("signal-to");
   const current = select.value;
@@ -185,6 +188,34 @@ async function stopCaptions() {
     log("live captions stopped");
   } catch (e) {
     showError(`Could not stop captions: ${describe(e)}`);
+  }
+}
+
+// ---------- Experience Composer ----------
+
+async function startRender() {
+  clearError();
+  const url = $("render-url").value.trim();
+  if (!url) { showError("Give the address of a page to compose."); return; }
+  try {
+    state.renderId = (await api("POST", "/video/api/render", { body: { sessionId: state.sessionId, url } })).id;
+    log("composing the page: its stream comes once it has loaded");
+  } catch (e) {
+    showError(`Could not compose the page: ${describe(e)}`);
+  }
+  refreshControls();
+}
+
+async function stopRender() {
+  const id = state.renderId;
+  if (!id) return;
+  state.renderId = null;
+  refreshControls();
+  try {
+    await api("POST", "/video/api/render/stop", { body: { id } });
+    log("composed page stopped");
+  } catch (e) {
+    showError(`Could not stop the composed page: ${describe(e)}`);
   }
 }
 
@@ -588,6 +619,7 @@ async function sendSignal(ev) {
 async function leave() {
   await stopLive();
   await stopCaptions();
+  await stopRender();
   if (state.rt && state.me) {
     try { await state.rt.request("video:disconnect", {}, 3000); } catch { /* closing anyway */ }
   }
@@ -682,6 +714,8 @@ $("signal-form").onsubmit = sendSignal;
 $("go-live").onclick = goLive;
 $("stop-live").onclick = stopLive;
 $("start-captions").onclick = startCaptions;
+$("start-render").onclick = startRender;
+$("stop-render").onclick = stopRender;
 $("stop-captions").onclick = stopCaptions;
 $("show-captions").onchange = () => showCaptions($("show-captions").checked);
 $("publish-captions").onchange = () => {

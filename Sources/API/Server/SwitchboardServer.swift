@@ -142,7 +142,7 @@ public final class SwitchboardServer: Sendable {
                     archives: archives, broadcasts: broadcasts, captions: captions, renders: renders)
             .register(on: &router)
         if configuration.development {
-            VideoPlaygroundRoutes(core: core, account: account.0, broadcasts: broadcasts, captions: captions).register(on: &router)
+            VideoPlaygroundRoutes(core: core, account: account.0, broadcasts: broadcasts, captions: captions, renders: renders).register(on: &router)
         }
         webhooks = WebhookDispatcher(client: HTTPClient(group: group), applications: core.applications)
         core.conversations.bus.add(webhooks)

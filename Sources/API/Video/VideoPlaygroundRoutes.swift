@@ -21,6 +21,7 @@ struct VideoPlaygroundRoutes {
     let account: Account
     let broadcasts: VideoBroadcasts?
     let captions: VideoCaptions?
+    let renders: VideoRenders?
 
     func register(on router: inout Router) {
         let core = self.core
@@ -65,6 +66,27 @@ struct VideoPlaygroundRoutes {
                 let account = try Self.account(req, primary: primary, core: core)
                 guard let id = try req.json()["id"]?.stringValue, captions.stop(id: id, project: account.apiKey) else {
                     throw APIError.notFound("No such captions for this account.")
+                }
+                return .noContent()
+            }
+        }
+        if let renders {
+            router.post("/video/api/render", bodyLimit: 8192) { req in
+                let account = try Self.account(req, primary: primary, core: core)
+                let body = try req.json()
+                guard let sid = body["sessionId"]?.stringValue, try core.videoSessions.get(id: sid, project: account.apiKey) != nil else {
+                    throw APIError.notFound("No such session for this account.")
+                }
+                let token = VideoTokenVerifier.makeT1(apiKey: account.apiKey, apiSecret: account.apiSecret, sessionID: sid, role: .publisher,
+                                                      data: "name=composer", ttl: 3_600)
+                let ask = try VideoRenders.Request(["sessionId": .string(sid), "token": .string(token), "url": body["url"] ?? .null,
+                                                   "resolution": "640x480", "maxDuration": .number(3_600), "properties": ["name": "composed page"]])
+                return .jsonObject(["id": try renders.start(ask, project: account.apiKey).id])
+            }
+            router.post("/video/api/render/stop", bodyLimit: 4096) { req in
+                let account = try Self.account(req, primary: primary, core: core)
+                guard let id = try req.json()["id"]?.stringValue, renders.stop(id: id, project: account.apiKey) else {
+                    throw APIError.notFound("No such Experience Composer running for this account.")
                 }
                 return .noContent()
             }
