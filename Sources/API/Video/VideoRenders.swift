@@ -227,9 +227,6 @@ final class VideoRenders: Sendable {
             try await opened.send("Page.enable", session: page)
             try await opened.send("Runtime.enable", session: page)
             try await opened.send("Page.setBypassCSP", ["enabled": true], session: page)
-            try await opened.send("Emulation.setDeviceMetricsOverride",
-                                  ["width": .number(Double(width)), "height": .number(Double(height)), "deviceScaleFactor": 1, "mobile": false],
-                                  session: page)
             try await opened.send("Runtime.addBinding", ["name": "switchboardRender"], session: page)
             try await opened.send("Page.addScriptToEvaluateOnNewDocument",
                                   ["source": .string("(\(source))(\(RealtimeGateway.encode(config)));")], session: page)
@@ -243,6 +240,8 @@ final class VideoRenders: Sendable {
             if let error = published["error"]?.stringValue { throw HeadlessBrowser.Failure(description: "the page could not publish: \(error)") }
             guard let streamID = published["streamId"]?.stringValue else { throw HeadlessBrowser.Failure(description: "the page did not publish") }
             connectionID = published["connectionId"]?.stringValue
+            // Capturing its tab puts the browser's "sharing this tab" bar above the page: the window grows by it.
+            try await Self.fitWindow(opened, target: targetID, page: page, width: width, height: height)
             render.status = .started
             render.streamID = streamID
             render.updatedAt = VideoArchives.millis()
@@ -278,6 +277,33 @@ final class VideoRenders: Sendable {
         render.updatedAt = VideoArchives.millis()
         running.withLock { $0[render.id] = nil }
         _ = VideoArchives.saveJSON(render, id: render.id, directory: directory)
+    }
+
+    /// Sizes the page's window so that the page itself — what its tab capture sends — is `width` × `height`: the
+    /// window is the page plus the browser's own frame and bars, even headless, so it grows by what the page lacks
+    /// (up to three times: the browser may settle a size of its own first).
+    private static func fitWindow(_ browser: HeadlessBrowser, target: String, page: String, width: Int, height: Int) async throws {
+        let window = try await browser.send("Browser.getWindowForTarget", ["targetId": .string(target)])
+        guard let windowID = window["windowId"]?.intValue else { return }
+        func pageSize() async throws -> [Int] {
+            let inner = try await browser.send("Runtime.evaluate", ["expression": "[innerWidth, innerHeight]", "returnByValue": true], session: page)
+            return inner["result"]?["value"]?.arrayValue?.compactMap(\.intValue) ?? []
+        }
+        var size = try await pageSize()
+        for _ in 0..<3 {
+            guard size.count == 2, size != [width, height] else { return }
+            let bounds = try await browser.send("Browser.getWindowBounds", ["windowId": .number(Double(windowID))])
+            guard let w = bounds["bounds"]?["width"]?.intValue, let h = bounds["bounds"]?["height"]?.intValue else { return }
+            try await browser.send("Browser.setWindowBounds", ["windowId": .number(Double(windowID)), "bounds": [
+                "width": .number(Double(w + width - size[0])), "height": .number(Double(h + height - size[1])),
+            ]])
+            // The page takes its new size a little later.
+            let before = size
+            for _ in 0..<20 where size == before {
+                try await Task.sleep(for: .milliseconds(50))
+                size = try await pageSize()
+            }
+        }
     }
 
     /// The first element of `stream`, or nil after `limit`.

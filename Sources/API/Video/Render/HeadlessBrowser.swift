@@ -41,7 +41,9 @@ final class HeadlessBrowser: @unchecked Sendable {
         let argv = [executable, "--headless", "--remote-debugging-pipe", "--user-data-dir=\(profile)", "--window-size=\(width),\(height)",
                     "--no-first-run", "--no-default-browser-check", "--disable-background-networking", "--disable-sync",
                     "--disable-extensions", "--disable-default-apps", "--hide-scrollbars", "--autoplay-policy=no-user-gesture-required",
-                    "--auto-accept-this-tab-capture", "--allow-loopback-in-peer-connection"]
+                    "--auto-accept-this-tab-capture", "--allow-loopback-in-peer-connection",
+                    // A screen larger than any window a render asks for (windows are kept within it).
+                    "--screen-info={0,0 3840x3840}"]
             + (getuid() == 0 ? ["--no-sandbox"] : []) + ["about:blank"]
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
