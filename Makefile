@@ -74,7 +74,7 @@ bench: setup-bench release
 	  scripts/bench && scripts/bench-jwt && scripts/bench-realtime && scripts/bench-media && scripts/bench-rooms \
 	    && scripts/bench-video && scripts/bench-audio && scripts/bench-mixer && scripts/bench-sip && scripts/bench-sip-tls \
 	    && scripts/bench-calls && scripts/bench-bridged && scripts/bench-peers && scripts/bench-archive && scripts/bench-hls-latency \
-	    && scripts/bench-captions; \
+	    && scripts/bench-captions && scripts/bench-render; \
 	else scripts/bench-$(BENCH); fi
 
 clean:

@@ -236,3 +236,23 @@ def test_the_playground_composes_a_page_into_its_session(server, site):
         page.click("#stop-render")
         wait_for_log(page, "streamDestroyed composed page", timeout=10)
         page.context.close()
+
+
+def test_renders_beyond_the_server_s_limit_are_refused(site):
+    with video_server(settings=["--renders-max", "1"]) as server:
+        ot = opentok_client(server)
+        sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+        keep = VideoPeer(server, sid, ot.generate_token(sid))
+        try:
+            first = ot.start_render(sid, ot.generate_token(sid), site, resolution="640x480")
+            r = requests.post(render_url(server, ot), headers=ot.get_json_headers(), timeout=10,
+                              json={"sessionId": sid, "token": ot.generate_token(sid), "url": site})
+            assert r.status_code == 503 and "--renders-max" in r.json()["detail"], r.text
+            wait_until(lambda: ot.get_render(first.id).status == "started", timeout=30, what="the first started")
+            ot.stop_render(first.id)
+            wait_until(lambda: ot.get_render(first.id).status == "stopped", timeout=10, what="the first stopped")
+            second = ot.start_render(sid, ot.generate_token(sid), site, resolution="640x480")
+            wait_until(lambda: ot.get_render(second.id).status == "started", timeout=30, what="a place freed, the next one started")
+            ot.stop_render(second.id)
+        finally:
+            keep.close()

@@ -66,8 +66,8 @@ public struct ServerConfiguration: Sendable {
     public var iceServers = ICEServers.none
     /// The browser Experience Composers render pages in; nil: `chromium` (or another usual name) in `PATH`.
     public var chromium: String? = nil
-    /// Experience Composers running at once (a headless browser each).
-    public var rendersMax = 4
+    /// Experience Composers running at once (a headless browser each: half a gigabyte, and up to a core and more).
+    public var rendersMax = ProcessInfo.processInfo.activeProcessorCount
 
     public init() {}
 
@@ -117,7 +117,7 @@ public struct ServerConfiguration: Sendable {
         Setting(flag: "--ice-servers", env: "SWITCHBOARD_ICE_SERVERS", key: "ice_servers", help: "STUN and TURN servers video clients use, comma-separated stun:, turn: or turns: URIs (default none)"),
         Setting(flag: "--turn-secret", env: "SWITCHBOARD_TURN_SECRET", key: "turn_secret", help: "secret shared with the TURN servers (coturn's static-auth-secret), from which each client's TURN credential is made"),
         Setting(flag: "--chromium", env: "SWITCHBOARD_CHROMIUM", key: "chromium", help: "browser Experience Composers render pages in (default: chromium in PATH)"),
-        Setting(flag: "--renders-max", env: "SWITCHBOARD_RENDERS_MAX", key: "renders_max", help: "Experience Composers running at once, a headless browser each (default 4, 1-100)"),
+        Setting(flag: "--renders-max", env: "SWITCHBOARD_RENDERS_MAX", key: "renders_max", help: "Experience Composers running at once, a headless browser each (default: the number of cores, 1-100)"),
         Setting(flag: "--rtmps-ca", env: "SWITCHBOARD_RTMPS_CA", key: "rtmps_ca", help: "PEM CA file trusted for broadcasts' RTMPS servers instead of the system store"),
         Setting(flag: "--dev", env: "SWITCHBOARD_DEV", key: "dev", help: "development mode: demo app servers and test routes, loopback only (a flag; true|false in env/config)"),
     ]

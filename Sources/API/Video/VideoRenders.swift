@@ -17,7 +17,8 @@ import Wire
 /// connection forced out), or the browser exits; then `stopped` (with `reason`), or `failed` when it never started or
 /// its browser died. Each render is a JSON file under `directory`, written before the start is acknowledged and at
 /// every change, which `GET` and the list read; one a stopped server left `starting` or `started` is `failed` at the
-/// next start. At most `maxRunning` run at once (a browser each: about 200 MiB and half a core at 720p).
+/// next start. At most `maxRunning` run at once (a browser each: about half a gigabyte, and 0.6 to 1.2 cores for a page
+/// that changes every frame at 480p to 720p; docs/benchmarks.md, "Experience Composer").
 final class VideoRenders: Sendable {
     struct Render: Codable, Sendable, Equatable {
         enum Status: String, Codable, Sendable { case starting, started, stopped, failed }
@@ -108,7 +109,7 @@ final class VideoRenders: Sendable {
     let alone: Duration
     let logger = Logger(label: "render")
 
-    init(directory: String, hub: VideoHub, browser: String?, script: String, maxRunning: Int = 4, alone: Duration = .seconds(60),
+    init(directory: String, hub: VideoHub, browser: String?, script: String, maxRunning: Int, alone: Duration = .seconds(60),
          realtime: @escaping @Sendable () -> String?) {
         self.directory = directory
         self.hub = hub
