@@ -256,3 +256,46 @@ def test_renders_beyond_the_server_s_limit_are_refused(site):
             ot.stop_render(second.id)
         finally:
             keep.close()
+
+
+def test_a_page_that_loads_anew_publishes_anew(server):
+    """A page that reloads itself (a dashboard refreshing) is the same render with a new stream."""
+    page = "<!doctype html><body style='background: rgb(200, 200, 0)'><script>" \
+           "if (!location.search) setTimeout(() => { location.search = '?again'; }, 1500);</script></body>"
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    watcher = VideoPeer(server, sid, ot.generate_token(sid))
+    with serve_page(page, "/reloading") as url:
+        try:
+            render = ot.start_render(sid, ot.generate_token(sid), url, resolution="640x480")
+            first = watcher.wait_push("video:streamCreated", timeout=30)["stream"]["streamId"]
+            assert watcher.wait_push("video:streamDestroyed", timeout=10)["stream"]["streamId"] == first
+            second = watcher.wait_push("video:streamCreated", timeout=15)["stream"]["streamId"]
+            now = wait_until(lambda: (r := ot.get_render(render.id)).streamId == second and r, timeout=5, what="the render's new stream")
+            assert now.status == "started" and second != first
+            ot.stop_render(render.id)
+            wait_until(lambda: ot.get_render(render.id).status == "stopped", timeout=10, what="stopped")
+        finally:
+            watcher.close()
+
+
+def test_a_page_over_plain_http_on_another_host_is_composed(site, tmp_path):
+    """A page over plain HTTP from a host that is not this machine is not a secure context, where alone a page may
+    capture itself: the render's browser treats its origin as one. `--chromium` names the browser — here Debian's,
+    through a wrapper that resolves `composer.test` to loopback, so the page is on "another host" without leaving it."""
+    import shutil
+    wrapper = tmp_path / "chromium-with-hosts"
+    wrapper.write_text(f"#!/bin/sh\nexec {shutil.which('chromium')} --host-resolver-rules='MAP composer.test 127.0.0.1' \"$@\"\n")
+    wrapper.chmod(0o755)
+    with video_server(settings=["--chromium", str(wrapper)]) as server:
+        ot = opentok_client(server)
+        sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+        keep = VideoPeer(server, sid, ot.generate_token(sid))
+        try:
+            url = site.replace("127.0.0.1", "composer.test")
+            render = ot.start_render(sid, ot.generate_token(sid), url, resolution="640x480")
+            started = wait_until(lambda: (r := ot.get_render(render.id)).status != "starting" and r, timeout=30, what="the render ended starting")
+            assert started.status == "started", started.attrs()
+            ot.stop_render(render.id)
+        finally:
+            keep.close()

@@ -5,8 +5,15 @@
 // why it could not publish, through the `switchboardRender` binding the server added. Not a module: no imports.
 (config) => {
   if (window.top !== window) return; // frames of the page do not publish
+  // What this needs, taken before the page's own scripts run, so a page that replaces or wraps them (a WebRTC
+  // shim, its own `switchboardRender`) does not change what is published or reported.
+  const binding = window.switchboardRender;
+  delete window.switchboardRender; // the page's scripts do not report for the render
+  const { WebSocket, RTCPeerConnection } = window;
+  const devices = navigator.mediaDevices;
+  const getDisplayMedia = devices?.getDisplayMedia?.bind(devices);
   const report = (what) => {
-    try { window.switchboardRender(JSON.stringify(what)); } catch { /* the server has gone */ }
+    try { binding(JSON.stringify(what)); } catch { /* the server has gone */ }
   };
 
   /** One request on the realtime gateway: its success body, or its error thrown. */
@@ -34,7 +41,8 @@
   }
 
   async function publish() {
-    const media = await navigator.mediaDevices.getDisplayMedia({
+    if (!getDisplayMedia) throw new Error("the page cannot capture itself (not a secure context)");
+    const media = await getDisplayMedia({
       video: { width: config.width, height: config.height, frameRate: 30 },
       audio: true,
       preferCurrentTab: true,

@@ -212,13 +212,16 @@ final class VideoRenders: Sendable {
             }
             let config: JSONValue = ["realtime": .string(realtime), "sessionId": .string(ask.sessionID), "token": .string(ask.token),
                                      "name": .string(ask.name ?? ""), "width": .number(Double(width)), "height": .number(Double(height))]
-            let opened = try HeadlessBrowser(executable: executable, profile: Self.profile(render.id), width: width, height: height)
+            // A page over plain HTTP is not a secure context, where alone a page may capture itself: its origin is made one.
+            let origin = URL(string: ask.url).flatMap { u in u.scheme == "http" ? u.host.map { "http://\($0)" + (u.port.map { ":\($0)" } ?? "") } : nil }
+            let opened = try HeadlessBrowser(executable: executable, profile: Self.profile(render.id), width: width, height: height,
+                                             secure: origin.map { [$0] } ?? [])
             browser = opened
-            let (reports, report) = AsyncStream.makeStream(of: JSONValue.self)
+            let reports = Reports()
             opened.onEvent { method, params, _ in
                 if method == "Runtime.bindingCalled", params["name"]?.stringValue == "switchboardRender",
                    let payload = params["payload"]?.stringValue, let what = try? JSONParser.parse(payload) {
-                    report.yield(what)
+                    reports.add(what)
                 }
             }
             let target = try await opened.send("Target.createTarget", ["url": "about:blank"])
@@ -235,30 +238,46 @@ final class VideoRenders: Sendable {
             if let error = navigated["errorText"]?.stringValue {
                 throw HeadlessBrowser.Failure(description: "\(ask.url) could not be loaded: \(error)")
             }
+            /// A report of the page's: its stream (taken, and true) or why it could not publish (thrown).
+            func take(_ report: JSONValue) async throws -> Bool {
+                if let error = report["error"]?.stringValue { throw HeadlessBrowser.Failure(description: "the page could not publish: \(error)") }
+                // Only a stream the page did publish in the session is taken (the page's own scripts can call the binding too).
+                guard let streamID = report["streamId"]?.stringValue,
+                      hub.streams(sessionID: render.sessionID).contains(where: { $0.id == streamID }) else { return false }
+                connectionID = report["connectionId"]?.stringValue
+                // Capturing its tab puts the browser's "sharing this tab" bar above the page: the window grows by it.
+                try await Self.fitWindow(opened, target: targetID, page: page, width: width, height: height)
+                render.status = .started
+                render.streamID = streamID
+                render.updatedAt = VideoArchives.millis()
+                update(render)
+                logger.info("render published", ["id": render.id, "session": render.sessionID, "stream": streamID])
+                return true
+            }
             // The page publishes once it has loaded: its stream id, or why not, within 30 s.
-            let published = await Self.first(of: reports, within: .seconds(30))
-            guard let published else { throw HeadlessBrowser.Failure(description: "the page did not publish within 30 s") }
-            if let error = published["error"]?.stringValue { throw HeadlessBrowser.Failure(description: "the page could not publish: \(error)") }
-            guard let streamID = published["streamId"]?.stringValue else { throw HeadlessBrowser.Failure(description: "the page did not publish") }
-            connectionID = published["connectionId"]?.stringValue
-            // Capturing its tab puts the browser's "sharing this tab" bar above the page: the window grows by it.
-            try await Self.fitWindow(opened, target: targetID, page: page, width: width, height: height)
-            render.status = .started
-            render.streamID = streamID
-            render.updatedAt = VideoArchives.millis()
-            update(render)
-            logger.info("render started", ["id": render.id, "session": render.sessionID, "stream": streamID])
+            var published = false
+            for _ in 0..<600 where !published {
+                try await Task.sleep(for: .milliseconds(50))
+                if let report = reports.next() { published = try await take(report) }
+            }
+            guard published else { throw HeadlessBrowser.Failure(description: "the page did not publish within 30 s") }
 
-            // Running: until asked, the maximum duration, a minute alone in the session, its stream gone, or the browser gone.
+            // Running: until asked, the maximum duration, a minute alone in the session, its stream gone (for 10 s: a
+            // page that loads anew publishes anew, and its new stream is the render's), or the browser gone.
             let deadline = clock.now + .seconds(render.maxDuration)
             var aloneSince: ContinuousClock.Instant?
+            var goneSince: ContinuousClock.Instant?
             var reason = "Max duration exceeded."
             while clock.now < deadline {
                 if let asked = running.withLock({ $0[render.id]?.stop }) { reason = asked; break }
                 if opened.exited { throw HeadlessBrowser.Failure(description: "the browser exited") }
-                guard hub.streams(sessionID: render.sessionID).contains(where: { $0.id == streamID }) else {
-                    reason = "The render's stream was unpublished."
-                    break
+                if let again = reports.next() { _ = try await take(again) }
+                if hub.streams(sessionID: render.sessionID).contains(where: { $0.id == render.streamID }) {
+                    goneSince = nil
+                } else if let since = goneSince {
+                    if clock.now - since >= .seconds(10) { reason = "The render's stream was unpublished."; break }
+                } else {
+                    goneSince = clock.now
                 }
                 let others = hub.connections(sessionID: render.sessionID).contains { $0.id != connectionID }
                 if others { aloneSince = nil } else if aloneSince == nil { aloneSince = clock.now }
@@ -306,21 +325,11 @@ final class VideoRenders: Sendable {
             }
         }
     }
+}
 
-    /// The first element of `stream`, or nil after `limit`.
-    private static func first(of stream: AsyncStream<JSONValue>, within limit: Duration) async -> JSONValue? {
-        await withTaskGroup(of: JSONValue?.self) { group in
-            group.addTask {
-                for await value in stream { return value }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-    }
+/// What the rendered page reports through its binding (its stream, or why it could not publish), oldest first.
+private final class Reports: Sendable {
+    private let queue = Mutex<[JSONValue]>([])
+    func add(_ report: JSONValue) { queue.withLock { $0.append(report) } }
+    func next() -> JSONValue? { queue.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
 }

@@ -29,8 +29,9 @@ final class HeadlessBrowser: @unchecked Sendable {
     private let writing = Mutex(())
 
     /// Starts `executable` (a path, or a name looked up in `PATH`) on an empty profile in `profile` (removed when the
-    /// browser is stopped), its window `width` × `height`.
-    init(executable: String, profile: String, width: Int, height: Int) throws(Failure) {
+    /// browser is stopped), its window `width` × `height`; `secure` origins (`http://host:port`) are treated as
+    /// secure contexts, where a page may capture itself.
+    init(executable: String, profile: String, width: Int, height: Int, secure: [String] = []) throws(Failure) {
         var toBrowser: [Int32] = [0, 0], fromBrowser: [Int32] = [0, 0]
         guard sb_pipe_cloexec(&toBrowser) == 0 else { throw Failure(description: "pipe: \(String(cString: strerror(errno)))") }
         guard sb_pipe_cloexec(&fromBrowser) == 0 else {
@@ -44,7 +45,8 @@ final class HeadlessBrowser: @unchecked Sendable {
                     "--auto-accept-this-tab-capture", "--allow-loopback-in-peer-connection",
                     // A screen larger than any window a render asks for (windows are kept within it).
                     "--screen-info={0,0 3840x3840}"]
-            + (getuid() == 0 ? ["--no-sandbox"] : []) + ["about:blank"]
+            + (getuid() == 0 ? ["--no-sandbox"] : [])
+            + (secure.isEmpty ? [] : ["--unsafely-treat-insecure-origin-as-secure=" + secure.joined(separator: ",")]) + ["about:blank"]
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
