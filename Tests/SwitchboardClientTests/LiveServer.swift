@@ -17,7 +17,7 @@ final class LiveServer: Sendable {
     let applicationID: String
     let key: RSAPrivateKey
 
-    init(development: Bool = true, pingInterval: Duration = .seconds(15)) throws {
+    init(development: Bool = true, pingInterval: Duration = .seconds(15), iceServers: ICEServers = .none) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-live-\(UUID4.generate())").path
         var configuration = ServerConfiguration()
         configuration.listen = SocketAddress(host: "127.0.0.1", port: 0)
@@ -28,6 +28,7 @@ final class LiveServer: Sendable {
         configuration.realtimePingInterval = pingInterval
         configuration.shutdownGrace = .milliseconds(200)
         configuration.logLevel = .error
+        configuration.iceServers = iceServers
         server = try SwitchboardServer(configuration: configuration)
         let port = try server.start().http.port
         url = URL(string: "http://127.0.0.1:\(port)")!
@@ -37,8 +38,8 @@ final class LiveServer: Sendable {
     }
 
     /// Runs `body` against a fresh server and stops it afterwards, whatever happened.
-    static func with(development: Bool = true, _ body: (LiveServer) async throws -> Void) async throws {
-        let live = try LiveServer(development: development)
+    static func with(development: Bool = true, iceServers: ICEServers = .none, _ body: (LiveServer) async throws -> Void) async throws {
+        let live = try LiveServer(development: development, iceServers: iceServers)
         do {
             try await body(live)
         } catch {

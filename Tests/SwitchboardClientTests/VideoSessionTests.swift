@@ -1,6 +1,7 @@
 import Audio
 import Foundation
 @testable import API
+import Platform
 import Live
 import Synchronization
 import Testing
@@ -155,6 +156,46 @@ struct VideoSessionTests {
             #expect(captions().count == count, "\(captions())")
             _ = try await client.call(.POST, "/video/api/captions/stop", body: ["id": .string(captionsID)])
             await carol.disconnect()
+            await alice.disconnect()
+            await bob.disconnect()
+        }
+    }
+
+    @Test("a relayed session: the SDK's own media is refused, and an app's WebRTC stack gets each subscriber, description and candidate through the SDK; the ICE servers come with the connection")
+    func relayed() async throws {
+        let ice = try ICEServers(parsing: "stun:127.0.0.1:3478,turn:127.0.0.1:3478?transport=udp", secret: "shared")
+        try await LiveServer.with(iceServers: ice) { live in
+            let client = RESTClient(base: live.url, token: { "" }, caFile: nil)
+            let made = try await client.call(.POST, "/video/api/session", body: ["mediaMode": "relayed"])
+            let sid = try #require(made["sessionId"]?.stringValue)
+            var tokens: [String] = []
+            for name in ["alice", "bob"] {
+                let t = try await client.call(.POST, "/video/api/token", body: ["sessionId": .string(sid), "role": "publisher", "data": .string("name=\(name)")])
+                tokens.append(try #require(t["token"]?.stringValue))
+            }
+            let alice = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[0])
+            let aliceEvents = Collector(alice.events())
+            let bob = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[1])
+            let bobEvents = Collector(bob.events())
+            #expect(alice.relayed && bob.relayed)
+            #expect(alice.iceServers.map(\.urls) == [["stun:127.0.0.1:3478"], ["turn:127.0.0.1:3478?transport=udp"]])
+            #expect(alice.iceServers[1].username?.hasSuffix(":" + alice.connectionID) == true && alice.iceServers[1].credential != nil)
+            await #expect(throws: SessionError.server(code: "relayedSession", detail: "The session is relayed (peer to peer); this client sends and receives media through the server only.")) {
+                _ = try await alice.publish(name: "cam", audio: ToneSource(frequency: 440))
+            }
+
+            let stream = try await alice.publishRelayed(name: "alice-cam")
+            #expect(await bobEvents.wait { $0.contains { if case .streamCreated(let s) = $0 { s.id == stream.id } else { false } } })
+            let me = try await bob.subscribeRelayed(stream.id)
+            #expect(me == bob.connectionID)
+            #expect(await aliceEvents.wait { $0.contains(.relay(streamID: stream.id, subscriberID: me, .subscribe)) })
+            try await alice.relay(streamID: stream.id, subscriberID: me, .description(type: "offer", sdp: "v=0\r\n"))
+            #expect(await bobEvents.wait { $0.contains(.relay(streamID: stream.id, subscriberID: me, .description(type: "offer", sdp: "v=0\r\n"))) })
+            let candidate = ICECandidate(candidate: "candidate:1 1 udp 2122260223 127.0.0.1 50000 typ host", sdpMid: "0", sdpMLineIndex: 0)
+            try await bob.relay(streamID: stream.id, subscriberID: me, .candidate(candidate))
+            #expect(await aliceEvents.wait { $0.contains(.relay(streamID: stream.id, subscriberID: me, .candidate(candidate))) })
+            try await bob.unsubscribe(stream.id)
+            #expect(await aliceEvents.wait { $0.contains(.relay(streamID: stream.id, subscriberID: me, .end)) })
             await alice.disconnect()
             await bob.disconnect()
         }

@@ -43,6 +43,7 @@ public final class Session: Sendable {
         var authenticated = false
         var sessionID: String?
         var user: UserInfo?
+        var iceServers: [ICEServer] = []
         var token: String
         var nextRequest = 1
         var pending: [String: CheckedContinuation<JSONValue, any Error>] = [:]
@@ -103,6 +104,9 @@ public final class Session: Sendable {
 
     /// The logged-in user.
     public var user: UserInfo { state.withLock { $0.user } ?? UserInfo(id: "", name: "") }
+    /// The STUN and TURN servers for this session's peer connections, from its login (empty unless the operator
+    /// set some); for an app whose own WebRTC stack carries a conversation's media.
+    public var iceServers: [ICEServer] { state.withLock { $0.iceServers } }
     /// The server's id for this session (what `session:resume` continues).
     public var sessionID: String? { state.withLock { $0.sessionID } }
     /// The token requests and REST calls use now.
@@ -335,6 +339,7 @@ public final class Session: Sendable {
             if let u = body["user"], let id = u["id"]?.stringValue {
                 s.user = UserInfo(id: id, name: u["name"]?.stringValue ?? "", displayName: u["display_name"]?.stringValue ?? s.user?.displayName)
             }
+            if body["ice_servers"] != nil { s.iceServers = ICEServer.list(body["ice_servers"]) }
             s.authenticated = true
         }
         publish(.connected(resumed: resumed, replayed: replayed))

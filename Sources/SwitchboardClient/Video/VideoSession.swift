@@ -17,9 +17,13 @@ public final class VideoSession: Sendable {
     public let connections: [VideoConnection]
     public let streams: [VideoStream]
     /// Whether the session is relayed (created with `p2p.preference: enabled`): its clients send media to
-    /// each other, not through the server. This client's media goes through the server only, so in a
-    /// relayed session it signals, but `publish` and `subscribe` fail with `relayedSession`.
+    /// each other, not through the server. This client's own media goes through the server only, so in a
+    /// relayed session `publish` and `subscribe` fail with `relayedSession`; an app with a WebRTC stack of its
+    /// own connects peer to peer with `publishRelayed`, `subscribeRelayed`, `relay` and the `.relay` events.
     public let relayed: Bool
+    /// The STUN and TURN servers the server gives this client for its peer connections (empty unless the
+    /// operator set some), a TURN server's with a credential of this connection's, valid for a day.
+    public let iceServers: [ICEServer]
     let server: URL
     let token: String
     let caFile: String?
@@ -65,6 +69,7 @@ public final class VideoSession: Sendable {
         connections = (reply["connections"]?.arrayValue ?? []).compactMap { VideoConnection(json: $0) }
         streams = (reply["streams"]?.arrayValue ?? []).compactMap { VideoStream(json: $0) }
         relayed = reply["mediaMode"]?.stringValue == "relayed"
+        iceServers = ICEServer.list(reply["iceServers"])
     }
 
     /// This client's connection id (a new one after a reconnect).

@@ -59,6 +59,9 @@ public enum VideoEvent: Sendable, Hashable {
     /// A caption of a stream whose captions this client asked for: partial ones as the words are
     /// said, then a final one (`isFinal`) for each utterance.
     case captionReceived(streamID: String, caption: String, isFinal: Bool)
+    /// In a relayed session, from the other end of a subscription (`subscriberID` is the subscriber's connection):
+    /// for an app whose own WebRTC stack connects peer to peer (`VideoSession.publishRelayed`, `subscribeRelayed`, `relay`).
+    case relay(streamID: String, subscriberID: String, VideoRelayMessage)
     /// The socket dropped; the client is connecting again (its streams are gone meanwhile).
     case reconnecting
     /// Connected again as `connectionID`, streams published and subscriptions made again.
@@ -94,10 +97,71 @@ public enum VideoEvent: Sendable, Hashable {
         case "video:captionReceived":
             guard let streamID = body["streamId"]?.stringValue, let caption = body["caption"]?.stringValue else { return nil }
             self = .captionReceived(streamID: streamID, caption: caption, isFinal: body["isFinal"]?.boolValue ?? false)
+        case "video:relay":
+            guard let streamID = body["streamId"]?.stringValue, let subscriberID = body["subscriberId"]?.stringValue else { return nil }
+            let message: VideoRelayMessage
+            switch body["event"]?.stringValue {
+            case "subscribe": message = .subscribe
+            case "end": message = .end
+            case "description":
+                guard let type = body["description"]?["type"]?.stringValue, let sdp = body["description"]?["sdp"]?.stringValue else { return nil }
+                message = .description(type: type, sdp: sdp)
+            case "candidate":
+                guard let c = body["candidate"], let candidate = c["candidate"]?.stringValue else { return nil }
+                message = .candidate(ICECandidate(candidate: candidate, sdpMid: c["sdpMid"]?.stringValue, sdpMLineIndex: c["sdpMLineIndex"]?.intValue))
+            default: return nil
+            }
+            self = .relay(streamID: streamID, subscriberID: subscriberID, message)
         case "video:sessionDisconnected":
             self = .disconnected(reason: reason)
         default:
             return nil
+        }
+    }
+}
+
+/// What the two ends of a relayed subscription pass to each other (docs/protocol.md, "Relayed sessions").
+public enum VideoRelayMessage: Sendable, Hashable {
+    /// To a publisher: a connection subscribed to its stream; make it a peer connection and offer.
+    case subscribe
+    /// An SDP offer, answer, pranswer or rollback.
+    case description(type: String, sdp: String)
+    /// A trickled ICE candidate (an empty `candidate` ends gathering).
+    case candidate(ICECandidate)
+    /// To a publisher: the subscriber unsubscribed or left; close its peer connection.
+    case end
+}
+
+/// An ICE candidate as `RTCIceCandidateInit` writes it.
+public struct ICECandidate: Sendable, Hashable {
+    public var candidate: String
+    public var sdpMid: String?
+    public var sdpMLineIndex: Int?
+    public init(candidate: String, sdpMid: String? = nil, sdpMLineIndex: Int? = nil) {
+        self.candidate = candidate
+        self.sdpMid = sdpMid
+        self.sdpMLineIndex = sdpMLineIndex
+    }
+}
+
+/// A STUN or TURN server as `RTCIceServer` writes it: what the server gives each client for its peer connections
+/// (`--ice-servers`), a TURN server's with a credential made for this client.
+public struct ICEServer: Sendable, Equatable {
+    public var urls: [String]
+    public var username: String?
+    public var credential: String?
+
+    public init(urls: [String], username: String? = nil, credential: String? = nil) {
+        self.urls = urls
+        self.username = username
+        self.credential = credential
+    }
+
+    /// The servers of a reply's `iceServers` (or `ice_servers`) list.
+    static func list(_ json: JSONValue?) -> [ICEServer] {
+        (json?.arrayValue ?? []).compactMap { s in
+            guard let urls = s["urls"]?.arrayValue?.compactMap(\.stringValue), !urls.isEmpty else { return nil }
+            return ICEServer(urls: urls, username: s["username"]?.stringValue, credential: s["credential"]?.stringValue)
         }
     }
 }
