@@ -299,3 +299,25 @@ def test_a_page_over_plain_http_on_another_host_is_composed(site, tmp_path):
             ot.stop_render(render.id)
         finally:
             keep.close()
+
+
+def test_a_render_whose_page_never_answers_can_be_stopped_while_it_starts(server):
+    """A server that takes the connection and never answers holds the page's loading; the render stays `starting`
+    (at most 30 s, then `failed`), and stopping it then ends it at once."""
+    import socket
+    silent = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    keep = VideoPeer(server, sid, ot.generate_token(sid))
+    try:
+        render = ot.start_render(sid, ot.generate_token(sid), f"http://127.0.0.1:{silent.getsockname()[1]}/never")
+        time.sleep(2)
+        assert ot.get_render(render.id).status == "starting"
+        ot.stop_render(render.id)
+        stopped = wait_until(lambda: (r := ot.get_render(render.id)).status != "starting" and r, timeout=5, what="stopped at once")
+        assert stopped.status == "stopped" and stopped.reason == "Stopped by the user." and stopped.streamId is None, stopped.attrs()
+    finally:
+        keep.close()
+        silent.close()

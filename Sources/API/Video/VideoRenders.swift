@@ -201,6 +201,7 @@ final class VideoRenders: Sendable {
     /// One render from its browser's start to its end.
     private func run(_ first: Render, ask: Request, browser executable: String) async {
         var render = first
+        let starting = Starting()
         let clock = ContinuousClock()
         let (width, height) = ask.size
         var browser: HeadlessBrowser?
@@ -217,6 +218,24 @@ final class VideoRenders: Sendable {
             let opened = try HeadlessBrowser(executable: executable, profile: Self.profile(render.id), width: width, height: height,
                                              secure: origin.map { [$0] } ?? [])
             browser = opened
+            // Starting is bounded whatever the page does (a server that never answers holds `Page.navigate`): unless the
+            // page has published by then, the browser is stopped 30 s after it started, or as soon as the render is asked
+            // to stop, and what was waiting on it fails.
+            let watchdog = Task { [self, id = render.id] in
+                let limit = ContinuousClock.now + .seconds(30)
+                while !Task.isCancelled {
+                    if let asked = running.withLock({ $0[id]?.stop }) {
+                        if starting.end(asked, failed: false) { await opened.stop() }
+                        return
+                    }
+                    if ContinuousClock.now >= limit {
+                        if starting.end("the page did not publish within 30 s", failed: true) { await opened.stop() }
+                        return
+                    }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            defer { watchdog.cancel() }
             let reports = Reports()
             opened.onEvent { method, params, _ in
                 if method == "Runtime.bindingCalled", params["name"]?.stringValue == "switchboardRender",
@@ -254,13 +273,14 @@ final class VideoRenders: Sendable {
                 logger.info("render published", ["id": render.id, "session": render.sessionID, "stream": streamID])
                 return true
             }
-            // The page publishes once it has loaded: its stream id, or why not, within 30 s.
+            // The page publishes once it has loaded: its stream id, or why not (the watchdog bounds the wait).
             var published = false
-            for _ in 0..<600 where !published {
+            while !published {
+                if opened.exited { throw HeadlessBrowser.Failure(description: "the browser exited") }
                 try await Task.sleep(for: .milliseconds(50))
                 if let report = reports.next() { published = try await take(report) }
             }
-            guard published else { throw HeadlessBrowser.Failure(description: "the page did not publish within 30 s") }
+            guard starting.published() else { throw HeadlessBrowser.Failure(description: "the render ended while starting") }
 
             // Running: until asked, the maximum duration, a minute alone in the session, its stream gone (for 10 s: a
             // page that loads anew publishes anew, and its new stream is the render's), or the browser gone.
@@ -287,9 +307,11 @@ final class VideoRenders: Sendable {
             render.status = .stopped
             render.reason = reason
         } catch {
-            render.status = .failed
-            render.reason = "\(error)"
-            logger.warning("render ended", ["id": render.id, "reason": "\(error)"])
+            // Stopped while starting (asked, or too long), or failed.
+            let (why, failed) = starting.ended ?? ("\(error)", true)
+            render.status = failed ? .failed : .stopped
+            render.reason = why
+            if failed { logger.warning("render failed", ["id": render.id, "reason": why]) }
         }
         // Its connection leaves before the browser goes, so clients see a clean unpublish.
         if let connectionID { hub.disconnect(sessionID: render.sessionID, connectionID: connectionID, reason: .clientDisconnected) }
@@ -332,4 +354,27 @@ private final class Reports: Sendable {
     private let queue = Mutex<[JSONValue]>([])
     func add(_ report: JSONValue) { queue.withLock { $0.append(report) } }
     func next() -> JSONValue? { queue.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
+}
+
+/// How a render's start ended: published, or ended first (by the watchdog: asked to stop, or too long) — whichever
+/// came first.
+private final class Starting: Sendable {
+    private let state = Mutex<(published: Bool, ended: (why: String, failed: Bool)?)>((false, nil))
+    /// The page published; false when the start had already ended.
+    func published() -> Bool {
+        state.withLock { s in
+            guard s.ended == nil else { return false }
+            s.published = true
+            return true
+        }
+    }
+    /// Ends the start unless the page has published; true when it did end it.
+    func end(_ why: String, failed: Bool) -> Bool {
+        state.withLock { s in
+            guard !s.published, s.ended == nil else { return false }
+            s.ended = (why, failed)
+            return true
+        }
+    }
+    var ended: (why: String, failed: Bool)? { state.withLock { $0.ended } }
 }
