@@ -321,3 +321,23 @@ def test_a_render_whose_page_never_answers_can_be_stopped_while_it_starts(server
     finally:
         keep.close()
         silent.close()
+
+
+def test_a_render_whose_browser_dies_fails_and_its_stream_goes(server, site):
+    import os
+    import signal
+    import subprocess
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    watcher = VideoPeer(server, sid, ot.generate_token(sid))
+    try:
+        render = ot.start_render(sid, ot.generate_token(sid), site, resolution="640x480")
+        started = wait_until(lambda: (r := ot.get_render(render.id)).status == "started" and r, timeout=30, what="started")
+        leader = int(subprocess.run(["pgrep", "-o", "-f", f"switchboard-render-{render.id}"], capture_output=True, text=True).stdout.split()[0])
+        os.killpg(leader, signal.SIGKILL)
+        failed = wait_until(lambda: (r := ot.get_render(render.id)).status != "started" and r, timeout=10, what="the render ended")
+        assert failed.status == "failed" and failed.reason == "the browser exited", failed.attrs()
+        destroyed = watcher.wait_push("video:streamDestroyed", timeout=10, where=lambda b: b["stream"]["streamId"] == started.streamId)
+        assert destroyed["stream"]["streamId"] == started.streamId
+    finally:
+        watcher.close()
