@@ -120,6 +120,27 @@ def test_two_pages_send_their_media_to_each_other(server, browser):
     bob.context.close()
 
 
+def test_three_pages_make_a_mesh(server, browser):
+    """Each publisher keeps a peer connection per subscriber: three pages, each receiving the other two from them."""
+    ot, sid = relayed_session(server)
+    pages = {}
+    for name in ("ann", "ben", "cat"):
+        page = new_page(browser)
+        page.add_init_script(LOOPBACK_ONLY_JS)
+        join(page, server, sid, ot.generate_token(sid, data=f"name={name}"), name)
+        pages[name] = page
+    for name, page in pages.items():
+        wait_until(decoding(page, stream_count=2), timeout=30, what=f"{name} decodes the other two")
+        wait_until(lambda: len(page.evaluate("window.playground.peerPaths()")) == 2, timeout=10, what=f"{name} sends to two peers")
+    pages["cat"].click("#leave")
+    for name in ("ann", "ben"):
+        wait_until(lambda: len(pages[name].evaluate("window.playground.peerPaths()")) == 1, timeout=10,
+                   what=f"{name}'s peer connection to cat closed")
+        wait_until(lambda: len(pages[name].evaluate("window.playground.streamIds()")) == 1, timeout=10, what=f"cat's tile gone from {name}'s page")
+    for page in pages.values():
+        page.context.close()
+
+
 def test_the_relay_passes_each_message_to_the_other_end_only(server):
     ot, sid = relayed_session(server)
     token = lambda name, role=opentok.Roles.publisher: ot.generate_token(sid, role=role, data=f"name={name}")
