@@ -139,7 +139,7 @@ extension VideoRoutes {
         guard let session = try core.videoSessions.get(id: sessionID, project: project) else { throw unknownSession }
         guard session.mediaMode == "routed" else { throw APIError.conflict(relayed, code: "session-not-routed") }
         do {
-            return try hub.audioConnectorGrant(sessionID: session.id, token: token, streams: streams, publishing: publishing)
+            return try hub.serverConnectionGrant(sessionID: session.id, token: token, streams: streams, publishing: publishing)
         } catch let refused as LiveError {
             throw connectorRefusal(refused)
         }

@@ -170,10 +170,10 @@ public final class VideoHub: Sendable {
         return (grant, session)
     }
 
-    /// What an Audio Connector (`POST /v2/project/{id}/connect`) joins with: `token`'s grant, checked as
-    /// `video:connect` checks it, which must allow subscribing (or, `publishing`, publishing); every one of
-    /// `streams` must be in the session.
-    public func audioConnectorGrant(sessionID: String, token: String, streams: [String]?, publishing: Bool = false) throws -> VideoGrant {
+    /// What a connection of the server's own joins with — an Audio Connector (`POST /v2/project/{id}/connect`), a SIP
+    /// call, an Experience Composer: `token`'s grant, checked as `video:connect` checks it, which must allow
+    /// subscribing (or, `publishing`, publishing); every one of `streams` must be in the session.
+    public func serverConnectionGrant(sessionID: String, token: String, streams: [String]?, publishing: Bool = false) throws -> VideoGrant {
         let grant = try verifiedGrant(token, sessionID: sessionID)
         if publishing {
             guard grant.role.canPublish else { throw LiveError.notAllowedToPublish(role: grant.role) }
@@ -187,7 +187,7 @@ public final class VideoHub: Sendable {
     }
 
     /// The Audio Connector: a connection of the server's own (`client`, no realtime socket behind it) joins
-    /// the session with `grant` (`audioConnectorGrant`), and the audio of `streams` (every stream, later ones
+    /// the session with `grant` (`serverConnectionGrant`), and the audio of `streams` (every stream, later ones
     /// too, when nil) is mixed into the port `make` builds. A `bidirectional` one also publishes what its port
     /// says as an audio stream of the session. It leaves as any connection does (a force disconnect, or
     /// `disconnect` when its far end goes) and the mix, and its stream, stop with it.
