@@ -141,6 +141,39 @@ def test_three_pages_make_a_mesh(server, browser):
         page.context.close()
 
 
+# The page's WebSocket holds back its `video:publish` reply by a second, so a subscriber's `video:relay` subscribe
+# comes before it.
+SLOW_PUBLISH_REPLY_JS = """
+(() => {
+  const set = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'onmessage').set;
+  Object.defineProperty(WebSocket.prototype, 'onmessage', { set(handler) {
+    set.call(this, (ev) => {
+      if (typeof ev.data === 'string' && ev.data.includes('"video:publish:success"')) setTimeout(() => handler(ev), 1000);
+      else handler(ev);
+    });
+  } });
+})();
+"""
+
+
+def test_a_subscriber_announced_before_the_publish_reply_is_offered_to(server, browser):
+    """The server may push a subscriber's `video:relay` subscribe before the publisher has its `video:publish` reply
+    (they come from different sockets' requests): the page keeps it until the reply comes, then offers."""
+    ot, sid = relayed_session(server)
+    watcher = VideoPeer(server, sid, ot.generate_token(sid, data="name=watcher"))
+    page = new_page(browser)
+    page.add_init_script(SLOW_PUBLISH_REPLY_JS)
+    try:
+        join(page, server, sid, ot.generate_token(sid, data="name=slow"), "slow")
+        stream = watcher.wait_push("video:streamCreated", timeout=15)["stream"]["streamId"]
+        assert watcher.request("video:subscribe", {"streamId": stream})["relayed"] is True
+        offer = watcher.wait_push("video:relay", timeout=10, where=lambda b: b["event"] == "description")
+        assert offer["description"]["type"] == "offer" and "m=video" in offer["description"]["sdp"]
+    finally:
+        watcher.close()
+        page.context.close()
+
+
 def test_the_relay_passes_each_message_to_the_other_end_only(server):
     ot, sid = relayed_session(server)
     token = lambda name, role=opentok.Roles.publisher: ot.generate_token(sid, role=role, data=f"name={name}")

@@ -12,6 +12,7 @@ const state = {
   me: null, // our connection id
   capabilities: {},
   relayed: false, // the session's media goes between its clients
+  earlyRelays: [], // subscribers announced (video:relay) before our video:publish reply: served once it comes
   iceServers: [], // STUN and TURN servers for our peer connections, as the server gives them
   connections: new Map(), // connectionId -> connection
   publisher: null, // { pc (routed), peers: subscriberId -> peer (relayed), local, streamId }
@@ -391,6 +392,9 @@ async function publishRelayed(local) {
 
 function published(publisher, body) {
   state.publisher = publisher;
+  for (const early of state.earlyRelays.splice(0)) {
+    if (early.streamId === publisher.streamId) relayReceived(early).catch((e) => log(`relay: ${e.message}`, "err"));
+  }
   if (body.stream?.hasAudio === false) { setTrack("audio", false, false); log("published muted: the session is under mute-all"); }
   $("own-video").srcObject = publisher.local;
   $("own-name").textContent = $("name").value || "you";
@@ -521,9 +525,16 @@ async function sendDescription(streamId, subscriberId, pc) {
   await state.rt.request("video:relay", { streamId, subscriberId, description: { type, sdp } });
 }
 
-async function relayReceived({ streamId, subscriberId, event, description, candidate }) {
+async function relayReceived(body) {
+  const { streamId, subscriberId, event, description, candidate } = body;
   const p = state.publisher;
   const mine = p && p.streamId === streamId;
+  // A subscriber can be announced before our own publish's reply has come: kept until it does.
+  if (!mine && event === "subscribe" && state.relayed) { state.earlyRelays.push(body); return; }
+  if (!mine && event === "end") {
+    state.earlyRelays = state.earlyRelays.filter((r) => r.subscriberId !== subscriberId || r.streamId !== streamId);
+    return;
+  }
   if (mine && event === "subscribe") {
     p.peers.get(subscriberId)?.pc.close();
     const peer = relayPeer(streamId, subscriberId);
@@ -629,6 +640,7 @@ async function leave() {
 
 /** Closes every peer connection (they died with the socket or the session). */
 function dropMedia() {
+  state.earlyRelays = [];
   if (state.publisher) { stopPublisher(state.publisher); state.publisher = null; }
   for (const sub of state.subscribers.values()) { sub.pc.close(); sub.tile.remove(); }
   state.subscribers.clear();
