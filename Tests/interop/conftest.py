@@ -52,7 +52,10 @@ def pytest_collection_modifyitems(items):
         return 1 + (LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST))
     items.sort(key=rank)  # stable: the order within a file and among the rest is kept
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(group(item.path.name)))
+        # A test that names its group (one browser test in a file of peers) keeps it: xdist joins every group a test
+        # is marked with into one name of its own.
+        if not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(group(item.path.name)))
 
 
 @pytest.fixture(scope="session")
