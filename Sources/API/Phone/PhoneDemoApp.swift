@@ -46,8 +46,7 @@ final class PhoneDemoApp: Sendable {
 
     /// The HTTP listener is bound: the application's answer and event URLs point at it.
     func listening(on address: SocketAddress) {
-        let host = address.host == "0.0.0.0" ? "127.0.0.1" : address.host == "::" ? "::1" : address.host
-        base.withLock { $0 = "http://\(SocketAddress(host: host, port: address.port))" }
+        base.withLock { $0 = "http://\(address.locallyReachable)" }
         // An application from an earlier run may point at another port; a page with a saved token
         // places calls without logging in through /phone/api/auth first.
         if demo.saved {

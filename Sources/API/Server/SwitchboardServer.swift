@@ -118,7 +118,7 @@ public final class SwitchboardServer: Sendable {
                                    browser: HeadlessBrowser.find(configured: configuration.chromium),
                                    script: Self.findWebRoot(configuration.webRoot) + "/video/render-publisher.js",
                                    maxRunning: configuration.rendersMax) {
-            bound.value.withLock { $0 }.map { "ws://\($0.loopbackReachable)/v1/realtime" }
+            bound.value.withLock { $0 }.map { "ws://\($0.locallyReachable)/v1/realtime" }
         }
         live.video.onSessionEvent { [core] event in
             monitor.handle(event)
@@ -314,12 +314,4 @@ import Synchronization
 /// An address known once a listener is bound.
 final class BoundAddress: Sendable {
     let value = Mutex<SocketAddress?>(nil)
-}
-
-extension SocketAddress {
-    /// `host:port` as a client on this machine reaches it: a wildcard address through loopback, IPv6 in brackets.
-    var loopbackReachable: String {
-        let reach = host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "::1" : host
-        return reach.contains(":") ? "[\(reach)]:\(port)" : "\(reach):\(port)"
-    }
 }

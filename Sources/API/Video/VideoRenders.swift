@@ -16,8 +16,8 @@ import Wire
 /// (`DELETE`), its `maxDuration` passes, the session has had no other client for a minute, its stream goes (its
 /// connection forced out), or the browser exits; then `stopped` (with `reason`), or `failed` when it never started or
 /// its browser died. Each render is a JSON file under `directory`, written before the start is acknowledged and at
-/// every change, which `GET` and the list read; one a stopped server left `starting` or `started` is `failed` at the
-/// next start. At most `maxRunning` run at once (a browser each: about half a gigabyte, and 0.6 to 1.2 cores for a page
+/// every change (read back once, at start); one a stopped server left `starting` or `started` is `failed` then.
+/// At most `maxRunning` run at once (a browser each: about half a gigabyte, and 0.6 to 1.2 cores for a page
 /// that changes every frame at 480p to 720p; docs/benchmarks.md, "Experience Composer").
 final class VideoRenders: Sendable {
     struct Render: Codable, Sendable, Equatable {
@@ -93,8 +93,15 @@ final class VideoRenders: Sendable {
         }
     }
 
-    /// Renders running, by id, each with why it should stop once asked to.
-    private let running = Mutex<[String: (render: Render, stop: String?)]>([:])
+    private struct State {
+        /// Every render, running or ended, by id: read from `directory` once, at start, and kept as it changes.
+        var renders: [String: Render] = [:]
+        /// The running ones.
+        var running: Set<String> = []
+        /// Why a running render should stop, once it is asked to.
+        var stopAsked: [String: String] = [:]
+    }
+    private let state = Mutex(State())
     let directory: String
     let maxRunning: Int
     let hub: VideoHub
@@ -118,26 +125,27 @@ final class VideoRenders: Sendable {
         self.maxRunning = maxRunning
         self.alone = alone
         self.realtime = realtime
+        var renders: [String: Render] = [:]
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasSuffix(".json") {
-            guard let left = Self.load(directory + "/" + name), left.status == .starting || left.status == .started else { continue }
-            var ended = left
-            ended.status = .failed
-            ended.reason = "The server stopped while rendering."
-            ended.updatedAt = VideoArchives.millis()
-            _ = VideoArchives.saveJSON(ended, id: ended.id, directory: directory)
-            try? FileManager.default.removeItem(atPath: Self.profile(left.id))
+            guard var render = FileManager.default.contents(atPath: directory + "/" + name).flatMap({ try? JSONDecoder().decode(Render.self, from: $0) })
+            else { continue }
+            if render.status == .starting || render.status == .started {
+                render.status = .failed
+                render.reason = "The server stopped while rendering."
+                render.updatedAt = VideoArchives.millis()
+                _ = VideoArchives.saveJSON(render, id: render.id, directory: directory)
+                try? FileManager.default.removeItem(atPath: Self.profile(render.id))
+            }
+            renders[render.id] = render
         }
+        state.withLock { $0.renders = renders }
     }
 
     /// The browser profile of a render: an empty one in the temporary directory, removed when the render ends.
     private static func profile(_ id: String) -> String { NSTemporaryDirectory() + "switchboard-render-" + id }
 
-    private static func load(_ path: String) -> Render? {
-        FileManager.default.contents(atPath: path).flatMap { try? JSONDecoder().decode(Render.self, from: $0) }
-    }
-
     /// Renders running now, for `/metrics`.
-    var count: Int { running.withLock { $0.count } }
+    var count: Int { state.withLock { $0.running.count } }
 
     /// Starts rendering `ask.url` into `ask.sessionID` (checked by the caller: a routed session of `project`, and a
     /// token that may publish in it). 501 without a browser, 503 at `maxRunning` or when it cannot be saved.
@@ -149,16 +157,20 @@ final class VideoRenders: Sendable {
         let now = VideoArchives.millis()
         let render = Render(id: UUID4.generate(), sessionID: ask.sessionID, projectID: project, url: ask.url, resolution: ask.resolution,
                             name: ask.name, maxDuration: ask.maxDuration, createdAt: now, updatedAt: now)
-        let started = running.withLock { r -> Bool in
-            guard r.count < maxRunning else { return false }
-            r[render.id] = (render, nil)
+        let started = state.withLock { s -> Bool in
+            guard s.running.count < maxRunning else { return false }
+            s.renders[render.id] = render
+            s.running.insert(render.id)
             return true
         }
         guard started else {
             throw .unavailable("\(maxRunning) Experience Composers are running, as many as this server runs at once (--renders-max); stop one first.")
         }
         guard VideoArchives.saveJSON(render, id: render.id, directory: directory) else {
-            running.withLock { $0[render.id] = nil }
+            state.withLock { s in
+                s.renders[render.id] = nil
+                s.running.remove(render.id)
+            }
             throw .unavailable("The render could not be saved, so it was not started.")
         }
         Task.detached { [self] in await self.run(render, ask: ask, browser: browser) }
@@ -167,34 +179,37 @@ final class VideoRenders: Sendable {
 
     /// Asks a running render of `project` to stop; false when there is none with that id (or it is already stopping).
     func stop(id: String, project: String) -> Bool {
-        running.withLock { r in
-            guard let run = r[id], run.render.projectID == project, run.stop == nil else { return false }
-            r[id]?.stop = "Stopped by the user."
+        state.withLock { s in
+            guard s.running.contains(id), s.renders[id]?.projectID == project, s.stopAsked[id] == nil else { return false }
+            s.stopAsked[id] = "Stopped by the user."
             return true
         }
     }
 
     /// A render of `project`, running or ended.
     func get(id: String, project: String) -> Render? {
-        if let live = running.withLock({ $0[id]?.render }) { return live.projectID == project ? live : nil }
-        guard id.count == 36, id.allSatisfy({ $0.isHexDigit || $0 == "-" }), let saved = Self.load(directory + "/" + id + ".json"), saved.projectID == project else { return nil }
-        return saved
+        state.withLock { $0.renders[id] }.flatMap { $0.projectID == project ? $0 : nil }
     }
+
+    /// Why a running render should stop, once asked.
+    private func stopAsked(_ id: String) -> String? { state.withLock { $0.stopAsked[id] } }
 
     /// The project's renders, newest first: `count` of them from `offset`, and how many there are.
     func list(project: String, offset: Int, count: Int) -> (total: Int, items: [Render]) {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        let live = running.withLock { r in Dictionary(uniqueKeysWithValues: r.map { ($0.key, $0.value.render) }) }
-        let all = names.filter { $0.hasSuffix(".json") }
-            .compactMap { name in live[String(name.dropLast(5))] ?? Self.load(directory + "/" + name) }
-            .filter { $0.projectID == project }
+        let all = state.withLock { $0.renders.values.filter { $0.projectID == project } }
             .sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
         return (all.count, Array(all.dropFirst(offset).prefix(count)))
     }
 
-    /// A status change: kept and saved.
-    private func update(_ render: Render) {
-        running.withLock { r in if r[render.id] != nil { r[render.id]?.render = render } }
+    /// A status change: kept and saved; `ended`, the render runs no more.
+    private func update(_ render: Render, ended: Bool = false) {
+        state.withLock { s in
+            s.renders[render.id] = render
+            if ended {
+                s.running.remove(render.id)
+                s.stopAsked[render.id] = nil
+            }
+        }
         _ = VideoArchives.saveJSON(render, id: render.id, directory: directory)
     }
 
@@ -224,7 +239,7 @@ final class VideoRenders: Sendable {
             let watchdog = Task { [self, id = render.id] in
                 let limit = ContinuousClock.now + .seconds(30)
                 while !Task.isCancelled {
-                    if let asked = running.withLock({ $0[id]?.stop }) {
+                    if let asked = stopAsked(id) {
                         if starting.end(asked, failed: false) { await opened.stop() }
                         return
                     }
@@ -243,20 +258,7 @@ final class VideoRenders: Sendable {
                     reports.add(what)
                 }
             }
-            let target = try await opened.send("Target.createTarget", ["url": "about:blank"])
-            guard let targetID = target["targetId"]?.stringValue else { throw HeadlessBrowser.Failure(description: "no page") }
-            let attached = try await opened.send("Target.attachToTarget", ["targetId": .string(targetID), "flatten": true])
-            guard let page = attached["sessionId"]?.stringValue else { throw HeadlessBrowser.Failure(description: "no page session") }
-            try await opened.send("Page.enable", session: page)
-            try await opened.send("Runtime.enable", session: page)
-            try await opened.send("Page.setBypassCSP", ["enabled": true], session: page)
-            try await opened.send("Runtime.addBinding", ["name": "switchboardRender"], session: page)
-            try await opened.send("Page.addScriptToEvaluateOnNewDocument",
-                                  ["source": .string("(\(source))(\(RealtimeGateway.encode(config)));")], session: page)
-            let navigated = try await opened.send("Page.navigate", ["url": .string(ask.url)], session: page)
-            if let error = navigated["errorText"]?.stringValue {
-                throw HeadlessBrowser.Failure(description: "\(ask.url) could not be loaded: \(error)")
-            }
+            let (targetID, page) = try await Self.openPage(in: opened, url: ask.url, publisher: "(\(source))(\(RealtimeGateway.encode(config)));")
             /// A report of the page's: its stream (taken, and true) or why it could not publish (thrown).
             func take(_ report: JSONValue) async throws -> Bool {
                 if let error = report["error"]?.stringValue { throw HeadlessBrowser.Failure(description: "the page could not publish: \(error)") }
@@ -289,7 +291,7 @@ final class VideoRenders: Sendable {
             var goneSince: ContinuousClock.Instant?
             var reason = "Max duration exceeded."
             while clock.now < deadline {
-                if let asked = running.withLock({ $0[render.id]?.stop }) { reason = asked; break }
+                if let asked = stopAsked(render.id) { reason = asked; break }
                 if opened.exited { throw HeadlessBrowser.Failure(description: "the browser exited") }
                 if let again = reports.next() { _ = try await take(again) }
                 if hub.streams(sessionID: render.sessionID).contains(where: { $0.id == render.streamID }) {
@@ -317,8 +319,25 @@ final class VideoRenders: Sendable {
         if let connectionID { hub.disconnect(sessionID: render.sessionID, connectionID: connectionID, reason: .clientDisconnected) }
         await browser?.stop()
         render.updatedAt = VideoArchives.millis()
-        running.withLock { $0[render.id] = nil }
-        _ = VideoArchives.saveJSON(render, id: render.id, directory: directory)
+        update(render, ended: true)
+    }
+
+    /// Opens a page in `browser` and loads `url` in it, `publisher` (the script and its settings) put in before the
+    /// page's own scripts, with the `switchboardRender` binding it reports through; returns the page's target id and
+    /// DevTools session.
+    private static func openPage(in browser: HeadlessBrowser, url: String, publisher: String) async throws -> (target: String, page: String) {
+        let target = try await browser.send("Target.createTarget", ["url": "about:blank"])
+        guard let targetID = target["targetId"]?.stringValue else { throw HeadlessBrowser.Failure(description: "no page") }
+        let attached = try await browser.send("Target.attachToTarget", ["targetId": .string(targetID), "flatten": true])
+        guard let page = attached["sessionId"]?.stringValue else { throw HeadlessBrowser.Failure(description: "no page session") }
+        try await browser.send("Page.enable", session: page)
+        try await browser.send("Runtime.enable", session: page)
+        try await browser.send("Page.setBypassCSP", ["enabled": true], session: page)
+        try await browser.send("Runtime.addBinding", ["name": "switchboardRender"], session: page)
+        try await browser.send("Page.addScriptToEvaluateOnNewDocument", ["source": .string(publisher)], session: page)
+        let navigated = try await browser.send("Page.navigate", ["url": .string(url)], session: page)
+        if let error = navigated["errorText"]?.stringValue { throw HeadlessBrowser.Failure(description: "\(url) could not be loaded: \(error)") }
+        return (targetID, page)
     }
 
     /// Sizes the page's window so that the page itself — what its tab capture sends — is `width` × `height`: the

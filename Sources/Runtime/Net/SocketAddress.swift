@@ -33,6 +33,11 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var family: Family { host.contains(":") ? .v6 : .v4 }
+
+    /// This address as a client on this machine reaches it: a wildcard one (`0.0.0.0`, `::`) through loopback.
+    public var locallyReachable: SocketAddress {
+        SocketAddress(host: host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "::1" : host, port: port)
+    }
     public var description: String { family == .v6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     /// Calls `body` with a sockaddr for this address.
