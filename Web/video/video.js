@@ -351,7 +351,8 @@ async function publish() {
   if (state.publisher) return;
   let local;
   try {
-    local = await navigator.mediaDevices.getUserMedia({ audio: true, video: { width: 640, height: 360 } });
+    const size = $("simulcast").checked && !state.relayed ? { width: 960, height: 540 } : { width: 640, height: 360 };
+    local = await navigator.mediaDevices.getUserMedia({ audio: true, video: size });
   } catch (e) {
     showError(`Camera or microphone unavailable: ${e.message}`);
     return;
@@ -402,11 +403,45 @@ function published(publisher, body) {
   log(`publishing stream ${body.streamId.slice(0, 8)}${state.relayed ? " (peer to peer)" : ""}`);
 }
 
+/**
+ * Simulcast: the camera in three sizes, lowest first (the SFU ranks layers by their key frames' size, or in this order),
+ * each subscriber getting one (`video:subscriberPreferences`). The browser leaves out the sizes its bandwidth or CPU
+ * cannot afford; subscribers of a size that stops get the next one down.
+ */
+const SIMULCAST = [
+  { rid: "q", scaleResolutionDownBy: 4, maxBitrate: 150_000 },
+  { rid: "h", scaleResolutionDownBy: 2, maxBitrate: 500_000 },
+  { rid: "f", scaleResolutionDownBy: 1, maxBitrate: 1_500_000 },
+];
+
 function addLocalTracks(pc, local) {
   for (const track of local.getTracks()) {
-    const tr = pc.addTransceiver(track, { direction: "sendonly", streams: [local] });
+    const init = { direction: "sendonly", streams: [local] };
+    if (track.kind === "video" && $("simulcast").checked) init.sendEncodings = SIMULCAST.map((e) => ({ ...e }));
+    const tr = pc.addTransceiver(track, init);
     if (track.kind === "video" && preferredCodec) preferCodec(tr, preferredCodec);
   }
+}
+
+/** Turns one simulcast size of our camera on or off (as a browser short of bandwidth would), by its rid. */
+async function setSimulcastLayer(rid, active) {
+  const sender = state.publisher?.pc?.getSenders().find((s) => s.track?.kind === "video");
+  if (!sender) return false;
+  const parameters = sender.getParameters();
+  const encoding = parameters.encodings.find((e) => e.rid === rid);
+  if (!encoding) return false;
+  encoding.active = active;
+  await sender.setParameters(parameters);
+  return true;
+}
+
+/** The picture size a subscriber would like of a simulcast stream (null: the largest); streams sent in one size ignore it. */
+async function setPreferredResolution(streamId, resolution) {
+  const sub = state.subscribers.get(streamId);
+  if (!sub || state.relayed) return;
+  const select = sub.tile.querySelector(".preferred");
+  if (select) select.value = resolution ? `${resolution.width}x${resolution.height}` : "";
+  await state.rt.request("video:subscriberPreferences", { streamId, preferredResolution: resolution });
 }
 
 async function unpublish() {
@@ -473,11 +508,26 @@ async function subscribe(stream) {
   video.autoplay = true;
   video.playsInline = true;
   const caption = document.createElement("figcaption");
+  const preferred = document.createElement("select");
+  preferred.className = "preferred";
+  preferred.title = "The size you would like of this stream, when its publisher sends several (simulcast)";
+  for (const [value, label] of [["", "largest"], ["640x360", "≥ 640×360"], ["320x180", "≥ 320×180"], ["1x1", "smallest"]]) {
+    preferred.add(new Option(label, value));
+  }
+  preferred.hidden = state.relayed;
+  preferred.onchange = () => {
+    const [width, height] = preferred.value.split("x").map(Number);
+    setPreferredResolution(stream.streamId, preferred.value ? { width, height } : null).catch((e) => log(describe(e), "err"));
+  };
   const captions = document.createElement("p");
   captions.className = "captions";
   captions.hidden = true;
   captions.setAttribute("aria-live", "polite");
-  tile.append(video, captions, caption);
+  // The size decoded now: with simulcast, the publisher's size this page gets.
+  const size = document.createElement("span");
+  size.className = "size";
+  video.onresize = () => { size.textContent = `${video.videoWidth}×${video.videoHeight}`; };
+  tile.append(video, captions, caption, preferred, size);
   $("tiles").appendChild(tile);
   const media = new MediaStream();
   video.srcObject = media;
@@ -706,7 +756,7 @@ async function peerPaths() {
 }
 
 window.playground = {
-  state, stats, peerPaths, join, leave, publish, unpublish,
+  state, stats, peerPaths, join, leave, publish, unpublish, setPreferredResolution, setSimulcastLayer,
   connectionId: () => state.me,
   streamIds: () => [...state.subscribers.keys()],
   /** The final captions each watched stream got, by stream id. */

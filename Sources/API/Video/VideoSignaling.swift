@@ -42,7 +42,11 @@ struct VideoSignaling {
             try hub.unpublish(from: me, streamID: body["streamId"]?.stringValue)
             return .object([:])
         case "video:subscribe":
+            let preferred = try body["preferredResolution"].map(Self.preferredResolution)
             let (streamID, offer) = try await hub.subscribe(from: me, streamID: body["streamId"]?.stringValue)
+            if let preferred, offer != nil {
+                try await hub.setPreferredResolution(from: me, streamID: streamID, width: preferred.width, height: preferred.height)
+            }
             var reply: [String: JSONValue] = ["streamId": .string(streamID), "subscriberId": .string(me.id)]
             if let offer { reply["offer"] = .string(offer) } else { reply["relayed"] = .bool(true) }
             return .object(reply)
@@ -51,6 +55,13 @@ struct VideoSignaling {
                 throw VideoError(code: "notFound", detail: "streamId and answer are required.")
             }
             try await hub.answerSubscription(from: me, streamID: streamID, answer: answer)
+            return .object([:])
+        case "video:subscriberPreferences":
+            guard let streamID = body["streamId"]?.stringValue, let value = body["preferredResolution"] else {
+                throw VideoError(code: "invalidPreference", detail: "streamId and preferredResolution ({width, height} or null) are required.")
+            }
+            let preferred = try Self.preferredResolution(value)
+            try await hub.setPreferredResolution(from: me, streamID: streamID, width: preferred.width, height: preferred.height)
             return .object([:])
         case "video:relay":
             try hub.relay(from: me, streamID: body["streamId"]?.stringValue, subscriberID: body["subscriberId"]?.stringValue, try Self.relayMessage(body))
@@ -84,6 +95,16 @@ struct VideoSignaling {
         default:
             throw VideoError(code: "unknownType", detail: "Unknown message type '\(type)'.")
         }
+    }
+
+    /// `preferredResolution`: `{width, height}` in pixels (1–8192 each), or null for the largest (0 × 0).
+    static func preferredResolution(_ value: JSONValue) throws -> (width: Int, height: Int) {
+        if value == .null { return (0, 0) }
+        guard let width = value["width"]?.intValue, let height = value["height"]?.intValue,
+              (1...8192).contains(width), (1...8192).contains(height) else {
+            throw VideoError(code: "invalidPreference", detail: "preferredResolution is {width, height}, each 1–8192 pixels, or null.")
+        }
+        return (width, height)
     }
 
     /// The description or candidate of a `video:relay` request, as `RTCSessionDescriptionInit` and

@@ -130,6 +130,17 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         try await engine.completeSubscription(subscription, answer: answer)
     }
 
+    public func setPreferredResolution(sessionID: String, streamID: String, subscriberID: String, width: Int, height: Int) async throws(MediaError) {
+        let key = SubscriptionKey(stream: streamID, subscriber: subscriberID)
+        guard let subscription = state.withLock({ $0.rooms[sessionID]?.subscriptions[key] }) else {
+            throw MediaError.notFound("no subscription to \(streamID)")
+        }
+        // A consumer the answer rejected is gone; the others take the preference (only simulcast ones act on it).
+        for consumer in subscription.consumers where consumer.kind == .video {
+            try? await engine.setPreferredSize(consumer: consumer.id, width: width, height: height)
+        }
+    }
+
     public func unpublish(sessionID: String, streamID: String) async {
         let (published, subscriptions, mix) = state.withLock { s -> (Published?, [MediaEngine.Subscription], MediaEngine.MixerInfo?) in
             let published = s.rooms[sessionID]?.streams.removeValue(forKey: streamID)

@@ -321,6 +321,15 @@ public final class VideoHub: Sendable {
         } catch { throw .subscriptionFailed(error) }
     }
 
+    /// `video:subscriberPreferences`: the picture size this subscriber would like of a simulcast stream
+    /// (0 × 0: the largest the publisher sends). A stream sent in one size ignores it.
+    public func setPreferredResolution(from me: Connection, streamID: String, width: Int, height: Int) async throws(LiveError) {
+        guard !me.relayed else { throw .relayedSession }
+        do {
+            try await bridge.setPreferredResolution(sessionID: me.sessionID, streamID: streamID, subscriberID: me.id, width: width, height: height)
+        } catch { throw .streamNotFound(own: false) }
+    }
+
     /// `video:subscribe:answer`.
     public func answerSubscription(from me: Connection, streamID: String, answer: String) async throws(LiveError) {
         do {

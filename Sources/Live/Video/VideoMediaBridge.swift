@@ -8,6 +8,8 @@ public protocol VideoMediaBridge: Sendable {
     func completeSubscription(sessionID: String, streamID: String, subscriberID: String, answer: String) async throws(MediaError)
     func unpublish(sessionID: String, streamID: String) async
     func unsubscribe(sessionID: String, streamID: String, subscriberID: String) async
+    /// A subscriber's preferred picture size for a simulcast stream (0 × 0: the largest layer).
+    func setPreferredResolution(sessionID: String, streamID: String, subscriberID: String, width: Int, height: Int) async throws(MediaError)
     func setAudioMuted(sessionID: String, streamID: String, muted: Bool) async
     /// A connection left: drop everything it subscribed to (and its audio connector's mix).
     func connectionClosed(sessionID: String, connectionID: String) async
@@ -52,6 +54,7 @@ public struct StreamTap: Sendable, Hashable {
 }
 
 extension VideoMediaBridge {
+    public func setPreferredResolution(sessionID: String, streamID: String, subscriberID: String, width: Int, height: Int) async throws(MediaError) {}
     public func connectionClosed(sessionID: String, connectionID: String) async {}
     public func connectAudio(sessionID: String, connectionID: String, streams: Set<String>?, voice: String?,
                              make: @escaping MixerPortFactory) async throws(MediaError) {

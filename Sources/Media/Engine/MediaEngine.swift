@@ -298,6 +298,12 @@ public final class MediaEngine: Sendable {
         try await worker(consumer: id).run { core throws(MediaError) in try core.setRetransmissionStream(consumer: id, enabled) }
     }
 
+    /// A simulcast subscriber's preferred picture size (0 × 0: the largest layer): it gets the smallest
+    /// layer the publisher sends at least that large, else the largest. No effect on other consumers.
+    public func setPreferredSize(consumer id: ConsumerID, width: Int, height: Int) async throws(MediaError) {
+        try await worker(consumer: id).run { core throws(MediaError) in try core.setPreferredSize(consumer: id, width: width, height: height) }
+    }
+
     /// Feeds a consumer from another producer (same kind and codec) without renegotiation.
     public func switchConsumer(_ id: ConsumerID, to producer: ProducerID) async throws(MediaError) {
         try await worker(consumer: id).run { core throws(MediaError) in try core.switchConsumer(id, to: producer) }

@@ -56,6 +56,11 @@ public struct StreamStats: Sendable, Hashable, Codable {
     public var retransmitted: UInt64 = 0
     public var keyframeRequests: UInt64 = 0
     public var paused = false
+    /// Simulcast: the RTP stream id of the layer received (producer) or being sent (consumer).
+    public var rid: String?
+    /// The picture size of the layer's newest key frame (VP8).
+    public var frameWidth: Int?
+    public var frameHeight: Int?
 
     public init(ssrc: UInt32, kind: MediaKind) {
         self.ssrc = ssrc

@@ -58,12 +58,20 @@ public struct RTPExtensionIDs: Sendable, Hashable {
     public var audioLevel: UInt8?
     public var absSendTime: UInt8?
     public var transportCC: UInt8?
+    /// RFC 8852 RTP stream id and repaired RTP stream id (simulcast layers and their RTX streams).
+    public var rid: UInt8?
+    public var repairedRID: UInt8?
 
-    public init(mid: UInt8? = nil, audioLevel: UInt8? = nil, absSendTime: UInt8? = nil, transportCC: UInt8? = nil) {
+    public init(
+        mid: UInt8? = nil, audioLevel: UInt8? = nil, absSendTime: UInt8? = nil, transportCC: UInt8? = nil,
+        rid: UInt8? = nil, repairedRID: UInt8? = nil
+    ) {
         self.mid = mid
         self.audioLevel = audioLevel
         self.absSendTime = absSendTime
         self.transportCC = transportCC
+        self.rid = rid
+        self.repairedRID = repairedRID
     }
 
     /// The ids consumers see: fixed, so every consumer m-line agrees.
@@ -86,12 +94,19 @@ public struct ProducerParameters: Sendable, Hashable {
     /// `a=msid` stream and track ids, if any.
     public var streamID: String?
     public var trackID: String?
+    /// Simulcast (RFC 8853): the RTP stream ids of the m-line's layers in the offer's order (empty
+    /// for one stream). The producer made with these parameters is the layer listed last; the others
+    /// are producers of their own (`Producer.layers`), their SSRCs learnt from the RID header extension.
+    public var simulcast: [String] = []
+    /// This layer's RTP stream id (set by the worker on each layer's producer).
+    public var rid: String?
 
     public init(
         kind: MediaKind, mid: String, codec: RTPCodec, ssrc: UInt32?, rtxSSRC: UInt32? = nil,
         rtxPayloadType: UInt8? = nil, extensions: RTPExtensionIDs = RTPExtensionIDs(),
-        streamID: String? = nil, trackID: String? = nil
+        streamID: String? = nil, trackID: String? = nil, simulcast: [String] = []
     ) {
+        self.simulcast = simulcast
         self.kind = kind
         self.mid = mid
         self.codec = codec

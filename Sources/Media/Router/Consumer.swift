@@ -19,7 +19,16 @@ final class Consumer {
     /// for the consumers after this one) with no reference counting.
     let transportHandle: Unmanaged<WebRTCTransport>
     var transport: WebRTCTransport { transportHandle.takeUnretainedValue() }
+    /// The track consumed (for simulcast, its layer listed last: the one the stream is known by).
     private(set) var producer: Producer
+    /// The producer whose packets go out: `producer`, or for simulcast one of its layers.
+    private(set) var layer: Producer
+    /// Simulcast: the layer to move to at its next key frame (until then `layer` keeps going).
+    private(set) var pendingLayer: Producer?
+    /// The subscriber's preferred picture size (0 × 0: the largest layer).
+    var preferredWidth = 0
+    var preferredHeight = 0
+    private var nextLayerChoice: UInt64 = 0
     var rewriter: RTPRewriter
     private(set) var paused = false
     private(set) var waitingForKeyframe: Bool
@@ -57,6 +66,7 @@ final class Consumer {
     ) {
         self.id = id
         self.producer = producer
+        layer = producer
         transportHandle = Unmanaged.passUnretained(transport)
         self.kind = producer.parameters.kind
         self.codec = producer.codec
@@ -80,13 +90,25 @@ final class Consumer {
             streamID: streamID, trackID: trackID, extensions: .consumerSide, rtxSSRC: rtxSSRC, rtxPayloadType: rtxPayloadType)
     }
 
-    /// Sends one canonical producer packet to the subscriber (rewritten, then protected).
+    /// The producers whose `consumers` list this consumer: every layer of a simulcast track.
+    var sources: [Producer] { producer.layers.isEmpty ? [producer] : producer.layers }
+
+    /// Sends one canonical producer packet to the subscriber (rewritten, then protected). `source` is
+    /// the producer it came from (nil: the mixer's own output): a simulcast consumer is a consumer of
+    /// every layer, and sends the packets of one, moving to `pendingLayer` at its key frame.
     @inline(__always)
     func forward(
         _ p: UnsafeRawPointer, length: Int, sequence: UInt16, timestamp: UInt32, keyframe: Bool, now: UInt64,
-        queue: SendQueue
+        queue: SendQueue, from source: Producer? = nil
     ) {
         guard !paused, transportHandle._withUnsafeGuaranteedRef({ $0.canSendMedia }) else { return }
+        if let source, source !== layer {
+            guard source === pendingLayer, keyframe else { return }
+            layer = source
+            pendingLayer = nil
+            rewriter.resync()
+            waitingForKeyframe = false
+        }
         if waitingForKeyframe {
             guard keyframe else {
                 if now &- lastKeyframeRequest > 1_000_000_000 { requestKeyframe(now: now) }
@@ -110,7 +132,7 @@ final class Consumer {
     func retransmit(_ outputSequence: UInt16, now: UInt64, queue: SendQueue) {
         nacksReceived &+= 1
         guard let input = rewriter.inputSequence(for: outputSequence),
-              let packet = producer.buffer.packet(input, now: now), let base = packet.baseAddress else { return }
+              let packet = layer.buffer.packet(input, now: now), let base = packet.baseAddress else { return }
         let timestamp = rewriter.outputTimestamp(for: Bytes.u32(base, 4))
         retransmitted &+= 1
         if retransmissionStream, let rtxSSRC, let rtxPayloadType {
@@ -125,12 +147,34 @@ final class Consumer {
     /// The subscriber asked for a key frame (PLI/FIR).
     func keyframeRequested(now: UInt64) {
         keyframeRequestsReceived &+= 1
-        producer.requestKeyframe(now: now)
+        layer.requestKeyframe(now: now)
     }
 
     func requestKeyframe(now: UInt64) {
         lastKeyframeRequest = now
-        producer.requestKeyframe(now: now)
+        layer.requestKeyframe(now: now)
+    }
+
+    /// Simulcast: chooses the layer to send (`SimulcastSelection`), at most every `SimulcastSelection.interval`;
+    /// a new choice becomes `pendingLayer`, whose key frame is asked for (again each second until it comes).
+    func chooseLayer(now: UInt64, immediately: Bool = false) {
+        let layers = producer.layers
+        guard layers.count > 1, immediately || now >= nextLayerChoice else { return }
+        nextLayerChoice = now &+ SimulcastSelection.interval
+        let choice = SimulcastSelection.choose(
+            layers.lazy.map { SimulcastSelection.Layer(
+                width: $0.frameWidth, height: $0.frameHeight,
+                live: $0.lastPacketAt != 0 && now &- $0.lastPacketAt < SimulcastSelection.liveWindow) },
+            preferredWidth: preferredWidth, preferredHeight: preferredHeight)
+        guard let choice else { return }
+        let chosen = layers[choice]
+        if chosen === layer {
+            pendingLayer = nil
+        } else if chosen !== pendingLayer || now &- lastKeyframeRequest > 1_000_000_000 {
+            pendingLayer = chosen
+            lastKeyframeRequest = now
+            chosen.requestKeyframe(now: now)
+        }
     }
 
     /// Starts (or restarts) sending: video waits for a key frame, which is requested now.
@@ -153,11 +197,17 @@ final class Consumer {
     /// Switches to another producer of the same kind; the subscriber sees one continuous stream.
     func switchProducer(to other: Producer, now: UInt64) {
         guard other.parameters.kind == kind, other !== producer else { return }
-        producer.consumers.removeAll { $0 === self }
+        detach()
         producer = other
-        other.consumers.append(self)
+        layer = other
+        pendingLayer = nil
+        attach()
         start(now: now)
     }
+
+    /// Joins (leaves) the consumer lists of the track's producers.
+    func attach() { for source in sources { source.consumers.append(self) } }
+    func detach() { for source in sources { source.consumers.removeAll { $0 === self } } }
 
     /// Sender report for this stream (RFC 3550 §6.4.1).
     func senderReport(ntp: NTPTime, now: UInt64) -> SenderReport? {
@@ -178,6 +228,8 @@ final class Consumer {
         s.retransmitted = retransmitted
         s.keyframeRequests = keyframeRequestsReceived
         s.paused = paused
+        s.rid = layer.parameters.rid
+        if layer.frameWidth > 0 { (s.frameWidth, s.frameHeight) = (layer.frameWidth, layer.frameHeight) }
         return s
     }
 }

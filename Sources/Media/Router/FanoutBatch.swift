@@ -81,6 +81,7 @@ final class FanoutBatch {
     private func fanOut(_ entries: UnsafeBufferPointer<Entry>, order: UnsafeBufferPointer<Int>?, from start: Int, to end: Int,
                         now: UInt64, queue: SendQueue) {
         let first = entries[order?[start] ?? start]
+        let source = first.producer
         // `consumers` holds every consumer for the whole loop (forwarding never adds or removes one), so
         // each is borrowed rather than retained and released per packet, and the next few
         // subscribers' state is prefetched while this one's packets are protected.
@@ -89,7 +90,7 @@ final class FanoutBatch {
                 for k in start..<end {
                     let e = entries[order?[k] ?? k]
                     consumer.forward(e.packet, length: e.length, sequence: e.sequence, timestamp: e.timestamp,
-                                     keyframe: e.keyframe, now: now, queue: queue)
+                                     keyframe: e.keyframe, now: now, queue: queue, from: source)
                 }
             }
         }

@@ -27,6 +27,15 @@ final class Producer {
     var mixerInput: RTPMixerInput?
     /// Recorders' copies of what arrives (individual-stream archives).
     var taps: [ProducerTap] = []
+    /// A simulcast track's layers in the offer's order, this producer among them (empty for one
+    /// stream). Every layer's consumers are the track's: each consumer forwards one layer at a time
+    /// (`Consumer.layer`). Cleared when the track closes (the layers hold each other).
+    var layers: [Producer] = []
+    /// When the last packet came (simulcast: a layer is live while it sends).
+    private(set) var lastPacketAt: UInt64 = 0
+    /// The picture size of the newest key frame (VP8; 0 until one came).
+    private(set) var frameWidth = 0
+    private(set) var frameHeight = 0
 
     var statistics: ReceiveStatistics
     var nack = NackGenerator()
@@ -101,6 +110,7 @@ final class Producer {
         let sequence = Bytes.u16(p, 2)
         let timestamp = Bytes.u32(p, 4)
         if buffer.contains(sequence, now: now) { return }  // duplicate (answered twice)
+        lastPacketAt = now
         statistics.received(sequence: sequence, timestamp: timestamp, length: length, now: now)
         if sendsNACKs, nack.received(sequence, now: now) == .gapTooLarge {
             requestKeyframe(now: now)
@@ -128,6 +138,10 @@ final class Producer {
             if keyframe {
                 lastKeyframeAt = now
                 keyframeThrottle.keyframeReceived()
+                if codec.name == "VP8", let size = VP8PayloadDescriptor.keyframeSize(payload, length: payloadLength) {
+                    frameWidth = size.width
+                    frameHeight = size.height
+                }
             }
         }
         buffer.store(p, length: length, sequenceNumber: sequence, now: now)
@@ -239,6 +253,8 @@ final class Producer {
         s.retransmitted = retransmissionsReceived
         s.keyframeRequests = keyframeRequests
         s.paused = paused
+        s.rid = parameters.rid
+        if frameWidth > 0 { (s.frameWidth, s.frameHeight) = (frameWidth, frameHeight) }
         return s
     }
 }

@@ -54,9 +54,12 @@ public enum SDPNegotiator {
             m.lines.append(SDPLine("c", "IN IP4 0.0.0.0"))
             addTransportAttributes(&m, transport: transport, setup: .passive)
             m.mid = mid
+            // Simulcast: each layer is an RTP stream named by the RID header extension, which the answer must keep.
+            let layers = kind == .video && extensions.rid != nil ? section.simulcastSendStreams : []
             // Transport-wide CC: we send the feedback the sender's bandwidth estimator runs on.
             for ext in section.extMaps where ext.uri == RTPExtensionURI.mid || ext.uri == RTPExtensionURI.transportWideCC
-                || (kind == .audio && ext.uri == RTPExtensionURI.audioLevel) {
+                || (kind == .audio && ext.uri == RTPExtensionURI.audioLevel)
+                || (!layers.isEmpty && (ext.uri == RTPExtensionURI.rtpStreamID || ext.uri == RTPExtensionURI.repairedRTPStreamID)) {
                 m.addAttribute("extmap", "\(ext.id) \(ext.uri)")
             }
             m.direction = .recvonly
@@ -64,13 +67,17 @@ public enum SDPNegotiator {
             if section.rtcpReducedSize { m.rtcpReducedSize = true }
             addCodec(&m, chosen.codec, rtx: chosen.rtx,
                      extraFormatParameters: kind == .video ? "x-google-start-bitrate=\(videoStartBitrate)" : nil)
+            for rid in layers { m.addAttribute("rid", "\(rid) recv") }
+            if !layers.isEmpty { m.addAttribute("simulcast", "recv " + layers.joined(separator: ";")) }
             answer.media.append(m)
             bundled.append(mid)
 
             // The sender's SSRCs: FID group first (primary, RTX), else the first a=ssrc.
             var ssrc: UInt32?
             var rtxSSRC: UInt32?
-            if let fid = section.ssrcGroups.first(where: { $0.semantics == "FID" }), fid.ssrcs.count >= 2 {
+            if !layers.isEmpty {
+                // Each layer's SSRCs are learnt from its packets' RID (or repaired RID) extension.
+            } else if let fid = section.ssrcGroups.first(where: { $0.semantics == "FID" }), fid.ssrcs.count >= 2 {
                 ssrc = fid.ssrcs[0]
                 rtxSSRC = fid.ssrcs[1]
             } else {
@@ -79,7 +86,8 @@ public enum SDPNegotiator {
             let msid = section.msid ?? section.ssrcAttributes.first { $0.attribute == "msid" }?.value.flatMap(SDPMediaStreamID.init)
             producers.append(ProducerParameters(
                 kind: kind, mid: mid, codec: chosen.codec, ssrc: ssrc, rtxSSRC: chosen.rtx == nil ? nil : rtxSSRC,
-                rtxPayloadType: chosen.rtx, extensions: extensions, streamID: msid?.stream, trackID: msid?.track))
+                rtxPayloadType: chosen.rtx, extensions: extensions,
+                streamID: msid?.stream, trackID: msid?.track, simulcast: layers))
         }
         guard !producers.isEmpty else { throw .unsupported("the offer has no track we can receive (Opus, VP8, H.264)") }
         answer.lines.append(.attribute("group", SDPGroup(semantics: "BUNDLE", identifiers: bundled).attributeValue))
@@ -251,6 +259,8 @@ public enum SDPNegotiator {
             case RTPExtensionURI.audioLevel: ids.audioLevel = UInt8(ext.id)
             case RTPExtensionURI.absSendTime: ids.absSendTime = UInt8(ext.id)
             case RTPExtensionURI.transportWideCC: ids.transportCC = UInt8(ext.id)
+            case RTPExtensionURI.rtpStreamID: ids.rid = UInt8(ext.id)
+            case RTPExtensionURI.repairedRTPStreamID: ids.repairedRID = UInt8(ext.id)
             default: break
             }
         }

@@ -42,6 +42,9 @@ final class WebRTCTransport {
     /// SSRC → producer, RTX flag: a short array beats hashing for a handful of streams.
     private var inbound: [(ssrc: UInt32, producer: Producer, rtx: Bool)] = []
     var midExtensionID: UInt8?
+    /// Simulcast: the RID and repaired RID header extensions name each layer's streams (RFC 8852).
+    var ridExtensionID: UInt8?
+    var repairedRIDExtensionID: UInt8?
     /// When the next RTCP report is due (0: on the first tick once connected).
     private var nextReport: UInt64 = 0
     /// Transport-wide CC arrivals from the publisher, fed back every `transportCCInterval`.
@@ -252,12 +255,17 @@ final class WebRTCTransport {
         learnSSRC(ssrc, p, length: length, now: now, queue: queue)
     }
 
-    /// An SSRC the SDP did not list: bind it through the MID header extension (RFC 8843 §15).
+    /// An SSRC the SDP did not list: bind it through the MID header extension (RFC 8843 §15) and, for a
+    /// simulcast layer, its RID (the layer's own stream) or repaired RID (the layer's RTX stream).
     private func learnSSRC(_ ssrc: UInt32, _ p: UnsafeMutableRawPointer, length: Int, now: UInt64, queue: SendQueue) {
-        guard let midID = midExtensionID, inbound.count < 32,
-              let view = try? RTPView(UnsafeRawBufferPointer(start: p, count: length)),
-              let mid = view.mid(id: midID, in: UnsafeRawBufferPointer(start: p, count: length)),
-              let producer = producers.first(where: { $0.parameters.mid == mid }) else { return }
+        let bytes = UnsafeRawBufferPointer(start: p, count: length)
+        guard inbound.count < 32, let view = try? RTPView(bytes) else { return }
+        let mid = midExtensionID.flatMap { view.mid(id: $0, in: bytes) }
+        let rid = ridExtensionID.flatMap { view.mid(id: $0, in: bytes) }
+            ?? repairedRIDExtensionID.flatMap { view.mid(id: $0, in: bytes) }
+        guard mid != nil || rid != nil, let producer = producers.first(where: {
+            (mid == nil || $0.parameters.mid == mid) && $0.parameters.rid == rid
+        }) else { return }
         let pt = Bytes.byte(p, 1) & 0x7F
         let rtx: Bool
         if pt == producer.parameters.rtxPayloadType, producer.rtxSSRC == nil {
@@ -432,6 +440,11 @@ final class WebRTCTransport {
         guard state == .connected else { return now }
         if dtls != nil, now &- connectedAt > WebRTCTransport.dtlsRetention { dtls = nil }
         for producer in producers { producer.tick(now: now) }
+        var choosing = false
+        for consumer in consumers where consumer.producer.layers.count > 1 {
+            consumer.chooseLayer(now: now)
+            choosing = true
+        }
         if transportCC.count > 0, now &- lastTransportCC >= WebRTCTransport.transportCCInterval {
             lastTransportCC = now
             let media = producers.first?.ssrc ?? 0
@@ -445,6 +458,7 @@ final class WebRTCTransport {
         }
         if !producers.isEmpty || transportCC.count > 0 { return now }
         var next = min(nextReport, ice.consentDeadline)
+        if choosing { next = min(next, now &+ SimulcastSelection.interval) }
         if let dtls {
             next = min(next, connectedAt &+ WebRTCTransport.dtlsRetention &+ 1)
             if let deadline = dtls.nextTimeout() { next = min(next, deadline) }

@@ -331,11 +331,42 @@ final class WorkerCore: Selectable {
         if let ssrc = parameters.ssrc, transport.producers.contains(where: { $0.ssrc == ssrc }) {
             throw .invalid("SSRC \(ssrc) already produced on this transport")
         }
-        let producer = Producer(id: producerID, parameters: parameters, codec: canonical, transport: transport, router: transport.router)
+        var track = parameters
+        if parameters.simulcast.count > 1 { track.rid = parameters.simulcast.last }
+        let producer = Producer(id: producerID, parameters: track, codec: canonical, transport: transport, router: transport.router)
         if let mid = parameters.extensions.mid { transport.midExtensionID = mid }
+        if let rid = parameters.extensions.rid { transport.ridExtensionID = rid }
+        if let rid = parameters.extensions.repairedRID { transport.repairedRIDExtensionID = rid }
         transport.add(producer)
         transport.router.add(producer)
         producers[producerID] = producer
+        guard parameters.simulcast.count > 1 else { return }
+        // Simulcast: the layer listed last is the track's producer (what the router and its consumers
+        // know); each other layer is a producer on the transport only, `<id>.<rid>`.
+        var layers: [Producer] = []
+        for rid in parameters.simulcast {
+            if rid == track.rid {
+                layers.append(producer)
+                continue
+            }
+            var layer = parameters
+            layer.rid = rid
+            let id = ProducerID(rawValue: producerID.rawValue + "." + rid)
+            let sibling = Producer(id: id, parameters: layer, codec: canonical, transport: transport, router: transport.router)
+            transport.add(sibling)
+            producers[id] = sibling
+            layers.append(sibling)
+        }
+        for layer in layers { layer.layers = layers }
+    }
+
+    /// A simulcast subscriber's preferred picture size (0 × 0: the largest layer); it gets the
+    /// smallest layer at least that large (`SimulcastSelection`).
+    func setPreferredSize(consumer id: ConsumerID, width: Int, height: Int) throws(MediaError) {
+        guard let consumer = consumers[id] else { throw .notFound("consumer \(id)") }
+        consumer.preferredWidth = max(0, width)
+        consumer.preferredHeight = max(0, height)
+        consumer.chooseLayer(now: sb_monotonic_ns(), immediately: true)
     }
 
     func consume(_ id: TransportID, consumerID: ConsumerID, producer producerID: ProducerID) throws(MediaError) -> ConsumerParameters {
@@ -350,7 +381,7 @@ final class WorkerCore: Selectable {
             id: consumerID, producer: producer, transport: transport, ssrc: random.next(UInt32.self) | 1,
             cname: transport.cname, initialSequence: random.next(UInt16.self) & 0x7FFF,
             initialTimestamp: random.next(UInt32.self), dropRate: configuration.testDropRate, seed: nextSeed())
-        producer.consumers.append(consumer)
+        consumer.attach()
         transport.add(consumer)
         consumers[consumerID] = consumer
         return consumer.parameters
@@ -394,6 +425,12 @@ final class WorkerCore: Selectable {
     func closeProducer(_ id: ProducerID) -> ClosedObjects {
         guard let producer = producers.removeValue(forKey: id) else { return ClosedObjects() }
         var closed = ClosedObjects(producers: [id])
+        if !producer.layers.isEmpty {
+            // A simulcast track closes whole: its layers first (a layer holds each of them).
+            let layers = producer.layers
+            for layer in layers { layer.layers = [] }
+            for layer in layers where layer !== producer { closed.append(closeProducer(layer.id)) }
+        }
         for consumer in producer.consumers { closed.append(closeConsumer(consumer.id)) }
         if producer.mixerInput != nil { for mixer in mixerList { mixer.removeInputs(of: producer) } }
         producer.transport.remove(producer)
@@ -404,7 +441,7 @@ final class WorkerCore: Selectable {
     @discardableResult
     func closeConsumer(_ id: ConsumerID) -> ClosedObjects {
         guard let consumer = consumers.removeValue(forKey: id) else { return ClosedObjects() }
-        consumer.producer.consumers.removeAll { $0 === consumer }
+        consumer.detach()
         consumer.transport.remove(consumer)
         mixerList.first { $0.output === consumer.producer }?.settleRate()
         return ClosedObjects(consumers: [id])
@@ -489,13 +526,17 @@ final class WorkerCore: Selectable {
         t.addresses = byAddress.count
         for router in routers.values {
             t.routerTransports += router.transports.count
-            t.routerProducers += router.producers.count
+            // A simulcast track's other layers are its producer's, not listed by the router.
+            for producer in router.producers { t.routerProducers += max(1, producer.layers.count) }
         }
         for transport in transports.values {
             t.transportProducers += transport.producers.count
             t.transportConsumers += transport.consumers.count
         }
-        for producer in producers.values { t.producerConsumers += producer.consumers.count }
+        // A simulcast consumer is listed by every layer of its track: counted once, by the track's producer.
+        for producer in producers.values where producer.layers.isEmpty || producer.layers.last === producer {
+            t.producerConsumers += producer.consumers.count
+        }
         return t
     }
 }

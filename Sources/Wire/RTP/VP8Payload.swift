@@ -64,6 +64,23 @@ public struct VP8PayloadDescriptor: Hashable, Sendable {
               count > d.length else { return false }
         return p.load(fromByteOffset: d.length, as: UInt8.self) & 0x01 == 0
     }
+
+    /// The picture size a key frame's first packet declares (RFC 6386 §9.1: after the 3-byte frame
+    /// tag, the start code 9D 01 2A, then 14-bit little-endian width and height); nil for any other packet.
+    @inlinable
+    public static func keyframeSize(_ p: UnsafeRawPointer, length count: Int) -> (width: Int, height: Int)? {
+        guard startsKeyframe(p, length: count), let d = VP8PayloadDescriptor(p, length: count), count >= d.length + 10 else {
+            return nil
+        }
+        let o = d.length
+        guard p.load(fromByteOffset: o + 3, as: UInt8.self) == 0x9D, p.load(fromByteOffset: o + 4, as: UInt8.self) == 0x01,
+              p.load(fromByteOffset: o + 5, as: UInt8.self) == 0x2A else { return nil }
+        func u14(_ at: Int) -> Int {
+            Int(p.load(fromByteOffset: at, as: UInt8.self)) | Int(p.load(fromByteOffset: at + 1, as: UInt8.self) & 0x3F) << 8
+        }
+        let width = u14(o + 6), height = u14(o + 8)
+        return width > 0 && height > 0 ? (width, height) : nil
+    }
 }
 
 /// Splits VP8 frames into RTP payloads the way WebRTC senders do: a 4-byte descriptor

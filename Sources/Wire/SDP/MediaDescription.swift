@@ -148,4 +148,38 @@ public struct MediaDescription: Hashable, Sendable, SDPLineContainer {
     public var connection: String? {
         lines.first { $0.type == "c" }?.value
     }
+
+    /// The RTP streams a simulcast sender sends (RFC 8853 `a=simulcast:send`, each named by an
+    /// RFC 8851 `a=rid:<id> send` line), in the attribute's order: each stream's first alternative,
+    /// paused (`~`) ones included. Ids without their `a=rid` line, repeated ids, ids that are not
+    /// 1–16 letters, digits, `-` or `_`, and streams past `maxSimulcastStreams` are left out; empty when the
+    /// m-line does not simulcast or names fewer than two streams.
+    public var simulcastSendStreams: [String] {
+        guard let value = attributeValue("simulcast") else { return [] }
+        let fields = value.split(separator: " ", omittingEmptySubsequences: true)
+        guard let at = fields.firstIndex(of: "send"), at + 1 < fields.count else { return [] }
+        var declared = Set<Substring>()
+        for rid in attributeValues("rid") {
+            let parts = rid.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+            if parts.count >= 2, parts[1] == "send" { declared.insert(parts[0]) }
+        }
+        var streams: [String] = []
+        for stream in fields[at + 1].split(separator: ";") {
+            guard streams.count < Self.maxSimulcastStreams,
+                  var id = stream.split(separator: ",", omittingEmptySubsequences: true).first else { continue }
+            if id.hasPrefix("~") { id = id.dropFirst() }
+            guard Self.isRTPStreamID(id), declared.contains(id), !streams.contains(String(id)) else { continue }
+            streams.append(String(id))
+        }
+        return streams.count >= 2 ? streams : []
+    }
+
+    /// Streams one simulcast m-line is read with at most (browsers send three).
+    public static let maxSimulcastStreams = 4
+
+    /// RFC 8851 §10 `rid-id`, bounded as the RTP stream id header extension carries it (RFC 8852: 16 bytes).
+    static func isRTPStreamID(_ id: Substring) -> Bool {
+        !id.isEmpty && id.utf8.count <= 16
+            && id.utf8.allSatisfy { $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+    }
 }
