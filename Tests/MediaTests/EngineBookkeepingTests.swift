@@ -33,7 +33,37 @@ struct EngineBookkeepingTests {
             #expect(t.transportProducers == t.objects.producers, sourceLocation: sourceLocation)
             #expect(t.transportConsumers == t.objects.consumers, sourceLocation: sourceLocation)
             #expect(t.producerConsumers == t.objects.consumers, sourceLocation: sourceLocation)
+            #expect(t.transportLayers == t.layers, sourceLocation: sourceLocation)
         }
+    }
+
+    @Test("a simulcast track is one producer to the engine; its layers and their consumers close with it")
+    func simulcastClose() async throws {
+        let engine = try Self.engine(workers: 1)
+        defer { engine.shutdown() }
+        let router = try await engine.createRouter()
+        let publication = try await engine.publish(router: router, offer: try mediaFixture("media/chromium-simulcast-offer.sdp"))
+        #expect(publication.producers.count == 2)
+        var subscriptions: [MediaEngine.Subscription] = []
+        for _ in 0..<2 { subscriptions.append(try await engine.subscribe(router: router)) }
+        #expect(subscriptions.allSatisfy { $0.consumers.count == 2 })
+        await Self.expectCounts(engine, MediaObjectCounts(routers: 1, transports: 3, producers: 2, consumers: 4))
+        #expect(await engine.workerTables().map(\.layers) == [2])
+        // Each layer reports on its own (`<track>.<rid>` for the two below the track's).
+        let stats = try await engine.stats(transport: publication.transport)
+        let video = try #require(publication.producers.first { $0.parameters.kind == .video }).id
+        #expect(Set(stats.producers.keys) == Set(publication.producers.map(\.id.rawValue) + ["\(video.rawValue).q", "\(video.rawValue).h"]))
+        #expect(stats.producers[video.rawValue]?.rid == "f")
+        // A preference is taken by a simulcast consumer (and refused for an unknown one).
+        let consumer = try #require(subscriptions[0].consumers.first { $0.kind == .video }).id
+        try await engine.setPreferredSize(consumer: consumer, width: 320, height: 180)
+        await #expect(throws: MediaError.self) { try await engine.setPreferredSize(consumer: ConsumerID(rawValue: "cn-none"), width: 1, height: 1) }
+
+        let closed = try await engine.closeTransport(publication.transport)
+        #expect(Set(closed.producers).isSuperset(of: Set(publication.producers.map(\.id))))
+        #expect(closed.consumers.count == 4)
+        await Self.expectCounts(engine, MediaObjectCounts(routers: 1, transports: 2, producers: 0, consumers: 0))
+        #expect(await engine.workerTables().map(\.layers) == [0])
     }
 
     @Test("closing a transport closes its producers, their consumers on other transports, and its own consumers")

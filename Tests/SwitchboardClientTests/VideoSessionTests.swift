@@ -45,6 +45,17 @@ struct VideoSessionTests {
             #expect(await eventually(seconds: 15) { frames.frames >= 30 && frames.keyframes >= 1 && (heard.levels[published.id]?.frames ?? 0) > 25 })
             #expect(frames.keyframes >= 1)
             #expect(abs((heard.levels[published.id]?.frequency ?? 0) - 440) < 40)
+            // A preferred size is taken (this stream comes in one size, and keeps coming), cleared, and checked.
+            try await bob.setPreferredResolution(published.id, (width: 320, height: 180))
+            try await bob.setPreferredResolution(published.id, nil)
+            let before = frames.frames
+            #expect(await eventually(seconds: 10) { frames.frames >= before + 10 })
+            for (stream, size, code) in [(published.id, (width: 0, height: 180), "invalidPreference"), ("no-such-stream", (width: 320, height: 180), "notFound")] {
+                do {
+                    try await bob.setPreferredResolution(stream, size)
+                    Issue.record("\(stream) \(size) taken")
+                } catch { #expect((error as? SessionError)?.code == code) }
+            }
 
             try await bob.signal(type: "chat", data: "hi alice", to: alice.connectionID)
             #expect(await aliceEvents.wait { $0.contains(.signal(type: "chat", data: "hi alice", from: bob.connectionID)) })

@@ -74,4 +74,42 @@ struct VP8PayloadTests {
         zeroRate[16] = 0
         #expect(throws: IVFFile.ParseError.badHeader("time base 1/0")) { try IVFFile(zeroRate) }
     }
+
+    @Test("a key frame's first packet declares its picture size; delta frames, later packets and other bytes do not")
+    func keyframeSize() {
+        // Descriptor (X=1, I=1, 15-bit PictureID), frame tag (key frame), start code, 14-bit sizes with scaling bits set.
+        let key: [UInt8] = [0x90, 0x80, 0x81, 0x23, 0x50, 0x02, 0x00, 0x9D, 0x01, 0x2A, 0xC0, 0xC3, 0x1C, 0x42, 0x00]
+        func size(_ bytes: [UInt8]) -> (width: Int, height: Int)? {
+            bytes.withUnsafeBytes { VP8PayloadDescriptor.keyframeSize($0.baseAddress!, length: $0.count) }
+        }
+        #expect(size(key)?.width == 960 && size(key)?.height == 540)
+        var delta = key
+        delta[4] |= 0x01
+        #expect(size(delta) == nil)
+        var later = key
+        later[0] = 0x80
+        #expect(size(later) == nil)
+        var noStartCode = key
+        noStartCode[7] = 0
+        #expect(size(noStartCode) == nil)
+        for cut in 0..<(key.count - 1) { #expect(size(Array(key.prefix(cut))) == nil) }
+    }
+
+    @Test("a simulcast m-line's send streams are its rids in order: first alternatives, paused ones, no undeclared or bad ids")
+    func simulcastStreams() throws {
+        func streams(_ lines: String) throws -> [String] {
+            let sdp = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=mid:0\r\n" + lines
+            return try SessionDescription.parse(sdp).media[0].simulcastSendStreams
+        }
+        #expect(try streams("a=rid:q send\r\na=rid:h send\r\na=rid:f send\r\na=simulcast:send q;h;f\r\n") == ["q", "h", "f"])
+        #expect(try streams("a=rid:1 send\r\na=rid:2 send\r\na=rid:3 send\r\na=simulcast:send 1,2;~3\r\n") == ["1", "3"])
+        #expect(try streams("a=rid:a send\r\na=rid:b recv\r\na=rid:c send\r\na=simulcast:send a;b;c recv b\r\n") == ["a", "c"])
+        #expect(try streams("a=rid:a send\r\na=simulcast:send a;a\r\n").isEmpty)
+        #expect(try streams("a=rid:a send\r\na=rid:b send\r\na=simulcast:recv a;b\r\n").isEmpty)
+        #expect(try streams("a=rid:a send\r\na=rid:b send\r\n").isEmpty)
+        #expect(try streams("a=rid:a send\r\na=rid:a.b send\r\na=rid:c send\r\na=simulcast:send a;a.b;c\r\n") == ["a", "c"])
+        let many = (0..<6).map { "a=rid:r\($0) send\r\n" }.joined() + "a=simulcast:send " + (0..<6).map { "r\($0)" }.joined(separator: ";") + "\r\n"
+        #expect(try streams(many) == ["r0", "r1", "r2", "r3"])
+        #expect(try streams("a=rid:\(String(repeating: "x", count: 17)) send\r\na=rid:b send\r\na=rid:c send\r\na=simulcast:send \(String(repeating: "x", count: 17));b;c\r\n") == ["b", "c"])
+    }
 }

@@ -29,14 +29,14 @@ extension VideoRoutes {
         }
         router.get("/v2/project/:pid/render/:rid") { req in
             let (_, project) = try Self.projectCredentials(req, core: core, project: req.parameter("pid"))
-            guard let render = renders.get(id: req.parameter("rid") ?? "", project: project) else {
+            guard let render = renders.get(id: req.parameter("rid"), project: project) else {
                 throw APIError.notFound("No Experience Composer with that id.")
             }
             return .jsonObject(render.json)
         }
         router.delete("/v2/project/:pid/render/:rid") { req in
             let (_, project) = try Self.projectCredentials(req, core: core, project: req.parameter("pid"))
-            guard renders.stop(id: req.parameter("rid") ?? "", project: project) else {
+            guard renders.stop(id: req.parameter("rid"), project: project) else {
                 throw APIError.notFound("No Experience Composer with that id is running.")
             }
             // 200, as the `opentok` SDK expects (the `vonage` SDK takes any success).

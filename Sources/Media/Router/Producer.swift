@@ -31,6 +31,9 @@ final class Producer {
     /// stream). Every layer's consumers are the track's: each consumer forwards one layer at a time
     /// (`Consumer.layer`). Cleared when the track closes (the layers hold each other).
     var layers: [Producer] = []
+    /// What the router and the engine know: a producer of one stream, or a simulcast track's producer
+    /// (its layer listed last), not the track's other layers.
+    var isTrack: Bool { layers.isEmpty || layers.last === self }
     /// When the last packet came (simulcast: a layer is live while it sends).
     private(set) var lastPacketAt: UInt64 = 0
     /// The picture size of the newest key frame (VP8; 0 until one came).

@@ -514,29 +514,33 @@ final class WorkerCore: Selectable {
         /// Producers and consumers listed by transports.
         var transportProducers = 0
         var transportConsumers = 0
-        /// Consumers listed by producers.
+        /// Consumers listed by producers (a simulcast consumer once, by its track's producer).
         var producerConsumers = 0
+        /// Simulcast layers other than their track's producer: in the producer table and listed by transports
+        /// (`objects.producers` counts tracks, as the engine does).
+        var layers = 0
+        var transportLayers = 0
     }
 
     func tables() -> Tables {
         var t = Tables()
+        let tracks = producers.values.filter(\.isTrack)
         t.objects = MediaObjectCounts(
-            routers: routers.count, transports: transports.count, producers: producers.count, consumers: consumers.count)
+            routers: routers.count, transports: transports.count, producers: tracks.count, consumers: consumers.count)
+        t.layers = producers.count - tracks.count
         t.usernameFragments = byUsernameFragment.count
         t.addresses = byAddress.count
         for router in routers.values {
             t.routerTransports += router.transports.count
-            // A simulcast track's other layers are its producer's, not listed by the router.
-            for producer in router.producers { t.routerProducers += max(1, producer.layers.count) }
+            t.routerProducers += router.producers.count
         }
         for transport in transports.values {
-            t.transportProducers += transport.producers.count
+            let own = transport.producers.filter(\.isTrack).count
+            t.transportProducers += own
+            t.transportLayers += transport.producers.count - own
             t.transportConsumers += transport.consumers.count
         }
-        // A simulcast consumer is listed by every layer of its track: counted once, by the track's producer.
-        for producer in producers.values where producer.layers.isEmpty || producer.layers.last === producer {
-            t.producerConsumers += producer.consumers.count
-        }
+        for producer in tracks { t.producerConsumers += producer.consumers.count }
         return t
     }
 }

@@ -189,6 +189,14 @@ public final class VideoSession: Sendable {
         captioned.withLock { if on { $0.insert(streamID) } else { $0.remove(streamID) } }
     }
 
+    /// The picture size this client would like of a subscribed stream whose publisher sends several (simulcast):
+    /// the server sends the smallest at least this large, or the largest when none is; nil asks for the largest.
+    /// A stream sent in one size is unaffected. Sizes are 1–8192 pixels each (`invalidPreference` otherwise).
+    public func setPreferredResolution(_ streamID: String, _ resolution: (width: Int, height: Int)?) async throws(SessionError) {
+        let value: JSONValue = resolution.map { ["width": .number(Double($0.width)), "height": .number(Double($0.height))] } ?? .null
+        try await request("video:subscriberPreferences", ["streamId": .string(streamID), "preferredResolution": value])
+    }
+
     /// Stops publishing a stream.
     public func unpublish(_ streamID: String) async throws(SessionError) {
         guard let published = publishers.withLock({ $0.removeValue(forKey: streamID) }) else {
