@@ -28,6 +28,13 @@ func fuzzRTP(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         RTPView.setMarker(!marker, in: b)
     }
     precondition((try? RTPView.parse(copy)) == RTPView(markerFlipped: view, in: copy), "in-place rewrite changed the layout")
+    // The payload read as VP8, as the SFU reads every video packet (key frames, and their picture size for simulcast).
+    if view.payloadLength > 0, let payload = bytes.baseAddress.map({ $0 + view.payloadOffset }) {
+        let key = VP8PayloadDescriptor.startsKeyframe(payload, length: view.payloadLength)
+        if let size = VP8PayloadDescriptor.keyframeSize(payload, length: view.payloadLength) {
+            precondition(key && (1...0x3FFF).contains(size.width) && (1...0x3FFF).contains(size.height), "VP8 key frame size")
+        }
+    }
 
     guard let packet = try? RTPPacket.parse(bytes) else { return 0 }
     guard let encoded = try? packet.serialize() else { preconditionFailure("parsed packet failed to serialize") }

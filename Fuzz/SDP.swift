@@ -16,6 +16,10 @@ func fuzzSDP(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = (section.mid, section.msid, section.direction, section.setup, section.fingerprint?.bytes, section.iceOptions)
         _ = (section.ssrcs, section.ssrcGroups, section.rtcpMux, section.rtcpReducedSize, section.connection)
         _ = (section.candidates, section.rtcpFeedback, section.extMaps, section.ssrcAttributes)
+        let layers = section.simulcastSendStreams
+        precondition(layers.isEmpty || (2...MediaDescription.maxSimulcastStreams).contains(layers.count), "simulcast stream count")
+        precondition(Set(layers).count == layers.count, "repeated simulcast stream")
+        precondition(layers.allSatisfy { (1...16).contains($0.utf8.count) }, "simulcast stream id length")
         // The negotiator asks once per section; a few lookups cover the code without making the
         // harness itself quadratic in the number of rtpmaps.
         for map in section.rtpMaps.prefix(4) {
