@@ -146,29 +146,4 @@ struct SDPNegotiatorTests {
         #expect(producer.extensions.rid == 10 && producer.extensions.repairedRID == 11)
         #expect(plan.producers[0].simulcast.isEmpty)
     }
-
-    @Test("a layer is live while it sends; the largest live one by default, else the smallest at least the preferred size")
-    func simulcastSelection() {
-        typealias L = SimulcastSelection.Layer
-        let sized = [L(width: 240, height: 135, live: true), L(width: 480, height: 270, live: true), L(width: 960, height: 540, live: true)]
-        #expect(SimulcastSelection.choose(sized, preferredWidth: 0, preferredHeight: 0) == 2)
-        #expect(SimulcastSelection.choose(sized, preferredWidth: 1, preferredHeight: 1) == 0)
-        #expect(SimulcastSelection.choose(sized, preferredWidth: 320, preferredHeight: 180) == 1)
-        #expect(SimulcastSelection.choose(sized, preferredWidth: 480, preferredHeight: 270) == 1)
-        #expect(SimulcastSelection.choose(sized, preferredWidth: 481, preferredHeight: 1) == 2)
-        #expect(SimulcastSelection.choose(sized, preferredWidth: 4000, preferredHeight: 2000) == 2)
-        // The largest stopped: the next one down, whatever was preferred above it.
-        var stopped = sized
-        stopped[2].live = false
-        #expect(SimulcastSelection.choose(stopped, preferredWidth: 0, preferredHeight: 0) == 1)
-        #expect(SimulcastSelection.choose(stopped, preferredWidth: 640, preferredHeight: 360) == 1)
-        // Listed largest first: ranked by size, not by order.
-        #expect(SimulcastSelection.choose(sized.reversed(), preferredWidth: 0, preferredHeight: 0) == 0)
-        #expect(SimulcastSelection.choose(sized.reversed(), preferredWidth: 1, preferredHeight: 1) == 2)
-        // Sizes not known yet (no key frame, or H.264): the offer's order, lowest first.
-        let unsized = [L(width: 0, height: 0, live: true), L(width: 0, height: 0, live: true), L(width: 0, height: 0, live: false)]
-        #expect(SimulcastSelection.choose(unsized, preferredWidth: 1, preferredHeight: 1) == 1)
-        #expect(SimulcastSelection.choose(unsized.map { L(width: $0.width, height: $0.height, live: false) },
-                                          preferredWidth: 0, preferredHeight: 0) == nil)
-    }
 }

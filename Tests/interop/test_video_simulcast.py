@@ -4,9 +4,18 @@ size it asked for — the largest by default, the smallest at least as large as 
 changing on request without a new offer; when the publisher stops a size (as a browser short of bandwidth does),
 its subscribers get the next size down until it comes back. A publisher sending one size ignores preferences, and
 bad preferences are refused."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
 import pytest
 
-from rig import chromium, new_page, screenshot, wait_until
+from rig import chromium, new_page, screenshot, start_server, wait_until
 from video_support import CHROMIUM_ARGS, VideoPeer, VideoRequestError, join, opentok_client, video_server, wait_for_log
 
 opentok = pytest.importorskip("opentok")
@@ -117,3 +126,76 @@ def test_one_size_publishers_ignore_preferences_and_bad_ones_are_refused(server,
         assert peer.request("video:subscriberPreferences", {"streamId": stream, "preferredResolution": None}) == {}
     finally:
         peer.close()
+
+
+SHAPED = "sbsim"
+SHAPED_SETUP = [
+    # The server's side of the pair stays in this (the root) namespace; the subscriber's goes into the test's own.
+    ["ip", "link", "add", f"{SHAPED}0", "type", "veth", "peer", "name", f"{SHAPED}1"],
+    ["ip", "addr", "add", "10.205.0.1/24", "dev", f"{SHAPED}0"],
+    ["ip", "link", "set", f"{SHAPED}0", "up"],
+    # What the server sends the subscriber leaves through a 400 kb/s bucket, queueing up to 200 ms beyond it.
+    ["tc", "qdisc", "add", "dev", f"{SHAPED}0", "root", "tbf", "rate", "400kbit", "burst", "20kb", "latency", "200ms"],
+]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"),
+                    reason="network namespaces and shaping need root, iproute2 and tc")
+def test_a_subscriber_on_a_slow_link_gets_a_smaller_size_while_others_keep_the_largest(browser):
+    """A subscriber behind a 700 kb/s link (a network namespace of the test's own, its downlink shaped) cannot take
+    the 1.5 Mb/s largest size: its receive-side estimate (REMB) falls, and the server sends it a size that fits,
+    trying the larger one again now and then; a subscriber on loopback keeps the largest all along."""
+    namespace = f"sb-simulcast-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", namespace], check=True)
+    server = None
+    try:
+        for command in SHAPED_SETUP:
+            subprocess.run(command, check=True)
+        subprocess.run(["ip", "link", "set", f"{SHAPED}1", "netns", namespace], check=True)
+        for command in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", "10.205.0.2/24", "dev", f"{SHAPED}1"],
+                        ["ip", "link", "set", f"{SHAPED}1", "up"]):
+            subprocess.run(["ip", "netns", "exec", namespace] + command, check=True)
+        # Listening beyond loopback is production mode (--dev is loopback only): sessions and tokens from the SDK.
+        server = start_server(["--media-port", "0", "--media-announce", "10.205.0.1", "--log-level", "warn"],
+                              https=False, host="0.0.0.0")
+        ot = opentok_client(server)
+        sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+        token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
+        alice, bob = new_page(browser), new_page(browser)
+        local = SimpleNamespace(http_url=f"http://127.0.0.1:{server.http_port}")  # a secure context for the camera
+        join(alice, local, sid, token("alice"), "alice", publish=False)
+        alice.check("#simulcast")
+        alice.click("#publish")
+        wait_for_log(alice, "publishing stream", timeout=15)
+        join(bob, local, sid, token("bob"), "bob", publish=False)
+        wait_until(lambda: bob.evaluate("window.playground.streamIds()"), timeout=10, what="bob subscribed")
+        (stream,) = bob.evaluate("window.playground.streamIds()")
+        decodes_width(bob, stream, 960, timeout=30, what="bob on loopback")
+
+        here = Path(__file__).resolve().parent
+        shaped = subprocess.Popen(
+            ["ip", "netns", "exec", namespace, sys.executable, str(here / "video_netns_subscriber.py"),
+             f"http://10.205.0.1:{server.http_port}", sid, token("shaped"), "30"],
+            cwd=here, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        bob_widths = []
+        while shaped.poll() is None:
+            bob_widths.append(width_of(bob, stream))
+            time.sleep(1)
+        out, err = shaped.communicate()
+        assert shaped.returncode == 0, out[-2000:] + err[-4000:]
+        samples = json.loads(out.strip().splitlines()[-1])["samples"]
+        print("shaped subscriber (seconds, width, frames):", samples)
+        print("bob's widths meanwhile:", bob_widths)
+        # Over the last 20 s the shaped subscriber decodes mostly a smaller size, and its picture keeps moving.
+        late = [s for s in samples if s[0] >= 10]
+        smaller = sum(1 for s in late if 0 < s[1] < 960)
+        assert smaller >= len(late) * 0.6, samples
+        assert late[-1][2] - late[0][2] > 100, samples
+        # Bob, on loopback, kept the largest size.
+        assert sum(1 for w in bob_widths if w == 960) >= len(bob_widths) - 2, bob_widths
+    finally:
+        if server is not None:
+            server.stop()
+            server.cleanup()
+        subprocess.run(["ip", "link", "del", f"{SHAPED}0"], capture_output=True)
+        subprocess.run(["ip", "netns", "del", namespace])

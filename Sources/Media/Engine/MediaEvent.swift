@@ -61,6 +61,8 @@ public struct StreamStats: Sendable, Hashable, Codable {
     /// The picture size of the layer's newest key frame (VP8).
     public var frameWidth: Int?
     public var frameHeight: Int?
+    /// Bits per second received (producer), over about the last second.
+    public var bitrate: UInt64?
 
     public init(ssrc: UInt32, kind: MediaKind) {
         self.ssrc = ssrc
@@ -77,6 +79,8 @@ public struct TransportStats: Sendable, Hashable, Codable {
     public var srtpProfile: String?
     /// RTCP transport-wide CC feedback packets sent to the publisher (bandwidth estimation).
     public var transportFeedbackSent: UInt64 = 0
+    /// The subscriber's latest receive-side bandwidth estimate (REMB), bits per second.
+    public var receiverEstimate: UInt64?
     public var producers: [String: StreamStats]
     public var consumers: [String: StreamStats]
 }

@@ -29,6 +29,7 @@ final class Consumer {
     var preferredWidth = 0
     var preferredHeight = 0
     private var nextLayerChoice: UInt64 = 0
+    private var probe = LayerProbe()
     var rewriter: RTPRewriter
     private(set) var paused = false
     private(set) var waitingForKeyframe: Bool
@@ -155,18 +156,33 @@ final class Consumer {
         layer.requestKeyframe(now: now)
     }
 
-    /// Simulcast: chooses the layer to send (`SimulcastSelection`), at most every `SimulcastSelection.interval`;
-    /// a new choice becomes `pendingLayer`, whose key frame is asked for (again each second until it comes).
+    /// Simulcast: chooses the layer to send (`SimulcastSelection`: the subscriber's preference, the live layers and,
+    /// once the subscriber reports its link's estimate, what fits in it, with `LayerProbe` trying larger layers), at
+    /// most every `SimulcastSelection.interval`; a new choice becomes `pendingLayer`, whose key frame is asked for
+    /// (again each second until it comes).
     func chooseLayer(now: UInt64, immediately: Bool = false) {
         let layers = producer.layers
         guard layers.count > 1, immediately || now >= nextLayerChoice else { return }
         nextLayerChoice = now &+ SimulcastSelection.interval
-        let choice = SimulcastSelection.choose(
-            layers.lazy.map { SimulcastSelection.Layer(
-                width: $0.frameWidth, height: $0.frameHeight,
-                live: $0.lastPacketAt != 0 && now &- $0.lastPacketAt < SimulcastSelection.liveWindow) },
-            preferredWidth: preferredWidth, preferredHeight: preferredHeight)
-        guard let choice else { return }
+        let ranked = SimulcastSelection.ranked(layers.map {
+            SimulcastSelection.Layer(width: $0.frameWidth, height: $0.frameHeight,
+                                     live: $0.lastPacketAt != 0 && now &- $0.lastPacketAt < SimulcastSelection.liveWindow, bitrate: $0.bitrate)
+        })
+        guard let wanted = SimulcastSelection.wanted(ranked, preferredWidth: preferredWidth, preferredHeight: preferredHeight) else { return }
+        var choice = wanted.index
+        if let estimate = transport.currentReceiverEstimate(now: now) {
+            // The link's estimate, less what the transport's audio takes.
+            let budget = estimate > SimulcastSelection.audioAllowance ? estimate - SimulcastSelection.audioAllowance : 0
+            let current = layers.firstIndex { $0 === layer }
+            let fitting = SimulcastSelection.fitting(ranked, upTo: wanted, budget: budget, current: current)
+            let stepUp = ranked.first { $0.rank > fitting.rank && $0.rank <= wanted.rank }?.index
+            // A probe of a layer the subscriber no longer wants (or that stopped) ends now.
+            if let probed = probe.layer, !ranked.contains(where: { $0.index == probed && $0.rank <= wanted.rank }) { probe.reset() }
+            choice = probe.decide(fitting: fitting.index, wanted: wanted.index, stepUp: stepUp, estimate: estimate,
+                                  affords: { layers[$0].bitrate <= budget + budget / 10 }, now: now)
+        } else {
+            probe.reset()
+        }
         let chosen = layers[choice]
         if chosen === layer {
             pendingLayer = nil

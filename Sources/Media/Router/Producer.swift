@@ -36,6 +36,10 @@ final class Producer {
     var isTrack: Bool { layers.isEmpty || layers.last === self }
     /// When the last packet came (simulcast: a layer is live while it sends).
     private(set) var lastPacketAt: UInt64 = 0
+    /// Bits per second received, over about the last second (simulcast: what a layer costs a subscriber).
+    private(set) var bitrate: UInt64 = 0
+    private var rateBytes: UInt64 = 0
+    private var rateSince: UInt64 = 0
     /// The picture size of the newest key frame (VP8; 0 until one came).
     private(set) var frameWidth = 0
     private(set) var frameHeight = 0
@@ -215,6 +219,15 @@ final class Producer {
     /// Periodic work: deferred key frame requests and NACKs toward the publisher.
     func tick(now: UInt64) {
         if keyframeThrottle.due(now: now) { sendPLI() }
+        if now &- rateSince >= 500_000_000 {
+            // Half the last half second's rate and half the mean before it: smooth over a key frame's burst.
+            if rateSince != 0 {
+                let rate = (statistics.bytes &- rateBytes) * 8 * 1_000_000_000 / max(1, now &- rateSince)
+                bitrate = bitrate == 0 ? rate : (bitrate + rate) / 2
+            }
+            rateBytes = statistics.bytes
+            rateSince = now
+        }
         if sendsNACKs, let ssrc {
             let lost = nack.due(now: now, rtt: transport.roundTripTime)
             if !lost.isEmpty {
@@ -257,6 +270,7 @@ final class Producer {
         s.keyframeRequests = keyframeRequests
         s.paused = paused
         s.rid = parameters.rid
+        s.bitrate = bitrate
         if frameWidth > 0 { (s.frameWidth, s.frameHeight) = (frameWidth, frameHeight) }
         return s
     }

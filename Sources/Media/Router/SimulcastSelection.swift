@@ -1,44 +1,66 @@
 /// Which layer of a simulcast track a subscriber gets (pure: what the consumer's timer applies).
 ///
 /// Only layers the publisher is sending count (a browser stops a layer its bandwidth or CPU cannot
-/// afford, or one the application turned off). Among them: with a preferred picture size, the
-/// smallest layer at least that wide and that high, else the largest; with none, the largest.
+/// afford, or one the application turned off). Among them the subscriber wants, with a preferred picture
+/// size, the smallest layer at least that wide and that high, else the largest; with none, the largest.
 /// Layers are ranked by the picture size their key frames declare (VP8) when every live layer's is
 /// known, otherwise in the offer's order, lowest first (the order browsers list their encodings in).
+/// With a budget (the subscriber's link), it gets the largest layer up to the one it wants whose bitrate
+/// fits — the layer it has now with 10 % to spare, so that a bitrate wavering at the edge does not make it
+/// change back and forth — or the smallest live layer when none fits; `LayerProbe` tries larger ones.
 enum SimulcastSelection {
     struct Layer: Equatable {
         var width: Int
         var height: Int
         var live: Bool
+        /// Bits per second the publisher sends it at (0: not measured yet).
+        var bitrate: UInt64 = 0
     }
 
-    /// The chosen layer's index, or nil when no layer is live.
-    static func choose(_ layers: some Collection<Layer>, preferredWidth: Int, preferredHeight: Int) -> Int? {
-        var sized = true
-        var anyLive = false
-        for layer in layers where layer.live {
-            anyLive = true
-            if layer.width == 0 || layer.height == 0 { sized = false }
+    struct Ranked: Equatable {
+        var index: Int
+        var layer: Layer
+        var rank: Int
+    }
+
+    /// The live layers, smallest first, each with its rank.
+    static func ranked(_ layers: [Layer]) -> [Ranked] {
+        let sized = layers.allSatisfy { !$0.live || ($0.width > 0 && $0.height > 0) }
+        return layers.enumerated().filter { $0.element.live }
+            .map { Ranked(index: $0.offset, layer: $0.element, rank: sized ? $0.element.width * $0.element.height : $0.offset) }
+            .sorted { $0.rank < $1.rank }
+    }
+
+    /// The layer the subscriber's preference asks for (nil when none is live).
+    static func wanted(_ ranked: [Ranked], preferredWidth: Int, preferredHeight: Int) -> Ranked? {
+        let sized = ranked.allSatisfy { $0.layer.width > 0 && $0.layer.height > 0 }
+        if sized, preferredWidth > 0 || preferredHeight > 0,
+           let fit = ranked.first(where: { $0.layer.width >= preferredWidth && $0.layer.height >= preferredHeight }) {
+            return fit
         }
-        guard anyLive else { return nil }
-        var largest: Int?
-        var fit: Int?
-        var largestRank = -1
-        var fitRank = Int.max
-        for (index, layer) in layers.enumerated() where layer.live {
-            let rank = sized ? layer.width * layer.height : index
-            if rank > largestRank { (largest, largestRank) = (index, rank) }
-            if sized, preferredWidth > 0 || preferredHeight > 0, layer.width >= preferredWidth, layer.height >= preferredHeight,
-               rank < fitRank {
-                (fit, fitRank) = (index, rank)
-            }
-        }
-        return fit ?? largest
+        return ranked.last
+    }
+
+    /// The largest layer up to `wanted` whose bitrate fits in `budget` (`current`'s with 10 % to spare), else the smallest.
+    static func fitting(_ ranked: [Ranked], upTo wanted: Ranked, budget: UInt64, current: Int?) -> Ranked {
+        ranked.last { $0.rank <= wanted.rank && $0.layer.bitrate <= ($0.index == current ? budget + budget / 10 : budget) }
+            ?? ranked.first ?? wanted
+    }
+
+    /// The chosen layer's index with no probing (nil when no layer is live): `wanted`, or with a budget `fitting`.
+    static func choose(_ layers: [Layer], preferredWidth: Int, preferredHeight: Int, budget: UInt64? = nil, current: Int? = nil) -> Int? {
+        let ranked = ranked(layers)
+        guard let wanted = wanted(ranked, preferredWidth: preferredWidth, preferredHeight: preferredHeight) else { return nil }
+        guard let budget else { return wanted.index }
+        return fitting(ranked, upTo: wanted, budget: budget, current: current).index
     }
 
     /// A layer is live while its packets keep coming: a second without one (a camera at its
     /// slowest sends several frames a second) and it is taken as stopped.
     static let liveWindow: UInt64 = 1_000_000_000
+
+    /// What a subscriber's audio takes of its link's estimate (Opus voice with its headers, rounded up).
+    static let audioAllowance: UInt64 = 64_000
 
     /// How often a subscriber's layer is chosen again.
     static let interval: UInt64 = 200_000_000

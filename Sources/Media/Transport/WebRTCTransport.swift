@@ -42,6 +42,14 @@ final class WebRTCTransport {
     /// SSRC → producer, RTX flag: a short array beats hashing for a handful of streams.
     private var inbound: [(ssrc: UInt32, producer: Producer, rtx: Bool)] = []
     var midExtensionID: UInt8?
+    /// The subscriber's latest receive-side bandwidth estimate (REMB), bits per second, and when it came.
+    private(set) var receiverEstimate: UInt64 = 0
+    private(set) var receiverEstimateAt: UInt64 = 0
+
+    /// `receiverEstimate` while it is current (a receiver sends one every second or so), else nil.
+    func currentReceiverEstimate(now: UInt64) -> UInt64? {
+        receiverEstimateAt != 0 && now &- receiverEstimateAt < 5_000_000_000 ? receiverEstimate : nil
+    }
     /// Simulcast: the RID and repaired RID header extensions name each layer's streams (RFC 8852).
     var ridExtensionID: UInt8?
     var repairedRIDExtensionID: UInt8?
@@ -323,6 +331,13 @@ final class WebRTCTransport {
             case (.payloadSpecificFeedback, 1):
                 guard size >= 12, let consumer = consumer(ssrc: Bytes.u32(base, 8)) else { continue }
                 consumer.keyframeRequested(now: now)
+            case (.payloadSpecificFeedback, 15):
+                // REMB: the subscriber's estimate of its link, which its simulcast consumers' layers must fit in.
+                guard size >= 20, Bytes.u32(base, 12) == 0x5245_4D42 else { continue }
+                let word = Bytes.u32(base, 16)
+                let exponent = (word >> 18) & 0x3F
+                receiverEstimate = exponent >= 40 ? UInt64(UInt32.max) : UInt64(word & 0x3_FFFF) << UInt64(exponent)
+                receiverEstimateAt = now
             case (.payloadSpecificFeedback, 4):
                 var o = 12
                 while o + 8 <= size {
@@ -505,6 +520,7 @@ final class WebRTCTransport {
         for consumer in consumers { consumerStats[consumer.id.rawValue] = consumer.stats() }
         return TransportStats(
             id: id, state: state, selectedAddress: selected?.description, srtpProfile: srtpOut?.profile.openSSLName,
-            transportFeedbackSent: transportCC.feedbackSent, producers: producerStats, consumers: consumerStats)
+            transportFeedbackSent: transportCC.feedbackSent, receiverEstimate: receiverEstimateAt == 0 ? nil : receiverEstimate,
+            producers: producerStats, consumers: consumerStats)
     }
 }

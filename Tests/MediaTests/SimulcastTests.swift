@@ -1,0 +1,74 @@
+import Testing
+@testable import Media
+
+/// Which simulcast layer a subscriber gets, and when a subscriber held below the one it wants tries a larger one.
+@Suite("Simulcast layer choice")
+struct SimulcastTests {
+    @Test("a layer is live while it sends; the largest live one by default, else the smallest at least the preferred size")
+    func simulcastSelection() {
+        typealias L = SimulcastSelection.Layer
+        let sized = [L(width: 240, height: 135, live: true), L(width: 480, height: 270, live: true), L(width: 960, height: 540, live: true)]
+        #expect(SimulcastSelection.choose(sized, preferredWidth: 0, preferredHeight: 0) == 2)
+        #expect(SimulcastSelection.choose(sized, preferredWidth: 1, preferredHeight: 1) == 0)
+        #expect(SimulcastSelection.choose(sized, preferredWidth: 320, preferredHeight: 180) == 1)
+        #expect(SimulcastSelection.choose(sized, preferredWidth: 480, preferredHeight: 270) == 1)
+        #expect(SimulcastSelection.choose(sized, preferredWidth: 481, preferredHeight: 1) == 2)
+        #expect(SimulcastSelection.choose(sized, preferredWidth: 4000, preferredHeight: 2000) == 2)
+        // The largest stopped: the next one down, whatever was preferred above it.
+        var stopped = sized
+        stopped[2].live = false
+        #expect(SimulcastSelection.choose(stopped, preferredWidth: 0, preferredHeight: 0) == 1)
+        #expect(SimulcastSelection.choose(stopped, preferredWidth: 640, preferredHeight: 360) == 1)
+        // Listed largest first: ranked by size, not by order.
+        #expect(SimulcastSelection.choose(Array(sized.reversed()), preferredWidth: 0, preferredHeight: 0) == 0)
+        #expect(SimulcastSelection.choose(Array(sized.reversed()), preferredWidth: 1, preferredHeight: 1) == 2)
+        // Sizes not known yet (no key frame, or H.264): the offer's order, lowest first.
+        let unsized = [L(width: 0, height: 0, live: true), L(width: 0, height: 0, live: true), L(width: 0, height: 0, live: false)]
+        #expect(SimulcastSelection.choose(unsized, preferredWidth: 1, preferredHeight: 1) == 1)
+        #expect(SimulcastSelection.choose(unsized.map { L(width: $0.width, height: $0.height, live: false) },
+                                          preferredWidth: 0, preferredHeight: 0) == nil)
+        // A budget (the subscriber's link): the largest that fits up to the wanted one; the current one with 10 % to spare.
+        var priced = sized
+        (priced[0].bitrate, priced[1].bitrate, priced[2].bitrate) = (150_000, 300_000, 600_000)
+        #expect(SimulcastSelection.choose(priced, preferredWidth: 0, preferredHeight: 0, budget: 1_000_000) == 2)
+        #expect(SimulcastSelection.choose(priced, preferredWidth: 0, preferredHeight: 0, budget: 400_000) == 1)
+        #expect(SimulcastSelection.choose(priced, preferredWidth: 1, preferredHeight: 1, budget: 1_000_000) == 0)
+        #expect(SimulcastSelection.choose(priced, preferredWidth: 0, preferredHeight: 0, budget: 100_000) == 0)
+        #expect(SimulcastSelection.choose(priced, preferredWidth: 0, preferredHeight: 0, budget: 280_000) == 0)
+        #expect(SimulcastSelection.choose(priced, preferredWidth: 0, preferredHeight: 0, budget: 280_000, current: 1) == 1)
+        #expect(SimulcastSelection.choose(priced, preferredWidth: 0, preferredHeight: 0, budget: 250_000, current: 1) == 0)
+    }
+
+    @Test("a subscriber held below the layer it wants tries the next one up after a hold; a probe the link cannot carry doubles the hold")
+    func layerProbe() {
+        let s: UInt64 = 1_000_000_000
+        var probe = LayerProbe()
+        var affordable: Set<Int> = [0]
+        func decide(_ estimate: UInt64, at t: UInt64) -> Int {
+            probe.decide(fitting: affordable.max()!, wanted: 2, stepUp: affordable.max()! + 1, estimate: estimate,
+                         affords: { affordable.contains($0) }, now: t * s / 10)
+        }
+        // Held to layer 0 from the start: the first probe goes at once, and lasts the window.
+        #expect(decide(300_000, at: 0) == 1)
+        #expect(decide(310_000, at: 50) == 1)
+        // The estimate did not grow to afford layer 1: back down, and the next probe waits the doubled hold.
+        #expect(decide(300_000, at: 81) == 0)
+        #expect(probe.hold == 2 * LayerProbe.minimumHold)
+        #expect(decide(300_000, at: 100) == 0)
+        #expect(decide(300_000, at: 182) == 1)
+        // An estimate falling by over 15 % during the probe (the link overused) ends it early, doubling the hold again.
+        #expect(decide(250_000, at: 185) == 0)
+        #expect(probe.hold == 4 * LayerProbe.minimumHold)
+        // A probe after which the estimate affords the layer keeps it, and the hold is back to its minimum.
+        #expect(decide(300_000, at: 584) == 1)
+        affordable = [0, 1]
+        #expect(decide(400_000, at: 665) == 1)
+        #expect(probe.hold == LayerProbe.minimumHold && probe.layer == nil)
+        // From there the next layer up, after the hold.
+        #expect(decide(400_000, at: 700) == 1)
+        #expect(decide(400_000, at: 716) == 2)
+        // When the subscriber gets what it wants there is nothing to probe.
+        probe.reset()
+        #expect(probe.decide(fitting: 2, wanted: 2, stepUp: nil, estimate: 2_000_000, affords: { _ in true }, now: 900 * s) == 2)
+    }
+}
