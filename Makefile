@@ -10,7 +10,7 @@ TESTABLE := -c release -Xswiftc -enable-testing
 # a browser beside aiortc peers or a back-off timer does not. Most of the suite waits on real time, so a third
 # worker takes it from ~7.5 to ~5.5 minutes.
 INTEROP_WORKERS ?= 3
-INTEROP := .venv/bin/python -m pytest -q -n $(INTEROP_WORKERS) --dist loadgroup --no-loadscope-reorder Tests/interop
+INTEROP := .venv/bin/python -m pytest -q --durations=25 -n $(INTEROP_WORKERS) --dist loadgroup --no-loadscope-reorder Tests/interop
 # The bounded fuzz runs of `make test`, between the Swift tests and the interop suite: beside the interop suite they
 # overlapped its first media-heavy files, whose real-time encoders then fell short of their rates now and then.
 # Unoptimized (FUZZ_QUICK=1): it builds in ~45 s instead of ~140 s; in runs this short the build is most of the cost.

@@ -128,15 +128,15 @@ def test_one_size_publishers_ignore_preferences_and_bad_ones_are_refused(server,
         peer.close()
 
 
-SHAPED = "sbsim"
+SHAPED = f"sbs{os.getpid() % 100000}"  # the veth pair's names: this plus 0 (the server's end) and 1 (the subscriber's)
 SHAPED_SETUP = [
     # The server's side of the pair stays in this (the root) namespace; the subscriber's goes into the test's own.
     ["ip", "link", "add", f"{SHAPED}0", "type", "veth", "peer", "name", f"{SHAPED}1"],
     ["ip", "addr", "add", "10.205.0.1/24", "dev", f"{SHAPED}0"],
     ["ip", "link", "set", f"{SHAPED}0", "up"],
     # What the server sends the subscriber leaves through a 400 kb/s bucket, queueing up to 200 ms beyond it.
-    ["tc", "qdisc", "add", "dev", f"{SHAPED}0", "root", "tbf", "rate", "400kbit", "burst", "20kb", "latency", "200ms"],
 ]
+SHAPING = ["tc", "qdisc", "add", "dev", f"{SHAPED}0", "root", "tbf", "rate", "400kbit", "burst", "20kb", "latency", "200ms"]
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"),
@@ -151,6 +151,8 @@ def test_a_subscriber_on_a_slow_link_gets_a_smaller_size_while_others_keep_the_l
     try:
         for command in SHAPED_SETUP:
             subprocess.run(command, check=True)
+        if subprocess.run(SHAPING, capture_output=True).returncode != 0:
+            pytest.skip("the kernel has no token bucket filter (sch_tbf) to shape the link with")
         subprocess.run(["ip", "link", "set", f"{SHAPED}1", "netns", namespace], check=True)
         for command in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", "10.205.0.2/24", "dev", f"{SHAPED}1"],
                         ["ip", "link", "set", f"{SHAPED}1", "up"]):
@@ -175,7 +177,7 @@ def test_a_subscriber_on_a_slow_link_gets_a_smaller_size_while_others_keep_the_l
         here = Path(__file__).resolve().parent
         shaped = subprocess.Popen(
             ["ip", "netns", "exec", namespace, sys.executable, str(here / "video_netns_subscriber.py"),
-             f"http://10.205.0.1:{server.http_port}", sid, token("shaped"), "30"],
+             f"http://10.205.0.1:{server.http_port}", sid, token("shaped"), "24"],
             cwd=here, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         bob_widths = []
         while shaped.poll() is None:
@@ -186,8 +188,8 @@ def test_a_subscriber_on_a_slow_link_gets_a_smaller_size_while_others_keep_the_l
         samples = json.loads(out.strip().splitlines()[-1])["samples"]
         print("shaped subscriber (seconds, width, frames):", samples)
         print("bob's widths meanwhile:", bob_widths)
-        # Over the last 20 s the shaped subscriber decodes mostly a smaller size, and its picture keeps moving.
-        late = [s for s in samples if s[0] >= 10]
+        # After its first 8 s the shaped subscriber decodes mostly a smaller size, and its picture keeps moving.
+        late = [s for s in samples if s[0] >= 8]
         smaller = sum(1 for s in late if 0 < s[1] < 960)
         assert smaller >= len(late) * 0.6, samples
         assert late[-1][2] - late[0][2] > 100, samples
