@@ -27,10 +27,18 @@ public enum FanoutBenchmark {
         public var bytesPerConsumer: Double
     }
 
+    /// What the producer sends: Opus, one VP8 stream, or VP8 in three simulcast layers (RFC 8853), the input's
+    /// packets taking turns among them, named by the RID header extension, every consumer sending the layer
+    /// listed last (the others' packets reach each consumer and are dropped there).
+    public enum Source: String, Sendable {
+        case opus, vp8, simulcast
+    }
+
     /// Runs `packets` input packets of `payloadSize` bytes through one producer fanned out
     /// to `consumers` consumers, protected with `profile`.
     public static func run(
-        consumers: Int, packets: Int = 20_000, payloadSize: Int = 160, profile: SRTPProfile = .aes128CMSHA1_80
+        consumers: Int, packets: Int = 20_000, payloadSize: Int = 160, profile: SRTPProfile = .aes128CMSHA1_80,
+        source: Source = .opus
     ) throws -> Result {
         let harness = try ForwardingHarness()
         let keys = SRTPKeys(
@@ -43,8 +51,11 @@ public enum FanoutBenchmark {
         let publisher = TransportID(rawValue: "pub")
         try harness.createTransport(publisher, router: router, connect: false)
         let producer = ProducerID(rawValue: "producer")
-        try harness.produce(publisher, producer: producer, parameters: ProducerParameters(
-            kind: .audio, mid: "0", codec: .opus, ssrc: 0x1234_5678))
+        let layers = source == .simulcast ? ["q", "h", "f"] : []
+        try harness.produce(publisher, producer: producer, parameters: source == .opus
+            ? ProducerParameters(kind: .audio, mid: "0", codec: .opus, ssrc: 0x1234_5678)
+            : ProducerParameters(kind: .video, mid: "0", codec: .vp8, ssrc: layers.isEmpty ? 0x1234_5678 : nil,
+                                 extensions: RTPExtensionIDs(rid: ridExtension), simulcast: layers))
         try harness.install(publisher, profile: profile, keys: keys, address: publisherAddress)
 
         let rssBefore = residentBytes()
@@ -76,11 +87,33 @@ public enum FanoutBenchmark {
             let p = input + i * stride
             p.initializeMemory(as: UInt8.self, repeating: 0x42, count: stride)
             Bytes.setByte(p, 0, 0x80)
-            Bytes.setByte(p, 1, RTPCodec.opus.payloadType)
-            Bytes.put16(p, 2, UInt16(truncatingIfNeeded: i))
-            Bytes.put32(p, 4, UInt32(truncatingIfNeeded: i * 960))
-            Bytes.put32(p, 8, 0x1234_5678)
-            var length = 12 + payloadSize
+            Bytes.setByte(p, 1, source == .opus ? RTPCodec.opus.payloadType : RTPCodec.vp8.payloadType)
+            var header = 12
+            if layers.isEmpty {
+                Bytes.put16(p, 2, UInt16(truncatingIfNeeded: i))
+                Bytes.put32(p, 4, UInt32(truncatingIfNeeded: i * 960))
+                Bytes.put32(p, 8, 0x1234_5678)
+            } else {
+                // Layer i % 3, on its own SSRC and sequence, its RID in a one-byte header extension (RFC 8285).
+                let layer = i % layers.count
+                Bytes.setByte(p, 0, 0x90)
+                Bytes.put16(p, 2, UInt16(truncatingIfNeeded: i / layers.count))
+                Bytes.put32(p, 4, UInt32(truncatingIfNeeded: i / layers.count * 3000))
+                Bytes.put32(p, 8, 0x1000_0000 + UInt32(layer))
+                Bytes.put16(p, 12, 0xBEDE)
+                Bytes.put16(p, 14, 1)
+                Bytes.setByte(p, 16, ridExtension << 4)
+                Bytes.setByte(p, 17, layers[layer].utf8.first!)
+                Bytes.setByte(p, 18, 0)
+                Bytes.setByte(p, 19, 0)
+                header = 20
+            }
+            if source != .opus {
+                // Every packet a VP8 key frame's start (S=1, P=0): consumers send from the first one on.
+                Bytes.setByte(p, header, 0x10)
+                Bytes.setByte(p, header + 1, 0x00)
+            }
+            var length = header + payloadSize
             _ = sender.protectRTP(p, length: &length, capacity: stride)
             lengths[i] = length
         }
@@ -92,6 +125,8 @@ public enum FanoutBenchmark {
             bytesPerConsumerTransport: consumers > 0 ? Double(max(0, rssAfter - rssBefore)) / Double(consumers) : 0,
             bytesPerConsumer: Double(max(0, rssSharedAfter - rssShared)) / Double(extra))
     }
+
+    static let ridExtension: UInt8 = 10
 
     static func residentBytes() -> Int {
         guard let file = fopen("/proc/self/statm", "r") else { return 0 }

@@ -222,7 +222,7 @@ final class Producer {
         if now &- rateSince >= 500_000_000 {
             // Half the last half second's rate and half the mean before it: smooth over a key frame's burst.
             if rateSince != 0 {
-                let rate = (statistics.bytes &- rateBytes) * 8 * 1_000_000_000 / max(1, now &- rateSince)
+                let rate = UInt64(Double(statistics.bytes &- rateBytes) * 8e9 / Double(max(1, now &- rateSince)))
                 bitrate = bitrate == 0 ? rate : (bitrate + rate) / 2
             }
             rateBytes = statistics.bytes

@@ -42,17 +42,12 @@ final class WebRTCTransport {
     /// SSRC → producer, RTX flag: a short array beats hashing for a handful of streams.
     private var inbound: [(ssrc: UInt32, producer: Producer, rtx: Bool)] = []
     var midExtensionID: UInt8?
-    /// The subscriber's latest receive-side bandwidth estimate (REMB), bits per second, and when it came.
-    private(set) var receiverEstimate: UInt64 = 0
-    private(set) var receiverEstimateAt: UInt64 = 0
-
-    /// `receiverEstimate` while it is current (a receiver sends one every second or so), else nil.
-    func currentReceiverEstimate(now: UInt64) -> UInt64? {
-        receiverEstimateAt != 0 && now &- receiverEstimateAt < 5_000_000_000 ? receiverEstimate : nil
-    }
     /// Simulcast: the RID and repaired RID header extensions name each layer's streams (RFC 8852).
     var ridExtensionID: UInt8?
     var repairedRIDExtensionID: UInt8?
+    /// The subscriber's latest receive-side bandwidth estimate (REMB), bits per second, and when it came.
+    private(set) var receiverEstimate: UInt64 = 0
+    private(set) var receiverEstimateAt: UInt64 = 0
     /// When the next RTCP report is due (0: on the first tick once connected).
     private var nextReport: UInt64 = 0
     /// Transport-wide CC arrivals from the publisher, fed back every `transportCCInterval`.
@@ -438,6 +433,11 @@ final class WebRTCTransport {
     private func sendControl(_ datagram: [UInt8]) {
         guard selected != nil else { return }
         datagram.withUnsafeBytes { worker.queue.enqueue($0, to: destination) }
+    }
+
+    /// `receiverEstimate` while it is current (a receiver sends one every second or so), else nil.
+    func currentReceiverEstimate(now: UInt64) -> UInt64? {
+        receiverEstimateAt != 0 && now &- receiverEstimateAt < 5_000_000_000 ? receiverEstimate : nil
     }
 
     // MARK: Timers

@@ -400,7 +400,8 @@ final class WorkerCore: Selectable {
     func setPaused(producer id: ProducerID, _ paused: Bool) throws(MediaError) {
         guard let producer = producers[id] else { throw .notFound("producer \(id)") }
         guard producer.paused != paused else { return }
-        producer.paused = paused
+        // A simulcast track pauses whole: every layer.
+        for layer in producer.layers.isEmpty ? [producer] : producer.layers { layer.paused = paused }
         if !paused {
             let now = sb_monotonic_ns()
             for consumer in producer.consumers { consumer.start(now: now) }

@@ -19,7 +19,7 @@ struct LoadCommand {
     static let usage = """
         Usage: switchboard load --server http://127.0.0.1:8080 [--data DIR | --api-key KEY --api-secret SECRET] [options]
                switchboard load --server http://127.0.0.1:8080 --dev-routes [options]
-               switchboard load --in-process [--consumers 1,10,100] [--packets N] [--payload BYTES] [--srtp gcm|cm]
+               switchboard load --in-process [--consumers 1,10,100] [--packets N] [--payload BYTES] [--srtp gcm|cm] [--source opus|vp8|simulcast]
                switchboard load --udp-floor [--consumers 100,1000] [--payload BYTES] [--duration SEC] [--bursts-per-s N] [--segments K]
 
           --rooms N          rooms (default 1)
@@ -88,6 +88,8 @@ struct LoadCommand {
 
         --in-process measures the forwarding path alone (no sockets, no peers): one producer
         to N consumers, SRTP unprotect -> route -> rewrite -> SRTP protect, on this thread.
+        --source vp8 sends one VP8 stream instead of Opus; --source simulcast three VP8 layers taking
+        turns (RID header extension), each consumer sending the one listed last.
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
@@ -338,8 +340,11 @@ struct LoadCommand {
     }
 
     static func inProcess(_ args: Arguments) throws -> Int32 {
-        try args.check(known: ["--consumers", "--packets", "--payload", "--in-process", "--json", "--srtp"])
+        try args.check(known: ["--consumers", "--packets", "--payload", "--in-process", "--json", "--srtp", "--source"])
         let profile = try srtpProfile(args)
+        guard let source = FanoutBenchmark.Source(rawValue: args["--source"] ?? "opus") else {
+            throw CLIError("--source: expected opus, vp8 or simulcast")
+        }
         let counts = (args["--consumers"] ?? "1,10,100,1000").split(separator: ",").compactMap { Int($0) }
         let packets = Int(args["--packets"] ?? "") ?? 20_000
         let payload = Int(args["--payload"] ?? "") ?? 160
@@ -347,7 +352,7 @@ struct LoadCommand {
         for consumers in counts {
             // Keep the output volume similar whatever the fan-out.
             let inputs = max(200, min(packets, packets * 10 / max(1, consumers)))
-            let r = try FanoutBenchmark.run(consumers: consumers, packets: inputs, payloadSize: payload, profile: profile)
+            let r = try FanoutBenchmark.run(consumers: consumers, packets: inputs, payloadSize: payload, profile: profile, source: source)
             rows.append([
                 "consumers": consumers, "input_packets": r.inputPackets, "output_packets": r.outputPackets,
                 "output_packets_per_s": Int(r.outputPacketsPerSecond), "ns_per_output_packet": Int(r.nanosecondsPerOutputPacket),
