@@ -30,6 +30,8 @@ final class Consumer {
     var preferredHeight = 0
     private var nextLayerChoice: UInt64 = 0
     private var probe = LayerProbe()
+    /// Since when the link's estimate has not afforded the layer being sent (0: it does).
+    private var overBudgetSince: UInt64 = 0
     var rewriter: RTPRewriter
     private(set) var paused = false
     private(set) var waitingForKeyframe: Bool
@@ -173,13 +175,20 @@ final class Consumer {
         if let estimate = transport.currentReceiverEstimate(now: now) {
             // The link's estimate, less what the transport's audio takes.
             let budget = estimate > SimulcastSelection.audioAllowance ? estimate - SimulcastSelection.audioAllowance : 0
-            let current = layers.firstIndex { $0 === layer }
-            let fitting = SimulcastSelection.fitting(ranked, upTo: wanted, budget: budget, current: current)
+            let current = ranked.first { $0.layer.live && layers[$0.index] === layer }
+            var fitting = SimulcastSelection.fitting(ranked, upTo: wanted, budget: budget, current: current?.index)
+            // Down for the link only once it has held the subscriber below its layer for a while.
+            if let current, fitting.rank < current.rank, current.rank <= wanted.rank {
+                if overBudgetSince == 0 { overBudgetSince = now }
+                if now &- overBudgetSince < SimulcastSelection.downgradeDelay { fitting = current }
+            } else {
+                overBudgetSince = 0
+            }
             let stepUp = ranked.first { $0.rank > fitting.rank && $0.rank <= wanted.rank }?.index
             // A probe of a layer the subscriber no longer wants (or that stopped) ends now.
             if let probed = probe.layer, !ranked.contains(where: { $0.index == probed && $0.rank <= wanted.rank }) { probe.reset() }
             choice = probe.decide(fitting: fitting.index, wanted: wanted.index, stepUp: stepUp, estimate: estimate,
-                                  affords: { layers[$0].bitrate <= budget + budget / 10 }, now: now)
+                                  affords: { layers[$0].bitrate <= budget + budget / 4 }, now: now)
         } else {
             probe.reset()
         }

@@ -220,10 +220,11 @@ final class Producer {
     func tick(now: UInt64) {
         if keyframeThrottle.due(now: now) { sendPLI() }
         if now &- rateSince >= 500_000_000 {
-            // Half the last half second's rate and half the mean before it: smooth over a key frame's burst.
+            // A quarter of the last half second's rate and three quarters of the mean before it (about two
+            // seconds' memory): a key frame's burst, several times a frame's size, moves it little.
             if rateSince != 0 {
                 let rate = UInt64(Double(statistics.bytes &- rateBytes) * 8e9 / Double(max(1, now &- rateSince)))
-                bitrate = bitrate == 0 ? rate : (bitrate + rate) / 2
+                bitrate = bitrate == 0 ? rate : (bitrate * 3 + rate) / 4
             }
             rateBytes = statistics.bytes
             rateSince = now

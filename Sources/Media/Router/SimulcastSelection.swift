@@ -6,8 +6,9 @@
 /// Layers are ranked by the picture size their key frames declare (VP8) when every live layer's is
 /// known, otherwise in the offer's order, lowest first (the order browsers list their encodings in).
 /// With a budget (the subscriber's link), it gets the largest layer up to the one it wants whose bitrate
-/// fits — the layer it has now with 10 % to spare, so that a bitrate wavering at the edge does not make it
-/// change back and forth — or the smallest live layer when none fits; `LayerProbe` tries larger ones.
+/// fits — the layer it has now with a quarter to spare (a receiver's estimate lags a sender's rise, and a
+/// bitrate wavering at the edge must not make it change back and forth) — or the smallest live layer when none
+/// fits; `LayerProbe` tries larger ones.
 enum SimulcastSelection {
     struct Layer: Equatable {
         var width: Int
@@ -41,9 +42,9 @@ enum SimulcastSelection {
         return ranked.last
     }
 
-    /// The largest layer up to `wanted` whose bitrate fits in `budget` (`current`'s with 10 % to spare), else the smallest.
+    /// The largest layer up to `wanted` whose bitrate fits in `budget` (`current`'s with a quarter to spare), else the smallest.
     static func fitting(_ ranked: [Ranked], upTo wanted: Ranked, budget: UInt64, current: Int?) -> Ranked {
-        ranked.last { $0.rank <= wanted.rank && $0.layer.bitrate <= ($0.index == current ? budget + budget / 10 : budget) }
+        ranked.last { $0.rank <= wanted.rank && $0.layer.bitrate <= ( $0.index == current ? budget + budget / 4 : budget) }
             ?? ranked.first ?? wanted
     }
 
@@ -61,6 +62,9 @@ enum SimulcastSelection {
 
     /// What a subscriber's audio takes of its link's estimate (Opus voice with its headers, rounded up).
     static let audioAllowance: UInt64 = 64_000
+
+    /// How long the link must hold a subscriber below its layer before it moves down (not for a moment's dip).
+    static let downgradeDelay: UInt64 = 1_000_000_000
 
     /// How often a subscriber's layer is chosen again.
     static let interval: UInt64 = 200_000_000
