@@ -21,10 +21,17 @@ final class Consumer {
     var transport: WebRTCTransport { transportHandle.takeUnretainedValue() }
     /// The track consumed (for simulcast, its layer listed last: the one the stream is known by).
     private(set) var producer: Producer
-    /// The producer whose packets go out: `producer`, or for simulcast one of its layers.
+    /// The producer whose packets go out: `producer`, or for simulcast one of its layers. The consumer is
+    /// in this producer's `consumers`, and in `pendingLayer`'s while one waits.
     private(set) var layer: Producer
     /// Simulcast: the layer to move to at its next key frame (until then `layer` keeps going).
-    private(set) var pendingLayer: Producer?
+    private(set) var pendingLayer: Producer? {
+        didSet {
+            guard pendingLayer !== oldValue else { return }
+            if let oldValue, oldValue !== layer { oldValue.consumers.removeAll { $0 === self } }
+            if let pendingLayer, pendingLayer !== layer { pendingLayer.consumers.append(self) }
+        }
+    }
     /// The subscriber's preferred picture size (0 × 0: the largest layer).
     var preferredWidth = 0
     var preferredHeight = 0
@@ -93,25 +100,24 @@ final class Consumer {
             streamID: streamID, trackID: trackID, extensions: .consumerSide, rtxSSRC: rtxSSRC, rtxPayloadType: rtxPayloadType)
     }
 
-    /// The producers whose `consumers` list this consumer: every layer of a simulcast track.
-    var sources: [Producer] { producer.layers.isEmpty ? [producer] : producer.layers }
-
     /// Sends one canonical producer packet to the subscriber (rewritten, then protected). `source` is
-    /// the producer it came from (nil: the mixer's own output): a simulcast consumer is a consumer of
-    /// every layer, and sends the packets of one, moving to `pendingLayer` at its key frame.
+    /// the producer it came from (nil: the mixer's own output): a simulcast consumer gets the packets of
+    /// its layer and, while it waits to move, of `pendingLayer`, where it moves at a key frame.
     @inline(__always)
     func forward(
         _ p: UnsafeRawPointer, length: Int, sequence: UInt16, timestamp: UInt32, keyframe: Bool, now: UInt64,
         queue: SendQueue, from source: Producer? = nil
     ) {
-        guard !paused, transportHandle._withUnsafeGuaranteedRef({ $0.canSendMedia }) else { return }
         if let source, source !== layer {
             guard source === pendingLayer, keyframe else { return }
+            // Out of the old layer's list (the fan-out walks only the new layer's now), into the new layer.
+            layer.consumers.removeAll { $0 === self }
             layer = source
             pendingLayer = nil
             rewriter.resync()
             waitingForKeyframe = false
         }
+        guard !paused, transportHandle._withUnsafeGuaranteedRef({ $0.canSendMedia }) else { return }
         if waitingForKeyframe {
             guard keyframe else {
                 if now &- lastKeyframeRequest > 1_000_000_000 { requestKeyframe(now: now) }
@@ -230,9 +236,12 @@ final class Consumer {
         start(now: now)
     }
 
-    /// Joins (leaves) the consumer lists of the track's producers.
-    func attach() { for source in sources { source.consumers.append(self) } }
-    func detach() { for source in sources { source.consumers.removeAll { $0 === self } } }
+    /// Joins (leaves) the consumer lists of the producers it takes packets from.
+    func attach() { layer.consumers.append(self) }
+    func detach() {
+        pendingLayer = nil
+        layer.consumers.removeAll { $0 === self }
+    }
 
     /// Sender report for this stream (RFC 3550 §6.4.1).
     func senderReport(ntp: NTPTime, now: UInt64) -> SenderReport? {

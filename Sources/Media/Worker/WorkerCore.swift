@@ -400,11 +400,12 @@ final class WorkerCore: Selectable {
     func setPaused(producer id: ProducerID, _ paused: Bool) throws(MediaError) {
         guard let producer = producers[id] else { throw .notFound("producer \(id)") }
         guard producer.paused != paused else { return }
-        // A simulcast track pauses whole: every layer.
-        for layer in producer.layers.isEmpty ? [producer] : producer.layers { layer.paused = paused }
+        // A simulcast track pauses whole: every layer, and its consumers are on any of them.
+        let layers = producer.layers.isEmpty ? [producer] : producer.layers
+        for layer in layers { layer.paused = paused }
         if !paused {
             let now = sb_monotonic_ns()
-            for consumer in producer.consumers { consumer.start(now: now) }
+            for layer in layers { for consumer in layer.consumers where consumer.layer === layer { consumer.start(now: now) } }
         }
     }
 
@@ -515,7 +516,7 @@ final class WorkerCore: Selectable {
         /// Producers and consumers listed by transports.
         var transportProducers = 0
         var transportConsumers = 0
-        /// Consumers listed by producers (a simulcast consumer once, by its track's producer).
+        /// Consumers listed by producers (a simulcast consumer by its layer, not again by the one it waits to move to).
         var producerConsumers = 0
         /// Simulcast layers other than their track's producer: in the producer table and listed by transports
         /// (`objects.producers` counts tracks, as the engine does).
@@ -541,7 +542,8 @@ final class WorkerCore: Selectable {
             t.transportLayers += transport.producers.count - own
             t.transportConsumers += transport.consumers.count
         }
-        for producer in tracks { t.producerConsumers += producer.consumers.count }
+        for producer in producers.values { t.producerConsumers += producer.consumers.count }
+        for consumer in consumers.values where consumer.pendingLayer != nil { t.producerConsumers -= 1 }
         return t
     }
 }
