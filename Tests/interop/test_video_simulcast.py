@@ -28,8 +28,10 @@ def server():
         yield s
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def browser():
+    # A browser per test: each test's pages (three encoding or decoding 960 × 540) go with it, not left running to load
+    # the next test's machine, whose publisher's encoder would shrink its sizes.
     with chromium(extra_args=CHROMIUM_ARGS[3:]) as b:
         yield b
 
