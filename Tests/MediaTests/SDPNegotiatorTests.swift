@@ -30,6 +30,9 @@ struct SDPNegotiatorTests {
         #expect(plan.producers.map(\.kind) == [.audio, .video])
         #expect(plan.producers[0].ssrc == 3_057_279_153)
         #expect(plan.producers[0].extensions.audioLevel == 1)
+        // abs-send-time kept on both, for the server to stamp its own time in: what subscribers' estimates run on.
+        for m in answer.media { #expect(m.extMaps.contains { $0.id == 2 && $0.uri == RTPExtensionURI.absSendTime }) }
+        #expect(plan.producers.allSatisfy { $0.extensions.absSendTime == 2 })
         #expect(plan.producers[1].ssrc == 2_519_125_558 && plan.producers[1].rtxSSRC == 2_768_273_998)
         #expect(plan.producers[1].rtxPayloadType == 97)
         #expect(plan.dtls.role == .server)
@@ -97,6 +100,7 @@ struct SDPNegotiatorTests {
         #expect(offer.media[0].msid == SDPMediaStreamID(stream: "stream", track: "track"))
         #expect(offer.media[1].formats == ["111"])
         #expect(offer.media[1].extMaps.first?.uri == RTPExtensionURI.audioLevel)
+        for m in offer.media { #expect(m.extMaps.contains { $0.id == 2 && $0.uri == RTPExtensionURI.absSendTime }) }
     }
 
     @Test("the subscriber's setup decides our DTLS role")

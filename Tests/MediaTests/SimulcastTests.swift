@@ -68,6 +68,13 @@ struct SimulcastTests {
         // From there the next layer up, after the hold.
         #expect(decide(400_000, at: 700) == 1)
         #expect(decide(400_000, at: 716) == 2)
+        // A probe during which the estimate falls so far that not even the layer it started from fits (its own
+        // queue): back to that layer, not below; whether the link keeps it there is the usual downgrade's to say.
+        probe.reset()
+        #expect(decide(400_000, at: 800) == 2)
+        affordable = [0]
+        #expect(decide(200_000, at: 805) == 1 && probe.layer == nil && probe.base == nil)
+        affordable = [0, 1]
         // When the subscriber gets what it wants there is nothing to probe.
         probe.reset()
         #expect(probe.decide(fitting: 2, wanted: 2, stepUp: nil, estimate: 2_000_000, affords: { _ in true }, now: 900 * s) == 2)

@@ -96,6 +96,15 @@ struct RTPPacketTests {
         #expect(throws: error) { try RTPPacket.parse(bytes) }
     }
 
+    @Test("a time becomes abs-send-time's 6.18 fixed-point seconds, wrapping every 64 s")
+    func absSendTimeFromNanoseconds() {
+        #expect(RTPHeaderExtensionElement.absSendTime(nanoseconds: 0) == 0)
+        #expect(RTPHeaderExtensionElement.absSendTime(nanoseconds: 1_500_000_000) == 3 << 17)
+        #expect(RTPHeaderExtensionElement.absSendTime(nanoseconds: 64_250_000_000) == 1 << 16)
+        #expect(RTPHeaderExtensionElement.absSendTime(nanoseconds: 63_999_999_999) == 0xFF_FFFF)
+        #expect(RTPHeaderExtensionElement.absSendTime(nanoseconds: UInt64.max) <= 0xFF_FFFF)
+    }
+
     @Test("fields are rewritten in place and restored without touching the payload")
     func inPlaceRewrite() throws {
         let original = RTPPacket(

@@ -74,8 +74,9 @@ public struct RTPExtensionIDs: Sendable, Hashable {
         self.repairedRID = repairedRID
     }
 
-    /// The ids consumers see: fixed, so every consumer m-line agrees.
-    static let consumerSide = RTPExtensionIDs(mid: nil, audioLevel: 1, absSendTime: nil, transportCC: nil)
+    /// The ids consumers see: fixed, so every consumer m-line agrees. abs-send-time is the server's: a
+    /// subscriber's receive-side estimate (REMB) then measures the link from the server, not the publisher's too.
+    static let consumerSide = RTPExtensionIDs(mid: nil, audioLevel: 1, absSendTime: 2, transportCC: nil)
 }
 
 /// What a producer sends: one track on a publishing transport.

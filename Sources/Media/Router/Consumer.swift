@@ -143,6 +143,10 @@ final class Consumer {
         guard let input = rewriter.inputSequence(for: outputSequence),
               let packet = layer.buffer.packet(input, now: now), let base = packet.baseAddress else { return }
         let timestamp = rewriter.outputTimestamp(for: Bytes.u32(base, 4))
+        // Sent now: its abs-send-time says so (an old one would read to the subscriber's estimator as a long queue).
+        if let id = RTPExtensionIDs.consumerSide.absSendTime, let view = try? RTPView(packet) {
+            view.setAbsSendTime(id: id, RTPHeaderExtensionElement.absSendTime(nanoseconds: now), in: UnsafeMutableRawBufferPointer(mutating: packet))
+        }
         retransmitted &+= 1
         if retransmissionStream, let rtxSSRC, let rtxPayloadType {
             transport.sendRTX(base, length: packet.count, payloadType: rtxPayloadType, ssrc: rtxSSRC, sequence: rtxSequence,
@@ -181,7 +185,8 @@ final class Consumer {
         if let estimate = transport.currentReceiverEstimate(now: now) {
             // The link's estimate, less what the transport's audio takes.
             let budget = estimate > SimulcastSelection.audioAllowance ? estimate - SimulcastSelection.audioAllowance : 0
-            let current = ranked.first { $0.layer.live && layers[$0.index] === layer }
+            // The layer last chosen (sent, or waiting for its key frame).
+            let current = ranked.first { layers[$0.index] === (pendingLayer ?? layer) }
             var fitting = SimulcastSelection.fitting(ranked, upTo: wanted, budget: budget, current: current?.index)
             // Down for the link only once it has held the subscriber below its layer for a while.
             if let current, fitting.rank < current.rank, current.rank <= wanted.rank {
@@ -193,8 +198,14 @@ final class Consumer {
             let stepUp = ranked.first { $0.rank > fitting.rank && $0.rank <= wanted.rank }?.index
             // A probe of a layer the subscriber no longer wants (or that stopped) ends now.
             if let probed = probe.layer, !ranked.contains(where: { $0.index == probed && $0.rank <= wanted.rank }) { probe.reset() }
+            let probing = probe.layer != nil
             choice = probe.decide(fitting: fitting.index, wanted: wanted.index, stepUp: stepUp, estimate: estimate,
                                   affords: { layers[$0].bitrate <= budget + budget / 4 }, now: now)
+            if probing, probe.layer == nil {
+                // The probe ended: the link's delay counts from now, and a layer that stopped meanwhile is not gone back to.
+                overBudgetSince = 0
+                if !ranked.contains(where: { $0.index == choice }) { choice = fitting.index }
+            }
         } else {
             probe.reset()
         }

@@ -59,6 +59,8 @@ final class Producer {
     private(set) var loudnessSum: UInt64 = 0
     private(set) var loudnessCount: UInt64 = 0
     private(set) var loudnessPeak = 0
+    /// The consumer-side abs-send-time id (0: none), stamped with the server's time.
+    private let sendTimeID: UInt8
 
     init(id: ProducerID, parameters: ProducerParameters, codec: RTPCodec, transport: WebRTCTransport, router: Router) {
         self.id = id
@@ -78,6 +80,7 @@ final class Producer {
         let theirs = RTPExtensionIDs.consumerSide
         if let from = own.audioLevel, let to = theirs.audioLevel, parameters.kind == .audio { extensionMap[Int(from)] = to }
         if let from = own.absSendTime, let to = theirs.absSendTime { extensionMap[Int(from)] = to }
+        sendTimeID = theirs.absSendTime ?? 0
     }
 
     deinit { extensionMap.deallocate() }
@@ -135,7 +138,7 @@ final class Producer {
                 if loudness > loudnessPeak { loudnessPeak = loudness }
             }
         }
-        canonicalize(p, view: view)
+        canonicalize(p, view: view, now: now)
         var keyframe = false
         if isVideo {
             let payload = p + view.payloadOffset
@@ -169,9 +172,10 @@ final class Producer {
                                     now: now, queue: queue)
     }
 
-    /// Rewrites payload type and header extension ids to the consumer-side numbering.
+    /// Rewrites payload type and header extension ids to the consumer-side numbering; abs-send-time becomes the
+    /// time the server received the packet (its subscribers' estimates measure the links from the server).
     @inline(__always)
-    private func canonicalize(_ p: UnsafeMutableRawPointer, view: RTPView) {
+    private func canonicalize(_ p: UnsafeMutableRawPointer, view: RTPView, now: UInt64) {
         Bytes.setByte(p, 1, Bytes.byte(p, 1) & 0x80 | codec.payloadType)
         guard view.extensionProfile != nil else { return }
         let end = view.extensionOffset + view.extensionLength
@@ -189,6 +193,7 @@ final class Producer {
                     (p + o).initializeMemory(as: UInt8.self, repeating: 0, count: 1 + size)
                 } else {
                     Bytes.setByte(p, o, mapped << 4 | b & 0x0F)
+                    if mapped == sendTimeID, size == 3 { Bytes.put24(p, o + 1, RTPHeaderExtensionElement.absSendTime(nanoseconds: now)) }
                 }
                 o += 1 + size
             }
@@ -204,6 +209,7 @@ final class Producer {
                     (p + o).initializeMemory(as: UInt8.self, repeating: 0, count: 2 + size)
                 } else {
                     Bytes.setByte(p, o, mapped)
+                    if mapped == sendTimeID, size == 3 { Bytes.put24(p, o + 2, RTPHeaderExtensionElement.absSendTime(nanoseconds: now)) }
                 }
                 o += 2 + size
             }

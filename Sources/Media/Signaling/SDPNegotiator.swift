@@ -57,8 +57,9 @@ public enum SDPNegotiator {
             // Simulcast: each layer is an RTP stream named by the RID header extension, which the answer must keep.
             let layers = kind == .video && extensions.rid != nil ? section.simulcastSendStreams : []
             // Transport-wide CC: we send the feedback the sender's bandwidth estimator runs on.
+            // abs-send-time: room in each packet for the time the server receives it, which its subscribers see.
             for ext in section.extMaps where ext.uri == RTPExtensionURI.mid || ext.uri == RTPExtensionURI.transportWideCC
-                || (kind == .audio && ext.uri == RTPExtensionURI.audioLevel)
+                || ext.uri == RTPExtensionURI.absSendTime || (kind == .audio && ext.uri == RTPExtensionURI.audioLevel)
                 || (!layers.isEmpty && (ext.uri == RTPExtensionURI.rtpStreamID || ext.uri == RTPExtensionURI.repairedRTPStreamID)) {
                 m.addAttribute("extmap", "\(ext.id) \(ext.uri)")
             }
@@ -132,6 +133,9 @@ public enum SDPNegotiator {
             m.mid = mid
             if consumer.kind == .audio, let id = consumer.extensions.audioLevel {
                 m.addAttribute("extmap", "\(id) \(RTPExtensionURI.audioLevel)")
+            }
+            if let id = consumer.extensions.absSendTime {
+                m.addAttribute("extmap", "\(id) \(RTPExtensionURI.absSendTime)")
             }
             m.direction = .sendonly
             m.msid = SDPMediaStreamID(stream: consumer.streamID, track: consumer.trackID)

@@ -27,6 +27,12 @@ public enum Bytes {
     }
 
     @inlinable @inline(__always)
+    public static func put24(_ p: UnsafeMutableRawPointer, _ o: Int, _ v: UInt32) {
+        setByte(p, o, UInt8(truncatingIfNeeded: v >> 16))
+        put16(p, o + 1, UInt16(truncatingIfNeeded: v))
+    }
+
+    @inlinable @inline(__always)
     public static func put32(_ p: UnsafeMutableRawPointer, _ o: Int, _ v: UInt32) {
         put16(p, o, UInt16(truncatingIfNeeded: v >> 16))
         put16(p, o + 2, UInt16(truncatingIfNeeded: v))

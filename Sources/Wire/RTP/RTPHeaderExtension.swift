@@ -139,6 +139,12 @@ public struct RTPHeaderExtensionElement: Hashable, Sendable {
         value.count < 3 ? nil : UInt32(value[0]) << 16 | UInt32(value[1]) << 8 | UInt32(value[2])
     }
 
+    /// A time in nanoseconds as abs-send-time: 6.18 fixed-point seconds, wrapping every 64 s.
+    @inlinable
+    public static func absSendTime(nanoseconds: UInt64) -> UInt32 {
+        UInt32(truncatingIfNeeded: (nanoseconds / 1_000 % 64_000_000) << 18 / 1_000_000)
+    }
+
     public var transportSequenceNumber: UInt16? {
         value.count < 2 ? nil : UInt16(value[0]) << 8 | UInt16(value[1])
     }
