@@ -189,12 +189,14 @@ def test_page_hears_a_bidirectional_audio_connector_and_the_connector_hears_the_
         audio = page.evaluate("window.playground.stats()").get(stream_id, {}).get("audio") or {}
         return audio if (audio.get("totalSamplesReceived") or 0) > 96_000 and (audio.get("audioLevel") or 0) > 0.05 else None
     audio = wait_until(playing, timeout=15, what="the page plays the agent's stream")
-    # Once playing, mostly decoded, not concealed: the agent speaks continuously. Judged over the next two
-    # seconds, so a start-up stall on a loaded machine (the page's own, or the agent's) is not counted.
-    time.sleep(2)
+    # Once playing, mostly decoded, not concealed: the agent speaks continuously. Judged over the next four
+    # seconds, so a start-up stall on a loaded machine (the page's own, or the agent's) is not counted and one later
+    # stall weighs less (a fifth to a quarter of two seconds concealed, on clean clones' runs beside other suites); a
+    # stream losing every other packet would be half concealed.
+    time.sleep(4)
     later = page.evaluate("window.playground.stats()")[stream_id]["audio"]
     played = later["totalSamplesReceived"] - audio["totalSamplesReceived"]
-    assert played > 48_000 and later["concealedSamples"] - audio["concealedSamples"] < 0.2 * played, (audio, later)
+    assert played > 96_000 and later["concealedSamples"] - audio["concealedSamples"] < 0.25 * played, (audio, later)
     assert page.locator(f'figure.tile.video-off[data-stream-id="{stream_id}"] figcaption').inner_text().startswith("agent")
     # The page's fake microphone reaches the agent's socket.
     heard = np.frombuffer(b"".join(sink.frames["/agent"][-100:]), dtype="<i2")

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from rig import chromium, free_port, free_udp_port, new_page, screenshot, wait_until
-from video_support import (CHROMIUM_ARGS, VideoPeer, VideoRequestError, decoding, join, opentok_client, video_server,
+from video_support import (CHROMIUM_ARGS, VideoPeer, VideoRequestError, decoding, join, log_lines, opentok_client, video_server,
                            wait_for_log)
 
 opentok = pytest.importorskip("opentok")
@@ -69,6 +69,10 @@ def paths(page):
     (entry,) = page.evaluate("window.playground.stats()").values()
     (sent,) = page.evaluate("window.playground.peerPaths()").values()
     return entry["path"], sent["path"]
+
+
+def page_logs(*pages):
+    return "; ".join(f"page {i}: {log_lines(page)[-12:]}" for i, page in enumerate(pages))
 
 
 def relayed_session(server):
@@ -322,7 +326,9 @@ def test_pages_told_to_go_through_turn_connect_through_the_turn_server(turn, tur
     # Both pages send only through TURN: the other's media arrives, from the TURN server's relay ports.
     alice, bob = pages_in(browser, server, ot, sid, query="?iceTransportPolicy=relay")
     for page in (alice, bob):
-        wait_until(decoding(page), timeout=20, what="the other's video and audio decoded through TURN")
+        # Two TURN allocations a page and checks through both relays: slower than loopback on a loaded machine.
+        wait_until(decoding(page), timeout=40,
+                   what=lambda: f"the other's video and audio decoded through TURN; {page_logs(alice, bob)}")
     for received, sent in (paths(alice), paths(bob)):
         assert received["localType"] == "relay" and sent["localType"] == "relay", (received, sent)
     # coturn accepted the credentials the server made for these connections (a wrong one is refused with 401, and
