@@ -34,6 +34,10 @@ func fuzzRTP(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if let size = VP8PayloadDescriptor.keyframeSize(payload, length: view.payloadLength) {
             precondition(key && (1...0x3FFF).contains(size.width) && (1...0x3FFF).contains(size.height), "VP8 key frame size")
         }
+        // And as H.264: an SPS (alone or in a STAP-A) and the picture size it declares.
+        if let size = H264Parameters.keyframeSize(payload, length: view.payloadLength) {
+            precondition((1...16_384).contains(size.width) && (1...16_384).contains(size.height), "H.264 picture size")
+        }
     }
 
     guard let packet = try? RTPPacket.parse(bytes) else { return 0 }

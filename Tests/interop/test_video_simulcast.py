@@ -51,9 +51,9 @@ def keep_sizes(publisher):
     assert publisher.evaluate(KEEP_SIZES_JS) == "maintain-resolution"
 
 
-def publish_simulcast(page, server, session_id, token):
+def publish_simulcast(page, server, session_id, token, query=""):
     """Joins the playground as alice and publishes the camera in its three sizes, kept as they are."""
-    join(page, server, session_id, token, "alice", publish=False)
+    join(page, server, session_id, token, "alice", publish=False, query=query)
     page.check("#simulcast")
     page.click("#publish")
     wait_for_log(page, "publishing stream", timeout=15)
@@ -112,6 +112,29 @@ def test_each_subscriber_gets_the_size_it_prefers_and_a_smaller_one_when_a_size_
     # Back to the largest on request.
     bob.select_option(f".tile[data-stream-id='{stream}'] .preferred", "")
     decodes_width(bob, stream, 960, timeout=30, what="bob, largest again")
+
+
+def test_h264_sizes_are_read_from_their_sequence_parameter_sets(server, browser):
+    """An H.264 publisher's sizes are ranked by what their SPSs declare: a subscriber preferring at least 320×180 gets
+    the 480 × 270 size (with the offer's order alone, it would be given the last listed), one asking nothing the
+    largest, and one asking the smallest, the smallest."""
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
+    alice, bob, carol = new_page(browser), new_page(browser), new_page(browser)
+    publish_simulcast(alice, server, sid, token("alice"), query="?codec=H264")
+    join(bob, server, sid, token("bob"), "bob", publish=False)
+    join(carol, server, sid, token("carol"), "carol", publish=False)
+    wait_until(lambda: bob.evaluate("window.playground.streamIds()") and carol.evaluate("window.playground.streamIds()"),
+               timeout=10, what="both subscribed")
+    (stream,) = bob.evaluate("window.playground.streamIds()")
+    decodes_width(carol, stream, 960, timeout=30, what="carol, by default")
+    codec = carol.evaluate("window.playground.stats()")[stream]["video"].get("codec")
+    assert codec == "video/H264", codec
+    bob.select_option(f".tile[data-stream-id='{stream}'] .preferred", "320x180")
+    decodes_width(bob, stream, 480, timeout=30, what="bob, ≥ 320×180")
+    bob.select_option(f".tile[data-stream-id='{stream}'] .preferred", "1x1")
+    decodes_width(bob, stream, 240, timeout=10, what="bob, smallest")
 
 
 def test_one_size_publishers_ignore_preferences_and_bad_ones_are_refused(server, browser):

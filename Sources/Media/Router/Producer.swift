@@ -40,7 +40,7 @@ final class Producer {
     private(set) var bitrate: UInt64 = 0
     private var rateBytes: UInt64 = 0
     private var rateSince: UInt64 = 0
-    /// The picture size of the newest key frame (VP8; 0 until one came).
+    /// The picture size of the newest key frame (VP8 frame header, H.264 SPS; 0 until one came).
     private(set) var frameWidth = 0
     private(set) var frameHeight = 0
 
@@ -59,8 +59,11 @@ final class Producer {
     private(set) var loudnessSum: UInt64 = 0
     private(set) var loudnessCount: UInt64 = 0
     private(set) var loudnessPeak = 0
-    /// The consumer-side abs-send-time id (0: none), stamped with the server's time.
+    /// The consumer-side abs-send-time id (0: none), stamped with the server's time: the value for `sendTimeAt`
+    /// (a receive batch's packets share their time, and the conversion divides).
     private let sendTimeID: UInt8
+    private var sendTime: UInt32 = 0
+    private var sendTimeAt: UInt64 = 0
 
     init(id: ProducerID, parameters: ProducerParameters, codec: RTPCodec, transport: WebRTCTransport, router: Router) {
         self.id = id
@@ -148,7 +151,10 @@ final class Producer {
             if keyframe {
                 lastKeyframeAt = now
                 keyframeThrottle.keyframeReceived()
-                if codec.name == "VP8", let size = VP8PayloadDescriptor.keyframeSize(payload, length: payloadLength) {
+                let size = codec.name == "VP8"
+                    ? VP8PayloadDescriptor.keyframeSize(payload, length: payloadLength)
+                    : H264Parameters.keyframeSize(payload, length: payloadLength)
+                if let size {
                     frameWidth = size.width
                     frameHeight = size.height
                 }
@@ -193,7 +199,7 @@ final class Producer {
                     (p + o).initializeMemory(as: UInt8.self, repeating: 0, count: 1 + size)
                 } else {
                     Bytes.setByte(p, o, mapped << 4 | b & 0x0F)
-                    if mapped == sendTimeID, size == 3 { Bytes.put24(p, o + 1, RTPHeaderExtensionElement.absSendTime(nanoseconds: now)) }
+                    if mapped == sendTimeID, size == 3 { Bytes.put24(p, o + 1, absSendTime(now)) }
                 }
                 o += 1 + size
             }
@@ -209,11 +215,20 @@ final class Producer {
                     (p + o).initializeMemory(as: UInt8.self, repeating: 0, count: 2 + size)
                 } else {
                     Bytes.setByte(p, o, mapped)
-                    if mapped == sendTimeID, size == 3 { Bytes.put24(p, o + 2, RTPHeaderExtensionElement.absSendTime(nanoseconds: now)) }
+                    if mapped == sendTimeID, size == 3 { Bytes.put24(p, o + 2, absSendTime(now)) }
                 }
                 o += 2 + size
             }
         }
+    }
+
+    @inline(__always)
+    private func absSendTime(_ now: UInt64) -> UInt32 {
+        if now != sendTimeAt {
+            sendTimeAt = now
+            sendTime = RTPHeaderExtensionElement.absSendTime(nanoseconds: now)
+        }
+        return sendTime
     }
 
     /// Asks the publisher for a key frame, at most once per 500 ms (later requests wait).
