@@ -29,7 +29,8 @@ public enum FanoutBenchmark {
 
     /// What the producer sends: Opus, one VP8 stream, or VP8 in three simulcast layers (RFC 8853), the input's
     /// packets taking turns among them, named by the RID header extension, every consumer sending the layer
-    /// listed last (the others' packets reach each consumer and are dropped there).
+    /// listed last (the others' packets reach each consumer and are dropped there). VP8 packets carry
+    /// abs-send-time, as a browser's do, which the producer overwrites with the server's time.
     public enum Source: String, Sendable {
         case opus, vp8, simulcast
     }
@@ -55,7 +56,7 @@ public enum FanoutBenchmark {
         try harness.produce(publisher, producer: producer, parameters: source == .opus
             ? ProducerParameters(kind: .audio, mid: "0", codec: .opus, ssrc: 0x1234_5678)
             : ProducerParameters(kind: .video, mid: "0", codec: .vp8, ssrc: layers.isEmpty ? 0x1234_5678 : nil,
-                                 extensions: RTPExtensionIDs(rid: ridExtension), simulcast: layers))
+                                 extensions: RTPExtensionIDs(absSendTime: sendTimeExtension, rid: ridExtension), simulcast: layers))
         try harness.install(publisher, profile: profile, keys: keys, address: publisherAddress)
 
         let rssBefore = residentBytes()
@@ -94,19 +95,25 @@ public enum FanoutBenchmark {
                 Bytes.put32(p, 4, UInt32(truncatingIfNeeded: i * 960))
                 Bytes.put32(p, 8, 0x1234_5678)
             } else {
-                // Layer i % 3, on its own SSRC and sequence, its RID in a one-byte header extension (RFC 8285).
+                // Layer i % 3, on its own SSRC and sequence.
                 let layer = i % layers.count
-                Bytes.setByte(p, 0, 0x90)
                 Bytes.put16(p, 2, UInt16(truncatingIfNeeded: i / layers.count))
                 Bytes.put32(p, 4, UInt32(truncatingIfNeeded: i / layers.count * 3000))
                 Bytes.put32(p, 8, 0x1000_0000 + UInt32(layer))
+            }
+            if source != .opus {
+                // One-byte header extensions (RFC 8285): abs-send-time, and a simulcast layer's RID.
+                Bytes.setByte(p, 0, 0x90)
                 Bytes.put16(p, 12, 0xBEDE)
-                Bytes.put16(p, 14, 1)
-                Bytes.setByte(p, 16, ridExtension << 4)
-                Bytes.setByte(p, 17, layers[layer].utf8.first!)
-                Bytes.setByte(p, 18, 0)
-                Bytes.setByte(p, 19, 0)
-                header = 20
+                Bytes.put16(p, 14, 2)
+                Bytes.setByte(p, 16, sendTimeExtension << 4 | 2)
+                Bytes.put24(p, 17, UInt32(truncatingIfNeeded: i) & 0xFF_FFFF)
+                Bytes.put32(p, 20, 0)
+                if !layers.isEmpty {
+                    Bytes.setByte(p, 20, ridExtension << 4)
+                    Bytes.setByte(p, 21, layers[i % layers.count].utf8.first!)
+                }
+                header = 24
             }
             if source != .opus {
                 // Every packet a VP8 key frame's start (S=1, P=0): consumers send from the first one on.
@@ -127,6 +134,7 @@ public enum FanoutBenchmark {
     }
 
     static let ridExtension: UInt8 = 10
+    static let sendTimeExtension: UInt8 = 3
 
     static func residentBytes() -> Int {
         guard let file = fopen("/proc/self/statm", "r") else { return 0 }
