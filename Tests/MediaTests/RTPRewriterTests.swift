@@ -57,6 +57,39 @@ struct RTPRewriterTests {
         #expect(reordered?.sequence == first.sequence &+ 1)
     }
 
+    @Test("dropped packets leave no gap; late packets get the numbers they would have had; NACKs map around the drops")
+    func drops() {
+        var rewriter = RTPRewriter(clockRate: 90_000, initialSequence: 65_534, initialTimestamp: 0)
+        func out(_ s: UInt16) -> UInt16? { rewriter.rewrite(sequence: s, timestamp: 0, now: 0)?.sequence }
+        // 100 101 (102 dropped) 103 (104 dropped) 106 105: outputs run on without gaps, 105 arriving after 106.
+        rewriter.drop(sequence: 99)  // before the epoch's first packet: nothing to move
+        #expect(out(100) == 65_534)
+        #expect(out(101) == 65_535)
+        rewriter.drop(sequence: 102)
+        #expect(out(103) == 0)
+        rewriter.drop(sequence: 104)
+        #expect(out(106) == 2)
+        #expect(out(105) == 1)
+        rewriter.drop(sequence: 101)  // late, and already numbered: nothing moves
+        #expect(out(107) == 3)
+        for (output, input) in [(UInt16(65_534), UInt16(100)), (65_535, 101), (0, 103), (1, 105), (2, 106), (3, 107)] {
+            #expect(rewriter.inputSequence(for: output) == input, "output \(output)")
+        }
+        #expect(rewriter.inputSequence(for: 4) == nil, "not sent yet")
+        // Past the drops remembered, what came before the oldest of them cannot be numbered: a NACK for it goes
+        // unanswered, a late packet from then is left out.
+        let next = 108 + UInt16(RTPRewriter.dropMemory)
+        for s in UInt16(108)..<next { rewriter.drop(sequence: s) }
+        #expect(rewriter.inputSequence(for: 3) == nil)
+        #expect(out(next) == 4)
+        #expect(rewriter.inputSequence(for: 4) == next)
+        // A new epoch forgets them.
+        rewriter.resync()
+        #expect(out(500) == 5)
+        #expect(out(502) == 7)
+        #expect(out(501) == 6)
+    }
+
     @Test("NACKed output numbers map back to producer numbers only inside the current epoch")
     func mapBack() {
         var rewriter = RTPRewriter(clockRate: 90_000, initialSequence: 65_534, initialTimestamp: 0)

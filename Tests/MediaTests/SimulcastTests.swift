@@ -40,6 +40,19 @@ struct SimulcastTests {
         #expect(SimulcastSelection.choose(priced, preferredWidth: 0, preferredHeight: 0, budget: 230_000, current: 1) == 0)
     }
 
+    @Test("a preferred frame rate takes the fewest temporal layers that make it (within a tenth), else all")
+    func temporalLayers() {
+        let l1t3 = [7.4, 7.5, 15.0, 0]  // VP8 L1T3 at 30 fps: a quarter of the frames in the base, a quarter more, a half more
+        #expect(SimulcastSelection.temporalLayer(frameRates: l1t3, preferred: 0) == .max, "no preference: all")
+        #expect(SimulcastSelection.temporalLayer(frameRates: l1t3, preferred: 7.5) == 0)
+        #expect(SimulcastSelection.temporalLayer(frameRates: l1t3, preferred: 1) == 0)
+        #expect(SimulcastSelection.temporalLayer(frameRates: l1t3, preferred: 10) == 1)
+        #expect(SimulcastSelection.temporalLayer(frameRates: l1t3, preferred: 15) == 1)
+        #expect(SimulcastSelection.temporalLayer(frameRates: l1t3, preferred: 24) == 2)
+        #expect(SimulcastSelection.temporalLayer(frameRates: l1t3, preferred: 60) == .max, "more than the publisher sends: all")
+        #expect(SimulcastSelection.temporalLayer(frameRates: [0, 0, 0, 0], preferred: 7.5) == .max, "no temporal layers")
+    }
+
     @Test("a subscriber held below the layer it wants tries the next one up after a hold; a probe the link cannot carry doubles the hold")
     func layerProbe() {
         let s: UInt64 = 1_000_000_000

@@ -45,9 +45,12 @@ struct VideoSessionTests {
             #expect(await eventually(seconds: 15) { frames.frames >= 30 && frames.keyframes >= 1 && (heard.levels[published.id]?.frames ?? 0) > 25 })
             #expect(frames.keyframes >= 1)
             #expect(abs((heard.levels[published.id]?.frequency ?? 0) - 440) < 40)
-            // A preferred size is taken (this stream comes in one size, and keeps coming), cleared, and checked.
+            // A preferred size and frame rate are taken (this stream comes in one size without temporal layers, and
+            // keeps coming whole), cleared, and checked.
             try await bob.setPreferredResolution(published.id, (width: 320, height: 180))
+            try await bob.setPreferredFrameRate(published.id, 7.5)
             try await bob.setPreferredResolution(published.id, nil)
+            try await bob.setPreferredFrameRate(published.id, nil)
             let before = frames.frames
             #expect(await eventually(seconds: 10) { frames.frames >= before + 10 })
             for (stream, size, code) in [(published.id, (width: 0, height: 180), "invalidPreference"), ("no-such-stream", (width: 320, height: 180), "notFound")] {
@@ -56,6 +59,10 @@ struct VideoSessionTests {
                     Issue.record("\(stream) \(size) taken")
                 } catch { #expect((error as? SessionError)?.code == code) }
             }
+            do {
+                try await bob.setPreferredFrameRate(published.id, 0)
+                Issue.record("a frame rate of 0 taken")
+            } catch { #expect((error as? SessionError)?.code == "invalidPreference") }
 
             try await bob.signal(type: "chat", data: "hi alice", to: alice.connectionID)
             #expect(await aliceEvents.wait { $0.contains(.signal(type: "chat", data: "hi alice", from: bob.connectionID)) })

@@ -114,6 +114,65 @@ def test_each_subscriber_gets_the_size_it_prefers_and_a_smaller_one_when_a_size_
     decodes_width(bob, stream, 960, timeout=30, what="bob, largest again")
 
 
+def frames_per_second(pages, stream_id, seconds=4.0):
+    """Frames each page decodes of `stream_id` per second, over the same `seconds`."""
+    def decoded():
+        return [page.evaluate("window.playground.stats()")[stream_id]["video"]["framesDecoded"] for page in pages]
+    before, start = decoded(), time.monotonic()
+    time.sleep(seconds)
+    after, elapsed = decoded(), time.monotonic() - start
+    return [(b - a) / elapsed for a, b in zip(before, after)]
+
+
+def test_a_subscriber_preferring_fewer_frames_gets_the_temporal_layers_that_make_them(server, browser):
+    """The playground's VP8 sizes go in three temporal layers (L1T3: a quarter of the frames in the base, a quarter
+    more in the next, the other half in the top one, as the encoder plans them): a subscriber preferring one frame a
+    second is sent the base layer only (a quarter to a half of what the other subscriber decodes, as the encoder drops
+    frames of the upper layers when busy; its picture still moving), and every frame again when it asks for them; the
+    other subscriber is unaffected throughout."""
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
+    alice, bob, carol = new_page(browser), new_page(browser), new_page(browser)
+    publish_simulcast(alice, server, sid, token("alice"))
+    join(bob, server, sid, token("bob"), "bob", publish=False)
+    join(carol, server, sid, token("carol"), "carol", publish=False)
+    wait_until(lambda: bob.evaluate("window.playground.streamIds()") and carol.evaluate("window.playground.streamIds()"),
+               timeout=10, what="both subscribed")
+    (stream,) = bob.evaluate("window.playground.streamIds()")
+    decodes_width(bob, stream, 960, timeout=30, what="bob, by default")
+    decodes_width(carol, stream, 960, what="carol, by default")
+    both = frames_per_second([bob, carol], stream)
+    print("every frame, bob and carol:", both)
+
+    bob.evaluate(f"window.playground.setPreferredFrameRate('{stream}', 1)")
+    time.sleep(1.5)  # the base layer's next frame, and the decoder's own rate settling
+    bob_rate, carol_rate = frames_per_second([bob, carol], stream)
+    print("bob preferring 1, bob and carol:", bob_rate, carol_rate)
+    assert carol_rate > 10, "carol decodes every frame the publisher sends"
+    assert 0 < bob_rate < carol_rate * 0.6, (bob_rate, carol_rate)
+    screenshot(bob, "video-playground-frame-rate.png")
+    assert width_of(bob, stream) == 960, "the size is another preference"
+
+    bob.select_option(f".tile[data-stream-id='{stream}'] .preferred-rate", "")
+    time.sleep(1.5)
+    bob_rate, carol_rate = frames_per_second([bob, carol], stream)
+    print("bob back to every frame, bob and carol:", bob_rate, carol_rate)
+    assert bob_rate > carol_rate * 0.7, (bob_rate, carol_rate)
+
+    # Refused: rates outside 1–60.
+    peer = VideoPeer(server, sid, ot.generate_token(sid, data="name=dave"))
+    try:
+        peer.request("video:subscribe", {"streamId": stream, "preferredFrameRate": 15})
+        for rate in (0, 61, "fast", -1):
+            with pytest.raises(VideoRequestError) as e:
+                peer.request("video:subscriberPreferences", {"streamId": stream, "preferredFrameRate": rate})
+            assert e.value.code == "invalidPreference", rate
+        assert peer.request("video:subscriberPreferences", {"streamId": stream, "preferredFrameRate": None}) == {}
+    finally:
+        peer.close()
+
+
 def test_h264_sizes_are_read_from_their_sequence_parameter_sets(server, browser):
     """An H.264 publisher's sizes are ranked by what their SPSs declare: a subscriber preferring at least 320×180 gets
     the 480 × 270 size (with the offer's order alone, it would be given the last listed), one asking nothing the

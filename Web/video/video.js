@@ -404,9 +404,10 @@ function published(publisher, body) {
 }
 
 /**
- * Simulcast: the camera in three sizes, lowest first (the SFU ranks layers by their key frames' size, or in this order),
- * each subscriber getting one (`video:subscriberPreferences`). The browser leaves out the sizes its bandwidth or CPU
- * cannot afford; subscribers of a size that stops get the next one down.
+ * Simulcast: the camera in three sizes, lowest first (the SFU ranks layers by their key frames' size), each subscriber
+ * getting one (`video:subscriberPreferences`). The browser leaves out the sizes its bandwidth or CPU cannot afford;
+ * subscribers of a size that stops get the next one down. VP8 sizes are sent in three temporal layers (a quarter, a
+ * half and all of the frames), so a subscriber may also take fewer frames (`preferredFrameRate`).
  */
 const SIMULCAST = [
   { rid: "q", scaleResolutionDownBy: 4, maxBitrate: 150_000 },
@@ -417,7 +418,10 @@ const SIMULCAST = [
 function addLocalTracks(pc, local) {
   for (const track of local.getTracks()) {
     const init = { direction: "sendonly", streams: [local] };
-    if (track.kind === "video" && $("simulcast").checked) init.sendEncodings = SIMULCAST.map((e) => ({ ...e }));
+    if (track.kind === "video" && $("simulcast").checked) {
+      const temporal = preferredCodec?.toUpperCase() === "H264" ? {} : { scalabilityMode: "L1T3" };
+      init.sendEncodings = SIMULCAST.map((e) => ({ ...e, ...temporal }));
+    }
     const tr = pc.addTransceiver(track, init);
     if (track.kind === "video" && preferredCodec) preferCodec(tr, preferredCodec);
   }
@@ -433,6 +437,19 @@ async function setSimulcastLayer(rid, active) {
   encoding.active = active;
   await sender.setParameters(parameters);
   return true;
+}
+
+/** The frame rate a subscriber would like (null: every frame); streams sent without temporal layers ignore it. */
+async function setPreferredFrameRate(streamId, rate) {
+  const sub = state.subscribers.get(streamId);
+  if (!sub || state.relayed) return;
+  const select = sub.tile.querySelector(".preferred-rate");
+  if (select) {
+    const value = rate ? String(rate) : "";
+    if (![...select.options].some((o) => o.value === value)) select.add(new Option(`${value} fps`, value));
+    select.value = value;
+  }
+  await state.rt.request("video:subscriberPreferences", { streamId, preferredFrameRate: rate });
 }
 
 /** The picture size a subscriber would like of a simulcast stream (null: the largest); streams sent in one size ignore it. */
@@ -519,6 +536,12 @@ async function subscribe(stream) {
     const [width, height] = preferred.value.split("x").map(Number);
     setPreferredResolution(stream.streamId, preferred.value ? { width, height } : null).catch((e) => log(describe(e), "err"));
   };
+  const rate = document.createElement("select");
+  rate.className = "preferred-rate";
+  rate.title = "The frame rate you would like of this stream, when its publisher sends temporal layers";
+  for (const [value, label] of [["", "every frame"], ["15", "15 fps"], ["7.5", "7.5 fps"]]) rate.add(new Option(label, value));
+  rate.hidden = state.relayed;
+  rate.onchange = () => setPreferredFrameRate(stream.streamId, rate.value ? Number(rate.value) : null).catch((e) => log(describe(e), "err"));
   const captions = document.createElement("p");
   captions.className = "captions";
   captions.hidden = true;
@@ -527,7 +550,7 @@ async function subscribe(stream) {
   const size = document.createElement("span");
   size.className = "size";
   video.onresize = () => { size.textContent = `${video.videoWidth}×${video.videoHeight}`; };
-  tile.append(video, captions, caption, preferred, size);
+  tile.append(video, captions, caption, preferred, rate, size);
   $("tiles").appendChild(tile);
   const media = new MediaStream();
   video.srcObject = media;
@@ -717,7 +740,7 @@ async function stats() {
       if (s.type !== "inbound-rtp") return;
       entry[s.kind] = {
         packetsReceived: s.packetsReceived, packetsLost: s.packetsLost, nackCount: s.nackCount,
-        framesDecoded: s.framesDecoded, frameWidth: s.frameWidth, frameHeight: s.frameHeight,
+        framesDecoded: s.framesDecoded, frameWidth: s.frameWidth, frameHeight: s.frameHeight, framesPerSecond: s.framesPerSecond,
         codec: report.get(s.codecId)?.mimeType,
         keyFramesDecoded: s.keyFramesDecoded, totalSamplesReceived: s.totalSamplesReceived,
         concealedSamples: s.concealedSamples, audioLevel: s.audioLevel,
@@ -756,7 +779,7 @@ async function peerPaths() {
 }
 
 window.playground = {
-  state, stats, peerPaths, join, leave, publish, unpublish, setPreferredResolution, setSimulcastLayer,
+  state, stats, peerPaths, join, leave, publish, unpublish, setPreferredResolution, setPreferredFrameRate, setSimulcastLayer,
   connectionId: () => state.me,
   streamIds: () => [...state.subscribers.keys()],
   /** The final captions each watched stream got, by stream id. */

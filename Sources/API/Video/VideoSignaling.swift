@@ -42,11 +42,9 @@ struct VideoSignaling {
             try hub.unpublish(from: me, streamID: body["streamId"]?.stringValue)
             return .object([:])
         case "video:subscribe":
-            let preferred = try body["preferredResolution"].map(Self.preferredResolution)
+            let preferences = try Self.preferences(body)
             let (streamID, offer) = try await hub.subscribe(from: me, streamID: body["streamId"]?.stringValue)
-            if let preferred, offer != nil {
-                try await hub.setPreferredResolution(from: me, streamID: streamID, width: preferred.width, height: preferred.height)
-            }
+            if !preferences.isEmpty, offer != nil { try await hub.setPreferences(from: me, streamID: streamID, preferences) }
             var reply: [String: JSONValue] = ["streamId": .string(streamID), "subscriberId": .string(me.id)]
             if let offer { reply["offer"] = .string(offer) } else { reply["relayed"] = .bool(true) }
             return .object(reply)
@@ -57,11 +55,12 @@ struct VideoSignaling {
             try await hub.answerSubscription(from: me, streamID: streamID, answer: answer)
             return .object([:])
         case "video:subscriberPreferences":
-            guard let streamID = body["streamId"]?.stringValue, let value = body["preferredResolution"] else {
-                throw VideoError(code: "invalidPreference", detail: "streamId and preferredResolution ({width, height} or null) are required.")
+            let preferences = try Self.preferences(body)
+            guard let streamID = body["streamId"]?.stringValue, !preferences.isEmpty else {
+                throw VideoError(code: "invalidPreference",
+                                 detail: "streamId and preferredResolution ({width, height} or null) or preferredFrameRate (1–60 or null) are required.")
             }
-            let preferred = try Self.preferredResolution(value)
-            try await hub.setPreferredResolution(from: me, streamID: streamID, width: preferred.width, height: preferred.height)
+            try await hub.setPreferences(from: me, streamID: streamID, preferences)
             return .object([:])
         case "video:relay":
             try hub.relay(from: me, streamID: body["streamId"]?.stringValue, subscriberID: body["subscriberId"]?.stringValue, try Self.relayMessage(body))
@@ -97,14 +96,32 @@ struct VideoSignaling {
         }
     }
 
-    /// `preferredResolution`: `{width, height}` in pixels (1–8192 each), or null for the largest (0 × 0).
-    static func preferredResolution(_ value: JSONValue) throws -> (width: Int, height: Int) {
-        if value == .null { return (0, 0) }
-        guard let width = value["width"]?.intValue, let height = value["height"]?.intValue,
-              (1...8192).contains(width), (1...8192).contains(height) else {
-            throw VideoError(code: "invalidPreference", detail: "preferredResolution is {width, height}, each 1–8192 pixels, or null.")
+    /// A request's `preferredResolution` (`{width, height}` in pixels, 1–8192 each, or null for the largest: 0 × 0) and
+    /// `preferredFrameRate` (frames per second, 1–60, or null for every frame: 0); what it leaves out stays as it was.
+    static func preferences(_ body: JSONValue) throws -> SubscriberPreferences {
+        var preferences = SubscriberPreferences()
+        if let value = body["preferredResolution"] {
+            if value == .null {
+                (preferences.width, preferences.height) = (0, 0)
+            } else {
+                guard let width = value["width"]?.intValue, let height = value["height"]?.intValue,
+                      (1...8192).contains(width), (1...8192).contains(height) else {
+                    throw VideoError(code: "invalidPreference", detail: "preferredResolution is {width, height}, each 1–8192 pixels, or null.")
+                }
+                (preferences.width, preferences.height) = (width, height)
+            }
         }
-        return (width, height)
+        if let value = body["preferredFrameRate"] {
+            if value == .null {
+                preferences.frameRate = 0
+            } else {
+                guard let rate = value.doubleValue, rate >= 1, rate <= 60 else {
+                    throw VideoError(code: "invalidPreference", detail: "preferredFrameRate is 1–60 frames per second, or null.")
+                }
+                preferences.frameRate = rate
+            }
+        }
+        return preferences
     }
 
     /// The description or candidate of a `video:relay` request, as `RTCSessionDescriptionInit` and

@@ -130,14 +130,18 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         try await engine.completeSubscription(subscription, answer: answer)
     }
 
-    public func setPreferredResolution(sessionID: String, streamID: String, subscriberID: String, width: Int, height: Int) async throws(MediaError) {
+    public func setPreferences(sessionID: String, streamID: String, subscriberID: String, _ preferences: SubscriberPreferences) async throws(MediaError) {
         let key = SubscriptionKey(stream: streamID, subscriber: subscriberID)
         guard let subscription = state.withLock({ $0.rooms[sessionID]?.subscriptions[key] }) else {
             throw MediaError.notFound("no subscription to \(streamID)")
         }
-        // A consumer the answer rejected is gone; the others take the preference (only simulcast ones act on it).
+        // A consumer the answer rejected is gone; the others take the preferences (a size only simulcast ones act
+        // on, a frame rate only those whose stream has temporal layers).
         for consumer in subscription.consumers where consumer.kind == .video {
-            try? await engine.setPreferredSize(consumer: consumer.id, width: width, height: height)
+            if let width = preferences.width, let height = preferences.height {
+                try? await engine.setPreferredSize(consumer: consumer.id, width: width, height: height)
+            }
+            if let rate = preferences.frameRate { try? await engine.setPreferredFrameRate(consumer: consumer.id, rate) }
         }
     }
 

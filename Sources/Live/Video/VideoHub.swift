@@ -321,12 +321,13 @@ public final class VideoHub: Sendable {
         } catch { throw .subscriptionFailed(error) }
     }
 
-    /// `video:subscriberPreferences`: the picture size this subscriber would like of a simulcast stream
-    /// (0 × 0: the largest the publisher sends). A stream sent in one size ignores it.
-    public func setPreferredResolution(from me: Connection, streamID: String, width: Int, height: Int) async throws(LiveError) {
+    /// `video:subscriberPreferences`: the picture size this subscriber would like of a simulcast stream (0 × 0: the
+    /// largest the publisher sends) and the frame rate of one sent in temporal layers (0: every frame). A stream sent
+    /// in one size, or without temporal layers, ignores them.
+    public func setPreferences(from me: Connection, streamID: String, _ preferences: SubscriberPreferences) async throws(LiveError) {
         guard !me.relayed else { throw .relayedSession }
         do {
-            try await bridge.setPreferredResolution(sessionID: me.sessionID, streamID: streamID, subscriberID: me.id, width: width, height: height)
+            try await bridge.setPreferences(sessionID: me.sessionID, streamID: streamID, subscriberID: me.id, preferences)
         } catch { throw .streamNotFound(own: false) }
     }
 

@@ -8,8 +8,9 @@ public protocol VideoMediaBridge: Sendable {
     func completeSubscription(sessionID: String, streamID: String, subscriberID: String, answer: String) async throws(MediaError)
     func unpublish(sessionID: String, streamID: String) async
     func unsubscribe(sessionID: String, streamID: String, subscriberID: String) async
-    /// A subscriber's preferred picture size for a simulcast stream (0 × 0: the largest layer).
-    func setPreferredResolution(sessionID: String, streamID: String, subscriberID: String, width: Int, height: Int) async throws(MediaError)
+    /// What a subscriber would like of a stream: a picture size of a simulcast one, a frame rate of one sent in
+    /// temporal layers.
+    func setPreferences(sessionID: String, streamID: String, subscriberID: String, _ preferences: SubscriberPreferences) async throws(MediaError)
     func setAudioMuted(sessionID: String, streamID: String, muted: Bool) async
     /// A connection left: drop everything it subscribed to (and its audio connector's mix).
     func connectionClosed(sessionID: String, connectionID: String) async
@@ -47,6 +48,23 @@ public struct HeldMix: Sendable, Hashable {
 }
 
 /// A recorder's tap on one producer of a stream.
+/// A subscriber's preferences for a stream; nil leaves one as it was.
+public struct SubscriberPreferences: Sendable, Hashable {
+    /// The picture size it would like (0 × 0: the largest the publisher sends).
+    public var width: Int?
+    public var height: Int?
+    /// Frames per second it would like (0: every frame the publisher sends).
+    public var frameRate: Double?
+
+    public init(width: Int? = nil, height: Int? = nil, frameRate: Double? = nil) {
+        self.width = width
+        self.height = height
+        self.frameRate = frameRate
+    }
+
+    public var isEmpty: Bool { width == nil && height == nil && frameRate == nil }
+}
+
 public struct StreamTap: Sendable, Hashable {
     public var producer: ProducerID
     public var kind: MediaKind
@@ -54,7 +72,7 @@ public struct StreamTap: Sendable, Hashable {
 }
 
 extension VideoMediaBridge {
-    public func setPreferredResolution(sessionID: String, streamID: String, subscriberID: String, width: Int, height: Int) async throws(MediaError) {}
+    public func setPreferences(sessionID: String, streamID: String, subscriberID: String, _ preferences: SubscriberPreferences) async throws(MediaError) {}
     public func connectionClosed(sessionID: String, connectionID: String) async {}
     public func connectAudio(sessionID: String, connectionID: String, streams: Set<String>?, voice: String?,
                              make: @escaping MixerPortFactory) async throws(MediaError) {

@@ -304,6 +304,12 @@ public final class MediaEngine: Sendable {
         try await worker(consumer: id).run { core throws(MediaError) in try core.setPreferredSize(consumer: id, width: width, height: height) }
     }
 
+    /// A subscriber's preferred frame rate (0: every frame): of a stream sent in temporal layers (VP8's), it gets
+    /// the fewest layers that make that rate, else all of them. No effect on other consumers.
+    public func setPreferredFrameRate(consumer id: ConsumerID, _ rate: Double) async throws(MediaError) {
+        try await worker(consumer: id).run { core throws(MediaError) in try core.setPreferredFrameRate(consumer: id, rate) }
+    }
+
     /// Feeds a consumer from another producer (same kind and codec) without renegotiation.
     public func switchConsumer(_ id: ConsumerID, to producer: ProducerID) async throws(MediaError) {
         try await worker(consumer: id).run { core throws(MediaError) in try core.switchConsumer(id, to: producer) }

@@ -35,6 +35,11 @@ final class Consumer {
     /// The subscriber's preferred picture size (0 × 0: the largest layer).
     var preferredWidth = 0
     var preferredHeight = 0
+    /// The subscriber's preferred frame rate (0: every frame), the temporal layers it makes the consumer send
+    /// (up to `temporalTarget`; `.max`: all), and those it sends now (the target is taken at a frame that allows it).
+    var preferredFrameRate = 0.0
+    private(set) var temporalTarget = UInt8.max
+    private(set) var temporalLayer = UInt8.max
     private var nextLayerChoice: UInt64 = 0
     private var probe = LayerProbe()
     /// Since when the link's estimate has not afforded the layer being sent (0: it does).
@@ -105,8 +110,8 @@ final class Consumer {
     /// its layer and, while it waits to move, of `pendingLayer`, where it moves at a key frame.
     @inline(__always)
     func forward(
-        _ p: UnsafeRawPointer, length: Int, sequence: UInt16, timestamp: UInt32, keyframe: Bool, now: UInt64,
-        queue: SendQueue, from source: Producer? = nil
+        _ p: UnsafeRawPointer, length: Int, sequence: UInt16, timestamp: UInt32, keyframe: Bool, temporal: TemporalMark = .none,
+        now: UInt64, queue: SendQueue, from source: Producer? = nil
     ) {
         if let source, source !== layer {
             guard source === pendingLayer, keyframe else { return }
@@ -124,6 +129,17 @@ final class Consumer {
                 return
             }
             waitingForKeyframe = false
+        }
+        if temporal.layer != .max {
+            // Fewer layers from any frame on; more from a key frame or a base layer frame, which no frame of the
+            // layers left out so far is needed to decode after.
+            if temporal.frameStart, temporalTarget != temporalLayer, temporalTarget < temporalLayer || keyframe || temporal.layer == 0 {
+                temporalLayer = temporalTarget
+            }
+            if temporal.layer > temporalLayer {
+                rewriter.drop(sequence: sequence)
+                return
+            }
         }
         guard let out = rewriter.rewrite(sequence: sequence, timestamp: timestamp, now: now) else { return }
         packetsSent &+= 1
@@ -217,6 +233,11 @@ final class Consumer {
             lastKeyframeRequest = now
             chosen.requestKeyframe(now: now)
         }
+    }
+
+    /// The temporal layers the preferred frame rate asks for, of the layer being sent (taken at its next frame that allows it).
+    func chooseTemporalLayer() {
+        temporalTarget = SimulcastSelection.temporalLayer(frameRates: layer.temporalFrameRates, preferred: preferredFrameRate)
     }
 
     /// Starts (or restarts) sending: video waits for a key frame, which is requested now.

@@ -15,6 +15,7 @@ final class FanoutBatch {
         let sequence: UInt16
         let timestamp: UInt32
         let keyframe: Bool
+        let temporal: TemporalMark
     }
 
     let capacity: Int
@@ -35,10 +36,10 @@ final class FanoutBatch {
     /// Holds one packet of `producer` for the fan-out (running the ones held first if full).
     @inline(__always)
     func add(_ producer: Producer, _ packet: UnsafeMutableRawPointer, length: Int, sequence: UInt16, timestamp: UInt32,
-             keyframe: Bool, now: UInt64, queue: SendQueue) {
+             keyframe: Bool, temporal: TemporalMark, now: UInt64, queue: SendQueue) {
         if entries.count == capacity { run(now: now, queue: queue) }
         entries.append(Entry(producer: producer, packet: packet, length: length, sequence: sequence,
-                             timestamp: timestamp, keyframe: keyframe))
+                             timestamp: timestamp, keyframe: keyframe, temporal: temporal))
     }
 
     /// Sends every held packet to its producer's consumers: per producer, consumer by consumer, that
@@ -90,7 +91,7 @@ final class FanoutBatch {
                 for k in start..<end {
                     let e = entries[order?[k] ?? k]
                     consumer.forward(e.packet, length: e.length, sequence: e.sequence, timestamp: e.timestamp,
-                                     keyframe: e.keyframe, now: now, queue: queue, from: source)
+                                     keyframe: e.keyframe, temporal: e.temporal, now: now, queue: queue, from: source)
                 }
             }
         }

@@ -40,6 +40,10 @@ final class Producer {
     private(set) var bitrate: UInt64 = 0
     private var rateBytes: UInt64 = 0
     private var rateSince: UInt64 = 0
+    /// Frames per second of each temporal layer (VP8's TID 0–3; all 0 for a stream without them), over about the
+    /// last two seconds, and the frames counted since the last measure.
+    private(set) var temporalFrameRates = [Double](repeating: 0, count: 4)
+    private var framesByTemporalLayer = [UInt32](repeating: 0, count: 4)
     /// The picture size of the newest key frame (VP8 frame header, H.264 SPS; 0 until one came).
     private(set) var frameWidth = 0
     private(set) var frameHeight = 0
@@ -143,11 +147,21 @@ final class Producer {
         }
         canonicalize(p, view: view, now: now)
         var keyframe = false
+        var temporal = TemporalMark.none
         if isVideo {
             let payload = p + view.payloadOffset
-            keyframe = codec.name == "VP8"
-                ? KeyframeDetector.isVP8Keyframe(payload, length: payloadLength)
-                : KeyframeDetector.isH264Keyframe(payload, length: payloadLength)
+            if codec.name == "VP8" {
+                if let d = VP8PayloadDescriptor(payload, length: payloadLength) {
+                    let frameStart = d.startOfPartition && d.partitionID == 0
+                    keyframe = frameStart && payloadLength > d.length && Bytes.byte(payload, d.length) & 0x01 == 0
+                    if let layer = d.temporalLayer {
+                        temporal = TemporalMark(layer: layer, frameStart: frameStart)
+                        if frameStart { framesByTemporalLayer[Int(layer)] &+= 1 }
+                    }
+                }
+            } else {
+                keyframe = KeyframeDetector.isH264Keyframe(payload, length: payloadLength)
+            }
             if keyframe {
                 lastKeyframeAt = now
                 keyframeThrottle.keyframeReceived()
@@ -174,7 +188,7 @@ final class Producer {
         }
         // To the consumers when the receive batch is done, with the batch's other packets of this producer.
         if consumers.isEmpty { return }
-        transport.worker.fanout.add(self, p, length: length, sequence: sequence, timestamp: timestamp, keyframe: keyframe,
+        transport.worker.fanout.add(self, p, length: length, sequence: sequence, timestamp: timestamp, keyframe: keyframe, temporal: temporal,
                                     now: now, queue: queue)
     }
 
@@ -244,8 +258,14 @@ final class Producer {
             // A quarter of the last half second's rate and three quarters of the mean before it (about two
             // seconds' memory): a key frame's burst, several times a frame's size, moves it little.
             if rateSince != 0 {
-                let rate = UInt64(Double(statistics.bytes &- rateBytes) * 8e9 / Double(max(1, now &- rateSince)))
+                let seconds = Double(max(1, now &- rateSince)) / 1e9
+                let rate = UInt64(Double(statistics.bytes &- rateBytes) * 8 / seconds)
                 bitrate = bitrate == 0 ? rate : (bitrate * 3 + rate) / 4
+                for t in 0..<4 {
+                    let frames = Double(framesByTemporalLayer[t]) / seconds
+                    temporalFrameRates[t] = temporalFrameRates[t] == 0 ? frames : (temporalFrameRates[t] * 3 + frames) / 4
+                    framesByTemporalLayer[t] = 0
+                }
             }
             rateBytes = statistics.bytes
             rateSince = now

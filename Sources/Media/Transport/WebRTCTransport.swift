@@ -460,6 +460,10 @@ final class WebRTCTransport {
             consumer.chooseLayer(now: now)
             choosing = true
         }
+        for consumer in consumers where consumer.preferredFrameRate > 0 || consumer.temporalTarget != .max {
+            consumer.chooseTemporalLayer()
+            choosing = true
+        }
         if transportCC.count > 0, now &- lastTransportCC >= WebRTCTransport.transportCCInterval {
             lastTransportCC = now
             let media = producers.first?.ssrc ?? 0

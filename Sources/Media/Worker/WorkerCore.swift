@@ -369,6 +369,13 @@ final class WorkerCore: Selectable {
         consumer.chooseLayer(now: sb_monotonic_ns(), immediately: true)
     }
 
+    /// A subscriber's preferred frame rate (0: every frame): the temporal layers it is sent (`SimulcastSelection.temporalLayer`).
+    func setPreferredFrameRate(consumer id: ConsumerID, _ rate: Double) throws(MediaError) {
+        guard let consumer = consumers[id] else { throw .notFound("consumer \(id)") }
+        consumer.preferredFrameRate = max(0, rate)
+        consumer.chooseTemporalLayer()
+    }
+
     func consume(_ id: TransportID, consumerID: ConsumerID, producer producerID: ProducerID) throws(MediaError) -> ConsumerParameters {
         guard let transport = transports[id] else { throw .notFound("transport \(id)") }
         guard let producer = producers[producerID], producer.router === transport.router else {

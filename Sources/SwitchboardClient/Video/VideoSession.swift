@@ -197,6 +197,13 @@ public final class VideoSession: Sendable {
         try await request("video:subscriberPreferences", ["streamId": .string(streamID), "preferredResolution": value])
     }
 
+    /// The frame rate this client would like of a subscribed stream whose publisher sends temporal layers (VP8's):
+    /// the server sends the fewest layers that make it, or every frame when none do; nil asks for every frame.
+    /// Rates are 1–60 frames per second (`invalidPreference` otherwise).
+    public func setPreferredFrameRate(_ streamID: String, _ rate: Double?) async throws(SessionError) {
+        try await request("video:subscriberPreferences", ["streamId": .string(streamID), "preferredFrameRate": rate.map(JSONValue.number) ?? .null])
+    }
+
     /// Stops publishing a stream.
     public func unpublish(_ streamID: String) async throws(SessionError) {
         guard let published = publishers.withLock({ $0.removeValue(forKey: streamID) }) else {

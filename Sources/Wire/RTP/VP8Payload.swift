@@ -21,6 +21,10 @@ public struct VP8PayloadDescriptor: Hashable, Sendable {
     public let partitionID: UInt8
     /// 7- or 15-bit PictureID when I=1.
     public let pictureID: UInt16?
+    /// TID: the temporal layer of the frame when T=1 (0 the base), and Y: the frame depends only on the base
+    /// layer's frames (a receiver may start taking the layer here).
+    public let temporalLayer: UInt8?
+    public let layerSync: Bool
     /// Descriptor bytes; the VP8 data starts here.
     public let length: Int
 
@@ -31,6 +35,8 @@ public struct VP8PayloadDescriptor: Hashable, Sendable {
         let b0 = p.load(as: UInt8.self)
         var o = 1
         var picture: UInt16?
+        var temporal: UInt8?
+        var sync = false
         if b0 & 0x80 != 0 {
             guard count > o else { return nil }
             let x = p.load(fromByteOffset: o, as: UInt8.self)
@@ -48,9 +54,19 @@ public struct VP8PayloadDescriptor: Hashable, Sendable {
                 }
             }
             if x & 0x40 != 0 { o += 1 }
-            if x & 0x30 != 0 { o += 1 }
+            if x & 0x30 != 0 {
+                guard count > o else { return nil }
+                if x & 0x20 != 0 {
+                    let tid = p.load(fromByteOffset: o, as: UInt8.self)
+                    temporal = tid >> 6
+                    sync = tid & 0x20 != 0
+                }
+                o += 1
+            }
             guard count >= o else { return nil }
         }
+        temporalLayer = temporal
+        layerSync = sync
         startOfPartition = b0 & 0x10 != 0
         partitionID = b0 & 0x07
         pictureID = picture
