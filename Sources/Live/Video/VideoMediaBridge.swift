@@ -47,7 +47,6 @@ public struct HeldMix: Sendable, Hashable {
     }
 }
 
-/// A recorder's tap on one producer of a stream.
 /// A subscriber's preferences for a stream; nil leaves one as it was.
 public struct SubscriberPreferences: Sendable, Hashable {
     /// The picture size it would like (0 × 0: the largest the publisher sends).
@@ -65,6 +64,7 @@ public struct SubscriberPreferences: Sendable, Hashable {
     public var isEmpty: Bool { width == nil && height == nil && frameRate == nil }
 }
 
+/// A recorder's tap on one producer of a stream.
 public struct StreamTap: Sendable, Hashable {
     public var producer: ProducerID
     public var kind: MediaKind
