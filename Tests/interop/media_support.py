@@ -149,6 +149,15 @@ async def subscribe(server, room):
     return pc, tracks
 
 
+async def tracks_arrive(tracks, seconds=5.0):
+    """Waits (up to `seconds`) for `subscribe`'s list of received tracks to fill; the list."""
+    for _ in range(int(seconds / 0.05)):
+        if tracks:
+            break
+        await asyncio.sleep(0.05)
+    return tracks
+
+
 async def collect_audio(track, seconds):
     """Decoded samples (mono float) and the sample rate from an aiortc remote audio track."""
     chunks = []

@@ -13,7 +13,7 @@ import urllib.error
 import numpy as np
 import pytest
 
-from media_support import MediaServer, collect_audio, dominant_frequency, loopback_ice, subscribe
+from media_support import MediaServer, collect_audio, dominant_frequency, loopback_ice, subscribe, tracks_arrive
 from rig import run_async, server_binary
 
 
@@ -53,10 +53,7 @@ def test_mixed_load_is_a_real_mix_an_aiortc_listener_decodes(server):
                 break
             await asyncio.sleep(0.1)
         pc, tracks = await subscribe(server, "mixload-0")
-        for _ in range(100):
-            if tracks:
-                break
-            await asyncio.sleep(0.05)
+        await tracks_arrive(tracks)
         assert len(tracks) == 1, tracks  # the mix, not the three speakers
         await asyncio.sleep(1.0)
         samples, rate = await collect_audio(tracks[0], 2.0)

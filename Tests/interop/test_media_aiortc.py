@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from media_support import (MediaServer, collect_audio, dominant_frequency, loopback_ice, publish, sine_track,
-                           subscribe)
+                           subscribe, tracks_arrive)
 from rig import run_async
 
 
@@ -23,10 +23,7 @@ def test_subscriber_hears_the_publishers_sine(server):
         publisher = await publish(server, "sine", [sine_track(440)])
         await asyncio.sleep(1.0)
         subscriber, tracks = await subscribe(server, "sine")
-        for _ in range(100):
-            if tracks:
-                break
-            await asyncio.sleep(0.05)
+        await tracks_arrive(tracks)
         assert tracks, "no remote track"
         # Skip the first second (jitter buffer fill, Opus start-up), then analyse 2 s.
         await collect_audio(tracks[0], 1.0)

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from media_support import MediaServer, loopback_ice, publish, subscribe
+from media_support import MediaServer, loopback_ice, publish, subscribe, tracks_arrive
 from rig import run_async
 
 aiortc = pytest.importorskip("aiortc")
@@ -78,10 +78,7 @@ def test_a_subscribers_abs_send_time_is_the_servers_not_the_publishers(server, m
         publisher = await publish(server, "queued", [VideoStreamTrack()])
         await asyncio.sleep(1.0)
         subscriber, tracks = await subscribe(server, "queued")
-        for _ in range(100):
-            if tracks:
-                break
-            await asyncio.sleep(0.05)
+        await tracks_arrive(tracks)
         assert tracks, "no remote track"
 
         async def drain():

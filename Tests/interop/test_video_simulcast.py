@@ -60,6 +60,22 @@ def publish_simulcast(page, server, session_id, token, query=""):
     keep_sizes(page)
 
 
+def alice_to_bob_and_carol(server, browser, query=""):
+    """A routed session: alice publishes her camera in the three sizes (`query`: the publisher's playground options),
+    bob and carol subscribe. The OpenTok client, the session id, the three pages and the stream id."""
+    ot = opentok_client(server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
+    alice, bob, carol = new_page(browser), new_page(browser), new_page(browser)
+    publish_simulcast(alice, server, sid, token("alice"), query=query)
+    join(bob, server, sid, token("bob"), "bob", publish=False)
+    join(carol, server, sid, token("carol"), "carol", publish=False)
+    wait_until(lambda: bob.evaluate("window.playground.streamIds()") and carol.evaluate("window.playground.streamIds()"),
+               timeout=10, what="both subscribed")
+    (stream,) = bob.evaluate("window.playground.streamIds()")
+    return ot, sid, alice, bob, carol, stream
+
+
 def width_of(page, stream_id):
     video = page.evaluate("window.playground.stats()").get(stream_id, {}).get("video") or {}
     return video.get("frameWidth") or 0
@@ -78,16 +94,7 @@ def decodes_width(page, stream_id, width, timeout=20.0, what=""):
 
 
 def test_each_subscriber_gets_the_size_it_prefers_and_a_smaller_one_when_a_size_stops(server, browser):
-    ot = opentok_client(server)
-    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
-    token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
-    alice, bob, carol = new_page(browser), new_page(browser), new_page(browser)
-    publish_simulcast(alice, server, sid, token("alice"))
-    join(bob, server, sid, token("bob"), "bob", publish=False)
-    join(carol, server, sid, token("carol"), "carol", publish=False)
-    wait_until(lambda: bob.evaluate("window.playground.streamIds()") and carol.evaluate("window.playground.streamIds()"),
-               timeout=10, what="both subscribed")
-    (stream,) = bob.evaluate("window.playground.streamIds()")
+    ot, sid, alice, bob, carol, stream = alice_to_bob_and_carol(server, browser)
 
     # The largest size by default, once the publisher's bandwidth estimate affords it.
     decodes_width(bob, stream, 960, timeout=30, what="bob, by default")
@@ -130,16 +137,7 @@ def test_a_subscriber_preferring_fewer_frames_gets_the_temporal_layers_that_make
     second is sent the base layer only (a quarter to a half of what the other subscriber decodes, as the encoder drops
     frames of the upper layers when busy; its picture still moving), and every frame again when it asks for them; the
     other subscriber is unaffected throughout."""
-    ot = opentok_client(server)
-    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
-    token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
-    alice, bob, carol = new_page(browser), new_page(browser), new_page(browser)
-    publish_simulcast(alice, server, sid, token("alice"))
-    join(bob, server, sid, token("bob"), "bob", publish=False)
-    join(carol, server, sid, token("carol"), "carol", publish=False)
-    wait_until(lambda: bob.evaluate("window.playground.streamIds()") and carol.evaluate("window.playground.streamIds()"),
-               timeout=10, what="both subscribed")
-    (stream,) = bob.evaluate("window.playground.streamIds()")
+    ot, sid, alice, bob, carol, stream = alice_to_bob_and_carol(server, browser)
     decodes_width(bob, stream, 960, timeout=30, what="bob, by default")
     decodes_width(carol, stream, 960, what="carol, by default")
     both = frames_per_second([bob, carol], stream)
@@ -177,16 +175,7 @@ def test_h264_sizes_are_read_from_their_sequence_parameter_sets(server, browser)
     """An H.264 publisher's sizes are ranked by what their SPSs declare: a subscriber preferring at least 320×180 gets
     the 480 × 270 size (with the offer's order alone, it would be given the last listed), one asking nothing the
     largest, and one asking the smallest, the smallest."""
-    ot = opentok_client(server)
-    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
-    token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
-    alice, bob, carol = new_page(browser), new_page(browser), new_page(browser)
-    publish_simulcast(alice, server, sid, token("alice"), query="?codec=H264")
-    join(bob, server, sid, token("bob"), "bob", publish=False)
-    join(carol, server, sid, token("carol"), "carol", publish=False)
-    wait_until(lambda: bob.evaluate("window.playground.streamIds()") and carol.evaluate("window.playground.streamIds()"),
-               timeout=10, what="both subscribed")
-    (stream,) = bob.evaluate("window.playground.streamIds()")
+    ot, sid, alice, bob, carol, stream = alice_to_bob_and_carol(server, browser, query="?codec=H264")
     decodes_width(carol, stream, 960, timeout=30, what="carol, by default")
     codec = carol.evaluate("window.playground.stats()")[stream]["video"].get("codec")
     assert codec == "video/H264", codec

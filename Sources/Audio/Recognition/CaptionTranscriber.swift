@@ -39,8 +39,11 @@ public final class CaptionTranscriber: Sendable {
         var resampler: Resampler?
         var resampled = AudioFrame(rate: .hz16000)
 
+        /// Freed by the transcriber under the model's lock (`released`); here only if it never was.
+        var released = false
+
         init(decoder: OpaquePointer) { self.decoder = decoder }
-        deinit { ps_free(decoder) }
+        deinit { if !released { ps_free(decoder) } }
     }
 
     private let state: Mutex<State>
@@ -52,7 +55,7 @@ public final class CaptionTranscriber: Sendable {
         let decoder = try SpeechRecognizer.makeDecoder(model: language.model, search: .none)
         let added = language.turn { lm in ps_set_lm(decoder, "captions", lm) == 0 && ps_set_search(decoder, "captions") == 0 }
         guard added else {
-            ps_free(decoder)
+            language.turn { _ in _ = ps_free(decoder) }
             throw .engineFailed("the language model was refused")
         }
         state = Mutex(State(decoder: decoder))
@@ -111,6 +114,17 @@ public final class CaptionTranscriber: Sendable {
             }
             return out
         } }
+    }
+
+    /// Freeing a decoder lets go of its reference to the shared model (a count pocketsphinx keeps without atomics):
+    /// in the model's turn, as taking one is, or transcribers made and freed on other threads race on it.
+    deinit {
+        language.turn { _ in
+            state.withLock { st in
+                ps_free(st.decoder)
+                st.released = true
+            }
+        }
     }
 
     /// The voice has gone: the caption of what was being said, if any.
