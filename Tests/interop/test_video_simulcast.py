@@ -83,8 +83,10 @@ def width_of(page, stream_id):
 
 def decodes_width(page, stream_id, width, timeout=20.0, what=""):
     """Waits until the page decodes `stream_id` at `width` pixels, with frames still coming after it did."""
+    start = time.monotonic()
     wait_until(lambda: width_of(page, stream_id) == width, timeout=timeout,
                what=lambda: f"{what}: {width} wide (now {width_of(page, stream_id)})")
+    print(f"{what}: {width} wide after {time.monotonic() - start:.1f} s")
     frames = page.evaluate("window.playground.stats()")[stream_id]["video"]["framesDecoded"]
     wait_until(lambda: page.evaluate("window.playground.stats()")[stream_id]["video"]["framesDecoded"] > frames + 5,
                timeout=10, what=f"{what}: frames keep coming")
@@ -93,7 +95,7 @@ def decodes_width(page, stream_id, width, timeout=20.0, what=""):
     # its estimate falls as a slow link's would, so it may be given a smaller size for a while.
 
 
-def test_each_subscriber_gets_the_size_it_prefers_and_a_smaller_one_when_a_size_stops(server, browser):
+def test_each_subscriber_gets_the_size_and_frame_rate_it_prefers_and_a_smaller_size_when_one_stops(server, browser):
     ot, sid, alice, bob, carol, stream = alice_to_bob_and_carol(server, browser)
 
     # The largest size by default, once the publisher's bandwidth estimate affords it.
@@ -120,26 +122,11 @@ def test_each_subscriber_gets_the_size_it_prefers_and_a_smaller_one_when_a_size_
     bob.select_option(f".tile[data-stream-id='{stream}'] .preferred", "")
     decodes_width(bob, stream, 960, timeout=30, what="bob, largest again")
 
-
-def frames_per_second(pages, stream_id, seconds=4.0):
-    """Frames each page decodes of `stream_id` per second, over the same `seconds`."""
-    def decoded():
-        return [page.evaluate("window.playground.stats()")[stream_id]["video"]["framesDecoded"] for page in pages]
-    before, start = decoded(), time.monotonic()
-    time.sleep(seconds)
-    after, elapsed = decoded(), time.monotonic() - start
-    return [(b - a) / elapsed for a, b in zip(before, after)]
-
-
-def test_a_subscriber_preferring_fewer_frames_gets_the_temporal_layers_that_make_them(server, browser):
-    """The playground's VP8 sizes go in three temporal layers (L1T3: a quarter of the frames in the base, a quarter
-    more in the next, the other half in the top one, as the encoder plans them): a subscriber preferring one frame a
-    second is sent the base layer only (a quarter to a half of what the other subscriber decodes, as the encoder drops
-    frames of the upper layers when busy; its picture still moving), and every frame again when it asks for them; the
-    other subscriber is unaffected throughout."""
-    ot, sid, alice, bob, carol, stream = alice_to_bob_and_carol(server, browser)
-    decodes_width(bob, stream, 960, timeout=30, what="bob, by default")
-    decodes_width(carol, stream, 960, what="carol, by default")
+    # Frame rates: the playground's VP8 sizes go in three temporal layers (L1T3: a quarter of the frames in the base,
+    # a quarter more in the next, the other half in the top one, as the encoder plans them). Bob preferring one frame
+    # a second is sent the base layer only (a quarter to a half of what carol decodes, as the encoder drops frames of
+    # the upper layers when busy; his picture still moving), and every frame again when he asks for them; carol is
+    # unaffected throughout.
     both = frames_per_second([bob, carol], stream)
     print("every frame, bob and carol:", both)
 
@@ -169,6 +156,16 @@ def test_a_subscriber_preferring_fewer_frames_gets_the_temporal_layers_that_make
         assert peer.request("video:subscriberPreferences", {"streamId": stream, "preferredFrameRate": None}) == {}
     finally:
         peer.close()
+
+
+def frames_per_second(pages, stream_id, seconds=4.0):
+    """Frames each page decodes of `stream_id` per second, over the same `seconds`."""
+    def decoded():
+        return [page.evaluate("window.playground.stats()")[stream_id]["video"]["framesDecoded"] for page in pages]
+    before, start = decoded(), time.monotonic()
+    time.sleep(seconds)
+    after, elapsed = decoded(), time.monotonic() - start
+    return [(b - a) / elapsed for a, b in zip(before, after)]
 
 
 def test_h264_sizes_are_read_from_their_sequence_parameter_sets(server, browser):

@@ -192,9 +192,11 @@ final class Consumer {
         let layers = producer.layers
         guard layers.count > 1, immediately || now >= nextLayerChoice else { return }
         nextLayerChoice = now &+ SimulcastSelection.interval
-        let ranked = SimulcastSelection.ranked(layers.map {
-            SimulcastSelection.Layer(width: $0.frameWidth, height: $0.frameHeight,
-                                     live: $0.lastPacketAt != 0 && now &- $0.lastPacketAt < SimulcastSelection.liveWindow, bitrate: $0.bitrate)
+        // What each layer costs this subscriber: with a preferred frame rate, only the temporal layers it would take.
+        let costs = layers.map { $0.bitrate(upTo: SimulcastSelection.temporalLayer(frameRates: $0.temporalFrameRates, preferred: preferredFrameRate)) }
+        let ranked = SimulcastSelection.ranked(layers.enumerated().map { index, layer in
+            SimulcastSelection.Layer(width: layer.frameWidth, height: layer.frameHeight,
+                                     live: layer.lastPacketAt != 0 && now &- layer.lastPacketAt < SimulcastSelection.liveWindow, bitrate: costs[index])
         })
         guard let wanted = SimulcastSelection.wanted(ranked, preferredWidth: preferredWidth, preferredHeight: preferredHeight) else { return }
         var choice = wanted.index
@@ -216,7 +218,7 @@ final class Consumer {
             if let probed = probe.layer, !ranked.contains(where: { $0.index == probed && $0.rank <= wanted.rank }) { probe.reset() }
             let probing = probe.layer != nil
             choice = probe.decide(fitting: fitting.index, wanted: wanted.index, stepUp: stepUp, estimate: estimate,
-                                  affords: { layers[$0].bitrate <= budget + budget / 4 }, now: now)
+                                  affords: { costs[$0] <= budget + budget / 4 }, now: now)
             if probing, probe.layer == nil {
                 // The probe ended: the link's delay counts from now, and a layer that stopped meanwhile is not gone back to.
                 overBudgetSince = 0

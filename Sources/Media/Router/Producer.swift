@@ -44,6 +44,16 @@ final class Producer {
     /// last two seconds, and the frames counted since the last measure.
     private(set) var temporalFrameRates = [Double](repeating: 0, count: 4)
     private var framesByTemporalLayer = [UInt32](repeating: 0, count: 4)
+    /// Bits per second of each temporal layer, measured as `bitrate` is, and the bytes since the last measure.
+    private(set) var temporalBitrates = [UInt64](repeating: 0, count: 4)
+    private var bytesByTemporalLayer = [UInt64](repeating: 0, count: 4)
+    /// What sending this producer to a subscriber taking temporal layers up to `temporalLayer` costs, bits per second
+    /// (all of `bitrate` for `.max` or a stream without temporal layers).
+    func bitrate(upTo temporalLayer: UInt8) -> UInt64 {
+        guard temporalLayer != .max, temporalBitrates.contains(where: { $0 > 0 }) else { return bitrate }
+        return temporalBitrates.prefix(Int(min(temporalLayer, 3)) + 1).reduce(0, +)
+    }
+
     /// The picture size of the newest key frame (VP8 frame header, H.264 SPS; 0 until one came).
     private(set) var frameWidth = 0
     private(set) var frameHeight = 0
@@ -157,6 +167,7 @@ final class Producer {
                     if let layer = d.temporalLayer {
                         temporal = TemporalMark(layer: layer, frameStart: frameStart)
                         if frameStart { framesByTemporalLayer[Int(layer)] &+= 1 }
+                        bytesByTemporalLayer[Int(layer)] &+= UInt64(length)
                     }
                 }
             } else {
@@ -265,6 +276,9 @@ final class Producer {
                     let frames = Double(framesByTemporalLayer[t]) / seconds
                     temporalFrameRates[t] = temporalFrameRates[t] == 0 ? frames : (temporalFrameRates[t] * 3 + frames) / 4
                     framesByTemporalLayer[t] = 0
+                    let layerRate = UInt64(Double(bytesByTemporalLayer[t]) * 8 / seconds)
+                    temporalBitrates[t] = temporalBitrates[t] == 0 ? layerRate : (temporalBitrates[t] * 3 + layerRate) / 4
+                    bytesByTemporalLayer[t] = 0
                 }
             }
             rateBytes = statistics.bytes
