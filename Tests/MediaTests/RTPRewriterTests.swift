@@ -90,6 +90,56 @@ struct RTPRewriterTests {
         #expect(out(501) == 6)
     }
 
+    @Test("a random stream with a layer left out, losses and reordering: outputs keep input order, skip only what was lost or left out too late, and map back",
+          arguments: [UInt64(1), 2, 3, 42, 7_777, 65_537])
+    func randomDrops(seed: UInt64) {
+        var random = FastRandom(seed: seed)
+        let base = UInt16(truncatingIfNeeded: random.next())
+        let count = 4_000
+        // Each packet of a layer left out (40 %) or sent; 2 % lost on the way; now and then two arrive swapped.
+        let leftOut = (0..<count).map { _ in random.unit() < 0.4 }
+        var arrivals = (0..<count).filter { _ in random.unit() >= 0.02 }
+        var i = 1
+        while i < arrivals.count {
+            if random.unit() < 0.05 {
+                arrivals.swapAt(i - 1, i)
+                i += 2
+            } else {
+                i += 1
+            }
+        }
+        var rewriter = RTPRewriter(clockRate: 90_000, initialSequence: UInt16(truncatingIfNeeded: random.next()), initialTimestamp: 0)
+        var outputs: [(index: Int, sequence: UInt16)] = []
+        var unused = Set<Int>()  // left out, but arrived when its number could no longer be given back
+        var newest = -1
+        for index in arrivals {
+            let sequence = base &+ UInt16(truncatingIfNeeded: index)
+            if leftOut[index] {
+                if outputs.isEmpty || index < newest { unused.insert(index) }
+                rewriter.drop(sequence: sequence)
+            } else if let out = rewriter.rewrite(sequence: sequence, timestamp: 0, now: 0) {
+                outputs.append((index, out.sequence))
+            } else {
+                continue
+            }
+            if !outputs.isEmpty { newest = max(newest, index) }
+        }
+        let arrived = Set(arrivals)
+        let sorted = outputs.sorted { $0.index < $1.index }
+        #expect(sorted.count > count / 2)
+        var mismatches = 0
+        for (a, b) in zip(sorted, sorted.dropFirst()) {
+            // Between two sent packets, a number for each packet sent or lost on the way, and for each left out too late.
+            let expected = (a.index + 1...b.index).count { !leftOut[$0] || !arrived.contains($0) || unused.contains($0) }
+            if Int(b.sequence &- a.sequence) != expected { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+        // The latest packets' numbers map back to them (a NACK for one is answered with it).
+        for sent in sorted.suffix(10) {
+            #expect(rewriter.inputSequence(for: sent.sequence) == base &+ UInt16(truncatingIfNeeded: sent.index))
+        }
+    }
+
     @Test("NACKed output numbers map back to producer numbers only inside the current epoch")
     func mapBack() {
         var rewriter = RTPRewriter(clockRate: 90_000, initialSequence: 65_534, initialTimestamp: 0)
