@@ -15,27 +15,11 @@ enum KeyframeDetector {
     /// a STAP-A (24), or starting a FU-A (28).
     static func isH264Keyframe(_ p: UnsafeRawPointer, length: Int) -> Bool {
         guard length >= 1 else { return false }
-        let type = Bytes.byte(p, 0) & 0x1F
-        switch type {
-        case 5, 7:
-            return true
-        case 24:
-            var o = 1
-            while o + 2 < length {
-                let size = Int(Bytes.u16(p, o))
-                o += 2
-                guard size > 0, o + size <= length else { return false }
-                let inner = Bytes.byte(p, o) & 0x1F
-                if inner == 5 || inner == 7 { return true }
-                o += size
-            }
-            return false
-        case 28:
+        if Bytes.byte(p, 0) & 0x1F == 28 {
             guard length >= 2 else { return false }
             let header = Bytes.byte(p, 1)
             return header & 0x80 != 0 && (header & 0x1F == 5 || header & 0x1F == 7)
-        default:
-            return false
         }
+        return H264Parameters.firstUnit(p, length: length, where: { $0 == 5 || $0 == 7 }) != nil
     }
 }

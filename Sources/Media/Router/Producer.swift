@@ -162,11 +162,10 @@ final class Producer {
             let payload = p + view.payloadOffset
             if codec.name == "VP8" {
                 if let d = VP8PayloadDescriptor(payload, length: payloadLength) {
-                    let frameStart = d.startOfPartition && d.partitionID == 0
-                    keyframe = frameStart && payloadLength > d.length && Bytes.byte(payload, d.length) & 0x01 == 0
+                    keyframe = d.startsKeyframe(in: payload, length: payloadLength)
                     if let layer = d.temporalLayer {
-                        temporal = TemporalMark(layer: layer, frameStart: frameStart)
-                        if frameStart { framesByTemporalLayer[Int(layer)] &+= 1 }
+                        temporal = TemporalMark(layer: layer, frameStart: d.startsFrame)
+                        if d.startsFrame { framesByTemporalLayer[Int(layer)] &+= 1 }
                         bytesByTemporalLayer[Int(layer)] &+= UInt64(length)
                     }
                 }

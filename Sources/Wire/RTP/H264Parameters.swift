@@ -4,25 +4,27 @@
 public enum H264Parameters {
     /// The width and height of the SPS in `p` (a payload); nil when it has none or it cannot be read.
     public static func keyframeSize(_ p: UnsafeRawPointer, length count: Int) -> (width: Int, height: Int)? {
+        guard let sps = firstUnit(p, length: count, where: { $0 == 7 }) else { return nil }
+        return pictureSize(sps: UnsafeRawBufferPointer(start: p + sps.offset, count: sps.size))
+    }
+
+    /// The first NAL unit of a payload whose type `matches`: the payload itself when it is a single NAL unit, or
+    /// one aggregated in a STAP-A (RFC 6184 §5.7.1); its offset and size. nil when none matches (or a STAP-A's
+    /// unit runs past its end before one did).
+    @inlinable
+    public static func firstUnit(_ p: UnsafeRawPointer, length count: Int, where matches: (UInt8) -> Bool) -> (offset: Int, size: Int)? {
         guard count >= 1 else { return nil }
-        switch p.load(as: UInt8.self) & 0x1F {
-        case 7:
-            return pictureSize(sps: UnsafeRawBufferPointer(start: p, count: count))
-        case 24:
-            var o = 1
-            while o + 2 < count {
-                let size = Int(p.load(fromByteOffset: o, as: UInt8.self)) << 8 | Int(p.load(fromByteOffset: o + 1, as: UInt8.self))
-                o += 2
-                guard size > 0, o + size <= count else { return nil }
-                if p.load(fromByteOffset: o, as: UInt8.self) & 0x1F == 7 {
-                    return pictureSize(sps: UnsafeRawBufferPointer(start: p + o, count: size))
-                }
-                o += size
-            }
-            return nil
-        default:
-            return nil
+        let type = p.load(as: UInt8.self) & 0x1F
+        guard type == 24 else { return matches(type) ? (0, count) : nil }
+        var o = 1
+        while o + 2 < count {
+            let size = Int(p.load(fromByteOffset: o, as: UInt8.self)) << 8 | Int(p.load(fromByteOffset: o + 1, as: UInt8.self))
+            o += 2
+            guard size > 0, o + size <= count else { return nil }
+            if matches(p.load(fromByteOffset: o, as: UInt8.self) & 0x1F) { return (o, size) }
+            o += size
         }
+        return nil
     }
 
     /// The cropped picture size of an SPS NAL unit (its header byte first, emulation prevention bytes still in).

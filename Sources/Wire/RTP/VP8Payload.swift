@@ -73,12 +73,21 @@ public struct VP8PayloadDescriptor: Hashable, Sendable {
         length = o
     }
 
+    /// S=1 and PID=0: the packet carries the start of a frame.
+    @inlinable
+    public var startsFrame: Bool { startOfPartition && partitionID == 0 }
+
+    /// Whether the payload this descriptor was read from (`p`, `count` bytes) starts a key frame: a frame's start
+    /// whose header's P bit is clear.
+    @inlinable
+    public func startsKeyframe(in p: UnsafeRawPointer, length count: Int) -> Bool {
+        startsFrame && count > length && p.load(fromByteOffset: length, as: UInt8.self) & 0x01 == 0
+    }
+
     /// Whether a payload starts a key frame: S=1, PID=0 and the frame header's P bit clear.
     @inlinable
     public static func startsKeyframe(_ p: UnsafeRawPointer, length count: Int) -> Bool {
-        guard let d = VP8PayloadDescriptor(p, length: count), d.startOfPartition, d.partitionID == 0,
-              count > d.length else { return false }
-        return p.load(fromByteOffset: d.length, as: UInt8.self) & 0x01 == 0
+        VP8PayloadDescriptor(p, length: count)?.startsKeyframe(in: p, length: count) ?? false
     }
 
     /// The picture size a key frame's first packet declares (RFC 6386 §9.1: after the 3-byte frame
