@@ -35,6 +35,8 @@ public final class CaptionTranscriber: Sendable {
         var fed = 0
         var sincePartial = 0
         var lastPartial = ""
+        /// Whether an utterance has ended: until then the decoder normalises with the model's prior cepstral mean.
+        var heardOne = false
         /// To 16 kHz, made for the rate the frames come at.
         var resampler: Resampler?
         var resampled = AudioFrame(rate: .hz16000)
@@ -106,14 +108,29 @@ public final class CaptionTranscriber: Sendable {
                 }
             }
             if ending != nil {
-                if st.endpointer.speaking {
-                    ps_end_utt(st.decoder)
-                    if let text = SpeechRecognizer.words(st.decoder) { out.append(Caption(text: text, isFinal: true)) }
-                }
+                if st.endpointer.speaking, let text = Self.endUtterance(st) { out.append(Caption(text: text, isFinal: true)) }
                 st.endpointer = Self.endpointer()
             }
             return out
         } }
+    }
+
+    /// Ends the decoder's utterance; its words. The decoder normalises each frame by a running mean of the
+    /// voice's cepstra (live CMN), which starts at the acoustic model's prior and learns the voice only when an
+    /// utterance ends: a voice's first utterance, read against the prior, came back as "the ali tomorrow
+    /// morning" for "please call me tomorrow morning", and read again after it as said. So the first one is
+    /// decoded twice (its samples are still the endpointer's), the second time with the mean it taught.
+    private static func endUtterance(_ st: State) -> String? {
+        ps_end_utt(st.decoder)
+        if !st.heardOne {
+            st.heardOne = true
+            let samples = st.endpointer.samples
+            if ps_start_utt(st.decoder) == 0 {
+                _ = samples.withUnsafeBufferPointer { ps_process_raw(st.decoder, $0.baseAddress, $0.count, 0, 0) }
+                ps_end_utt(st.decoder)
+            }
+        }
+        return SpeechRecognizer.words(st.decoder)
     }
 
     /// Freeing a decoder lets go of its reference to the shared model (a count pocketsphinx keeps without atomics):
@@ -131,9 +148,9 @@ public final class CaptionTranscriber: Sendable {
     public func finish() -> Caption? {
         language.turn { _ in state.withLock { st -> Caption? in
             guard st.endpointer.speaking else { return nil }
-            ps_end_utt(st.decoder)
+            let text = Self.endUtterance(st)
             st.endpointer = Self.endpointer()
-            return SpeechRecognizer.words(st.decoder).map { Caption(text: $0, isFinal: true) }
+            return text.map { Caption(text: $0, isFinal: true) }
         } }
     }
 }
