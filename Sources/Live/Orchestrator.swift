@@ -30,7 +30,8 @@ public final class Orchestrator: Sendable {
         events = MediaEventHub(engine: engine)
         let rooms = Rooms(engine: engine, conversations: core.conversations, settings: roomSettings, clients: clients)
         self.rooms = rooms
-        video = VideoHub(core: core, media: EngineVideoMediaBridge(engine: engine), clients: clients)
+        let video = VideoHub(core: core, media: EngineVideoMediaBridge(engine: engine), clients: clients)
+        self.video = video
         let bench = MediaBench(engine: engine)
         self.bench = bench
         let players = MixerPlayers(engine: engine, synthesizer: SpeechSynthesizer(), http: http, downloads: audioDirectory + "/downloads")
@@ -40,6 +41,7 @@ public final class Orchestrator: Sendable {
             switch event {
             case .audioLevels(let router, let levels): Task { await rooms.levels(router: router, levels) }
             case .transportState(let id, .failed): bench.transportFailed(id)
+            case .unusedLayers(let producer, let rids): video.unusedLayers(producer: producer, rids: rids)
             default: break
             }
         }

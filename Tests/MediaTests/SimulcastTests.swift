@@ -40,6 +40,48 @@ struct SimulcastTests {
         #expect(SimulcastSelection.choose(priced, preferredWidth: 0, preferredHeight: 0, budget: 230_000, current: 1) == 0)
     }
 
+    @Test("a publisher is asked to pause the layers no subscriber prefers, three seconds after the last did, and to resume one at once")
+    func unusedLayers() {
+        typealias L = SimulcastSelection.Layer
+        // Listed largest first, one of them stopped by the publisher: sizes rank them, and a stopped layer may still be needed.
+        let layers = [L(width: 960, height: 540, live: true), L(width: 480, height: 270, live: false), L(width: 240, height: 135, live: true)]
+        func needed(_ preferences: [(width: Int, height: Int)], everything: Bool = false) -> [Bool] {
+            SimulcastSelection.needed(layers, preferences: preferences, everything: everything)
+        }
+        #expect(needed([]) == [false, false, true], "no subscriber: the smallest alone")
+        #expect(needed([], everything: true) == [true, true, true], "a recorder, or a subscriber asking for the largest")
+        #expect(needed([(1, 1)]) == [false, false, true])
+        #expect(needed([(1, 1), (320, 180)]) == [false, true, true], "up to the largest any preference asks for")
+        #expect(needed([(1, 1), (481, 1)]) == [true, true, true])
+        #expect(needed([(5000, 5000)]) == [true, true, true], "more than the largest: the largest")
+        var unsized = layers
+        unsized[1].width = 0
+        #expect(SimulcastSelection.needed(unsized, preferences: [(1, 1)], everything: false) == [true, true, true], "a size not known yet: all")
+
+        let second: UInt64 = 1_000_000_000
+        var unused = UnusedLayers(count: 3)
+        let dues = [10 * second, 10 * second + 1, 10 * second + UnusedLayers.interval].map { unused.due(now: $0) }
+        #expect(dues == [true, false, true])
+        // (now in seconds, what is needed) → whether the paused layers changed, and which they are.
+        let steps: [(Double, [Bool])] = [
+            (10, [false, true, true]), (12, [false, true, true]),  // not yet three seconds
+            (13, [false, false, true]),
+            (15, [false, true, true]), (16.5, [false, false, true]),  // the middle one needed again before its three seconds
+            (19.5, [false, false, true]),
+            (20, [true, true, true]),  // resumed at once
+            (21, [true, true]),  // a list of another length is ignored
+        ]
+        var seen: [(Bool, [Bool])] = []
+        for (time, needed) in steps {
+            let changed = unused.update(needed: needed, now: UInt64(time * Double(second)))
+            seen.append((changed, unused.paused))
+        }
+        let none = [false, false, false]
+        let expected: [(Bool, [Bool])] = [(false, none), (false, none), (true, [true, false, false]), (false, [true, false, false]),
+                                          (false, [true, false, false]), (true, [true, true, false]), (true, none), (false, none)]
+        #expect(seen.map(\.0) == expected.map(\.0) && seen.map(\.1) == expected.map(\.1), "\(seen)")
+    }
+
     @Test("a preferred frame rate takes the fewest temporal layers that make it (within a tenth), else all")
     func temporalLayers() {
         let l1t3 = [7.4, 7.5, 15.0, 0]  // VP8 L1T3 at 30 fps: a quarter of the frames in the base, a quarter more, a half more
@@ -51,6 +93,18 @@ struct SimulcastTests {
         #expect(SimulcastSelection.temporalLayer(frameRates: l1t3, preferred: 24) == 2)
         #expect(SimulcastSelection.temporalLayer(frameRates: l1t3, preferred: 60) == .max, "more than the publisher sends: all")
         #expect(SimulcastSelection.temporalLayer(frameRates: [0, 0, 0, 0], preferred: 7.5) == .max, "no temporal layers")
+
+        // Switching: down at any frame; up at a key frame, or a layer at a time at a frame of it that needs only the base.
+        func next(_ sending: UInt8, _ target: UInt8, layer: UInt8, sync: Bool = false, keyframe: Bool = false) -> UInt8 {
+            SimulcastSelection.temporalLayer(sending: sending, target: target, at: TemporalMark(layer: layer, frameStart: true, sync: sync), keyframe: keyframe)
+        }
+        #expect(next(.max, 0, layer: 2) == 0 && next(2, 1, layer: 0) == 1)
+        #expect(next(0, .max, layer: 0) == 0, "a base layer frame: the layers above may still refer to frames left out")
+        #expect(next(0, .max, layer: 2) == 0 && next(0, .max, layer: 1) == 0, "not a sync frame")
+        #expect(next(0, .max, layer: 1, sync: true) == 1 && next(1, .max, layer: 2, sync: true) == 2)
+        #expect(next(0, .max, layer: 2, sync: true) == 2, "a layer's sync frame needs only the base: the layer between may follow later")
+        #expect(next(0, 1, layer: 2, sync: true) == 0, "not above the target")
+        #expect(next(0, .max, layer: 0, keyframe: true) == .max && next(0, 1, layer: 0, keyframe: true) == 1)
     }
 
     @Test("a subscriber held below the layer it wants tries the next one up after a hold; a probe the link cannot carry doubles the hold")

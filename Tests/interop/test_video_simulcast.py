@@ -2,7 +2,8 @@
 box: 960×540, 480×270 and 240×135, each an RTP stream of its own named by its rid), and each subscriber decodes the
 size it asked for — the largest by default, the smallest at least as large as its preferred resolution otherwise —
 changing on request without a new offer; when the publisher stops a size (as a browser short of bandwidth does),
-its subscribers get the next size down until it comes back. A publisher sending one size ignores preferences, and
+its subscribers get the next size down until it comes back, and a size no subscriber prefers is paused at the
+publisher until one does. A publisher sending one size ignores preferences, and
 bad preferences are refused."""
 import json
 import os
@@ -144,6 +145,28 @@ def test_each_subscriber_gets_the_size_and_frame_rate_it_prefers_and_a_smaller_s
     bob_rate, carol_rate = frames_per_second([bob, carol], stream)
     print("bob back to every frame, bob and carol:", bob_rate, carol_rate)
     assert bob_rate > carol_rate * 0.7, (bob_rate, carol_rate)
+
+    # A size no subscriber prefers is paused at the publisher (`video:unusedLayers`): with bob preferring the smallest and
+    # carol at least 320×180, no one takes the largest, and three seconds later alice's browser stops encoding and
+    # sending it; it is sent again as soon as carol asks for the largest, and she decodes it.
+    assert all(layer["active"] for layer in alice.evaluate("window.playground.publisherLayers()").values())
+    bob.select_option(f".tile[data-stream-id='{stream}'] .preferred", "1x1")
+    carol.select_option(f".tile[data-stream-id='{stream}'] .preferred", "320x180")
+    wait_until(lambda: not alice.evaluate("window.playground.publisherLayers()")["f"]["active"], timeout=10,
+               what="the largest size paused at the publisher")
+    sent = alice.evaluate("window.playground.publisherLayers()")
+    assert sent["q"]["active"] and sent["h"]["active"], sent
+    time.sleep(1.5)
+    later = alice.evaluate("window.playground.publisherLayers()")
+    assert later["f"]["bytesSent"] - sent["f"]["bytesSent"] < 5_000, (sent, later)
+    assert later["h"]["bytesSent"] > sent["h"]["bytesSent"], (sent, later)
+    decodes_width(bob, stream, 240, timeout=10, what="bob, smallest, the largest paused")
+    decodes_width(carol, stream, 480, timeout=10, what="carol, ≥ 320×180, the largest paused")
+    carol.select_option(f".tile[data-stream-id='{stream}'] .preferred", "")
+    wait_until(lambda: alice.evaluate("window.playground.publisherLayers()")["f"]["active"], timeout=5,
+               what="the largest size sent again")
+    decodes_width(carol, stream, 960, timeout=30, what="carol, the largest resumed")
+    decodes_width(bob, stream, 240, timeout=10, what="bob, unchanged")
 
     # Refused: rates outside 1–60.
     peer = VideoPeer(server, sid, ot.generate_token(sid, data="name=dave"))

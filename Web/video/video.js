@@ -305,6 +305,13 @@ function wire(rt) {
     if (sub) { sub.stream = body.stream; decorate(sub); }
     log(`streamPropertyChanged ${body.stream.name || body.stream.streamId.slice(0, 8)} ${body.property}=${body.newValue}`);
   });
+  rt.on("video:unusedLayers", ({ body }) => {
+    const p = state.publisher;
+    if (!p || body.streamId !== p.streamId) return;
+    p.layersUnused = new Set(body.rids);
+    applySimulcastLayers(p).catch((e) => log(`simulcast sizes: ${e.message}`, "err"));
+    log(body.rids.length ? `sizes no one watches, paused: ${body.rids.join(", ")}` : "every size is sent");
+  });
   rt.on("video:muteForced", () => {
     if (state.publisher) setTrack("audio", false, false);
     log("muteForced: a moderator muted your audio");
@@ -427,16 +434,48 @@ function addLocalTracks(pc, local) {
   }
 }
 
-/** Turns one simulcast size of our camera on or off (as a browser short of bandwidth would), by its rid. */
-async function setSimulcastLayer(rid, active) {
-  const sender = state.publisher?.pc?.getSenders().find((s) => s.track?.kind === "video");
+/** Our camera's video sender, when it sends in several sizes. */
+function simulcastSender(p = state.publisher) {
+  const sender = p?.pc?.getSenders().find((s) => s.track?.kind === "video");
+  return sender?.getParameters().encodings?.some((e) => e.rid) ? sender : null;
+}
+
+/**
+ * Sends each simulcast size unless the page turned it off (`setSimulcastLayer`) or the server said no subscriber takes
+ * it now (`video:unusedLayers`): a size nobody watches costs the camera's encoder and uplink for nothing.
+ */
+async function applySimulcastLayers(p = state.publisher) {
+  const sender = simulcastSender(p);
   if (!sender) return false;
   const parameters = sender.getParameters();
-  const encoding = parameters.encodings.find((e) => e.rid === rid);
-  if (!encoding) return false;
-  encoding.active = active;
-  await sender.setParameters(parameters);
+  let changed = false;
+  for (const e of parameters.encodings) {
+    const active = !p.layersOff?.has(e.rid) && !p.layersUnused?.has(e.rid);
+    if (e.active !== active) { e.active = active; changed = true; }
+  }
+  if (changed) await sender.setParameters(parameters);
   return true;
+}
+
+/** Turns one simulcast size of our camera on or off (as a browser short of bandwidth would), by its rid. */
+async function setSimulcastLayer(rid, active) {
+  const p = state.publisher;
+  if (!simulcastSender(p)?.getParameters().encodings.some((e) => e.rid === rid)) return false;
+  p.layersOff ??= new Set();
+  if (active) p.layersOff.delete(rid); else p.layersOff.add(rid);
+  return applySimulcastLayers(p);
+}
+
+/** Each simulcast size of our camera by rid: whether it is being sent, and the bytes sent of it so far. */
+async function publisherLayers() {
+  const sender = simulcastSender();
+  if (!sender) return {};
+  const out = {};
+  for (const e of sender.getParameters().encodings) out[e.rid] = { active: e.active, bytesSent: 0 };
+  (await sender.getStats()).forEach((r) => {
+    if (r.type === "outbound-rtp" && out[r.rid]) out[r.rid].bytesSent = r.bytesSent;
+  });
+  return out;
 }
 
 /** The frame rate a subscriber would like (null: every frame); streams sent without temporal layers ignore it. */
@@ -779,7 +818,7 @@ async function peerPaths() {
 }
 
 window.playground = {
-  state, stats, peerPaths, join, leave, publish, unpublish, setPreferredResolution, setPreferredFrameRate, setSimulcastLayer,
+  state, stats, peerPaths, join, leave, publish, unpublish, setPreferredResolution, setPreferredFrameRate, setSimulcastLayer, publisherLayers,
   connectionId: () => state.me,
   streamIds: () => [...state.subscribers.keys()],
   /** The final captions each watched stream got, by stream id. */

@@ -47,6 +47,8 @@ extension VideoPush {
             var body: [String: JSONValue] = ["type": .string(type), "data": .string(data)]
             if let from { body["from"] = .string(from) }
             return ("video:signal", .object(body))
+        case .unusedLayers(let streamID, let rids):
+            return ("video:unusedLayers", ["streamId": .string(streamID), "rids": .array(rids.map { .string($0) })])
         case .captionReceived(let streamID, let caption, let isFinal):
             return ("video:captionReceived", ["streamId": .string(streamID), "caption": .string(caption), "isFinal": .bool(isFinal)])
         case .relay(let streamID, let subscriberID, let message):

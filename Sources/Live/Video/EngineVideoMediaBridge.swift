@@ -331,6 +331,15 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
 
     public func untap(_ tap: StreamTap) async { await engine.removeProducerTap(tap.producer, tap.id) }
 
+    public func stream(of producer: ProducerID) -> (sessionID: String, streamID: String)? {
+        state.withLock { s in
+            for (sessionID, room) in s.rooms {
+                if let streamID = room.streams.first(where: { $0.value.producers.contains { $0.id == producer } })?.key { return (sessionID, streamID) }
+            }
+            return nil
+        }
+    }
+
     public func setAudioMuted(sessionID: String, streamID: String, muted: Bool) async {
         let (audio, voice) = state.withLock { s -> ([ProducerID], (MixerID, String)?) in
             let room = s.rooms[sessionID]

@@ -433,6 +433,17 @@ public final class VideoHub: Sendable {
         for t in targets { clients.send(.captionReceived(streamID: streamID, caption: text, isFinal: isFinal), to: t) }
     }
 
+    /// The media engine found sizes of a simulcast stream no one takes (`MediaEvent.unusedLayers`): its publisher
+    /// is told, and may stop sending them.
+    public func unusedLayers(producer: ProducerID, rids: [String]) {
+        guard let (sessionID, streamID) = bridge.stream(of: producer) else { return }
+        let publisher = state.withLock { s -> ClientID? in
+            guard let live = s.sessions[sessionID], let stream = live.streams[streamID] else { return nil }
+            return live.connections[stream.connectionID]?.client
+        }
+        if let publisher { clients.send(.unusedLayers(streamID: streamID, rids: rids), to: publisher) }
+    }
+
     /// `video:forceDisconnect` (moderators).
     public func forceDisconnect(by me: Connection, connectionID: String?) throws(LiveError) {
         guard me.grant.role.canModerate else { throw .notModerator(.forceDisconnect) }

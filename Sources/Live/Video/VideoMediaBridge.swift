@@ -33,6 +33,8 @@ public protocol VideoMediaBridge: Sendable {
     func drain(_ tap: StreamTap) async throws(MediaError) -> ProducerTapPackets
     func requestKeyframe(_ tap: StreamTap) async
     func untap(_ tap: StreamTap) async
+    /// The session and stream a producer of the engine's carries.
+    func stream(of producer: ProducerID) -> (sessionID: String, streamID: String)?
 }
 
 /// A session's audio mix held for a recorder: what it records is the mix as everyone hears it, or, with a
@@ -93,4 +95,5 @@ extension VideoMediaBridge {
     }
     public func requestKeyframe(_ tap: StreamTap) async {}
     public func untap(_ tap: StreamTap) async {}
+    public func stream(of producer: ProducerID) -> (sessionID: String, streamID: String)? { nil }
 }

@@ -9,6 +9,9 @@ public enum VideoPush: Sendable, Equatable {
     case muteForced(streamID: String)
     /// `from` is the sending connection; nil for a signal from the server API.
     case signal(type: String, data: String, from: String?)
+    /// To a simulcast publisher: the sizes of its stream (by rid) no subscriber or recorder takes now, which it may stop
+    /// sending until a later one leaves them out (empty: send every size).
+    case unusedLayers(streamID: String, rids: [String])
     /// A caption of a stream's audio, to a connection that asked for them (live captions).
     case captionReceived(streamID: String, caption: String, isFinal: Bool)
     /// In a relayed session, one end of a subscription to the other (`VideoHub.relay`).

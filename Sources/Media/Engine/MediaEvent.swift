@@ -23,6 +23,9 @@ public enum MediaEvent: Sendable, Hashable {
     case mixerSpeaking(MixerID, MixerParticipantID, Bool)
     /// A mixer participant's queued audio played to its end; it has left the mixer.
     case mixerInputFinished(MixerID, MixerParticipantID)
+    /// The layers of a simulcast track (its producer) that no subscriber or recorder takes now, by rid, which its
+    /// publisher may stop sending; empty: every layer is wanted again. Sent when it changes.
+    case unusedLayers(ProducerID, rids: [String])
 }
 
 /// One audio producer's loudness over an interval, from its RFC 6464 levels

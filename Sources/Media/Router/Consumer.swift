@@ -130,16 +130,12 @@ final class Consumer {
             }
             waitingForKeyframe = false
         }
-        if temporal.layer != .max {
-            // Fewer layers from any frame on; more from a key frame or a base layer frame, which no frame of the
-            // layers left out so far is needed to decode after.
-            if temporal.frameStart, temporalTarget != temporalLayer, temporalTarget < temporalLayer || keyframe || temporal.layer == 0 {
-                temporalLayer = temporalTarget
-            }
-            if temporal.layer > temporalLayer {
-                rewriter.drop(sequence: sequence)
-                return
-            }
+        if temporal.layer != .max, temporal.frameStart, temporalTarget != temporalLayer {
+            temporalLayer = SimulcastSelection.temporalLayer(sending: temporalLayer, target: temporalTarget, at: temporal, keyframe: keyframe)
+        }
+        if temporal.layer != .max, temporal.layer > temporalLayer {
+            rewriter.drop(sequence: sequence)
+            return
         }
         guard let out = rewriter.rewrite(sequence: sequence, timestamp: timestamp, now: now) else { return }
         packetsSent &+= 1

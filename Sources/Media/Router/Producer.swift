@@ -34,6 +34,8 @@ final class Producer {
     /// What the router and the engine know: a producer of one stream, or a simulcast track's producer
     /// (its layer listed last), not the track's other layers.
     var isTrack: Bool { layers.isEmpty || layers.last === self }
+    /// A simulcast track's layers its publisher is asked to pause (made at the first check).
+    private var unused: UnusedLayers?
     /// When the last packet came (simulcast: a layer is live while it sends).
     private(set) var lastPacketAt: UInt64 = 0
     /// Bits per second received, over about the last second (simulcast: what a layer costs a subscriber).
@@ -164,7 +166,7 @@ final class Producer {
                 if let d = VP8PayloadDescriptor(payload, length: payloadLength) {
                     keyframe = d.startsKeyframe(in: payload, length: payloadLength)
                     if let layer = d.temporalLayer {
-                        temporal = TemporalMark(layer: layer, frameStart: d.startsFrame)
+                        temporal = TemporalMark(layer: layer, frameStart: d.startsFrame, sync: d.layerSync)
                         if d.startsFrame { framesByTemporalLayer[Int(layer)] &+= 1 }
                         bytesByTemporalLayer[Int(layer)] &+= UInt64(length)
                     }
@@ -262,6 +264,29 @@ final class Producer {
     }
 
     /// Periodic work: deferred key frame requests and NACKs toward the publisher.
+    /// A simulcast track: the rids of the layers no subscriber or recorder takes now (`SimulcastSelection.needed`,
+    /// `UnusedLayers`), when they changed since the last call; nil otherwise and for everything else.
+    func checkUnusedLayers(now: UInt64) -> [String]? {
+        guard layers.count > 1, isTrack else { return nil }
+        var unused = self.unused ?? UnusedLayers(count: layers.count)
+        defer { self.unused = unused }
+        guard unused.due(now: now) else { return nil }
+        var everything = false
+        var preferences: [(width: Int, height: Int)] = []
+        for layer in layers {
+            if !layer.taps.isEmpty { everything = true }
+            // A consumer waiting to move is in two layers' lists: its preference counts twice, to no effect.
+            for consumer in layer.consumers where !consumer.paused {
+                if consumer.preferredWidth == 0 && consumer.preferredHeight == 0 { everything = true }
+                preferences.append((consumer.preferredWidth, consumer.preferredHeight))
+            }
+        }
+        let sizes = layers.map { SimulcastSelection.Layer(width: $0.frameWidth, height: $0.frameHeight, live: true) }
+        let needed = SimulcastSelection.needed(sizes, preferences: preferences, everything: everything)
+        guard unused.update(needed: needed, now: now) else { return nil }
+        return zip(layers, unused.paused).compactMap { $1 ? $0.parameters.rid : nil }
+    }
+
     func tick(now: UInt64) {
         if keyframeThrottle.due(now: now) { sendPLI() }
         if now &- rateSince >= 500_000_000 {

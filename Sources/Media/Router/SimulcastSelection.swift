@@ -56,6 +56,30 @@ enum SimulcastSelection {
         return fitting(ranked, upTo: wanted, budget: budget, current: current).index
     }
 
+    /// Which layers (by index) some subscriber may take, for a publisher to send, the others to be paused: with
+    /// `everything` (a subscriber asking for the largest, a recorder's tap) or any layer's size not known yet, all
+    /// of them; otherwise those up to the largest any preference asks for (`wanted` as if every layer were live), or
+    /// with no subscriber the smallest alone (a newcomer starts on it while its own size resumes). A subscriber's
+    /// link does not count: it may grow into the size it prefers, which `LayerProbe` needs sent to try.
+    static func needed(_ layers: [Layer], preferences: [(width: Int, height: Int)], everything: Bool) -> [Bool] {
+        let all = layers.map { Layer(width: $0.width, height: $0.height, live: true) }
+        let ranked = ranked(all)
+        guard !everything, ranked.allSatisfy({ $0.layer.width > 0 && $0.layer.height > 0 }), let smallest = ranked.first else {
+            return layers.map { _ in true }
+        }
+        var top = smallest.rank
+        for preference in preferences {
+            if let wanted = wanted(ranked, preferredWidth: preference.width, preferredHeight: preference.height) { top = max(top, wanted.rank) }
+        }
+        var needed = layers.map { _ in false }
+        for layer in ranked where layer.rank <= top { needed[layer.index] = true }
+        return needed
+    }
+
+    /// How long no subscriber must have needed a layer before its publisher is asked to pause it (a subscriber
+    /// changing its mind, or one leaving as another joins, does not make the publisher's encoder stop and start).
+    static let unusedDelay: UInt64 = 3_000_000_000
+
     /// The highest temporal layer a subscriber preferring `preferred` frames per second takes (`.max`: all): the fewest
     /// layers whose frame rates add up to it, within a tenth (a measured 7.3 serves a preferred 7.5), else all of them.
     /// `frameRates` are each layer's own, base first; a stream without temporal layers has none above 0.
@@ -67,6 +91,17 @@ enum SimulcastSelection {
             if total >= preferred * 0.9 { return UInt8(layer) }
         }
         return .max
+    }
+
+    /// The temporal layers a consumer sends from the frame `frame` starts on, sending up to `sending` before it and
+    /// asked for up to `target`: fewer from any frame; more from a key frame (all it is asked for), or one layer at a
+    /// time from a frame of the next layer that depends on base layer frames only (VP8's Y bit) — that layer's later
+    /// frames may refer to it, never to one left out before it, where a frame of another layer may (switched up at any
+    /// base layer frame, a subscriber's decoder back to every frame showed one or two frames a second).
+    static func temporalLayer(sending: UInt8, target: UInt8, at frame: TemporalMark, keyframe: Bool) -> UInt8 {
+        if target < sending || keyframe { return target }
+        if frame.layer > sending, frame.layer <= target, frame.sync { return frame.layer }
+        return sending
     }
 
     /// A layer is live while its packets keep coming: a second without one (a camera at its

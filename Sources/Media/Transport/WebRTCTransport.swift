@@ -454,7 +454,10 @@ final class WebRTCTransport {
         if ice.tick(now: now) == .failed { setState(.failed) }
         guard state == .connected else { return now }
         if dtls != nil, now &- connectedAt > WebRTCTransport.dtlsRetention { dtls = nil }
-        for producer in producers { producer.tick(now: now) }
+        for producer in producers {
+            producer.tick(now: now)
+            if let rids = producer.checkUnusedLayers(now: now) { worker.emit(.unusedLayers(producer.id, rids: rids)) }
+        }
         var choosing = false
         for consumer in consumers where consumer.producer.layers.count > 1 {
             consumer.chooseLayer(now: now)
