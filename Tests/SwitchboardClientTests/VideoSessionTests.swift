@@ -64,6 +64,25 @@ struct VideoSessionTests {
                 Issue.record("a frame rate of 0 taken")
             } catch { #expect((error as? SessionError)?.code == "invalidPreference") }
 
+            // Video off: the server sends none while the audio keeps coming; on again: frames again.
+            try await bob.subscribeToVideo(published.id, false)
+            try await Task.sleep(for: .milliseconds(300))  // what was on its way
+            let stopped = frames.frames
+            let heardThen = heard.levels[published.id]?.frames ?? 0
+            #expect(await eventually(seconds: 5) { (heard.levels[published.id]?.frames ?? 0) >= heardThen + 50 })
+            #expect(frames.frames == stopped, "no video while it is off")
+            try await bob.subscribeToVideo(published.id, true)
+            #expect(await eventually(seconds: 15) { frames.frames >= stopped + 10 })
+            // Audio off and on the same way.
+            try await bob.subscribeToAudio(published.id, false)
+            try await Task.sleep(for: .milliseconds(300))
+            let silent = heard.levels[published.id]?.frames ?? 0
+            let framesThen = frames.frames
+            #expect(await eventually(seconds: 5) { frames.frames >= framesThen + 10 })
+            #expect((heard.levels[published.id]?.frames ?? 0) == silent, "no audio while it is off")
+            try await bob.subscribeToAudio(published.id, true)
+            #expect(await eventually(seconds: 5) { (heard.levels[published.id]?.frames ?? 0) >= silent + 25 })
+
             try await bob.signal(type: "chat", data: "hi alice", to: alice.connectionID)
             #expect(await aliceEvents.wait { $0.contains(.signal(type: "chat", data: "hi alice", from: bob.connectionID)) })
 

@@ -2,8 +2,8 @@
 box: 960×540, 480×270 and 240×135, each an RTP stream of its own named by its rid), and each subscriber decodes the
 size it asked for — the largest by default, the smallest at least as large as its preferred resolution otherwise —
 changing on request without a new offer; when the publisher stops a size (as a browser short of bandwidth does),
-its subscribers get the next size down until it comes back, and a size no subscriber prefers is paused at the
-publisher until one does. A publisher sending one size ignores preferences, and
+its subscribers get the next size down until it comes back, and a size no subscriber takes is paused at the
+publisher until one does; a subscriber may stop taking the video and take it again. A publisher sending one size ignores preferences, and
 bad preferences are refused."""
 import json
 import os
@@ -146,27 +146,31 @@ def test_each_subscriber_gets_the_size_and_frame_rate_it_prefers_and_a_smaller_s
     print("bob back to every frame, bob and carol:", bob_rate, carol_rate)
     assert bob_rate > carol_rate * 0.7, (bob_rate, carol_rate)
 
-    # A size no subscriber prefers is paused at the publisher (`video:unusedLayers`): with bob preferring the smallest and
-    # carol at least 320×180, no one takes the largest, and three seconds later alice's browser stops encoding and
-    # sending it; it is sent again as soon as carol asks for the largest, and she decodes it.
+    # A size no one takes is paused at the publisher (`video:unusedLayers`). Bob stops taking the video (the tile's
+    # "video" box, `subscribeToVideo(false)`: the server sends him none while his audio keeps coming) and carol prefers
+    # at least 320×180: no one takes the largest, and three seconds later alice's browser stops encoding and sending it.
+    # It is sent again as soon as carol asks for the largest, and she decodes it; bob's video comes back when he asks.
     assert all(layer["active"] for layer in alice.evaluate("window.playground.publisherLayers()").values())
-    bob.select_option(f".tile[data-stream-id='{stream}'] .preferred", "1x1")
+    bob.uncheck(f".tile[data-stream-id='{stream}'] .take-video input")
     carol.select_option(f".tile[data-stream-id='{stream}'] .preferred", "320x180")
     wait_until(lambda: not alice.evaluate("window.playground.publisherLayers()")["f"]["active"], timeout=10,
                what="the largest size paused at the publisher")
-    sent = alice.evaluate("window.playground.publisherLayers()")
+    sent, bob_had = alice.evaluate("window.playground.publisherLayers()"), bob.evaluate("window.playground.stats()")[stream]
     assert sent["q"]["active"] and sent["h"]["active"], sent
     time.sleep(1.5)
-    later = alice.evaluate("window.playground.publisherLayers()")
+    later, bob_has = alice.evaluate("window.playground.publisherLayers()"), bob.evaluate("window.playground.stats()")[stream]
     assert later["f"]["bytesSent"] - sent["f"]["bytesSent"] < 5_000, (sent, later)
     assert later["h"]["bytesSent"] > sent["h"]["bytesSent"], (sent, later)
-    decodes_width(bob, stream, 240, timeout=10, what="bob, smallest, the largest paused")
+    assert bob_has["video"]["packetsReceived"] == bob_had["video"]["packetsReceived"], "no video to bob while he takes none"
+    assert bob_has["audio"]["packetsReceived"] > bob_had["audio"]["packetsReceived"] + 25, "his audio keeps coming"
+    screenshot(bob, "video-playground-video-not-taken.png")
     decodes_width(carol, stream, 480, timeout=10, what="carol, ≥ 320×180, the largest paused")
     carol.select_option(f".tile[data-stream-id='{stream}'] .preferred", "")
     wait_until(lambda: alice.evaluate("window.playground.publisherLayers()")["f"]["active"], timeout=5,
                what="the largest size sent again")
     decodes_width(carol, stream, 960, timeout=30, what="carol, the largest resumed")
-    decodes_width(bob, stream, 240, timeout=10, what="bob, unchanged")
+    bob.check(f".tile[data-stream-id='{stream}'] .take-video input")
+    decodes_width(bob, stream, 960, timeout=15, what="bob, taking the video again")
 
     # Refused: rates outside 1–60.
     peer = VideoPeer(server, sid, ot.generate_token(sid, data="name=dave"))
@@ -176,6 +180,10 @@ def test_each_subscriber_gets_the_size_and_frame_rate_it_prefers_and_a_smaller_s
             with pytest.raises(VideoRequestError) as e:
                 peer.request("video:subscriberPreferences", {"streamId": stream, "preferredFrameRate": rate})
             assert e.value.code == "invalidPreference", rate
+        for bad in ({"subscribeToVideo": "no"}, {"subscribeToAudio": 0}, {}):
+            with pytest.raises(VideoRequestError) as e:
+                peer.request("video:subscriberPreferences", {"streamId": stream, **bad})
+            assert e.value.code == "invalidPreference", bad
         assert peer.request("video:subscriberPreferences", {"streamId": stream, "preferredFrameRate": None}) == {}
     finally:
         peer.close()

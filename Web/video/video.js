@@ -500,6 +500,20 @@ async function setPreferredResolution(streamId, resolution) {
   await state.rt.request("video:subscriberPreferences", { streamId, preferredResolution: resolution });
 }
 
+/**
+ * Whether this page takes a subscribed stream's audio, and its video (OpenTok's `subscribeToAudio`/`subscribeToVideo`):
+ * the server stops sending what the page does not take. In a relayed session the track is only turned off here.
+ */
+async function subscribeTo(streamId, kind, on) {
+  const sub = state.subscribers.get(streamId);
+  if (!sub) return;
+  const box = sub.tile.querySelector(`.take-${kind} input`);
+  if (box) box.checked = on;
+  for (const t of sub.media.getTracks()) if (t.kind === kind) t.enabled = on;
+  if (kind === "video") { sub.watching = on; decorate(sub); }
+  if (!state.relayed) await state.rt.request("video:subscriberPreferences", { streamId, [kind === "audio" ? "subscribeToAudio" : "subscribeToVideo"]: on });
+}
+
 async function unpublish() {
   const p = state.publisher;
   if (!p) return;
@@ -589,7 +603,20 @@ async function subscribe(stream) {
   const size = document.createElement("span");
   size.className = "size";
   video.onresize = () => { size.textContent = `${video.videoWidth}×${video.videoHeight}`; };
-  tile.append(video, captions, caption, preferred, rate, size);
+  const takes = document.createElement("span");
+  takes.className = "takes";
+  for (const kind of ["audio", "video"]) {
+    const label = document.createElement("label");
+    label.className = `take-${kind}`;
+    label.title = `Take this stream's ${kind} (off: the server sends none)`;
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.checked = true;
+    box.onchange = () => subscribeTo(stream.streamId, kind, box.checked).catch((e) => log(describe(e), "err"));
+    label.append(box, ` ${kind}`);
+    takes.appendChild(label);
+  }
+  tile.append(video, captions, caption, preferred, rate, size, takes);
   $("tiles").appendChild(tile);
   const media = new MediaStream();
   video.srcObject = media;
@@ -688,7 +715,8 @@ function decorate(sub) {
     tag.textContent = " muted";
     caption.appendChild(tag);
   }
-  sub.tile.classList.toggle("video-off", !s.hasVideo);
+  sub.tile.classList.toggle("video-off", !s.hasVideo || sub.watching === false);
+  sub.tile.classList.toggle("not-watching", s.hasVideo && sub.watching === false);
 }
 
 function streamDestroyed(stream, reason) {
@@ -819,6 +847,8 @@ async function peerPaths() {
 
 window.playground = {
   state, stats, peerPaths, join, leave, publish, unpublish, setPreferredResolution, setPreferredFrameRate, setSimulcastLayer, publisherLayers,
+  subscribeToAudio: (streamId, on) => subscribeTo(streamId, "audio", on),
+  subscribeToVideo: (streamId, on) => subscribeTo(streamId, "video", on),
   connectionId: () => state.me,
   streamIds: () => [...state.subscribers.keys()],
   /** The final captions each watched stream got, by stream id. */

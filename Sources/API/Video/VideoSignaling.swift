@@ -57,8 +57,8 @@ struct VideoSignaling {
         case "video:subscriberPreferences":
             let preferences = try Self.preferences(body)
             guard let streamID = body["streamId"]?.stringValue, !preferences.isEmpty else {
-                throw VideoError(code: "invalidPreference",
-                                 detail: "streamId and preferredResolution ({width, height} or null) or preferredFrameRate (1–60 or null) are required.")
+                throw VideoError(code: "invalidPreference", detail: "streamId and preferredResolution ({width, height} or null), "
+                                 + "preferredFrameRate (1–60 or null), subscribeToAudio or subscribeToVideo (true or false) are required.")
             }
             try await hub.setPreferences(from: me, streamID: streamID, preferences)
             return .object([:])
@@ -96,10 +96,16 @@ struct VideoSignaling {
         }
     }
 
-    /// A request's `preferredResolution` (`{width, height}` in pixels, 1–8192 each, or null for the largest: 0 × 0) and
-    /// `preferredFrameRate` (frames per second, 1–60, or null for every frame: 0); what it leaves out stays as it was.
+    /// A request's `preferredResolution` (`{width, height}` in pixels, 1–8192 each, or null for the largest: 0 × 0),
+    /// `preferredFrameRate` (frames per second, 1–60, or null for every frame: 0), `subscribeToAudio` and
+    /// `subscribeToVideo` (booleans); what it leaves out stays as it was.
     static func preferences(_ body: JSONValue) throws -> SubscriberPreferences {
         var preferences = SubscriberPreferences()
+        for (key, kind) in [("subscribeToAudio", \SubscriberPreferences.audio), ("subscribeToVideo", \SubscriberPreferences.video)] {
+            guard let value = body[key] else { continue }
+            guard case .bool(let on) = value else { throw VideoError(code: "invalidPreference", detail: "\(key) is true or false.") }
+            preferences[keyPath: kind] = on
+        }
         if let value = body["preferredResolution"] {
             if value == .null {
                 (preferences.width, preferences.height) = (0, 0)

@@ -137,7 +137,11 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         }
         // A consumer the answer rejected is gone; the others take the preferences (a size only simulcast ones act
         // on, a frame rate only those whose stream has temporal layers).
-        for consumer in subscription.consumers where consumer.kind == .video {
+        for consumer in subscription.consumers {
+            if let on = consumer.kind == .audio ? preferences.audio : preferences.video {
+                if on { try? await engine.resume(consumer: consumer.id) } else { try? await engine.pause(consumer: consumer.id) }
+            }
+            guard consumer.kind == .video else { continue }
             if let width = preferences.width, let height = preferences.height {
                 try? await engine.setPreferredSize(consumer: consumer.id, width: width, height: height)
             }

@@ -56,14 +56,20 @@ public struct SubscriberPreferences: Sendable, Hashable {
     public var height: Int?
     /// Frames per second it would like (0: every frame the publisher sends).
     public var frameRate: Double?
+    /// Whether it takes the stream's audio and its video (OpenTok's `subscribeToAudio`, `subscribeToVideo`): one it
+    /// does not is paused at the server, sending it nothing.
+    public var audio: Bool?
+    public var video: Bool?
 
-    public init(width: Int? = nil, height: Int? = nil, frameRate: Double? = nil) {
+    public init(width: Int? = nil, height: Int? = nil, frameRate: Double? = nil, audio: Bool? = nil, video: Bool? = nil) {
         self.width = width
         self.height = height
         self.frameRate = frameRate
+        self.audio = audio
+        self.video = video
     }
 
-    public var isEmpty: Bool { width == nil && height == nil && frameRate == nil }
+    public var isEmpty: Bool { width == nil && height == nil && frameRate == nil && audio == nil && video == nil }
 }
 
 /// A recorder's tap on one producer of a stream.

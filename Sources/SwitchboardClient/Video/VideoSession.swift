@@ -204,6 +204,17 @@ public final class VideoSession: Sendable {
         try await request("video:subscriberPreferences", ["streamId": .string(streamID), "preferredFrameRate": rate.map(JSONValue.number) ?? .null])
     }
 
+    /// Whether this client takes a subscribed stream's audio, and its video (OpenTok's `subscribeToAudio`,
+    /// `subscribeToVideo`): the server stops sending what it does not, and sends it again when asked (video from its
+    /// next key frame, asked for at once).
+    public func subscribeToAudio(_ streamID: String, _ on: Bool) async throws(SessionError) {
+        try await request("video:subscriberPreferences", ["streamId": .string(streamID), "subscribeToAudio": .bool(on)])
+    }
+
+    public func subscribeToVideo(_ streamID: String, _ on: Bool) async throws(SessionError) {
+        try await request("video:subscriberPreferences", ["streamId": .string(streamID), "subscribeToVideo": .bool(on)])
+    }
+
     /// Stops publishing a stream.
     public func unpublish(_ streamID: String) async throws(SessionError) {
         guard let published = publishers.withLock({ $0.removeValue(forKey: streamID) }) else {
