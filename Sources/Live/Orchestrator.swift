@@ -42,6 +42,7 @@ public final class Orchestrator: Sendable {
             case .audioLevels(let router, let levels): Task { await rooms.levels(router: router, levels) }
             case .transportState(let id, .failed): bench.transportFailed(id)
             case .unusedLayers(let producer, let rids): video.unusedLayers(producer: producer, rids: rids)
+            case .audioFallback(let consumer, let change): video.audioFallback(consumer: consumer, change)
             default: break
             }
         }

@@ -238,3 +238,17 @@ struct VideoSessionTests {
         }
     }
 }
+
+@Suite("Video events")
+struct VideoEventTests {
+    @Test("the server's audio fallback pushes decode as the Video API's events; unknown ones are left out")
+    func audioFallback() throws {
+        func decode(_ type: String, _ body: JSONValue) -> VideoEvent? { VideoEvent(push: ["type": .string(type), "body": body]) }
+        #expect(decode("video:videoDisableWarning", ["streamId": "s1"]) == .audioFallback(streamID: "s1", .videoDisableWarning))
+        #expect(decode("video:videoDisableWarningLifted", ["streamId": "s1"]) == .audioFallback(streamID: "s1", .videoDisableWarningLifted))
+        #expect(decode("video:videoDisabled", ["streamId": "s1", "reason": "quality"]) == .audioFallback(streamID: "s1", .videoDisabled))
+        #expect(decode("video:videoEnabled", ["streamId": "s1", "reason": "quality"]) == .audioFallback(streamID: "s1", .videoEnabled))
+        #expect(decode("video:videoDisabled", [:]) == nil, "no stream id")
+        #expect(decode("video:unusedLayers", ["streamId": "s1", "rids": ["f"]]) == nil, "a publisher's push the SDK does not act on")
+    }
+}

@@ -258,26 +258,34 @@ SHAPED_SETUP = [
     ["ip", "link", "add", f"{SHAPED}0", "type", "veth", "peer", "name", f"{SHAPED}1"],
     ["ip", "addr", "add", "10.205.0.1/24", "dev", f"{SHAPED}0"],
     ["ip", "link", "set", f"{SHAPED}0", "up"],
-    # What the server sends the subscriber leaves through a 400 kb/s bucket, queueing up to 200 ms beyond it.
 ]
-SHAPING = ["tc", "qdisc", "add", "dev", f"{SHAPED}0", "root", "tbf", "rate", "400kbit", "burst", "20kb", "latency", "200ms"]
+
+
+def shaping(action, rate):
+    """What the server sends the subscriber leaves through a bucket of `rate`, queueing up to 200 ms beyond it."""
+    return ["tc", "qdisc", action, "dev", f"{SHAPED}0", "root", "tbf", "rate", rate, "burst", "20kb", "latency", "200ms"]
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"),
                     reason="network namespaces and shaping need root, iproute2 and tc")
-def test_a_subscriber_on_a_slow_link_gets_a_smaller_size(browser):
+def test_a_subscriber_on_a_slow_link_gets_a_smaller_size_and_on_a_slower_one_audio_only(browser):
     """A subscriber behind a 400 kb/s link (a network namespace of the test's own, its downlink shaped) cannot take
     the largest size, which a subscriber on loopback decodes: its receive-side estimate (REMB) stays low, and the
     server sends it a size that fits, trying a larger one now and then. (What the loopback subscriber gets meanwhile
     is printed, not checked: on a loaded machine a browser starved of CPU sees its own packets queue, and its estimate
-    falls as a slow link's would; the first test checks subscribers keeping the largest size.)"""
+    falls as a slow link's would; the first test checks subscribers keeping the largest size.)
+
+    Its link then falls to 100 kb/s, short even of the smallest size beside the audio: the video's loss, reported by
+    the subscriber, has the server warn it (`video:videoDisableWarning`) and turn the video off
+    (`video:videoDisabled`, reason quality) while its audio keeps coming; back at 400 kb/s, the server's next try of
+    the video finds it carried and turns it on again (`video:videoEnabled`)."""
     namespace = f"sb-simulcast-{os.getpid()}"
     subprocess.run(["ip", "netns", "add", namespace], check=True)
-    server = None
+    server = shaped = None
     try:
         for command in SHAPED_SETUP:
             subprocess.run(command, check=True)
-        if subprocess.run(SHAPING, capture_output=True).returncode != 0:
+        if subprocess.run(shaping("add", "400kbit"), capture_output=True).returncode != 0:
             pytest.skip("the kernel has no token bucket filter (sch_tbf) to shape the link with")
         subprocess.run(["ip", "link", "set", f"{SHAPED}1", "netns", namespace], check=True)
         for command in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", "10.205.0.2/24", "dev", f"{SHAPED}1"],
@@ -300,23 +308,61 @@ def test_a_subscriber_on_a_slow_link_gets_a_smaller_size(browser):
         here = Path(__file__).resolve().parent
         shaped = subprocess.Popen(
             ["ip", "netns", "exec", namespace, sys.executable, str(here / "video_netns_subscriber.py"),
-             f"http://10.205.0.1:{server.http_port}", sid, token("shaped"), "24"],
+             f"http://10.205.0.1:{server.http_port}", sid, token("shaped"), "150"],
             cwd=here, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines = []
+
+        def read_until(done, timeout, what):
+            """Reads the subscriber's lines until `done(line)`; the lines read."""
+            deadline, read = time.monotonic() + timeout, []
+            while time.monotonic() < deadline:
+                raw = shaped.stdout.readline()
+                if not raw:
+                    raise AssertionError(f"the shaped subscriber ended: {shaped.stderr.read()[-4000:]}")
+                line = json.loads(raw)
+                read.append(line)
+                lines.append(line)
+                if done(line):
+                    return read
+            raise AssertionError(f"{what} within {timeout} s: {lines}")
+
         bob_widths = []
-        while shaped.poll() is None:
+
+        def sampled_24_s(line):
             bob_widths.append(width_of(bob, stream))
-            time.sleep(1)
-        out, err = shaped.communicate()
-        assert shaped.returncode == 0, out[-2000:] + err[-4000:]
-        samples = json.loads(out.strip().splitlines()[-1])["samples"]
-        print("shaped subscriber (seconds, width, frames):", samples)
-        print("bob's widths meanwhile:", bob_widths)
+            return line["t"] >= 24
+        first = read_until(sampled_24_s, 60, "24 s of decoding")
+        print("shaped subscriber (seconds, width, frames):", [(l["t"], l["width"], l["frames"]) for l in first])
+        print("bob's widths meanwhile:", bob_widths[::2])
         # After its first 8 s the shaped subscriber decodes mostly a smaller size, and its picture keeps moving.
-        late = [s for s in samples if s[0] >= 8]
-        smaller = sum(1 for s in late if 0 < s[1] < 960)
-        assert smaller >= len(late) * 0.6, samples
-        assert late[-1][2] - late[0][2] > 100, samples
+        late = [l for l in first if l["t"] >= 8]
+        smaller = sum(1 for l in late if 0 < l["width"] < 960)
+        assert smaller >= len(late) * 0.6, first
+        assert late[-1]["frames"] - late[0]["frames"] > 100, first
+
+        # 100 kb/s: warned, then audio only.
+        subprocess.run(shaping("change", "100kbit"), check=True)
+        slower = read_until(lambda line: "videoDisabled quality" in line["events"], 40, "the video turned off")
+        events = [e for l in slower for e in l["events"]]
+        print("at 100 kb/s:", [(l["t"], l["frames"], l["audio"], l["events"]) for l in slower])
+        assert events.index("videoDisableWarning") < events.index("videoDisabled quality"), events
+        off = read_until(lambda line: line["t"] >= slower[-1]["t"] + 4, 10, "4 s of audio only")
+        assert off[-1]["audio"] - off[0]["audio"] > 100, "the audio keeps coming: " + str(off)
+        assert off[-1]["frames"] - off[0]["frames"] < 10, "no video comes: " + str(off)
+
+        # 400 kb/s again: the server tries the video again after its hold, finds it carried and turns it on.
+        subprocess.run(shaping("change", "400kbit"), check=True)
+        back = read_until(lambda line: "videoEnabled quality" in line["events"], 60, "the video turned on again")
+        print("back at 400 kb/s:", [(l["t"], l["frames"], l["events"]) for l in back])
+        on = read_until(lambda line: line["t"] >= back[-1]["t"] + 3, 10, "3 s of video")
+        assert on[-1]["frames"] - on[0]["frames"] > 20, on
     finally:
+        if shaped is not None:
+            shaped.terminate()
+            try:
+                shaped.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                shaped.kill()
         if server is not None:
             server.stop()
             server.cleanup()

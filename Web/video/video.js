@@ -305,6 +305,11 @@ function wire(rt) {
     if (sub) { sub.stream = body.stream; decorate(sub); }
     log(`streamPropertyChanged ${body.stream.name || body.stream.streamId.slice(0, 8)} ${body.property}=${body.newValue}`);
   });
+  // Audio fallback: the server warns that our link loses too much of a stream's video, turns the video off (we keep
+  // its audio) and on again when the link carries it.
+  for (const event of ["videoDisableWarning", "videoDisableWarningLifted", "videoDisabled", "videoEnabled"]) {
+    rt.on(`video:${event}`, ({ body }) => audioFallback(body.streamId, event, body.reason));
+  }
   rt.on("video:unusedLayers", ({ body }) => {
     const p = state.publisher;
     if (!p || body.streamId !== p.streamId) return;
@@ -620,7 +625,7 @@ async function subscribe(stream) {
   $("tiles").appendChild(tile);
   const media = new MediaStream();
   video.srcObject = media;
-  const sub = { tile, stream, media, captions: [] };
+  const sub = { tile, stream, media, captions: [], qualityEvents: [] };
   if (state.relayed) {
     // The publisher offers once the server tells it we subscribed; our answer and candidates go back through the server.
     Object.assign(sub, relayPeer(stream.streamId, state.me));
@@ -717,6 +722,21 @@ function decorate(sub) {
   }
   sub.tile.classList.toggle("video-off", !s.hasVideo || sub.watching === false);
   sub.tile.classList.toggle("not-watching", s.hasVideo && sub.watching === false);
+  sub.tile.classList.toggle("fallback", !!sub.fallback);
+  sub.tile.classList.toggle("fallback-warning", !!sub.fallbackWarning && !sub.fallback);
+}
+
+/** A subscribed stream's audio fallback event (`video:videoDisabled` and the others), kept for `qualityEvents`. */
+function audioFallback(streamId, event, reason) {
+  const sub = state.subscribers.get(streamId);
+  if (!sub) return;
+  sub.qualityEvents.push({ event, reason, at: performance.now() });
+  if (event === "videoDisableWarning") sub.fallbackWarning = true;
+  if (event === "videoDisableWarningLifted" || event === "videoEnabled") sub.fallbackWarning = false;
+  if (event === "videoDisabled") sub.fallback = true;
+  if (event === "videoEnabled") sub.fallback = false;
+  decorate(sub);
+  log(`${event} ${sub.stream.name || streamId.slice(0, 8)}${reason ? ` (${reason})` : ""}`);
 }
 
 function streamDestroyed(stream, reason) {
@@ -849,6 +869,8 @@ window.playground = {
   state, stats, peerPaths, join, leave, publish, unpublish, setPreferredResolution, setPreferredFrameRate, setSimulcastLayer, publisherLayers,
   subscribeToAudio: (streamId, on) => subscribeTo(streamId, "audio", on),
   subscribeToVideo: (streamId, on) => subscribeTo(streamId, "video", on),
+  /** Each subscribed stream's audio fallback events, in order: `{event, reason, at}` (`at`: the page's clock, ms). */
+  qualityEvents: () => Object.fromEntries([...state.subscribers].map(([id, sub]) => [id, sub.qualityEvents])),
   connectionId: () => state.me,
   streamIds: () => [...state.subscribers.keys()],
   /** The final captions each watched stream got, by stream id. */

@@ -1,5 +1,6 @@
 import Foundation
 import Live
+import Media
 import Wire
 
 extension VideoHub.Connection {
@@ -47,6 +48,10 @@ extension VideoPush {
             var body: [String: JSONValue] = ["type": .string(type), "data": .string(data)]
             if let from { body["from"] = .string(from) }
             return ("video:signal", .object(body))
+        case .audioFallback(let streamID, let change):
+            var body: [String: JSONValue] = ["streamId": .string(streamID)]
+            if change == .videoDisabled || change == .videoEnabled { body["reason"] = .string("quality") }
+            return ("video:" + change.rawValue, .object(body))
         case .unusedLayers(let streamID, let rids):
             return ("video:unusedLayers", ["streamId": .string(streamID), "rids": .array(rids.map { .string($0) })])
         case .captionReceived(let streamID, let caption, let isFinal):

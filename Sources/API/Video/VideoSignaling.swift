@@ -58,7 +58,7 @@ struct VideoSignaling {
             let preferences = try Self.preferences(body)
             guard let streamID = body["streamId"]?.stringValue, !preferences.isEmpty else {
                 throw VideoError(code: "invalidPreference", detail: "streamId and preferredResolution ({width, height} or null), "
-                                 + "preferredFrameRate (1–60 or null), subscribeToAudio or subscribeToVideo (true or false) are required.")
+                                 + "preferredFrameRate (1–60 or null), subscribeToAudio, subscribeToVideo or audioFallback (true or false) are required.")
             }
             try await hub.setPreferences(from: me, streamID: streamID, preferences)
             return .object([:])
@@ -101,7 +101,8 @@ struct VideoSignaling {
     /// `subscribeToVideo` (booleans); what it leaves out stays as it was.
     static func preferences(_ body: JSONValue) throws -> SubscriberPreferences {
         var preferences = SubscriberPreferences()
-        for (key, kind) in [("subscribeToAudio", \SubscriberPreferences.audio), ("subscribeToVideo", \SubscriberPreferences.video)] {
+        for (key, kind) in [("subscribeToAudio", \SubscriberPreferences.audio), ("subscribeToVideo", \SubscriberPreferences.video),
+                            ("audioFallback", \SubscriberPreferences.audioFallback)] {
             guard let value = body[key] else { continue }
             guard case .bool(let on) = value else { throw VideoError(code: "invalidPreference", detail: "\(key) is true or false.") }
             preferences[keyPath: kind] = on

@@ -105,6 +105,8 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         switch source {
         case .producers(let producers):
             subscription = try await engine.subscribe(router: router, producers: producers)
+            // The Video API's subscribers fall back to audio on a link losing too much of the video, unless they say not.
+            for consumer in subscription.consumers where consumer.kind == .video { try? await engine.setAudioFallback(consumer: consumer.id, true) }
         case .voice(let mix, let connection):
             subscription = try await engine.subscribe(router: router, producers: [mix.output])
             for consumer in subscription.consumers { try? await engine.bindMixerOutput(mix.id, consumer: consumer.id, to: Self.voice(connection)) }
@@ -142,6 +144,7 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
                 if on { try? await engine.resume(consumer: consumer.id) } else { try? await engine.pause(consumer: consumer.id) }
             }
             guard consumer.kind == .video else { continue }
+            if let on = preferences.audioFallback { try? await engine.setAudioFallback(consumer: consumer.id, on) }
             if let width = preferences.width, let height = preferences.height {
                 try? await engine.setPreferredSize(consumer: consumer.id, width: width, height: height)
             }
@@ -334,6 +337,17 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
     public func requestKeyframe(_ tap: StreamTap) async { try? await engine.requestKeyframe(producer: tap.producer) }
 
     public func untap(_ tap: StreamTap) async { await engine.removeProducerTap(tap.producer, tap.id) }
+
+    public func subscription(of consumer: ConsumerID) -> (sessionID: String, streamID: String, subscriberID: String)? {
+        state.withLock { s in
+            for (sessionID, room) in s.rooms {
+                if let key = room.subscriptions.first(where: { $0.value.consumers.contains { $0.id == consumer } })?.key {
+                    return (sessionID, key.stream, key.subscriber)
+                }
+            }
+            return nil
+        }
+    }
 
     public func stream(of producer: ProducerID) -> (sessionID: String, streamID: String)? {
         state.withLock { s in

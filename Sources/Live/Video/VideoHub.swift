@@ -444,6 +444,13 @@ public final class VideoHub: Sendable {
         if let publisher { clients.send(.unusedLayers(streamID: streamID, rids: rids), to: publisher) }
     }
 
+    /// A subscriber's audio fallback changed (`MediaEvent.audioFallback`): that subscriber is told.
+    public func audioFallback(consumer: ConsumerID, _ change: AudioFallbackChange) {
+        guard let (sessionID, streamID, subscriberID) = bridge.subscription(of: consumer) else { return }
+        let client = state.withLock { $0.sessions[sessionID]?.connections[subscriberID]?.client }
+        if let client { clients.send(.audioFallback(streamID: streamID, change), to: client) }
+    }
+
     /// `video:forceDisconnect` (moderators).
     public func forceDisconnect(by me: Connection, connectionID: String?) throws(LiveError) {
         guard me.grant.role.canModerate else { throw .notModerator(.forceDisconnect) }

@@ -35,6 +35,8 @@ public protocol VideoMediaBridge: Sendable {
     func untap(_ tap: StreamTap) async
     /// The session and stream a producer of the engine's carries.
     func stream(of producer: ProducerID) -> (sessionID: String, streamID: String)?
+    /// The session, stream and subscriber (connection id) a consumer of the engine's sends to.
+    func subscription(of consumer: ConsumerID) -> (sessionID: String, streamID: String, subscriberID: String)?
 }
 
 /// A session's audio mix held for a recorder: what it records is the mix as everyone hears it, or, with a
@@ -60,16 +62,20 @@ public struct SubscriberPreferences: Sendable, Hashable {
     /// does not is paused at the server, sending it nothing.
     public var audio: Bool?
     public var video: Bool?
+    /// Whether the video is turned off while its link loses too much of it (the Video API's subscriber audio
+    /// fallback; on unless turned off).
+    public var audioFallback: Bool?
 
-    public init(width: Int? = nil, height: Int? = nil, frameRate: Double? = nil, audio: Bool? = nil, video: Bool? = nil) {
+    public init(width: Int? = nil, height: Int? = nil, frameRate: Double? = nil, audio: Bool? = nil, video: Bool? = nil, audioFallback: Bool? = nil) {
         self.width = width
         self.height = height
         self.frameRate = frameRate
         self.audio = audio
         self.video = video
+        self.audioFallback = audioFallback
     }
 
-    public var isEmpty: Bool { width == nil && height == nil && frameRate == nil && audio == nil && video == nil }
+    public var isEmpty: Bool { width == nil && height == nil && frameRate == nil && audio == nil && video == nil && audioFallback == nil }
 }
 
 /// A recorder's tap on one producer of a stream.
@@ -102,4 +108,5 @@ extension VideoMediaBridge {
     public func requestKeyframe(_ tap: StreamTap) async {}
     public func untap(_ tap: StreamTap) async {}
     public func stream(of producer: ProducerID) -> (sessionID: String, streamID: String)? { nil }
+    public func subscription(of consumer: ConsumerID) -> (sessionID: String, streamID: String, subscriberID: String)? { nil }
 }

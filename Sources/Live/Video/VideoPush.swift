@@ -1,3 +1,5 @@
+import Media
+
 /// What a video session pushes to one participant's connection (docs/protocol.md, "Video sessions").
 public enum VideoPush: Sendable, Equatable {
     case connectionCreated(VideoHub.Connection)
@@ -12,6 +14,8 @@ public enum VideoPush: Sendable, Equatable {
     /// To a simulcast publisher: the sizes of its stream (by rid) no subscriber or recorder takes now, which it may stop
     /// sending until a later one leaves them out (empty: send every size).
     case unusedLayers(streamID: String, rids: [String])
+    /// To a subscriber: its audio fallback warned of its link, lifted the warning, turned the stream's video off or on.
+    case audioFallback(streamID: String, AudioFallbackChange)
     /// A caption of a stream's audio, to a connection that asked for them (live captions).
     case captionReceived(streamID: String, caption: String, isFinal: Bool)
     /// In a relayed session, one end of a subscription to the other (`VideoHub.relay`).

@@ -310,6 +310,12 @@ public final class MediaEngine: Sendable {
         try await worker(consumer: id).run { core throws(MediaError) in try core.setPreferredFrameRate(consumer: id, rate) }
     }
 
+    /// The Video API's subscriber audio fallback for a video consumer: its video turned off while the subscriber's
+    /// receiver reports say its link loses too much of it, and tried again now and then (`MediaEvent.audioFallback`).
+    public func setAudioFallback(consumer id: ConsumerID, _ on: Bool) async throws(MediaError) {
+        try await worker(consumer: id).run { core throws(MediaError) in try core.setAudioFallback(consumer: id, on) }
+    }
+
     /// Feeds a consumer from another producer (same kind and codec) without renegotiation.
     public func switchConsumer(_ id: ConsumerID, to producer: ProducerID) async throws(MediaError) {
         try await worker(consumer: id).run { core throws(MediaError) in try core.switchConsumer(id, to: producer) }

@@ -26,6 +26,14 @@ public enum MediaEvent: Sendable, Hashable {
     /// The layers of a simulcast track (its producer) that no subscriber or recorder takes now, by rid, which its
     /// publisher may stop sending; empty: every layer is wanted again. Sent when it changes.
     case unusedLayers(ProducerID, rids: [String])
+    /// A video consumer's audio fallback warned of its subscriber's link, lifted the warning, turned the video off
+    /// or on again (`MediaEngine.setAudioFallback`).
+    case audioFallback(ConsumerID, AudioFallbackChange)
+}
+
+/// What a subscriber is told of its audio fallback (the Video API's subscriber events of the same names).
+public enum AudioFallbackChange: String, Sendable, Hashable {
+    case videoDisableWarning, videoDisableWarningLifted, videoDisabled, videoEnabled
 }
 
 /// One audio producer's loudness over an interval, from its RFC 6464 levels

@@ -61,6 +61,15 @@ final class Consumer {
     var mixerSlot = -1
     /// Fraction of this stream's packets lost (256ths) in its receiver's latest RTCP report (RFC 3550 §6.4.1).
     var reportedFractionLost: UInt8 = 0
+    /// The extended highest sequence number its receiver's latest report says it received (0: no report yet).
+    var reportedHighest: UInt32 = 0
+    /// The Video API's subscriber audio fallback (a video session's video consumers; nil: off), and whether it has
+    /// turned the video off.
+    private(set) var audioFallback: AudioFallback?
+    private(set) var fallbackPaused = false
+    /// Where the audio fallback's current loss window began (the reports' counts then), and its last verdict.
+    private var lossWindow: (at: UInt64, highest: UInt32, lost: Int64)?
+    private var lossVerdict: AudioFallback.Verdict?
     var mixerParticipant: MixerParticipantID?
     private var rtxSequence: UInt16
 
@@ -122,7 +131,7 @@ final class Consumer {
             rewriter.resync()
             waitingForKeyframe = false
         }
-        guard !paused, transportHandle._withUnsafeGuaranteedRef({ $0.canSendMedia }) else { return }
+        guard !paused, !fallbackPaused, transportHandle._withUnsafeGuaranteedRef({ $0.canSendMedia }) else { return }
         if waitingForKeyframe {
             guard keyframe else {
                 if now &- lastKeyframeRequest > 1_000_000_000 { requestKeyframe(now: now) }
@@ -231,6 +240,73 @@ final class Consumer {
             lastKeyframeRequest = now
             chosen.requestKeyframe(now: now)
         }
+    }
+
+    /// On the transport's tick: the audio fallback's judgement of the subscriber's latest loss report, the video turned
+    /// off or on as it says. Only loss of the least the stream can send counts: a simulcast subscriber is first moved
+    /// down to its smallest layer. A subscriber that turned the video off itself is not judged.
+    func checkAudioFallback(now: UInt64) -> AudioFallback.Event? {
+        guard var fallback = audioFallback else { return nil }
+        if paused {
+            if fallback.state != .normal {
+                fallback.reset()
+                audioFallback = fallback
+                if fallbackPaused { resumeFromFallback(now: now) }
+            }
+            return nil
+        }
+        judgeLoss(now: now)
+        // A simulcast subscriber's loss counts on its smallest layer, not while it tries a larger one.
+        let smallest = producer.layers.count < 2 || (pendingLayer == nil && probe.layer == nil && Self.isSmallestLive(layer, of: producer.layers, now: now))
+        let event = fallback.update(smallest ? lossVerdict : nil, now: now)
+        switch event {
+        case .disabled?, .probeFailed?: fallbackPaused = true
+        case .probeStarted?:
+            (lossWindow, lossVerdict) = (nil, nil)
+            resumeFromFallback(now: now)
+        default: break
+        }
+        audioFallback = fallback
+        return event
+    }
+
+    /// Every second or more of receiver reports, the loss among the packets they expected (the highest sequence
+    /// number's advance): a report's own fraction covers its interval only, and one sent after an interval with no
+    /// packet reads 0. Fewer than 20 expected: no verdict.
+    private func judgeLoss(now: UInt64) {
+        guard reportedHighest != 0 else { return }
+        guard let window = lossWindow else {
+            lossWindow = (now, reportedHighest, reportedLost)
+            return
+        }
+        guard now &- window.at >= 1_000_000_000 else { return }
+        let expected = Int64(Int32(bitPattern: reportedHighest &- window.highest))
+        lossVerdict = expected >= 20 ? AudioFallback.Verdict(lost: max(0, reportedLost - window.lost), expected: expected) : nil
+        lossWindow = (now, reportedHighest, reportedLost)
+    }
+
+    /// Turns the audio fallback on, or off (the video sent again if it had turned it off).
+    func setAudioFallback(_ on: Bool, now: UInt64) {
+        if on {
+            if audioFallback == nil { audioFallback = AudioFallback() }
+        } else {
+            audioFallback = nil
+            if fallbackPaused { resumeFromFallback(now: now) }
+        }
+    }
+
+    private func resumeFromFallback(now: UInt64) {
+        fallbackPaused = false
+        start(now: now)
+    }
+
+    /// Whether `layer` is the smallest of `layers` being sent (ranked as `chooseLayer` ranks them).
+    private static func isSmallestLive(_ layer: Producer, of layers: [Producer], now: UInt64) -> Bool {
+        let ranked = SimulcastSelection.ranked(layers.map {
+            SimulcastSelection.Layer(width: $0.frameWidth, height: $0.frameHeight,
+                                     live: $0.lastPacketAt != 0 && now &- $0.lastPacketAt < SimulcastSelection.liveWindow)
+        })
+        return ranked.first.map { layers[$0.index] === layer } ?? true
     }
 
     /// The temporal layers the preferred frame rate asks for, of the layer being sent (taken at its next frame that allows it).

@@ -359,6 +359,7 @@ final class WebRTCTransport {
                 let lost = Int64(Int32(bitPattern: Bytes.u32(p, o + 4) << 8) >> 8)
                 consumer.reportedLost = lost
                 consumer.reportedFractionLost = Bytes.byte(p, o + 4)
+                consumer.reportedHighest = Bytes.u32(p, o + 8)
                 consumer.reportedJitter = Bytes.u32(p, o + 12)
                 let lsr = Bytes.u32(p, o + 16)
                 let dlsr = Bytes.u32(p, o + 20)
@@ -462,6 +463,16 @@ final class WebRTCTransport {
         for consumer in consumers where consumer.producer.layers.count > 1 {
             consumer.chooseLayer(now: now)
             choosing = true
+        }
+        for consumer in consumers where consumer.audioFallback != nil {
+            let change: AudioFallbackChange? = switch consumer.checkAudioFallback(now: now) {
+            case .disableWarning?: .videoDisableWarning
+            case .disableWarningLifted?: .videoDisableWarningLifted
+            case .disabled?: .videoDisabled
+            case .enabled?: .videoEnabled
+            case .probeStarted?, .probeFailed?, nil: nil
+            }
+            if let change { worker.emit(.audioFallback(consumer.id, change)) }
         }
         for consumer in consumers where consumer.preferredFrameRate > 0 || consumer.temporalTarget != .max {
             consumer.chooseTemporalLayer()

@@ -376,6 +376,13 @@ final class WorkerCore: Selectable {
         consumer.chooseTemporalLayer()
     }
 
+    /// The Video API's subscriber audio fallback for a video consumer (`AudioFallback`), on or off.
+    func setAudioFallback(consumer id: ConsumerID, _ on: Bool) throws(MediaError) {
+        guard let consumer = consumers[id] else { throw .notFound("consumer \(id)") }
+        guard consumer.kind == .video else { return }
+        consumer.setAudioFallback(on, now: sb_monotonic_ns())
+    }
+
     func consume(_ id: TransportID, consumerID: ConsumerID, producer producerID: ProducerID) throws(MediaError) -> ConsumerParameters {
         guard let transport = transports[id] else { throw .notFound("transport \(id)") }
         guard let producer = producers[producerID], producer.router === transport.router else {

@@ -215,6 +215,13 @@ public final class VideoSession: Sendable {
         try await request("video:subscriberPreferences", ["streamId": .string(streamID), "subscribeToVideo": .bool(on)])
     }
 
+    /// Whether the server turns a subscribed stream's video off while this client's link loses too much of it, and on
+    /// again when it can carry it (the Video API's subscriber audio fallback: on unless turned off), telling it with
+    /// `.audioFallback` events.
+    public func setAudioFallback(_ streamID: String, _ on: Bool) async throws(SessionError) {
+        try await request("video:subscriberPreferences", ["streamId": .string(streamID), "audioFallback": .bool(on)])
+    }
+
     /// Stops publishing a stream.
     public func unpublish(_ streamID: String) async throws(SessionError) {
         guard let published = publishers.withLock({ $0.removeValue(forKey: streamID) }) else {

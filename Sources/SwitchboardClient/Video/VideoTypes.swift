@@ -59,6 +59,9 @@ public enum VideoEvent: Sendable, Hashable {
     /// A caption of a stream whose captions this client asked for: partial ones as the words are
     /// said, then a final one (`isFinal`) for each utterance.
     case captionReceived(streamID: String, caption: String, isFinal: Bool)
+    /// A subscribed stream's audio fallback: the server warned that this client's link loses too much of the video,
+    /// lifted the warning, turned the video off (audio only) or on again.
+    case audioFallback(streamID: String, AudioFallbackEvent)
     /// In a relayed session, from the other end of a subscription (`subscriberID` is the subscriber's connection):
     /// for an app whose own WebRTC stack connects peer to peer (`VideoSession.publishRelayed`, `subscribeRelayed`, `relay`).
     case relay(streamID: String, subscriberID: String, VideoRelayMessage)
@@ -97,6 +100,10 @@ public enum VideoEvent: Sendable, Hashable {
         case "video:captionReceived":
             guard let streamID = body["streamId"]?.stringValue, let caption = body["caption"]?.stringValue else { return nil }
             self = .captionReceived(streamID: streamID, caption: caption, isFinal: body["isFinal"]?.boolValue ?? false)
+        case "video:videoDisableWarning", "video:videoDisableWarningLifted", "video:videoDisabled", "video:videoEnabled":
+            guard let streamID = body["streamId"]?.stringValue,
+                  let event = AudioFallbackEvent(rawValue: String(message["type"]?.stringValue?.dropFirst("video:".count) ?? "")) else { return nil }
+            self = .audioFallback(streamID: streamID, event)
         case "video:relay":
             guard let streamID = body["streamId"]?.stringValue, let subscriberID = body["subscriberId"]?.stringValue else { return nil }
             let message: VideoRelayMessage
@@ -118,6 +125,11 @@ public enum VideoEvent: Sendable, Hashable {
             return nil
         }
     }
+}
+
+/// The Video API's subscriber audio fallback events (their names as its client SDKs give them).
+public enum AudioFallbackEvent: String, Sendable, Hashable {
+    case videoDisableWarning, videoDisableWarningLifted, videoDisabled, videoEnabled
 }
 
 /// What the two ends of a relayed subscription pass to each other (docs/protocol.md, "Relayed sessions").

@@ -204,6 +204,7 @@ struct ClientCommand {
         case .signal(let t, let d, let f): return "signal \(t) \(d) from \(f ?? "server")"
         case .muteForced(let id): return "muteForced \(id)"
         case .captionReceived(let id, let text, let isFinal): return "caption \(id) \(isFinal ? "final" : "partial") \(text)"
+        case .audioFallback(let id, let event): return "\(event.rawValue) \(id)"
         case .relay(let id, let subscriber, let message): return "relay \(id) \(subscriber) \(message)"
         case .reconnecting: return "reconnecting"
         case .reconnected(let id): return "reconnected \(id)"
