@@ -180,10 +180,11 @@ def test_each_subscriber_gets_the_size_and_frame_rate_it_prefers_and_a_smaller_s
             with pytest.raises(VideoRequestError) as e:
                 peer.request("video:subscriberPreferences", {"streamId": stream, "preferredFrameRate": rate})
             assert e.value.code == "invalidPreference", rate
-        for bad in ({"subscribeToVideo": "no"}, {"subscribeToAudio": 0}, {}):
+        for bad in ({"subscribeToVideo": "no"}, {"subscribeToAudio": 0}, {"audioFallback": "off"}, {}):
             with pytest.raises(VideoRequestError) as e:
                 peer.request("video:subscriberPreferences", {"streamId": stream, **bad})
             assert e.value.code == "invalidPreference", bad
+        assert peer.request("video:subscriberPreferences", {"streamId": stream, "audioFallback": False}) == {}
         assert peer.request("video:subscriberPreferences", {"streamId": stream, "preferredFrameRate": None}) == {}
     finally:
         peer.close()
