@@ -263,7 +263,6 @@ final class Producer {
         if keyframeThrottle.request(now: now) { sendPLI() }
     }
 
-    /// Periodic work: deferred key frame requests and NACKs toward the publisher.
     /// A simulcast track: the rids of the layers no subscriber or recorder takes now (`SimulcastSelection.needed`,
     /// `UnusedLayers`), when they changed since the last call; nil otherwise and for everything else.
     func checkUnusedLayers(now: UInt64) -> [String]? {
@@ -287,6 +286,7 @@ final class Producer {
         return zip(layers, unused.paused).compactMap { $1 ? $0.parameters.rid : nil }
     }
 
+    /// Periodic work: deferred key frame requests and NACKs toward the publisher.
     func tick(now: UInt64) {
         if keyframeThrottle.due(now: now) { sendPLI() }
         if now &- rateSince >= 500_000_000 {
