@@ -97,8 +97,8 @@ struct VideoSignaling {
     }
 
     /// A request's `preferredResolution` (`{width, height}` in pixels, 1–8192 each, or null for the largest: 0 × 0),
-    /// `preferredFrameRate` (frames per second, 1–60, or null for every frame: 0), `subscribeToAudio` and
-    /// `subscribeToVideo` (booleans); what it leaves out stays as it was.
+    /// `preferredFrameRate` (frames per second, 1–60, or null for every frame: 0), `subscribeToAudio`,
+    /// `subscribeToVideo` and `audioFallback` (booleans); what it leaves out stays as it was.
     static func preferences(_ body: JSONValue) throws -> SubscriberPreferences {
         var preferences = SubscriberPreferences()
         for (key, kind) in [("subscribeToAudio", \SubscriberPreferences.audio), ("subscribeToVideo", \SubscriberPreferences.video),
