@@ -106,7 +106,7 @@ struct VideoSessionTests {
         }
     }
 
-    @Test("a dropped socket: the client connects again, publishes and subscribes again by itself, and video flows both ways again")
+    @Test("a dropped socket: the client connects again, publishes and subscribes again by itself (with what it asked of each stream), and video flows both ways again")
     func reconnect() async throws {
         try await LiveServer.with { live in
             let (sid, tokens) = try await videoSessionAndTokens(live, roles: [("publisher", "alice"), ("publisher", "bob")])
@@ -115,12 +115,15 @@ struct VideoSessionTests {
             let bob = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[1])
             let bobEvents = Collector(bob.events())
             let alicePublished = try await alice.publish(name: "alice-cam", video: try IVFFileSource(path: fixtureIVF))
-            let bobPublished = try await bob.publish(name: "bob-cam", video: try IVFFileSource(path: fixtureIVF))
+            let bobPublished = try await bob.publish(name: "bob-cam", audio: ToneSource(frequency: 440), video: try IVFFileSource(path: fixtureIVF))
             let aliceSees = VideoFrameCounter()
+            let aliceHears = LevelMeter()
             let bobSees = VideoFrameCounter()
-            try await alice.subscribe(bobPublished.id, video: aliceSees)
+            try await alice.subscribe(bobPublished.id, audio: aliceHears, video: aliceSees)
             try await bob.subscribe(alicePublished.id, video: bobSees)
             #expect(await eventually(seconds: 15) { aliceSees.frames >= 20 && bobSees.frames >= 20 })
+            // Alice stops taking bob's audio: asked again when she subscribes again after the drop.
+            try await alice.subscribeToAudio(bobPublished.id, false)
 
             // The network drops alice's socket (the server sees it close without video:disconnect).
             let before = alice.connectionID
@@ -144,6 +147,12 @@ struct VideoSessionTests {
             let aliceBefore = aliceSees.frames
             #expect(await eventually(seconds: 15) { bobSeesAgain.frames >= 20 && aliceSees.frames >= aliceBefore + 20 },
                     "bob \(bobSeesAgain.frames), alice \(aliceSees.frames - aliceBefore)")
+            let heard = aliceHears.levels[bobPublished.id]?.frames ?? 0
+            let seen = aliceSees.frames
+            #expect(await eventually(seconds: 5) { aliceSees.frames >= seen + 20 })
+            #expect((aliceHears.levels[bobPublished.id]?.frames ?? 0) == heard, "bob's audio is still not taken")
+            try await alice.subscribeToAudio(bobPublished.id, true)
+            #expect(await eventually(seconds: 10) { (aliceHears.levels[bobPublished.id]?.frames ?? 0) >= heard + 25 })
             #expect(await alice.statistics(alicePublished.id)?.connected == true, "the id publish returned names the new stream here")
             try await alice.unpublish(alicePublished.id)
             #expect(await bobEvents.wait { $0.contains { if case .streamDestroyed(let s, _) = $0 { s.id == republished.id } else { false } } })

@@ -48,6 +48,8 @@ public final class VideoSession: Sendable {
         var audio: AudioSink?
         var video: VideoFrameCounter?
         var peer: MediaPeerHandle
+        /// What was asked of the stream (`video:subscriberPreferences` fields), asked again after a reconnect.
+        var preferences: [String: JSONValue] = [:]
     }
     private let link: Mutex<Link>
     /// Keyed by the id `publish` returned.
@@ -194,32 +196,38 @@ public final class VideoSession: Sendable {
     /// A stream sent in one size is unaffected. Sizes are 1–8192 pixels each (`invalidPreference` otherwise).
     public func setPreferredResolution(_ streamID: String, _ resolution: (width: Int, height: Int)?) async throws(SessionError) {
         let value: JSONValue = resolution.map { ["width": .number(Double($0.width)), "height": .number(Double($0.height))] } ?? .null
-        try await request("video:subscriberPreferences", ["streamId": .string(streamID), "preferredResolution": value])
+        try await setPreferences(streamID, ["preferredResolution": value])
     }
 
     /// The frame rate this client would like of a subscribed stream whose publisher sends temporal layers (VP8's):
     /// the server sends the fewest layers that make it, or every frame when none do; nil asks for every frame.
     /// Rates are 1–60 frames per second (`invalidPreference` otherwise).
     public func setPreferredFrameRate(_ streamID: String, _ rate: Double?) async throws(SessionError) {
-        try await request("video:subscriberPreferences", ["streamId": .string(streamID), "preferredFrameRate": rate.map(JSONValue.number) ?? .null])
+        try await setPreferences(streamID, ["preferredFrameRate": rate.map(JSONValue.number) ?? .null])
     }
 
     /// Whether this client takes a subscribed stream's audio, and its video (OpenTok's `subscribeToAudio`,
     /// `subscribeToVideo`): the server stops sending what it does not, and sends it again when asked (video from its
     /// next key frame, asked for at once).
     public func subscribeToAudio(_ streamID: String, _ on: Bool) async throws(SessionError) {
-        try await request("video:subscriberPreferences", ["streamId": .string(streamID), "subscribeToAudio": .bool(on)])
+        try await setPreferences(streamID, ["subscribeToAudio": .bool(on)])
     }
 
     public func subscribeToVideo(_ streamID: String, _ on: Bool) async throws(SessionError) {
-        try await request("video:subscriberPreferences", ["streamId": .string(streamID), "subscribeToVideo": .bool(on)])
+        try await setPreferences(streamID, ["subscribeToVideo": .bool(on)])
     }
 
     /// Whether the server turns a subscribed stream's video off while this client's link loses too much of it, and on
     /// again when it can carry it (the Video API's subscriber audio fallback: on unless turned off), telling it with
     /// `.audioFallback` events.
     public func setAudioFallback(_ streamID: String, _ on: Bool) async throws(SessionError) {
-        try await request("video:subscriberPreferences", ["streamId": .string(streamID), "audioFallback": .bool(on)])
+        try await setPreferences(streamID, ["audioFallback": .bool(on)])
+    }
+
+    /// Asks `changes` of a subscribed stream; once taken, they are kept to be asked again after a reconnect.
+    private func setPreferences(_ streamID: String, _ changes: [String: JSONValue]) async throws(SessionError) {
+        try await request("video:subscriberPreferences", changes.merging(["streamId": .string(streamID)]) { a, _ in a })
+        subscribers.withLock { $0[streamID]?.preferences.merge(changes) { _, new in new } }
     }
 
     /// Stops publishing a stream.
@@ -364,6 +372,9 @@ public final class VideoSession: Sendable {
             do throws(SessionError) {
                 let peer = try await startSubscribing(id, audio: s.audio, video: s.video)
                 subscribers.withLock { $0[id]?.peer = peer }
+                if !s.preferences.isEmpty {
+                    try await request("video:subscriberPreferences", s.preferences.merging(["streamId": .string(id)]) { a, _ in a })
+                }
             } catch .transportClosed, .closed {
                 return false
             } catch {
