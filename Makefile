@@ -8,8 +8,8 @@ TESTABLE := -c release -Xswiftc -enable-testing
 # groups, browsers and other peers, each run one file after another on one worker, beside each other and beside the
 # files that mostly wait (Tests/interop/conftest.py): two browsers encoding at once on 2 cores starve each other,
 # a browser beside aiortc peers or a back-off timer does not. Most of the suite waits on real time, so a third
-# worker takes it from ~7.5 to ~5.5 minutes.
-INTEROP_WORKERS ?= 3
+# worker took it from ~7.5 to ~5.5 minutes, and now that it has grown a fourth from 10.5–11 to 9.5.
+INTEROP_WORKERS ?= 4
 INTEROP := .venv/bin/python -m pytest -q --durations=25 -n $(INTEROP_WORKERS) --dist loadgroup --no-loadscope-reorder Tests/interop
 # The bounded fuzz runs of `make test`, between the Swift tests and the interop suite: beside the interop suite they
 # overlapped its first media-heavy files, whose real-time encoders then fell short of their rates now and then.

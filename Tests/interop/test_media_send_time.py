@@ -39,14 +39,17 @@ def queued_clock():
 
 
 def spread_ms(samples):
-    """How far, at most, arrival spacing and abs-send-time spacing disagree across the samples (ms)."""
+    """How far arrival spacing and abs-send-time spacing disagree across the samples (ms): the offsets' 10th to 90th
+    percentile, so a moment this process's event loop stalls on a loaded machine (a few late arrivals, 250 ms once
+    beside three other test workers) does not read as a queue, which moves every packet's offset."""
     send0, arrival0 = samples[0]
     offsets, unwrapped, previous = [], send0, send0
     for send, arrival in samples[1:]:
         unwrapped += (send - previous) % (1 << 24)  # 6.18 fixed point wraps every 64 s
         previous = send
         offsets.append((arrival - arrival0) - (unwrapped - send0) * 1000 / (1 << 18))
-    return max(offsets) - min(offsets)
+    offsets.sort()
+    return offsets[len(offsets) * 9 // 10] - offsets[len(offsets) // 10]
 
 
 def test_a_subscribers_abs_send_time_is_the_servers_not_the_publishers(server, monkeypatch):
@@ -95,9 +98,10 @@ def test_a_subscribers_abs_send_time_is_the_servers_not_the_publishers(server, m
     stats = run_async(scenario(), 60)
     assert len(received) > 100, f"the subscriber got {len(received)} packets with abs-send-time (it is offered)"
     publisher_spread, subscriber_spread = spread_ms(stamped[-len(received):]), spread_ms(received)
-    print(f"publisher's send times against its clock disagree by up to {publisher_spread:.0f} ms; the subscriber's "
+    print(f"publisher's send times against its clock disagree by {publisher_spread:.0f} ms; the subscriber's "
           f"against arrival by {subscriber_spread:.0f} ms over {len(received)} packets; estimate "
           f"{stats.get('receiverEstimate')}")
-    assert publisher_spread > QUEUE_MS * 0.8, "the publisher's queue did not show in its own send times"
+    # The queue's sawtooth spreads the publisher's offsets evenly over 0–400 ms: about 320 between the percentiles.
+    assert publisher_spread > QUEUE_MS * 0.6, "the publisher's queue did not show in its own send times"
     # Loopback from the server: spacing as stamped, give or take a busy machine's scheduling.
-    assert subscriber_spread < QUEUE_MS / 2, "the subscriber sees the publisher's queue, not the server's send times"
+    assert subscriber_spread < QUEUE_MS / 4, "the subscriber sees the publisher's queue, not the server's send times"
