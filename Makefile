@@ -8,14 +8,15 @@ TESTABLE := -c release -Xswiftc -enable-testing
 # groups, browsers and other peers, each run one file after another on one worker, beside each other and beside the
 # files that mostly wait (Tests/interop/conftest.py): two browsers encoding at once on 2 cores starve each other,
 # a browser beside aiortc peers or a back-off timer does not. Most of the suite waits on real time, so a third
-# worker took it from ~7.5 to ~5.5 minutes, and now that it has grown a fourth from 10.5–11 to 9.5.
-INTEROP_WORKERS ?= 4
+# worker took it from ~7.5 to ~5.5 minutes. A fourth (10.5–11 minutes to 9.5 now that the suite has grown) loads 2 cores
+# past what real-time audio and the mixed-room load test keep up with: three of their tests failed.
+INTEROP_WORKERS ?= 3
 INTEROP := .venv/bin/python -m pytest -q --durations=25 -n $(INTEROP_WORKERS) --dist loadgroup --no-loadscope-reorder Tests/interop
 # The bounded fuzz runs of `make test`, between the Swift tests and the interop suite: beside the interop suite they
 # overlapped its first media-heavy files, whose real-time encoders then fell short of their rates now and then.
 # Unoptimized (FUZZ_QUICK=1): it builds in ~45 s instead of ~140 s; in runs this short the build is most of the cost.
 # scripts/fuzz runs one target per core at a time.
-FUZZ_SMOKE := export FUZZ_QUICK=1 && scripts/fuzz $(FUZZ_SECONDS) HTTPRequest WebSocketFrame && scripts/fuzz 5 STUN RTP RTCP SDP SDPAttribute SIP Jitter Playout Endpointer VideoRecording WAV MP3 OggOpus NCCODocument LayoutCSS
+FUZZ_SMOKE := export FUZZ_QUICK=1 && scripts/fuzz $(FUZZ_SECONDS) HTTPRequest WebSocketFrame && scripts/fuzz 3 STUN RTP RTCP SDP SDPAttribute SIP Jitter Playout Endpointer VideoRecording WAV MP3 OggOpus NCCODocument LayoutCSS
 
 .PHONY: run build release test unit interop fuzz bench setup setup-test setup-bench clean sanitize faults soak
 
