@@ -14,6 +14,17 @@ struct AudioFallback: Equatable {
 
     enum State: Equatable { case normal, warned, disabled, probing }
 
+    /// What the subscriber is told of an event (nothing of a probe: its video is tried unannounced).
+    static func change(_ event: Event?) -> AudioFallbackChange? {
+        switch event {
+        case .disableWarning?: .videoDisableWarning
+        case .disableWarningLifted?: .videoDisableWarningLifted
+        case .disabled?: .videoDisabled
+        case .enabled?: .videoEnabled
+        case .probeStarted?, .probeFailed?, nil: nil
+        }
+    }
+
     /// What the loss says of the link: `poor` (at least `poorLoss`), `good` (at most `goodLoss`), or in between.
     enum Verdict: Equatable {
         case poor, fair, good

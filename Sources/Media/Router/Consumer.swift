@@ -201,7 +201,7 @@ final class Consumer {
         let costs = layers.map { $0.bitrate(upTo: SimulcastSelection.temporalLayer(frameRates: $0.temporalFrameRates, preferred: preferredFrameRate)) }
         let ranked = SimulcastSelection.ranked(layers.enumerated().map { index, layer in
             SimulcastSelection.Layer(width: layer.frameWidth, height: layer.frameHeight,
-                                     live: layer.lastPacketAt != 0 && now &- layer.lastPacketAt < SimulcastSelection.liveWindow, bitrate: costs[index])
+                                     live: layer.isLive(now: now), bitrate: costs[index])
         })
         guard let wanted = SimulcastSelection.wanted(ranked, preferredWidth: preferredWidth, preferredHeight: preferredHeight) else { return }
         var choice = wanted.index
@@ -303,8 +303,7 @@ final class Consumer {
     /// Whether `layer` is the smallest of `layers` being sent (ranked as `chooseLayer` ranks them).
     private static func isSmallestLive(_ layer: Producer, of layers: [Producer], now: UInt64) -> Bool {
         let ranked = SimulcastSelection.ranked(layers.map {
-            SimulcastSelection.Layer(width: $0.frameWidth, height: $0.frameHeight,
-                                     live: $0.lastPacketAt != 0 && now &- $0.lastPacketAt < SimulcastSelection.liveWindow)
+            SimulcastSelection.Layer(width: $0.frameWidth, height: $0.frameHeight, live: $0.isLive(now: now))
         })
         return ranked.first.map { layers[$0.index] === layer } ?? true
     }

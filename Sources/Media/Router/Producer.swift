@@ -38,6 +38,8 @@ final class Producer {
     private var unused: UnusedLayers?
     /// When the last packet came (simulcast: a layer is live while it sends).
     private(set) var lastPacketAt: UInt64 = 0
+    /// Whether a packet came within `SimulcastSelection.liveWindow`.
+    func isLive(now: UInt64) -> Bool { lastPacketAt != 0 && now &- lastPacketAt < SimulcastSelection.liveWindow }
     /// Bits per second received, over about the last second (simulcast: what a layer costs a subscriber).
     private(set) var bitrate: UInt64 = 0
     private var rateBytes: UInt64 = 0

@@ -465,14 +465,7 @@ final class WebRTCTransport {
             choosing = true
         }
         for consumer in consumers where consumer.audioFallback != nil {
-            let change: AudioFallbackChange? = switch consumer.checkAudioFallback(now: now) {
-            case .disableWarning?: .videoDisableWarning
-            case .disableWarningLifted?: .videoDisableWarningLifted
-            case .disabled?: .videoDisabled
-            case .enabled?: .videoEnabled
-            case .probeStarted?, .probeFailed?, nil: nil
-            }
-            if let change { worker.emit(.audioFallback(consumer.id, change)) }
+            if let change = AudioFallback.change(consumer.checkAudioFallback(now: now)) { worker.emit(.audioFallback(consumer.id, change)) }
         }
         for consumer in consumers where consumer.preferredFrameRate > 0 || consumer.temporalTarget != .max {
             consumer.chooseTemporalLayer()
