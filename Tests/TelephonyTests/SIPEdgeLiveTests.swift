@@ -91,6 +91,27 @@ struct SIPEdgeLiveTests {
         await edge.stop()
     }
 
+    @Test("a trunk list handed to the edge is in force when the call returns: the next INVITE from its source is screened by it")
+    func trunksInForceOnReturn() async throws {
+        let (edge, port) = try await Self.edge(TableDirectory(), trunks: [])
+        let uac = { (status: Int) async throws -> (Int32, String) in
+            try await runSIPp(["-sf", Self.expectStatus(status), "127.0.0.1:\(port)", "-i", "127.0.0.1", "-p", String(try freePort()),
+                               "-m", "1", "-s", "15559999"])
+        }
+        var (rc, out) = try await uac(403)
+        #expect(rc == 0, "no trunk: the source is refused; \(out)")
+        edge.updateTrunks([TrunkConfig(name: "carrier", host: "127.0.0.1", healthInterval: 0)])
+        #expect(edge.snapshot.trunks.map(\.name) == ["carrier"])
+        (rc, out) = try await uac(404)
+        #expect(rc == 0, "the trunk's source is let in, and the unknown number is not found; \(out)")
+        edge.updateTrunks([])
+        #expect(edge.snapshot.trunks.isEmpty)
+        await edge.stop()
+        // A stopped edge neither applies the list nor keeps its caller waiting.
+        edge.updateTrunks([TrunkConfig(name: "late", host: "127.0.0.1", healthInterval: 0)])
+        #expect(edge.snapshot.trunks.isEmpty)
+    }
+
     @Test("inbound from a trunk: unknown number 404, owned number with no application 480, with one it reaches the handler")
     func routing() async throws {
         let trunk = TrunkConfig(name: "carrier", host: "127.0.0.1", healthInterval: 0)

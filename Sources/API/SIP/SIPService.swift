@@ -14,6 +14,8 @@ public final class SIPService: Sendable {
     let port = Mutex<UInt16?>(nil)
     /// The development test phone's own user agent, when it runs.
     let testPhone = Mutex<SIPEdge?>(nil)
+    /// Held while the trunk list is read from the store and put in force.
+    let trunkUpdates = Mutex<Void>(())
     let host: String
 
     init(core: PlatformCore, host: String, port: UInt16, rtpPorts: ClosedRange<UInt16>, maxCalls: Int = 0, maxPendingInvites: Int = 1000) {
@@ -50,16 +52,20 @@ public final class SIPService: Sendable {
             }
         }
         port.withLock { $0 = bound }
-        let edge = self.edge
-        let core = self.core
-        core.sipTrunks.onChange { edge.updateTrunks(((try? core.sipTrunks.all()) ?? []).map(\.edgeConfig)) }
-        let logger = self.logger
+        core.sipTrunks.onChange { [self] in applyTrunks() }
+        let (logger, edge) = (self.logger, self.edge)
         edge.onTrunkChange { status in
             logger.info("trunk", ["trunk": status.name, "up": status.up.map { "\($0)" } ?? "unknown", "registration": "\(status.registration)"])
         }
         metrics.collector("sip") { Self.render(edge.snapshot) }
         metrics.collector("phone") { PhoneLineCounters.render() }
         return bound
+    }
+
+    /// Puts the stored trunks in force on the edge, returning once they are. Reading the list and applying it
+    /// are one step: two changes at once cannot leave the older list in force.
+    func applyTrunks() {
+        trunkUpdates.withLock { _ in edge.updateTrunks(((try? core.sipTrunks.all()) ?? []).map(\.edgeConfig)) }
     }
 
     /// Whether this start runs the development test phone (`SWITCHBOARD_DEV_TEST_PHONE=0` turns it off).
@@ -82,7 +88,7 @@ public final class SIPService: Sendable {
         testPhone.withLock { $0 = phone }
         phone.setHandler(TestPhone(edge: phone, pool: RTPPortPool(range: rtpPorts), host: host, answerAll: false))
         try installTestPhone(apiKey: apiKey, port: port)
-        edge.updateTrunks(((try? core.sipTrunks.all()) ?? []).map(\.edgeConfig))
+        applyTrunks()
         logger.info("development: test phone \(TestPhone.number) on trunk \(TestPhone.trunkName) (\(host):\(port)) says a prompt, then echoes")
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Crypto
 import Runtime
@@ -98,7 +99,22 @@ public final class SIPEdge: Sendable {
 
     public func onTrunkChange(_ observer: @escaping @Sendable (TrunkStatus) -> Void) { trunkObservers.withLock { $0.append(observer) } }
 
-    public func updateTrunks(_ trunks: [TrunkConfig]) { onLoop { $0.updateTrunks(trunks) } }
+    /// Puts `trunks` in force and returns once the loop has them, so the next datagram is screened and routed
+    /// by them: a trunk the API has just acknowledged accepts the call that follows at once. (The loop serves
+    /// ready sockets before its mailbox, so a change merely posted could lose that race to a waiting INVITE.)
+    /// From the loop itself, or with the loop not running, it applies or drops the list without waiting.
+    public func updateTrunks(_ trunks: [TrunkConfig]) {
+        guard !loop.inLoop, running.load(ordering: .acquiring) else { return onLoop { $0.updateTrunks(trunks) } }
+        let applied = DispatchSemaphore(value: 0)
+        loop.execute { [self] in
+            endpoint.withLock { $0 }?.updateTrunks(trunks)
+            applied.signal()
+        }
+        // From a work-pool job the wake-up would otherwise wait until the job returns.
+        EventLoop.flushDeferredWakeUps()
+        // A loop stopped meanwhile never runs the job: the bound keeps the caller from waiting forever.
+        _ = applied.wait(timeout: .now() + .seconds(5))
+    }
 
     /// The bound SIP-over-TLS port; nil before start or without TLS.
     public var tlsPort: UInt16? { boundTLSPort.withLock { $0 } }
