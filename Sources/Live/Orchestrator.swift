@@ -43,6 +43,8 @@ public final class Orchestrator: Sendable {
             case .transportState(let id, .failed): bench.transportFailed(id)
             case .unusedLayers(let producer, let rids): video.unusedLayers(producer: producer, rids: rids)
             case .audioFallback(let consumer, let change): video.audioFallback(consumer: consumer, change)
+            case .publisherAudioFallback(let producer, let change, let sendVideo):
+                video.publisherAudioFallback(producer: producer, change, sendVideo: sendVideo)
             default: break
             }
         }

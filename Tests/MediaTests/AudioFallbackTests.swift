@@ -1,7 +1,7 @@
 import Testing
 @testable import Media
 
-/// The Video API's subscriber audio fallback, as a subscriber's link's loss reports drive it.
+/// The Video API's audio fallback, as a subscriber's or a publisher's link's loss drives it.
 @Suite("Audio fallback")
 struct AudioFallbackTests {
     /// Feeds `steps` (seconds, poor, good: neither is fair) in order; the events, each with its time.
@@ -60,5 +60,35 @@ struct AudioFallbackTests {
         #expect(f.hold == AudioFallback.maximumHold)
         f.reset()
         #expect(f.state == .normal && f.sendsVideo && f.hold == AudioFallback.maximumHold)
+    }
+
+    @Test("loss is judged over windows of a second or more from cumulative counts, long enough for 20 packets (up to 5 s)")
+    func lossWindows() {
+        var w = LossWindow()
+        let second: UInt64 = 1_000_000_000
+        w.update(expected: 1000, lost: 50, now: 10 * second)
+        #expect(w.verdict == nil, "the first count starts a window")
+        w.update(expected: 1100, lost: 80, now: 10 * second + second / 2)
+        #expect(w.verdict == nil, "half a second: not judged yet")
+        w.update(expected: 1100, lost: 80, now: 11 * second)
+        #expect(w.verdict == .poor, "30 of the window's 100 lost (what came before it does not count)")
+        w.update(expected: 1200, lost: 82, now: 12 * second)
+        #expect(w.verdict == .good, "2 of 100")
+        w.update(expected: 1300, lost: 88, now: 13 * second)
+        #expect(w.verdict == .fair, "6 of 100")
+        w.update(expected: 1310, lost: 88, now: 14 * second)
+        #expect(w.verdict == nil && w.lastJudged == .fair, "10 expected: too few to judge yet (the last judgement kept)")
+        w.update(expected: 1325, lost: 96, now: 15 * second)
+        #expect(w.verdict == .poor, "a starved stream judged over two seconds: 8 of 25")
+        w.update(expected: 1335, lost: 96, now: 17 * second)
+        w.update(expected: 1335, lost: 96, now: 20 * second + 1)
+        #expect(w.verdict == nil && w.lastJudged == nil, "a stream that stopped: nothing judged, the window dropped after 5 s")
+        w.update(expected: 1435, lost: 78, now: 21 * second + 1)
+        #expect(w.verdict == .good, "late repairs taking the count back are no loss")
+        w.reset()
+        #expect(w.verdict == nil)
+        w.update(expected: 2000, lost: 500, now: 16 * second)
+        w.update(expected: 2100, lost: 500, now: 17 * second)
+        #expect(w.verdict == .good, "judged afresh after a reset")
     }
 }

@@ -115,7 +115,10 @@ struct VideoSessionTests {
             let bob = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[1])
             let bobEvents = Collector(bob.events())
             let alicePublished = try await alice.publish(name: "alice-cam", video: try IVFFileSource(path: fixtureIVF))
-            let bobPublished = try await bob.publish(name: "bob-cam", audio: ToneSource(frequency: 440), video: try IVFFileSource(path: fixtureIVF))
+            // Bob's own link judged too (the publisher audio fallback): on loopback it carries his video, and his stream
+            // is published again with it after the drop.
+            let bobPublished = try await bob.publish(name: "bob-cam", audio: ToneSource(frequency: 440), video: try IVFFileSource(path: fixtureIVF),
+                                                     audioFallback: true)
             let aliceSees = VideoFrameCounter()
             let aliceHears = LevelMeter()
             let bobSees = VideoFrameCounter()
@@ -259,5 +262,10 @@ struct VideoEventTests {
         #expect(decode("video:videoEnabled", ["streamId": "s1", "reason": "quality"]) == .audioFallback(streamID: "s1", .videoEnabled))
         #expect(decode("video:videoDisabled", [:]) == nil, "no stream id")
         #expect(decode("video:unusedLayers", ["streamId": "s1", "rids": ["f"]]) == nil, "a publisher's push the SDK does not act on")
+        // A publisher's own: its events, and whether to send its video now (no event: a silent try, or its end).
+        #expect(decode("video:publisherAudioFallback", ["streamId": "s1", "event": "videoDisabled", "reason": "quality", "sendVideo": false])
+                == .publisherAudioFallback(streamID: "s1", .videoDisabled, sendVideo: false))
+        #expect(decode("video:publisherAudioFallback", ["streamId": "s1", "sendVideo": true]) == .publisherAudioFallback(streamID: "s1", nil, sendVideo: true))
+        #expect(decode("video:publisherAudioFallback", ["streamId": "s1", "event": "videoDisabled"]) == nil, "no sendVideo")
     }
 }

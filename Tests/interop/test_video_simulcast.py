@@ -5,19 +5,15 @@ changing on request without a new offer; when the publisher stops a size (as a b
 its subscribers get the next size down until it comes back, and a size no subscriber takes is paused at the
 publisher until one does; a subscriber may stop taking the video and take it again. A publisher sending one size ignores preferences, and
 bad preferences are refused."""
-import json
-import os
-import shutil
 import subprocess
-import sys
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from rig import chromium, new_page, screenshot, start_server, wait_until
-from video_support import CHROMIUM_ARGS, VideoPeer, VideoRequestError, join, opentok_client, video_server, wait_for_log
+from rig import chromium, new_page, screenshot, wait_until
+from video_support import (CHROMIUM_ARGS, NAMESPACES, NamespacePage, VideoPeer, VideoRequestError, beyond_loopback_server, join,
+                           linked_namespace, opentok_client, video_server, wait_for_log)
 
 opentok = pytest.importorskip("opentok")
 pytest.importorskip("playwright.sync_api")
@@ -253,22 +249,12 @@ def test_one_size_publishers_ignore_preferences_and_bad_ones_are_refused(server,
         peer.close()
 
 
-SHAPED = f"sbs{os.getpid() % 100000}"  # the veth pair's names: this plus 0 (the server's end) and 1 (the subscriber's)
-SHAPED_SETUP = [
-    # The server's side of the pair stays in this (the root) namespace; the subscriber's goes into the test's own.
-    ["ip", "link", "add", f"{SHAPED}0", "type", "veth", "peer", "name", f"{SHAPED}1"],
-    ["ip", "addr", "add", "10.205.0.1/24", "dev", f"{SHAPED}0"],
-    ["ip", "link", "set", f"{SHAPED}0", "up"],
-]
-
-
-def shaping(action, rate):
+def shaping(veth, action, rate):
     """What the server sends the subscriber leaves through a bucket of `rate`, queueing up to 200 ms beyond it."""
-    return ["tc", "qdisc", action, "dev", f"{SHAPED}0", "root", "tbf", "rate", rate, "burst", "20kb", "latency", "200ms"]
+    return ["tc", "qdisc", action, "dev", f"{veth}0", "root", "tbf", "rate", rate, "burst", "20kb", "latency", "200ms"]
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"),
-                    reason="network namespaces and shaping need root, iproute2 and tc")
+@pytest.mark.skipif(not NAMESPACES, reason="network namespaces and shaping need root, iproute2 and tc")
 def test_a_subscriber_on_a_slow_link_gets_a_smaller_size_and_on_a_slower_one_audio_only(browser):
     """A subscriber behind a 400 kb/s link (a network namespace of the test's own, its downlink shaped) cannot take
     the largest size, which a subscriber on loopback decodes: its receive-side estimate (REMB) stays low, and the
@@ -280,92 +266,57 @@ def test_a_subscriber_on_a_slow_link_gets_a_smaller_size_and_on_a_slower_one_aud
     the subscriber, has the server warn it (`video:videoDisableWarning`) and turn the video off
     (`video:videoDisabled`, reason quality) while its audio keeps coming; back at 400 kb/s, the server's next try of
     the video finds it carried and turns it on again (`video:videoEnabled`)."""
-    namespace = f"sb-simulcast-{os.getpid()}"
-    subprocess.run(["ip", "netns", "add", namespace], check=True)
     server = shaped = None
-    try:
-        for command in SHAPED_SETUP:
-            subprocess.run(command, check=True)
-        if subprocess.run(shaping("add", "400kbit"), capture_output=True).returncode != 0:
-            pytest.skip("the kernel has no token bucket filter (sch_tbf) to shape the link with")
-        subprocess.run(["ip", "link", "set", f"{SHAPED}1", "netns", namespace], check=True)
-        for command in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", "10.205.0.2/24", "dev", f"{SHAPED}1"],
-                        ["ip", "link", "set", f"{SHAPED}1", "up"]):
-            subprocess.run(["ip", "netns", "exec", namespace] + command, check=True)
-        # Listening beyond loopback is production mode (--dev is loopback only): sessions and tokens from the SDK.
-        server = start_server(["--media-port", "0", "--media-announce", "10.205.0.1", "--log-level", "warn"],
-                              https=False, host="0.0.0.0")
-        ot = opentok_client(server)
-        sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
-        token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
-        alice, bob = new_page(browser), new_page(browser)
-        local = SimpleNamespace(http_url=f"http://127.0.0.1:{server.http_port}")  # a secure context for the camera
-        publish_simulcast(alice, local, sid, token("alice"))
-        join(bob, local, sid, token("bob"), "bob", publish=False)
-        wait_until(lambda: bob.evaluate("window.playground.streamIds()"), timeout=10, what="bob subscribed")
-        (stream,) = bob.evaluate("window.playground.streamIds()")
-        decodes_width(bob, stream, 960, timeout=30, what="bob on loopback")
+    with linked_namespace("simulcast") as (namespace, veth):
+        try:
+            if subprocess.run(shaping(veth, "add", "400kbit"), capture_output=True).returncode != 0:
+                pytest.skip("the kernel has no token bucket filter (sch_tbf) to shape the link with")
+            server = beyond_loopback_server()
+            ot = opentok_client(server)
+            sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+            token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
+            alice, bob = new_page(browser), new_page(browser)
+            local = SimpleNamespace(http_url=f"http://127.0.0.1:{server.http_port}")  # a secure context for the camera
+            publish_simulcast(alice, local, sid, token("alice"))
+            join(bob, local, sid, token("bob"), "bob", publish=False)
+            wait_until(lambda: bob.evaluate("window.playground.streamIds()"), timeout=10, what="bob subscribed")
+            (stream,) = bob.evaluate("window.playground.streamIds()")
+            decodes_width(bob, stream, 960, timeout=30, what="bob on loopback")
 
-        here = Path(__file__).resolve().parent
-        shaped = subprocess.Popen(
-            ["ip", "netns", "exec", namespace, sys.executable, str(here / "video_netns_subscriber.py"),
-             f"http://10.205.0.1:{server.http_port}", sid, token("shaped"), "150"],
-            cwd=here, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        lines = []
+            shaped = NamespacePage(namespace, "subscriber", server, sid, token("shaped"))
+            bob_widths = []
 
-        def read_until(done, timeout, what):
-            """Reads the subscriber's lines until `done(line)`; the lines read."""
-            deadline, read = time.monotonic() + timeout, []
-            while time.monotonic() < deadline:
-                raw = shaped.stdout.readline()
-                if not raw:
-                    raise AssertionError(f"the shaped subscriber ended: {shaped.stderr.read()[-4000:]}")
-                line = json.loads(raw)
-                read.append(line)
-                lines.append(line)
-                if done(line):
-                    return read
-            raise AssertionError(f"{what} within {timeout} s: {lines}")
+            def sampled_24_s(line):
+                bob_widths.append(width_of(bob, stream))
+                return line["t"] >= 24
+            first = shaped.read_until(sampled_24_s, 60, "24 s of decoding")
+            print("shaped subscriber (seconds, width, frames):", [(l["t"], l["width"], l["frames"]) for l in first])
+            print("bob's widths meanwhile:", bob_widths[::2])
+            # After its first 8 s the shaped subscriber decodes mostly a smaller size, and its picture keeps moving.
+            late = [l for l in first if l["t"] >= 8]
+            smaller = sum(1 for l in late if 0 < l["width"] < 960)
+            assert smaller >= len(late) * 0.6, first
+            assert late[-1]["frames"] - late[0]["frames"] > 100, first
 
-        bob_widths = []
+            # 100 kb/s: warned, then audio only.
+            subprocess.run(shaping(veth, "change", "100kbit"), check=True)
+            slower = shaped.read_until(lambda line: "videoDisabled quality" in line["events"], 40, "the video turned off")
+            events = [e for l in slower for e in l["events"]]
+            print("at 100 kb/s:", [(l["t"], l["frames"], l["audio"], l["events"]) for l in slower])
+            assert events.index("videoDisableWarning") < events.index("videoDisabled quality"), events
+            off = shaped.read_until(lambda line: line["t"] >= slower[-1]["t"] + 4, 10, "4 s of audio only")
+            assert off[-1]["audio"] - off[0]["audio"] > 100, "the audio keeps coming: " + str(off)
+            assert off[-1]["frames"] - off[0]["frames"] < 10, "no video comes: " + str(off)
 
-        def sampled_24_s(line):
-            bob_widths.append(width_of(bob, stream))
-            return line["t"] >= 24
-        first = read_until(sampled_24_s, 60, "24 s of decoding")
-        print("shaped subscriber (seconds, width, frames):", [(l["t"], l["width"], l["frames"]) for l in first])
-        print("bob's widths meanwhile:", bob_widths[::2])
-        # After its first 8 s the shaped subscriber decodes mostly a smaller size, and its picture keeps moving.
-        late = [l for l in first if l["t"] >= 8]
-        smaller = sum(1 for l in late if 0 < l["width"] < 960)
-        assert smaller >= len(late) * 0.6, first
-        assert late[-1]["frames"] - late[0]["frames"] > 100, first
-
-        # 100 kb/s: warned, then audio only.
-        subprocess.run(shaping("change", "100kbit"), check=True)
-        slower = read_until(lambda line: "videoDisabled quality" in line["events"], 40, "the video turned off")
-        events = [e for l in slower for e in l["events"]]
-        print("at 100 kb/s:", [(l["t"], l["frames"], l["audio"], l["events"]) for l in slower])
-        assert events.index("videoDisableWarning") < events.index("videoDisabled quality"), events
-        off = read_until(lambda line: line["t"] >= slower[-1]["t"] + 4, 10, "4 s of audio only")
-        assert off[-1]["audio"] - off[0]["audio"] > 100, "the audio keeps coming: " + str(off)
-        assert off[-1]["frames"] - off[0]["frames"] < 10, "no video comes: " + str(off)
-
-        # 400 kb/s again: the server tries the video again after its hold, finds it carried and turns it on.
-        subprocess.run(shaping("change", "400kbit"), check=True)
-        back = read_until(lambda line: "videoEnabled quality" in line["events"], 60, "the video turned on again")
-        print("back at 400 kb/s:", [(l["t"], l["frames"], l["events"]) for l in back])
-        on = read_until(lambda line: line["t"] >= back[-1]["t"] + 3, 10, "3 s of video")
-        assert on[-1]["frames"] - on[0]["frames"] > 20, on
-    finally:
-        if shaped is not None:
-            shaped.terminate()
-            try:
-                shaped.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                shaped.kill()
-        if server is not None:
-            server.stop()
-            server.cleanup()
-        subprocess.run(["ip", "link", "del", f"{SHAPED}0"], capture_output=True)
-        subprocess.run(["ip", "netns", "del", namespace])
+            # 400 kb/s again: the server tries the video again after its hold, finds it carried and turns it on.
+            subprocess.run(shaping(veth, "change", "400kbit"), check=True)
+            back = shaped.read_until(lambda line: "videoEnabled quality" in line["events"], 60, "the video turned on again")
+            print("back at 400 kb/s:", [(l["t"], l["frames"], l["events"]) for l in back])
+            on = shaped.read_until(lambda line: line["t"] >= back[-1]["t"] + 3, 10, "3 s of video")
+            assert on[-1]["frames"] - on[0]["frames"] > 20, on
+        finally:
+            if shaped is not None:
+                shaped.stop()
+            if server is not None:
+                server.stop()
+                server.cleanup()

@@ -7,8 +7,13 @@ import base64
 import fractions
 import contextlib
 import json
+import os
+import shutil
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import requests
@@ -58,6 +63,72 @@ def dev_token(server, session_id: str, name: str, role: str = "publisher") -> st
                       json={"sessionId": session_id, "role": role, "data": f"name={name}"})
     r.raise_for_status()
     return r.json()["token"]
+
+
+# A test's own network namespace behind a veth pair (`linked_namespace`): its end's address and ours.
+NEAR, FAR = "10.205.0.1", "10.205.0.2"
+NAMESPACES = os.geteuid() == 0 and shutil.which("ip") is not None and shutil.which("tc") is not None
+
+
+@contextlib.contextmanager
+def linked_namespace(tag: str):
+    """A network namespace of the test's own joined to this (the root) one by a veth pair: NEAR on `{veth}0`, which
+    stays here, FAR on `{veth}1`, inside. Yields (namespace, veth); both are gone on the way out. Shape the link with
+    `tc` on either end (`ip netns exec NAMESPACE tc …` for the inside one)."""
+    namespace, veth = f"sb-{tag}-{os.getpid()}", f"sb{tag[:3]}{os.getpid() % 100000}"
+    subprocess.run(["ip", "netns", "add", namespace], check=True)
+    try:
+        for command in (["ip", "link", "add", f"{veth}0", "type", "veth", "peer", "name", f"{veth}1"],
+                        ["ip", "addr", "add", f"{NEAR}/24", "dev", f"{veth}0"], ["ip", "link", "set", f"{veth}0", "up"],
+                        ["ip", "link", "set", f"{veth}1", "netns", namespace]):
+            subprocess.run(command, check=True)
+        for command in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", f"{FAR}/24", "dev", f"{veth}1"],
+                        ["ip", "link", "set", f"{veth}1", "up"]):
+            subprocess.run(["ip", "netns", "exec", namespace, *command], check=True)
+        yield namespace, veth
+    finally:
+        subprocess.run(["ip", "link", "del", f"{veth}0"], capture_output=True)
+        subprocess.run(["ip", "netns", "del", namespace])
+
+
+def beyond_loopback_server():
+    """A production server (listening beyond loopback is production mode: --dev is loopback only) whose media
+    announces NEAR, for a page in a linked namespace; sessions and tokens come from the `opentok` SDK."""
+    return start_server(["--media-port", "0", "--media-announce", NEAR, "--log-level", "warn"], https=False, host="0.0.0.0")
+
+
+class NamespacePage:
+    """A playground page in `namespace` (video_netns_page.py as `role`), joined to `session_id` on `server`; `read_until`
+    takes its JSON lines."""
+
+    def __init__(self, namespace, role, server, session_id, token, seconds=150):
+        here = Path(__file__).resolve().parent
+        self.process = subprocess.Popen(
+            ["ip", "netns", "exec", namespace, sys.executable, str(here / "video_netns_page.py"), role,
+             f"http://{NEAR}:{server.http_port}", session_id, token, str(seconds)],
+            cwd=here, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines = []
+
+    def read_until(self, done, timeout, what):
+        """Reads lines until `done(line)`; the lines read."""
+        deadline, read = time.monotonic() + timeout, []
+        while time.monotonic() < deadline:
+            raw = self.process.stdout.readline()
+            if not raw:
+                raise AssertionError(f"the page in the namespace ended: {self.process.stderr.read()[-4000:]}")
+            line = json.loads(raw)
+            read.append(line)
+            self.lines.append(line)
+            if done(line):
+                return read
+        raise AssertionError(f"{what} within {timeout} s: {self.lines}")
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
 
 
 def opentok_client(server):

@@ -310,11 +310,12 @@ function wire(rt) {
   for (const event of ["videoDisableWarning", "videoDisableWarningLifted", "videoDisabled", "videoEnabled"]) {
     rt.on(`video:${event}`, ({ body }) => audioFallback(body.streamId, event, body.reason));
   }
+  rt.on("video:publisherAudioFallback", ({ body }) => publisherAudioFallback(body));
   rt.on("video:unusedLayers", ({ body }) => {
     const p = state.publisher;
     if (!p || body.streamId !== p.streamId) return;
     p.layersUnused = new Set(body.rids);
-    applySimulcastLayers(p).catch((e) => log(`simulcast sizes: ${e.message}`, "err"));
+    applyVideoSending(p).catch((e) => log(`simulcast sizes: ${e.message}`, "err"));
     log(body.rids.length ? `sizes no one watches, paused: ${body.rids.join(", ")}` : "every size is sent");
   });
   rt.on("video:muteForced", () => {
@@ -376,11 +377,11 @@ async function publish() {
     await pc.setLocalDescription(await pc.createOffer());
     const { body } = await state.rt.request("video:publish", {
       name: $("name").value || "guest", hasAudio: true, hasVideo: true, videoType: "camera", offer: pc.localDescription.sdp,
-      publishCaptions: $("publish-captions").checked,
+      publishCaptions: $("publish-captions").checked, audioFallback: { publisher: $("publisher-fallback").checked },
     }, 15000);
     await pc.setRemoteDescription({ type: "answer", sdp: body.answer });
     pc.onconnectionstatechange = () => log(`publisher ${pc.connectionState}`);
-    published({ pc, peers: new Map(), local, streamId: body.streamId }, body);
+    published({ pc, peers: new Map(), local, streamId: body.streamId, qualityEvents: [] }, body);
   } catch (e) {
     pc.close();
     for (const t of local.getTracks()) t.stop();
@@ -446,20 +447,40 @@ function simulcastSender(p = state.publisher) {
 }
 
 /**
- * Sends each simulcast size unless the page turned it off (`setSimulcastLayer`) or the server said no subscriber takes
- * it now (`video:unusedLayers`): a size nobody watches costs the camera's encoder and uplink for nothing.
+ * Sends the camera, each simulcast size of it unless the page turned it off (`setSimulcastLayer`) or the server said
+ * no subscriber takes it now (`video:unusedLayers`): a size nobody watches costs the camera's encoder and uplink for
+ * nothing. None while the publisher audio fallback has our video off (`video:publisherAudioFallback`).
  */
-async function applySimulcastLayers(p = state.publisher) {
-  const sender = simulcastSender(p);
-  if (!sender) return false;
+async function applyVideoSending(p = state.publisher) {
+  const sender = p?.pc?.getSenders().find((s) => s.track?.kind === "video");
+  if (!sender) return;
   const parameters = sender.getParameters();
   let changed = false;
-  for (const e of parameters.encodings) {
-    const active = !p.layersOff?.has(e.rid) && !p.layersUnused?.has(e.rid);
+  for (const e of parameters.encodings ?? []) {
+    const active = !p.fallbackOff && !p.layersOff?.has(e.rid) && !p.layersUnused?.has(e.rid);
     if (e.active !== active) { e.active = active; changed = true; }
   }
   if (changed) await sender.setParameters(parameters);
-  return true;
+}
+
+/**
+ * Our publisher audio fallback (asked for with "audio only on a weak uplink"): the server warns that our link loses
+ * too much of our video, tells us to stop sending it (the audio goes on, the preview stays) and, now and then, to try
+ * it again; `sendVideo` is what to do now, `event` what to show (none for a try). Kept for `qualityEvents`.
+ */
+function publisherAudioFallback({ streamId, event, reason, sendVideo }) {
+  const p = state.publisher;
+  if (!p || streamId !== p.streamId) return;
+  p.fallbackOff = !sendVideo;
+  applyVideoSending(p).catch((e) => log(`audio fallback: ${e.message}`, "err"));
+  if (!event) { log(sendVideo ? "trying our video again" : "our video is still too much for the link"); return; }
+  p.qualityEvents.push({ event, reason, sendVideo, at: performance.now() });
+  const tile = $("own-tile");
+  if (event === "videoDisableWarning") tile.classList.add("fallback-warning");
+  if (event === "videoDisableWarningLifted" || event === "videoDisabled" || event === "videoEnabled") tile.classList.remove("fallback-warning");
+  if (event === "videoDisabled") tile.classList.add("fallback");
+  if (event === "videoEnabled") tile.classList.remove("fallback");
+  log(`publisher ${event}${reason ? ` (${reason})` : ""}`);
 }
 
 /** Turns one simulcast size of our camera on or off (as a browser short of bandwidth would), by its rid. */
@@ -468,17 +489,18 @@ async function setSimulcastLayer(rid, active) {
   if (!simulcastSender(p)?.getParameters().encodings.some((e) => e.rid === rid)) return false;
   p.layersOff ??= new Set();
   if (active) p.layersOff.delete(rid); else p.layersOff.add(rid);
-  return applySimulcastLayers(p);
+  await applyVideoSending(p);
+  return true;
 }
 
-/** Each simulcast size of our camera by rid: whether it is being sent, and the bytes sent of it so far. */
+/** Each encoding of our camera by rid ("" for a camera sent in one size): whether it is being sent, and its bytes sent so far. */
 async function publisherLayers() {
-  const sender = simulcastSender();
+  const sender = state.publisher?.pc?.getSenders().find((s) => s.track?.kind === "video");
   if (!sender) return {};
   const out = {};
-  for (const e of sender.getParameters().encodings) out[e.rid] = { active: e.active, bytesSent: 0 };
+  for (const e of sender.getParameters().encodings) out[e.rid ?? ""] = { active: e.active, bytesSent: 0 };
   (await sender.getStats()).forEach((r) => {
-    if (r.type === "outbound-rtp" && out[r.rid]) out[r.rid].bytesSent = r.bytesSent;
+    if (r.type === "outbound-rtp" && r.kind === "video" && out[r.rid ?? ""]) out[r.rid ?? ""].bytesSent = r.bytesSent;
   });
   return out;
 }
@@ -535,6 +557,7 @@ function stopPublisher(p) {
   for (const t of p.local.getTracks()) t.stop();
   $("own-video").srcObject = null;
   $("own-tile").hidden = true;
+  $("own-tile").classList.remove("fallback", "fallback-warning");
   $("mute-audio").textContent = "Mute audio";
   $("mute-video").textContent = "Stop video";
 }
@@ -871,6 +894,8 @@ window.playground = {
   subscribeToVideo: (streamId, on) => subscribeTo(streamId, "video", on),
   /** Each subscribed stream's audio fallback events, in order: `{event, reason, at}` (`at`: the page's clock, ms). */
   qualityEvents: () => Object.fromEntries([...state.subscribers].map(([id, sub]) => [id, sub.qualityEvents])),
+  /** Our own stream's publisher audio fallback events ({event, reason, sendVideo, at}). */
+  publisherQualityEvents: () => state.publisher?.qualityEvents ?? [],
   connectionId: () => state.me,
   streamIds: () => [...state.subscribers.keys()],
   /** The final captions each watched stream got, by stream id. */

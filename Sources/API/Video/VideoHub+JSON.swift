@@ -52,6 +52,13 @@ extension VideoPush {
             var body: [String: JSONValue] = ["streamId": .string(streamID)]
             if change == .videoDisabled || change == .videoEnabled { body["reason"] = .string("quality") }
             return ("video:" + change.rawValue, .object(body))
+        case .publisherAudioFallback(let streamID, let change, let sendVideo):
+            var body: [String: JSONValue] = ["streamId": .string(streamID), "sendVideo": .bool(sendVideo)]
+            if let change {
+                body["event"] = .string(change.rawValue)
+                if change == .videoDisabled || change == .videoEnabled { body["reason"] = .string("quality") }
+            }
+            return ("video:publisherAudioFallback", .object(body))
         case .unusedLayers(let streamID, let rids):
             return ("video:unusedLayers", ["streamId": .string(streamID), "rids": .array(rids.map { .string($0) })])
         case .captionReceived(let streamID, let caption, let isFinal):

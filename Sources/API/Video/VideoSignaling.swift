@@ -34,7 +34,8 @@ struct VideoSignaling {
             let (stream, answer) = try await hub.publish(
                 from: me, name: body["name"]?.stringValue ?? "", hasAudio: body["hasAudio"]?.boolValue ?? true,
                 hasVideo: body["hasVideo"]?.boolValue ?? true, videoType: VideoHub.VideoType(wire: body["videoType"]?.stringValue),
-                publishCaptions: body["publishCaptions"]?.boolValue ?? false, offer: body["offer"]?.stringValue)
+                publishCaptions: body["publishCaptions"]?.boolValue ?? false, audioFallback: try Self.audioFallback(body),
+                offer: body["offer"]?.stringValue)
             var reply: [String: JSONValue] = ["streamId": .string(stream.id), "stream": stream.json]
             if let answer { reply["answer"] = .string(answer) }
             return .object(reply)
@@ -94,6 +95,20 @@ struct VideoSignaling {
         default:
             throw VideoError(code: "unknownType", detail: "Unknown message type '\(type)'.")
         }
+    }
+
+    /// A publish request's `audioFallback`: `{publisher, subscriber}`, booleans, each optional (publisher off and
+    /// subscriber on unless said).
+    static func audioFallback(_ body: JSONValue) throws -> AudioFallbackSettings {
+        var settings = AudioFallbackSettings()
+        guard let value = body["audioFallback"], value != .null else { return settings }
+        let bad = VideoError(code: "invalidAudioFallback", detail: "audioFallback is {publisher, subscriber}, each true or false.")
+        guard case .object(let fields) = value, Set(fields.keys).isSubset(of: ["publisher", "subscriber"]) else { throw bad }
+        for (key, on) in fields {
+            guard case .bool(let on) = on else { throw bad }
+            if key == "publisher" { settings.publisher = on } else { settings.subscriber = on }
+        }
+        return settings
     }
 
     /// A request's `preferredResolution` (`{width, height}` in pixels, 1–8192 each, or null for the largest: 0 × 0),

@@ -23,6 +23,8 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
     struct Published {
         var transport: TransportID
         var producers: [(id: ProducerID, kind: MediaKind)]
+        /// Whether its subscribers' links are judged by the audio fallback.
+        var subscriberFallback = true
     }
 
     struct Room {
@@ -105,8 +107,11 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         switch source {
         case .producers(let producers):
             subscription = try await engine.subscribe(router: router, producers: producers)
-            // The Video API's subscribers fall back to audio on a link losing too much of the video, unless they say not.
-            for consumer in subscription.consumers where consumer.kind == .video { try? await engine.setAudioFallback(consumer: consumer.id, true) }
+            // The Video API's subscribers fall back to audio on a link losing too much of the video, unless the
+            // publisher or they say not.
+            if subscriberFallback(sessionID, streamID) {
+                for consumer in subscription.consumers where consumer.kind == .video { try? await engine.setAudioFallback(consumer: consumer.id, true) }
+            }
         case .voice(let mix, let connection):
             subscription = try await engine.subscribe(router: router, producers: [mix.output])
             for consumer in subscription.consumers { try? await engine.bindMixerOutput(mix.id, consumer: consumer.id, to: Self.voice(connection)) }
@@ -144,12 +149,26 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
                 if on { try? await engine.resume(consumer: consumer.id) } else { try? await engine.pause(consumer: consumer.id) }
             }
             guard consumer.kind == .video else { continue }
-            if let on = preferences.audioFallback { try? await engine.setAudioFallback(consumer: consumer.id, on) }
+            if let on = preferences.audioFallback { try? await engine.setAudioFallback(consumer: consumer.id, on && subscriberFallback(sessionID, streamID)) }
             if let width = preferences.width, let height = preferences.height {
                 try? await engine.setPreferredSize(consumer: consumer.id, width: width, height: height)
             }
             if let rate = preferences.frameRate { try? await engine.setPreferredFrameRate(consumer: consumer.id, rate) }
         }
+    }
+
+    public func setAudioFallback(sessionID: String, streamID: String, _ fallback: AudioFallbackSettings) async {
+        guard let published = state.withLock({ s -> Published? in
+            s.rooms[sessionID]?.streams[streamID]?.subscriberFallback = fallback.subscriber
+            return s.rooms[sessionID]?.streams[streamID]
+        }) else { return }
+        for producer in published.producers where producer.kind == .video {
+            try? await engine.setPublisherAudioFallback(producer: producer.id, fallback.publisher)
+        }
+    }
+
+    func subscriberFallback(_ sessionID: String, _ streamID: String) -> Bool {
+        state.withLock { $0.rooms[sessionID]?.streams[streamID]?.subscriberFallback ?? true }
     }
 
     public func unpublish(sessionID: String, streamID: String) async {

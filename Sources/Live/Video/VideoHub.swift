@@ -268,7 +268,8 @@ public final class VideoHub: Sendable {
     /// `streamCreated` find the producers in place. Returns the stream and the SDP answer. In a relayed
     /// session there is no offer: each subscriber's peer connection is made when it subscribes (`relay`).
     public func publish(from me: Connection, name: String, hasAudio: Bool, hasVideo: Bool, videoType: VideoType,
-                        publishCaptions: Bool = false, offer: String?) async throws(LiveError) -> (stream: Stream, answer: String?) {
+                        publishCaptions: Bool = false, audioFallback: AudioFallbackSettings = AudioFallbackSettings(),
+                        offer: String?) async throws(LiveError) -> (stream: Stream, answer: String?) {
         guard me.grant.role.canPublish else { throw .notAllowedToPublish(role: me.grant.role) }
         if me.relayed, offer != nil { throw .relayedSession }
         let streamID = UUID4.generate()
@@ -279,6 +280,7 @@ public final class VideoHub: Sendable {
             } catch {
                 throw .publishFailed(error)
             }
+            if audioFallback != AudioFallbackSettings() { await bridge.setAudioFallback(sessionID: me.sessionID, streamID: streamID, audioFallback) }
         }
         guard connection(for: me.client)?.id == me.id else {
             await bridge.unpublish(sessionID: me.sessionID, streamID: streamID)
@@ -436,12 +438,8 @@ public final class VideoHub: Sendable {
     /// The media engine found sizes of a simulcast stream no one takes (`MediaEvent.unusedLayers`): its publisher
     /// is told, and may stop sending them.
     public func unusedLayers(producer: ProducerID, rids: [String]) {
-        guard let (sessionID, streamID) = bridge.stream(of: producer) else { return }
-        let publisher = state.withLock { s -> ClientID? in
-            guard let live = s.sessions[sessionID], let stream = live.streams[streamID] else { return nil }
-            return live.connections[stream.connectionID]?.client
-        }
-        if let publisher { clients.send(.unusedLayers(streamID: streamID, rids: rids), to: publisher) }
+        guard let (sessionID, streamID) = bridge.stream(of: producer), let publisher = publisherClient(sessionID, streamID) else { return }
+        clients.send(.unusedLayers(streamID: streamID, rids: rids), to: publisher)
     }
 
     /// A subscriber's audio fallback changed (`MediaEvent.audioFallback`): that subscriber is told.
@@ -449,6 +447,21 @@ public final class VideoHub: Sendable {
         guard let (sessionID, streamID, subscriberID) = bridge.subscription(of: consumer) else { return }
         let client = state.withLock { $0.sessions[sessionID]?.connections[subscriberID]?.client }
         if let client { clients.send(.audioFallback(streamID: streamID, change), to: client) }
+    }
+
+    /// A publisher's audio fallback moved (`MediaEvent.publisherAudioFallback`): the publisher is told, and whether
+    /// to send its video now. (Its subscribers are told the video went off or came back as their own consumers'
+    /// `audioFallback`.)
+    public func publisherAudioFallback(producer: ProducerID, _ change: AudioFallbackChange?, sendVideo: Bool) {
+        guard let (sessionID, streamID) = bridge.stream(of: producer), let publisher = publisherClient(sessionID, streamID) else { return }
+        clients.send(.publisherAudioFallback(streamID: streamID, change, sendVideo: sendVideo), to: publisher)
+    }
+
+    func publisherClient(_ sessionID: String, _ streamID: String) -> ClientID? {
+        state.withLock { s in
+            guard let live = s.sessions[sessionID], let stream = live.streams[streamID] else { return nil }
+            return live.connections[stream.connectionID]?.client
+        }
     }
 
     /// `video:forceDisconnect` (moderators).

@@ -12,6 +12,9 @@ public protocol VideoMediaBridge: Sendable {
     /// temporal layers.
     func setPreferences(sessionID: String, streamID: String, subscriberID: String, _ preferences: SubscriberPreferences) async throws(MediaError)
     func setAudioMuted(sessionID: String, streamID: String, muted: Bool) async
+    /// A published stream's audio fallbacks (the Video API's `audioFallback: {publisher, subscriber}`): whether its
+    /// publisher's own link is judged, and whether its subscribers' links are.
+    func setAudioFallback(sessionID: String, streamID: String, _ fallback: AudioFallbackSettings) async
     /// A connection left: drop everything it subscribed to (and its audio connector's mix).
     func connectionClosed(sessionID: String, connectionID: String) async
     /// The audio connector of `connectionID`: the audio of `streams` (every stream, later ones too, when nil)
@@ -78,6 +81,18 @@ public struct SubscriberPreferences: Sendable, Hashable {
     public var isEmpty: Bool { width == nil && height == nil && frameRate == nil && audio == nil && video == nil && audioFallback == nil }
 }
 
+/// Which audio fallbacks a published stream has: of its publisher's own link (off unless asked for, as in the Video
+/// API) and of each subscriber's (on unless turned off).
+public struct AudioFallbackSettings: Sendable, Hashable {
+    public var publisher: Bool
+    public var subscriber: Bool
+
+    public init(publisher: Bool = false, subscriber: Bool = true) {
+        self.publisher = publisher
+        self.subscriber = subscriber
+    }
+}
+
 /// A recorder's tap on one producer of a stream.
 public struct StreamTap: Sendable, Hashable {
     public var producer: ProducerID
@@ -88,6 +103,7 @@ public struct StreamTap: Sendable, Hashable {
 extension VideoMediaBridge {
     public func setPreferences(sessionID: String, streamID: String, subscriberID: String, _ preferences: SubscriberPreferences) async throws(MediaError) {}
     public func connectionClosed(sessionID: String, connectionID: String) async {}
+    public func setAudioFallback(sessionID: String, streamID: String, _ fallback: AudioFallbackSettings) async {}
     public func connectAudio(sessionID: String, connectionID: String, streams: Set<String>?, voice: String?,
                              make: @escaping MixerPortFactory) async throws(MediaError) {
         throw .unsupported("audio connectors need the media engine")

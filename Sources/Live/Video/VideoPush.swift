@@ -16,6 +16,9 @@ public enum VideoPush: Sendable, Equatable {
     case unusedLayers(streamID: String, rids: [String])
     /// To a subscriber: its audio fallback warned of its link, lifted the warning, turned the stream's video off or on.
     case audioFallback(streamID: String, AudioFallbackChange)
+    /// To a publisher: its audio fallback warned of its link, lifted the warning, turned its video off or on (nil: a
+    /// silent try of the video, or the end of one), and whether it should send its video now.
+    case publisherAudioFallback(streamID: String, AudioFallbackChange?, sendVideo: Bool)
     /// A caption of a stream's audio, to a connection that asked for them (live captions).
     case captionReceived(streamID: String, caption: String, isFinal: Bool)
     /// In a relayed session, one end of a subscription to the other (`VideoHub.relay`).

@@ -316,6 +316,13 @@ public final class MediaEngine: Sendable {
         try await worker(consumer: id).run { core throws(MediaError) in try core.setAudioFallback(consumer: id, on) }
     }
 
+    /// Turns the Video API's publisher audio fallback on or off for a video producer's track: its publisher is told to
+    /// stop sending the video while what reaches the server of it loses too much, and to try it again now and then
+    /// (`MediaEvent.publisherAudioFallback`); the track's subscribers are told the video went off and came back.
+    public func setPublisherAudioFallback(producer id: ProducerID, _ on: Bool) async throws(MediaError) {
+        try await worker(producer: id).run { core throws(MediaError) in try core.setPublisherAudioFallback(producer: id, on) }
+    }
+
     /// Feeds a consumer from another producer (same kind and codec) without renegotiation.
     public func switchConsumer(_ id: ConsumerID, to producer: ProducerID) async throws(MediaError) {
         try await worker(consumer: id).run { core throws(MediaError) in try core.switchConsumer(id, to: producer) }

@@ -29,9 +29,12 @@ public enum MediaEvent: Sendable, Hashable {
     /// A video consumer's audio fallback warned of its subscriber's link, lifted the warning, turned the video off
     /// or on again (`MediaEngine.setAudioFallback`).
     case audioFallback(ConsumerID, AudioFallbackChange)
+    /// A video track's publisher audio fallback (`MediaEngine.setPublisherAudioFallback`) moved: what its publisher
+    /// is told (nil: nothing, a silent try of the video or the end of one), and whether it should send the video now.
+    case publisherAudioFallback(ProducerID, AudioFallbackChange?, sendVideo: Bool)
 }
 
-/// What a subscriber is told of its audio fallback (the Video API's subscriber events of the same names).
+/// What a subscriber (or a publisher) is told of its audio fallback (the Video API's events of the same names).
 public enum AudioFallbackChange: String, Sendable, Hashable {
     case videoDisableWarning, videoDisableWarningLifted, videoDisabled, videoEnabled
 }

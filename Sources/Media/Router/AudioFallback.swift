@@ -1,6 +1,7 @@
-/// Whether a subscriber's link carries a stream's video, or only its audio (the Video API's subscriber audio
-/// fallback). Pure: fed, on its transport's tick, a verdict on the video's packet loss over the last second or more
-/// of the subscriber's receiver reports (`Consumer.checkAudioFallback` judges it), and the time.
+/// Whether a link carries a stream's video, or only its audio (the Video API's audio fallback): a subscriber's link
+/// (`Consumer.checkAudioFallback`, judged by the loss its receiver reports give) or a publisher's own
+/// (`Producer.checkPublisherAudioFallback`, judged by the loss of what reaches the server). Pure: fed, on its
+/// transport's tick, a verdict on the video's loss over the last second or more (`LossWindow`), and the time.
 ///
 /// A link losing too much of the video (`poor`) for `warnAfter` is warned of (`disableWarning`), lifted once it has
 /// lost little (`good`) for `liftAfter`; poor for `disableAfter` the video is turned off (`disabled`) and only the
@@ -107,4 +108,41 @@ struct AudioFallback: Equatable {
 
     private init(hold: UInt64) { self.hold = hold }
     init() {}
+}
+
+/// Loss over windows of a second or more, from cumulative counts of the packets expected (the highest sequence
+/// number's advance) and lost: a count taken over one window says nothing of the next, and a receiver report's own
+/// fraction covers only its interval (one after an interval with no packet reads 0). A window closes once it is a
+/// second long and 20 packets were expected in it (a video starved to a few packets a second is judged over several
+/// seconds); one with fewer after `longest` is dropped. `verdict` is the last closed window's, nil while a window
+/// stays open past a second; `lastJudged` keeps it meanwhile, until a window is dropped.
+struct LossWindow {
+    private var start: (at: UInt64, expected: Int64, lost: Int64)?
+    private(set) var verdict: AudioFallback.Verdict?
+    private(set) var lastJudged: AudioFallback.Verdict?
+
+    static let length: UInt64 = 1_000_000_000
+    static let longest: UInt64 = 5_000_000_000
+    static let minimumExpected: Int64 = 20
+
+    mutating func update(expected: Int64, lost: Int64, now: UInt64) {
+        guard let start else {
+            self.start = (now, expected, lost)
+            return
+        }
+        let age = now &- start.at
+        guard age >= Self.length else { return }
+        let count = expected - start.expected
+        if count < Self.minimumExpected {
+            verdict = nil
+            if age >= Self.longest { (self.start, lastJudged) = ((now, expected, lost), nil) }
+            return
+        }
+        verdict = AudioFallback.Verdict(lost: max(0, lost - start.lost), expected: count)
+        lastJudged = verdict
+        self.start = (now, expected, lost)
+    }
+
+    /// What came before (no video going) says nothing of the link now: judged afresh.
+    mutating func reset() { self = LossWindow() }
 }

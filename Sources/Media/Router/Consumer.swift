@@ -67,9 +67,8 @@ final class Consumer {
     /// turned the video off.
     private(set) var audioFallback: AudioFallback?
     private(set) var fallbackPaused = false
-    /// Where the audio fallback's current loss window began (the reports' counts then), and its last verdict.
-    private var lossWindow: (at: UInt64, highest: UInt32, lost: Int64)?
-    private var lossVerdict: AudioFallback.Verdict?
+    /// The loss the subscriber's receiver reports give, for the audio fallback.
+    private var reportedLoss = LossWindow()
     var mixerParticipant: MixerParticipantID?
     private var rtxSequence: UInt16
 
@@ -255,34 +254,23 @@ final class Consumer {
             }
             return nil
         }
-        judgeLoss(now: now)
-        // A simulcast subscriber's loss counts on its smallest layer, not while it tries a larger one.
+        // The extended highest sequence number is 32 bits: it wraps after four billion packets.
+        if reportedHighest != 0 { reportedLoss.update(expected: Int64(reportedHighest), lost: reportedLost, now: now) }
+        // A simulcast subscriber's loss counts on its smallest layer, not while it tries a larger one; and not while the
+        // video reaches the server itself short (the publisher's link: what never came cannot be forwarded).
         let smallest = producer.layers.count < 2 || (pendingLayer == nil && probe.layer == nil && Self.isSmallestLive(layer, of: producer.layers, now: now))
-        let event = fallback.update(smallest ? lossVerdict : nil, now: now)
+        let upstream = (producer.layers.last ?? producer).uplinkLoss.lastJudged
+        if upstream == .poor || upstream == .fair { reportedLoss.reset() }
+        let event = fallback.update(smallest ? reportedLoss.verdict : nil, now: now)
         switch event {
         case .disabled?, .probeFailed?: fallbackPaused = true
         case .probeStarted?:
-            (lossWindow, lossVerdict) = (nil, nil)
+            reportedLoss.reset()
             resumeFromFallback(now: now)
         default: break
         }
         audioFallback = fallback
         return event
-    }
-
-    /// Every second or more of receiver reports, the loss among the packets they expected (the highest sequence
-    /// number's advance): a report's own fraction covers its interval only, and one sent after an interval with no
-    /// packet reads 0. Fewer than 20 expected: no verdict.
-    private func judgeLoss(now: UInt64) {
-        guard reportedHighest != 0 else { return }
-        guard let window = lossWindow else {
-            lossWindow = (now, reportedHighest, reportedLost)
-            return
-        }
-        guard now &- window.at >= 1_000_000_000 else { return }
-        let expected = Int64(Int32(bitPattern: reportedHighest &- window.highest))
-        lossVerdict = expected >= 20 ? AudioFallback.Verdict(lost: max(0, reportedLost - window.lost), expected: expected) : nil
-        lossWindow = (now, reportedHighest, reportedLost)
     }
 
     /// Turns the audio fallback on, or off (the video sent again if it had turned it off).

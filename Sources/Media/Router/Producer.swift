@@ -71,6 +71,13 @@ final class Producer {
     let sendsNACKs: Bool
     private(set) var keyframeRequests: UInt64 = 0
     private(set) var retransmissionsReceived: UInt64 = 0
+    /// Retransmissions that filled a gap (counted among `statistics.packets`, unlike duplicates and padding).
+    private(set) var repairs: UInt64 = 0
+    /// The loss of a video track on its way to the server (`judgeUplink`): its publisher's own link.
+    private(set) var uplinkLoss = LossWindow()
+    /// The Video API's publisher audio fallback (on a video track whose publisher asked for it; nil: off), judged by
+    /// `uplinkLoss`.
+    private(set) var publisherFallback: AudioFallback?
     private(set) var lastKeyframeAt: UInt64 = 0
 
     // Audio level over the current active-speaker interval (RFC 6464: 0 loud ... 127 silent).
@@ -143,6 +150,7 @@ final class Producer {
         if buffer.contains(sequence, now: now) { return }  // duplicate (answered twice)
         lastPacketAt = now
         statistics.received(sequence: sequence, timestamp: timestamp, length: length, now: now)
+        if isRTX { repairs &+= 1 }
         if sendsNACKs, nack.received(sequence, now: now) == .gapTooLarge {
             requestKeyframe(now: now)
         }
@@ -286,6 +294,38 @@ final class Producer {
         let needed = SimulcastSelection.needed(sizes, preferences: preferences, everything: everything)
         guard unused.update(needed: needed, now: now) else { return nil }
         return zip(layers, unused.paused).compactMap { $1 ? $0.parameters.rid : nil }
+    }
+
+    /// Turns the publisher audio fallback on (for the track: the largest layer of a simulcast one) or off.
+    func setPublisherAudioFallback(_ on: Bool) {
+        publisherFallback = on ? publisherFallback ?? AudioFallback() : nil
+        uplinkLoss.reset()
+    }
+
+    /// On the transport's tick, for a video track: the loss on its publisher's link, every layer's first
+    /// transmissions together (what arrives only as a repair was lost on the way: a link short of the video loses
+    /// it, however much retransmission then costs).
+    func judgeUplink(now: UInt64) {
+        var (expected, arrived) = (statistics.expected, Int64(statistics.packets &- repairs))
+        if !layers.isEmpty {
+            (expected, arrived) = (0, 0)
+            for layer in layers {
+                expected += layer.statistics.expected
+                arrived += Int64(layer.statistics.packets &- layer.repairs)
+            }
+        }
+        uplinkLoss.update(expected: expected, lost: expected - arrived, now: now)
+    }
+
+    /// On the transport's tick, after `judgeUplink`: the publisher audio fallback's judgement of the uplink. The
+    /// publisher, told to stop its video, sends none: with nothing expected there is no verdict, and after the hold
+    /// it is told to try it again.
+    func checkPublisherAudioFallback(now: UInt64) -> AudioFallback.Event? {
+        guard var fallback = publisherFallback else { return nil }
+        let event = fallback.update(uplinkLoss.verdict, now: now)
+        if event == .probeStarted { uplinkLoss.reset() }
+        publisherFallback = fallback
+        return event
     }
 
     /// Periodic work: deferred key frame requests and NACKs toward the publisher.

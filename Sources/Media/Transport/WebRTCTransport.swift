@@ -441,6 +441,20 @@ final class WebRTCTransport {
         receiverEstimateAt != 0 && now &- receiverEstimateAt < 5_000_000_000 ? receiverEstimate : nil
     }
 
+    /// A publisher audio fallback moved: its publisher is told whether to send the video now, and with the video
+    /// turned off or on, so are the track's subscribers that take it.
+    private func publisherFallbackMoved(_ track: Producer, _ event: AudioFallback.Event) {
+        let change = AudioFallback.change(event)
+        worker.emit(.publisherAudioFallback(track.id, change, sendVideo: track.publisherFallback?.sendsVideo ?? true))
+        guard let change, change == .videoDisabled || change == .videoEnabled else { return }
+        var told = Set<ConsumerID>()  // a consumer moving between layers is in both lists
+        for layer in track.layers.isEmpty ? [track] : track.layers {
+            for consumer in layer.consumers where !consumer.paused && !consumer.fallbackPaused && told.insert(consumer.id).inserted {
+                worker.emit(.audioFallback(consumer.id, change))
+            }
+        }
+    }
+
     // MARK: Timers
 
     /// Runs the transport's timers and returns when it next has one due: the worker's next tick while
@@ -458,6 +472,11 @@ final class WebRTCTransport {
         for producer in producers {
             producer.tick(now: now)
             if let rids = producer.checkUnusedLayers(now: now) { worker.emit(.unusedLayers(producer.id, rids: rids)) }
+            guard producer.isVideo, producer.isTrack else { continue }
+            producer.judgeUplink(now: now)
+            if producer.publisherFallback != nil, let event = producer.checkPublisherAudioFallback(now: now) {
+                publisherFallbackMoved(producer, event)
+            }
         }
         var choosing = false
         for consumer in consumers where consumer.producer.layers.count > 1 {

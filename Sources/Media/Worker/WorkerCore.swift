@@ -383,6 +383,13 @@ final class WorkerCore: Selectable {
         consumer.setAudioFallback(on, now: sb_monotonic_ns())
     }
 
+    /// The Video API's publisher audio fallback for a video producer's track (a simulcast one's largest layer), on or off.
+    func setPublisherAudioFallback(producer id: ProducerID, _ on: Bool) throws(MediaError) {
+        guard let producer = producers[id] else { throw .notFound("producer \(id)") }
+        guard producer.isVideo else { return }
+        (producer.layers.last ?? producer).setPublisherAudioFallback(on)
+    }
+
     func consume(_ id: TransportID, consumerID: ConsumerID, producer producerID: ProducerID) throws(MediaError) -> ConsumerParameters {
         guard let transport = transports[id] else { throw .notFound("transport \(id)") }
         guard let producer = producers[producerID], producer.router === transport.router else {

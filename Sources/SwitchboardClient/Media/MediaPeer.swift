@@ -61,6 +61,7 @@ final class MediaPeer: Selectable {
     var sink: AudioSink?
     var videoSink: VideoFrameCounter?
     var muted = false
+    private(set) var videoPaused = false
     private var lastHousekeeping: UInt64 = 0
     private(set) var closed = false
     private(set) var packetsSent = 0
@@ -248,8 +249,14 @@ final class MediaPeer: Selectable {
         return UInt8(max(0, min(127, (-20 * log10(rms / 32768)).rounded())))
     }
 
+    /// Stops the video (the publisher audio fallback), or sends it again from a key frame.
+    func setVideoPaused(_ paused: Bool) {
+        if videoPaused && !paused { videoOut?.keyframeRequested = true }
+        videoPaused = paused
+    }
+
     private func sendVideo(now: UInt64) {
-        guard var out = videoOut else { return }
+        guard !videoPaused, var out = videoOut else { return }
         let capture = out.capture
         if out.origin == 0 { out.origin = now; out.loopStart = now }
         if out.keyframeRequested {

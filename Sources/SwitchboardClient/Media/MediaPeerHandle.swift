@@ -135,6 +135,11 @@ final class MediaPeerHandle: Sendable {
         _ = try? await on { $0.muted = muted }
     }
 
+    /// Stops sending the video, or sends it again (from a key frame).
+    func setVideoPaused(_ paused: Bool) async {
+        _ = try? await on { $0.setVideoPaused(paused) }
+    }
+
     /// Connected (ICE, DTLS and SRTP ready), packets sent and received so far.
     func statistics() async -> MediaStatistics {
         (try? await on { MediaStatistics(connected: $0.transport.connected, packetsSent: $0.packetsSent, packetsReceived: $0.packetsReceived) })

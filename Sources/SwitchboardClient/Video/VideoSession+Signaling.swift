@@ -6,11 +6,11 @@ extension VideoSession {
     /// Publishes a stream whose media comes from `offer`, made elsewhere; returns the stream and
     /// the server's answer to apply.
     public func publish(name: String, offer: String, hasAudio: Bool = true, hasVideo: Bool = true,
-                        publishCaptions: Bool = false) async throws(SessionError) -> (stream: VideoStream, answer: String) {
+                        publishCaptions: Bool = false, audioFallback: Bool = false) async throws(SessionError) -> (stream: VideoStream, answer: String) {
         try requireRouted()
         let reply = try await request("video:publish", [
             "name": .string(name), "hasAudio": .bool(hasAudio), "hasVideo": .bool(hasVideo), "videoType": "camera", "offer": .string(offer),
-            "publishCaptions": .bool(publishCaptions),
+            "publishCaptions": .bool(publishCaptions), "audioFallback": ["publisher": .bool(audioFallback)],
         ])
         guard let answer = reply["answer"]?.stringValue,
               let stream = VideoStream(json: reply["stream"]) ?? VideoStream(json: ["streamId": reply["streamId"] ?? .null]) else {

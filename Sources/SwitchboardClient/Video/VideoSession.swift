@@ -41,6 +41,7 @@ public final class VideoSession: Sendable {
         var audio: AudioSource?
         var video: IVFFileSource?
         var publishCaptions: Bool
+        var audioFallback: Bool
         var current: String
         var peer: MediaPeerHandle
     }
@@ -115,6 +116,7 @@ public final class VideoSession: Sendable {
                 group.addTask { [weak self] in
                     for await message in pushes {
                         guard let event = VideoEvent(push: message) else { continue }
+                        if case .publisherAudioFallback(let streamID, _, let sendVideo) = event { await self?.sendVideo(streamID, sendVideo) }
                         self?.emit(event)
                     }
                 }
@@ -131,6 +133,12 @@ public final class VideoSession: Sendable {
             }
         }
         relays.withLock { $0.append(task) }
+    }
+
+    /// The publisher audio fallback's word on one of this client's streams: its video stopped or sent again.
+    private func sendVideo(_ streamID: String, _ on: Bool) async {
+        guard let peer = publishers.withLock({ $0.values.first { $0.current == streamID }?.peer }) else { return }
+        await peer.setVideoPaused(!on)
     }
 
     private func emit(_ event: VideoEvent) {
@@ -151,23 +159,27 @@ public final class VideoSession: Sendable {
 
     /// Publishes a stream: `video` replayed as a camera, `audio` encoded with Opus. Returns the
     /// stream; others get `.streamCreated` once its media is flowing. With `publishCaptions`, live
-    /// captions (when the session's app server starts them) transcribe its audio.
+    /// captions (when the session's app server starts them) transcribe its audio. With `audioFallback` (the Video
+    /// API's publisher audio fallback), the server judges this client's own link: the video stops while the link
+    /// loses too much of it (the audio goes on) and is tried again now and then (`.publisherAudioFallback`).
     public func publish(name: String, audio: AudioSource? = nil, video: IVFFileSource? = nil,
-                        publishCaptions: Bool = false) async throws(SessionError) -> VideoStream {
-        let (stream, peer) = try await startPublishing(name: name, audio: audio, video: video, publishCaptions: publishCaptions)
+                        publishCaptions: Bool = false, audioFallback: Bool = false) async throws(SessionError) -> VideoStream {
+        let (stream, peer) = try await startPublishing(name: name, audio: audio, video: video, publishCaptions: publishCaptions,
+                                                       audioFallback: audioFallback)
         publishers.withLock {
-            $0[stream.id] = Published(name: name, audio: audio, video: video, publishCaptions: publishCaptions, current: stream.id, peer: peer)
+            $0[stream.id] = Published(name: name, audio: audio, video: video, publishCaptions: publishCaptions, audioFallback: audioFallback,
+                                      current: stream.id, peer: peer)
         }
         return stream
     }
 
     private func startPublishing(name: String, audio: AudioSource?, video: IVFFileSource?,
-                                 publishCaptions: Bool) async throws(SessionError) -> (VideoStream, MediaPeerHandle) {
+                                 publishCaptions: Bool, audioFallback: Bool) async throws(SessionError) -> (VideoStream, MediaPeerHandle) {
         let peer = try await MediaPeerHandle()
         do throws(SessionError) {
             let offer = try await peer.publishOffer(audio: audio, video: video)
             let (stream, answer) = try await publish(name: name, offer: offer, hasAudio: audio != nil, hasVideo: video != nil,
-                                                     publishCaptions: publishCaptions)
+                                                     publishCaptions: publishCaptions, audioFallback: audioFallback)
             try await peer.applyAnswer(answer)
             return (stream, peer)
         } catch {
@@ -341,7 +353,8 @@ public final class VideoSession: Sendable {
     private func restoreMedia(present: Set<String>) async -> Bool {
         for (id, p) in publishers.withLock({ Array($0) }) {
             do throws(SessionError) {
-                let (stream, peer) = try await startPublishing(name: p.name, audio: p.audio, video: p.video, publishCaptions: p.publishCaptions)
+                let (stream, peer) = try await startPublishing(name: p.name, audio: p.audio, video: p.video, publishCaptions: p.publishCaptions,
+                                                               audioFallback: p.audioFallback)
                 publishers.withLock { $0[id]?.current = stream.id; $0[id]?.peer = peer }
             } catch .transportClosed, .closed {
                 return false

@@ -62,6 +62,11 @@ public enum VideoEvent: Sendable, Hashable {
     /// A subscribed stream's audio fallback: the server warned that this client's link loses too much of the video,
     /// lifted the warning, turned the video off (audio only) or on again.
     case audioFallback(streamID: String, AudioFallbackEvent)
+    /// One of this client's streams published with `audioFallback`: the server warned that this client's own link
+    /// loses too much of its video, lifted the warning, stopped the video (audio only) or found it carried again
+    /// (nil: a silent try of the video, or the end of one); `sendVideo` is whether its video is being sent now (the
+    /// session's own publisher follows it).
+    case publisherAudioFallback(streamID: String, AudioFallbackEvent?, sendVideo: Bool)
     /// In a relayed session, from the other end of a subscription (`subscriberID` is the subscriber's connection):
     /// for an app whose own WebRTC stack connects peer to peer (`VideoSession.publishRelayed`, `subscribeRelayed`, `relay`).
     case relay(streamID: String, subscriberID: String, VideoRelayMessage)
@@ -104,6 +109,10 @@ public enum VideoEvent: Sendable, Hashable {
             guard let streamID = body["streamId"]?.stringValue,
                   let event = AudioFallbackEvent(rawValue: String(message["type"]?.stringValue?.dropFirst("video:".count) ?? "")) else { return nil }
             self = .audioFallback(streamID: streamID, event)
+        case "video:publisherAudioFallback":
+            guard let streamID = body["streamId"]?.stringValue, let sendVideo = body["sendVideo"]?.boolValue else { return nil }
+            self = .publisherAudioFallback(streamID: streamID, body["event"]?.stringValue.flatMap(AudioFallbackEvent.init(rawValue:)),
+                                           sendVideo: sendVideo)
         case "video:relay":
             guard let streamID = body["streamId"]?.stringValue, let subscriberID = body["subscriberId"]?.stringValue else { return nil }
             let message: VideoRelayMessage
@@ -127,7 +136,7 @@ public enum VideoEvent: Sendable, Hashable {
     }
 }
 
-/// The Video API's subscriber audio fallback events (their names as its client SDKs give them).
+/// The Video API's audio fallback events (their names as its client SDKs give them).
 public enum AudioFallbackEvent: String, Sendable, Hashable {
     case videoDisableWarning, videoDisableWarningLifted, videoDisabled, videoEnabled
 }

@@ -205,6 +205,7 @@ struct ClientCommand {
         case .muteForced(let id): return "muteForced \(id)"
         case .captionReceived(let id, let text, let isFinal): return "caption \(id) \(isFinal ? "final" : "partial") \(text)"
         case .audioFallback(let id, let event): return "\(event.rawValue) \(id)"
+        case .publisherAudioFallback(let id, let event, let send): return "publisher \(event?.rawValue ?? "videoTry") \(id) sendVideo=\(send)"
         case .relay(let id, let subscriber, let message): return "relay \(id) \(subscriber) \(message)"
         case .reconnecting: return "reconnecting"
         case .reconnected(let id): return "reconnected \(id)"
