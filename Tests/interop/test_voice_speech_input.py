@@ -106,8 +106,11 @@ def test_a_language_without_a_model_is_an_error_and_the_ncco_goes_on(setup):
     uuid = place_call(setup, QUIET, "15550192", ncco)
     wait_until(lambda: [e for e in hooks.events if e.get("step") == "after-input" and e.get("uuid") == uuid], timeout=20,
                what=lambda: f"the notify after the input: {hooks.events}")
-    errors = [e for e in hooks.events if e.get("type") == "error" and e.get("uuid") == uuid]
-    assert errors and "fr-FR" in errors[0]["reason"], hooks.events
+    # The error goes to the application's event URL, the notify to its own: two deliveries, in either order.
+    def errors():
+        return [e for e in hooks.events if e.get("type") == "error" and e.get("uuid") == uuid]
+    wait_until(errors, timeout=10, what=lambda: f"the error event: {hooks.events}")
+    assert "fr-FR" in errors()[0]["reason"], hooks.events
     assert not inputs(hooks, uuid), hooks.events
     wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=15, what=lambda: f"completed: {hooks.statuses(uuid)}")
 

@@ -1,10 +1,10 @@
 import Wire
 
 /// Reception statistics of one incoming RTP stream (RFC 3550 §6.4.1, appendix A.3 and A.8),
-/// for receiver report blocks and for `stats()`.
-struct ReceiveStatistics {
+/// for receiver report blocks and for `stats()`; the client SDK's media reports with it too.
+package struct ReceiveStatistics {
     let clockRate: UInt32
-    private(set) var packets: UInt64 = 0
+    package private(set) var packets: UInt64 = 0
     private(set) var bytes: UInt64 = 0
     private(set) var baseSequence: Int64?
     private(set) var highestSequence: Int64 = 0
@@ -19,10 +19,10 @@ struct ReceiveStatistics {
     private(set) var lastSenderReport: UInt32 = 0
     private(set) var lastSenderReportAt: UInt64 = 0
 
-    init(clockRate: UInt32) { self.clockRate = clockRate }
+    package init(clockRate: UInt32) { self.clockRate = clockRate }
 
     @inline(__always)
-    mutating func received(sequence: UInt16, timestamp: UInt32, length: Int, now: UInt64) {
+    package mutating func received(sequence: UInt16, timestamp: UInt32, length: Int, now: UInt64) {
         let extended = unwrapper.unwrap(sequence)
         if baseSequence == nil {
             baseSequence = extended
@@ -45,7 +45,7 @@ struct ReceiveStatistics {
         lastTransit = transit
     }
 
-    mutating func senderReportReceived(compactNTP: UInt32, now: UInt64) {
+    package mutating func senderReportReceived(compactNTP: UInt32, now: UInt64) {
         lastSenderReport = compactNTP
         lastSenderReportAt = now
     }
@@ -56,7 +56,7 @@ struct ReceiveStatistics {
     var cumulativeLost: Int64 { max(0, expected - Int64(packets)) }
 
     /// A report block for an RR, advancing the `fraction lost` interval.
-    mutating func reportBlock(ssrc: UInt32, now: UInt64) -> ReportBlock {
+    package mutating func reportBlock(ssrc: UInt32, now: UInt64) -> ReportBlock {
         let expectedInterval = expected - expectedPrior
         let receivedInterval = Int64(packets) - Int64(receivedPrior)
         expectedPrior = expected

@@ -189,6 +189,17 @@ package final class ClientTransport {
 
     // MARK: Send
 
+    /// Protects an RTCP compound packet and sends it; false when it could not be (not connected yet).
+    package func sendRTCP(_ packet: [UInt8]) -> Bool {
+        guard let srtpOut else { return false }
+        var bytes = packet + [UInt8](repeating: 0, count: 32)
+        var size = packet.count
+        let capacity = bytes.count
+        let protected = bytes.withUnsafeMutableBytes { srtpOut.protectRTCP($0.baseAddress!, length: &size, capacity: capacity) }
+        guard protected else { return false }
+        return bytes.withUnsafeBytes { send($0.baseAddress!, length: size) }
+    }
+
     /// Protects the RTP packet at `p` in place (`capacity` bytes available) and sends it; false when
     /// it could not be protected (not connected yet). A full socket buffer drops the packet, as the
     /// network would.

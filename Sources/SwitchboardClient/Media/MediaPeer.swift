@@ -48,7 +48,21 @@ final class MediaPeer: Selectable {
         var jitter: JitterBuffer?
         /// When the next 20 ms of this stream is due at the sink (monotonic ns; 0 before the first).
         var nextPlayout: UInt64 = 0
+        /// What arrived of it, for the receiver reports the server judges this client's link by (its audio fallback,
+        /// round-trip times).
+        var statistics: ReceiveStatistics
+
+        init(ssrc: UInt32, member: String, video: Bool, vp8PayloadType: UInt8? = nil, decoder: OpusCodec? = nil, jitter: JitterBuffer? = nil) {
+            (self.ssrc, self.member, self.video, self.vp8PayloadType, self.decoder, self.jitter) = (ssrc, member, video, vp8PayloadType, decoder, jitter)
+            statistics = ReceiveStatistics(clockRate: video ? 90_000 : 48_000)
+        }
     }
+
+    /// The SSRC this peer's receiver reports come from, and when the next is due.
+    private let reportSSRC = SystemRandom().next(UInt32.self) | 1
+    private var nextReport: UInt64 = 0
+    /// About every second (RFC 3550's interval for a session this small, varied by half either way).
+    static let reportInterval: UInt64 = 1_000_000_000
 
     let transport: ClientTransport
     let loop: EventLoop
@@ -95,6 +109,7 @@ final class MediaPeer: Selectable {
         if transport.connected {
             sendAudio(now: now)
             sendVideo(now: now)
+            if !incoming.isEmpty, now >= nextReport { sendReports(now: now) }
         }
         playOut(now: now)
         _ = loop.schedule(after: .milliseconds(4)) { [self] in tick() }
@@ -115,12 +130,12 @@ final class MediaPeer: Selectable {
     private func process(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64) {
         switch transport.receive(p, length: length, now: now) {
         case .none: return
-        case .rtcp: receiveRTCP(p, length: length)
-        case .rtp(let size): receiveRTP(p, length: size)
+        case .rtcp: receiveRTCP(p, length: length, now: now)
+        case .rtp(let size): receiveRTP(p, length: size, now: now)
         }
     }
 
-    private func receiveRTP(_ p: UnsafeMutableRawPointer, length: Int) {
+    private func receiveRTP(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64) {
         guard length >= 12 else { return }
         let first = Bytes.byte(p, 0)
         var offset = 12 + Int(first & 0x0F) * 4
@@ -134,6 +149,7 @@ final class MediaPeer: Selectable {
         let ssrc = Bytes.u32(p, 8)
         guard let index = incoming.firstIndex(where: { $0.ssrc == ssrc }) else { return }
         packetsReceived += 1
+        incoming[index].statistics.received(sequence: Bytes.u16(p, 2), timestamp: Bytes.u32(p, 4), length: length, now: now)
         let marker = Bytes.byte(p, 1) & 0x80 != 0
         if incoming[index].video {
             let isVP8 = incoming[index].vp8PayloadType == Bytes.byte(p, 1) & 0x7F
@@ -193,16 +209,35 @@ final class MediaPeer: Selectable {
         }
     }
 
-    /// PLI and FIR (RFC 4585 §6.3.1, RFC 5104 §4.3.1) restart a replayed recording at its key frame.
-    private func receiveRTCP(_ p: UnsafeMutableRawPointer, length: Int) {
-        guard videoOut != nil, let size = transport.unprotectRTCP(p, length: length),
+    /// PLI and FIR (RFC 4585 §6.3.1, RFC 5104 §4.3.1) restart a replayed recording at its key frame; a sender
+    /// report of a received stream is echoed in the next receiver report (the server's round-trip time).
+    private func receiveRTCP(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64) {
+        guard videoOut != nil || !incoming.isEmpty, let size = transport.unprotectRTCP(p, length: length),
               let packets = try? RTCPPacket.parseCompound(UnsafeRawBufferPointer(start: p, count: size)) else { return }
         for packet in packets {
             switch packet {
             case .pictureLossIndication, .fullIntraRequest: videoOut?.keyframeRequested = true
+            case .senderReport(let report):
+                guard let index = incoming.firstIndex(where: { $0.ssrc == report.ssrc }) else { continue }
+                incoming[index].statistics.senderReportReceived(compactNTP: report.compactNTP, now: now)
             default: continue
             }
         }
+    }
+
+    /// A receiver report on every stream received (RFC 3550 §6.4.2): the loss, jitter and sender report echo the
+    /// server judges this client's link by.
+    private func sendReports(now: UInt64) {
+        nextReport = now &+ Self.reportInterval / 2 &+ SystemRandom().next(UInt64.self) % Self.reportInterval
+        var blocks: [ReportBlock] = []
+        for index in incoming.indices where incoming[index].statistics.packets > 0 {
+            blocks.append(incoming[index].statistics.reportBlock(ssrc: incoming[index].ssrc, now: now))
+        }
+        guard !blocks.isEmpty else { return }
+        let report = RTCPPacket.receiverReport(ReceiverReport(ssrc: reportSSRC, reports: Array(blocks.prefix(31))))
+        let cname = RTCPPacket.sourceDescription(SourceDescription(chunks: [.init(source: reportSSRC, items: [.init(type: .cname, text: "switchboard-sdk-\(reportSSRC)")])]))
+        guard let bytes = try? RTCPPacket.serializeCompound([report, cname]) else { return }
+        _ = transport.sendRTCP(bytes)
     }
 
     // MARK: Send
