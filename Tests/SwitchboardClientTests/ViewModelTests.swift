@@ -72,4 +72,24 @@ struct ViewModelTests {
             await bob.disconnect()
         }
     }
+
+    @MainActor @Test("video chat: the audio fallback's events show as each stream's state until lifted or on again")
+    func videoFallback() async {
+        let model = VideoChatViewModel()
+        await model.apply(.audioFallback(streamID: "s1", .videoDisableWarning))
+        #expect(model.fallback == ["s1": .videoDisableWarning])
+        await model.apply(.audioFallback(streamID: "s1", .videoDisableWarningLifted))
+        #expect(model.fallback.isEmpty)
+        await model.apply(.audioFallback(streamID: "s1", .videoDisableWarning))
+        await model.apply(.audioFallback(streamID: "s1", .videoDisabled))
+        await model.apply(.audioFallback(streamID: "s1", .videoDisableWarningLifted))
+        #expect(model.fallback == ["s1": .videoDisabled], "off until on again")
+        // This client's own stream: the publisher's events; a silent try changes nothing shown.
+        await model.apply(.publisherAudioFallback(streamID: "mine", .videoDisabled, sendVideo: false))
+        await model.apply(.publisherAudioFallback(streamID: "mine", nil, sendVideo: true))
+        #expect(model.fallback == ["s1": .videoDisabled, "mine": .videoDisabled])
+        await model.apply(.publisherAudioFallback(streamID: "mine", .videoEnabled, sendVideo: true))
+        await model.apply(.audioFallback(streamID: "s1", .videoEnabled))
+        #expect(model.fallback.isEmpty)
+    }
 }

@@ -14,6 +14,10 @@ public final class VideoChatViewModel {
     public private(set) var error: SessionError?
     /// The newest caption of each stream, while the session's live captions run (with `captions` at connect).
     public private(set) var captions: [String: VideoCaption] = [:]
+    /// Streams whose video the audio fallback has off or warns of, by id — received ones for this client's link or
+    /// their publisher's, the published one for this client's own (`publish(…, audioFallback: true)`):
+    /// `.videoDisableWarning` (show a warning) or `.videoDisabled` (audio only: show a note); gone once lifted or on again.
+    public private(set) var fallback: [String: AudioFallbackEvent] = [:]
     @ObservationIgnored private var session: VideoSession?
     @ObservationIgnored private var wantsCaptions = false
     @ObservationIgnored private var listener: Task<Void, Never>?
@@ -51,7 +55,10 @@ public final class VideoChatViewModel {
             streams.removeAll { $0.id == s.id }
             received[s.id] = nil
             captions[s.id] = nil
+            fallback[s.id] = nil
         case .captionReceived(let id, let text, let isFinal): captions[id] = VideoCaption(text: text, isFinal: isFinal)
+        case .audioFallback(let id, let event): noteFallback(event, of: id)
+        case .publisherAudioFallback(let id, let event?, _): noteFallback(event, of: id)
         case .connectionCreated(let c): connections.append(c.id)
         case .connectionDestroyed(let c, _): connections.removeAll { $0 == c.id }
         case .reconnected(let id): connectionID = id
@@ -60,14 +67,27 @@ public final class VideoChatViewModel {
         }
     }
 
-    /// With `captions`, live captions transcribe what `audio` says while they run.
-    public func publish(name: String, audio: AudioSource?, video: IVFFileSource?, captions: Bool = false) async {
-        do { published = try await session?.publish(name: name, audio: audio, video: video, publishCaptions: captions) } catch let e { error = e }
+    private func noteFallback(_ event: AudioFallbackEvent, of streamID: String) {
+        switch event {
+        case .videoDisableWarning: if fallback[streamID] != .videoDisabled { fallback[streamID] = event }
+        case .videoDisabled: fallback[streamID] = event
+        case .videoDisableWarningLifted: if fallback[streamID] == .videoDisableWarning { fallback[streamID] = nil }
+        case .videoEnabled: fallback[streamID] = nil
+        }
+    }
+
+    /// With `captions`, live captions transcribe what `audio` says while they run; with `audioFallback`, the video
+    /// stops while this client's own link cannot carry it (`fallback[published.id]`).
+    public func publish(name: String, audio: AudioSource?, video: IVFFileSource?, captions: Bool = false, audioFallback: Bool = false) async {
+        do {
+            published = try await session?.publish(name: name, audio: audio, video: video, publishCaptions: captions, audioFallback: audioFallback)
+        } catch let e { error = e }
     }
 
     public func unpublish() async {
         guard let published else { return }
         try? await session?.unpublish(published.id)
+        fallback[published.id] = nil
         self.published = nil
     }
 
@@ -78,6 +98,7 @@ public final class VideoChatViewModel {
         streams = []
         received = [:]
         captions = [:]
+        fallback = [:]
         connectionID = nil
     }
 }
