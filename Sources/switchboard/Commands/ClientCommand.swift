@@ -14,7 +14,7 @@ struct ClientCommand {
 
     static let usage = """
         Usage: switchboard client room join ROOM --as NAME [--play tone:440|FILE.wav] [--record OUT.wav] [--json]
-               switchboard client video join SESSION_ID --token TOKEN [--publish FILE.ivf] [--name NAME] [--captions] [--json]
+               switchboard client video join SESSION_ID --token TOKEN [--publish FILE.ivf [--audio-fallback]] [--name NAME] [--captions] [--json]
                switchboard client call NUMBER|USER --as NAME [--context JSON] [--dtmf DIGITS] [--json]
                switchboard client call --answer --as NAME [--json]
 
@@ -25,6 +25,7 @@ struct ClientCommand {
           --record FILE    write what the others say (in a call: the phone or user at the other end) to a WAV file on leaving
           --publish FILE   a VP8 IVF recording to publish as a camera (with a 440 Hz tone as audio)
           --captions       (video) ask for the captions of every stream and print them while live captions run
+          --audio-fallback (video) have the server judge our own link: the video stops while it cannot carry it
           --token TOKEN    (call) log in with this user token instead of through the app server
           --context JSON   (call) a JSON object the application's answer URL gets as custom_data
           --dtmf DIGITS    (call) digits to send once the call is answered
@@ -47,7 +48,7 @@ struct ClientCommand {
     }
 
     static func dispatch(_ argv: [String]) async throws -> Int32 {
-        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--answer", "--captions"])
+        let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--answer", "--captions", "--audio-fallback"])
         let positionals = args.positionals
         if positionals.first == "call" {
             try args.check(known: ["--as", "--token", "--app", "--context", "--dtmf", "--answer", "--play", "--record", "--json", "--server", "--seconds"])
@@ -64,7 +65,7 @@ struct ClientCommand {
             try args.check(known: ["--as", "--play", "--record", "--json", "--server", "--app", "--seconds"])
             return try await room(positionals[2], args: args, server: server, seconds: seconds, printer: printer)
         case "video":
-            try args.check(known: ["--token", "--publish", "--name", "--captions", "--json", "--server", "--seconds"])
+            try args.check(known: ["--token", "--publish", "--name", "--captions", "--audio-fallback", "--json", "--server", "--seconds"])
             return try await video(positionals[2], args: args, server: server, seconds: seconds, printer: printer)
         default:
             throw CLIError("expected 'room' or 'video' after 'client'")
@@ -179,7 +180,8 @@ struct ClientCommand {
             if captions { try await session.subscribeToCaptions(stream.id) }
         }
         if let camera {
-            let stream = try await session.publish(name: args["--name"] ?? "switchboard-client", audio: ToneSource(frequency: 440), video: camera)
+            let stream = try await session.publish(name: args["--name"] ?? "switchboard-client", audio: ToneSource(frequency: 440), video: camera,
+                                                   audioFallback: args.flag("--audio-fallback"))
             printer.print(["published": .string(stream.id)], line: "published \(stream.id)")
         }
         await wait(seconds)
