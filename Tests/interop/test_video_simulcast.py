@@ -129,18 +129,18 @@ def test_each_subscriber_gets_the_size_and_frame_rate_it_prefers_and_a_smaller_s
 
     bob.evaluate(f"window.playground.setPreferredFrameRate('{stream}', 1)")
     time.sleep(1.5)  # the base layer's next frame, and the decoder's own rate settling
-    bob_rate, carol_rate = frames_per_second([bob, carol], stream)
+    bob_rate, carol_rate = rates_until(bob, carol, stream, lambda b, c: c > 10, "carol decodes every frame the publisher sends")
     print("bob preferring 1, bob and carol:", bob_rate, carol_rate)
-    assert carol_rate > 10, "carol decodes every frame the publisher sends"
     assert 0 < bob_rate < carol_rate * 0.6, (bob_rate, carol_rate)
     screenshot(bob, "video-playground-frame-rate.png")
-    assert width_of(bob, stream) == 960, "the size is another preference"
+    # The size is another preference: bob keeps the largest (or, his receive-side estimate having dipped on a loaded
+    # machine, is tried on it again and keeps it).
+    decodes_width(bob, stream, 960, timeout=20, what="bob at 1 fps, still the largest")
 
     bob.select_option(f".tile[data-stream-id='{stream}'] .preferred-rate", "")
     time.sleep(1.5)
-    bob_rate, carol_rate = frames_per_second([bob, carol], stream)
+    bob_rate, carol_rate = rates_until(bob, carol, stream, lambda b, c: c > 10 and b > c * 0.7, "bob decodes every frame again")
     print("bob back to every frame, bob and carol:", bob_rate, carol_rate)
-    assert bob_rate > carol_rate * 0.7, (bob_rate, carol_rate)
 
     # A size no one takes is paused at the publisher (`video:unusedLayers`). Bob stops taking the video (the tile's
     # "video" box, `subscribeToVideo(false)`: the server sends him none while his audio keeps coming) and carol prefers
@@ -184,6 +184,19 @@ def test_each_subscriber_gets_the_size_and_frame_rate_it_prefers_and_a_smaller_s
         assert peer.request("video:subscriberPreferences", {"streamId": stream, "preferredFrameRate": None}) == {}
     finally:
         peer.close()
+
+
+def rates_until(bob, carol, stream_id, done, what, timeout=20.0):
+    """Bob's and carol's frame rates over successive 3-s windows until `done(bob_rate, carol_rate)`: on a loaded machine a
+    browser's decoder can stall for a moment (starved of CPU, or awaiting a key frame after its estimate dipped), which
+    is waited out; a rate that stays wrong fails."""
+    rates = []
+
+    def measured():
+        rates.append(frames_per_second([bob, carol], stream_id, seconds=3.0))
+        return done(*rates[-1])
+    wait_until(measured, timeout=timeout, what=lambda: f"{what}: {rates}")
+    return rates[-1]
 
 
 def frames_per_second(pages, stream_id, seconds=4.0):
