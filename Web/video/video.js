@@ -440,9 +440,14 @@ function addLocalTracks(pc, local) {
   }
 }
 
+/** Our camera's video sender (routed sessions: one peer connection to the server). */
+function videoSender(p = state.publisher) {
+  return p?.pc?.getSenders().find((s) => s.track?.kind === "video");
+}
+
 /** Our camera's video sender, when it sends in several sizes. */
 function simulcastSender(p = state.publisher) {
-  const sender = p?.pc?.getSenders().find((s) => s.track?.kind === "video");
+  const sender = videoSender(p);
   return sender?.getParameters().encodings?.some((e) => e.rid) ? sender : null;
 }
 
@@ -452,7 +457,7 @@ function simulcastSender(p = state.publisher) {
  * nothing. None while the publisher audio fallback has our video off (`video:publisherAudioFallback`).
  */
 async function applyVideoSending(p = state.publisher) {
-  const sender = p?.pc?.getSenders().find((s) => s.track?.kind === "video");
+  const sender = videoSender(p);
   if (!sender) return;
   const parameters = sender.getParameters();
   let changed = false;
@@ -495,7 +500,7 @@ async function setSimulcastLayer(rid, active) {
 
 /** Each encoding of our camera by rid ("" for a camera sent in one size): whether it is being sent, and its bytes sent so far. */
 async function publisherLayers() {
-  const sender = state.publisher?.pc?.getSenders().find((s) => s.track?.kind === "video");
+  const sender = videoSender();
   if (!sender) return {};
   const out = {};
   for (const e of sender.getParameters().encodings) out[e.rid ?? ""] = { active: e.active, bytesSent: 0 };

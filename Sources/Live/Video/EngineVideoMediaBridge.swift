@@ -144,12 +144,13 @@ public final class EngineVideoMediaBridge: VideoMediaBridge {
         }
         // A consumer the answer rejected is gone; the others take the preferences (a size only simulcast ones act
         // on, a frame rate only those whose stream has temporal layers).
+        let fallbackAllowed = subscriberFallback(sessionID, streamID)
         for consumer in subscription.consumers {
             if let on = consumer.kind == .audio ? preferences.audio : preferences.video {
                 if on { try? await engine.resume(consumer: consumer.id) } else { try? await engine.pause(consumer: consumer.id) }
             }
             guard consumer.kind == .video else { continue }
-            if let on = preferences.audioFallback { try? await engine.setAudioFallback(consumer: consumer.id, on && subscriberFallback(sessionID, streamID)) }
+            if let on = preferences.audioFallback { try? await engine.setAudioFallback(consumer: consumer.id, on && fallbackAllowed) }
             if let width = preferences.width, let height = preferences.height {
                 try? await engine.setPreferredSize(consumer: consumer.id, width: width, height: height)
             }

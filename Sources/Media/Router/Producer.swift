@@ -299,7 +299,6 @@ final class Producer {
     /// Turns the publisher audio fallback on (for the track: the largest layer of a simulcast one) or off.
     func setPublisherAudioFallback(_ on: Bool) {
         publisherFallback = on ? publisherFallback ?? AudioFallback() : nil
-        uplinkLoss.reset()
     }
 
     /// On the transport's tick, for a video track: the loss on its publisher's link, every layer's first
