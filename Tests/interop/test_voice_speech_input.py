@@ -3,13 +3,15 @@ SDK's models): baresip answers over a trunk and says a menu choice (espeak-ng's 
 per call, G.711 on the wire); the input's event URL gets what was said, recognised offline, in the Voice API's
 shape — `speech.results[{text, confidence}]`, `speech.timeout_reason` and, with `saveAudio`, the utterance's
 `speech.recording_url`. A phone that says nothing gets
-`start_timeout`; a language without a model is the documented error event, and the NCCO goes on."""
+`start_timeout`; a language without a model is the documented error event, and the NCCO goes on. An input naming
+another leg of its conversation (`speech.uuid`) hears that leg."""
 
 from __future__ import annotations
 
 import datetime
 import io
 import subprocess
+import uuid as uuids
 
 import pytest
 import requests
@@ -21,7 +23,7 @@ from voice_support import answering_phones, place_call
 
 vonage_voice = pytest.importorskip("vonage_voice")
 
-SPEAKER, QUIET = "15550181", "15550182"
+SPEAKER, QUIET, AGENT = "15550181", "15550182", "15550183"
 MENU = ["sales", "support", "billing", "speak to an agent"]
 
 
@@ -42,7 +44,8 @@ def said(tmp, text: str | None, lead: float = 1.0, tail: float = 4.0):
 def setup(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("speech")
     with answering_phones(tmp, [(SPEAKER, "speaker", said(tmp, "support"), "15550191"),
-                                (QUIET, "quiet", said(tmp, None, tail=8), "15550192")]) as s:
+                                (QUIET, "quiet", said(tmp, None, tail=8), "15550192"),
+                                (AGENT, "agent", said(tmp, "billing", lead=6), "15550193")]) as s:
         yield s
 
 
@@ -158,3 +161,42 @@ def test_a_caller_who_speaks_over_a_barge_in_prompt_stops_it_and_is_heard(setup)
     elapsed = since_answered(hooks, result)
     assert elapsed < 10, f"{elapsed:.1f} s after the answer: the prompt was not cut short"
     wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=15, what=lambda: f"completed: {hooks.statuses(uuid)}")
+
+
+def test_an_input_hears_the_leg_its_speech_uuid_names(setup):
+    """`speech.uuid`: the quiet phone waits in a named conversation, the agent's phone joins it and says "billing"
+    six seconds after answering; meanwhile the quiet leg is transferred to an NCCO whose speech input names the
+    agent's leg, and its input gets the agent's word (listening to itself it would time out: it says nothing). A
+    leg of another conversation is not listened to: the input is an error event, and the NCCO goes on."""
+    server, hooks, app_id, key = setup
+    auth = {"Authorization": bearer(token(app_id, key))}
+    desk = f"desk-{uuids.uuid4().hex[:8]}"
+    quiet = place_call(setup, QUIET, "15550192", [{"action": "conversation", "name": desk}])
+    wait_until(lambda: "answered" in hooks.statuses(quiet), timeout=15, what=lambda: f"answered: {hooks.statuses(quiet)}")
+    agent = place_call(setup, AGENT, "15550193", [{"action": "conversation", "name": desk}])
+    wait_until(lambda: "answered" in hooks.statuses(agent), timeout=15, what=lambda: f"answered: {hooks.statuses(agent)}")
+    ncco = [{"action": "input", "type": ["speech"], "speech": {"uuid": [agent], "context": MENU, "endOnSilence": 1},
+             "eventUrl": [hooks.url + "/event/input"]}]
+    r = requests.put(f"{server.http_url}/v1/calls/{quiet}", json={"action": "transfer", "destination": {"type": "ncco", "ncco": ncco}},
+                     headers=auth, timeout=10)
+    assert r.status_code == 204, r.text
+    wait_until(lambda: inputs(hooks, quiet), timeout=30, what=lambda: f"the input's result: {hooks.events}\n{server.log()[-2000:]}")
+    result = inputs(hooks, quiet)[0]
+    assert result["speech"].get("timeout_reason") == "end_on_silence_timeout", result
+    assert result["speech"]["results"] and result["speech"]["results"][0]["text"] == "billing", result
+    assert not inputs(hooks, agent), hooks.events
+
+    # The agent's leg, still in the desk conversation, named by a call in a conversation of its own.
+    other = place_call(setup, QUIET, "15550192", [
+        {"action": "input", "type": ["speech"], "speech": {"uuid": [agent]}, "eventUrl": [hooks.url + "/event/input"]},
+        {"action": "notify", "payload": {"step": "after-foreign-input"}, "eventUrl": [hooks.url + "/event/notify"]}])
+    def errors():
+        return [e for e in hooks.events if e.get("type") == "error" and e.get("uuid") == other]
+    wait_until(errors, timeout=20, what=lambda: f"the error event: {hooks.events}")
+    assert "speech.uuid" in errors()[0]["reason"] and agent in errors()[0]["reason"], errors()
+    wait_until(lambda: [e for e in hooks.events if e.get("step") == "after-foreign-input" and e.get("uuid") == other], timeout=20,
+               what=lambda: f"the notify after the input: {hooks.events}")
+    assert not inputs(hooks, other), hooks.events
+    r = requests.put(f"{server.http_url}/v1/calls/{agent}", json={"action": "hangup"}, headers=auth, timeout=10)
+    assert r.status_code == 204, r.text
+    wait_until(lambda: "completed" in hooks.statuses(agent), timeout=15, what=lambda: f"completed: {hooks.statuses(agent)}")

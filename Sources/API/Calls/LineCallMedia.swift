@@ -195,8 +195,11 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
 
     /// Speech input on a phone, SIP or websocket leg: the line finds the utterance on the mixer's clock, the recognizer
     /// reads it off the loop, and the result goes to the leg's NCCO unless it has moved on meanwhile.
+    /// Another leg's voice (`speech.uuid`) is listened to in the conversation's mix, as an app leg's is.
     private func listenForSpeech(_ speech: NCCOAction.Input.Speech, bargeIn: Bool, leg uuid: String) throws(CallMediaError) {
-        guard let phone = legs.withLock({ $0[uuid] }) else { return try mixer.perform(.collectSpeech(speech, bargeIn: bargeIn), leg: uuid) }
+        guard let phone = legs.withLock({ $0[uuid] }), (speech.uuid.first ?? uuid) == uuid else {
+            return try mixer.perform(.collectSpeech(speech, bargeIn: bargeIn), leg: uuid)
+        }
         do { try SpeechRecognizer.validate(language: speech.language) } catch { throw .failed(error.description) }
         guard let line = phone.listeningLine, let events = parts()?.1 else { throw .failed("the call has no audio yet") }
         let input = phone.speechInput.withLock { n -> Int in

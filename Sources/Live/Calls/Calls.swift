@@ -205,9 +205,9 @@ public final class Calls: CallMediaEvents, Sendable {
         try await running(uuid, applicationID: applicationID).muted(muted, earmuffed: earmuffed)
     }
 
-    /// Replaces the leg's NCCO with `ncco` (already validated by the caller or validated here).
+    /// Replaces the leg's NCCO with `ncco` (validated whole by its parser).
     public func transfer(uuid: String, applicationID: String, ncco: NCCO) async throws {
-        try await running(uuid, applicationID: applicationID).transfer(ncco.json)
+        try await running(uuid, applicationID: applicationID).transfer(ncco)
     }
 
     public func transfer(uuid: String, applicationID: String, to target: VoiceWebhooks.Target) async throws {

@@ -510,13 +510,13 @@ actor LiveLeg {
         _ = try core.conversations.setMedia(memberID: leg.memberID, conversationID: leg.conversationID, applicationID: application.id, media: media)
     }
 
-    func transfer(_ document: JSONValue) throws(CallError) {
+    func transfer(_ ncco: NCCO) throws(CallError) {
         guard !leg.status.isTerminal else { throw .notLive }
         guard leg.status == .answered else { throw .wrongState("the call has not been answered") }
         if let child { Task { [calls] in await calls.leg(child)?.hangup(reason: "transfer") } }
         child = nil
         sendTransferEvent()
-        run(engine.load(document, now: now))
+        run(engine.load(ncco, now: now))
     }
 
     func transfer(to target: VoiceWebhooks.Target) throws(CallError) {

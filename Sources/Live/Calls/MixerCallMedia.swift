@@ -130,17 +130,19 @@ public final class MixerCallMedia: CallMedia {
         }
     }
 
-    /// Speech input on a leg whose audio reaches its conversation's mix from its client (an app leg): a tap of the
-    /// leg's own voice, drained every 100 ms into the endpointer (silence filling any time the mix did not run), then
-    /// the utterance is kept and recognised off the mixer's thread.
+    /// Speech input on a leg whose audio reaches its conversation's mix from its client (an app leg), or on any leg
+    /// listening to another leg of its conversation (`speech.uuid`): a tap of that voice, drained every 100 ms into the
+    /// endpointer (silence filling any time the mix did not run), then the utterance is kept and recognised off the
+    /// mixer's thread. What it comes to goes to `leg`'s input.
     private func listenForSpeech(_ speech: NCCOAction.Input.Speech, bargeIn: Bool, leg: String) throws(CallMediaError) {
         do { try SpeechRecognizer.validate(language: speech.language) } catch { throw .failed(error.description) }
         let (place, audio, rooms) = try place(leg)
+        let voice = try speaker(speech, of: leg, in: place)
         let settings = speech.endpointing
         let task = Task {
             let outcome: SpeechOutcome
             do throws(CallMediaError) {
-                let (ending, samples) = try await Self.utterance(of: place, audio: audio, rooms: rooms, settings: settings, tap: MixerTapID("speech-\(UUID().uuidString)")) {
+                let (ending, samples) = try await Self.utterance(of: voice, audio: audio, rooms: rooms, settings: settings, tap: MixerTapID("speech-\(UUID().uuidString)")) {
                     // Over a prompt with `bargeIn`: the caller's first words stop it.
                     guard bargeIn, !Task.isCancelled else { return }
                     self.stopPlaying(leg: leg)
@@ -161,6 +163,16 @@ public final class MixerCallMedia: CallMedia {
 
     /// Mixer taps run at 48 kHz.
     static let tapRate = 48_000
+
+    /// Where the voice a speech input listens to is: the leg's own, or the one leg `speech.uuid` names, which must be
+    /// in the leg's conversation (so an NCCO hears only the call it runs in).
+    private func speaker(_ speech: NCCOAction.Input.Speech, of leg: String, in place: LegPlace) throws(CallMediaError) -> LegPlace {
+        guard let other = speech.uuid.first, other != leg else { return place }
+        guard let voice = resolve(other), voice.conversationID == place.conversationID else {
+            throw .failed("input: speech.uuid \(other) is not a leg of this conversation")
+        }
+        return voice
+    }
 
     /// Listens to what the leg says in its conversation's mix until the endpointer ends (or the task is cancelled).
     /// `tap` is this listening's own (a cancelled one may still be removing its tap when the next one adds its).

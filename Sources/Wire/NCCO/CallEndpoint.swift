@@ -32,13 +32,6 @@ public enum CallEndpoint: Sendable, Hashable {
         }
     }
 
-    /// The endpoint object as an NCCO writes it, `authorization` included (it is parsed back to run).
-    public var json: JSONValue {
-        guard case .websocket(_, _, _, let authorization?) = self, case .object(var o) = shown else { return shown }
-        o["authorization"] = authorization.json
-        return .object(o)
-    }
-
     /// The endpoint as events, stored legs and conversation members show it: a websocket's `authorization`
     /// (a credential) left out.
     public var shown: JSONValue {
@@ -189,13 +182,6 @@ public enum WebSocketAuthorization: Sendable, Hashable {
     case vonage
     /// `Authorization: <value>`, sent verbatim.
     case custom(String)
-
-    public var json: JSONValue {
-        switch self {
-        case .vonage: ["type": "vonage"]
-        case .custom(let value): ["type": "custom", "value": .string(value)]
-        }
-    }
 
     /// `{type: vonage}` or `{type: custom, value}`: one line of at most 4,096 bytes; errors name the field under
     /// `authorization`.

@@ -34,7 +34,4 @@ public struct NCCO: Sendable, Hashable {
         for (i, item) in items.enumerated() { actions.append(try NCCOAction.parse(item, index: i)) }
         return NCCO(actions)
     }
-
-    /// The document as JSON, options at their resolved values.
-    public var json: JSONValue { .array(actions.map(\.json)) }
 }

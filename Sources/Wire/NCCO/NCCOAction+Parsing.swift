@@ -269,11 +269,11 @@ struct Fields {
         return url.map { NCCOAction.Callback(url: $0, method: method) }
     }
 
-    mutating func legList(_ key: String) throws(NCCOError) -> [String]? {
+    mutating func legList(_ key: String, max: Int = NCCO.Limits.legList) throws(NCCOError) -> [String]? {
         guard let v = object[key] else { return nil }
         seen.insert(key)
-        guard case .array(let a) = v, a.count <= NCCO.Limits.legList else {
-            throw fail(key, .wrongType(expected: "an array of at most \(NCCO.Limits.legList) leg ids"))
+        guard case .array(let a) = v, a.count <= max else {
+            throw fail(key, .wrongType(expected: max == 1 ? "an array of one leg id" : "an array of at most \(max) leg ids"))
         }
         var out: [String] = []
         for (i, item) in a.enumerated() {
@@ -321,7 +321,8 @@ extension NCCOAction {
             throw NCCOError(index: index, action: Name.input.rawValue, field: "speech", .wrongType(expected: "an object"))
         }
         var f = Fields(object: o, index: index, action: Name.input.rawValue, prefix: "speech.")
-        if let legs = try f.legList("uuid") { speech.uuid = legs }
+        // As the Voice API's: one leg, whose voice the input listens to.
+        if let legs = try f.legList("uuid", max: 1) { speech.uuid = legs }
         if let s = try f.double("endOnSilence", 0.4...10) { speech.endOnSilence = s }
         if let language = try f.string("language", max: 16) {
             guard isLanguageTag(language) else { throw f.fail("language", .invalid("must be a language tag such as en-US")) }

@@ -74,7 +74,7 @@ public enum NCCOAction: Sendable, Hashable {
 
         /// `speech`: how one utterance of the leg is listened for and read.
         public struct Speech: Sendable, Hashable {
-            /// The legs to listen to (this leg when empty).
+            /// The leg whose voice is listened to: at most one, in this leg's conversation (this leg when empty).
             public var uuid: [String] = []
             /// Seconds of silence that end the utterance (0.4 to 10).
             public var endOnSilence = 2.0
@@ -164,12 +164,6 @@ public enum NCCOAction: Sendable, Hashable {
         public init(url: String, ringbackTone: String? = nil) {
             self.url = url
             self.ringbackTone = ringbackTone
-        }
-
-        var json: JSONValue {
-            var o: [String: JSONValue] = ["url": .string(url)]
-            if let r = ringbackTone { o["ringbackTone"] = .string(r) }
-            return .object(o)
         }
     }
 

@@ -28,11 +28,9 @@ struct NCCOTests {
         #expect(k.endpoint == .sip(uri: "sip:bob@127.0.0.1", headers: ["X-Id": "7"], userToUser: "00ff;encoding=hex") && k.from == "14155550100" && k.synchronous)
         #expect(k.timeout == 30 && k.limit == 600 && k.ringbackTone == "http://h.test/r.mp3")
         #expect(n.payload == ["step": 1] && n.eventURL.url == "http://h.test/n")
-        // Serialised and read again: the same document.
-        #expect(try NCCO.parse(ncco.json) == ncco)
     }
 
-    @Test("a phone endpoint's onAnswer and a websocket's authorization read back, and serialise whole (the credential included)")
+    @Test("a phone endpoint's onAnswer and a websocket's authorization read back")
     func onAnswerAndAuthorization() throws {
         let ncco = try parse(#"""
             [{"action":"connect","endpoint":[{"type":"phone","number":"14155550100","onAnswer":{"url":"https://h.test/whisper","ringbackTone":"https://h.test/ring.wav"}}]},
@@ -47,7 +45,6 @@ struct NCCOTests {
         #expect(b.onAnswer?.ringbackTone == "https://h.test/old.wav" && b.ringback == "https://h.test/own.wav", "the connect's own tone first")
         #expect(c.endpoint == .websocket(uri: "wss://h.test/s", contentType: "audio/l16;rate=16000", headers: [:], authorization: .custom("Bearer abc")))
         #expect(d.endpoint == .websocket(uri: "wss://h.test/s", contentType: "audio/l16;rate=16000", headers: [:], authorization: .vonage))
-        #expect(try NCCO.parse(ncco.json) == ncco)
         // What events and stored legs show leaves the credential out.
         #expect(c.endpoint.shown == ["type": "websocket", "uri": "wss://h.test/s", "content-type": "audio/l16;rate=16000"])
     }
@@ -109,6 +106,7 @@ struct NCCOTests {
         (#"[{"action":"input","type":["speech"],"speech":{"endOnSilence":0.2}}]"#, 0, "speech.endOnSilence", "ncco-out-of-range"),
         (#"[{"action":"input","type":["speech"],"speech":{"startTimeout":61}}]"#, 0, "speech.startTimeout", "ncco-out-of-range"),
         (#"[{"action":"input","type":["speech"],"speech":{"context":"sales"}}]"#, 0, "speech.context", "ncco-wrong-type"),
+        (#"[{"action":"input","type":["speech"],"speech":{"uuid":["leg-1","leg-2"]}}]"#, 0, "speech.uuid", "ncco-wrong-type"),
         (#"[{"action":"input","type":["speech"],"speech":{"context":[""]}}]"#, 0, "speech.context[0]", "ncco-wrong-type"),
         (#"[{"action":"input","type":["speech"],"speech":{"langauge":"en-US"}}]"#, 0, "speech.langauge", "ncco-unknown-field"),
         (#"[{"action":"input","type":["speech"],"speech":[]}]"#, 0, "speech", "ncco-wrong-type"),
