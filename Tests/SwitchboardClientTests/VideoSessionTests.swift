@@ -21,8 +21,10 @@ func videoSessionAndTokens(_ live: LiveServer, roles: [(String, String)]) async 
     return (sid, tokens)
 }
 
-let fixtureIVF = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Fixtures/media/vp8-320x240.ivf").path
+func fixture(_ name: String) -> String {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/media/\(name)").path
+}
+let fixtureIVF = fixture("vp8-320x240.ivf")
 
 @Suite("Video sessions against a live server", .serialized)
 struct VideoSessionTests {
@@ -103,6 +105,53 @@ struct VideoSessionTests {
             await #expect(throws: SessionError.invalidToken) {
                 _ = try await VideoSession.connect(to: live.url, sessionID: sid, token: "T1==garbage")
             }
+        }
+    }
+
+    @Test("a simulcast publisher: each subscriber gets the size it prefers, sizes no one takes pause at the publisher and resume when one is wanted")
+    func simulcast() async throws {
+        // Three sizes of one picture, given in any order: sent smallest first as q, h, f.
+        let camera = try IVFFileSource(simulcast: [fixture("vp8-640x480.ivf"), fixture("vp8-160x120.ivf"), fixture("vp8-320x240.ivf")])
+        #expect(camera.rids == ["q", "h", "f"] && camera.width == 640 && camera.height == 480)
+        #expect(throws: IVFFileSource.LoadError.self) { try IVFFileSource(simulcast: [fixtureIVF]) }
+        #expect(throws: IVFFileSource.LoadError.self) { try IVFFileSource(simulcast: [fixtureIVF, fixtureIVF]) }
+
+        try await LiveServer.with { live in
+            let (sid, tokens) = try await videoSessionAndTokens(live, roles: [("publisher", "alice"), ("subscriber", "bob"), ("subscriber", "carol")])
+            let alice = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[0])
+            let aliceEvents = Collector(alice.events())
+            let bob = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[1])
+            let carol = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[2])
+            let published = try await alice.publish(name: "alice-cam", video: camera)
+            let small = VideoFrameCounter(), large = VideoFrameCounter()
+            try await bob.subscribe(published.id, video: small)
+            try await bob.setPreferredResolution(published.id, (width: 160, height: 120))
+            try await carol.subscribe(published.id, video: large)
+            #expect(await eventually(seconds: 15) { small.width == 160 && small.height == 120 && small.frames >= 30 })
+            #expect(await eventually(seconds: 15) { large.width == 640 && large.height == 480 && large.frames >= 30 })
+            let sent = { await alice.statistics(published.id)?.layerPacketsSent ?? [:] }
+            #expect(await Set(sent().keys) == ["q", "h", "f"])
+
+            // Carol gone, bob takes the smallest alone: the two larger sizes are named unused and stop.
+            try await carol.unsubscribe(published.id)
+            #expect(await aliceEvents.wait(seconds: 15) { $0.contains(.unusedLayers(streamID: published.id, rids: ["h", "f"])) })
+            try await Task.sleep(for: .milliseconds(300))  // what the media loop had in hand
+            let paused = await sent()
+            let frames = small.frames
+            #expect(await eventually(seconds: 5) { small.frames >= frames + 20 })
+            let later = await sent()
+            #expect(later["h"] == paused["h"] && later["f"] == paused["f"], "paused sizes sent nothing: \(paused) then \(later)")
+            #expect((later["q"] ?? 0) > (paused["q"] ?? 0))
+
+            // Bob asks for the largest: every size is wanted again, sent again from a key frame, and he gets it.
+            try await bob.setPreferredResolution(published.id, nil)
+            #expect(await aliceEvents.wait(seconds: 10) { $0.contains(.unusedLayers(streamID: published.id, rids: [])) })
+            #expect(await eventually(seconds: 15) { small.width == 640 && small.height == 480 })
+            let resumed = await sent()
+            #expect((resumed["f"] ?? 0) > (later["f"] ?? 0) && (resumed["h"] ?? 0) > (later["h"] ?? 0))
+            await carol.disconnect()
+            await bob.disconnect()
+            await alice.disconnect()
         }
     }
 

@@ -1,6 +1,8 @@
 """The Swift SDK and Chromium in one video session: `switchboard client video join` publishes a VP8
 recording and Chromium (the playground of `serve --dev`, fake camera and microphone) publishes its
-camera; each decodes the other's video, and Chromium sees the SDK client's stream go when it leaves."""
+camera; each decodes the other's video, and Chromium sees the SDK client's stream go when it leaves. The SDK
+client's simulcast stream gives Chromium the size it asks for."""
+import json
 import time
 
 import pytest
@@ -93,4 +95,41 @@ def test_sdk_client_and_chromium_decode_each_others_video(server, codec):
         wait_until(lambda: page.evaluate("window.playground.streamIds().length") == 0, timeout=5, what="SDK tile removed")
         page.click("#leave")
         wait_for_log(page, "left the session")
+        page.context.close()
+
+
+SIZES = [REPO / "Tests" / "Fixtures" / "media" / f"vp8-{size}.ivf" for size in ("160x120", "320x240", "640x480")]
+
+
+def test_chromium_takes_the_size_it_asks_for_of_the_sdk_client_s_simulcast_stream(server):
+    """`switchboard client video join --publish small,medium,large` publishes three sizes of one picture as simulcast
+    (the Swift SDK's `IVFFileSource(simulcast:)`): Chromium, subscribed in the playground, decodes the largest, then the
+    smallest once it asks for it in its tile's menu, and the largest again. While it takes only the smallest, the
+    server names the two larger sizes unused and the SDK client pauses them (it prints the server's word)."""
+    from test_video_simulcast import decodes_width
+    sid = dev_session(server)
+    with chromium(extra_args=CHROMIUM_ARGS[3:]) as browser:
+        page = new_page(browser)
+        join(page, server, sid, dev_token(server, sid, "chromium"), "chromium", publish=False)
+        sdk = client(server, "video", "join", sid, "--token", dev_token(server, sid, "sdk"),
+                     "--publish", ",".join(map(str, SIZES)), "--name", "sdk", seconds=90)
+        try:
+            wait_for_log(page, "streamCreated sdk", timeout=15)
+            (stream,) = page.evaluate("window.playground.streamIds()")
+            # The largest by default, once Chromium's estimate of its link affords it.
+            decodes_width(page, stream, 640, timeout=40, what="the largest size")
+            page.select_option(f".tile[data-stream-id='{stream}'] .preferred", "1x1")
+            decodes_width(page, stream, 160, timeout=15, what="the smallest size, asked for")
+            # Nobody takes the larger sizes: named unused three seconds on (the SDK client pauses them).
+            time.sleep(5)
+            decodes_width(page, stream, 160, timeout=5, what="the smallest size, the others paused")
+            page.select_option(f".tile[data-stream-id='{stream}'] .preferred", "")
+            decodes_width(page, stream, 640, timeout=40, what="the largest size again")
+            screenshot(page, "video-sdk-simulcast.png")
+        finally:
+            sdk.kill()
+            out, err = sdk.communicate(timeout=10)
+        events = [json.loads(l).get("event", "") for l in out.splitlines() if l.strip()]
+        assert f"unusedLayers {stream} h,f" in events, (events, err[-2000:])
+        assert events.index(f"unusedLayers {stream} h,f") < events.index(f"unusedLayers {stream} "), events
         page.context.close()

@@ -21,10 +21,16 @@ package enum ClientSDP {
         package var kind: MediaKind
         package var ssrc: UInt32
         package var codec: RTPCodec
-        package init(kind: MediaKind, ssrc: UInt32, codec: RTPCodec) {
+        /// Simulcast (RFC 8853): the layers' RTP stream ids, smallest first, each packet naming its own in the RID
+        /// header extension `ridExtensionID` (the server learns their SSRCs from it); empty for one stream.
+        package var rids: [String]
+        package var ridExtensionID: UInt8
+        package init(kind: MediaKind, ssrc: UInt32, codec: RTPCodec, rids: [String] = [], ridExtensionID: UInt8 = 0) {
             self.kind = kind
             self.ssrc = ssrc
             self.codec = codec
+            self.rids = rids
+            self.ridExtensionID = ridExtensionID
         }
     }
 
@@ -64,7 +70,13 @@ package enum ClientSDP {
             m.addAttribute("rtpmap", "\(codec.payloadType) \(codec.rtpmap)")
             for fb in codec.feedback { m.addAttribute("rtcp-fb", "\(codec.payloadType) \(fb)") }
             if let audioLevelID, stream.kind == .audio { m.addAttribute("extmap", "\(audioLevelID) \(RTPExtensionURI.audioLevel)") }
-            m.addAttribute("ssrc", "\(stream.ssrc) cname:\(cname)")
+            if stream.rids.isEmpty {
+                m.addAttribute("ssrc", "\(stream.ssrc) cname:\(cname)")
+            } else {
+                m.addAttribute("extmap", "\(stream.ridExtensionID) \(RTPExtensionURI.rtpStreamID)")
+                for rid in stream.rids { m.addAttribute("rid", "\(rid) send") }
+                m.addAttribute("simulcast", "send " + stream.rids.joined(separator: ";"))
+            }
             offer.media.append(m)
         }
         return offer.serialize()

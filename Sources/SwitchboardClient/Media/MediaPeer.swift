@@ -9,7 +9,7 @@ import SRTP
 import Wire
 
 /// One client-role peer connection of the SDK: publishing (Opus from an `AudioSource`, VP8 from
-/// an IVF recording) or subscribing (Opus through a `JitterBuffer`, decoded every 20 ms to an
+/// an IVF recording, or several as simulcast layers) or subscribing (Opus through a `JitterBuffer`, decoded every 20 ms to an
 /// `AudioSink`; VP8 counted), over a
 /// `ClientTransport`. Confined to the media loop's thread; `MediaPeerHandle` reaches it.
 final class MediaPeer: Selectable {
@@ -24,9 +24,15 @@ final class MediaPeer: Selectable {
         var nextSend: UInt64 = 0
     }
 
+    /// One size of the video: the only one, or a simulcast layer named by `rid`.
     struct VideoOut {
         var capture: VideoCapture
         var ssrc: UInt32
+        /// A simulcast layer's RTP stream id, sent in every packet's RID header extension (RFC 8852).
+        var rid: String? = nil
+        /// No subscriber takes this size (`video:unusedLayers`): not sent until one does.
+        var unused = false
+        var packetsSent = 0
         var sequence: UInt16 = 0
         var timestamp: UInt32 = 0
         var frame = 0
@@ -70,7 +76,10 @@ final class MediaPeer: Selectable {
     private let buffer = UnsafeMutableRawPointer.allocate(byteCount: 2048, alignment: 16)
     private var frame = AudioFrame(rate: .hz48000)
     var audioOut: AudioOut?
-    var videoOut: VideoOut?
+    /// The video's sizes: one, or the simulcast layers smallest first.
+    var videoOut: [VideoOut] = []
+    /// The header extension id the offer gave the RID (simulcast only).
+    static let ridExtensionID: UInt8 = 2
     var incoming: [Incoming] = []
     var sink: AudioSink?
     var videoSink: VideoFrameCounter?
@@ -212,17 +221,37 @@ final class MediaPeer: Selectable {
     /// PLI and FIR (RFC 4585 §6.3.1, RFC 5104 §4.3.1) restart a replayed recording at its key frame; a sender
     /// report of a received stream is echoed in the next receiver report (the server's round-trip time).
     private func receiveRTCP(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64) {
-        guard videoOut != nil || !incoming.isEmpty, let size = transport.unprotectRTCP(p, length: length),
+        guard !videoOut.isEmpty || !incoming.isEmpty, let size = transport.unprotectRTCP(p, length: length),
               let packets = try? RTCPPacket.parseCompound(UnsafeRawBufferPointer(start: p, count: size)) else { return }
         for packet in packets {
             switch packet {
-            case .pictureLossIndication, .fullIntraRequest: videoOut?.keyframeRequested = true
+            case .pictureLossIndication(let pli): requestKeyframe(pli.mediaSSRC)
+            case .fullIntraRequest(let fir): for entry in fir.entries { requestKeyframe(entry.ssrc) }
             case .senderReport(let report):
                 guard let index = incoming.firstIndex(where: { $0.ssrc == report.ssrc }) else { continue }
                 incoming[index].statistics.senderReportReceived(compactNTP: report.compactNTP, now: now)
             default: continue
             }
         }
+    }
+
+    private func requestKeyframe(_ ssrc: UInt32) {
+        for i in videoOut.indices where videoOut[i].ssrc == ssrc { videoOut[i].keyframeRequested = true }
+    }
+
+    /// Pauses the simulcast layers named (no subscriber takes them), and sends the others, a resumed one from a key frame.
+    func setUnusedLayers(_ rids: Set<String>) {
+        for i in videoOut.indices {
+            guard let rid = videoOut[i].rid else { continue }
+            let unused = rids.contains(rid)
+            if videoOut[i].unused && !unused { videoOut[i].keyframeRequested = true }
+            videoOut[i].unused = unused
+        }
+    }
+
+    /// Packets sent of each simulcast layer, by RID.
+    var layerPackets: [String: Int] {
+        Dictionary(videoOut.compactMap { out in out.rid.map { ($0, out.packetsSent) } }, uniquingKeysWith: +)
     }
 
     /// A receiver report on every stream received (RFC 3550 §6.4.2): the loss, jitter and sender report echo the
@@ -286,12 +315,30 @@ final class MediaPeer: Selectable {
 
     /// Stops the video (the publisher audio fallback), or sends it again from a key frame.
     func setVideoPaused(_ paused: Bool) {
-        if videoPaused && !paused { videoOut?.keyframeRequested = true }
+        if videoPaused && !paused { for i in videoOut.indices { videoOut[i].keyframeRequested = true } }
         videoPaused = paused
     }
 
     private func sendVideo(now: UInt64) {
-        guard !videoPaused, var out = videoOut else { return }
+        guard !videoPaused else { return }
+        for i in videoOut.indices where !videoOut[i].unused { sendVideo(&videoOut[i], now: now) }
+    }
+
+    /// A layer's RID in a one-byte header extension (RFC 8285) after the fixed header, padded to a word; returns
+    /// where the payload starts (12 without one).
+    private static func writeRID(_ rid: String?, _ p: UnsafeMutableRawPointer) -> Int {
+        guard let rid else { return 12 }
+        let count = rid.utf8.count
+        let words = (1 + count + 3) / 4
+        Bytes.put16(p, 12, 0xBEDE)
+        Bytes.put16(p, 14, UInt16(words))
+        Bytes.setByte(p, 16, ridExtensionID << 4 | UInt8(count - 1))
+        for (k, c) in rid.utf8.enumerated() { Bytes.setByte(p, 17 + k, c) }
+        for k in (17 + count)..<(16 + words * 4) { Bytes.setByte(p, k, 0) }
+        return 16 + words * 4
+    }
+
+    private func sendVideo(_ out: inout VideoOut, now: UInt64) {
         let capture = out.capture
         if out.origin == 0 { out.origin = now; out.loopStart = now }
         if out.keyframeRequested {
@@ -308,14 +355,18 @@ final class MediaPeer: Selectable {
             for k in 0..<frame.packetCount {
                 let packet = capture.packets[frame.firstPacket + k]
                 let p = buffer
-                Bytes.setByte(p, 0, 0x80)
+                let header = Self.writeRID(out.rid, p)
+                Bytes.setByte(p, 0, header > 12 ? 0x90 : 0x80)
                 Bytes.setByte(p, 1, (k == frame.packetCount - 1 ? 0x80 : 0) | 96)
                 Bytes.put16(p, 2, out.sequence)
                 Bytes.put32(p, 4, out.timestamp)
                 Bytes.put32(p, 8, out.ssrc)
-                capture.payloads.withUnsafeBytes { (p + 12).copyMemory(from: $0.baseAddress! + packet.offset, byteCount: packet.length) }
-                VP8Packetizer.stampPictureID(out.pictureID, in: p + 12)
-                if transport.sendRTP(p, length: 12 + packet.length, capacity: 2048) { packetsSent += 1 }
+                capture.payloads.withUnsafeBytes { (p + header).copyMemory(from: $0.baseAddress! + packet.offset, byteCount: packet.length) }
+                VP8Packetizer.stampPictureID(out.pictureID, in: p + header)
+                if transport.sendRTP(p, length: header + packet.length, capacity: 2048) {
+                    packetsSent += 1
+                    out.packetsSent += 1
+                }
                 out.sequence &+= 1
             }
             out.pictureID = (out.pictureID &+ 1) & 0x7FFF
@@ -325,6 +376,5 @@ final class MediaPeer: Selectable {
                 out.loopStart &+= capture.duration
             }
         }
-        videoOut = out
     }
 }

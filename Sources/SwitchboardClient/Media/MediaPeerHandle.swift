@@ -46,7 +46,7 @@ final class MediaPeerHandle: Sendable {
         }
     }
 
-    /// A send-only offer for Opus from `audio` and VP8 from `video`.
+    /// A send-only offer for Opus from `audio` and VP8 from `video` (its sizes as simulcast layers when it has several).
     func publishOffer(audio: AudioSource?, video: IVFFileSource?) async throws(SessionError) -> String {
         let codec: OpusCodec?
         do { codec = try audio.map { _ in try OpusCodec() } } catch { throw .media("Opus: \(error)") }
@@ -56,7 +56,8 @@ final class MediaPeerHandle: Sendable {
             let codec: OpusCodec?
         }
         let parts = Parts(audio: audio, codec: codec)
-        let capture = video?.capture
+        let layers = video?.layers ?? []
+        let rids = video?.rids ?? []
         return try await on { peer in
             var streams: [ClientSDP.OutgoingStream] = []
             if let source = parts.audio, let codec = parts.codec {
@@ -64,10 +65,11 @@ final class MediaPeerHandle: Sendable {
                 peer.audioOut = MediaPeer.AudioOut(source: source, codec: codec, ssrc: ssrc, levelID: 1)
                 streams.append(.init(kind: .audio, ssrc: ssrc, codec: .opus))
             }
-            if let capture {
-                let ssrc = UInt32.random(in: 1...UInt32.max)
-                peer.videoOut = MediaPeer.VideoOut(capture: capture, ssrc: ssrc)
-                streams.append(.init(kind: .video, ssrc: ssrc, codec: .vp8))
+            if !layers.isEmpty {
+                peer.videoOut = layers.enumerated().map { i, capture in
+                    MediaPeer.VideoOut(capture: capture, ssrc: UInt32.random(in: 1...UInt32.max), rid: rids.isEmpty ? nil : rids[i])
+                }
+                streams.append(.init(kind: .video, ssrc: peer.videoOut[0].ssrc, codec: .vp8, rids: rids, ridExtensionID: MediaPeer.ridExtensionID))
             }
             return ClientSDP.offer(ice: peer.transport.local, certificate: peer.transport.certificate, sessionID: UInt64.random(in: 1...(1 << 62)),
                                    streams: streams, audioLevelID: 1, cname: "switchboard-client")
@@ -140,9 +142,15 @@ final class MediaPeerHandle: Sendable {
         _ = try? await on { $0.setVideoPaused(paused) }
     }
 
+    /// Pauses the simulcast layers no subscriber takes, sends the others.
+    func setUnusedLayers(_ rids: Set<String>) async {
+        _ = try? await on { $0.setUnusedLayers(rids) }
+    }
+
     /// Connected (ICE, DTLS and SRTP ready), packets sent and received so far.
     func statistics() async -> MediaStatistics {
-        (try? await on { MediaStatistics(connected: $0.transport.connected, packetsSent: $0.packetsSent, packetsReceived: $0.packetsReceived) })
+        (try? await on { MediaStatistics(connected: $0.transport.connected, packetsSent: $0.packetsSent, packetsReceived: $0.packetsReceived,
+                                         layerPacketsSent: $0.layerPackets) })
             ?? MediaStatistics(connected: false, packetsSent: 0, packetsReceived: 0)
     }
 
@@ -157,4 +165,6 @@ public struct MediaStatistics: Sendable, Hashable {
     public var connected: Bool
     public var packetsSent: Int
     public var packetsReceived: Int
+    /// A simulcast publisher's video packets sent of each size, by RID (a size no one takes stops rising).
+    public var layerPacketsSent: [String: Int] = [:]
 }

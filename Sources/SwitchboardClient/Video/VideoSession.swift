@@ -117,6 +117,7 @@ public final class VideoSession: Sendable {
                     for await message in pushes {
                         guard let event = VideoEvent(push: message) else { continue }
                         if case .publisherAudioFallback(let streamID, _, let sendVideo) = event { await self?.sendVideo(streamID, sendVideo) }
+                        if case .unusedLayers(let streamID, let rids) = event { await self?.pauseLayers(streamID, Set(rids)) }
                         self?.emit(event)
                     }
                 }
@@ -137,8 +138,17 @@ public final class VideoSession: Sendable {
 
     /// The publisher audio fallback's word on one of this client's streams: its video stopped or sent again.
     private func sendVideo(_ streamID: String, _ on: Bool) async {
-        guard let peer = publishers.withLock({ $0.values.first { $0.current == streamID }?.peer }) else { return }
-        await peer.setVideoPaused(!on)
+        await publisher(streamID)?.setVideoPaused(!on)
+    }
+
+    /// The sizes of one of this client's simulcast streams no one takes: paused until someone does.
+    private func pauseLayers(_ streamID: String, _ rids: Set<String>) async {
+        await publisher(streamID)?.setUnusedLayers(rids)
+    }
+
+    /// The media of the stream this client publishes under the server's id `streamID` now.
+    private func publisher(_ streamID: String) -> MediaPeerHandle? {
+        publishers.withLock { $0.values.first { $0.current == streamID }?.peer }
     }
 
     private func emit(_ event: VideoEvent) {
@@ -157,7 +167,8 @@ public final class VideoSession: Sendable {
 
     // MARK: Publishing and subscribing
 
-    /// Publishes a stream: `video` replayed as a camera, `audio` encoded with Opus. Returns the
+    /// Publishes a stream: `video` replayed as a camera (several sizes at once for an `IVFFileSource(simulcast:)`, the
+    /// sizes no one takes paused while they are not), `audio` encoded with Opus. Returns the
     /// stream; others get `.streamCreated` once its media is flowing. With `publishCaptions`, live
     /// captions (when the session's app server starts them) transcribe its audio. With `audioFallback` (the Video
     /// API's publisher audio fallback), the server judges this client's own link: the video stops while the link

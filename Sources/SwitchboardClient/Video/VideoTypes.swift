@@ -67,6 +67,9 @@ public enum VideoEvent: Sendable, Hashable {
     /// (nil: a silent try of the video, or the end of one); `sendVideo` is whether its video is being sent now (the
     /// session's own publisher follows it).
     case publisherAudioFallback(streamID: String, AudioFallbackEvent?, sendVideo: Bool)
+    /// One of this client's simulcast streams: the sizes (RIDs) no subscriber takes now, which the session's own
+    /// publisher pauses until a later one leaves them out (empty: every size is taken).
+    case unusedLayers(streamID: String, rids: [String])
     /// In a relayed session, from the other end of a subscription (`subscriberID` is the subscriber's connection):
     /// for an app whose own WebRTC stack connects peer to peer (`VideoSession.publishRelayed`, `subscribeRelayed`, `relay`).
     case relay(streamID: String, subscriberID: String, VideoRelayMessage)
@@ -113,6 +116,9 @@ public enum VideoEvent: Sendable, Hashable {
             guard let streamID = body["streamId"]?.stringValue, let sendVideo = body["sendVideo"]?.boolValue else { return nil }
             self = .publisherAudioFallback(streamID: streamID, body["event"]?.stringValue.flatMap(AudioFallbackEvent.init(rawValue:)),
                                            sendVideo: sendVideo)
+        case "video:unusedLayers":
+            guard let streamID = body["streamId"]?.stringValue, case .array(let list)? = body["rids"] else { return nil }
+            self = .unusedLayers(streamID: streamID, rids: list.compactMap(\.stringValue))
         case "video:relay":
             guard let streamID = body["streamId"]?.stringValue, let subscriberID = body["subscriberId"]?.stringValue else { return nil }
             let message: VideoRelayMessage

@@ -14,7 +14,7 @@ struct ClientCommand {
 
     static let usage = """
         Usage: switchboard client room join ROOM --as NAME [--play tone:440|FILE.wav] [--record OUT.wav] [--json]
-               switchboard client video join SESSION_ID --token TOKEN [--publish FILE.ivf [--audio-fallback]] [--name NAME] [--captions] [--json]
+               switchboard client video join SESSION_ID --token TOKEN [--publish FILE.ivf[,FILE.ivf…] [--audio-fallback]] [--name NAME] [--captions] [--json]
                switchboard client call NUMBER|USER --as NAME [--context JSON] [--dtmf DIGITS] [--json]
                switchboard client call --answer --as NAME [--json]
 
@@ -23,7 +23,8 @@ struct ClientCommand {
           --seconds N      leave after N seconds (default: until interrupted)
           --play SOURCE    what to send: tone:FREQUENCY, or a 16-bit PCM WAV file (default: nothing)
           --record FILE    write what the others say (in a call: the phone or user at the other end) to a WAV file on leaving
-          --publish FILE   a VP8 IVF recording to publish as a camera (with a 440 Hz tone as audio)
+          --publish FILE   a VP8 IVF recording to publish as a camera (with a 440 Hz tone as audio); two or three
+                           recordings of one picture at different sizes, comma-separated, are sent as simulcast
           --captions       (video) ask for the captions of every stream and print them while live captions run
           --audio-fallback (video) have the server judge our own link: the video stops while it cannot carry it
           --token TOKEN    (call) log in with this user token instead of through the app server
@@ -35,7 +36,7 @@ struct ClientCommand {
         prints its events until it ends; with --seconds it hangs up after that long.
 
         ROOM is a conversation id (CON-…) or the display name of a room the app server lists or creates.
-        Video join subscribes to every stream and reports frames and key frames received.
+        Video join subscribes to every stream and reports frames, key frames and the last key frame's size received.
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
@@ -147,8 +148,9 @@ struct ClientCommand {
 
     static func video(_ sessionID: String, args: Arguments, server: URL, seconds: Double?, printer: EventPrinter) async throws -> Int32 {
         let token = try args.require("--token")
-        let camera = try args["--publish"].map { path -> IVFFileSource in
-            do { return try IVFFileSource(path: path) } catch { throw CLIError("--publish: \(error)") }
+        let camera = try args["--publish"].map { list -> IVFFileSource in
+            let paths = list.split(separator: ",").map(String.init)
+            do { return try paths.count > 1 ? IVFFileSource(simulcast: paths) : IVFFileSource(path: list) } catch { throw CLIError("--publish: \(error)") }
         }
         let session = try await VideoSession.connect(to: server, sessionID: sessionID, token: token)
         let captions = args.flag("--captions")
@@ -187,8 +189,8 @@ struct ClientCommand {
         await wait(seconds)
         for (id, counter) in counters.all {
             printer.print(["received": .string(id), "frames": .number(Double(counter.frames)), "keyframes": .number(Double(counter.keyframes)),
-                           "bytes": .number(Double(counter.bytes))],
-                          line: "received \(id): \(counter.frames) frames, \(counter.keyframes) key frames, \(counter.bytes) bytes")
+                           "bytes": .number(Double(counter.bytes)), "width": .number(Double(counter.width)), "height": .number(Double(counter.height))],
+                          line: "received \(id): \(counter.frames) frames, \(counter.keyframes) key frames, \(counter.bytes) bytes, \(counter.width)x\(counter.height)")
         }
         await session.disconnect()
         printing.cancel()
@@ -208,6 +210,7 @@ struct ClientCommand {
         case .captionReceived(let id, let text, let isFinal): return "caption \(id) \(isFinal ? "final" : "partial") \(text)"
         case .audioFallback(let id, let event): return "\(event.rawValue) \(id)"
         case .publisherAudioFallback(let id, let event, let send): return "publisher \(event?.rawValue ?? "videoTry") \(id) sendVideo=\(send)"
+        case .unusedLayers(let id, let rids): return "unusedLayers \(id) \(rids.joined(separator: ","))"
         case .relay(let id, let subscriber, let message): return "relay \(id) \(subscriber) \(message)"
         case .reconnecting: return "reconnecting"
         case .reconnected(let id): return "reconnected \(id)"
