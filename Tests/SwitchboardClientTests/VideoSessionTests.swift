@@ -302,7 +302,7 @@ struct VideoSessionTests {
 
 @Suite("Video events")
 struct VideoEventTests {
-    @Test("the server's audio fallback pushes decode as the Video API's events; unknown ones are left out")
+    @Test("the server's audio fallback and unused-size pushes decode as events; unknown ones are left out")
     func audioFallback() throws {
         func decode(_ type: String, _ body: JSONValue) -> VideoEvent? { VideoEvent(push: ["type": .string(type), "body": body]) }
         #expect(decode("video:videoDisableWarning", ["streamId": "s1"]) == .audioFallback(streamID: "s1", .videoDisableWarning))
@@ -310,11 +310,15 @@ struct VideoEventTests {
         #expect(decode("video:videoDisabled", ["streamId": "s1", "reason": "quality"]) == .audioFallback(streamID: "s1", .videoDisabled))
         #expect(decode("video:videoEnabled", ["streamId": "s1", "reason": "quality"]) == .audioFallback(streamID: "s1", .videoEnabled))
         #expect(decode("video:videoDisabled", [:]) == nil, "no stream id")
-        #expect(decode("video:unusedLayers", ["streamId": "s1", "rids": ["f"]]) == nil, "a publisher's push the SDK does not act on")
+        #expect(decode("video:streamMuted", ["streamId": "s1"]) == nil, "a push the SDK does not know")
         // A publisher's own: its events, and whether to send its video now (no event: a silent try, or its end).
         #expect(decode("video:publisherAudioFallback", ["streamId": "s1", "event": "videoDisabled", "reason": "quality", "sendVideo": false])
                 == .publisherAudioFallback(streamID: "s1", .videoDisabled, sendVideo: false))
         #expect(decode("video:publisherAudioFallback", ["streamId": "s1", "sendVideo": true]) == .publisherAudioFallback(streamID: "s1", nil, sendVideo: true))
         #expect(decode("video:publisherAudioFallback", ["streamId": "s1", "event": "videoDisabled"]) == nil, "no sendVideo")
+        // A simulcast publisher's sizes no one takes.
+        #expect(decode("video:unusedLayers", ["streamId": "s1", "rids": ["h", "f"]]) == .unusedLayers(streamID: "s1", rids: ["h", "f"]))
+        #expect(decode("video:unusedLayers", ["streamId": "s1", "rids": []]) == .unusedLayers(streamID: "s1", rids: []))
+        #expect(decode("video:unusedLayers", ["streamId": "s1"]) == nil, "no rids")
     }
 }
