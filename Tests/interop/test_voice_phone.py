@@ -245,6 +245,7 @@ def sipp_presses_2_then_4(sip_server, tmp_path, ncco):
     server, sip_port = sip_server
     hooks = Hooks()
     app_id, key = application(server, hooks)
+    hooks.app = (app_id, key)
     phone = Baresip(f"<sip:{PHONE}@127.0.0.1>;regint=0", tmp_path)  # owns the trunk's address; SIPp calls from 127.0.0.1 too
     try:
         trunk_and_number(server, phone, app_id, APP_NUMBER)
@@ -1092,3 +1093,112 @@ async def _whisper(server, hooks, app_id, key, phone):
     start = loud[0]
     assert abs(dominant_frequency(played[start + rate // 4:start + rate * 2], rate) - 1000) < 15, "the whisper first"
     assert abs(dominant_frequency(played[-int(rate * 2.5):-int(rate * 0.5)], rate) - 440) < 15, "then the caller"
+
+
+def test_wait_pauses_the_ncco_for_its_timeout(answering_phone):
+    """NCCO `wait` (the `vonage` SDK's `Wait` model): the action after it runs its timeout later, then the call goes
+    on to its end. The hooks note when each notify arrives."""
+    from vonage_voice.models.ncco import Notify, Wait
+    server, hooks, app_id, key, phone = answering_phone
+    arrived = {}
+    hooks.reply = lambda path, event: arrived.setdefault(event.get("step"), time.monotonic()) and None
+    ncco = [action.model_dump(by_alias=True, exclude_none=True) for action in (
+        Notify(payload={"step": "before"}, eventUrl=[hooks.url + "/notify"]),
+        Wait(timeout=2.5),
+        Notify(payload={"step": "after"}, eventUrl=[hooks.url + "/notify"]))]
+    assert ncco[1] == {"action": "wait", "timeout": 2.5}, ncco
+    # Posted as built: the SDK's `CreateCallRequest` (vonage_voice 1.5.1) re-reads its NCCO and drops a wait's timeout.
+    r = requests.post(server.http_url + "/v1/calls", headers={"Authorization": bearer(token(app_id, key))}, timeout=10, json={
+        "to": [{"type": "phone", "number": PHONE}], "from": {"type": "phone", "number": APP_NUMBER}, "ncco": ncco})
+    assert r.status_code == 201, r.text
+    uuid = r.json()["uuid"]
+    wait_until(lambda: "after" in arrived, timeout=20, what=lambda: f"the notify after the wait: {hooks.events}\n{server.log()[-2000:]}")
+    gap = arrived["after"] - arrived["before"]
+    assert 2.5 <= gap < 8, f"{gap:.2f} s between the notifies"
+    wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=15, what=lambda: f"completed: {hooks.statuses(uuid)}")
+
+
+def keys_sent_to(hooks, path):
+    return [e["dtmf"]["digits"] for e in hooks.events if e.get("path") == path]
+
+
+def asynchronous_keys_ncco(hooks, on_event=lambda hooks, path, event: None):
+    """An asynchronous input, a notify, and a wait that holds the call while SIPp presses its keys; each event the
+    hooks get is noted with the path it came to, and `on_event` sees it before the hook answers."""
+    def reply(path, event):
+        event["path"] = path
+        on_event(hooks, path, event)
+    hooks.reply = reply
+    return [{"action": "input", "type": ["dtmf"], "mode": "asynchronous", "eventUrl": [hooks.url + "/keys"]},
+            {"action": "notify", "payload": {"step": "after-input"}, "eventUrl": [hooks.url + "/notify"]},
+            {"action": "wait", "timeout": 4}]
+
+
+def test_an_asynchronous_input_sends_each_key_as_it_is_pressed(sip_server, tmp_path):
+    """`input` with `mode: asynchronous`: the NCCO goes on at once (its notify comes first, then a wait holds the call)
+    and SIPp's keys 2 and 4 reach the input's event URL one event each, as they are pressed."""
+    hooks, _, _, _ = sipp_presses_2_then_4(sip_server, tmp_path, asynchronous_keys_ncco)
+    assert keys_sent_to(hooks, "/keys") == ["2", "4"], hooks.events
+    notified = next(i for i, e in enumerate(hooks.events) if e.get("step") == "after-input")
+    assert notified < next(i for i, e in enumerate(hooks.events) if e.get("path") == "/keys"), "the NCCO went on before any key"
+    assert all(e["dtmf"]["timed_out"] is False and e["uuid"] and e["conversation_uuid"] for e in hooks.events if e.get("path") == "/keys")
+
+
+def test_an_asynchronous_input_s_keys_go_to_the_listener_the_application_registers(sip_server, tmp_path):
+    """The application registers a listener (`PUT /v1/calls/{uuid}/input/dtmf`) from its notify hook: SIPp's 2 goes
+    there; the listener removed (`DELETE`) from that key's hook, the 4 goes back to the input's own URL."""
+    server, _ = sip_server
+
+    def listen(hooks, path, event):
+        url = f"{server.http_url}/v1/calls/{event['uuid']}/input/dtmf"
+        auth = {"Authorization": bearer(token(*hooks.app))}
+        if path == "/notify":
+            r = requests.put(url, json={"event_url": [hooks.url + "/listener"]}, headers=auth, timeout=10)
+            assert r.status_code == 204, r.text
+        elif path == "/listener":
+            r = requests.delete(url, headers=auth, timeout=10)
+            assert r.status_code == 204, r.text
+
+    hooks, _, _, _ = sipp_presses_2_then_4(sip_server, tmp_path, lambda hooks: asynchronous_keys_ncco(hooks, listen))
+    assert keys_sent_to(hooks, "/listener") == ["2"] and keys_sent_to(hooks, "/keys") == ["4"], hooks.events
+    # The call over: 409; a listener that is not an http(s) URL: 400; a call of no one's: 404.
+    uuid = hooks.legs()[0]
+    auth = {"Authorization": bearer(token(*hooks.app))}
+    wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=10, what=lambda: f"completed: {hooks.statuses(uuid)}")
+    for call, body, status in [(uuid, {"event_url": [hooks.url + "/late"]}, 409), (uuid, {"event_url": ["ftp://h/keys"]}, 400),
+                               ("no-such-call", {"event_url": [hooks.url + "/x"]}, 404)]:
+        r = requests.put(f"{server.http_url}/v1/calls/{call}/input/dtmf", json=body, headers=auth, timeout=10)
+        assert r.status_code == status, (call, body, r.status_code, r.text)
+
+
+def test_an_app_user_s_keys_answer_its_ncco_s_inputs(sip_server):
+    """An app user's keys (`call:dtmf`) reach its call's NCCO: an asynchronous input sends each as it comes, and the
+    synchronous input after it collects them (before, an app leg's keyed input failed as `media-unavailable`)."""
+    server, _ = sip_server
+    hooks = Hooks()
+    hooks.ncco = lambda req: [
+        {"action": "input", "type": ["dtmf"], "mode": "asynchronous", "eventUrl": [hooks.url + "/keys"]},
+        {"action": "input", "type": ["dtmf"], "dtmf": {"maxDigits": 2, "timeOut": 10}, "eventUrl": [hooks.url + "/input"]}]
+    path = {}
+    hooks.reply = lambda p, event: path.setdefault(id(event), p) and None
+
+    async def call():
+        app_id, key = application(server, hooks)
+        rt, created, member = await user_calls(server, app_id, key, "alice", "menu")
+        uuid = created["call_id"]
+        await wait_for(lambda: "answered" in hooks.statuses(uuid), timeout=10, what="answered")
+        await asyncio.sleep(0.5)  # the answer's NCCO running
+        await rt.request("call:dtmf", {"call_id": uuid, "digits": "1"})
+        await rt.request("call:dtmf", {"call_id": uuid, "digits": "2"})
+        await wait_for(lambda: [e for e in hooks.events if path.get(id(e)) == "/input"], timeout=10,
+                       what=lambda: f"the input's result: {hooks.events}\n{server.log()[-2000:]}")
+        await member.close()
+        await rt.close()
+        return uuid
+
+    uuid = asyncio.run(call())
+    sent = {p: [e["dtmf"] for e in hooks.events if path.get(id(e)) == p] for p in ("/keys", "/input")}
+    assert sent["/keys"] == [{"digits": "1", "timed_out": False}, {"digits": "2", "timed_out": False}], hooks.events
+    assert sent["/input"] == [{"digits": "12", "timed_out": False}], hooks.events
+    assert not [e for e in hooks.events if e.get("type") == "error"], hooks.events
+    wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=10, what=lambda: f"completed: {hooks.statuses(uuid)}")

@@ -116,6 +116,24 @@ struct CallRoutes {
             try await Self.answering { try await calls.perform(.sendDigits(digits), uuid: uuid, applicationID: app.id) }
             return .json(["message": "DTMF sent", "uuid": uuid] as [String: String])
         }
+        // An asynchronous input's keys sent to another URL while the listener is registered.
+        router.put("/v1/calls/:uuid/input/dtmf") { req in
+            let app = try req.requireApplicationToken()
+            let uuid = req.parameter("uuid")
+            let value = try req.json()["event_url"]
+            guard let url = value?[0]?.stringValue ?? value?.stringValue, url.hasPrefix("http://") || url.hasPrefix("https://"),
+                  CallEndpoint.isPlainURL(url) else {
+                throw APIError.badRequest("event_url must be an array of one http(s) URL.", code: "invalid-event-url")
+            }
+            try await Self.answering { try await calls.listenForKeys(uuid: uuid, applicationID: app.id, url: url) }
+            return .noContent()
+        }
+        router.delete("/v1/calls/:uuid/input/dtmf") { req in
+            let app = try req.requireApplicationToken()
+            let uuid = req.parameter("uuid")
+            try await Self.answering { try await calls.listenForKeys(uuid: uuid, applicationID: app.id, url: nil) }
+            return .noContent()
+        }
     }
 
     /// Calls' refusals as HTTP errors.

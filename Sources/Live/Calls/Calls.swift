@@ -223,6 +223,12 @@ public final class Calls: CallMediaEvents, Sendable {
         try await running(uuid, applicationID: applicationID).stopMedia()
     }
 
+    /// Where an asynchronous input's keys go from now on (`PUT /v1/calls/{uuid}/input/dtmf`); nil: back to the input's
+    /// own event URL (`DELETE`).
+    public func listenForKeys(uuid: String, applicationID: String, url: String?) async throws {
+        try await running(uuid, applicationID: applicationID).listenForKeys(url.map { NCCOAction.Callback(url: $0) })
+    }
+
     // MARK: In-app voice
 
     public func answer(uuid: String, user: User) async throws {

@@ -344,6 +344,8 @@ actor LiveLeg {
             if awaits { run(engine.callbackAnswered(nil, now: now)) }
             return
         }
+        // Nothing waits on it (an asynchronous input's keys): in the leg's lane, in order with its other events.
+        guard awaits else { return calls.webhooks.event(fields, to: target, application: application, lane: uuid) }
         let (webhooks, app) = (calls.webhooks, application)
         Task { [weak self] in
             let reply = await webhooks.callback(fields, to: target, application: app)
@@ -548,6 +550,11 @@ actor LiveLeg {
     func perform(_ command: CallMediaCommand) throws(CallError) {
         guard !leg.status.isTerminal else { throw .notLive }
         do { try calls.media.perform(command, leg: uuid) } catch { throw .media(error) }
+    }
+
+    func listenForKeys(_ callback: NCCOAction.Callback?) throws(CallError) {
+        guard !leg.status.isTerminal else { throw .notLive }
+        engine.listenForKeys(callback)
     }
 
     func stopMedia() throws(CallError) {

@@ -167,7 +167,7 @@ public enum CallEndpoint: Sendable, Hashable {
     }
 
     /// An absolute URL with no spaces or control characters, at most 2048 bytes.
-    static func isPlainURL(_ s: String) -> Bool {
+    public static func isPlainURL(_ s: String) -> Bool {
         let bytes = Array(s.utf8)
         guard bytes.count <= 2048, !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return false }
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0, bytes.count > colon + 3,

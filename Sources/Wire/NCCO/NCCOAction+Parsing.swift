@@ -71,6 +71,16 @@ extension NCCOAction {
                 r.seen = r.seen.union(d.seen)
             }
             input.eventURL = try r.callback()
+            if let mode = try r.string("mode", max: 16) {
+                guard mode == "synchronous" || mode == "asynchronous" else { throw r.fail("mode", .invalid("must be synchronous or asynchronous")) }
+                input.asynchronous = mode == "asynchronous"
+            }
+            if input.asynchronous {
+                guard input.speech == nil else { throw r.fail("type", .invalid("an asynchronous input collects dtmf only")) }
+                if let key = ["dtmf", "timeOut", "maxDigits", "submitOnHash"].first(where: { r.object[$0] != nil }) {
+                    throw r.fail(key, .invalid("an asynchronous input takes no dtmf settings"))
+                }
+            }
             action = .input(input)
         case .record:
             var rec = Record()
@@ -169,6 +179,10 @@ extension NCCOAction {
             r.seen.insert("payload")
             guard let cb = try r.callback() else { throw r.fail("eventUrl", .missing) }
             action = .notify(Notify(payload: p, eventURL: cb))
+        case .wait:
+            var w = Wait()
+            if let t = try r.number("timeout") { w.timeout = min(max(t, Wait.timeouts.lowerBound), Wait.timeouts.upperBound) }
+            action = .wait(w)
         }
         try r.finish()
         return action
@@ -230,10 +244,16 @@ struct Fields {
     }
 
     mutating func double(_ key: String, _ range: ClosedRange<Double>) throws(NCCOError) -> Double? {
+        guard let n = try number(key) else { return nil }
+        guard range.contains(n) else { throw fail(key, .outOfRange("between \(range.lowerBound) and \(range.upperBound)")) }
+        return n
+    }
+
+    /// Any finite number.
+    mutating func number(_ key: String) throws(NCCOError) -> Double? {
         guard let v = object[key] else { return nil }
         seen.insert(key)
         guard let n = v.doubleValue, n.isFinite else { throw fail(key, .wrongType(expected: "a number")) }
-        guard range.contains(n) else { throw fail(key, .outOfRange("between \(range.lowerBound) and \(range.upperBound)")) }
         return n
     }
 

@@ -7,9 +7,10 @@ public enum NCCOAction: Sendable, Hashable {
     case conversation(Conversation)
     case connect(Connect)
     case notify(Notify)
+    case wait(Wait)
 
     public enum Name: String, Sendable, Hashable, CaseIterable {
-        case talk, stream, input, record, conversation, connect, notify
+        case talk, stream, input, record, conversation, connect, notify, wait
     }
 
     public var name: Name {
@@ -21,6 +22,7 @@ public enum NCCOAction: Sendable, Hashable {
         case .conversation: .conversation
         case .connect: .connect
         case .notify: .notify
+        case .wait: .wait
         }
     }
 
@@ -67,6 +69,9 @@ public enum NCCOAction: Sendable, Hashable {
         public var timeOut = 3
         public var maxDigits = 4
         public var submitOnHash = false
+        /// `mode: asynchronous`: the NCCO goes on at once and every key pressed from then on is sent by itself, as it
+        /// is pressed (keys only, no dtmf settings).
+        public var asynchronous = false
         /// Speech is listened for (`type` has `speech`).
         public var speech: Speech?
         public var eventURL: Callback?
@@ -165,6 +170,16 @@ public enum NCCOAction: Sendable, Hashable {
             self.url = url
             self.ringbackTone = ringbackTone
         }
+    }
+
+    /// Pauses the NCCO for `timeout` seconds (0.1 to 7200, 10 by default), then goes on.
+    public struct Wait: Sendable, Hashable {
+        public var timeout: Double
+        public init(timeout: Double = Self.defaultTimeout) { self.timeout = timeout }
+
+        public static let defaultTimeout = 10.0
+        /// As the Voice API's: a shorter or longer time is taken as the nearest of these.
+        public static let timeouts = 0.1...7200.0
     }
 
     /// Sends `payload` to `eventURL`; the NCCO it answers replaces the rest.

@@ -21,6 +21,48 @@ struct NCCOEngineTests {
         #expect(e.mediaFinished(now: t0) == [])
     }
 
+    @Test("wait pauses the NCCO for its timeout (10 s by default; keys pressed meanwhile do nothing), then it goes on")
+    func wait() throws {
+        var e = NCCOEngine()
+        #expect(e.load(try document(#"[{"action":"wait","timeout":2.5},{"action":"wait"},{"action":"talk","text":"after"}]"#), now: t0) == [])
+        #expect(e.phase == .waiting && e.deadline == t0.addingTimeInterval(2.5))
+        #expect(e.digits("5", now: t0.addingTimeInterval(1)) == [])
+        #expect(e.tick(now: t0.addingTimeInterval(2.4)) == [])
+        #expect(e.tick(now: t0.addingTimeInterval(2.5)) == [])
+        #expect(e.phase == .waiting && e.deadline == t0.addingTimeInterval(12.5))
+        #expect(e.tick(now: t0.addingTimeInterval(12.5)) == [.media(.say(.init(text: "after")))])
+        // A transfer while waiting replaces the rest at once.
+        _ = e.load(try document(#"[{"action":"wait","timeout":60},{"action":"talk","text":"never"}]"#), now: t0)
+        #expect(e.load(try document(#"[{"action":"talk","text":"now"}]"#), now: t0.addingTimeInterval(1)) == [.media(.say(.init(text: "now")))])
+        #expect(e.tick(now: t0.addingTimeInterval(61)) == [])
+    }
+
+    @Test("an asynchronous input: the NCCO goes on at once; each key is sent by itself, to the registered listener while there is one, beside what the running action does with it")
+    func asynchronousInput() throws {
+        var e = NCCOEngine()
+        let keys = NCCOAction.Callback(url: "http://h/keys"), listener = NCCOAction.Callback(url: "http://h/listener")
+        func key(_ d: String, _ to: NCCOAction.Callback?) -> NCCOStep {
+            .request(to, payload: ["dtmf": ["digits": .string(d), "timed_out": false]], awaitsAnswer: false)
+        }
+        #expect(e.digits("1", now: t0) == [], "no input yet")
+        let steps = e.load(try document(#"[{"action":"input","type":["dtmf"],"mode":"asynchronous","eventUrl":["http://h/keys"]},{"action":"talk","text":"menu"},{"action":"input","type":["dtmf"],"dtmf":{"maxDigits":1},"eventUrl":["http://h/in"]}]"#), now: t0)
+        #expect(steps.count == 2 && steps.last == .media(.say(.init(text: "menu"))))
+        guard case .media(.collectDigits(let asynchronous)) = steps.first else { Issue.record("no key collection: \(steps)"); return }
+        #expect(asynchronous.asynchronous && asynchronous.eventURL == keys)
+        #expect(e.digits("12", now: t0) == [key("1", keys), key("2", keys)], "the talk has no bargeIn: nothing else")
+        e.listenForKeys(listener)
+        #expect(e.digits("3", now: t0) == [key("3", listener)])
+        e.listenForKeys(nil)
+        _ = e.mediaFinished(now: t0)
+        #expect(e.phase == .collecting)
+        let both = e.digits("4", now: t0)
+        #expect(both.first == key("4", keys))
+        #expect(both.last == .request(.init(url: "http://h/in"), payload: ["dtmf": ["digits": "4", "timed_out": false], "speech": ["results": []]], awaitsAnswer: true))
+        // The input's answer replaces the NCCO; keys still go out one by one.
+        _ = e.callbackAnswered(try document(#"[{"action":"conversation","name":"room"}]"#), now: t0)
+        #expect(e.digits("#", now: t0) == [key("#", keys)])
+    }
+
     @Test("a bad document runs nothing: one error naming action and field, then hangup")
     func invalidDocument() throws {
         var e = NCCOEngine()

@@ -49,6 +49,20 @@ struct NCCOTests {
         #expect(c.endpoint.shown == ["type": "websocket", "uri": "wss://h.test/s", "content-type": "audio/l16;rate=16000"])
     }
 
+    @Test("wait: its timeout in seconds, 10 by default, a shorter or longer one taken as 0.1 or 7200 (as the Voice API's)")
+    func wait() throws {
+        let ncco = try parse(#"[{"action":"wait"},{"action":"wait","timeout":2.5},{"action":"wait","timeout":0.01},{"action":"wait","timeout":90000}]"#)
+        #expect(ncco.actions == [.wait(.init(timeout: 10)), .wait(.init(timeout: 2.5)), .wait(.init(timeout: 0.1)), .wait(.init(timeout: 7200))])
+    }
+
+    @Test("an asynchronous input: keys only, no dtmf settings")
+    func asynchronousInput() throws {
+        let ncco = try parse(#"[{"action":"input","type":["dtmf"],"mode":"asynchronous","eventUrl":["http://h.test/keys"]},{"action":"input","type":["dtmf"],"mode":"synchronous"}]"#)
+        guard case .input(let a) = ncco.actions[0], case .input(let b) = ncco.actions[1] else { Issue.record("not inputs"); return }
+        #expect(a.asynchronous && a.dtmf && a.speech == nil && a.eventURL?.url == "http://h.test/keys")
+        #expect(!b.asynchronous)
+    }
+
     @Test("defaults are the documented ones")
     func defaults() throws {
         let ncco = try parse(#"[{"action":"talk","text":"x"},{"action":"input"},{"action":"record"},{"action":"connect","endpoint":[{"type":"app","user":"bob"}]}]"#)
@@ -107,6 +121,12 @@ struct NCCOTests {
         (#"[{"action":"input","type":["speech"],"speech":{"startTimeout":61}}]"#, 0, "speech.startTimeout", "ncco-out-of-range"),
         (#"[{"action":"input","type":["speech"],"speech":{"context":"sales"}}]"#, 0, "speech.context", "ncco-wrong-type"),
         (#"[{"action":"input","type":["speech"],"speech":{"uuid":["leg-1","leg-2"]}}]"#, 0, "speech.uuid", "ncco-wrong-type"),
+        (#"[{"action":"wait","timeout":"5"}]"#, 0, "timeout", "ncco-wrong-type"),
+        (#"[{"action":"input","type":["dtmf"],"mode":"later"}]"#, 0, "mode", "ncco-invalid-value"),
+        (#"[{"action":"input","type":["dtmf","speech"],"mode":"asynchronous"}]"#, 0, "type", "ncco-invalid-value"),
+        (#"[{"action":"input","type":["dtmf"],"mode":"asynchronous","dtmf":{"maxDigits":3}}]"#, 0, "dtmf", "ncco-invalid-value"),
+        (#"[{"action":"input","type":["dtmf"],"mode":"asynchronous","timeOut":3}]"#, 0, "timeOut", "ncco-invalid-value"),
+        (#"[{"action":"wait","timeout":5,"bargeIn":true}]"#, 0, "bargeIn", "ncco-unknown-field"),
         (#"[{"action":"input","type":["speech"],"speech":{"context":[""]}}]"#, 0, "speech.context[0]", "ncco-wrong-type"),
         (#"[{"action":"input","type":["speech"],"speech":{"langauge":"en-US"}}]"#, 0, "speech.langauge", "ncco-unknown-field"),
         (#"[{"action":"input","type":["speech"],"speech":[]}]"#, 0, "speech", "ncco-wrong-type"),

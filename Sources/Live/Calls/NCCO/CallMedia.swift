@@ -85,7 +85,8 @@ public struct NoCallMedia: CallMedia {
         switch command {
         case .say: throw .unavailable("talk needs the audio mixer, which this server does not run")
         case .play: throw .unavailable("stream needs the audio mixer, which this server does not run")
-        case .collectDigits: throw .unavailable("input needs DTMF detection on the leg's audio, which this server does not run")
+        // Keys reach the NCCO from the leg's signalling (an app's `call:dtmf`): nothing to start.
+        case .collectDigits: return
         case .collectSpeech: throw .unavailable("speech input needs the leg's audio, which this server does not run")
         case .startRecording: throw .unavailable("record needs the audio mixer, which this server does not run")
         case .stopRecording: return

@@ -26,6 +26,8 @@ public struct NCCOEngine: Sendable {
         case dialing(synchronous: Bool)
         /// Bridged to a connected leg until it hangs up.
         case bridged
+        /// Pausing for a `wait` until `deadline`.
+        case waiting
         /// The NCCO is done and the leg was asked to hang up.
         case finished
     }
@@ -45,6 +47,11 @@ public struct NCCOEngine: Sendable {
     /// over the prompt): that input does not start listening again.
     var listeningEarly = false
     var connect: NCCOAction.Connect?
+    /// Since an asynchronous `input` ran: every key pressed is sent by itself to `keysListener` when the application
+    /// registered one (`PUT /v1/calls/{uuid}/input/dtmf`), else to that input's event URL (nil: the application's).
+    /// It lasts as long as the leg (another asynchronous input names another URL).
+    var asynchronousKeys: NCCOAction.Callback??
+    public private(set) var keysListener: NCCOAction.Callback?
 
     /// Seconds past a synchronous recording's time-out after which the NCCO goes on without its report.
     static let recordingGrace = 10
@@ -118,6 +125,10 @@ public struct NCCOEngine: Sendable {
             phase = .playing(bargeIn: s.bargeIn)
             earlyDigits = ""
             return [.media(.play(s))] + listenEarly(s.bargeIn)
+        case .input(let i) where i.asynchronous:
+            // The keys come with the leg's audio (a ringing phone call is answered for them); the NCCO goes on.
+            asynchronousKeys = .some(i.eventURL)
+            return [.media(.collectDigits(i))] + advance(now: now)
         case .input(let i):
             phase = .collecting
             input = i
@@ -161,6 +172,10 @@ public struct NCCOEngine: Sendable {
         case .notify(let n):
             phase = .awaitingAnswer
             return [.request(n.eventURL, payload: n.payload, awaitsAnswer: true)]
+        case .wait(let w):
+            phase = .waiting
+            deadline = now.addingTimeInterval(w.timeout)
+            return []
         }
     }
 
@@ -181,8 +196,21 @@ public struct NCCOEngine: Sendable {
         }
     }
 
-    /// DTMF from the leg.
+    /// Where keys go, from now on, once an asynchronous input has run (nil: back to that input's event URL).
+    public mutating func listenForKeys(_ callback: NCCOAction.Callback?) {
+        keysListener = callback
+    }
+
+    /// DTMF from the leg: each key sent by itself after an asynchronous input, and whatever the running action does with them.
     public mutating func digits(_ pressed: String, now: Date) -> [NCCOStep] {
+        var sent: [NCCOStep] = []
+        if let target = asynchronousKeys {
+            sent = pressed.map { .request(keysListener ?? target, payload: ["dtmf": ["digits": .string(String($0)), "timed_out": false]], awaitsAnswer: false) }
+        }
+        return sent + collect(pressed, now: now)
+    }
+
+    private mutating func collect(_ pressed: String, now: Date) -> [NCCOStep] {
         switch phase {
         case .playing(let bargeIn):
             guard bargeIn else { return [] }
@@ -282,6 +310,7 @@ public struct NCCOEngine: Sendable {
             if listening { return submit(timedOut: false, speech: SpeechOutcome(error: "no result from speech recognition"), now: now) }
             return submit(timedOut: true, now: now)
         case .recording: return [.media(.stopRecording)] + advance(now: now)
+        case .waiting: return advance(now: now)
         case .dialing(let synchronous):
             self.deadline = nil
             // Unanswered: the owner cancels the dialled leg (`timeout`) and the NCCO goes on — for a synchronous
