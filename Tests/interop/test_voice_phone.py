@@ -1202,3 +1202,33 @@ def test_an_app_user_s_keys_answer_its_ncco_s_inputs(sip_server):
     assert sent["/input"] == [{"digits": "12", "timed_out": False}], hooks.events
     assert not [e for e in hooks.events if e.get("type") == "error"], hooks.events
     wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=10, what=lambda: f"completed: {hooks.statuses(uuid)}")
+
+
+def test_keys_sent_to_an_app_user_are_heard_as_dtmf_tones(sip_server):
+    """`PUT /v1/calls/{uuid}/dtmf` to an app user's leg (before: 501 `media-unavailable`): the keys are played into
+    what the user hears, as in-band DTMF — a 5 is 770 Hz with 1336 Hz."""
+    server, _ = sip_server
+    hooks = Hooks()
+    hooks.ncco = lambda req: [{"action": "talk", "text": "Hello."}, {"action": "wait", "timeout": 30}]
+
+    async def call():
+        app_id, key = application(server, hooks)
+        rt, created, member = await user_calls(server, app_id, key, "alice", "menu")
+        uuid = created["call_id"]
+        await wait_for(lambda: member.tracks, timeout=10, what="the mix the user hears")
+        track = next(iter(member.tracks.values()))
+        await drain(track)
+        listening = asyncio.create_task(collect_audio(track, 3.0))
+        await asyncio.sleep(0.5)
+        r = await asyncio.to_thread(requests.put, f"{server.http_url}/v1/calls/{uuid}/dtmf", json={"digits": "5555"},
+                                    headers={"Authorization": bearer(token(app_id, key))}, timeout=10)
+        assert r.status_code == 200, r.text
+        samples, rate = await listening
+        await member.close()
+        await rt.close()
+        return samples, rate
+
+    samples, rate = asyncio.run(call())
+    strengths = {f: tone_strength(samples, rate, f) for f in (697, 770, 1209, 1336)}
+    assert strengths[770] > 20 and strengths[1336] > 20, strengths
+    assert strengths[697] < strengths[770] / 4 and strengths[1209] < strengths[1336] / 4, strengths

@@ -73,6 +73,8 @@ public final class MixerCallMedia: CallMedia {
             stopRecording(leg: leg)
         case .collectSpeech(let speech, let bargeIn):
             try listenForSpeech(speech, bargeIn: bargeIn, leg: leg)
+        case .sendDigits(let digits):
+            try playKeys(digits, leg: leg)
         case .recordConversation(let record):
             let (place, _, _) = try place(leg)
             guard recorded.withLock({ $0.insert(place.conversationID).inserted }) else { return }
@@ -127,6 +129,19 @@ public final class MixerCallMedia: CallMedia {
                 // Nothing to play into: the action ends as it would after playing, so the NCCO goes on.
                 self.events()?.mediaFinished(leg: leg)
             }
+        }
+    }
+
+    /// Keys sent to a leg whose audio is its client's (an app leg): in-band DTMF that only the leg hears, beside
+    /// whatever else plays to it (a talk or stream goes on).
+    private func playKeys(_ digits: String, leg: String) throws(CallMediaError) {
+        let (place, audio, rooms) = try place(leg)
+        let keys = ToneCadence.keys(digits)
+        Task {
+            let listeners = await Self.listeners(of: place, rooms: rooms)
+            guard !listeners.isEmpty else { return }
+            _ = try? await audio.play(.tone(keys, milliseconds: keys.cycleMilliseconds), conversationID: place.conversationID,
+                                      options: PlayerOptions(heardBy: listeners))
         }
     }
 

@@ -1,3 +1,4 @@
+import Audio
 import Crypto
 import Runtime
 import Wire
