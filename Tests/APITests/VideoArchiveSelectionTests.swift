@@ -75,8 +75,8 @@ struct ArchivePauseTests {
     @Test("paused while nobody publishes, each change reported once, the paused time added up")
     func pauses() {
         let reports = Reports()
-        var pause = ArchivePause { reports.values.append($0) }
         let t0 = ContinuousClock.now
+        var pause = ArchivePause(origin: t0) { reports.values.append($0) }
         // (at, publishing) → paused
         let steps: [(Int, Bool, Bool)] = [(0, true, false), (2, false, true), (3, false, true), (5, true, false), (8, false, true)]
         var paused: [Bool] = []
@@ -85,10 +85,13 @@ struct ArchivePauseTests {
         #expect(pause.total(at: t0 + .seconds(9)) == .seconds(4), "3 s, then 1 s so far")
         #expect(reports.values == [true, false, true])
         #expect(pause.progress(since: t0, at: t0 + .seconds(9)).published, "published once: still so while paused")
-        var unpublished = ArchivePause { _ in }
-        _ = unpublished.update(publishing: false, now: t0)
+        // Nobody at its first look, a second after it began (its files and encoders set up): paused from the start,
+        // so an archive nobody published in records nothing.
+        var unpublished = ArchivePause(origin: t0) { _ in }
+        _ = unpublished.update(publishing: false, now: t0 + .seconds(1))
         #expect(!unpublished.progress(since: t0, at: t0 + .seconds(61)).published)
-        var never = ArchivePause(report: nil)
+        #expect(unpublished.recorded(since: t0, at: t0 + .seconds(61)) == .zero)
+        var never = ArchivePause(origin: t0, report: nil)
         let neverPaused = never.update(publishing: false, now: t0)
         #expect(!neverPaused && never.total(at: t0 + .seconds(9)) == .zero, "a broadcast never pauses")
     }

@@ -91,21 +91,27 @@ struct ArchivePause {
     /// Whether anyone has published since the recording began.
     private(set) var published = false
     let report: (@Sendable (_ paused: Bool) -> Void)?
+    /// When the recording began, and whether it has looked for publishers since.
+    private let origin: ContinuousClock.Instant
+    private var looked = false
 
-    init(report: (@Sendable (_ paused: Bool) -> Void)?) {
+    init(origin: ContinuousClock.Instant, report: (@Sendable (_ paused: Bool) -> Void)?) {
+        self.origin = origin
         self.report = report
     }
 
     /// Whether it is paused now that `publishing` says whether anyone publishes.
     mutating func update(publishing: Bool, now: ContinuousClock.Instant) -> Bool {
         published = published || publishing
+        defer { looked = true }
         guard let report else { return false }
         if publishing, let since {
             before += now - since
             self.since = nil
             report(false)
         } else if !publishing, since == nil {
-            since = now
+            // Nobody at its first look: paused from its start (setting up the files and encoders records nothing).
+            since = looked ? now : origin
             report(true)
         }
         return since != nil

@@ -152,7 +152,7 @@ enum ComposedArchive {
         var undecodable: Set<String> = []
         var videoFrames: Int64 = 0
         var statuses: [MediaWriter.OutputStatus] = []
-        var pause = ArchivePause(report: paused)
+        var pause = ArchivePause(origin: origin, report: paused)
         // Until stopped, or until a file cannot be written (the recording then ends, failed).
         while !shouldStop(pause.progress(since: origin, at: clock.now)), file.failure == nil {
             let now = file.statuses

@@ -27,7 +27,7 @@ enum IndividualArchive {
         var files: [String: Int] = [:]
         let clock = ContinuousClock()
         let origin = clock.now
-        var pause = ArchivePause(report: paused)
+        var pause = ArchivePause(origin: origin, report: paused)
         while !shouldStop(pause.progress(since: origin, at: clock.now)) {
             let live = hub.streams(sessionID: sessionID)
             // Paused while nobody publishes: no stream, so no file is written then.
