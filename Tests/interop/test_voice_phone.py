@@ -1232,3 +1232,33 @@ def test_keys_sent_to_an_app_user_are_heard_as_dtmf_tones(sip_server):
     strengths = {f: tone_strength(samples, rate, f) for f in (697, 770, 1209, 1336)}
     assert strengths[770] > 20 and strengths[1336] > 20, strengths
     assert strengths[697] < strengths[770] / 4 and strengths[1209] < strengths[1336] / 4, strengths
+
+
+SHAKEN = ("eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9jZXJ0LnN3aXRjaGJvYXJkLnRlc3Qvc2hha2VuLnBlbSJ9"
+          ".eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNTU1NzY1NDMyMSJdfSwiaWF0IjoxNzk2NjEwOTIzLCJvcmlnIjp7InRuIjoiMTU1NTAxNDIifX0"
+          ".c2lnbmF0dXJl;info=<https://cert.switchboard.test/shaken.pem>;alg=ES256;ppt=shaken")
+
+
+def test_a_phone_endpoint_s_shaken_identity_goes_out_as_the_invite_s_identity_header(sip_server):
+    """A phone endpoint's `shaken` (the application's signed STIR/SHAKEN PASSporT, as the Voice API takes it) is the
+    INVITE's `Identity` header (RFC 8224) on the trunk: SIPp, the carrier, answers only an INVITE carrying it. An
+    identity on two lines is refused before any call."""
+    import types
+    server, _ = sip_server
+    hooks = Hooks()
+    app_id, key = application(server, hooks)
+    auth = {"Authorization": bearer(token(app_id, key))}
+    with SippPBX("uas-identity.xml") as pbx:
+        trunk_and_number(server, types.SimpleNamespace(sip_port=pbx.port), app_id, APP_NUMBER)
+        body = {"from": {"type": "phone", "number": APP_NUMBER}, "ncco": [{"action": "talk", "text": "one two"}],
+                "event_url": [hooks.url + "/event"]}
+        r = requests.post(server.http_url + "/v1/calls", headers=auth, timeout=10,
+                          json={**body, "to": [{"type": "phone", "number": PHONE, "shaken": SHAKEN}]})
+        assert r.status_code == 201, r.text
+        uuid = r.json()["uuid"]
+        wait_until(lambda: "completed" in hooks.statuses(uuid), timeout=20, what=lambda: f"completed: {hooks.events}\n{server.log()[-2000:]}")
+        assert hooks.statuses(uuid) == ["started", "ringing", "answered", "completed"], hooks.events
+        pbx.finish()
+        r = requests.post(server.http_url + "/v1/calls", headers=auth, timeout=10,
+                          json={**body, "to": [{"type": "phone", "number": PHONE, "shaken": SHAKEN + "\r\nVia: x"}]})
+        assert r.status_code == 400 and "to[0].shaken" in r.json()["detail"], r.text

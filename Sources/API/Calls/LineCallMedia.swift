@@ -369,8 +369,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         let callerID = from.flatMap(CallEndpoint.normalizedNumber) ?? from ?? "anonymous"
         let target: OutboundTarget
         switch endpoint {
-        case .phone(let number, _):
-            target = .number(number, trunk: try trunk(forCaller: callerID, callee: number))
+        case .phone(let number, _, let shaken):
+            target = .number(number, trunk: try trunk(forCaller: callerID, callee: number), headers: shaken.map { [("Identity", $0)] } ?? [])
         case .sip(let text, let headers, let userToUser):
             guard let uri = SIPURI.dialable(text) else { throw .failed("connect: \(text) is not a SIP URI") }
             // The application's headers as `X-` headers, and User-to-User, in the INVITE.
@@ -393,7 +393,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
     }
 
     private enum OutboundTarget: Sendable {
-        case number(String, trunk: String)
+        /// `headers`: a STIR/SHAKEN `Identity`, when the application gave one.
+        case number(String, trunk: String, headers: [(String, String)])
         /// A registered device, by its address of record (`user@domain`).
         case device(String, headers: [(String, String)])
         case uri(SIPURI, headers: [(String, String)])
@@ -422,7 +423,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         // SDES keys are offered only where the signalling is TLS: the trunk's setting, else best effort.
         var offered = AudioSessionConfig(address: host, port: line.leg.port)
         switch target {
-        case .number(_, let trunk): offered.encryption = encryption(ofTrunk: trunk)
+        case .number(_, let trunk, _): offered.encryption = encryption(ofTrunk: trunk)
         case .device(let aor, _): offered.encryption = await edge.reachesOverTLS(aor) ? .optional : .none
         case .uri(let uri, _): offered.encryption = uri.isTLS ? .optional : .none
         }
@@ -430,7 +431,8 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
         let call: OutboundCall
         do {
             switch target {
-            case .number(let number, let trunk): call = try await edge.placeCall(to: number, from: callerID, trunk: trunk, sdp: offer)
+            case .number(let number, let trunk, let headers):
+                call = try await edge.placeCall(to: number, from: callerID, trunk: trunk, headers: headers, sdp: offer)
             case .device(let aor, let headers):
                 call = try await edge.callUser(aor, from: callerID, headers: headers, sdp: offer)
             case .uri(let uri, let headers):
@@ -441,7 +443,7 @@ final class LineCallMedia: CallMedia, IncomingCallHandler {
             return finish(phone, status: "failed", reason: "\(error)", events: events)
         }
         phone.hangup = { call.hangup() }
-        if case .number(_, let trunkID) = target, trunk(trunkID)?.dtmf == "info" { phone.sendKey = { call.sendKey($0) } }
+        if case .number(_, let trunkID, _) = target, trunk(trunkID)?.dtmf == "info" { phone.sendKey = { call.sendKey($0) } }
         // Released while the INVITE was being sent: cancel it now.
         guard legs.withLock({ $0[uuid] }) === phone else { return call.hangup() }
         var ringing = false

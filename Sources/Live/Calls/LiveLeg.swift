@@ -212,7 +212,7 @@ actor LiveLeg {
         }
         Task { [calls] in await calls.leg(parent)?.dialAnswered() }
         // `dtmfAnswer`: keys for the answered phone (an extension, a PIN), `p` a 500 ms pause.
-        if case .phone(_, let digits?) = leg.to { try? calls.media.perform(.sendDigits(digits), leg: uuid) }
+        if case .phone(_, let digits?, _) = leg.to { try? calls.media.perform(.sendDigits(digits), leg: uuid) }
     }
 
     func answerFetched(_ result: Result<JSONValue, VoiceWebhooks.AnswerFailure>) {
@@ -570,7 +570,7 @@ extension CallLeg {
     /// An endpoint for realtime pushes: `{type, number | uri | user}`.
     static func endpointJSON(_ e: CallEndpoint) -> JSONValue {
         switch e {
-        case .phone(let n, _): ["type": "phone", "number": .string(n)]
+        case .phone(let n, _, _): ["type": "phone", "number": .string(n)]
         case .sip(let u, _, _): ["type": "sip", "uri": .string(u)]
         case .app(let u): ["type": "app", "user": .string(u)]
         case .websocket(let u, _, _, _): ["type": "websocket", "uri": .string(u)]

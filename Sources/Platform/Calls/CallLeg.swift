@@ -56,7 +56,7 @@ public struct CallLeg: Sendable, Equatable {
     /// An endpoint as the call object shows it: `{type, number}`, `{type, uri}`, `{type, user}`.
     static func wire(_ e: CallEndpoint) -> JSONValue {
         switch e {
-        case .phone(let n, _): ["type": "phone", "number": .string(n)]
+        case .phone(let n, _, _): ["type": "phone", "number": .string(n)]
         case .sip(let u, _, _): ["type": "sip", "uri": .string(u)]
         case .app(let u): ["type": "app", "user": .string(u)]
         case .websocket(let u, let c, _, _): ["type": "websocket", "uri": .string(u), "content-type": .string(c)]

@@ -128,15 +128,17 @@ public final class SIPEdge: Sendable {
         }
     }
 
-    /// Calls `number` (E.164 digits) through `trunk`, from `callerID`, offering `sdp`.
-    public func placeCall(to number: String, from callerID: String, trunk: String, sdp: SessionDescription) async throws -> OutboundCall {
+    /// Calls `number` (E.164 digits) through `trunk`, from `callerID`, offering `sdp`; `headers` go into the INVITE as they are.
+    public func placeCall(to number: String, from callerID: String, trunk: String, headers: [(String, String)] = [],
+                          sdp: SessionDescription) async throws -> OutboundCall {
         let digits = number.hasPrefix("+") ? String(number.dropFirst()) : number
         guard (3...20).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { throw EdgeError.badNumber(number) }
         return try await onRunningLoop { [self] () throws(EdgeError) -> OutboundCall in
             guard let ep = endpoint.withLock({ $0 }) else { throw .stopped }
             guard let config = ep.core.config.trunks.first(where: { $0.name == trunk }) else { throw .unknownTrunk(trunk) }
             let from = SIPAddress(uri: SIPURI(user: callerID, host: IPEndpoint.reference(ep.core.config.host)))
-            let id = ep.invite(to: SIPURI(user: digits, host: IPEndpoint.reference(config.host), port: config.port), from: from, sdp: sdp, trunk: config)
+            let id = ep.invite(to: SIPURI(user: digits, host: IPEndpoint.reference(config.host), port: config.port), from: from, sdp: sdp,
+                               trunk: config, headers: headers)
             return track(id)
         }
     }

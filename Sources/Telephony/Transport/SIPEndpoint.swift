@@ -126,8 +126,8 @@ public final class SIPEndpoint: Selectable, @unchecked Sendable {
     }
 
     @discardableResult
-    public func invite(to: SIPURI, from: SIPAddress, sdp: SessionDescription, trunk: TrunkConfig) -> CallID {
-        let (id, outputs) = core.invite(to: to, from: from, sdp: sdp, trunk: trunk, now: .now())
+    public func invite(to: SIPURI, from: SIPAddress, sdp: SessionDescription, trunk: TrunkConfig, headers: [(String, String)] = []) -> CallID {
+        let (id, outputs) = core.invite(to: to, from: from, sdp: sdp, trunk: trunk, headers: headers, now: .now())
         perform(outputs)
         return id
     }

@@ -227,8 +227,9 @@ public final class UserAgentCore {
     }
 
     /// Places a call through `trunk` to `to`, from `from`, offering `sdp`.
-    public func invite(to: SIPURI, from: SIPAddress, sdp: SessionDescription, trunk: TrunkConfig, now: Instant) -> (CallID, [UserAgentOutput]) {
-        invite(to: to, from: from, sdp: sdp, peer: trunk.peer, trunk: trunk, credentials: trunk.credentials, now: now)
+    public func invite(to: SIPURI, from: SIPAddress, sdp: SessionDescription, trunk: TrunkConfig, headers: [(String, String)] = [],
+                       now: Instant) -> (CallID, [UserAgentOutput]) {
+        invite(to: to, from: from, sdp: sdp, peer: trunk.peer, trunk: trunk, credentials: trunk.credentials, headers: headers, now: now)
     }
 
     /// Places a call to `to`, sending the INVITE to `peer` (a trunk, or a registered device's source).

@@ -1,7 +1,8 @@
 /// Where a call leg goes or comes from, as the Voice API and NCCO `connect` name it.
 public enum CallEndpoint: Sendable, Hashable {
-    /// An E.164 number (digits only, no `+`), with digits to send once answered.
-    case phone(number: String, dtmfAnswer: String?)
+    /// An E.164 number (digits only, no `+`), with digits to send once answered; `shaken`: a STIR/SHAKEN identity
+    /// (RFC 8224 `Identity` header value, the application's signed PASSporT) the INVITE carries.
+    case phone(number: String, dtmfAnswer: String?, shaken: String? = nil)
     /// `userToUser`: the `standardHeaders` `User-to-User` value (RFC 7433), sent as that header.
     case sip(uri: String, headers: [String: String], userToUser: String? = nil)
     /// A user of the application, by name.
@@ -25,7 +26,7 @@ public enum CallEndpoint: Sendable, Hashable {
     /// The address alone, as event webhooks show `to` and `from`.
     public var address: String {
         switch self {
-        case .phone(let n, _): n
+        case .phone(let n, _, _): n
         case .sip(let u, _, _): u
         case .app(let u): u
         case .websocket(let u, _, _, _): u
@@ -33,11 +34,11 @@ public enum CallEndpoint: Sendable, Hashable {
     }
 
     /// The endpoint as events, stored legs and conversation members show it: a websocket's `authorization`
-    /// (a credential) left out.
+    /// (a credential) and a phone's `shaken` identity left out.
     public var shown: JSONValue {
         func headerObject(_ h: [String: String]) -> JSONValue { .object(h.mapValues(JSONValue.string)) }
         switch self {
-        case .phone(let n, let dtmf):
+        case .phone(let n, let dtmf, _):
             var o: [String: JSONValue] = ["type": "phone", "number": .string(n)]
             if let dtmf { o["dtmfAnswer"] = .string(dtmf) }
             return .object(o)
@@ -118,8 +119,11 @@ public enum CallEndpoint: Sendable, Hashable {
                 throw fail(".dtmfAnswer", .invalid("must be 1 to 64 of 0-9 * # p"))
             }
             if o["onAnswer"] != nil { throw fail(".onAnswer", .unsupported) }
-            if o["shaken"] != nil { throw fail(".shaken", .unsupported) }
-            endpoint = .phone(number: number, dtmfAnswer: dtmf)
+            let shaken = try string("shaken", required: false)
+            if let shaken, shaken.isEmpty || shaken.utf8.count > 4096 || !SIPHeaders.isValid(name: "Identity", value: shaken) {
+                throw fail(".shaken", .invalid("must be an Identity header value: one line of text, 1 to 4096 bytes"))
+            }
+            endpoint = .phone(number: number, dtmfAnswer: dtmf, shaken: shaken)
         case .sip:
             known = ["type", "uri", "headers", "standardHeaders"]
             guard let uri = try string("uri", required: true) else { throw fail(".uri", .missing) }

@@ -42,6 +42,11 @@ struct NCCOTests {
               case .connect(let d) = ncco.actions[3] else { Issue.record("not connects"); return }
         #expect(a.onAnswer == .init(url: "https://h.test/whisper", ringbackTone: "https://h.test/ring.wav") && a.ringback == "https://h.test/ring.wav")
         #expect(a.endpoint == .phone(number: "14155550100", dtmfAnswer: nil))
+        // A STIR/SHAKEN identity goes with the phone endpoint (the INVITE's Identity header), not in what is shown.
+        let shaken = try parse(#"[{"action":"connect","endpoint":[{"type":"phone","number":"14155550100","shaken":"eyJ0.eyJ1.c2ln;info=<https://c.test/a.pem>;alg=ES256;ppt=shaken"}]}]"#)
+        guard case .connect(let s) = shaken.actions[0] else { Issue.record("not a connect"); return }
+        #expect(s.endpoint == .phone(number: "14155550100", dtmfAnswer: nil, shaken: "eyJ0.eyJ1.c2ln;info=<https://c.test/a.pem>;alg=ES256;ppt=shaken"))
+        #expect(s.endpoint.shown == ["type": "phone", "number": "14155550100"])
         #expect(b.onAnswer?.ringbackTone == "https://h.test/old.wav" && b.ringback == "https://h.test/own.wav", "the connect's own tone first")
         #expect(c.endpoint == .websocket(uri: "wss://h.test/s", contentType: "audio/l16;rate=16000", headers: [:], authorization: .custom("Bearer abc")))
         #expect(d.endpoint == .websocket(uri: "wss://h.test/s", contentType: "audio/l16;rate=16000", headers: [:], authorization: .vonage))
@@ -122,6 +127,7 @@ struct NCCOTests {
         (#"[{"action":"input","type":["speech"],"speech":{"context":"sales"}}]"#, 0, "speech.context", "ncco-wrong-type"),
         (#"[{"action":"input","type":["speech"],"speech":{"uuid":["leg-1","leg-2"]}}]"#, 0, "speech.uuid", "ncco-wrong-type"),
         (#"[{"action":"wait","timeout":"5"}]"#, 0, "timeout", "ncco-wrong-type"),
+        (#"[{"action":"connect","endpoint":[{"type":"phone","number":"14155550100","shaken":"a\r\nVia: x"}]}]"#, 0, "endpoint[0].shaken", "ncco-invalid-value"),
         (#"[{"action":"input","type":["dtmf"],"mode":"later"}]"#, 0, "mode", "ncco-invalid-value"),
         (#"[{"action":"input","type":["dtmf","speech"],"mode":"asynchronous"}]"#, 0, "type", "ncco-invalid-value"),
         (#"[{"action":"input","type":["dtmf"],"mode":"asynchronous","dtmf":{"maxDigits":3}}]"#, 0, "dtmf", "ncco-invalid-value"),
