@@ -228,10 +228,10 @@ struct EngineBookkeepingTests {
         #expect(room.listening.consumers.count <= 2, "m-lines are reused, not added per cycle")
         // Allocator noise is tens of KiB. The bound catches anything leaked per cycle of about 1 KiB
         // or more (a transport with its DTLS state is tens of KiB); the counts above catch stale ids.
-        // The RSS is the whole test process's: suites running beside this one (the speech recognizer loads a
-        // language model of tens of MiB; a live server's workers and buffers) can add to it in a window, and more
-        // than once (a clean clone's run saw 46 MiB, then 87 MiB in the window after). A leak grows in every window:
-        // up to two more windows of as many cycles, and it fails only if each of them grew.
+        // The RSS is the whole test process's: `make test` runs this test in a process of its own (suites beside it
+        // — the speech recognizer's language model, live servers' workers and buffers — grew it by 17–87 MiB in a
+        // window on clean clones). Should something run beside it anyway, a leak still grows in every window: up
+        // to two more windows of as many cycles, and it fails only if each of them grew.
         var growth = endResident - warmResident
         var next = cycles + 1
         for _ in 0..<2 where growth >= 8 << 20 {
