@@ -111,6 +111,28 @@ def wav_samples(source):
     return data.reshape(-1, channels)[:, 0], rate
 
 
+def mp3_seconds(data):
+    """An MP3's playing length as a gapless decoder reads it from its Xing/Info + LAME tag (frames × samples
+    per frame − encoder delay − padding); None without the tag. (`soxi` estimates an MP3's length from its
+    size and bitrate, which counts the tag frame, the delay and the padding.)"""
+    at = next(i for i in range(len(data) - 4) if data[i] == 0xFF and data[i + 1] & 0xE0 == 0xE0)
+    version = (data[at + 1] >> 3) & 3  # 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
+    rate = {3: (44100, 48000, 32000), 2: (22050, 24000, 16000), 0: (11025, 12000, 8000)}[version][(data[at + 2] >> 2) & 3]
+    mono = data[at + 3] >> 6 == 3
+    side = (17 if mono else 32) if version == 3 else (9 if mono else 17)
+    tag = at + 4 + side
+    if data[tag:tag + 4] not in (b"Xing", b"Info"):
+        return None
+    flags = int.from_bytes(data[tag + 4:tag + 8], "big")
+    if not flags & 1:
+        return None
+    frames = int.from_bytes(data[tag + 8:tag + 12], "big")
+    lame = tag + 12 + (4 if flags & 2 else 0) + (100 if flags & 4 else 0) + (4 if flags & 8 else 0)
+    delay = (data[lame + 21] << 4) | (data[lame + 22] >> 4)
+    padding = ((data[lame + 22] & 0x0F) << 8) | data[lame + 23]
+    return (frames * (1152 if version == 3 else 576) - delay - padding) / rate
+
+
 def dominant_frequency(samples, sample_rate):
     window = samples * np.hanning(len(samples))
     spectrum = np.abs(np.fft.rfft(window))
