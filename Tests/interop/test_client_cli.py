@@ -8,7 +8,7 @@ import pytest
 import requests
 
 from rig import REPO, client, client_lines as lines, server_binary, start_server
-from video_support import dev_session, dev_token
+from video_support import NAMESPACES, NEAR, beyond_loopback_server, dev_session, dev_token, linked_namespace, opentok_client
 from voice_support import Hooks, application, user_jwt
 
 
@@ -126,3 +126,34 @@ def test_cli_call_nobody_answers(server):
         assert [l["status"] for l in a if l["event"] == "leg:status" and l["leg_id"] == callee][-1] == "timeout"
     finally:
         hooks.http.shutdown()
+
+
+@pytest.mark.skipif(not NAMESPACES, reason="needs root, ip and tc for a network namespace")
+def test_video_clients_on_either_side_of_a_link_send_each_other_media():
+    """The SDK's media does not assume the server is on the same machine: a client in a network namespace of the
+    test's own (its only way out a veth link to the server's address) publishes and subscribes, and so does one on
+    this side; each receives the other's video."""
+    opentok = pytest.importorskip("opentok")
+    ivf = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
+    with linked_namespace("sdklink") as (namespace, _):
+        server = beyond_loopback_server()
+        try:
+            ot = opentok_client(server)
+            sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+            token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
+            join = lambda name, url: ["client", "video", "join", sid, "--token", token(name), "--publish", str(ivf),
+                                      "--server", url, "--seconds", "10", "--json"]
+            far = subprocess.Popen(["ip", "netns", "exec", namespace, str(server_binary()),
+                                    *join("far", f"http://{NEAR}:{server.http_port}")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            near = subprocess.Popen([str(server_binary()), *join("near", f"http://127.0.0.1:{server.http_port}")],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            f, n = lines(far), lines(near)
+            print("far:", f, "\nnear:", n)
+            published = {"far": next(l["published"] for l in f if "published" in l),
+                         "near": next(l["published"] for l in n if "published" in l)}
+            for got, other in ((f, "near"), (n, "far")):
+                received = next(l for l in got if l.get("received") == published[other])
+                assert received["frames"] > 60 and received["keyframes"] >= 1, received
+        finally:
+            server.stop()
+            server.cleanup()

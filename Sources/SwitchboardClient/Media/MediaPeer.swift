@@ -91,11 +91,21 @@ final class MediaPeer: Selectable {
     private(set) var packetsReceived = 0
 
     init(certificate: DTLSCertificate, loop: EventLoop) throws {
-        transport = try ClientTransport(certificate: certificate, bindHost: "127.0.0.1", srtpProfiles: SRTPTransform.supportedProfiles)
+        transport = try Self.openTransport(certificate: certificate)
         self.loop = loop
     }
 
     deinit { buffer.deallocate() }
+
+    /// A transport on a socket bound to every address, dual-stack where the host has IPv6 (else IPv4 only), so that
+    /// the kernel sends from whichever address routes to the server's candidate, loopback or not.
+    private static func openTransport(certificate: DTLSCertificate) throws -> ClientTransport {
+        do {
+            return try ClientTransport(certificate: certificate, bindHost: "::", srtpProfiles: SRTPTransform.supportedProfiles)
+        } catch {
+            return try ClientTransport(certificate: certificate, bindHost: "0.0.0.0", srtpProfiles: SRTPTransform.supportedProfiles)
+        }
+    }
 
     func start() {
         loop.register(fd: transport.socket.fd, events: SB_EPOLLIN, handler: self)
