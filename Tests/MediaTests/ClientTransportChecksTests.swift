@@ -1,4 +1,5 @@
 import Crypto
+import Dispatch
 import Glibc
 import Testing
 @testable import Media
@@ -42,6 +43,60 @@ struct ClientTransportChecksTests {
         var forged = try check(password: "not the client's password")
         _ = forged.withUnsafeMutableBytes { client.receive($0.baseAddress!, length: $0.count, now: 2) }
         #expect(await receive(on: server, within: .milliseconds(300)) == nil)
+    }
+
+    @Test("peer to peer: the answerer, told none of the offerer's candidates, answers its checks, learns its address from them and connects, DTLS and SRTP both ways; host candidates of a loopback-bound socket are its address alone")
+    func peerToPeer() async throws {
+        let certificate = try DTLSCertificate()
+        let offerer = try ClientTransport(certificate: certificate, bindHost: "127.0.0.1", srtpProfiles: [.aeadAES128GCM])
+        let answerer = try ClientTransport(certificate: try DTLSCertificate(), bindHost: "127.0.0.1", srtpProfiles: [.aeadAES128GCM])
+        let candidates = answerer.hostCandidates()
+        #expect(candidates.count == 1 && candidates[0].hasSuffix(" 127.0.0.1 \(answerer.socket.localPort) typ host"), "\(candidates)")
+        let answererAddress = try #require(ClientSDP.candidateAddress("candidate:" + candidates[0]))
+        // A candidate that cannot be reached from a loopback-bound socket is not checked.
+        offerer.addCandidate(try #require(PeerAddress(host: "192.0.2.9", port: 9)))
+        // The offerer (controlling) knows the answerer's candidate; the answerer (controlled) knows none of the offerer's.
+        try offerer.configure(remote: answerer.local, candidates: [answererAddress],
+                              fingerprint: DTLSFingerprintValue(algorithm: "sha-256", value: answerer.certificate.fingerprintSHA256),
+                              dtlsRole: .server, controlling: true)
+        try answerer.configure(remote: offerer.local, candidates: [],
+                               fingerprint: DTLSFingerprintValue(algorithm: "sha-256", value: certificate.fingerprintSHA256),
+                               dtlsRole: .client, controlling: false)
+        let batch = DatagramBatch(capacity: 16, stride: 2048)
+        var received: [Int] = []
+        func pump(_ t: ClientTransport, now: UInt64) {
+            t.tick(now: now)
+            let n = batch.receive(from: t.socket)
+            for i in 0..<max(0, n) {
+                if case .rtp(let length) = t.receive(batch.slot(i), length: Int(batch.lengths[i]), now: now, from: batch.source(i)) {
+                    received.append(length)
+                }
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !(offerer.connected && answerer.connected), ContinuousClock.now < deadline {
+            let now = DispatchTime.now().uptimeNanoseconds
+            pump(offerer, now: now)
+            pump(answerer, now: now)
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        #expect(offerer.connected && answerer.connected, "\(offerer.progress); \(answerer.progress)")
+        #expect(answerer.progress.contains("controlled to 127.0.0.1:\(offerer.socket.localPort)"), "\(answerer.progress)")
+        // RTP each way.
+        for (from, to) in [(offerer, answerer), (answerer, offerer)] {
+            var packet = [UInt8](repeating: 0, count: 2048)
+            packet[0] = 0x80
+            packet[1] = 111
+            packet[11] = 7
+            received = []
+            _ = packet.withUnsafeMutableBytes { from.sendRTP($0.baseAddress!, length: 12 + 100, capacity: $0.count) }
+            let until = ContinuousClock.now + .seconds(2)
+            while received.isEmpty, ContinuousClock.now < until {
+                pump(to, now: DispatchTime.now().uptimeNanoseconds)
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            #expect(received == [112])
+        }
     }
 
     /// The next datagram on `socket`, polled without blocking the test's thread.

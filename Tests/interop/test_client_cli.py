@@ -68,6 +68,31 @@ def test_video_client_that_connects_after_a_stream_was_published_sees_it_created
     assert received["frames"] > 20 and received["keyframes"] >= 1
 
 
+def test_video_clients_in_a_relayed_session_send_each_other_media_peer_to_peer(server):
+    """A session the `opentok` SDK makes by default is relayed: the SDK's clients then connect their media to each
+    other (each publisher offers every subscriber a connection of its own through `video:relay`, with its host
+    candidates; the other end's trickle in), and each receives the other's video and audio."""
+    opentok = pytest.importorskip("opentok")
+    ot = opentok_client(server)
+    sid = ot.create_session().session_id
+    token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
+    ivf = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
+    # On loopback only: each offers 127.0.0.1 alone and checks the other's loopback candidates alone.
+    alice = client(server, "video", "join", sid, "--token", token("alice"), "--publish", str(ivf), "--media-address", "127.0.0.1", seconds=10)
+    time.sleep(1)
+    bob = client(server, "video", "join", sid, "--token", token("bob"), "--publish", str(ivf), "--media-address", "127.0.0.1", seconds=9)
+    a, b = lines(alice), lines(bob)
+    print("alice:", a, "\nbob:", b)
+    published = {"alice": next(l["published"] for l in a if "published" in l), "bob": next(l["published"] for l in b if "published" in l)}
+    for got, other in ((a, "bob"), (b, "alice")):
+        assert not [l for l in got if l.get("event", "").startswith("error")], got
+        received = next(l for l in got if l.get("received") == published[other])
+        assert received["frames"] > 60 and received["keyframes"] >= 1 and (received["width"], received["height"]) == (320, 240), received
+    offers = [l["event"] for l in b if "description(type: \"offer\"" in l.get("event", "")]
+    assert offers and all(c.startswith("a=candidate:1 1 udp ") and " 127.0.0.1 " in c for o in offers
+                          for c in o.replace("\\r\\n", "\n").split("\n") if c.startswith("a=candidate")), offers
+
+
 def voice_app(server, hooks):
     """An application whose answer and event URLs are `hooks`, and a function that makes a user and its token."""
     app_id, key = application(server, hooks)

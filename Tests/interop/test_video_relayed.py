@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from rig import chromium, free_port, free_udp_port, new_page, screenshot, wait_until
+from rig import REPO, chromium, client, client_lines, free_port, free_udp_port, new_page, screenshot, wait_until
 from video_support import (CHROMIUM_ARGS, VideoPeer, VideoRequestError, decoding, join, log_lines, opentok_client, video_server,
                            wait_for_log)
 
@@ -158,6 +158,43 @@ SLOW_PUBLISH_REPLY_JS = """
   } });
 })();
 """
+
+
+def test_a_page_and_an_sdk_client_send_their_media_to_each_other(server, browser):
+    """The Swift SDK's own media in a relayed session: `switchboard client video join` publishes a VP8 recording and
+    a tone, and subscribes; a Chromium page publishes its camera and microphone. Each end's publisher offers the other
+    a connection through `video:relay` (the SDK with its host candidate, here 127.0.0.1 alone; the page trickling its
+    own), ICE picks the loopback pair, and each decodes the other's video and audio; when the SDK client leaves, the
+    page's connection to it closes."""
+    ot, sid = relayed_session(server)
+    page = new_page(browser)
+    page.add_init_script(LOOPBACK_ONLY_JS)
+    join(page, server, sid, ot.generate_token(sid, data="name=page"), "page")
+    wait_until(lambda: "peer to peer" in page.inner_text("#status"), timeout=5, what="the page sees a relayed session")
+    recording = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
+    sdk = client(server, "video", "join", sid, "--token", ot.generate_token(sid, data="name=sdk"), "--publish", str(recording),
+                 "--name", "sdk", "--media-address", "127.0.0.1", seconds=14)
+    try:
+        stats = wait_until(decoding(page), timeout=20, what="the page decodes the SDK client's video and audio")
+        (entry,) = stats.values()
+        assert (entry["video"]["frameWidth"], entry["video"]["frameHeight"]) == (320, 240), entry
+        (received, _) = paths(page)
+        assert received["remote"].startswith("127.0.0.1:"), received
+        screenshot(page, "video-playground-relayed-sdk.png")
+        lines = client_lines(sdk, timeout=40)
+    finally:
+        if sdk.poll() is None:
+            sdk.kill()
+    print("sdk:", [l for l in lines if "relay" not in l.get("event", "")])
+    page_stream = next(l["event"].split()[1] for l in lines if l.get("event", "").startswith("streamCreated") and l["event"].endswith(" page"))
+    got = next(l for l in lines if l.get("received") == page_stream)
+    assert got["frames"] > 30 and got["width"] > 0, got
+    assert not [l for l in lines if l.get("event", "").startswith("error")], lines
+    wait_for_log(page, "streamDestroyed sdk")
+    wait_until(lambda: page.evaluate("window.playground.state.publisher.peers.size") == 0, timeout=10,
+               what="the page's connection to the SDK client closed")
+    page.click("#leave")
+    page.context.close()
 
 
 def test_a_subscriber_announced_before_the_publish_reply_is_offered_to(server, browser):

@@ -34,6 +34,9 @@ public final class DatagramBatch {
     @inlinable @inline(__always)
     public func slot(_ i: Int) -> UnsafeMutableRawPointer { storage + i * stride }
 
+    /// Where the `i`th datagram of the last `receive` came from.
+    package func source(_ i: Int) -> PeerAddress? { PeerAddress(storage: addresses + i) }
+
     /// Reads up to `capacity` datagrams without blocking; returns how many arrived.
     package func receive(from socket: UDPSocket) -> Int {
         let n = sb_udp_recv_batch(

@@ -45,7 +45,7 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Reads a kernel socket address; nil for families other than IPv4/IPv6.
-    init?(storage: UnsafePointer<sockaddr_storage>) {
+    package init?(storage: UnsafePointer<sockaddr_storage>) {
         let raw = UnsafeRawPointer(storage)
         switch Int32(storage.pointee.ss_family) {
         case AF_INET:
@@ -85,5 +85,7 @@ public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var host: String { stunAddress.host }
+    /// 127.0.0.0/8 or ::1.
+    package var isLoopback: Bool { isIPv6 ? high == 0 && low == 1 : low >> 24 == 127 }
     public var description: String { stunAddress.description }
 }

@@ -46,6 +46,9 @@ package final class UDPSocket {
         self.bound = bound
     }
 
+    /// The address the socket is bound to (`::` or `0.0.0.0` for every address).
+    package var boundAddress: PeerAddress? { withUnsafePointer(to: bound) { PeerAddress(storage: $0) } }
+
     private init(fd: Int32, isIPv6: Bool, localPort: UInt16, bound: sockaddr_storage) {
         self.fd = fd
         self.isIPv6 = isIPv6

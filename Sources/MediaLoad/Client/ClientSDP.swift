@@ -34,6 +34,35 @@ package enum ClientSDP {
         }
     }
 
+    /// What a client needs from a peer's SDP (peer to peer): its candidates may trickle in later.
+    package struct PeerRemote {
+        package var ice: ICEParameters
+        package var fingerprint: DTLSFingerprintValue
+        package var setup: SDPSetupRole
+        /// Its UDP candidates with numeric addresses (an mDNS `.local` name cannot be checked here).
+        package var candidates: [PeerAddress]
+        package var localDTLSRole: DTLSRole { setup == .active ? .server : .client }
+
+        package init(ice: ICEParameters, fingerprint: DTLSFingerprintValue, setup: SDPSetupRole, candidates: [PeerAddress]) {
+            (self.ice, self.fingerprint, self.setup, self.candidates) = (ice, fingerprint, setup, candidates)
+        }
+    }
+
+    package static func peerRemote(_ text: String) throws -> PeerRemote {
+        let sdp: SessionDescription
+        do { sdp = try SessionDescription.parse(text) } catch { throw MediaError.invalid("SDP: \(error)") }
+        guard let first = sdp.media.first, let ufrag = first.iceUfrag ?? sdp.iceUfrag, let pwd = first.icePwd ?? sdp.icePwd,
+              let fingerprint = first.fingerprint ?? sdp.fingerprint else {
+            throw MediaError.invalid("SDP lacks ICE credentials or a fingerprint")
+        }
+        return PeerRemote(
+            ice: ICEParameters(usernameFragment: ufrag, password: pwd, iceLite: sdp.iceLite),
+            fingerprint: DTLSFingerprintValue(algorithm: fingerprint.algorithm, value: fingerprint.value),
+            setup: first.setup ?? sdp.setup ?? .actpass,
+            candidates: sdp.media.flatMap(\.candidates).compactMap { candidateAddress("candidate:" + $0.attributeValue) })
+    }
+
+
     package static func remote(_ text: String) throws -> Remote {
         let sdp: SessionDescription
         do { sdp = try SessionDescription.parse(text) } catch { throw MediaError.invalid("SDP: \(error)") }
@@ -53,7 +82,8 @@ package enum ClientSDP {
     /// per stream; `audioLevelID` adds the RFC 6464 audio level extension to audio m-lines, which the
     /// server's speaking detection reads (and a mixer may stamp on its mix).
     package static func offer(ice: ICEParameters, certificate: DTLSCertificate, sessionID: UInt64, streams: [OutgoingStream],
-                              audioLevelID: UInt8? = nil, cname: String = "load", direction: SDPDirection = .sendonly) -> String {
+                              audioLevelID: UInt8? = nil, cname: String = "load", direction: SDPDirection = .sendonly,
+                              candidates: [String] = []) -> String {
         var offer = SessionDescription(origin: SDPOrigin(sessionID: sessionID, sessionVersion: 1))
         offer.lines.append(.attribute("group", "BUNDLE " + streams.indices.map(String.init).joined(separator: " ")))
         for (i, stream) in streams.enumerated() {
@@ -70,6 +100,7 @@ package enum ClientSDP {
             m.addAttribute("rtpmap", "\(codec.payloadType) \(codec.rtpmap)")
             for fb in codec.feedback { m.addAttribute("rtcp-fb", "\(codec.payloadType) \(fb)") }
             if let audioLevelID, stream.kind == .audio { m.addAttribute("extmap", "\(audioLevelID) \(RTPExtensionURI.audioLevel)") }
+            addCandidates(candidates, to: &m)
             if stream.rids.isEmpty {
                 m.addAttribute("ssrc", "\(stream.ssrc) cname:\(cname)")
             } else {
@@ -85,7 +116,7 @@ package enum ClientSDP {
     /// A receive-only answer to the server's offer: the first format of every m-line. With
     /// `keepInactive`, m-lines the server marked inactive (a member who left) stay inactive.
     package static func answer(to offer: SessionDescription, ice: ICEParameters, certificate: DTLSCertificate, remoteSetup: SDPSetupRole,
-                               keepInactive: Bool = false) -> String {
+                               keepInactive: Bool = false, candidates: [String] = []) -> String {
         var answer = SessionDescription(origin: SDPOrigin(sessionID: 1, sessionVersion: 1))
         answer.lines.append(.attribute("group", "BUNDLE " + offer.media.compactMap(\.mid).joined(separator: " ")))
         for section in offer.media {
@@ -99,8 +130,17 @@ package enum ClientSDP {
             m.direction = keepInactive && section.direction == .inactive ? .inactive : .recvonly
             m.rtcpMux = true
             for map in section.rtpMaps.prefix(1) { m.addAttribute("rtpmap", map.attributeValue) }
+            addCandidates(candidates, to: &m)
             answer.media.append(m)
         }
         return answer.serialize()
+    }
+
+    /// This side's candidates, all of them (no trickle), for a peer that checks them (an ICE-lite server learns
+    /// the client's address from its checks and needs none).
+    private static func addCandidates(_ candidates: [String], to m: inout MediaDescription) {
+        guard !candidates.isEmpty else { return }
+        for c in candidates { m.addAttribute("candidate", c) }
+        m.endOfCandidates = true
     }
 }

@@ -8,7 +8,10 @@ import Wire
 /// The client role of one WebRTC transport on its own UDP socket: ICE controlling with
 /// USE-CANDIDATE (RFC 8445 §7.2.4) towards the server's ICE-lite candidate, DTLS in whichever
 /// role the SDP gave it, then SRTP both ways (RFC 5764). The load generator's peers and the
-/// client SDK's media both sit on it.
+/// client SDK's media both sit on it. Peer to peer (the SDK in a relayed video session), the other
+/// end is a full ICE agent too: checks go to each of its candidates (as they trickle in, and to the
+/// addresses its own checks come from) in the role offer/answer gave this side, and the first pair
+/// that answers carries everything.
 ///
 /// Datagrams are demultiplexed by their first byte (RFC 7983); STUN and DTLS are handled here,
 /// RTP comes back unprotected in place and RTCP is left to the owner. Confined to the thread of
@@ -30,8 +33,14 @@ package final class ClientTransport {
     private let srtpProfiles: [SRTPProfile]
     private let dtlsRetransmission: DTLSEngine.RetransmissionPolicy
     private var remote = ICEParameters(usernameFragment: "", password: "")
-    /// The server's candidate, the only address checks are expected from.
-    private var server: PeerAddress?
+    /// The other end's candidates (the server's one, or a peer's), checked in turn until one answers; then the
+    /// one `destination` holds.
+    private var candidates: [PeerAddress] = []
+    private var selected: PeerAddress?
+    /// Controlling (the offerer, or towards an ICE-lite server) nominates with USE-CANDIDATE; controlled does not.
+    private var controlling = true
+    /// At most this many candidates are checked (a peer's every interface, and the addresses its checks come from).
+    static let maxCandidates = 16
     private let destination: UnsafeMutablePointer<sockaddr_storage>
     private var dtls: DTLSEngine?
     private var srtpIn: SRTPTransform?
@@ -61,9 +70,15 @@ package final class ClientTransport {
 
     /// Points the transport at the server's candidate and sets up DTLS.
     package func configure(remote: ICEParameters, server: PeerAddress, fingerprint: DTLSFingerprintValue, dtlsRole: DTLSRole) throws {
+        try configure(remote: remote, candidates: [server], fingerprint: fingerprint, dtlsRole: dtlsRole, controlling: true)
+    }
+
+    /// Sets up ICE towards `candidates` (more may follow with `addCandidate`) in the role given, and DTLS.
+    package func configure(remote: ICEParameters, candidates: [PeerAddress], fingerprint: DTLSFingerprintValue, dtlsRole: DTLSRole,
+                           controlling: Bool) throws {
         self.remote = remote
-        self.server = server
-        server.write(to: destination, ipv6Socket: socket.isIPv6)
+        self.controlling = controlling
+        for c in candidates { addCandidate(c) }
         dtls = try DTLSEngine(
             role: dtlsRole == .client ? .client : .server, certificate: certificate,
             expectedRemoteFingerprint: (fingerprint.algorithm, fingerprint.value), srtpProfiles: srtpProfiles,
@@ -73,38 +88,100 @@ package final class ClientTransport {
     /// Whether `configure` has run.
     package var isConfigured: Bool { dtls != nil }
 
+    /// Another candidate of the other end to check (a trickled one); ignored once a pair answers, or past
+    /// `maxCandidates`, or when this socket cannot reach its family (IPv6 from an IPv4-only socket).
+    /// A socket bound to a loopback address checks loopback candidates only.
+    package func addCandidate(_ candidate: PeerAddress) {
+        guard selected == nil, candidates.count < Self.maxCandidates, !candidates.contains(candidate),
+              socket.isIPv6 || !candidate.isIPv6, !boundToLoopback || candidate.isLoopback else { return }
+        candidates.append(candidate)
+        if candidates.count == 1 { point(at: candidate) }
+    }
+
+    private var boundToLoopback: Bool { socket.boundAddress?.isLoopback ?? false }
+
+    /// This socket's host candidates (RFC 8445 §5.1.1.1), as `a=candidate:` values: its own address when it is bound
+    /// to one, else the port on each address of the machine's interfaces that are up (IPv6 ones on a dual-stack
+    /// socket; link-local IPv6 left out, as it needs a scope), loopback last, for a peer to check.
+    package func hostCandidates() -> [String] {
+        if let bound = socket.boundAddress, bound.high != 0 || bound.low != 0 {
+            let priority: UInt32 = 126 << 24 | 65_535 << 8 | 255
+            return ["1 1 udp \(priority) \(bound.host) \(bound.port) typ host"]
+        }
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return [] }
+        defer { freeifaddrs(list) }
+        var found: [(address: PeerAddress, loopback: Bool)] = []
+        var entry: UnsafeMutablePointer<ifaddrs>? = first
+        while let e = entry {
+            defer { entry = e.pointee.ifa_next }
+            guard let raw = e.pointee.ifa_addr, e.pointee.ifa_flags & UInt32(IFF_UP) != 0 else { continue }
+            let family = Int32(raw.pointee.sa_family)
+            guard family == AF_INET || (family == AF_INET6 && socket.isIPv6) else { continue }
+            let storage = UnsafeMutableRawPointer(raw).assumingMemoryBound(to: sockaddr_storage.self)
+            guard var address = PeerAddress(storage: storage) else { continue }
+            if address.isIPv6 && address.high >> 54 == 0x3FA { continue }  // fe80::/10
+            address.port = socket.localPort
+            if !found.contains(where: { $0.address == address }) {
+                found.append((address, e.pointee.ifa_flags & UInt32(IFF_LOOPBACK) != 0))
+            }
+        }
+        let ordered = found.filter { !$0.loopback } + found.filter(\.loopback)
+        return ordered.enumerated().map { i, c in
+            let priority: UInt32 = 126 << 24 | UInt32(65_535 - i) << 8 | 255  // RFC 8445 §5.1.2.1: host, component 1
+            return "\(i + 1) 1 udp \(priority) \(c.address.host) \(c.address.port) typ host"
+        }
+    }
+
+    private func point(at address: PeerAddress) {
+        address.write(to: destination, ipv6Socket: socket.isIPv6)
+    }
+
     // MARK: ICE
 
+    /// A check to the selected pair, or to each candidate in turn until one answers (its index in the
+    /// transaction id says which answered).
     private func sendCheck(now: UInt64) {
         lastCheck = now
-        let request = STUNMessage(
-            type: .bindingRequest, transactionID: STUNTransactionID(word0: UInt32(truncatingIfNeeded: now), word1: 7, word2: 9),
-            attributes: [
-                .username("\(remote.usernameFragment):\(local.usernameFragment)"), .priority(1_853_824_767),
-                .iceControlling(tieBreaker: tieBreaker), .useCandidate,
-            ])
-        guard let bytes = try? request.serialize(
-            integrityKey: Array(remote.password.utf8), hmacSHA1: { HMAC.sha1(key: $0, data: $1) }, fingerprint: true) else { return }
-        send(bytes)
+        let role: STUNAttribute = controlling ? .iceControlling(tieBreaker: tieBreaker) : .iceControlled(tieBreaker: tieBreaker)
+        var attributes: [STUNAttribute] = [.username("\(remote.usernameFragment):\(local.usernameFragment)"), .priority(1_853_824_767), role]
+        if controlling { attributes.append(.useCandidate) }
+        let targets = selected.map { [$0] } ?? candidates
+        for (i, target) in targets.enumerated() {
+            let request = STUNMessage(
+                type: .bindingRequest, transactionID: STUNTransactionID(word0: UInt32(truncatingIfNeeded: now), word1: 7, word2: UInt32(i)),
+                attributes: attributes)
+            guard let bytes = try? request.serialize(
+                integrityKey: Array(remote.password.utf8), hmacSHA1: { HMAC.sha1(key: $0, data: $1) }, fingerprint: true) else { return }
+            point(at: target)
+            send(bytes)
+        }
+        if let selected { point(at: selected) } else if let first = candidates.first { point(at: first) }
     }
 
     /// Answers a full ICE agent's checks (RFC 8445 §7.3): a server that is not ICE-lite (Janus's
-    /// libnice even in its lite mode) sends triggered checks and nominates only once they succeed.
-    private func answerCheck(_ request: STUNMessage, bytes: UnsafeRawBufferPointer) {
+    /// libnice even in its lite mode) sends triggered checks and nominates only once they succeed; a peer checks
+    /// from each of its candidates. The answer goes back where the check came from (`from`, when the owner knows
+    /// it; else the candidate in use), which becomes a candidate of ours to check (peer reflexive, RFC 8445 §7.3.1.3).
+    private func answerCheck(_ request: STUNMessage, bytes: UnsafeRawBufferPointer, from: PeerAddress?) {
         let key = Array(local.password.utf8)
-        guard let server, request.verifyIntegrity(in: bytes, key: key, hmacSHA1: { HMAC.sha1(key: $0, data: $1) }) else { return }
-        let mapped = server.isIPv6 ? STUNAddress.ipv6(high: server.high, low: server.low, port: server.port)
-            : STUNAddress.ipv4(UInt32(truncatingIfNeeded: server.low), port: server.port)
+        guard let source = from ?? selected ?? candidates.first,
+              request.verifyIntegrity(in: bytes, key: key, hmacSHA1: { HMAC.sha1(key: $0, data: $1) }) else { return }
+        let mapped = source.isIPv6 ? STUNAddress.ipv6(high: source.high, low: source.low, port: source.port)
+            : STUNAddress.ipv4(UInt32(truncatingIfNeeded: source.low), port: source.port)
         guard let reply = try? STUNMessage.bindingSuccess(to: request, mappedAddress: mapped).serialize(
             integrityKey: key, hmacSHA1: { HMAC.sha1(key: $0, data: $1) }, fingerprint: true) else { return }
+        if from != nil { addCandidate(source) }
+        point(at: source)
         send(reply)
+        if let selected { point(at: selected) } else if let first = candidates.first { point(at: first) }
     }
 
     private func send(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { raw in _ = send(raw.baseAddress!, length: raw.count) }
     }
 
-    /// Sends one datagram to the server's candidate as it is.
+    /// Sends one datagram to the other end's candidate in use as it is.
     package func send(_ p: UnsafeRawPointer, length: Int) -> Bool {
         withUnsafePointer(to: destination.pointee) { address in
             address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -116,17 +193,23 @@ package final class ClientTransport {
 
     // MARK: Receive
 
-    /// Handles one datagram: STUN and DTLS here, RTP unprotected in place for the owner.
-    package func receive(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64) -> Received {
+    /// Handles one datagram (from `from`, when the owner read it): STUN and DTLS here, RTP unprotected in place
+    /// for the owner.
+    package func receive(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64, from: PeerAddress? = nil) -> Received {
         guard length > 0 else { return .none }
         let first = Bytes.byte(p, 0)
         if first <= 3 {
             guard let message = try? STUNMessage.parse(UnsafeRawBufferPointer(start: p, count: length)) else { return .none }
             if message.type == .bindingSuccess, !iceConnected {
+                // The answer to a check: the candidate it went to, by the index the transaction id carries.
+                let index = Int(message.transactionID.word2)
+                guard index < candidates.count, message.transactionID.word1 == 7 else { return .none }
+                selected = candidates[index]
+                point(at: candidates[index])
                 iceConnected = true
                 if let dtls, dtls.role == .client { for d in dtls.start(now: now) { send(d) } }
             } else if message.type == .bindingRequest {
-                answerCheck(message, bytes: UnsafeRawBufferPointer(start: p, count: length))
+                answerCheck(message, bytes: UnsafeRawBufferPointer(start: p, count: length), from: from)
             }
         } else if first >= 20 && first <= 63 {
             guard let dtls else { return .none }
@@ -213,6 +296,6 @@ package final class ClientTransport {
 
     /// Where a transport that is not connected got stuck.
     package var progress: String {
-        "port \(socket.localPort): ICE \(iceConnected ? "connected" : "checking"), DTLS \(dtls.map { "\($0.role) \($0.state)" } ?? "not configured")"
+        "port \(socket.localPort): ICE \(controlling ? "controlling" : "controlled") to \(selected.map { "\($0)" } ?? "\(candidates.count) candidates"), \(iceConnected ? "connected" : "checking"), DTLS \(dtls.map { "\($0.role) \($0.state)" } ?? "not configured")"
     }
 }

@@ -90,8 +90,10 @@ final class MediaPeer: Selectable {
     private(set) var packetsSent = 0
     private(set) var packetsReceived = 0
 
-    init(certificate: DTLSCertificate, loop: EventLoop) throws {
-        transport = try Self.openTransport(certificate: certificate)
+    /// `address`: the local address the media uses (its only candidate peer to peer), or nil for every address.
+    init(certificate: DTLSCertificate, loop: EventLoop, address: String? = nil) throws {
+        transport = try address.map { try ClientTransport(certificate: certificate, bindHost: $0, srtpProfiles: SRTPTransform.supportedProfiles) }
+            ?? Self.openTransport(certificate: certificate)
         self.loop = loop
     }
 
@@ -141,13 +143,13 @@ final class MediaPeer: Selectable {
             let n = batch.receive(from: transport.socket)
             if n <= 0 { return }
             let now = sb_monotonic_ns()
-            for i in 0..<n { process(batch.slot(i), length: Int(batch.lengths[i]), now: now) }
+            for i in 0..<n { process(batch.slot(i), length: Int(batch.lengths[i]), now: now, from: batch.source(i)) }
             if n < batch.capacity { return }
         }
     }
 
-    private func process(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64) {
-        switch transport.receive(p, length: length, now: now) {
+    private func process(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64, from: PeerAddress?) {
+        switch transport.receive(p, length: length, now: now, from: from) {
         case .none: return
         case .rtcp: receiveRTCP(p, length: length, now: now)
         case .rtp(let size): receiveRTP(p, length: size, now: now)

@@ -20,12 +20,13 @@ final class MediaPeerHandle: Sendable {
 
     static let certificate: DTLSCertificate? = try? DTLSCertificate()
 
-    init() async throws(SessionError) {
+    /// `address`: the local address its socket is bound to, or nil for every address.
+    init(address: String? = nil) async throws(SessionError) {
         guard let certificate = Self.certificate else { throw .media("no DTLS certificate") }
         let loop = ClientLoops.media
         do {
             box = try await loop.submit {
-                let peer = try MediaPeer(certificate: certificate, loop: loop)
+                let peer = try MediaPeer(certificate: certificate, loop: loop, address: address)
                 peer.start()
                 return Box(peer: peer)
             }
@@ -47,7 +48,8 @@ final class MediaPeerHandle: Sendable {
     }
 
     /// A send-only offer for Opus from `audio` and VP8 from `video` (its sizes as simulcast layers when it has several).
-    func publishOffer(audio: AudioSource?, video: IVFFileSource?) async throws(SessionError) -> String {
+    /// `peerToPeer`: for another client (a relayed session), with this side's host candidates and the largest size only.
+    func publishOffer(audio: AudioSource?, video: IVFFileSource?, peerToPeer: Bool = false) async throws(SessionError) -> String {
         let codec: OpusCodec?
         do { codec = try audio.map { _ in try OpusCodec() } } catch { throw .media("Opus: \(error)") }
         struct Parts: @unchecked Sendable {
@@ -56,8 +58,8 @@ final class MediaPeerHandle: Sendable {
             let codec: OpusCodec?
         }
         let parts = Parts(audio: audio, codec: codec)
-        let layers = video?.layers ?? []
-        let rids = video?.rids ?? []
+        let layers = peerToPeer ? Array((video?.layers ?? []).suffix(1)) : video?.layers ?? []
+        let rids = peerToPeer ? [] : video?.rids ?? []
         return try await on { peer in
             var streams: [ClientSDP.OutgoingStream] = []
             if let source = parts.audio, let codec = parts.codec {
@@ -72,12 +74,23 @@ final class MediaPeerHandle: Sendable {
                 streams.append(.init(kind: .video, ssrc: peer.videoOut[0].ssrc, codec: .vp8, rids: rids, ridExtensionID: MediaPeer.ridExtensionID))
             }
             return ClientSDP.offer(ice: peer.transport.local, certificate: peer.transport.certificate, sessionID: UInt64.random(in: 1...(1 << 62)),
-                                   streams: streams, audioLevelID: 1, cname: "switchboard-client")
+                                   streams: streams, audioLevelID: 1, cname: "switchboard-client",
+                                   candidates: peerToPeer ? peer.transport.hostCandidates() : [])
         }
     }
 
-    /// Applies the server's answer to a publish offer and starts connecting.
-    func applyAnswer(_ sdp: String) async throws(SessionError) {
+    /// Applies the server's answer to a publish offer and starts connecting; `peerToPeer`, another client's (this
+    /// side offered, so it is ICE's controlling agent; the candidates may trickle in after).
+    func applyAnswer(_ sdp: String, peerToPeer: Bool = false) async throws(SessionError) {
+        if peerToPeer {
+            let remote: ClientSDP.PeerRemote
+            do { remote = try ClientSDP.peerRemote(sdp) } catch { throw .media("answer: \(error)") }
+            try await on { peer in
+                try peer.transport.configure(remote: remote.ice, candidates: remote.candidates, fingerprint: remote.fingerprint,
+                                             dtlsRole: remote.localDTLSRole, controlling: true)
+            }
+            return
+        }
         let remote: ClientSDP.Remote
         do { remote = try ClientSDP.remote(sdp) } catch { throw .media("answer: \(error)") }
         try await on { peer in
@@ -85,14 +98,29 @@ final class MediaPeerHandle: Sendable {
         }
     }
 
+    /// A candidate the other client trickled (`a=candidate` value, with or without `candidate:`); one this side
+    /// cannot check (an mDNS name, TCP, the end of gathering) is ignored.
+    func addCandidate(_ text: String) async {
+        guard let address = ClientSDP.candidateAddress(text) else { return }
+        _ = try? await on { $0.transport.addCandidate(address) }
+    }
+
     /// Answers a server offer for receiving; `owners` maps each m-line's mid to whom it carries.
     /// The first offer configures the transport; later ones (renegotiation) only update the streams.
-    func answer(offer text: String, owners: [String: String], sink: AudioSink?, videoSink: VideoFrameCounter?) async throws(SessionError) -> String {
+    /// `peerToPeer`: another client's offer (a relayed session): this side answers as ICE's controlled agent, with
+    /// its host candidates.
+    func answer(offer text: String, owners: [String: String], sink: AudioSink?, videoSink: VideoFrameCounter?,
+                peerToPeer: Bool = false) async throws(SessionError) -> String {
         let offer: SessionDescription
-        let remote: ClientSDP.Remote
+        let remote: ClientSDP.PeerRemote
         do {
             offer = try SessionDescription.parse(text)
-            remote = try ClientSDP.remote(text)
+            if peerToPeer {
+                remote = try ClientSDP.peerRemote(text)
+            } else {
+                let server = try ClientSDP.remote(text)
+                remote = ClientSDP.PeerRemote(ice: server.ice, fingerprint: server.fingerprint, setup: server.setup, candidates: [server.address])
+            }
         } catch {
             throw .media("offer: \(error)")
         }
@@ -113,7 +141,8 @@ final class MediaPeerHandle: Sendable {
         let list = streams
         return try await on { peer in
             if !peer.transport.isConfigured {
-                try peer.transport.configure(remote: remote.ice, server: remote.address, fingerprint: remote.fingerprint, dtlsRole: remote.localDTLSRole)
+                try peer.transport.configure(remote: remote.ice, candidates: remote.candidates, fingerprint: remote.fingerprint,
+                                             dtlsRole: remote.localDTLSRole, controlling: !peerToPeer)
             }
             if let sink { peer.sink = sink }
             if let videoSink { peer.videoSink = videoSink }
@@ -129,7 +158,7 @@ final class MediaPeerHandle: Sendable {
                                           jitter: decoder == nil ? nil : JitterBuffer())
             }
             return ClientSDP.answer(to: offer, ice: peer.transport.local, certificate: peer.transport.certificate, remoteSetup: remote.setup,
-                                    keepInactive: true)
+                                    keepInactive: true, candidates: peerToPeer ? peer.transport.hostCandidates() : [])
         }
     }
 

@@ -78,7 +78,7 @@ extension VideoSession {
     private func requireRouted() throws(SessionError) {
         guard !relayed else {
             throw SessionError.server(code: "relayedSession",
-                                      detail: "The session is relayed (peer to peer); this client sends and receives media through the server only.")
+                                      detail: "The session is relayed (peer to peer): publish and subscribe without an offer (publish(name:audio:video:), publishRelayed).")
         }
     }
 }

@@ -4,7 +4,9 @@ import Wire
 
 /// A client of a video session (docs/protocol.md, "Video sessions"): connect with a video token,
 /// publish a recording and a source's audio, subscribe to others' streams, signal, disconnect.
-/// Media goes through the server's SFU on the client-role stack.
+/// Media goes through the server's SFU on the client-role stack; in a relayed session it goes peer to peer, one
+/// connection per subscriber of each stream this client publishes (a mesh), the server passing their offers, answers
+/// and candidates.
 ///
 /// When the socket drops, the server ends the connection and its streams at once; the client
 /// connects again with the same token within `reconnectWindow` (`.reconnecting`, then
@@ -17,9 +19,9 @@ public final class VideoSession: Sendable {
     public let connections: [VideoConnection]
     public let streams: [VideoStream]
     /// Whether the session is relayed (created with `p2p.preference: enabled`): its clients send media to
-    /// each other, not through the server. This client's own media goes through the server only, so in a
-    /// relayed session `publish` and `subscribe` fail with `relayedSession`; an app with a WebRTC stack of its
-    /// own connects peer to peer with `publishRelayed`, `subscribeRelayed`, `relay` and the `.relay` events.
+    /// each other, not through the server. `publish` and `subscribe` then connect this client's own media peer to
+    /// peer (checking the other end's host candidates; no TURN); an app with a WebRTC stack of its own connects
+    /// with `publishRelayed`, `subscribeRelayed`, `relay` and the `.relay` events instead.
     public let relayed: Bool
     /// The STUN and TURN servers the server gives this client for its peer connections (empty unless the
     /// operator set some), a TURN server's with a credential of this connection's, valid for a day.
@@ -28,6 +30,8 @@ public final class VideoSession: Sendable {
     let token: String
     let caFile: String?
     let reconnectWindow: Duration?
+    /// The local address this client's media uses, or nil for every address (`connect`'s `mediaAddress`).
+    let mediaAddress: String?
 
     private struct Link {
         var session: Session
@@ -43,7 +47,13 @@ public final class VideoSession: Sendable {
         var publishCaptions: Bool
         var audioFallback: Bool
         var current: String
-        var peer: MediaPeerHandle
+        /// Its media through the server (routed), or nil in a relayed session.
+        var peer: MediaPeerHandle?
+        /// In a relayed session: a peer connection per subscriber (by its id), all sending the same audio.
+        var mesh: [String: MediaPeerHandle] = [:]
+        var fanout: AudioFanout?
+
+        var peers: [MediaPeerHandle] { (peer.map { [$0] } ?? []) + Array(mesh.values) }
     }
     private struct Subscribed {
         var audio: AudioSink?
@@ -60,9 +70,14 @@ public final class VideoSession: Sendable {
     private let captioned = Mutex<Set<String>>([])
     private let eventStreams = Mutex<[Int: AsyncStream<VideoEvent>.Continuation]>([:])
     private let relays = Mutex<[Task<Void, Never>]>([])
+    /// Relay messages for a stream this client is publishing in a relayed session whose `video:publish` reply has
+    /// not come yet (a subscriber can be announced first), kept until it has; bounded.
+    private let early = Mutex<(publishing: Int, messages: [(stream: String, subscriber: String, message: VideoRelayMessage)])>((0, []))
     private let nextStream = Atomic<Int>(0)
 
-    private init(server: URL, token: String, caFile: String?, reconnectWindow: Duration?, sessionID: String, link: Session, reply: JSONValue) {
+    private init(server: URL, token: String, caFile: String?, reconnectWindow: Duration?, mediaAddress: String?, sessionID: String,
+                 link: Session, reply: JSONValue) {
+        self.mediaAddress = mediaAddress
         self.server = server
         self.token = token
         self.caFile = caFile
@@ -79,13 +94,15 @@ public final class VideoSession: Sendable {
     public var connectionID: String { link.withLock { $0.connectionID } }
 
     /// Connects to `sessionID` with a client token (Vonage JWT, OpenTok JWT or `T1==`).
-    /// `reconnectWindow`: how long to keep trying after the socket drops (nil: do not reconnect).
+    /// `reconnectWindow`: how long to keep trying after the socket drops (nil: do not reconnect). `mediaAddress`: a
+    /// numeric local address for the media's sockets (in a relayed session, the only candidate the other clients
+    /// check; one on loopback checks theirs on loopback only), nil for every address.
     /// - Throws: `.invalidToken`, `.tokenExpired`, `.server(code: "sessionNotFound", …)`, `.unreachable`.
     public static func connect(to server: URL, sessionID: String, token: String, caFile: String? = nil,
-                               reconnectWindow: Duration? = .seconds(30)) async throws(SessionError) -> VideoSession {
+                               reconnectWindow: Duration? = .seconds(30), mediaAddress: String? = nil) async throws(SessionError) -> VideoSession {
         let (link, reply, pushes, states) = try await open(server: server, sessionID: sessionID, token: token, caFile: caFile)
-        let session = VideoSession(server: server, token: token, caFile: caFile, reconnectWindow: reconnectWindow, sessionID: sessionID,
-                                   link: link, reply: reply)
+        let session = VideoSession(server: server, token: token, caFile: caFile, reconnectWindow: reconnectWindow, mediaAddress: mediaAddress,
+                                   sessionID: sessionID, link: link, reply: reply)
         session.follow(pushes: pushes, states: states)
         return session
     }
@@ -118,6 +135,10 @@ public final class VideoSession: Sendable {
                         guard let event = VideoEvent(push: message) else { continue }
                         if case .publisherAudioFallback(let streamID, _, let sendVideo) = event { await self?.sendVideo(streamID, sendVideo) }
                         if case .unusedLayers(let streamID, let rids) = event { await self?.pauseLayers(streamID, Set(rids)) }
+                        if case .muteForced(let streamID) = event { await self?.muteRelayed(streamID) }
+                        if case .relay(let streamID, let subscriberID, let message) = event {
+                            await self?.handleRelay(streamID, subscriberID, message)
+                        }
                         self?.emit(event)
                     }
                 }
@@ -151,6 +172,71 @@ public final class VideoSession: Sendable {
         publishers.withLock { $0.values.first { $0.current == streamID }?.peer }
     }
 
+    // MARK: Relayed sessions: this client's media peer to peer
+
+    /// A relay message for this client's own media (a stream it publishes, or one it subscribed to with
+    /// `subscribe`): makes, answers, feeds or closes the peer connection it is about. Others are left to the app.
+    private func handleRelay(_ streamID: String, _ subscriberID: String, _ message: VideoRelayMessage) async {
+        guard relayed else { return }
+        if let (id, published) = publishers.withLock({ p in p.first { $0.value.current == streamID } }) {
+            switch message {
+            case .subscribe:
+                guard published.mesh[subscriberID] == nil, let peer = try? await MediaPeerHandle(address: mediaAddress) else { return }
+                publishers.withLock { $0[id]?.mesh[subscriberID] = peer }
+                do {
+                    let offer = try await peer.publishOffer(audio: published.fanout?.reader(), video: published.video, peerToPeer: true)
+                    try await relay(streamID: streamID, subscriberID: subscriberID, .description(type: "offer", sdp: offer))
+                } catch {
+                    emit(.error(error))
+                }
+            case .description(let type, let sdp) where type == "answer":
+                do { try await published.mesh[subscriberID]?.applyAnswer(sdp, peerToPeer: true) } catch { emit(.error(error)) }
+            case .candidate(let candidate):
+                await published.mesh[subscriberID]?.addCandidate(candidate.candidate)
+            case .end:
+                publishers.withLock { $0[id]?.mesh.removeValue(forKey: subscriberID) }?.close()
+            default:
+                break
+            }
+        } else if let subscribed = subscribers.withLock({ $0[streamID] }) {
+            switch message {
+            case .description(let type, let sdp) where type == "offer":
+                do {
+                    let parsed = try? SessionDescription.parse(sdp)
+                    let owners = Dictionary((parsed?.media ?? []).compactMap { $0.mid.map { ($0, streamID) } }, uniquingKeysWith: { a, _ in a })
+                    let answer = try await subscribed.peer.answer(offer: sdp, owners: owners, sink: subscribed.audio, videoSink: subscribed.video,
+                                                                  peerToPeer: true)
+                    try await relay(streamID: streamID, subscriberID: subscriberID, .description(type: "answer", sdp: answer))
+                } catch {
+                    emit(.error(error))
+                }
+            case .candidate(let candidate):
+                await subscribed.peer.addCandidate(candidate.candidate)
+            default:
+                break
+            }
+        } else {
+            early.withLock { e in
+                if e.publishing > 0 && e.messages.count < 64 { e.messages.append((streamID, subscriberID, message)) }
+            }
+        }
+    }
+
+    /// A moderator muted one of this client's streams: in a relayed session no server carries its audio to stop, so
+    /// the client stops sending it itself (through the server, the server already stopped forwarding it).
+    private func muteRelayed(_ streamID: String) async {
+        guard relayed, let peers = publishers.withLock({ $0.values.first { $0.current == streamID }?.peers }) else { return }
+        for peer in peers { await peer.setMuted(true) }
+    }
+
+    /// What came for `streamID` before its `video:publish` reply, now that this client knows it is its own.
+    private func takeEarly(_ streamID: String) -> [(subscriber: String, message: VideoRelayMessage)] {
+        early.withLock { e in
+            defer { e.messages.removeAll { $0.stream == streamID } }
+            return e.messages.filter { $0.stream == streamID }.map { ($0.subscriber, $0.message) }
+        }
+    }
+
     private func emit(_ event: VideoEvent) {
         eventStreams.withLock { for c in $0.values { c.yield(event) } }
     }
@@ -175,18 +261,24 @@ public final class VideoSession: Sendable {
     /// loses too much of it (the audio goes on) and is tried again now and then (`.publisherAudioFallback`).
     public func publish(name: String, audio: AudioSource? = nil, video: IVFFileSource? = nil,
                         publishCaptions: Bool = false, audioFallback: Bool = false) async throws(SessionError) -> VideoStream {
+        if relayed { early.withLock { $0.publishing += 1 } }
+        defer { if relayed { early.withLock { $0.publishing -= 1 } } }
         let (stream, peer) = try await startPublishing(name: name, audio: audio, video: video, publishCaptions: publishCaptions,
                                                        audioFallback: audioFallback)
         publishers.withLock {
             $0[stream.id] = Published(name: name, audio: audio, video: video, publishCaptions: publishCaptions, audioFallback: audioFallback,
-                                      current: stream.id, peer: peer)
+                                      current: stream.id, peer: peer, fanout: relayed ? audio.map(AudioFanout.init) : nil)
         }
+        for (subscriber, message) in takeEarly(stream.id) { await handleRelay(stream.id, subscriber, message) }
         return stream
     }
 
+    /// Through the server: the stream and its peer connection. In a relayed session: the stream announced, no peer
+    /// (each subscriber gets one when it comes).
     private func startPublishing(name: String, audio: AudioSource?, video: IVFFileSource?,
-                                 publishCaptions: Bool, audioFallback: Bool) async throws(SessionError) -> (VideoStream, MediaPeerHandle) {
-        let peer = try await MediaPeerHandle()
+                                 publishCaptions: Bool, audioFallback: Bool) async throws(SessionError) -> (VideoStream, MediaPeerHandle?) {
+        if relayed { return (try await publishRelayed(name: name, hasAudio: audio != nil, hasVideo: video != nil), nil) }
+        let peer = try await MediaPeerHandle(address: mediaAddress)
         do throws(SessionError) {
             let offer = try await peer.publishOffer(audio: audio, video: video)
             let (stream, answer) = try await publish(name: name, offer: offer, hasAudio: audio != nil, hasVideo: video != nil,
@@ -259,7 +351,7 @@ public final class VideoSession: Sendable {
             try await request("video:unpublish", ["streamId": .string(streamID)])
             return
         }
-        published.peer.close()
+        for peer in published.peers { peer.close() }
         try await request("video:unpublish", ["streamId": .string(published.current)])
     }
 
@@ -270,7 +362,21 @@ public final class VideoSession: Sendable {
     }
 
     private func startSubscribing(_ streamID: String, audio: AudioSink?, video: VideoFrameCounter?) async throws(SessionError) -> MediaPeerHandle {
-        let peer = try await MediaPeerHandle()
+        let peer = try await MediaPeerHandle(address: mediaAddress)
+        if relayed {
+            // The publisher's offer can come before the reply: the peer is where it will look first.
+            subscribers.withLock { s in
+                if s[streamID] == nil { s[streamID] = Subscribed(audio: audio, video: video, peer: peer) } else { s[streamID]?.peer = peer }
+            }
+            do throws(SessionError) {
+                _ = try await subscribeRelayed(streamID)
+                return peer
+            } catch {
+                subscribers.withLock { _ = $0.removeValue(forKey: streamID) }
+                peer.close()
+                throw error
+            }
+        }
         do throws(SessionError) {
             try await subscribe(streamID) { offer in
                 let parsed = try? SessionDescription.parse(offer)
@@ -298,6 +404,17 @@ public final class VideoSession: Sendable {
 
     /// Counters of a published or subscribed stream's connection (the current one, after a reconnect).
     public func statistics(_ streamID: String) async -> MediaStatistics? {
+        if let published = publishers.withLock({ $0[streamID] }), published.peer == nil {
+            // Relayed: its connections to every subscriber together.
+            var sum = MediaStatistics(connected: false, packetsSent: 0, packetsReceived: 0)
+            for peer in published.mesh.values {
+                let one = await peer.statistics()
+                sum.connected = sum.connected || one.connected
+                sum.packetsSent += one.packetsSent
+                sum.packetsReceived += one.packetsReceived
+            }
+            return sum
+        }
         guard let peer = publishers.withLock({ $0[streamID]?.peer }) ?? subscribers.withLock({ $0[streamID]?.peer }) else { return nil }
         return await peer.statistics()
     }
@@ -319,7 +436,8 @@ public final class VideoSession: Sendable {
         }
         guard start, let window = reconnectWindow else { return }
         emit(.reconnecting)
-        for p in publishers.withLock({ $0.values.map(\.peer) }) { p.close() }
+        for p in publishers.withLock({ p in p.values.flatMap(\.peers) }) { p.close() }
+        publishers.withLock { for id in $0.keys { $0[id]?.mesh = [:] } }
         for p in subscribers.withLock({ $0.values.map(\.peer) }) { p.close() }
         let deadline = ContinuousClock.now + window
         var backoff = Backoff(first: .milliseconds(250), maximum: .seconds(4))
@@ -367,6 +485,7 @@ public final class VideoSession: Sendable {
                 let (stream, peer) = try await startPublishing(name: p.name, audio: p.audio, video: p.video, publishCaptions: p.publishCaptions,
                                                                audioFallback: p.audioFallback)
                 publishers.withLock { $0[id]?.current = stream.id; $0[id]?.peer = peer }
+                for (subscriber, message) in takeEarly(stream.id) { await handleRelay(stream.id, subscriber, message) }
             } catch .transportClosed, .closed {
                 return false
             } catch {
@@ -416,7 +535,7 @@ public final class VideoSession: Sendable {
             l.ended = true
             return l.session
         }
-        for p in publishers.withLock({ $0.values.map(\.peer) }) { p.close() }
+        for p in publishers.withLock({ p in p.values.flatMap(\.peers) }) { p.close() }
         for p in subscribers.withLock({ $0.values.map(\.peer) }) { p.close() }
         publishers.withLock { $0 = [:] }
         subscribers.withLock { $0 = [:] }
