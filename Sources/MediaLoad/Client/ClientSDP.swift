@@ -63,6 +63,12 @@ package enum ClientSDP {
     }
 
 
+    /// A server's SDP read as a peer's: its one candidate (which it must have).
+    package static func serverAsPeer(_ text: String) throws -> PeerRemote {
+        let server = try remote(text)
+        return PeerRemote(ice: server.ice, fingerprint: server.fingerprint, setup: server.setup, candidates: [server.address])
+    }
+
     package static func remote(_ text: String) throws -> Remote {
         let sdp: SessionDescription
         do { sdp = try SessionDescription.parse(text) } catch { throw MediaError.invalid("SDP: \(error)") }

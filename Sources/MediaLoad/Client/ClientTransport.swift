@@ -152,7 +152,7 @@ package final class ClientTransport {
                 type: .bindingRequest, transactionID: STUNTransactionID(word0: UInt32(truncatingIfNeeded: now), word1: 7, word2: UInt32(i)),
                 attributes: attributes)
             guard let bytes = try? request.serialize(
-                integrityKey: Array(remote.password.utf8), hmacSHA1: { HMAC.sha1(key: $0, data: $1) }, fingerprint: true) else { return }
+                integrityKey: Array(remote.password.utf8), hmacSHA1: { HMAC.sha1(key: $0, data: $1) }, fingerprint: true) else { continue }
             point(at: target)
             send(bytes)
         }

@@ -82,19 +82,11 @@ final class MediaPeerHandle: Sendable {
     /// Applies the server's answer to a publish offer and starts connecting; `peerToPeer`, another client's (this
     /// side offered, so it is ICE's controlling agent; the candidates may trickle in after).
     func applyAnswer(_ sdp: String, peerToPeer: Bool = false) async throws(SessionError) {
-        if peerToPeer {
-            let remote: ClientSDP.PeerRemote
-            do { remote = try ClientSDP.peerRemote(sdp) } catch { throw .media("answer: \(error)") }
-            try await on { peer in
-                try peer.transport.configure(remote: remote.ice, candidates: remote.candidates, fingerprint: remote.fingerprint,
-                                             dtlsRole: remote.localDTLSRole, controlling: true)
-            }
-            return
-        }
-        let remote: ClientSDP.Remote
-        do { remote = try ClientSDP.remote(sdp) } catch { throw .media("answer: \(error)") }
+        let remote: ClientSDP.PeerRemote
+        do { remote = try peerToPeer ? ClientSDP.peerRemote(sdp) : ClientSDP.serverAsPeer(sdp) } catch { throw .media("answer: \(error)") }
         try await on { peer in
-            try peer.transport.configure(remote: remote.ice, server: remote.address, fingerprint: remote.fingerprint, dtlsRole: remote.localDTLSRole)
+            try peer.transport.configure(remote: remote.ice, candidates: remote.candidates, fingerprint: remote.fingerprint,
+                                         dtlsRole: remote.localDTLSRole, controlling: true)
         }
     }
 
@@ -115,12 +107,7 @@ final class MediaPeerHandle: Sendable {
         let remote: ClientSDP.PeerRemote
         do {
             offer = try SessionDescription.parse(text)
-            if peerToPeer {
-                remote = try ClientSDP.peerRemote(text)
-            } else {
-                let server = try ClientSDP.remote(text)
-                remote = ClientSDP.PeerRemote(ice: server.ice, fingerprint: server.fingerprint, setup: server.setup, candidates: [server.address])
-            }
+            remote = try peerToPeer ? ClientSDP.peerRemote(text) : ClientSDP.serverAsPeer(text)
         } catch {
             throw .media("offer: \(error)")
         }

@@ -202,10 +202,8 @@ public final class VideoSession: Sendable {
             switch message {
             case .description(let type, let sdp) where type == "offer":
                 do {
-                    let parsed = try? SessionDescription.parse(sdp)
-                    let owners = Dictionary((parsed?.media ?? []).compactMap { $0.mid.map { ($0, streamID) } }, uniquingKeysWith: { a, _ in a })
-                    let answer = try await subscribed.peer.answer(offer: sdp, owners: owners, sink: subscribed.audio, videoSink: subscribed.video,
-                                                                  peerToPeer: true)
+                    let answer = try await subscribed.peer.answer(offer: sdp, owners: Self.owners(sdp, streamID), sink: subscribed.audio,
+                                                                  videoSink: subscribed.video, peerToPeer: true)
                     try await relay(streamID: streamID, subscriberID: subscriberID, .description(type: "answer", sdp: answer))
                 } catch {
                     emit(.error(error))
@@ -229,9 +227,18 @@ public final class VideoSession: Sendable {
         for peer in peers { await peer.setMuted(true) }
     }
 
-    /// What came for `streamID` before its `video:publish` reply, now that this client knows it is its own.
+    /// Every m-line of an offer for one stream carries that stream.
+    private static func owners(_ offer: String, _ streamID: String) -> [String: String] {
+        let media = (try? SessionDescription.parse(offer))?.media ?? []
+        return Dictionary(media.compactMap { $0.mid.map { ($0, streamID) } }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// What came for `streamID` before its `video:publish` reply, now that this client knows it is its own (and has
+    /// stored it: relay messages for it find it from now on).
     private func takeEarly(_ streamID: String) -> [(subscriber: String, message: VideoRelayMessage)] {
-        early.withLock { e in
+        guard relayed else { return [] }
+        return early.withLock { e in
+            e.publishing -= 1
             defer { e.messages.removeAll { $0.stream == streamID } }
             return e.messages.filter { $0.stream == streamID }.map { ($0.subscriber, $0.message) }
         }
@@ -261,8 +268,6 @@ public final class VideoSession: Sendable {
     /// loses too much of it (the audio goes on) and is tried again now and then (`.publisherAudioFallback`).
     public func publish(name: String, audio: AudioSource? = nil, video: IVFFileSource? = nil,
                         publishCaptions: Bool = false, audioFallback: Bool = false) async throws(SessionError) -> VideoStream {
-        if relayed { early.withLock { $0.publishing += 1 } }
-        defer { if relayed { early.withLock { $0.publishing -= 1 } } }
         let (stream, peer) = try await startPublishing(name: name, audio: audio, video: video, publishCaptions: publishCaptions,
                                                        audioFallback: audioFallback)
         publishers.withLock {
@@ -277,7 +282,16 @@ public final class VideoSession: Sendable {
     /// (each subscriber gets one when it comes).
     private func startPublishing(name: String, audio: AudioSource?, video: IVFFileSource?,
                                  publishCaptions: Bool, audioFallback: Bool) async throws(SessionError) -> (VideoStream, MediaPeerHandle?) {
-        if relayed { return (try await publishRelayed(name: name, hasAudio: audio != nil, hasVideo: video != nil), nil) }
+        if relayed {
+            // Until the caller has stored the stream (`takeEarly`), its relay messages are kept.
+            early.withLock { $0.publishing += 1 }
+            do {
+                return (try await publishRelayed(name: name, hasAudio: audio != nil, hasVideo: video != nil), nil)
+            } catch {
+                early.withLock { $0.publishing -= 1 }
+                throw error
+            }
+        }
         let peer = try await MediaPeerHandle(address: mediaAddress)
         do throws(SessionError) {
             let offer = try await peer.publishOffer(audio: audio, video: video)
@@ -379,9 +393,7 @@ public final class VideoSession: Sendable {
         }
         do throws(SessionError) {
             try await subscribe(streamID) { offer in
-                let parsed = try? SessionDescription.parse(offer)
-                let owners = Dictionary((parsed?.media ?? []).compactMap { $0.mid.map { ($0, streamID) } }, uniquingKeysWith: { a, _ in a })
-                return try await peer.answer(offer: offer, owners: owners, sink: audio, videoSink: video)
+                try await peer.answer(offer: offer, owners: Self.owners(offer, streamID), sink: audio, videoSink: video)
             }
             return peer
         } catch {
