@@ -395,6 +395,58 @@ def test_a_routed_session_s_pages_reach_the_server_through_turn(turn, turn_serve
         page.context.close()
 
 
+def sdk_connection(lines):
+    return next(l["event"].split()[1] for l in lines if l.get("event", "").startswith("connected "))
+
+
+def test_an_sdk_client_told_to_use_only_turn_reaches_the_server_through_it(turn, turn_server):
+    """`switchboard client video join --ice-transport relay` (the SDK's `iceTransportPolicy: .relay`) sends and receives
+    all its media through the TURN server the server hands it, in a routed session: a client on its own addresses and it
+    receive each other's video through the SFU, and coturn granted the relay-only client an allocation."""
+    ot = opentok_client(turn_server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    recording = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
+    join_args = lambda name: ["video", "join", sid, "--token", ot.generate_token(sid, data=f"name={name}"), "--publish", str(recording),
+                              "--name", name]
+    relayed = client(turn_server, *join_args("relayed"), "--ice-transport", "relay", seconds=10)
+    time.sleep(1)
+    direct = client(turn_server, *join_args("direct"), seconds=9)
+    r, d = client_lines(relayed, timeout=40), client_lines(direct, timeout=40)
+    published = {"relayed": next(l["published"] for l in r if "published" in l), "direct": next(l["published"] for l in d if "published" in l)}
+    for got, other in ((r, "direct"), (d, "relayed")):
+        received = next(l for l in got if l.get("received") == published[other])
+        assert received["frames"] > 60 and received["keyframes"] >= 1, (other, received)
+    assert allocations(turn, sdk_connection(r)), "no TURN allocation for the relay-only client"
+    assert not allocations(turn, sdk_connection(d))
+
+
+def test_a_page_and_an_sdk_client_both_told_to_use_only_turn_send_each_other_media(turn, turn_server, browser):
+    """Peer to peer through TURN: the SDK client offers its relayed address as its one candidate and sends everything
+    in the allocation (Send and Data indications, a permission for each of the page's addresses); the page does the
+    same with its own allocation; each decodes the other."""
+    ot = opentok_client(turn_server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.relayed).session_id
+    page = new_page(browser)
+    page.add_init_script(LOOPBACK_ONLY_JS)
+    join(page, turn_server, sid, ot.generate_token(sid, data="name=page"), "page", query="?iceTransportPolicy=relay")
+    recording = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
+    sdk = client(turn_server, "video", "join", sid, "--token", ot.generate_token(sid, data="name=sdk"), "--publish", str(recording),
+                 "--name", "sdk", "--ice-transport", "relay", seconds=14)
+    try:
+        stats = wait_until(decoding(page), timeout=25, what="the page decodes the SDK client's video and audio through TURN")
+        (entry,) = stats.values()
+        assert entry["path"]["localType"] == "relay" and (entry["video"]["frameWidth"], entry["video"]["frameHeight"]) == (320, 240), entry
+        lines = client_lines(sdk, timeout=40)
+    finally:
+        if sdk.poll() is None:
+            sdk.kill()
+    page_stream = next(l["event"].split()[1] for l in lines if l.get("event", "").startswith("streamCreated") and l["event"].endswith(" page"))
+    got = next(l for l in lines if l.get("received") == page_stream)
+    assert got["frames"] > 30, got
+    assert allocations(turn, sdk_connection(lines)), "no TURN allocation for the SDK client"
+    page.context.close()
+
+
 def test_rooms_pages_talk_through_turn(turn, turn_server, browser):
     """The rooms web app's conversation audio uses the ICE servers of its login (`ice_servers` in `session:success`)."""
     pages = {}

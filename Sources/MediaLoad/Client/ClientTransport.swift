@@ -11,7 +11,8 @@ import Wire
 /// client SDK's media both sit on it. Peer to peer (the SDK in a relayed video session), the other
 /// end is a full ICE agent too: checks go to each of its candidates (as they trickle in, and to the
 /// addresses its own checks come from) in the role offer/answer gave this side, and the first pair
-/// that answers carries everything.
+/// that answers carries everything. Relay-only (`useRelay`), every datagram goes through a TURN allocation of its
+/// own (Send and Data indications), its relayed address the only candidate this side offers.
 ///
 /// Datagrams are demultiplexed by their first byte (RFC 7983); STUN and DTLS are handled here,
 /// RTP comes back unprotected in place and RTCP is left to the owner. Confined to the thread of
@@ -42,11 +43,17 @@ package final class ClientTransport {
     /// At most this many candidates are checked (a peer's every interface, and the addresses its checks come from).
     static let maxCandidates = 16
     private let destination: UnsafeMutablePointer<sockaddr_storage>
+    /// The peer `destination` holds.
+    private var pointed: PeerAddress?
+    /// Relay-only: the TURN allocation everything goes through, and the TURN server's address.
+    private var relay: TURNAllocation?
+    private let relayServer: UnsafeMutablePointer<sockaddr_storage>
     private var dtls: DTLSEngine?
     private var srtpIn: SRTPTransform?
     private var srtpOut: SRTPTransform?
     private let tieBreaker = SystemRandom().next(UInt64.self)
     private var lastCheck: UInt64 = 0
+    private var lastTick: UInt64 = 0
     package private(set) var iceConnected = false
     package private(set) var connected = false
     package private(set) var failed = false
@@ -61,12 +68,45 @@ package final class ClientTransport {
         local = ICEParameters.random(iceLite: false)
         destination = .allocate(capacity: 1)
         destination.initialize(to: sockaddr_storage())
+        relayServer = .allocate(capacity: 1)
+        relayServer.initialize(to: sockaddr_storage())
         self.certificate = certificate
         self.srtpProfiles = srtpProfiles
         self.dtlsRetransmission = dtlsRetransmission
     }
 
-    deinit { destination.deallocate() }
+    deinit {
+        destination.deallocate()
+        relayServer.deallocate()
+    }
+
+    /// Sends everything through a TURN allocation on `server` from now on (relay-only ICE), asking for it now.
+    package func useRelay(_ server: TURNServer, now: UInt64) {
+        var allocation = TURNAllocation(server: server)
+        server.address.write(to: relayServer, ipv6Socket: socket.isIPv6)
+        let first = allocation.start(now: now)
+        relay = allocation
+        sendToRelay(first)
+    }
+
+    /// Relay-only: the allocation's state (`.allocated` once this side has its candidate).
+    package var relayState: TURNAllocation.State? { relay?.state }
+
+    /// The candidates this side offers: its relayed address when it goes through TURN (none until allocated),
+    /// else its host candidates.
+    package func offerCandidates() -> [String] {
+        guard let relay else { return hostCandidates() }
+        guard let relayed = relay.relayed else { return [] }
+        return ["1 1 udp \(UInt32(65_535) << 8 | 255) \(relayed.host) \(relayed.port) typ relay raddr 0.0.0.0 rport 0"]
+    }
+
+    private func sendToRelay(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        _ = bytes.withUnsafeBytes { raw in
+            sendto(socket.fd, raw.baseAddress, raw.count, Int32(SB_MSG_DONTWAIT), UnsafeRawPointer(relayServer).assumingMemoryBound(to: sockaddr.self),
+                   socklen_t(socket.isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size))
+        }
+    }
 
     /// Points the transport at the server's candidate and sets up DTLS.
     package func configure(remote: ICEParameters, server: PeerAddress, fingerprint: DTLSFingerprintValue, dtlsRole: DTLSRole) throws {
@@ -96,6 +136,7 @@ package final class ClientTransport {
               socket.isIPv6 || !candidate.isIPv6, !boundToLoopback || candidate.isLoopback else { return }
         candidates.append(candidate)
         if candidates.count == 1 { point(at: candidate) }
+        if relay != nil, let bytes = relay?.permit(candidate, now: lastTick) { sendToRelay(bytes) }
     }
 
     private var boundToLoopback: Bool { socket.boundAddress?.isLoopback ?? false }
@@ -134,6 +175,7 @@ package final class ClientTransport {
     }
 
     private func point(at address: PeerAddress) {
+        pointed = address
         address.write(to: destination, ipv6Socket: socket.isIPv6)
     }
 
@@ -181,9 +223,14 @@ package final class ClientTransport {
         bytes.withUnsafeBytes { raw in _ = send(raw.baseAddress!, length: raw.count) }
     }
 
-    /// Sends one datagram to the other end's candidate in use as it is.
+    /// Sends one datagram to the other end's candidate in use as it is (relay-only: in a Send indication).
     package func send(_ p: UnsafeRawPointer, length: Int) -> Bool {
-        withUnsafePointer(to: destination.pointee) { address in
+        if let relay {
+            guard let pointed else { return false }
+            sendToRelay(relay.wrap(UnsafeRawBufferPointer(start: p, count: length), to: pointed))
+            return true
+        }
+        return withUnsafePointer(to: destination.pointee) { address in
             address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 sendto(socket.fd, p, length, Int32(SB_MSG_DONTWAIT), $0,
                        socklen_t(socket.isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size))
@@ -200,6 +247,15 @@ package final class ClientTransport {
         let first = Bytes.byte(p, 0)
         if first <= 3 {
             guard let message = try? STUNMessage.parse(UnsafeRawBufferPointer(start: p, count: length)) else { return .none }
+            if relay != nil, let from, from == relay?.server.address, message.type.method != .binding {
+                // From the TURN server: an answer of its own, or a peer's datagram relayed (handled as if it came
+                // straight from the peer).
+                guard let outcome = relay?.receive(message, bytes: UnsafeRawBufferPointer(start: p, count: length), now: now) else { return .none }
+                for bytes in outcome.send { sendToRelay(bytes) }
+                guard let (peer, payload) = outcome.data, !payload.isEmpty, payload.count <= length else { return .none }
+                payload.withUnsafeBytes { p.copyMemory(from: $0.baseAddress!, byteCount: payload.count) }
+                return receive(p, length: payload.count, now: now, from: peer)
+            }
             if message.type == .bindingSuccess, !iceConnected {
                 // The answer to a check: the candidate it went to, by the index the transaction id carries.
                 let index = Int(message.transactionID.word2)
@@ -260,7 +316,9 @@ package final class ClientTransport {
 
     /// ICE checks every 100 ms until connected, consent every 5 s after; DTLS retransmissions.
     package func tick(now: UInt64) {
-        guard dtls != nil else { return }
+        lastTick = now
+        if relay != nil, let out = relay?.tick(now: now) { for bytes in out { sendToRelay(bytes) } }
+        guard dtls != nil, relay == nil || relay?.relayed != nil else { return }
         let interval: UInt64 = iceConnected ? 5_000_000_000 : 100_000_000
         if now &- lastCheck >= interval { sendCheck(now: now) }
         if let dtls, let deadline = dtls.nextTimeout(), now >= deadline {

@@ -20,13 +20,14 @@ final class MediaPeerHandle: Sendable {
 
     static let certificate: DTLSCertificate? = try? DTLSCertificate()
 
-    /// `address`: the local address its socket is bound to, or nil for every address.
-    init(address: String? = nil) async throws(SessionError) {
+    /// `address`: the local address its socket is bound to, or nil for every address; `relay`: the TURN server all
+    /// its media goes through (relay-only), or nil.
+    init(address: String? = nil, relay: TURNServer? = nil) async throws(SessionError) {
         guard let certificate = Self.certificate else { throw .media("no DTLS certificate") }
         let loop = ClientLoops.media
         do {
             box = try await loop.submit {
-                let peer = try MediaPeer(certificate: certificate, loop: loop, address: address)
+                let peer = try MediaPeer(certificate: certificate, loop: loop, address: address, relay: relay)
                 peer.start()
                 return Box(peer: peer)
             }
@@ -47,6 +48,18 @@ final class MediaPeerHandle: Sendable {
         }
     }
 
+    /// Relay-only: waits for the TURN allocation (this side's candidate), up to 10 s.
+    private func waitForRelay() async throws(SessionError) {
+        for _ in 0..<500 {
+            switch try await on({ $0.transport.relayState }) {
+            case nil, .allocated: return
+            case .failed(let why): throw .media("TURN: \(why)")
+            case .allocating: try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        throw .media("TURN: no allocation within 10 s")
+    }
+
     /// A send-only offer for Opus from `audio` and VP8 from `video` (its sizes as simulcast layers when it has several).
     /// `peerToPeer`: for another client (a relayed session), with this side's host candidates and the largest size only.
     func publishOffer(audio: AudioSource?, video: IVFFileSource?, peerToPeer: Bool = false) async throws(SessionError) -> String {
@@ -58,6 +71,7 @@ final class MediaPeerHandle: Sendable {
             let codec: OpusCodec?
         }
         let parts = Parts(audio: audio, codec: codec)
+        if peerToPeer { try await waitForRelay() }
         let layers = peerToPeer ? Array((video?.layers ?? []).suffix(1)) : video?.layers ?? []
         let rids = peerToPeer ? [] : video?.rids ?? []
         return try await on { peer in
@@ -75,7 +89,7 @@ final class MediaPeerHandle: Sendable {
             }
             return ClientSDP.offer(ice: peer.transport.local, certificate: peer.transport.certificate, sessionID: UInt64.random(in: 1...(1 << 62)),
                                    streams: streams, audioLevelID: 1, cname: "switchboard-client",
-                                   candidates: peerToPeer ? peer.transport.hostCandidates() : [])
+                                   candidates: peerToPeer ? peer.transport.offerCandidates() : [])
         }
     }
 
@@ -126,6 +140,7 @@ final class MediaPeerHandle: Sendable {
         }
         let parts = Parts(decoders: decoders)
         let list = streams
+        if peerToPeer { try await waitForRelay() }
         return try await on { peer in
             if !peer.transport.isConfigured {
                 try peer.transport.configure(remote: remote.ice, candidates: remote.candidates, fingerprint: remote.fingerprint,
@@ -145,7 +160,7 @@ final class MediaPeerHandle: Sendable {
                                           jitter: decoder == nil ? nil : JitterBuffer())
             }
             return ClientSDP.answer(to: offer, ice: peer.transport.local, certificate: peer.transport.certificate, remoteSetup: remote.setup,
-                                    keepInactive: true, candidates: peerToPeer ? peer.transport.hostCandidates() : [])
+                                    keepInactive: true, candidates: peerToPeer ? peer.transport.offerCandidates() : [])
         }
     }
 

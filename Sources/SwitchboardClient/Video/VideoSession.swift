@@ -1,4 +1,5 @@
 import Foundation
+import MediaLoad
 import Synchronization
 import Wire
 
@@ -32,6 +33,8 @@ public final class VideoSession: Sendable {
     let reconnectWindow: Duration?
     /// The local address this client's media uses, or nil for every address (`connect`'s `mediaAddress`).
     let mediaAddress: String?
+    /// Relay-only (`connect`'s `iceTransportPolicy: .relay`): the TURN server all its media goes through.
+    let turnRelay: TURNServer?
 
     private struct Link {
         var session: Session
@@ -75,9 +78,10 @@ public final class VideoSession: Sendable {
     private let early = Mutex<(publishing: Int, messages: [(stream: String, subscriber: String, message: VideoRelayMessage)])>((0, []))
     private let nextStream = Atomic<Int>(0)
 
-    private init(server: URL, token: String, caFile: String?, reconnectWindow: Duration?, mediaAddress: String?, sessionID: String,
-                 link: Session, reply: JSONValue) {
+    private init(server: URL, token: String, caFile: String?, reconnectWindow: Duration?, mediaAddress: String?, relay: TURNServer?,
+                 sessionID: String, link: Session, reply: JSONValue) {
         self.mediaAddress = mediaAddress
+        self.turnRelay = relay
         self.server = server
         self.token = token
         self.caFile = caFile
@@ -97,12 +101,24 @@ public final class VideoSession: Sendable {
     /// `reconnectWindow`: how long to keep trying after the socket drops (nil: do not reconnect). `mediaAddress`: a
     /// numeric local address for the media's sockets (in a relayed session, the only candidate the other clients
     /// check; one on loopback checks theirs on loopback only), nil for every address.
-    /// - Throws: `.invalidToken`, `.tokenExpired`, `.server(code: "sessionNotFound", …)`, `.unreachable`.
+    /// `iceTransportPolicy: .relay` sends all of this client's media through the first TURN server over UDP the server
+    /// gives it (`iceServers`, with its credential), as a browser told `iceTransportPolicy: "relay"` does.
+    /// - Throws: `.invalidToken`, `.tokenExpired`, `.server(code: "sessionNotFound", …)`, `.unreachable`; with `.relay`
+    ///   and no TURN server over UDP to use, `.server(code: "mediaFailed", …)`.
     public static func connect(to server: URL, sessionID: String, token: String, caFile: String? = nil,
-                               reconnectWindow: Duration? = .seconds(30), mediaAddress: String? = nil) async throws(SessionError) -> VideoSession {
+                               reconnectWindow: Duration? = .seconds(30), mediaAddress: String? = nil,
+                               iceTransportPolicy: ICETransportPolicy = .all) async throws(SessionError) -> VideoSession {
         let (link, reply, pushes, states) = try await open(server: server, sessionID: sessionID, token: token, caFile: caFile)
+        var relay: TURNServer?
+        if iceTransportPolicy == .relay {
+            relay = await ICEServer.list(reply["iceServers"]).firstTURNOverUDP()
+            guard relay != nil else {
+                link.shutdown(.closed, notify: false)
+                throw .media("relay-only media needs a TURN server over UDP among the session's ICE servers (the server's --ice-servers)")
+            }
+        }
         let session = VideoSession(server: server, token: token, caFile: caFile, reconnectWindow: reconnectWindow, mediaAddress: mediaAddress,
-                                   sessionID: sessionID, link: link, reply: reply)
+                                   relay: relay, sessionID: sessionID, link: link, reply: reply)
         session.follow(pushes: pushes, states: states)
         return session
     }
@@ -181,7 +197,7 @@ public final class VideoSession: Sendable {
         if let (id, published) = publishers.withLock({ p in p.first { $0.value.current == streamID } }) {
             switch message {
             case .subscribe:
-                guard published.mesh[subscriberID] == nil, let peer = try? await MediaPeerHandle(address: mediaAddress) else { return }
+                guard published.mesh[subscriberID] == nil, let peer = try? await MediaPeerHandle(address: mediaAddress, relay: turnRelay) else { return }
                 publishers.withLock { $0[id]?.mesh[subscriberID] = peer }
                 do {
                     let offer = try await peer.publishOffer(audio: published.fanout?.reader(), video: published.video, peerToPeer: true)
@@ -292,7 +308,7 @@ public final class VideoSession: Sendable {
                 throw error
             }
         }
-        let peer = try await MediaPeerHandle(address: mediaAddress)
+        let peer = try await MediaPeerHandle(address: mediaAddress, relay: turnRelay)
         do throws(SessionError) {
             let offer = try await peer.publishOffer(audio: audio, video: video)
             let (stream, answer) = try await publish(name: name, offer: offer, hasAudio: audio != nil, hasVideo: video != nil,
@@ -376,7 +392,7 @@ public final class VideoSession: Sendable {
     }
 
     private func startSubscribing(_ streamID: String, audio: AudioSink?, video: VideoFrameCounter?) async throws(SessionError) -> MediaPeerHandle {
-        let peer = try await MediaPeerHandle(address: mediaAddress)
+        let peer = try await MediaPeerHandle(address: mediaAddress, relay: turnRelay)
         if relayed {
             // The publisher's offer can come before the reply: the peer is where it will look first.
             subscribers.withLock { s in

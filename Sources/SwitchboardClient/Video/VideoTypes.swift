@@ -192,3 +192,11 @@ public struct ICEServer: Sendable, Equatable {
         }
     }
 }
+
+/// Which candidates a client's media may use, as WebRTC's `iceTransportPolicy` says it.
+public enum ICETransportPolicy: Sendable, Equatable {
+    /// Its own addresses (the default).
+    case all
+    /// Only a TURN server's relayed address: everything goes through the TURN server.
+    case relay
+}

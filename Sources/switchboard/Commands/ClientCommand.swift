@@ -15,7 +15,7 @@ struct ClientCommand {
     static let usage = """
         Usage: switchboard client room join ROOM --as NAME [--play tone:440|FILE.wav] [--record OUT.wav] [--json]
                switchboard client video join SESSION_ID --token TOKEN [--publish FILE.ivf[,FILE.ivf…] [--audio-fallback]] [--name NAME] [--captions]
-                                             [--media-address IP] [--json]
+                                             [--media-address IP] [--ice-transport all|relay] [--json]
                switchboard client call NUMBER|USER --as NAME [--context JSON] [--dtmf DIGITS] [--json]
                switchboard client call --answer --as NAME [--json]
 
@@ -30,6 +30,7 @@ struct ClientCommand {
           --audio-fallback (video) have the server judge our own link: the video stops while it cannot carry it
           --media-address IP (video) send and receive media on this local address only (peer to peer in a relayed
                            session: the only candidate offered; default every address)
+          --ice-transport relay (video) send all media through the TURN server the server gives (its --ice-servers)
           --token TOKEN    (call) log in with this user token instead of through the app server
           --context JSON   (call) a JSON object the application's answer URL gets as custom_data
           --dtmf DIGITS    (call) digits to send once the call is answered
@@ -69,7 +70,7 @@ struct ClientCommand {
             try args.check(known: ["--as", "--play", "--record", "--json", "--server", "--app", "--seconds"])
             return try await room(positionals[2], args: args, server: server, seconds: seconds, printer: printer)
         case "video":
-            try args.check(known: ["--token", "--publish", "--name", "--captions", "--audio-fallback", "--media-address", "--json", "--server", "--seconds"])
+            try args.check(known: ["--token", "--publish", "--name", "--captions", "--audio-fallback", "--media-address", "--ice-transport", "--json", "--server", "--seconds"])
             return try await video(positionals[2], args: args, server: server, seconds: seconds, printer: printer)
         default:
             throw CLIError("expected 'room' or 'video' after 'client'")
@@ -155,7 +156,14 @@ struct ClientCommand {
             let paths = list.split(separator: ",").map(String.init)
             do { return try paths.count > 1 ? IVFFileSource(simulcast: paths) : IVFFileSource(path: list) } catch { throw CLIError("--publish: \(error)") }
         }
-        let session = try await VideoSession.connect(to: server, sessionID: sessionID, token: token, mediaAddress: args["--media-address"])
+        let policy: ICETransportPolicy
+        switch args["--ice-transport"] ?? "all" {
+        case "all": policy = .all
+        case "relay": policy = .relay
+        case let other: throw CLIError("--ice-transport: all or relay, not \(other)")
+        }
+        let session = try await VideoSession.connect(to: server, sessionID: sessionID, token: token, mediaAddress: args["--media-address"],
+                                                     iceTransportPolicy: policy)
         let captions = args.flag("--captions")
         let counters = CounterBox()
         let events = session.events()
