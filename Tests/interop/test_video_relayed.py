@@ -14,6 +14,7 @@ import tempfile
 import time
 
 import pytest
+import requests
 
 from rig import REPO, chromium, client, client_lines, free_port, free_udp_port, new_page, screenshot, wait_until
 from video_support import (CHROMIUM_ARGS, VideoPeer, VideoRequestError, decoding, join, log_lines, opentok_client, video_server,
@@ -474,6 +475,26 @@ def test_rooms_pages_talk_through_turn(turn, turn_server, browser):
     assert len(allocations(turn, ":SES-")) >= 4, open(turn["log"]).read()[-3000:]
     for page in pages.values():
         page.context.close()
+
+
+def test_a_room_client_told_to_use_only_turn_is_heard_through_it(turn, turn_server, tmp_path):
+    """`switchboard client room join --ice-transport relay` (the SDK's `Session.Options.iceTransportPolicy = .relay`):
+    a conversation's audio, both its connections, through the TURN server of its login's `ice_servers`; a client on
+    its own addresses in the same room hears its tone and it hears the other's."""
+    room = requests.post(turn_server.http_url + "/rooms/api/rooms", json={"display_name": "relay-room"}, timeout=10).json()["id"]
+    before = len(allocations(turn, ":SES-"))
+    relayed = client(turn_server, "room", "join", room, "--as", "rita", "--play", "tone:440", "--ice-transport", "relay", seconds=9)
+    time.sleep(1)
+    direct = client(turn_server, "room", "join", room, "--as", "dan", "--play", "tone:880", seconds=8)
+    r, d = client_lines(relayed, timeout=40), client_lines(direct, timeout=40)
+    r_member = next(l["member"] for l in r if "joined" in l)
+    d_member = next(l["member"] for l in d if "joined" in l)
+    heard_by_dan = next(l for l in d if l.get("heard") == r_member)
+    heard_by_rita = next(l for l in r if l.get("heard") == d_member)
+    assert abs(heard_by_dan["frequency"] - 440) < 40 and heard_by_dan["frames"] > 50, heard_by_dan
+    assert abs(heard_by_rita["frequency"] - 880) < 60 and heard_by_rita["frames"] > 50, heard_by_rita
+    # Its publishing and its receiving connections, each an allocation; the other client none.
+    assert len(allocations(turn, ":SES-")) - before == 2, open(turn["log"]).read()[-3000:]
 
 
 @pytest.mark.parametrize("args, says", [

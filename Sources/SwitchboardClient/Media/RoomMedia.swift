@@ -1,4 +1,5 @@
 import Foundation
+import MediaLoad
 import Synchronization
 import Wire
 
@@ -83,17 +84,27 @@ public final class RoomMedia: Sendable {
     }
 
     /// Publishes the source (when there is one) and subscribes; the peers are this media's from then on.
+    /// Relay-only sessions: the TURN server media goes through.
+    private func turnRelay() async throws(SessionError) -> TURNServer? {
+        guard session.options.iceTransportPolicy == .relay else { return nil }
+        guard let relay = await session.iceServers.firstTURNOverUDP() else {
+            throw .media("relay-only media needs a TURN server over UDP among the login's ICE servers (the server's --ice-servers)")
+        }
+        return relay
+    }
+
     func connect() async throws(SessionError) {
         let cid = JSONValue.string(conversationID)
+        let relay = try await turnRelay()
         if let source {
-            let peer = try await MediaPeerHandle()
+            let peer = try await MediaPeerHandle(relay: relay)
             peers.withLock { $0.publisher = peer }
             let offer = try await peer.publishOffer(audio: source, video: nil)
             let reply = try await session.request("rtc:publish", ["conversation_id": cid, "offer": .string(offer)])
             guard let answer = reply["answer"]?.stringValue else { throw SessionError.media("rtc:publish gave no answer") }
             try await peer.applyAnswer(answer)
         }
-        let subscriber = try await MediaPeerHandle()
+        let subscriber = try await MediaPeerHandle(relay: relay)
         peers.withLock { $0.subscriber = subscriber }
         let reply = try await session.request("rtc:subscribe", ["conversation_id": cid])
         if let offer = reply["offer"]?.stringValue {

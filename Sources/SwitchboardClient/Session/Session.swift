@@ -28,6 +28,9 @@ public final class Session: Sendable {
         public var tokenProvider: (@Sendable () async throws -> String)?
         /// A CA file for `https`/`wss` servers with a private CA (the development CA).
         public var caFile: String?
+        /// `.relay`: conversation media (rooms, calls) goes only through the first TURN server over UDP of the
+        /// login's `iceServers`, as a browser told `iceTransportPolicy: "relay"` does.
+        public var iceTransportPolicy: ICETransportPolicy = .all
         public init() {}
     }
 

@@ -28,7 +28,7 @@ enum CallCommand {
         }
         let source = try ClientCommand.source(args["--play"])
         let recorder = args["--record"].map { WAVRecorder(path: $0) }
-        let session = try await Session.connect(to: server, token: token)
+        let session = try await Session.connect(to: server, token: token, options: try ClientCommand.sessionOptions(args))
         let voice = session.voice
         var media: RoomMedia?
         /// The call's audio, once there is a conversation to send it into (with --play or --record). A call the

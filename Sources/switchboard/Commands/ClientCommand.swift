@@ -13,7 +13,7 @@ struct ClientCommand {
     }
 
     static let usage = """
-        Usage: switchboard client room join ROOM --as NAME [--play tone:440|FILE.wav] [--record OUT.wav] [--json]
+        Usage: switchboard client room join ROOM --as NAME [--play tone:440|FILE.wav] [--record OUT.wav] [--ice-transport all|relay] [--json]
                switchboard client video join SESSION_ID --token TOKEN [--publish FILE.ivf[,FILE.ivf…] [--audio-fallback]] [--name NAME] [--captions]
                                              [--media-address IP] [--ice-transport all|relay] [--json]
                switchboard client call NUMBER|USER --as NAME [--context JSON] [--dtmf DIGITS] [--json]
@@ -30,7 +30,7 @@ struct ClientCommand {
           --audio-fallback (video) have the server judge our own link: the video stops while it cannot carry it
           --media-address IP (video) send and receive media on this local address only (peer to peer in a relayed
                            session: the only candidate offered; default every address)
-          --ice-transport relay (video) send all media through the TURN server the server gives (its --ice-servers)
+          --ice-transport relay  send all media through the TURN server the server gives (its --ice-servers)
           --token TOKEN    (call) log in with this user token instead of through the app server
           --context JSON   (call) a JSON object the application's answer URL gets as custom_data
           --dtmf DIGITS    (call) digits to send once the call is answered
@@ -56,7 +56,7 @@ struct ClientCommand {
         let args = try Arguments(argv, booleanFlags: ["--json", "--help", "-h", "--answer", "--captions", "--audio-fallback"])
         let positionals = args.positionals
         if positionals.first == "call" {
-            try args.check(known: ["--as", "--token", "--app", "--context", "--dtmf", "--answer", "--play", "--record", "--json", "--server", "--seconds"])
+            try args.check(known: ["--as", "--token", "--app", "--context", "--dtmf", "--answer", "--play", "--record", "--ice-transport", "--json", "--server", "--seconds"])
             return try await CallCommand.run(args, server: serverURL(args), seconds: seconds(args), printer: EventPrinter(json: args.flag("--json")))
         }
         guard positionals.count == 3, positionals[1] == "join" else {
@@ -67,7 +67,7 @@ struct ClientCommand {
         let printer = EventPrinter(json: args.flag("--json"))
         switch positionals[0] {
         case "room":
-            try args.check(known: ["--as", "--play", "--record", "--json", "--server", "--app", "--seconds"])
+            try args.check(known: ["--as", "--play", "--record", "--ice-transport", "--json", "--server", "--app", "--seconds"])
             return try await room(positionals[2], args: args, server: server, seconds: seconds, printer: printer)
         case "video":
             try args.check(known: ["--token", "--publish", "--name", "--captions", "--audio-fallback", "--media-address", "--ice-transport", "--json", "--server", "--seconds"])
@@ -99,12 +99,28 @@ struct ClientCommand {
         do { return try WAVFileSource(path: spec, loop: true) } catch { throw CLIError("--play: \(error)") }
     }
 
+    /// `--ice-transport all|relay`.
+    static func policy(_ args: Arguments) throws -> ICETransportPolicy {
+        switch args["--ice-transport"] ?? "all" {
+        case "all": return .all
+        case "relay": return .relay
+        case let other: throw CLIError("--ice-transport: all or relay, not \(other)")
+        }
+    }
+
+    /// A conversation client's session options from the command line.
+    static func sessionOptions(_ args: Arguments) throws -> Session.Options {
+        var options = Session.Options()
+        options.iceTransportPolicy = try policy(args)
+        return options
+    }
+
     static func room(_ room: String, args: Arguments, server: URL, seconds: Double?, printer: EventPrinter) async throws -> Int32 {
         let name = try args.require("--as")
         let app = RoomsAppServer(url: URL(string: args["--app"] ?? server.absoluteString + "/rooms/api") ?? server)
         let source = try source(args["--play"])
         let login = try await app.logIn(name: name)
-        let session = try await Session.connect(to: server, token: login.token)
+        let session = try await Session.connect(to: server, token: login.token, options: sessionOptions(args))
         var roomID = room
         if !room.hasPrefix("CON-") {
             if let known = try await app.rooms().first(where: { $0.title == room }) {
@@ -156,14 +172,8 @@ struct ClientCommand {
             let paths = list.split(separator: ",").map(String.init)
             do { return try paths.count > 1 ? IVFFileSource(simulcast: paths) : IVFFileSource(path: list) } catch { throw CLIError("--publish: \(error)") }
         }
-        let policy: ICETransportPolicy
-        switch args["--ice-transport"] ?? "all" {
-        case "all": policy = .all
-        case "relay": policy = .relay
-        case let other: throw CLIError("--ice-transport: all or relay, not \(other)")
-        }
         let session = try await VideoSession.connect(to: server, sessionID: sessionID, token: token, mediaAddress: args["--media-address"],
-                                                     iceTransportPolicy: policy)
+                                                     iceTransportPolicy: try policy(args))
         let captions = args.flag("--captions")
         let counters = CounterBox()
         let events = session.events()
