@@ -16,7 +16,7 @@ struct ClientCommand {
         Usage: switchboard client room join ROOM --as NAME [--play tone:440|FILE.wav] [--record OUT.wav] [--ice-transport all|relay] [--json]
                switchboard client video join SESSION_ID --token TOKEN [--publish FILE.ivf[,FILE.ivf…] [--audio-fallback]] [--name NAME] [--captions]
                                              [--media-address IP] [--ice-transport all|relay] [--json]
-               switchboard client call NUMBER|USER --as NAME [--context JSON] [--dtmf DIGITS] [--json]
+               switchboard client call NUMBER|USER --as NAME [--context JSON] [--dtmf DIGITS] [--ice-transport all|relay] [--json]
                switchboard client call --answer --as NAME [--json]
 
           --server URL     the server (default $SWITCHBOARD_URL, else http://127.0.0.1:8080)
