@@ -123,8 +123,8 @@ final class LoadPeer: Selectable {
         let size: Int
         switch transport.receive(p, length: length, now: now) {
         case .none: return
-        case .rtcp:
-            if role == .publisher { receiveRTCP(p, length: length) }
+        case .rtcp(let protected):
+            if role == .publisher { receiveRTCP(p, length: protected) }
             return
         case .rtp(let plain): size = plain
         }

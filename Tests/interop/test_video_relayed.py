@@ -8,15 +8,14 @@ import base64
 import hashlib
 import hmac
 import json
-import shutil
 import subprocess
-import tempfile
 import time
 
 import pytest
 import requests
 
-from rig import REPO, chromium, client, client_lines, free_port, free_udp_port, new_page, screenshot, wait_until
+from rig import REPO, chromium, client, client_lines, new_page, screenshot, wait_until
+from turn_support import allocations, turn, turn_server  # noqa: F401 (fixtures)
 from video_support import (CHROMIUM_ARGS, VideoPeer, VideoRequestError, decoding, join, log_lines, opentok_client, video_server,
                            wait_for_log)
 
@@ -174,7 +173,7 @@ def test_a_page_and_an_sdk_client_send_their_media_to_each_other(server, browser
     wait_until(lambda: "peer to peer" in page.inner_text("#status"), timeout=5, what="the page sees a relayed session")
     recording = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
     sdk = client(server, "video", "join", sid, "--token", ot.generate_token(sid, data="name=sdk"), "--publish", str(recording),
-                 "--name", "sdk", "--media-address", "127.0.0.1", seconds=14)
+                 "--name", "sdk", "--media-address", "127.0.0.1", seconds=8)
     try:
         stats = wait_until(decoding(page), timeout=20, what="the page decodes the SDK client's video and audio")
         (entry,) = stats.values()
@@ -310,44 +309,6 @@ def test_the_playground_makes_relayed_sessions(server):
     assert requests.post(server.http_url + "/video/api/session", timeout=10).json()["mediaMode"] == "routed"
 
 
-@pytest.fixture(scope="module")
-def turn():
-    """coturn on loopback, checking TURN REST API credentials made with `secret`, relaying between loopback ports."""
-    if not shutil.which("turnserver"):
-        pytest.skip("coturn is not installed (scripts/setup --test installs it)")
-    secret, port, relay = "relay-secret-" + str(time.monotonic_ns()), free_udp_port(), free_port()
-    work = tempfile.mkdtemp(prefix="turn-")
-    log = open(f"{work}/turn.log", "w")
-    proc = subprocess.Popen(
-        ["turnserver", "-n", "--no-cli", "--no-tls", "--no-dtls", "--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1",
-         f"--listening-port={port}", f"--min-port={relay}", f"--max-port={relay + 50}", "--allow-loopback-peers",
-         "--use-auth-secret", f"--static-auth-secret={secret}", "--realm=switchboard.test", "--fingerprint",
-         f"--db={work}/turndb", f"--pidfile={work}/turn.pid", "--log-file=stdout", "--simple-log", "--verbose"],
-        stdout=log, stderr=subprocess.STDOUT)
-    try:
-        wait_until(lambda: "listener opened on" in open(f"{work}/turn.log").read() or proc.poll() is not None, timeout=10,
-                   what="coturn listening")
-        assert proc.poll() is None, open(f"{work}/turn.log").read()[-2000:]
-        yield {"secret": secret, "url": f"turn:127.0.0.1:{port}?transport=udp", "log": f"{work}/turn.log"}
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        log.close()
-        shutil.rmtree(work, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def turn_server(turn):
-    """A server that gives its clients a STUN server and the TURN server, with credentials made with its secret."""
-    with video_server(settings=["--ice-servers", f"stun:127.0.0.1:3478,{turn['url']}", "--turn-secret", turn["secret"]]) as server:
-        yield server
-
-
-def allocations(turn, name_part):
-    """The TURN allocations coturn granted to usernames containing `name_part`."""
-    return [line for line in open(turn["log"]) if "ALLOCATE processed, success" in line and name_part in line]
-
-
 def test_pages_told_to_go_through_turn_connect_through_the_turn_server(turn, turn_server, browser):
     server = turn_server
     ot, sid = relayed_session(server)
@@ -400,27 +361,6 @@ def sdk_connection(lines):
     return next(l["event"].split()[1] for l in lines if l.get("event", "").startswith("connected "))
 
 
-def test_an_sdk_client_told_to_use_only_turn_reaches_the_server_through_it(turn, turn_server):
-    """`switchboard client video join --ice-transport relay` (the SDK's `iceTransportPolicy: .relay`) sends and receives
-    all its media through the TURN server the server hands it, in a routed session: a client on its own addresses and it
-    receive each other's video through the SFU, and coturn granted the relay-only client an allocation."""
-    ot = opentok_client(turn_server)
-    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
-    recording = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
-    join_args = lambda name: ["video", "join", sid, "--token", ot.generate_token(sid, data=f"name={name}"), "--publish", str(recording),
-                              "--name", name]
-    relayed = client(turn_server, *join_args("relayed"), "--ice-transport", "relay", seconds=10)
-    time.sleep(1)
-    direct = client(turn_server, *join_args("direct"), seconds=9)
-    r, d = client_lines(relayed, timeout=40), client_lines(direct, timeout=40)
-    published = {"relayed": next(l["published"] for l in r if "published" in l), "direct": next(l["published"] for l in d if "published" in l)}
-    for got, other in ((r, "direct"), (d, "relayed")):
-        received = next(l for l in got if l.get("received") == published[other])
-        assert received["frames"] > 60 and received["keyframes"] >= 1, (other, received)
-    assert allocations(turn, sdk_connection(r)), "no TURN allocation for the relay-only client"
-    assert not allocations(turn, sdk_connection(d))
-
-
 def test_a_page_and_an_sdk_client_both_told_to_use_only_turn_send_each_other_media(turn, turn_server, browser):
     """Peer to peer through TURN: the SDK client offers its relayed address as its one candidate and sends everything
     in the allocation (Send and Data indications, a permission for each of the page's addresses); the page does the
@@ -432,7 +372,7 @@ def test_a_page_and_an_sdk_client_both_told_to_use_only_turn_send_each_other_med
     join(page, turn_server, sid, ot.generate_token(sid, data="name=page"), "page", query="?iceTransportPolicy=relay")
     recording = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
     sdk = client(turn_server, "video", "join", sid, "--token", ot.generate_token(sid, data="name=sdk"), "--publish", str(recording),
-                 "--name", "sdk", "--ice-transport", "relay", seconds=14)
+                 "--name", "sdk", "--ice-transport", "relay", seconds=8)
     try:
         stats = wait_until(decoding(page), timeout=25, what="the page decodes the SDK client's video and audio through TURN")
         (entry,) = stats.values()
@@ -475,26 +415,6 @@ def test_rooms_pages_talk_through_turn(turn, turn_server, browser):
     assert len(allocations(turn, ":SES-")) >= 4, open(turn["log"]).read()[-3000:]
     for page in pages.values():
         page.context.close()
-
-
-def test_a_room_client_told_to_use_only_turn_is_heard_through_it(turn, turn_server, tmp_path):
-    """`switchboard client room join --ice-transport relay` (the SDK's `Session.Options.iceTransportPolicy = .relay`):
-    a conversation's audio, both its connections, through the TURN server of its login's `ice_servers`; a client on
-    its own addresses in the same room hears its tone and it hears the other's."""
-    room = requests.post(turn_server.http_url + "/rooms/api/rooms", json={"display_name": "relay-room"}, timeout=10).json()["id"]
-    before = len(allocations(turn, ":SES-"))
-    relayed = client(turn_server, "room", "join", room, "--as", "rita", "--play", "tone:440", "--ice-transport", "relay", seconds=9)
-    time.sleep(1)
-    direct = client(turn_server, "room", "join", room, "--as", "dan", "--play", "tone:880", seconds=8)
-    r, d = client_lines(relayed, timeout=40), client_lines(direct, timeout=40)
-    r_member = next(l["member"] for l in r if "joined" in l)
-    d_member = next(l["member"] for l in d if "joined" in l)
-    heard_by_dan = next(l for l in d if l.get("heard") == r_member)
-    heard_by_rita = next(l for l in r if l.get("heard") == d_member)
-    assert abs(heard_by_dan["frequency"] - 440) < 40 and heard_by_dan["frames"] > 50, heard_by_dan
-    assert abs(heard_by_rita["frequency"] - 880) < 60 and heard_by_rita["frames"] > 50, heard_by_rita
-    # Its publishing and its receiving connections, each an allocation; the other client none.
-    assert len(allocations(turn, ":SES-")) - before == 2, open(turn["log"]).read()[-3000:]
 
 
 @pytest.mark.parametrize("args, says", [

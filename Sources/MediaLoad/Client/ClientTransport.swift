@@ -24,8 +24,9 @@ package final class ClientTransport {
         case none
         /// An RTP packet, unprotected in place: its plain length.
         case rtp(length: Int)
-        /// A protected RTCP packet (RFC 5761 demultiplexing); unprotect it with `unprotectRTCP`.
-        case rtcp
+        /// A protected RTCP packet (RFC 5761 demultiplexing) of `length` bytes at the start of the buffer (a relayed
+        /// one was moved there); unprotect it with `unprotectRTCP`.
+        case rtcp(length: Int)
     }
 
     package let socket: UDPSocket
@@ -274,7 +275,7 @@ package final class ClientTransport {
             if let change = output.stateChange { apply(change) }
         } else if first >= 128 && first <= 191, length >= 12 {
             let second = Bytes.byte(p, 1)
-            if second >= 192 && second <= 223 { return .rtcp }
+            if second >= 192 && second <= 223 { return .rtcp(length: length) }
             guard let srtpIn else { return .none }
             var size = length
             guard srtpIn.unprotectRTP(p, length: &size) else { return .none }

@@ -153,7 +153,7 @@ final class MediaPeer: Selectable {
     private func process(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64, from: PeerAddress?) {
         switch transport.receive(p, length: length, now: now, from: from) {
         case .none: return
-        case .rtcp: receiveRTCP(p, length: length, now: now)
+        case .rtcp(let protected): receiveRTCP(p, length: protected, now: now)
         case .rtp(let size): receiveRTP(p, length: size, now: now)
         }
     }

@@ -1,0 +1,119 @@
+"""The SDK's media beyond one loopback server: a client on the far side of a link, clients peer to peer in a relayed
+session, and clients whose media goes only through a TURN server (coturn on loopback), all through
+`switchboard client` (docs/sdk.md, "Media sockets", "Relayed sessions", "Through TURN")."""
+import subprocess
+import time
+
+import pytest
+import requests
+
+from rig import REPO, client, client_lines as lines, server_binary, start_server
+from turn_support import allocations, turn, turn_server  # noqa: F401 (fixtures)
+from video_support import NAMESPACES, NEAR, beyond_loopback_server, linked_namespace, opentok_client
+
+opentok = pytest.importorskip("opentok")
+RECORDING = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = start_server(dev=True, https=False)
+    yield s
+    s.stop()
+    s.cleanup()
+
+
+@pytest.mark.skipif(not NAMESPACES, reason="needs root, ip and tc for a network namespace")
+def test_video_clients_on_either_side_of_a_link_send_each_other_media():
+    """The SDK's media does not assume the server is on the same machine: a client in a network namespace of the
+    test's own (its only way out a veth link to the server's address) publishes and subscribes, and so does one on
+    this side; each receives the other's video."""
+    with linked_namespace("sdklink") as (namespace, _):
+        server = beyond_loopback_server()
+        try:
+            ot = opentok_client(server)
+            sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+            token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
+            join = lambda name, url: ["client", "video", "join", sid, "--token", token(name), "--publish", str(RECORDING),
+                                      "--server", url, "--seconds", "10", "--json"]
+            far = subprocess.Popen(["ip", "netns", "exec", namespace, str(server_binary()),
+                                    *join("far", f"http://{NEAR}:{server.http_port}")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            near = subprocess.Popen([str(server_binary()), *join("near", f"http://127.0.0.1:{server.http_port}")],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            f, n = lines(far), lines(near)
+            print("far:", f, "\nnear:", n)
+            published = {"far": next(l["published"] for l in f if "published" in l),
+                         "near": next(l["published"] for l in n if "published" in l)}
+            for got, other in ((f, "near"), (n, "far")):
+                received = next(l for l in got if l.get("received") == published[other])
+                assert received["frames"] > 60 and received["keyframes"] >= 1, received
+        finally:
+            server.stop()
+            server.cleanup()
+
+
+def test_video_clients_in_a_relayed_session_send_each_other_media_peer_to_peer(server):
+    """A session the `opentok` SDK makes by default is relayed: the SDK's clients then connect their media to each
+    other (each publisher offers every subscriber a connection of its own through `video:relay`, with its host
+    candidates; the other end's trickle in), and each receives the other's video and audio."""
+    ot = opentok_client(server)
+    sid = ot.create_session().session_id
+    token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
+    # On loopback only: each offers 127.0.0.1 alone and checks the other's loopback candidates alone.
+    alice = client(server, "video", "join", sid, "--token", token("alice"), "--publish", str(RECORDING), "--media-address", "127.0.0.1", seconds=10)
+    time.sleep(1)
+    bob = client(server, "video", "join", sid, "--token", token("bob"), "--publish", str(RECORDING), "--media-address", "127.0.0.1", seconds=9)
+    a, b = lines(alice), lines(bob)
+    print("alice:", a, "\nbob:", b)
+    published = {"alice": next(l["published"] for l in a if "published" in l), "bob": next(l["published"] for l in b if "published" in l)}
+    for got, other in ((a, "bob"), (b, "alice")):
+        assert not [l for l in got if l.get("event", "").startswith("error")], got
+        received = next(l for l in got if l.get("received") == published[other])
+        assert received["frames"] > 60 and received["keyframes"] >= 1 and (received["width"], received["height"]) == (320, 240), received
+    offers = [l["event"] for l in b if "description(type: \"offer\"" in l.get("event", "")]
+    assert offers and all(c.startswith("a=candidate:1 1 udp ") and " 127.0.0.1 " in c for o in offers
+                          for c in o.replace("\\r\\n", "\n").split("\n") if c.startswith("a=candidate")), offers
+
+
+def sdk_connection(printed):
+    return next(l["event"].split()[1] for l in printed if l.get("event", "").startswith("connected "))
+
+
+def test_an_sdk_client_told_to_use_only_turn_reaches_the_server_through_it(turn, turn_server):
+    """`switchboard client video join --ice-transport relay` (the SDK's `iceTransportPolicy: .relay`) sends and receives
+    all its media through the TURN server the server hands it, in a routed session: a client on its own addresses and it
+    receive each other's video through the SFU, and coturn granted the relay-only client an allocation."""
+    ot = opentok_client(turn_server)
+    sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+    join_args = lambda name: ["video", "join", sid, "--token", ot.generate_token(sid, data=f"name={name}"), "--publish", str(RECORDING),
+                              "--name", name]
+    relayed = client(turn_server, *join_args("relayed"), "--ice-transport", "relay", seconds=10)
+    time.sleep(1)
+    direct = client(turn_server, *join_args("direct"), seconds=9)
+    r, d = lines(relayed, timeout=40), lines(direct, timeout=40)
+    published = {"relayed": next(l["published"] for l in r if "published" in l), "direct": next(l["published"] for l in d if "published" in l)}
+    for got, other in ((r, "direct"), (d, "relayed")):
+        received = next(l for l in got if l.get("received") == published[other])
+        assert received["frames"] > 60 and received["keyframes"] >= 1, (other, received)
+    assert allocations(turn, sdk_connection(r)), "no TURN allocation for the relay-only client"
+    assert not allocations(turn, sdk_connection(d))
+
+
+def test_a_room_client_told_to_use_only_turn_is_heard_through_it(turn, turn_server, tmp_path):
+    """`switchboard client room join --ice-transport relay` (the SDK's `Session.Options.iceTransportPolicy = .relay`):
+    a conversation's audio, both its connections, through the TURN server of its login's `ice_servers`; a client on
+    its own addresses in the same room hears its tone and it hears the other's."""
+    room = requests.post(turn_server.http_url + "/rooms/api/rooms", json={"display_name": "relay-room"}, timeout=10).json()["id"]
+    before = len(allocations(turn, ":SES-"))
+    relayed = client(turn_server, "room", "join", room, "--as", "rita", "--play", "tone:440", "--ice-transport", "relay", seconds=9)
+    time.sleep(1)
+    direct = client(turn_server, "room", "join", room, "--as", "dan", "--play", "tone:880", seconds=8)
+    r, d = lines(relayed, timeout=40), lines(direct, timeout=40)
+    r_member = next(l["member"] for l in r if "joined" in l)
+    d_member = next(l["member"] for l in d if "joined" in l)
+    heard_by_dan = next(l for l in d if l.get("heard") == r_member)
+    heard_by_rita = next(l for l in r if l.get("heard") == d_member)
+    assert abs(heard_by_dan["frequency"] - 440) < 40 and heard_by_dan["frames"] > 50, heard_by_dan
+    assert abs(heard_by_rita["frequency"] - 880) < 60 and heard_by_rita["frames"] > 50, heard_by_rita
+    # Its publishing and its receiving connections, each an allocation; the other client none.
+    assert len(allocations(turn, ":SES-")) - before == 2, open(turn["log"]).read()[-3000:]
