@@ -31,7 +31,7 @@ BROWSER_MEDIA = {
     "test_video_publisher_fallback.py",
 }
 PEER_MEDIA = {
-    "test_media_aiortc.py", "test_media_send_time.py", "test_video_cli.py", "test_video_sdk.py", "test_client_cli.py",
+    "test_media_aiortc.py", "test_media_send_time.py", "test_video_cli.py", "test_video_sdk.py", "test_client_cli.py", "test_client_network.py",
     "test_rooms_mixed_aiortc.py", "test_rooms_mixed_players.py", "test_rooms_aiortc.py", "test_rooms_policy.py",
     "test_rooms_mode_switch.py", "test_load_authenticated.py", "test_load_cli.py", "test_load_mixed.py",
     "test_janus_peers.py", "test_video_audio_connector.py", "test_video_sip_dial.py", "test_video_archive.py", "test_video_archive_manual.py",

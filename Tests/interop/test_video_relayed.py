@@ -160,27 +160,23 @@ SLOW_PUBLISH_REPLY_JS = """
 """
 
 
-def test_a_page_and_an_sdk_client_send_their_media_to_each_other(server, browser):
-    """The Swift SDK's own media in a relayed session: `switchboard client video join` publishes a VP8 recording and
-    a tone, and subscribes; a Chromium page publishes its camera and microphone. Each end's publisher offers the other
-    a connection through `video:relay` (the SDK with its host candidate, here 127.0.0.1 alone; the page trickling its
-    own), ICE picks the loopback pair, and each decodes the other's video and audio; when the SDK client leaves, the
-    page's connection to it closes."""
-    ot, sid = relayed_session(server)
+def page_and_sdk_client(server, browser, ot, sid, page_query="", sdk_args=(), checks=lambda page, entry: None):
+    """A page of the playground in relayed session `sid`, and `switchboard client video join` (publishing a VP8 recording
+    and a tone, subscribing) beside it for 8 s: once the page decodes the client's video and audio (320×240), `checks`
+    runs with the page and its stream's stats. Returns the page and what the client printed, after it checked that
+    the client received the page's video and met no error."""
     page = new_page(browser)
     page.add_init_script(LOOPBACK_ONLY_JS)
-    join(page, server, sid, ot.generate_token(sid, data="name=page"), "page")
+    join(page, server, sid, ot.generate_token(sid, data="name=page"), "page", query=page_query)
     wait_until(lambda: "peer to peer" in page.inner_text("#status"), timeout=5, what="the page sees a relayed session")
     recording = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
     sdk = client(server, "video", "join", sid, "--token", ot.generate_token(sid, data="name=sdk"), "--publish", str(recording),
-                 "--name", "sdk", "--media-address", "127.0.0.1", seconds=8)
+                 "--name", "sdk", *sdk_args, seconds=8)
     try:
-        stats = wait_until(decoding(page), timeout=20, what="the page decodes the SDK client's video and audio")
+        stats = wait_until(decoding(page), timeout=25, what="the page decodes the SDK client's video and audio")
         (entry,) = stats.values()
         assert (entry["video"]["frameWidth"], entry["video"]["frameHeight"]) == (320, 240), entry
-        (received, _) = paths(page)
-        assert received["remote"].startswith("127.0.0.1:"), received
-        screenshot(page, "video-playground-relayed-sdk.png")
+        checks(page, entry)
         lines = client_lines(sdk, timeout=40)
     finally:
         if sdk.poll() is None:
@@ -190,6 +186,22 @@ def test_a_page_and_an_sdk_client_send_their_media_to_each_other(server, browser
     got = next(l for l in lines if l.get("received") == page_stream)
     assert got["frames"] > 30 and got["width"] > 0, got
     assert not [l for l in lines if l.get("event", "").startswith("error")], lines
+    return page, lines
+
+
+def test_a_page_and_an_sdk_client_send_their_media_to_each_other(server, browser):
+    """The Swift SDK's own media in a relayed session: `switchboard client video join` publishes a VP8 recording and
+    a tone, and subscribes; a Chromium page publishes its camera and microphone. Each end's publisher offers the other
+    a connection through `video:relay` (the SDK with its host candidate, here 127.0.0.1 alone; the page trickling its
+    own), ICE picks the loopback pair, and each decodes the other's video and audio; when the SDK client leaves, the
+    page's connection to it closes."""
+    def over_loopback(page, entry):
+        (received, _) = paths(page)
+        assert received["remote"].startswith("127.0.0.1:"), received
+        screenshot(page, "video-playground-relayed-sdk.png")
+
+    ot, sid = relayed_session(server)
+    page, _ = page_and_sdk_client(server, browser, ot, sid, sdk_args=("--media-address", "127.0.0.1"), checks=over_loopback)
     wait_for_log(page, "streamDestroyed sdk")
     wait_until(lambda: page.evaluate("window.playground.state.publisher.peers.size") == 0, timeout=10,
                what="the page's connection to the SDK client closed")
@@ -357,34 +369,19 @@ def test_a_routed_session_s_pages_reach_the_server_through_turn(turn, turn_serve
         page.context.close()
 
 
-def sdk_connection(lines):
-    return next(l["event"].split()[1] for l in lines if l.get("event", "").startswith("connected "))
-
-
 def test_a_page_and_an_sdk_client_both_told_to_use_only_turn_send_each_other_media(turn, turn_server, browser):
     """Peer to peer through TURN: the SDK client offers its relayed address as its one candidate and sends everything
     in the allocation (Send and Data indications, a permission for each of the page's addresses); the page does the
     same with its own allocation; each decodes the other."""
+    def through_turn(page, entry):
+        assert entry["path"]["localType"] == "relay", entry["path"]
+
     ot = opentok_client(turn_server)
     sid = ot.create_session(media_mode=opentok.MediaModes.relayed).session_id
-    page = new_page(browser)
-    page.add_init_script(LOOPBACK_ONLY_JS)
-    join(page, turn_server, sid, ot.generate_token(sid, data="name=page"), "page", query="?iceTransportPolicy=relay")
-    recording = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
-    sdk = client(turn_server, "video", "join", sid, "--token", ot.generate_token(sid, data="name=sdk"), "--publish", str(recording),
-                 "--name", "sdk", "--ice-transport", "relay", seconds=8)
-    try:
-        stats = wait_until(decoding(page), timeout=25, what="the page decodes the SDK client's video and audio through TURN")
-        (entry,) = stats.values()
-        assert entry["path"]["localType"] == "relay" and (entry["video"]["frameWidth"], entry["video"]["frameHeight"]) == (320, 240), entry
-        lines = client_lines(sdk, timeout=40)
-    finally:
-        if sdk.poll() is None:
-            sdk.kill()
-    page_stream = next(l["event"].split()[1] for l in lines if l.get("event", "").startswith("streamCreated") and l["event"].endswith(" page"))
-    got = next(l for l in lines if l.get("received") == page_stream)
-    assert got["frames"] > 30, got
-    assert allocations(turn, sdk_connection(lines)), "no TURN allocation for the SDK client"
+    page, lines = page_and_sdk_client(turn_server, browser, ot, sid, page_query="?iceTransportPolicy=relay",
+                                      sdk_args=("--ice-transport", "relay"), checks=through_turn)
+    connection = next(l["event"].split()[1] for l in lines if l.get("event", "").startswith("connected "))
+    assert allocations(turn, connection), "no TURN allocation for the SDK client"
     page.context.close()
 
 
