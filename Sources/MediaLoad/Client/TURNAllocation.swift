@@ -130,8 +130,9 @@ package struct TURNAllocation {
             return outcome
         }
         guard let asked = pending.removeValue(forKey: message.transactionID) else { return outcome }
-        // Answers to authenticated requests carry MESSAGE-INTEGRITY with the same key; a forged one is dropped.
-        if let key, message.type.messageClass != .errorResponse || message.errorCode?.code != 401,
+        // A success answering an authenticated request carries MESSAGE-INTEGRITY with the same key; a forged one is
+        // dropped. Errors are taken as they come (a 438 may carry none; at worst a forged one makes this side ask again).
+        if let key, message.type.messageClass == .successResponse,
            !message.verifyIntegrity(in: bytes, key: key, hmacSHA1: { HMAC.sha1(key: $0, data: $1) }) {
             pending[message.transactionID] = asked
             return outcome
