@@ -58,47 +58,53 @@ struct BaresipLiveTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("baresip-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let sipPort = try freeTCPPort(tlsNext: true)
-        let wav = dir.appendingPathComponent("played.wav").path
-        try "<sip:bob@127.0.0.1>;regint=0\n".write(to: dir.appendingPathComponent("accounts"), atomically: true, encoding: .utf8)
-        try "".write(to: dir.appendingPathComponent("contacts"), atomically: true, encoding: .utf8)
-        try """
-        poll_method epoll
-        sip_listen 127.0.0.1:\(sipPort)
-        net_interface 127.0.0.1
-        audio_player aufile,\(wav)
-        audio_source ausine,440
-        audio_alert aufile,/dev/null
-        ausrc_srate 48000
-        ausrc_channels 2
-        module_path /usr/lib/baresip/modules
-        module stdio.so
-        module g711.so
-        module ausine.so
-        module aufile.so
-        module sndfile.so
-        snd_path \(dir.path)
-        module_app account.so
-        module_app menu.so
-
-        """.write(to: dir.appendingPathComponent("config"), atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/baresip")
-        p.arguments = ["-f", dir.path, "-e", "/dial sip:15550003@127.0.0.1:\(port)", "-t", "4"]
         let log = dir.appendingPathComponent("log").path
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        p.standardOutput = FileHandle(forWritingAtPath: log)
-        p.standardError = p.standardOutput
-        p.standardInput = Pipe()
-        try p.run()
-        let deadline = ContinuousClock.now + .seconds(15)
-        while p.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
-        if p.isRunning { p.terminate() }
+        var output = ""
+        // A port found free can be taken by another test before baresip binds it: baresip then stops at once with
+        // "Address already in use" and the call is placed again from a new port.
+        for attempt in 1...3 {
+            let sipPort = try freeTCPPort(tlsNext: true)
+            let wav = dir.appendingPathComponent("played.wav").path
+            try "<sip:bob@127.0.0.1>;regint=0\n".write(to: dir.appendingPathComponent("accounts"), atomically: true, encoding: .utf8)
+            try "".write(to: dir.appendingPathComponent("contacts"), atomically: true, encoding: .utf8)
+            try """
+            poll_method epoll
+            sip_listen 127.0.0.1:\(sipPort)
+            net_interface 127.0.0.1
+            audio_player aufile,\(wav)
+            audio_source ausine,440
+            audio_alert aufile,/dev/null
+            ausrc_srate 48000
+            ausrc_channels 2
+            module_path /usr/lib/baresip/modules
+            module stdio.so
+            module g711.so
+            module ausine.so
+            module aufile.so
+            module sndfile.so
+            snd_path \(dir.path)
+            module_app account.so
+            module_app menu.so
+
+            """.write(to: dir.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/baresip")
+            p.arguments = ["-f", dir.path, "-e", "/dial sip:15550003@127.0.0.1:\(port)", "-t", "4"]
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
+            p.standardOutput = FileHandle(forWritingAtPath: log)
+            p.standardError = p.standardOutput
+            p.standardInput = Pipe()
+            try p.run()
+            let deadline = ContinuousClock.now + .seconds(15)
+            while p.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            if p.isRunning { p.terminate() }
+            output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            guard output.contains("Address already in use"), attempt < 3 else { break }
+        }
         await answerer.stop()
         await edge.stop()
         let frames = answerer.frames.withLock { $0 }
         let power = answerer.power.withLock { $0 }
-        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(frames >= 50, "leg decoded \(frames) frames; baresip said:\n\(output.suffix(1500))")
         #expect(power.at440 > 20 * power.at1000, "440 Hz \(power.at440) vs 1 kHz \(power.at1000)")
         // baresip's sndfile module recorded what it decoded (dump-*-dec.wav): 16-bit PCM after a 44-byte header.
