@@ -269,10 +269,15 @@ def test_the_page_calls_the_built_in_test_number_and_hears_the_prompt_then_itsel
          lambda: f"the test phone answers: {call_state(page)} {page.inner_text('#error')}\n"
                  f"the carrier's phone:\n{stack.phone.log()[mark:][-1000:]}")
     # The prompt first: speech, well above silence, and not the page's own tone.
+    # Speech moves its strongest frequency from moment to moment (one look found it at 447 Hz); the page's own tone,
+    # echoed once the prompt ends, holds it at 440 Hz: at least one of five looks 200 ms apart finds it elsewhere.
+    looks = []
+    for _ in range(5):
+        looks.append(page.evaluate(DOMINANT_FREQUENCY_JS))
+        time.sleep(0.2)
     prompt_level = page.evaluate(LOUDEST_JS, 2000)
-    prompt = page.evaluate(DOMINANT_FREQUENCY_JS)
-    print("prompt loudest", prompt_level, "dBFS; dominant", prompt)
-    assert prompt_level > -40 and abs(prompt["frequency"] - 440) > 20, (prompt_level, prompt)
+    print("prompt loudest", prompt_level, "dBFS; dominant", looks)
+    assert prompt_level > -40 and any(abs(look["frequency"] - 440) > 20 for look in looks), (prompt_level, looks)
     screenshot(page, "phone-sip-test-number")
     # Then the page's 440 Hz comes back.
     echo = heard(page, 440, timeout=20)
