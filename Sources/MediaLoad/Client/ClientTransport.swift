@@ -147,8 +147,7 @@ package final class ClientTransport {
     /// socket; link-local IPv6 left out, as it needs a scope), loopback last, for a peer to check.
     package func hostCandidates() -> [String] {
         if let bound = socket.boundAddress, bound.high != 0 || bound.low != 0 {
-            let priority: UInt32 = 126 << 24 | 65_535 << 8 | 255
-            return ["1 1 udp \(priority) \(bound.host) \(bound.port) typ host"]
+            return [Self.hostCandidate(bound, rank: 0)]
         }
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return [] }
@@ -169,10 +168,13 @@ package final class ClientTransport {
             }
         }
         let ordered = found.filter { !$0.loopback } + found.filter(\.loopback)
-        return ordered.enumerated().map { i, c in
-            let priority: UInt32 = 126 << 24 | UInt32(65_535 - i) << 8 | 255  // RFC 8445 §5.1.2.1: host, component 1
-            return "\(i + 1) 1 udp \(priority) \(c.address.host) \(c.address.port) typ host"
-        }
+        return ordered.enumerated().map { i, c in Self.hostCandidate(c.address, rank: i) }
+    }
+
+    /// The `rank`th host candidate's `a=candidate:` value (RFC 8445 §5.1.2.1: type preference 126, component 1).
+    private static func hostCandidate(_ address: PeerAddress, rank: Int) -> String {
+        let priority: UInt32 = 126 << 24 | UInt32(65_535 - rank) << 8 | 255
+        return "\(rank + 1) 1 udp \(priority) \(address.host) \(address.port) typ host"
     }
 
     private func point(at address: PeerAddress) {
