@@ -8,11 +8,15 @@ import pytest
 import requests
 
 from rig import REPO, client, client_lines as lines, server_binary, start_server
-from turn_support import allocations, turn, turn_server  # noqa: F401 (fixtures)
-from video_support import NAMESPACES, NEAR, beyond_loopback_server, linked_namespace, opentok_client
+from turn_support import allocations, coturn, turn, turn_server  # noqa: F401 (fixtures)
+from video_support import NAMESPACES, beyond_loopback_server, linked_namespace, opentok_client
 
 opentok = pytest.importorskip("opentok")
 RECORDING = REPO / "Tests" / "Fixtures" / "media" / "vp8-320x240.ivf"
+# Each namespace test's own addresses (this side's, the namespace's), apart from other files' (video_support.NEAR), whose
+# tests can run at the same time.
+LINK_NEAR, LINK_FAR = "10.207.0.1", "10.207.0.2"
+TURN_NEAR, TURN_FAR = "10.207.1.1", "10.207.1.2"
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +32,8 @@ def test_video_clients_on_either_side_of_a_link_send_each_other_media():
     """The SDK's media does not assume the server is on the same machine: a client in a network namespace of the
     test's own (its only way out a veth link to the server's address) publishes and subscribes, and so does one on
     this side; each receives the other's video."""
-    with linked_namespace("sdklink") as (namespace, _):
-        server = beyond_loopback_server()
+    with linked_namespace("sdklink", LINK_NEAR, LINK_FAR) as (namespace, _):
+        server = beyond_loopback_server(LINK_NEAR)
         try:
             ot = opentok_client(server)
             sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
@@ -37,7 +41,7 @@ def test_video_clients_on_either_side_of_a_link_send_each_other_media():
             join = lambda name, url: ["client", "video", "join", sid, "--token", token(name), "--publish", str(RECORDING),
                                       "--server", url, "--seconds", "10", "--json"]
             far = subprocess.Popen(["ip", "netns", "exec", namespace, str(server_binary()),
-                                    *join("far", f"http://{NEAR}:{server.http_port}")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                    *join("far", f"http://{LINK_NEAR}:{server.http_port}")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             near = subprocess.Popen([str(server_binary()), *join("near", f"http://127.0.0.1:{server.http_port}")],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             f, n = lines(far), lines(near)
@@ -95,8 +99,9 @@ def test_an_sdk_client_told_to_use_only_turn_reaches_the_server_through_it(turn,
     for got, other in ((r, "direct"), (d, "relayed")):
         received = next(l for l in got if l.get("received") == published[other])
         assert received["frames"] > 60 and received["keyframes"] >= 1, (other, received)
+        # The other client (by default) has a relayed candidate too, but its own address answers first.
+        assert received["through_turn"] == (got is r), (other, received)
     assert allocations(turn, sdk_connection(r)), "no TURN allocation for the relay-only client"
-    assert not allocations(turn, sdk_connection(d))
 
 
 def test_a_room_client_told_to_use_only_turn_is_heard_through_it(turn, turn_server, tmp_path):
@@ -115,5 +120,79 @@ def test_a_room_client_told_to_use_only_turn_is_heard_through_it(turn, turn_serv
     heard_by_rita = next(l for l in r if l.get("heard") == d_member)
     assert abs(heard_by_dan["frequency"] - 440) < 40 and heard_by_dan["frames"] > 50, heard_by_dan
     assert abs(heard_by_rita["frequency"] - 880) < 60 and heard_by_rita["frames"] > 50, heard_by_rita
-    # Its publishing and its receiving connections, each an allocation; the other client none.
-    assert len(allocations(turn, ":SES-")) - before == 2, open(turn["log"]).read()[-3000:]
+    # Its publishing and its receiving connections through the relay, the other client's on its own address (each of
+    # the four has an allocation: the default gathers a relayed candidate too).
+    assert next(l for l in r if "through_turn" in l)["through_turn"] == {"sending": True, "receiving": True}, r
+    assert next(l for l in d if "through_turn" in l)["through_turn"] == {"sending": False, "receiving": False}, d
+    assert len(allocations(turn, ":SES-")) - before == 4, open(turn["log"]).read()[-3000:]
+
+
+def far_client(namespace, server_url, session_id, token, *extra, seconds=10):
+    """`switchboard client video join` inside `namespace`, publishing the recording."""
+    return subprocess.Popen(["ip", "netns", "exec", namespace, str(server_binary()), "client", "video", "join", session_id,
+                             "--token", token, "--publish", str(RECORDING), "--server", server_url, "--seconds", str(seconds),
+                             "--json", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.skipif(not NAMESPACES, reason="needs root, ip and tc for a network namespace")
+def test_an_sdk_client_that_cannot_reach_the_servers_media_address_goes_through_turn():
+    """By default (`iceTransportPolicy: .all`) the SDK's media connection also gathers a relayed candidate on the TURN
+    server the server hands out, and checks the server's candidate both ways: a client in a network namespace whose
+    signaling reaches the server but whose packets cannot reach the address the server's media announces (the server's
+    loopback) is connected through coturn, and it and a client on this side receive each other's video. coturn listens
+    on the namespace's link and relays from loopback, as a TURN server beside the media server relays from the
+    server's own network (a reply comes from the address the relay sent to, which its permission names)."""
+    with linked_namespace("sdkturn", TURN_NEAR, TURN_FAR) as (namespace, _), coturn(TURN_NEAR, relay_address="127.0.0.1") as relay:
+        server = start_server(["--media-port", "0", "--media-announce", "127.0.0.1", "--log-level", "warn",
+                               "--ice-servers", relay["url"], "--turn-secret", relay["secret"]], https=False, host="0.0.0.0")
+        try:
+            ot = opentok_client(server)
+            sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
+            token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
+            far = far_client(namespace, f"http://{TURN_NEAR}:{server.http_port}", sid, token("far"))
+            near = client(server, "video", "join", sid, "--token", token("near"), "--publish", str(RECORDING), seconds=10)
+            f, n = lines(far, timeout=40), lines(near, timeout=40)
+            print("far:", f, "\nnear:", n)
+            published = {"far": next(l["published"] for l in f if "published" in l),
+                         "near": next(l["published"] for l in n if "published" in l)}
+            for got, other in ((f, "near"), (n, "far")):
+                received = next(l for l in got if l.get("received") == published[other])
+                assert received["frames"] > 60 and received["keyframes"] >= 1, (other, received)
+                assert received["through_turn"] == (got is f), (other, received)
+        finally:
+            server.stop()
+            server.cleanup()
+
+
+@pytest.mark.skipif(not NAMESPACES, reason="needs root, ip and tc for a network namespace")
+def test_sdk_clients_on_networks_that_cannot_reach_each_other_meet_at_a_turn_relay():
+    """Peer to peer (a relayed session), two SDK clients in two network namespaces with no route between them, each
+    reaching the server and coturn on this side: their host candidates cannot connect, their relayed ones can, and each
+    receives the other's video through the relay."""
+    a_near, a_far, b_near, b_far = "10.207.2.1", "10.207.2.2", "10.207.3.1", "10.207.3.2"
+    with linked_namespace("p2a", a_near, a_far) as (a_ns, _), linked_namespace("p2b", b_near, b_far) as (b_ns, _), \
+            coturn(a_near) as relay:
+        # b reaches coturn (on a's link) through this namespace, which it can without this one forwarding anything.
+        subprocess.run(["ip", "netns", "exec", b_ns, "ip", "route", "add", f"{a_near}/32", "via", b_near], check=True)
+        server = start_server(["--media-port", "0", "--log-level", "warn", "--ice-servers", relay["url"],
+                               "--turn-secret", relay["secret"]], https=False, host="0.0.0.0")
+        try:
+            ot = opentok_client(server)
+            sid = ot.create_session().session_id
+            token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
+            alice = far_client(a_ns, f"http://{a_near}:{server.http_port}", sid, token("alice"), seconds=12)
+            time.sleep(1)
+            bob = far_client(b_ns, f"http://{b_near}:{server.http_port}", sid, token("bob"), seconds=11)
+            a, b = lines(alice, timeout=40), lines(bob, timeout=40)
+            print("alice:", a, "\nbob:", b)
+            for ns, other in ((a_ns, b_far), (b_ns, a_far)):
+                route = subprocess.run(["ip", "netns", "exec", ns, "ip", "route", "get", other], capture_output=True, text=True)
+                assert route.returncode != 0, f"the namespaces reach each other ({route.stdout}): the test shows nothing"
+            published = {"alice": next(l["published"] for l in a if "published" in l),
+                         "bob": next(l["published"] for l in b if "published" in l)}
+            for got, other in ((a, "bob"), (b, "alice")):
+                received = next(l for l in got if l.get("received") == published[other])
+                assert received["frames"] > 60 and received["keyframes"] >= 1, (other, received)
+        finally:
+            server.stop()
+            server.cleanup()

@@ -1,5 +1,6 @@
-"""coturn on loopback for the tests of clients that go through TURN (`turn`, `turn_server` fixtures: import them into
-the test module), and what it granted."""
+"""coturn for the tests of clients that go through TURN (`turn`, `turn_server` fixtures on loopback: import them into
+the test module; `coturn` on another address), and what it granted."""
+import contextlib
 import shutil
 import subprocess
 import tempfile
@@ -14,13 +15,21 @@ from video_support import video_server
 @pytest.fixture(scope="module")
 def turn():
     """coturn on loopback, checking TURN REST API credentials made with `secret`, relaying between loopback ports."""
+    with coturn("127.0.0.1") as server:
+        yield server
+
+
+@contextlib.contextmanager
+def coturn(address, relay_address=None):
+    """coturn listening on `address` (of this, the root, namespace) and relaying from `relay_address` (by default the
+    same), to loopback peers too."""
     if not shutil.which("turnserver"):
         pytest.skip("coturn is not installed (scripts/setup --test installs it)")
     secret, port, relay = "relay-secret-" + str(time.monotonic_ns()), free_udp_port(), free_port()
     work = tempfile.mkdtemp(prefix="turn-")
     log = open(f"{work}/turn.log", "w")
     proc = subprocess.Popen(
-        ["turnserver", "-n", "--no-cli", "--no-tls", "--no-dtls", "--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1",
+        ["turnserver", "-n", "--no-cli", "--no-tls", "--no-dtls", f"--listening-ip={address}", f"--relay-ip={relay_address or address}",
          f"--listening-port={port}", f"--min-port={relay}", f"--max-port={relay + 50}", "--allow-loopback-peers",
          "--use-auth-secret", f"--static-auth-secret={secret}", "--realm=switchboard.test", "--fingerprint",
          f"--db={work}/turndb", f"--pidfile={work}/turn.pid", "--log-file=stdout", "--simple-log", "--verbose"],
@@ -29,7 +38,7 @@ def turn():
         wait_until(lambda: "listener opened on" in open(f"{work}/turn.log").read() or proc.poll() is not None, timeout=10,
                    what="coturn listening")
         assert proc.poll() is None, open(f"{work}/turn.log").read()[-2000:]
-        yield {"secret": secret, "url": f"turn:127.0.0.1:{port}?transport=udp", "log": f"{work}/turn.log"}
+        yield {"secret": secret, "url": f"turn:{address}:{port}?transport=udp", "log": f"{work}/turn.log"}
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -71,18 +71,18 @@ NAMESPACES = os.geteuid() == 0 and shutil.which("ip") is not None and shutil.whi
 
 
 @contextlib.contextmanager
-def linked_namespace(tag: str):
-    """A network namespace of the test's own joined to this (the root) one by a veth pair: NEAR on `{veth}0`, which
-    stays here, FAR on `{veth}1`, inside. Yields (namespace, veth); both are gone on the way out. Shape the link with
-    `tc` on either end (`ip netns exec NAMESPACE tc …` for the inside one)."""
+def linked_namespace(tag: str, near: str = NEAR, far: str = FAR):
+    """A network namespace of the test's own joined to this (the root) one by a veth pair: `near` on `{veth}0`, which
+    stays here, `far` on `{veth}1`, inside, in one /24. Yields (namespace, veth); both are gone on the way out. Shape the
+    link with `tc` on either end (`ip netns exec NAMESPACE tc …` for the inside one)."""
     namespace, veth = f"sb-{tag}-{os.getpid()}", f"sb{tag[:3]}{os.getpid() % 100000}"
     subprocess.run(["ip", "netns", "add", namespace], check=True)
     try:
         for command in (["ip", "link", "add", f"{veth}0", "type", "veth", "peer", "name", f"{veth}1"],
-                        ["ip", "addr", "add", f"{NEAR}/24", "dev", f"{veth}0"], ["ip", "link", "set", f"{veth}0", "up"],
+                        ["ip", "addr", "add", f"{near}/24", "dev", f"{veth}0"], ["ip", "link", "set", f"{veth}0", "up"],
                         ["ip", "link", "set", f"{veth}1", "netns", namespace]):
             subprocess.run(command, check=True)
-        for command in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", f"{FAR}/24", "dev", f"{veth}1"],
+        for command in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", f"{far}/24", "dev", f"{veth}1"],
                         ["ip", "link", "set", f"{veth}1", "up"]):
             subprocess.run(["ip", "netns", "exec", namespace, *command], check=True)
         yield namespace, veth
@@ -91,10 +91,10 @@ def linked_namespace(tag: str):
         subprocess.run(["ip", "netns", "del", namespace])
 
 
-def beyond_loopback_server():
+def beyond_loopback_server(announce: str = NEAR):
     """A production server (listening beyond loopback is production mode: --dev is loopback only) whose media
-    announces NEAR, for a page in a linked namespace; sessions and tokens come from the `opentok` SDK."""
-    return start_server(["--media-port", "0", "--media-announce", NEAR, "--log-level", "warn"], https=False, host="0.0.0.0")
+    announces `announce`, for a page in a linked namespace; sessions and tokens come from the `opentok` SDK."""
+    return start_server(["--media-port", "0", "--media-announce", announce, "--log-level", "warn"], https=False, host="0.0.0.0")
 
 
 class NamespacePage:

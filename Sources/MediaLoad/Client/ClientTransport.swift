@@ -11,8 +11,11 @@ import Wire
 /// client SDK's media both sit on it. Peer to peer (the SDK in a relayed video session), the other
 /// end is a full ICE agent too: checks go to each of its candidates (as they trickle in, and to the
 /// addresses its own checks come from) in the role offer/answer gave this side, and the first pair
-/// that answers carries everything. Relay-only (`useRelay`), every datagram goes through a TURN allocation of its
-/// own (Send and Data indications), its relayed address the only candidate this side offers.
+/// that answers carries everything. With a TURN server (`useRelay`), this side also has a relayed candidate, a TURN
+/// allocation of its own (Send and Data indications): checks go to each of the other end's candidates both from its
+/// socket and through the relay, and whichever pair answers first carries everything, so two ends that cannot reach
+/// each other's addresses still meet at a relay (RFC 8445 §5.1.1.2). Relay-only, every datagram goes through the
+/// allocation, its relayed address the only candidate this side offers.
 ///
 /// Datagrams are demultiplexed by their first byte (RFC 7983); STUN and DTLS are handled here,
 /// RTP comes back unprotected in place and RTCP is left to the owner. Confined to the thread of
@@ -46,8 +49,14 @@ package final class ClientTransport {
     private let destination: UnsafeMutablePointer<sockaddr_storage>
     /// The peer `destination` holds.
     private var pointed: PeerAddress?
-    /// Relay-only: the TURN allocation everything goes through, and the TURN server's address.
+    /// The TURN allocation of this side's relayed candidate, and the TURN server's address.
     private var relay: TURNAllocation?
+    /// Relay-only: nothing is sent from the socket's own addresses.
+    private var relayOnly = false
+    /// Whether the selected pair is the relayed candidate's.
+    private var selectedViaRelay = false
+    /// Whether what `send` sends goes through the relay: the selected pair's way, or before one is selected, relay-only's.
+    private var viaRelay = false
     private let relayServer: UnsafeMutablePointer<sockaddr_storage>
     private var dtls: DTLSEngine?
     private var srtpIn: SRTPTransform?
@@ -81,24 +90,33 @@ package final class ClientTransport {
         relayServer.deallocate()
     }
 
-    /// Sends everything through a TURN allocation on `server` from now on (relay-only ICE), asking for it now.
-    package func useRelay(_ server: TURNServer, now: UInt64) {
+    /// Gathers a relayed candidate on the TURN server `server`, asking for the allocation now; `only`: everything goes
+    /// through it (relay-only ICE), else it is checked beside the socket's own addresses.
+    package func useRelay(_ server: TURNServer, only: Bool, now: UInt64) {
         var allocation = TURNAllocation(server: server)
         server.address.write(to: relayServer, ipv6Socket: socket.isIPv6)
         let first = allocation.start(now: now)
         relay = allocation
+        relayOnly = only
+        viaRelay = only
         sendToRelay(first)
+        for c in candidates { if let bytes = relay?.permit(c, now: now) { sendToRelay(bytes) } }
     }
 
-    /// Relay-only: the allocation's state (`.allocated` once this side has its candidate).
+    /// The relayed candidate's allocation state (`.allocated` once this side has it), nil without a TURN server.
     package var relayState: TURNAllocation.State? { relay?.state }
 
-    /// The candidates this side offers: its relayed address when it goes through TURN (none until allocated),
-    /// else its host candidates.
+    /// Whether the pair carrying the media goes through the TURN server (nil until one is selected).
+    package var usesRelay: Bool? { selected == nil ? nil : selectedViaRelay }
+
+    /// The candidates this side offers: its host candidates (unless relay-only) and its relayed address once allocated.
     package func offerCandidates() -> [String] {
-        guard let relay else { return hostCandidates() }
-        guard let relayed = relay.relayed else { return [] }
-        return ["1 1 udp \(UInt32(65_535) << 8 | 255) \(relayed.host) \(relayed.port) typ relay raddr 0.0.0.0 rport 0"]
+        var lines = relayOnly ? [] : hostCandidates()
+        if let relayed = relay?.relayed {
+            let priority = UInt32(65_535) << 8 | 255  // type preference 0 (RFC 8445 §5.1.2.2)
+            lines.append("\(lines.count + 1) 1 udp \(priority) \(relayed.host) \(relayed.port) typ relay raddr 0.0.0.0 rport 0")
+        }
+        return lines
     }
 
     private func sendToRelay(_ bytes: [UInt8]) {
@@ -184,31 +202,52 @@ package final class ClientTransport {
 
     // MARK: ICE
 
-    /// A check to the selected pair, or to each candidate in turn until one answers (its index in the
-    /// transaction id says which answered).
+    /// A check on the selected pair, or on each pair in turn until one answers: from the socket to each candidate
+    /// (unless relay-only) and through the relay once allocated. The transaction id says which answered: word 1 the
+    /// local candidate (7 the socket's, 8 the relayed one), word 2 the other end's candidate's index.
     private func sendCheck(now: UInt64) {
         lastCheck = now
-        let role: STUNAttribute = controlling ? .iceControlling(tieBreaker: tieBreaker) : .iceControlled(tieBreaker: tieBreaker)
-        var attributes: [STUNAttribute] = [.username("\(remote.usernameFragment):\(local.usernameFragment)"), .priority(1_853_824_767), role]
-        if controlling { attributes.append(.useCandidate) }
         let targets = selected.map { [$0] } ?? candidates
+        let direct = selected == nil ? !relayOnly : !selectedViaRelay
+        let relayed = relay?.relayed != nil && (selected == nil || selectedViaRelay)
         for (i, target) in targets.enumerated() {
-            let request = STUNMessage(
-                type: .bindingRequest, transactionID: STUNTransactionID(word0: UInt32(truncatingIfNeeded: now), word1: 7, word2: UInt32(i)),
-                attributes: attributes)
-            guard let bytes = try? request.serialize(
-                integrityKey: Array(remote.password.utf8), hmacSHA1: { HMAC.sha1(key: $0, data: $1) }, fingerprint: true) else { continue }
-            point(at: target)
-            send(bytes)
+            for through in [false, true] where through ? relayed : direct {
+                let role: STUNAttribute = controlling ? .iceControlling(tieBreaker: tieBreaker) : .iceControlled(tieBreaker: tieBreaker)
+                // The priority a peer-reflexive candidate learnt from this check would have (RFC 8445 §7.1.1).
+                let priority: UInt32 = (through ? 0 : 110) << 24 | UInt32(65_535) << 8 | 255
+                var attributes: [STUNAttribute] = [.username("\(remote.usernameFragment):\(local.usernameFragment)"), .priority(priority), role]
+                if controlling { attributes.append(.useCandidate) }
+                let request = STUNMessage(
+                    type: .bindingRequest,
+                    transactionID: STUNTransactionID(word0: UInt32(truncatingIfNeeded: now), word1: through ? 8 : 7, word2: UInt32(i)),
+                    attributes: attributes)
+                guard let bytes = try? request.serialize(
+                    integrityKey: Array(remote.password.utf8), hmacSHA1: { HMAC.sha1(key: $0, data: $1) }, fingerprint: true) else { continue }
+                send(bytes, to: target, viaRelay: through)
+            }
         }
+    }
+
+    /// Sends `bytes` to `target` from the socket or through the relay, then points back at the pair in use.
+    private func send(_ bytes: [UInt8], to target: PeerAddress, viaRelay through: Bool) {
+        point(at: target)
+        viaRelay = through
+        send(bytes)
+        restorePoint()
+    }
+
+    /// Points at the selected pair, or before one is, at the first candidate the way relay-only says.
+    private func restorePoint() {
+        viaRelay = selected == nil ? relayOnly : selectedViaRelay
         if let selected { point(at: selected) } else if let first = candidates.first { point(at: first) }
     }
 
     /// Answers a full ICE agent's checks (RFC 8445 §7.3): a server that is not ICE-lite (Janus's
     /// libnice even in its lite mode) sends triggered checks and nominates only once they succeed; a peer checks
     /// from each of its candidates. The answer goes back where the check came from (`from`, when the owner knows
-    /// it; else the candidate in use), which becomes a candidate of ours to check (peer reflexive, RFC 8445 §7.3.1.3).
-    private func answerCheck(_ request: STUNMessage, bytes: UnsafeRawBufferPointer, from: PeerAddress?) {
+    /// it; else the candidate in use) the way it came (`throughRelay`: a Data indication), which becomes a candidate of
+    /// ours to check (peer reflexive, RFC 8445 §7.3.1.3).
+    private func answerCheck(_ request: STUNMessage, bytes: UnsafeRawBufferPointer, from: PeerAddress?, throughRelay: Bool) {
         let key = Array(local.password.utf8)
         guard let source = from ?? selected ?? candidates.first,
               request.verifyIntegrity(in: bytes, key: key, hmacSHA1: { HMAC.sha1(key: $0, data: $1) }) else { return }
@@ -217,18 +256,16 @@ package final class ClientTransport {
         guard let reply = try? STUNMessage.bindingSuccess(to: request, mappedAddress: mapped).serialize(
             integrityKey: key, hmacSHA1: { HMAC.sha1(key: $0, data: $1) }, fingerprint: true) else { return }
         if from != nil { addCandidate(source) }
-        point(at: source)
-        send(reply)
-        if let selected { point(at: selected) } else if let first = candidates.first { point(at: first) }
+        send(reply, to: source, viaRelay: throughRelay || relayOnly)
     }
 
     private func send(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { raw in _ = send(raw.baseAddress!, length: raw.count) }
     }
 
-    /// Sends one datagram to the other end's candidate in use as it is (relay-only: in a Send indication).
+    /// Sends one datagram to the other end's candidate in use as it is (through the relay: in a Send indication).
     package func send(_ p: UnsafeRawPointer, length: Int) -> Bool {
-        if let relay {
+        if viaRelay, let relay {
             guard let pointed else { return false }
             sendToRelay(relay.wrap(UnsafeRawBufferPointer(start: p, count: length), to: pointed))
             return true
@@ -246,6 +283,10 @@ package final class ClientTransport {
     /// Handles one datagram (from `from`, when the owner read it): STUN and DTLS here, RTP unprotected in place
     /// for the owner.
     package func receive(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64, from: PeerAddress? = nil) -> Received {
+        receive(p, length: length, now: now, from: from, throughRelay: false)
+    }
+
+    private func receive(_ p: UnsafeMutableRawPointer, length: Int, now: UInt64, from: PeerAddress?, throughRelay: Bool) -> Received {
         guard length > 0 else { return .none }
         let first = Bytes.byte(p, 0)
         if first <= 3 {
@@ -257,18 +298,19 @@ package final class ClientTransport {
                 for bytes in outcome.send { sendToRelay(bytes) }
                 guard let (peer, payload) = outcome.data, !payload.isEmpty, payload.count <= length else { return .none }
                 payload.withUnsafeBytes { p.copyMemory(from: $0.baseAddress!, byteCount: payload.count) }
-                return receive(p, length: payload.count, now: now, from: peer)
+                return receive(p, length: payload.count, now: now, from: peer, throughRelay: true)
             }
             if message.type == .bindingSuccess, !iceConnected {
-                // The answer to a check: the candidate it went to, by the index the transaction id carries.
-                let index = Int(message.transactionID.word2)
-                guard index < candidates.count, message.transactionID.word1 == 7 else { return .none }
+                // The answer to a check: the pair it went on, by the transaction id (and the way the answer came).
+                let index = Int(message.transactionID.word2), way = message.transactionID.word1
+                guard index < candidates.count, way == 7 && !throughRelay || way == 8 && throughRelay else { return .none }
                 selected = candidates[index]
-                point(at: candidates[index])
+                selectedViaRelay = way == 8
+                restorePoint()
                 iceConnected = true
                 if let dtls, dtls.role == .client { for d in dtls.start(now: now) { send(d) } }
             } else if message.type == .bindingRequest {
-                answerCheck(message, bytes: UnsafeRawBufferPointer(start: p, count: length), from: from)
+                answerCheck(message, bytes: UnsafeRawBufferPointer(start: p, count: length), from: from, throughRelay: throughRelay)
             }
         } else if first >= 20 && first <= 63 {
             guard let dtls else { return .none }
@@ -321,7 +363,7 @@ package final class ClientTransport {
     package func tick(now: UInt64) {
         lastTick = now
         if relay != nil, let out = relay?.tick(now: now) { for bytes in out { sendToRelay(bytes) } }
-        guard dtls != nil, relay == nil || relay?.relayed != nil else { return }
+        guard dtls != nil, !relayOnly || relay?.relayed != nil else { return }
         let interval: UInt64 = iceConnected ? 5_000_000_000 : 100_000_000
         if now &- lastCheck >= interval { sendCheck(now: now) }
         if let dtls, let deadline = dtls.nextTimeout(), now >= deadline {
@@ -357,6 +399,6 @@ package final class ClientTransport {
 
     /// Where a transport that is not connected got stuck.
     package var progress: String {
-        "port \(socket.localPort): ICE \(controlling ? "controlling" : "controlled") to \(selected.map { "\($0)" } ?? "\(candidates.count) candidates"), \(iceConnected ? "connected" : "checking"), DTLS \(dtls.map { "\($0.role) \($0.state)" } ?? "not configured")"
+        "port \(socket.localPort): ICE \(controlling ? "controlling" : "controlled") to \(selected.map { "\($0)\(selectedViaRelay ? " through TURN" : "")" } ?? "\(candidates.count) candidates"), \(iceConnected ? "connected" : "checking"), DTLS \(dtls.map { "\($0.role) \($0.state)" } ?? "not configured")"
     }
 }

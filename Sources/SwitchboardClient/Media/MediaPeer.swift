@@ -91,11 +91,11 @@ final class MediaPeer: Selectable {
     private(set) var packetsReceived = 0
 
     /// `address`: the local address the media uses (its only candidate peer to peer), or nil for every address.
-    /// `relay`: a TURN server everything goes through (relay-only), or nil.
-    init(certificate: DTLSCertificate, loop: EventLoop, address: String? = nil, relay: TURNServer? = nil) throws {
+    /// `relay`: the TURN server of its relayed candidate (everything through it when relay-only), or nil.
+    init(certificate: DTLSCertificate, loop: EventLoop, address: String? = nil, relay: MediaRelay? = nil) throws {
         transport = try address.map { try ClientTransport(certificate: certificate, bindHost: $0, srtpProfiles: SRTPTransform.supportedProfiles) }
             ?? Self.openTransport(certificate: certificate)
-        if let relay { transport.useRelay(relay, now: sb_monotonic_ns()) }
+        if let relay { transport.useRelay(relay.server, only: relay.only, now: sb_monotonic_ns()) }
         self.loop = loop
     }
 

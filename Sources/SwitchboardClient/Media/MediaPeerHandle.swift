@@ -20,9 +20,9 @@ final class MediaPeerHandle: Sendable {
 
     static let certificate: DTLSCertificate? = try? DTLSCertificate()
 
-    /// `address`: the local address its socket is bound to, or nil for every address; `relay`: the TURN server all
-    /// its media goes through (relay-only), or nil.
-    init(address: String? = nil, relay: TURNServer? = nil) async throws(SessionError) {
+    /// `address`: the local address its socket is bound to, or nil for every address; `relay`: the TURN server of its
+    /// relayed candidate (all its media through it when relay-only), or nil.
+    init(address: String? = nil, relay: MediaRelay? = nil) async throws(SessionError) {
         guard let certificate = Self.certificate else { throw .media("no DTLS certificate") }
         let loop = ClientLoops.media
         do {
@@ -35,7 +35,10 @@ final class MediaPeerHandle: Sendable {
             throw .media("cannot open a UDP socket: \(error)")
         }
         self.loop = loop
+        relayOnly = relay?.only ?? false
     }
+
+    private let relayOnly: Bool
 
     private func on<T: Sendable>(_ body: @escaping @Sendable (MediaPeer) throws -> T) async throws(SessionError) -> T {
         let box = self.box
@@ -48,12 +51,15 @@ final class MediaPeerHandle: Sendable {
         }
     }
 
-    /// Relay-only: waits for the TURN allocation (this side's candidate), up to 10 s.
+    /// Waits for the TURN allocation (the relayed candidate to offer), up to 10 s; relay-only, a failed one is an error,
+    /// else the offer goes without it.
     private func waitForRelay() async throws(SessionError) {
         for _ in 0..<500 {
             switch try await on({ $0.transport.relayState }) {
             case nil, .allocated: return
-            case .failed(let why): throw .media("TURN: \(why)")
+            case .failed(let why):
+                if relayOnly { throw .media("TURN: \(why)") }
+                return
             case .allocating: try? await Task.sleep(for: .milliseconds(20))
             }
         }
@@ -181,7 +187,7 @@ final class MediaPeerHandle: Sendable {
     /// Connected (ICE, DTLS and SRTP ready), packets sent and received so far.
     func statistics() async -> MediaStatistics {
         (try? await on { MediaStatistics(connected: $0.transport.connected, packetsSent: $0.packetsSent, packetsReceived: $0.packetsReceived,
-                                         layerPacketsSent: $0.layerPackets) })
+                                         layerPacketsSent: $0.layerPackets, throughTURN: $0.transport.usesRelay ?? false) })
             ?? MediaStatistics(connected: false, packetsSent: 0, packetsReceived: 0)
     }
 
@@ -198,4 +204,6 @@ public struct MediaStatistics: Sendable, Hashable {
     public var packetsReceived: Int
     /// A simulcast publisher's video packets sent of each size, by RID (a size no one takes stops rising).
     public var layerPacketsSent: [String: Int] = [:]
+    /// Whether the connection's media goes through a TURN server (its relayed candidate's pair answered first).
+    public var throughTURN = false
 }

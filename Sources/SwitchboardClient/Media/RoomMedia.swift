@@ -84,10 +84,11 @@ public final class RoomMedia: Sendable {
     }
 
     /// Publishes the source (when there is one) and subscribes; the peers are this media's from then on.
-    /// Relay-only sessions: the TURN server media goes through.
-    private func turnRelay() async throws(SessionError) -> TURNServer? {
-        guard session.options.iceTransportPolicy == .relay else { return nil }
-        guard let relay = await session.iceServers.firstTURNOverUDP() else {
+    /// The TURN server of the connections' relayed candidates (the login's `ice_servers`); relay-only, one is needed.
+    private func turnRelay() async throws(SessionError) -> MediaRelay? {
+        let policy = session.options.iceTransportPolicy
+        guard let relay = await session.iceServers.mediaRelay(policy) else {
+            if policy == .all { return nil }
             throw .media("relay-only media needs a TURN server over UDP among the login's ICE servers (the server's --ice-servers)")
         }
         return relay

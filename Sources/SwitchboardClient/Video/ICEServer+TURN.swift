@@ -2,7 +2,20 @@ import Foundation
 import Media
 import MediaLoad
 
+/// The TURN server a client's media connection gathers a relayed candidate on, and whether all its media goes
+/// through it (relay-only) or the relayed candidate is checked beside its own addresses.
+struct MediaRelay: Sendable {
+    let server: TURNServer
+    let only: Bool
+}
+
 extension [ICEServer] {
+    /// The relay `policy` gives a client's media: the first TURN server over UDP among these, relay-only for `.relay`;
+    /// nil when there is none (an error for relay-only, which the caller words).
+    func mediaRelay(_ policy: ICETransportPolicy) async -> MediaRelay? {
+        await firstTURNOverUDP().map { MediaRelay(server: $0, only: policy == .relay) }
+    }
+
     /// The first `turn:` URL over UDP (`?transport=udp` or none) with a credential, its host resolved.
     func firstTURNOverUDP() async -> TURNServer? {
         for server in self {

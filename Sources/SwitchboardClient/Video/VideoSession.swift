@@ -33,8 +33,9 @@ public final class VideoSession: Sendable {
     let reconnectWindow: Duration?
     /// The local address this client's media uses, or nil for every address (`connect`'s `mediaAddress`).
     let mediaAddress: String?
-    /// Relay-only (`connect`'s `iceTransportPolicy: .relay`): the TURN server all its media goes through.
-    let turnRelay: TURNServer?
+    /// The TURN server of its media's relayed candidates (the first over UDP among `iceServers`), all its media through it
+    /// when relay-only (`connect`'s `iceTransportPolicy: .relay`).
+    let turnRelay: MediaRelay?
 
     private struct Link {
         var session: Session
@@ -78,7 +79,7 @@ public final class VideoSession: Sendable {
     private let early = Mutex<(publishing: Int, messages: [(stream: String, subscriber: String, message: VideoRelayMessage)])>((0, []))
     private let nextStream = Atomic<Int>(0)
 
-    private init(server: URL, token: String, caFile: String?, reconnectWindow: Duration?, mediaAddress: String?, relay: TURNServer?,
+    private init(server: URL, token: String, caFile: String?, reconnectWindow: Duration?, mediaAddress: String?, relay: MediaRelay?,
                  sessionID: String, link: Session, reply: JSONValue) {
         self.mediaAddress = mediaAddress
         self.turnRelay = relay
@@ -101,17 +102,17 @@ public final class VideoSession: Sendable {
     /// `reconnectWindow`: how long to keep trying after the socket drops (nil: do not reconnect). `mediaAddress`: a
     /// numeric local address for the media's sockets (in a relayed session, the only candidate the other clients
     /// check; one on loopback checks theirs on loopback only), nil for every address.
-    /// `iceTransportPolicy: .relay` sends all of this client's media through the first TURN server over UDP the server
-    /// gives it (`iceServers`, with its credential), as a browser told `iceTransportPolicy: "relay"` does.
+    /// Each media connection also has a relayed candidate on the first TURN server over UDP the server gives it
+    /// (`iceServers`, with its credential), when there is one; `iceTransportPolicy: .relay` sends all of this client's
+    /// media through it, as a browser told `iceTransportPolicy: "relay"` does.
     /// - Throws: `.invalidToken`, `.tokenExpired`, `.server(code: "sessionNotFound", …)`, `.unreachable`; with `.relay`
     ///   and no TURN server over UDP to use, `.server(code: "mediaFailed", …)`.
     public static func connect(to server: URL, sessionID: String, token: String, caFile: String? = nil,
                                reconnectWindow: Duration? = .seconds(30), mediaAddress: String? = nil,
                                iceTransportPolicy: ICETransportPolicy = .all) async throws(SessionError) -> VideoSession {
         let (link, reply, pushes, states) = try await open(server: server, sessionID: sessionID, token: token, caFile: caFile)
-        var relay: TURNServer?
+        let relay = await ICEServer.list(reply["iceServers"]).mediaRelay(iceTransportPolicy)
         if iceTransportPolicy == .relay {
-            relay = await ICEServer.list(reply["iceServers"]).firstTURNOverUDP()
             guard relay != nil else {
                 link.shutdown(.closed, notify: false)
                 throw .media("relay-only media needs a TURN server over UDP among the session's ICE servers (the server's --ice-servers)")
@@ -440,6 +441,7 @@ public final class VideoSession: Sendable {
                 sum.connected = sum.connected || one.connected
                 sum.packetsSent += one.packetsSent
                 sum.packetsReceived += one.packetsReceived
+                sum.throughTURN = sum.throughTURN || one.throughTURN
             }
             return sum
         }

@@ -195,7 +195,8 @@ public struct ICEServer: Sendable, Equatable {
 
 /// Which candidates a client's media may use, as WebRTC's `iceTransportPolicy` says it.
 public enum ICETransportPolicy: Sendable, Equatable {
-    /// Its own addresses (the default).
+    /// Its own addresses, and a relayed address on the first TURN server over UDP among the ICE servers when there is
+    /// one (the default): the first pair that answers carries the media.
     case all
     /// Only a TURN server's relayed address: everything goes through the TURN server.
     case relay

@@ -157,6 +157,9 @@ struct ClientCommand {
                            "dbov": .number((level.dBov * 10).rounded() / 10)],
                           line: "heard \(member): \(level.frames) frames, \(Int(level.frequency)) Hz, \(String(format: "%.1f", level.dBov)) dBov")
         }
+        let (sending, receiving) = await media.statistics()
+        printer.print(["through_turn": ["sending": .bool(sending?.throughTURN ?? false), "receiving": .bool(receiving.throughTURN)]],
+                      line: "through TURN: sending \(sending?.throughTURN ?? false), receiving \(receiving.throughTURN)")
         await media.disable()
         try? await session.conversations.leave(roomID)
         try recorder?.finish()
@@ -209,9 +212,11 @@ struct ClientCommand {
         }
         await wait(seconds)
         for (id, counter) in counters.all {
+            let turn = await session.statistics(id)?.throughTURN ?? false
             printer.print(["received": .string(id), "frames": .number(Double(counter.frames)), "keyframes": .number(Double(counter.keyframes)),
-                           "bytes": .number(Double(counter.bytes)), "width": .number(Double(counter.width)), "height": .number(Double(counter.height))],
-                          line: "received \(id): \(counter.frames) frames, \(counter.keyframes) key frames, \(counter.bytes) bytes, \(counter.width)x\(counter.height)")
+                           "bytes": .number(Double(counter.bytes)), "width": .number(Double(counter.width)), "height": .number(Double(counter.height)),
+                           "through_turn": .bool(turn)],
+                          line: "received \(id): \(counter.frames) frames, \(counter.keyframes) key frames, \(counter.bytes) bytes, \(counter.width)x\(counter.height)\(turn ? " through TURN" : "")")
         }
         await session.disconnect()
         printing.cancel()
