@@ -139,10 +139,11 @@ def test_an_sdk_client_that_cannot_reach_the_servers_media_address_goes_through_
     """By default (`iceTransportPolicy: .all`) the SDK's media connection also gathers a relayed candidate on the TURN
     server the server hands out, and checks the server's candidate both ways: a client in a network namespace whose
     signaling reaches the server but whose packets cannot reach the address the server's media announces (the server's
-    loopback) is connected through coturn, and it and a client on this side receive each other's video. coturn listens
-    on the namespace's link and relays from loopback, as a TURN server beside the media server relays from the
-    server's own network (a reply comes from the address the relay sent to, which its permission names)."""
-    with linked_namespace("sdkturn", TURN_NEAR, TURN_FAR) as (namespace, _), coturn(TURN_NEAR, relay_address="127.0.0.1") as relay:
+    loopback) is connected through coturn, and it and a client on this side receive each other's video. coturn, on the
+    same machine, relays from the link's address to the server's loopback one: the server, listening on every address,
+    binds its media to the address it announces, so its answers come from the address coturn sent to (which coturn's
+    permission names; from a socket on every address they came from the link's, and coturn dropped them)."""
+    with linked_namespace("sdkturn", TURN_NEAR, TURN_FAR) as (namespace, _), coturn(TURN_NEAR) as relay:
         server = start_server(["--media-port", "0", "--media-announce", "127.0.0.1", "--log-level", "warn",
                                "--ice-servers", relay["url"], "--turn-secret", relay["secret"]], https=False, host="0.0.0.0")
         try:

@@ -20,16 +20,15 @@ def turn():
 
 
 @contextlib.contextmanager
-def coturn(address, relay_address=None):
-    """coturn listening on `address` (of this, the root, namespace) and relaying from `relay_address` (by default the
-    same), to loopback peers too."""
+def coturn(address):
+    """coturn listening and relaying on `address` (of this, the root, namespace), to loopback peers too."""
     if not shutil.which("turnserver"):
         pytest.skip("coturn is not installed (scripts/setup --test installs it)")
     secret, port, relay = "relay-secret-" + str(time.monotonic_ns()), free_udp_port(), free_port()
     work = tempfile.mkdtemp(prefix="turn-")
     log = open(f"{work}/turn.log", "w")
     proc = subprocess.Popen(
-        ["turnserver", "-n", "--no-cli", "--no-tls", "--no-dtls", f"--listening-ip={address}", f"--relay-ip={relay_address or address}",
+        ["turnserver", "-n", "--no-cli", "--no-tls", "--no-dtls", f"--listening-ip={address}", f"--relay-ip={address}",
          f"--listening-port={port}", f"--min-port={relay}", f"--max-port={relay + 50}", "--allow-loopback-peers",
          "--use-auth-secret", f"--static-auth-secret={secret}", "--realm=switchboard.test", "--fingerprint",
          f"--db={work}/turndb", f"--pidfile={work}/turn.pid", "--log-file=stdout", "--simple-log", "--verbose"],

@@ -302,15 +302,26 @@ public struct ConfigurationError: Error, CustomStringConvertible {
 import Media
 
 extension ServerConfiguration {
-    /// The media plane's settings: one worker per loop thread (at most 8), bound where HTTP listens.
+    /// The media plane's settings: one worker per loop thread (at most 8), bound where HTTP listens (see
+    /// `mediaBindHost`).
     public var mediaConfiguration: MediaConfiguration {
         var media = MediaConfiguration()
         media.port = mediaPort
         media.announcedAddress = mediaAnnounce
-        media.bindHost = listen.host == "0.0.0.0" ? "0.0.0.0" : listen.host
+        media.bindHost = Self.mediaBindHost(listen: listen.host, announce: mediaAnnounce)
         media.workers = max(1, min(threads, 8))
         media.threadNice = mediaNice
         if development { media.applyTestEnvironment(ProcessInfo.processInfo.environment) }
         return media
+    }
+
+    /// Where the media sockets bind: where HTTP listens; on a wildcard, the announced address when it is one of this
+    /// machine's own (a socket binds to it), so that answers leave from the address clients — and a TURN server
+    /// relaying for them, whose permission names it — sent to (a socket bound to every address answers from the one
+    /// the kernel's route picks); else the wildcard (an announced address beyond a NAT or a container's port mapping).
+    static func mediaBindHost(listen: String, announce: String?) -> String {
+        guard listen == "0.0.0.0" || listen == "::" else { return listen }
+        guard let announce, !announce.isEmpty, (try? UDPSocket(host: announce, port: 0)) != nil else { return listen }
+        return announce
     }
 }

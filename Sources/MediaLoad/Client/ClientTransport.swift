@@ -109,14 +109,18 @@ package final class ClientTransport {
     /// Whether the pair carrying the media goes through the TURN server (nil until one is selected).
     package var usesRelay: Bool? { selected == nil ? nil : selectedViaRelay }
 
-    /// The candidates this side offers: its host candidates (unless relay-only) and its relayed address once allocated.
+    /// The candidates this side offers: its host candidates, or relay-only its relayed address once allocated (beside
+    /// host candidates, the relayed one is trickled when the allocation is made: `relayedCandidate`).
     package func offerCandidates() -> [String] {
-        var lines = relayOnly ? [] : hostCandidates()
-        if let relayed = relay?.relayed {
-            let priority = UInt32(65_535) << 8 | 255  // type preference 0 (RFC 8445 §5.1.2.2)
-            lines.append("\(lines.count + 1) 1 udp \(priority) \(relayed.host) \(relayed.port) typ relay raddr 0.0.0.0 rport 0")
-        }
-        return lines
+        relayOnly ? relayedCandidate().map { [$0] } ?? [] : hostCandidates()
+    }
+
+    /// The relayed candidate's `a=candidate:` value, once allocated (its foundation after the host candidates').
+    package func relayedCandidate() -> String? {
+        guard let relayed = relay?.relayed else { return nil }
+        let foundation = relayOnly ? 1 : hostCandidates().count + 1
+        let priority = UInt32(65_535) << 8 | 255  // type preference 0 (RFC 8445 §5.1.2.2)
+        return "\(foundation) 1 udp \(priority) \(relayed.host) \(relayed.port) typ relay raddr 0.0.0.0 rport 0"
     }
 
     private func sendToRelay(_ bytes: [UInt8]) {

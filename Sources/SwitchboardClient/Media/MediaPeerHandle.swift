@@ -51,23 +51,38 @@ final class MediaPeerHandle: Sendable {
         }
     }
 
-    /// Waits for the TURN allocation (the relayed candidate to offer), up to 10 s; relay-only, a failed one is an error,
-    /// else the offer goes without it.
+    /// Relay-only: waits for the TURN allocation (the one candidate to offer), up to 10 s.
     private func waitForRelay() async throws(SessionError) {
+        guard relayOnly else { return }
         for _ in 0..<500 {
             switch try await on({ $0.transport.relayState }) {
             case nil, .allocated: return
-            case .failed(let why):
-                if relayOnly { throw .media("TURN: \(why)") }
-                return
+            case .failed(let why): throw .media("TURN: \(why)")
             case .allocating: try? await Task.sleep(for: .milliseconds(20))
             }
         }
         throw .media("TURN: no allocation within 10 s")
     }
 
+    /// Beside host candidates: the relayed candidate (`candidate:…`) once the TURN server has allocated it, to trickle
+    /// after the offer or answer; nil when there is none to send (no TURN server, relay-only, a failed allocation, or
+    /// none within 10 s).
+    func trickledRelayCandidate() async -> String? {
+        guard !relayOnly else { return nil }
+        for _ in 0..<500 {
+            let (state, line) = (try? await on { ($0.transport.relayState, $0.transport.relayedCandidate()) }) ?? (nil, nil)
+            switch state {
+            case nil, .failed: return nil
+            case .allocated: return line.map { "candidate:" + $0 }
+            case .allocating: try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        return nil
+    }
+
     /// A send-only offer for Opus from `audio` and VP8 from `video` (its sizes as simulcast layers when it has several).
-    /// `peerToPeer`: for another client (a relayed session), with this side's host candidates and the largest size only.
+    /// `peerToPeer`: for another client (a relayed session), with this side's host candidates (relay-only: its relayed
+    /// one; beside host ones, the relayed one is trickled after: `trickledRelayCandidate`) and the largest size only.
     func publishOffer(audio: AudioSource?, video: IVFFileSource?, peerToPeer: Bool = false) async throws(SessionError) -> String {
         let codec: OpusCodec?
         do { codec = try audio.map { _ in try OpusCodec() } } catch { throw .media("Opus: \(error)") }
@@ -120,7 +135,7 @@ final class MediaPeerHandle: Sendable {
     /// Answers a server offer for receiving; `owners` maps each m-line's mid to whom it carries.
     /// The first offer configures the transport; later ones (renegotiation) only update the streams.
     /// `peerToPeer`: another client's offer (a relayed session): this side answers as ICE's controlled agent, with
-    /// its host candidates.
+    /// its candidates as `publishOffer` gives them.
     func answer(offer text: String, owners: [String: String], sink: AudioSink?, videoSink: VideoFrameCounter?,
                 peerToPeer: Bool = false) async throws(SessionError) -> String {
         let offer: SessionDescription

@@ -21,8 +21,8 @@ public final class VideoSession: Sendable {
     public let streams: [VideoStream]
     /// Whether the session is relayed (created with `p2p.preference: enabled`): its clients send media to
     /// each other, not through the server. `publish` and `subscribe` then connect this client's own media peer to
-    /// peer (checking the other end's host candidates; no TURN); an app with a WebRTC stack of its own connects
-    /// with `publishRelayed`, `subscribeRelayed`, `relay` and the `.relay` events instead.
+    /// peer (from its own addresses and, with a TURN server among `iceServers`, a relayed one); an app with a WebRTC
+    /// stack of its own connects with `publishRelayed`, `subscribeRelayed`, `relay` and the `.relay` events instead.
     public let relayed: Bool
     /// The STUN and TURN servers the server gives this client for its peer connections (empty unless the
     /// operator set some), a TURN server's with a credential of this connection's, valid for a day.
@@ -203,6 +203,7 @@ public final class VideoSession: Sendable {
                 do {
                     let offer = try await peer.publishOffer(audio: published.fanout?.reader(), video: published.video, peerToPeer: true)
                     try await relay(streamID: streamID, subscriberID: subscriberID, .description(type: "offer", sdp: offer))
+                    trickleRelayCandidate(of: peer, streamID: streamID, subscriberID: subscriberID)
                 } catch {
                     emit(.error(error))
                 }
@@ -222,6 +223,7 @@ public final class VideoSession: Sendable {
                     let answer = try await subscribed.peer.answer(offer: sdp, owners: Self.owners(sdp, streamID), sink: subscribed.audio,
                                                                   videoSink: subscribed.video, peerToPeer: true)
                     try await relay(streamID: streamID, subscriberID: subscriberID, .description(type: "answer", sdp: answer))
+                    trickleRelayCandidate(of: subscribed.peer, streamID: streamID, subscriberID: subscriberID)
                 } catch {
                     emit(.error(error))
                 }
@@ -234,6 +236,16 @@ public final class VideoSession: Sendable {
             early.withLock { e in
                 if e.publishing > 0 && e.messages.count < 64 { e.messages.append((streamID, subscriberID, message)) }
             }
+        }
+    }
+
+    /// Sends a peer connection's relayed candidate to the other end once allocated (its offer or answer went with the
+    /// host candidates, so a slow or silent TURN server delays nothing).
+    private func trickleRelayCandidate(of peer: MediaPeerHandle, streamID: String, subscriberID: String) {
+        guard turnRelay?.only == false else { return }
+        Task {
+            guard let line = await peer.trickledRelayCandidate() else { return }
+            try? await relay(streamID: streamID, subscriberID: subscriberID, .candidate(ICECandidate(candidate: line, sdpMid: "0", sdpMLineIndex: 0)))
         }
     }
 
