@@ -100,6 +100,52 @@ struct ClientTransportChecksTests {
         }
     }
 
+    @Test("towards an ICE-lite server: checks nominate nothing until a pair answers; then one nominating the selected pair goes at once, again every 100 ms until answered, then every 5 s; a forged answer selects nothing")
+    func regularNomination() async throws {
+        let server = try UDPSocket(host: "127.0.0.1", port: 0)
+        let certificate = try DTLSCertificate()
+        let client = try ClientTransport(certificate: certificate, bindHost: "127.0.0.1", srtpProfiles: [.aeadAES128GCM])
+        let serverICE = ICEParameters.random(iceLite: true)
+        try client.configure(
+            remote: serverICE, server: try #require(PeerAddress(host: "127.0.0.1", port: server.localPort)),
+            fingerprint: DTLSFingerprintValue(algorithm: "sha-256", value: certificate.fingerprintSHA256), dtlsRole: .server)
+        let clientAddress = try #require(PeerAddress(host: "127.0.0.1", port: client.socket.localPort))
+        let ms: UInt64 = 1_000_000
+        func nextCheck() async throws -> STUNMessage? {
+            guard let bytes = await receive(on: server, within: .milliseconds(300)) else { return nil }
+            let message = try STUNMessage.parse(bytes)
+            #expect(message.type == .bindingRequest)
+            return message
+        }
+        func answer(_ check: STUNMessage, key: String, now: UInt64) throws {
+            var reply = try STUNMessage.bindingSuccess(to: check, mappedAddress: clientAddress.stunAddress).serialize(
+                integrityKey: Array(key.utf8), hmacSHA1: { HMAC.sha1(key: $0, data: $1) }, fingerprint: true)
+            _ = reply.withUnsafeMutableBytes { client.receive($0.baseAddress!, length: $0.count, now: now) }
+        }
+
+        client.tick(now: 1_000 * ms)
+        let first = try #require(try await nextCheck())
+        #expect(!first.useCandidate, "a check before any pair answered nominates nothing")
+        try answer(first, key: "not the server's password", now: 1_001 * ms)
+        #expect(try await nextCheck() == nil && !client.iceConnected, "a forged answer selects nothing")
+
+        client.tick(now: 1_100 * ms)
+        let second = try #require(try await nextCheck())
+        #expect(!second.useCandidate)
+        try answer(second, key: serverICE.password, now: 1_101 * ms)
+        #expect(client.iceConnected)
+        let nominating = try #require(try await nextCheck(), "the nominating check goes as the pair is selected")
+        #expect(nominating.useCandidate)
+        client.tick(now: 1_201 * ms)
+        let again = try #require(try await nextCheck(), "unanswered, it goes again 100 ms later")
+        #expect(again.useCandidate)
+        try answer(again, key: serverICE.password, now: 1_202 * ms)
+        client.tick(now: 1_400 * ms)
+        #expect(try await nextCheck() == nil, "answered: the next check is consent's, 5 s later")
+        client.tick(now: 6_300 * ms)
+        #expect(try await nextCheck()?.useCandidate == true)
+    }
+
     /// The next datagram on `socket`, polled without blocking the test's thread.
     func receive(on socket: UDPSocket, within limit: Duration) async -> [UInt8]? {
         let deadline = ContinuousClock.now + limit

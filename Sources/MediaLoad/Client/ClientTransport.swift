@@ -5,8 +5,8 @@ import Media
 import SRTP
 import Wire
 
-/// The client role of one WebRTC transport on its own UDP socket: ICE controlling with
-/// USE-CANDIDATE (RFC 8445 §7.2.4) towards the server's ICE-lite candidate, DTLS in whichever
+/// The client role of one WebRTC transport on its own UDP socket: ICE controlling towards the server's ICE-lite
+/// candidate, nominating the pair it selected (USE-CANDIDATE, RFC 8445 §7.2.4 and §8.1.1), DTLS in whichever
 /// role the SDP gave it, then SRTP both ways (RFC 5764). The load generator's peers and the
 /// client SDK's media both sit on it. Peer to peer (the SDK in a relayed video session), the other
 /// end is a full ICE agent too: checks go to each of its candidates (as they trickle in, and to the
@@ -44,6 +44,8 @@ package final class ClientTransport {
     private var selected: PeerAddress?
     /// Controlling (the offerer, or towards an ICE-lite server) nominates with USE-CANDIDATE; controlled does not.
     private var controlling = true
+    /// Controlling: whether a check nominating the selected pair has been answered (until then they go every 100 ms).
+    private var nominationAnswered = false
     /// At most this many candidates are checked (a peer's every interface, and the addresses its checks come from).
     static let maxCandidates = 16
     private let destination: UnsafeMutablePointer<sockaddr_storage>
@@ -208,7 +210,10 @@ package final class ClientTransport {
 
     /// A check on the selected pair, or on each pair in turn until one answers: from the socket to each candidate
     /// (unless relay-only) and through the relay once allocated. The transaction id says which answered: word 1 the
-    /// local candidate (7 the socket's, 8 the relayed one), word 2 the other end's candidate's index.
+    /// local candidate (7 the socket's, 8 the relayed one; 9 once selected), word 2 the other end's candidate's index.
+    /// Controlling, only the selected pair's checks nominate it (regular nomination; the first goes as it is selected):
+    /// a check still on its way through the relay when a direct pair answered must not make an ICE-lite server, which
+    /// takes the latest nomination, send there.
     private func sendCheck(now: UInt64) {
         lastCheck = now
         let targets = selected.map { [$0] } ?? candidates
@@ -220,10 +225,11 @@ package final class ClientTransport {
                 // The priority a peer-reflexive candidate learnt from this check would have (RFC 8445 §7.1.1).
                 let priority: UInt32 = (through ? 0 : 110) << 24 | UInt32(65_535) << 8 | 255
                 var attributes: [STUNAttribute] = [.username("\(remote.usernameFragment):\(local.usernameFragment)"), .priority(priority), role]
-                if controlling { attributes.append(.useCandidate) }
+                if controlling && selected != nil { attributes.append(.useCandidate) }
                 let request = STUNMessage(
                     type: .bindingRequest,
-                    transactionID: STUNTransactionID(word0: UInt32(truncatingIfNeeded: now), word1: through ? 8 : 7, word2: UInt32(i)),
+                    transactionID: STUNTransactionID(word0: UInt32(truncatingIfNeeded: now), word1: selected != nil ? 9 : through ? 8 : 7,
+                                                     word2: UInt32(i)),
                     attributes: attributes)
                 guard let bytes = try? request.serialize(
                     integrityKey: Array(remote.password.utf8), hmacSHA1: { HMAC.sha1(key: $0, data: $1) }, fingerprint: true) else { continue }
@@ -304,7 +310,11 @@ package final class ClientTransport {
                 payload.withUnsafeBytes { p.copyMemory(from: $0.baseAddress!, byteCount: payload.count) }
                 return receive(p, length: payload.count, now: now, from: peer, throughRelay: true)
             }
-            if message.type == .bindingSuccess, !iceConnected {
+            if message.type == .bindingSuccess, !message.verifyIntegrity(in: UnsafeRawBufferPointer(start: p, count: length),
+                                                                        key: Array(remote.password.utf8), hmacSHA1: { HMAC.sha1(key: $0, data: $1) }) {
+                // An answer to a check is signed with the other end's password (RFC 8445 §7.2.5.2); a forged one is dropped.
+                return .none
+            } else if message.type == .bindingSuccess, !iceConnected {
                 // The answer to a check: the pair it went on, by the transaction id (and the way the answer came).
                 let index = Int(message.transactionID.word2), way = message.transactionID.word1
                 guard index < candidates.count, way == 7 && !throughRelay || way == 8 && throughRelay else { return .none }
@@ -312,7 +322,11 @@ package final class ClientTransport {
                 selectedViaRelay = way == 8
                 restorePoint()
                 iceConnected = true
+                if controlling { sendCheck(now: now) }
                 if let dtls, dtls.role == .client { for d in dtls.start(now: now) { send(d) } }
+            } else if message.type == .bindingSuccess, controlling, !nominationAnswered, message.transactionID.word1 == 9 {
+                // The answer to a check nominating the selected pair.
+                nominationAnswered = true
             } else if message.type == .bindingRequest {
                 answerCheck(message, bytes: UnsafeRawBufferPointer(start: p, count: length), from: from, throughRelay: throughRelay)
             }
@@ -368,7 +382,7 @@ package final class ClientTransport {
         lastTick = now
         if relay != nil, let out = relay?.tick(now: now) { for bytes in out { sendToRelay(bytes) } }
         guard dtls != nil, !relayOnly || relay?.relayed != nil else { return }
-        let interval: UInt64 = iceConnected ? 5_000_000_000 : 100_000_000
+        let interval: UInt64 = iceConnected && (nominationAnswered || !controlling) ? 5_000_000_000 : 100_000_000
         if now &- lastCheck >= interval { sendCheck(now: now) }
         if let dtls, let deadline = dtls.nextTimeout(), now >= deadline {
             let output = dtls.handleTimeout(now: now)
