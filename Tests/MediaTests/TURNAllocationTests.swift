@@ -23,7 +23,7 @@ struct TURNAllocationTests {
         return bytes.withUnsafeBytes { allocation.receive(message, bytes: $0, now: now) }
     }
 
-    @Test("401 then an authenticated Allocate; the relayed address; permissions asked before it are sent once it is made; Data and Send indications; a forged answer is dropped; a stale nonce (its answer without integrity) is renewed")
+    @Test("401 then an authenticated Allocate; the relayed address; permissions asked before it are sent once it is made; Data and Send indications; a forged answer is dropped; a stale nonce (its answer without integrity) is renewed; a release deletes it")
     func allocation() throws {
         var allocation = TURNAllocation(server: Self.server)
         let peer = PeerAddress(host: "127.0.0.1", port: 50_000)!
@@ -67,6 +67,17 @@ struct TURNAllocationTests {
         ]).serialize()
         let outcome = try Self.feed(&allocation, data)
         #expect(outcome.data?.peer == peer && outcome.data?.payload == payload)
+
+        // Closing: one authenticated Refresh with LIFETIME 0 deletes the allocation, and nothing follows it.
+        let releasing = allocation.release(now: 3)
+        let release = try #require(releasing)
+        let released = try Self.parse(release)
+        #expect(released.type == .refreshRequest && released.lifetime == 0)
+        #expect(released.verifyIntegrity(in: release, key: Self.key, hmacSHA1: Self.hmac))
+        let twice = allocation.release(now: 4)
+        #expect(twice == nil)
+        let after = allocation.tick(now: 10_000_000_000_000)
+        #expect(after.isEmpty, "no retransmission, refresh or permission after it")
     }
 
     @Test("a TURN server that never answers fails the allocation after its retransmissions; one that refuses the credential fails it at once")

@@ -7,8 +7,8 @@ import time
 import pytest
 import requests
 
-from rig import REPO, client, client_lines as lines, server_binary, start_server
-from turn_support import allocations, coturn, turn, turn_server  # noqa: F401 (fixtures)
+from rig import REPO, client, client_lines as lines, server_binary, start_server, wait_until
+from turn_support import allocations, coturn, releases, turn, turn_server  # noqa: F401 (fixtures)
 from video_support import NAMESPACES, beyond_loopback_server, linked_namespace, opentok_client
 
 opentok = pytest.importorskip("opentok")
@@ -102,6 +102,10 @@ def test_an_sdk_client_told_to_use_only_turn_reaches_the_server_through_it(turn,
         # The other client (by default) has a relayed candidate too, but its own address answers first.
         assert received["through_turn"] == (got is r), (other, received)
     assert allocations(turn, sdk_connection(r)), "no TURN allocation for the relay-only client"
+    # Leaving, each client deleted its allocations rather than leave them to lapse (ten minutes).
+    for printed in (r, d):
+        wait_until(lambda: len(releases(turn, sdk_connection(printed))) == len(allocations(turn, sdk_connection(printed))) > 0,
+                   timeout=5, what="the allocations released")
 
 
 def test_a_room_client_told_to_use_only_turn_is_heard_through_it(turn, turn_server, tmp_path):
@@ -109,7 +113,7 @@ def test_a_room_client_told_to_use_only_turn_is_heard_through_it(turn, turn_serv
     a conversation's audio, both its connections, through the TURN server of its login's `ice_servers`; a client on
     its own addresses in the same room hears its tone and it hears the other's."""
     room = requests.post(turn_server.http_url + "/rooms/api/rooms", json={"display_name": "relay-room"}, timeout=10).json()["id"]
-    before = len(allocations(turn, ":SES-"))
+    before, released_before = len(allocations(turn, ":SES-")), len(releases(turn, ":SES-"))
     relayed = client(turn_server, "room", "join", room, "--as", "rita", "--play", "tone:440", "--ice-transport", "relay", seconds=9)
     time.sleep(1)
     direct = client(turn_server, "room", "join", room, "--as", "dan", "--play", "tone:880", seconds=8)
@@ -125,6 +129,7 @@ def test_a_room_client_told_to_use_only_turn_is_heard_through_it(turn, turn_serv
     assert next(l for l in r if "through_turn" in l)["through_turn"] == {"sending": True, "receiving": True}, r
     assert next(l for l in d if "through_turn" in l)["through_turn"] == {"sending": False, "receiving": False}, d
     assert len(allocations(turn, ":SES-")) - before == 4, open(turn["log"]).read()[-3000:]
+    wait_until(lambda: len(releases(turn, ":SES-")) - released_before == 4, timeout=5, what="the four allocations released")
 
 
 def far_client(namespace, server_url, session_id, token, *extra, seconds=10):

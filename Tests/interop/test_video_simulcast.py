@@ -139,7 +139,9 @@ def test_each_subscriber_gets_the_size_and_frame_rate_it_prefers_and_a_smaller_s
 
     bob.select_option(f".tile[data-stream-id='{stream}'] .preferred-rate", "")
     time.sleep(1.5)
-    bob_rate, carol_rate = rates_until(bob, carol, stream, lambda b, c: c > 10 and b > c * 0.7, "bob decodes every frame again")
+    # (Judged by bob's own rate: carol's decoder, on a loaded machine, can stall for a few seconds of its own — one run
+    # saw her at 1.3 frames a second while bob decoded 20.)
+    bob_rate, carol_rate = rates_until(bob, carol, stream, lambda b, c: b > 10 and b > c * 0.7, "bob decodes every frame again")
     print("bob back to every frame, bob and carol:", bob_rate, carol_rate)
 
     # A size no one takes is paused at the publisher (`video:unusedLayers`). Bob stops taking the video (the tile's

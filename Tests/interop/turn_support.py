@@ -55,3 +55,8 @@ def turn_server(turn):
 def allocations(turn, name_part):
     """The TURN allocations coturn granted to usernames containing `name_part`."""
     return [line for line in open(turn["log"]) if "ALLOCATE processed, success" in line and name_part in line]
+
+
+def releases(turn, name_part):
+    """The allocations of usernames containing `name_part` their clients deleted (a Refresh with LIFETIME 0)."""
+    return [line for line in open(turn["log"]) if "refreshed," in line and "lifetime=0" in line and name_part in line]

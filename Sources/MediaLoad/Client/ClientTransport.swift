@@ -105,6 +105,12 @@ package final class ClientTransport {
         for c in candidates { if let bytes = relay?.permit(c, now: now) { sendToRelay(bytes) } }
     }
 
+    /// Deletes the relayed candidate's allocation (the connection is closing), so the TURN server frees it now rather
+    /// than when its lifetime ends.
+    package func releaseRelay(now: UInt64) {
+        if let bytes = relay?.release(now: now) { sendToRelay(bytes) }
+    }
+
     /// The relayed candidate's allocation state (`.allocated` once this side has it), nil without a TURN server.
     package var relayState: TURNAllocation.State? { relay?.state }
 

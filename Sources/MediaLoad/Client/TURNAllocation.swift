@@ -36,6 +36,8 @@ package struct TURNAllocation {
     private enum Request: Equatable {
         case allocate
         case refresh
+        /// A Refresh with LIFETIME 0: the allocation is deleted (RFC 8656 §7).
+        case release
         /// Permissions are per IP address (RFC 8656 §9): a peer's port is left as it came.
         case permission(PeerAddress)
 
@@ -54,6 +56,8 @@ package struct TURNAllocation {
     private var permitted: [String: (peer: PeerAddress, at: UInt64)] = [:]
     private var wanted: [PeerAddress] = []
     private var refreshAt: UInt64 = .max
+    /// Released: nothing more is sent.
+    private var released = false
     private static func newID() -> STUNTransactionID {
         let r = SystemRandom()
         return STUNTransactionID(word0: r.next(), word1: r.next(), word2: r.next())
@@ -97,8 +101,18 @@ package struct TURNAllocation {
         return (try? message.serialize()) ?? []
     }
 
+    /// The Refresh that deletes the allocation now (the connection is closing) rather than when its lifetime ends, sent
+    /// once without waiting for the answer; nil when there is none. Nothing is sent after it.
+    package mutating func release(now: UInt64) -> [UInt8]? {
+        guard relayed != nil, !released else { return nil }
+        released = true
+        pending = [:]
+        return request(.release, now: now)
+    }
+
     /// Retransmissions, refreshes and renewed permissions due by `now`.
     package mutating func tick(now: UInt64) -> [[UInt8]] {
+        guard !released else { return [] }
         var out: [[UInt8]] = []
         for (id, p) in pending where now &- p.sent >= Self.retransmission {
             if p.tries >= Self.maxTries {
@@ -152,6 +166,8 @@ package struct TURNAllocation {
                 for peer in peers { if let bytes = permit(peer, now: now) { outcome.send.append(bytes) } }
             case .refresh:
                 scheduleRefresh(message.lifetime, now: now)
+            case .release:
+                break
             case .permission(let peer):
                 permitted[peer.host] = (peer, now)
             }
@@ -189,6 +205,9 @@ package struct TURNAllocation {
         case .refresh:
             type = .refreshRequest
             attributes = [.lifetime(600)]
+        case .release:
+            type = .refreshRequest
+            attributes = [.lifetime(0)]
         case .permission(let peer):
             type = .createPermissionRequest
             attributes = [.xorAddress(.xorPeerAddress, peer.stunAddress, transactionID: id)]

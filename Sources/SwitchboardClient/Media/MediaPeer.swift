@@ -119,6 +119,7 @@ final class MediaPeer: Selectable {
     func close() {
         guard !closed else { return }
         closed = true
+        transport.releaseRelay(now: sb_monotonic_ns())
         loop.unregister(fd: transport.socket.fd)
     }
 

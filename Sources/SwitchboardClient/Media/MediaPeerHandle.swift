@@ -210,6 +210,12 @@ final class MediaPeerHandle: Sendable {
         let box = self.box
         loop.execute { box.peer.close() }
     }
+
+    /// Waits until the media loop has run every job given it so far: the connections closed before have sent what
+    /// closing sends (a TURN allocation's release) when this returns.
+    static func settle() async {
+        _ = try? await ClientLoops.media.submit {}
+    }
 }
 
 /// A media connection's counters.

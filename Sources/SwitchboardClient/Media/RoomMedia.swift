@@ -234,6 +234,7 @@ public final class RoomMedia: Sendable {
         guard !ended.load(ordering: .relaxed) else { return }
         _ = try? await session.request("rtc:unpublish", ["conversation_id": .string(conversationID)])
         end(.closed)
+        await MediaPeerHandle.settle()
     }
 }
 

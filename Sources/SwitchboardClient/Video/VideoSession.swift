@@ -581,6 +581,7 @@ public final class VideoSession: Sendable {
         for p in subscribers.withLock({ $0.values.map(\.peer) }) { p.close() }
         publishers.withLock { $0 = [:] }
         subscribers.withLock { $0 = [:] }
+        await MediaPeerHandle.settle()
         session.shutdown(.closed, notify: false)
         for t in relays.withLock({ $0 }) { t.cancel() }
         let streams = eventStreams.withLock { s in
