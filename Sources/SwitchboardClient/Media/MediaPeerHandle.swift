@@ -51,33 +51,32 @@ final class MediaPeerHandle: Sendable {
         }
     }
 
-    /// Relay-only: waits for the TURN allocation (the one candidate to offer), up to 10 s.
+    /// The relayed candidate's allocation state once the TURN server has answered (nil without one), waiting up to 10 s.
+    private func settledRelayState() async throws(SessionError) -> TURNAllocation.State? {
+        for _ in 0..<500 {
+            let state = try await on { $0.transport.relayState }
+            if state != .allocating { return state }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return .allocating
+    }
+
+    /// Relay-only: waits for the TURN allocation (the one candidate to offer).
     private func waitForRelay() async throws(SessionError) {
         guard relayOnly else { return }
-        for _ in 0..<500 {
-            switch try await on({ $0.transport.relayState }) {
-            case nil, .allocated: return
-            case .failed(let why): throw .media("TURN: \(why)")
-            case .allocating: try? await Task.sleep(for: .milliseconds(20))
-            }
+        switch try await settledRelayState() {
+        case nil, .allocated: return
+        case .failed(let why): throw .media("TURN: \(why)")
+        case .allocating: throw .media("TURN: no allocation within 10 s")
         }
-        throw .media("TURN: no allocation within 10 s")
     }
 
     /// Beside host candidates: the relayed candidate (`candidate:…`) once the TURN server has allocated it, to trickle
     /// after the offer or answer; nil when there is none to send (no TURN server, relay-only, a failed allocation, or
     /// none within 10 s).
     func trickledRelayCandidate() async -> String? {
-        guard !relayOnly else { return nil }
-        for _ in 0..<500 {
-            let (state, line) = (try? await on { ($0.transport.relayState, $0.transport.relayedCandidate()) }) ?? (nil, nil)
-            switch state {
-            case nil, .failed: return nil
-            case .allocated: return line.map { "candidate:" + $0 }
-            case .allocating: try? await Task.sleep(for: .milliseconds(20))
-            }
-        }
-        return nil
+        guard !relayOnly, case .allocated = try? await settledRelayState() else { return nil }
+        return (try? await on { $0.transport.relayedCandidate() }).map { "candidate:" + $0 }
     }
 
     /// A send-only offer for Opus from `audio` and VP8 from `video` (its sizes as simulcast layers when it has several).
