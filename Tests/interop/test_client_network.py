@@ -38,12 +38,8 @@ def test_video_clients_on_either_side_of_a_link_send_each_other_media():
             ot = opentok_client(server)
             sid = ot.create_session(media_mode=opentok.MediaModes.routed).session_id
             token = lambda name: ot.generate_token(sid, role=opentok.Roles.publisher, data=f"name={name}")
-            join = lambda name, url: ["client", "video", "join", sid, "--token", token(name), "--publish", str(RECORDING),
-                                      "--server", url, "--seconds", "10", "--json"]
-            far = subprocess.Popen(["ip", "netns", "exec", namespace, str(server_binary()),
-                                    *join("far", f"http://{LINK_NEAR}:{server.http_port}")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            near = subprocess.Popen([str(server_binary()), *join("near", f"http://127.0.0.1:{server.http_port}")],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            far = far_client(namespace, f"http://{LINK_NEAR}:{server.http_port}", sid, token("far"))
+            near = client(server, "video", "join", sid, "--token", token("near"), "--publish", str(RECORDING), seconds=10)
             f, n = lines(far), lines(near)
             print("far:", f, "\nnear:", n)
             published = {"far": next(l["published"] for l in f if "published" in l),

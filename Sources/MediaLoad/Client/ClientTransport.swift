@@ -55,8 +55,8 @@ package final class ClientTransport {
     private var relay: TURNAllocation?
     /// Relay-only: nothing is sent from the socket's own addresses.
     private var relayOnly = false
-    /// Whether the selected pair is the relayed candidate's.
-    private var selectedViaRelay = false
+    /// Whether the selected pair, the one carrying the media, is the relayed candidate's (false until one is selected).
+    package private(set) var selectedViaRelay = false
     /// Whether what `send` sends goes through the relay: the selected pair's way, or before one is selected, relay-only's.
     private var viaRelay = false
     private let relayServer: UnsafeMutablePointer<sockaddr_storage>
@@ -113,9 +113,6 @@ package final class ClientTransport {
 
     /// The relayed candidate's allocation state (`.allocated` once this side has it), nil without a TURN server.
     package var relayState: TURNAllocation.State? { relay?.state }
-
-    /// Whether the pair carrying the media goes through the TURN server (nil until one is selected).
-    package var usesRelay: Bool? { selected == nil ? nil : selectedViaRelay }
 
     /// The candidates this side offers: its host candidates, or relay-only its relayed address once allocated (beside
     /// host candidates, the relayed one is trickled when the allocation is made: `relayedCandidate`).
@@ -225,13 +222,14 @@ package final class ClientTransport {
         let targets = selected.map { [$0] } ?? candidates
         let direct = selected == nil ? !relayOnly : !selectedViaRelay
         let relayed = relay?.relayed != nil && (selected == nil || selectedViaRelay)
+        let role: STUNAttribute = controlling ? .iceControlling(tieBreaker: tieBreaker) : .iceControlled(tieBreaker: tieBreaker)
+        var common: [STUNAttribute] = [.username("\(remote.usernameFragment):\(local.usernameFragment)"), role]
+        if controlling && selected != nil { common.append(.useCandidate) }
         for (i, target) in targets.enumerated() {
             for through in [false, true] where through ? relayed : direct {
-                let role: STUNAttribute = controlling ? .iceControlling(tieBreaker: tieBreaker) : .iceControlled(tieBreaker: tieBreaker)
                 // The priority a peer-reflexive candidate learnt from this check would have (RFC 8445 §7.1.1).
                 let priority: UInt32 = (through ? 0 : 110) << 24 | UInt32(65_535) << 8 | 255
-                var attributes: [STUNAttribute] = [.username("\(remote.usernameFragment):\(local.usernameFragment)"), .priority(priority), role]
-                if controlling && selected != nil { attributes.append(.useCandidate) }
+                let attributes = common + [.priority(priority)]
                 let request = STUNMessage(
                     type: .bindingRequest,
                     transactionID: STUNTransactionID(word0: UInt32(truncatingIfNeeded: now), word1: selected != nil ? 9 : through ? 8 : 7,
@@ -316,23 +314,24 @@ package final class ClientTransport {
                 payload.withUnsafeBytes { p.copyMemory(from: $0.baseAddress!, byteCount: payload.count) }
                 return receive(p, length: payload.count, now: now, from: peer, throughRelay: true)
             }
-            if message.type == .bindingSuccess, !message.verifyIntegrity(in: UnsafeRawBufferPointer(start: p, count: length),
-                                                                        key: Array(remote.password.utf8), hmacSHA1: { HMAC.sha1(key: $0, data: $1) }) {
+            if message.type == .bindingSuccess {
                 // An answer to a check is signed with the other end's password (RFC 8445 §7.2.5.2); a forged one is dropped.
-                return .none
-            } else if message.type == .bindingSuccess, !iceConnected {
-                // The answer to a check: the pair it went on, by the transaction id (and the way the answer came).
+                guard message.verifyIntegrity(in: UnsafeRawBufferPointer(start: p, count: length), key: Array(remote.password.utf8),
+                                              hmacSHA1: { HMAC.sha1(key: $0, data: $1) }) else { return .none }
                 let index = Int(message.transactionID.word2), way = message.transactionID.word1
-                guard index < candidates.count, way == 7 && !throughRelay || way == 8 && throughRelay else { return .none }
-                selected = candidates[index]
-                selectedViaRelay = way == 8
-                restorePoint()
-                iceConnected = true
-                if controlling { sendCheck(now: now) }
-                if let dtls, dtls.role == .client { for d in dtls.start(now: now) { send(d) } }
-            } else if message.type == .bindingSuccess, controlling, !nominationAnswered, message.transactionID.word1 == 9 {
-                // The answer to a check nominating the selected pair.
-                nominationAnswered = true
+                if !iceConnected {
+                    // The pair the check went on, by the transaction id (and the way the answer came).
+                    guard index < candidates.count, way == 7 && !throughRelay || way == 8 && throughRelay else { return .none }
+                    selected = candidates[index]
+                    selectedViaRelay = way == 8
+                    restorePoint()
+                    iceConnected = true
+                    if controlling { sendCheck(now: now) }
+                    if let dtls, dtls.role == .client { for d in dtls.start(now: now) { send(d) } }
+                } else if way == 9 {
+                    // The answer to a check nominating the selected pair.
+                    nominationAnswered = true
+                }
             } else if message.type == .bindingRequest {
                 answerCheck(message, bytes: UnsafeRawBufferPointer(start: p, count: length), from: from, throughRelay: throughRelay)
             }

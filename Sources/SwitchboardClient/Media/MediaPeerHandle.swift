@@ -201,7 +201,7 @@ final class MediaPeerHandle: Sendable {
     /// Connected (ICE, DTLS and SRTP ready), packets sent and received so far.
     func statistics() async -> MediaStatistics {
         (try? await on { MediaStatistics(connected: $0.transport.connected, packetsSent: $0.packetsSent, packetsReceived: $0.packetsReceived,
-                                         layerPacketsSent: $0.layerPackets, throughTURN: $0.transport.usesRelay ?? false) })
+                                         layerPacketsSent: $0.layerPackets, throughTURN: $0.transport.selectedViaRelay) })
             ?? MediaStatistics(connected: false, packetsSent: 0, packetsReceived: 0)
     }
 

@@ -242,7 +242,7 @@ public final class VideoSession: Sendable {
     /// Sends a peer connection's relayed candidate to the other end once allocated (its offer or answer went with the
     /// host candidates, so a slow or silent TURN server delays nothing).
     private func trickleRelayCandidate(of peer: MediaPeerHandle, streamID: String, subscriberID: String) {
-        guard turnRelay?.only == false else { return }
+        guard turnRelay != nil else { return }
         Task {
             guard let line = await peer.trickledRelayCandidate() else { return }
             try? await relay(streamID: streamID, subscriberID: subscriberID, .candidate(ICECandidate(candidate: line, sdpMid: "0", sdpMLineIndex: 0)))
