@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "switchboard", targets: ["switchboard"]),
         .executable(name: "switchboard-dropin", targets: ["switchboard-dropin"]),
         .executable(name: "switchboard-voice", targets: ["switchboard-voice"]),
+        .executable(name: "switchboard-video", targets: ["switchboard-video"]),
         .library(name: "SwitchboardClient", targets: ["SwitchboardClient"]),
     ],
     dependencies: [],
@@ -83,8 +84,11 @@ let package = Package(
         // Audio benchmarks (scripts/bench-audio).
         .executableTarget(name: "audio-bench", dependencies: ["Audio"], path: "Benchmarks/audio-bench"),
         .executableTarget(name: "ncco-bench", dependencies: ["Live", "Wire"], path: "Benchmarks/ncco-bench"),
-        .executableTarget(name: "switchboard-dropin", dependencies: ["Runtime", "Crypto", "Store"], path: "Examples/dropin"),
-        .executableTarget(name: "switchboard-voice", dependencies: ["Runtime", "Crypto", "Wire"], path: "Examples/voice"),
+        // The reference app servers: outside clients of the REST API, as an app server of the hosted APIs is.
+        .target(name: "AppServerSupport", dependencies: ["Runtime", "Crypto", "Wire"], path: "Examples/Support"),
+        .executableTarget(name: "switchboard-dropin", dependencies: ["AppServerSupport", "Runtime", "Store", "Wire"], path: "Examples/dropin"),
+        .executableTarget(name: "switchboard-voice", dependencies: ["AppServerSupport", "Runtime", "Wire"], path: "Examples/voice"),
+        .executableTarget(name: "switchboard-video", dependencies: ["AppServerSupport", "Runtime", "Wire"], path: "Examples/video"),
 
         .testTarget(name: "WireTests", dependencies: ["Wire"], resources: [], swiftSettings: testSettings),
         // libsrtp as the reference the SRTP implementation is checked against; tests only.

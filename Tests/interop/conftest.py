@@ -28,7 +28,7 @@ BROWSER_MEDIA = {
     "test_media_chromium.py", "test_media_loss.py", "test_video_sdk_chromium.py", "test_video_playground.py",
     "test_video_capture.py", "test_video_archive_playback.py", "test_rooms_browser.py", "test_rooms_firefox.py", "test_rooms_mixed_browser.py",
     "test_phone_web.py", "test_phone_sip_web.py", "test_video_relayed.py", "test_video_render.py", "test_video_simulcast.py",
-    "test_video_publisher_fallback.py",
+    "test_video_publisher_fallback.py", "test_video_example.py",
 }
 PEER_MEDIA = {
     "test_media_aiortc.py", "test_media_send_time.py", "test_video_cli.py", "test_video_sdk.py", "test_client_cli.py", "test_client_network.py",

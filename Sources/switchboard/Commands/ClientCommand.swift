@@ -16,11 +16,13 @@ struct ClientCommand {
         Usage: switchboard client room join ROOM --as NAME [--play tone:440|FILE.wav] [--record OUT.wav] [--ice-transport all|relay] [--json]
                switchboard client video join SESSION_ID --token TOKEN [--publish FILE.ivf[,FILE.ivf…] [--audio-fallback]] [--name NAME] [--captions]
                                              [--media-address IP] [--ice-transport all|relay] [--json]
+               switchboard client video join ROOM --app URL [the options above but --token]
                switchboard client call NUMBER|USER --as NAME [--context JSON] [--dtmf DIGITS] [--ice-transport all|relay] [--json]
                switchboard client call --answer --as NAME [--json]
 
           --server URL     the server (default $SWITCHBOARD_URL, else http://127.0.0.1:8080)
-          --app URL        the rooms app server that logs NAME in (default SERVER/rooms/api, `serve --dev`)
+          --app URL        the rooms app server that logs NAME in (default SERVER/rooms/api, `serve --dev`); with video,
+                           the video app server (switchboard-video) that gives ROOM's session and a token for it
           --seconds N      leave after N seconds (default: until interrupted)
           --play SOURCE    what to send: tone:FREQUENCY, or a 16-bit PCM WAV file (default: nothing)
           --record FILE    write what the others say (in a call: the phone or user at the other end) to a WAV file on leaving
@@ -39,7 +41,8 @@ struct ClientCommand {
         A call is placed through the application (its answer URL's NCCO decides where it goes) and
         prints its events until it ends; with --seconds it hangs up after that long.
 
-        ROOM is a conversation id (CON-…) or the display name of a room the app server lists or creates.
+        ROOM is a conversation id (CON-…) or the display name of a room the app server lists or creates; a video
+        ROOM is any name: the video app server makes a session for it on first use.
         Video join subscribes to every stream and reports frames, key frames and the last key frame's size received.
         """
 
@@ -70,8 +73,10 @@ struct ClientCommand {
             try args.check(known: ["--as", "--play", "--record", "--ice-transport", "--json", "--server", "--app", "--seconds"])
             return try await room(positionals[2], args: args, server: server, seconds: seconds, printer: printer)
         case "video":
-            try args.check(known: ["--token", "--publish", "--name", "--captions", "--audio-fallback", "--media-address", "--ice-transport", "--json", "--server", "--seconds"])
-            return try await video(positionals[2], args: args, server: server, seconds: seconds, printer: printer)
+            try args.check(known: ["--token", "--app", "--publish", "--name", "--captions", "--audio-fallback", "--media-address", "--ice-transport",
+                                   "--json", "--server", "--seconds"])
+            let (sessionID, token) = try await videoCredentials(positionals[2], args: args)
+            return try await video(sessionID, token: token, args: args, server: server, seconds: seconds, printer: printer)
         default:
             throw CLIError("expected 'room' or 'video' after 'client'")
         }
@@ -169,8 +174,16 @@ struct ClientCommand {
         return finish()
     }
 
-    static func video(_ sessionID: String, args: Arguments, server: URL, seconds: Double?, printer: EventPrinter) async throws -> Int32 {
-        let token = try args.require("--token")
+    /// SESSION_ID and --token, or with --app the session and token the video app server gives for ROOM.
+    static func videoCredentials(_ target: String, args: Arguments) async throws -> (sessionID: String, token: String) {
+        guard let app = args["--app"] else { return (target, try args.require("--token")) }
+        guard args["--token"] == nil else { throw CLIError("--app and --token: give one (the app server makes the token)") }
+        guard let url = URL(string: app), url.scheme != nil else { throw CLIError("--app: not a URL") }
+        let room = try await VideoAppServer(url: url).room(target)
+        return (room.sessionID, room.token)
+    }
+
+    static func video(_ sessionID: String, token: String, args: Arguments, server: URL, seconds: Double?, printer: EventPrinter) async throws -> Int32 {
         let camera = try args["--publish"].map { list -> IVFFileSource in
             let paths = list.split(separator: ",").map(String.init)
             do { return try paths.count > 1 ? IVFFileSource(simulcast: paths) : IVFFileSource(path: list) } catch { throw CLIError("--publish: \(error)") }
