@@ -7,6 +7,24 @@ import Wire
 // line, the application's credentials, and Switchboard's REST API called with an application JWT, exactly as an
 // app server calls the hosted Vonage APIs.
 
+public enum AppServer {
+    /// Runs the app server `switchboard-NAME` until the process ends: `make` builds its HTTP application on the
+    /// server's loops and says where to listen and what to announce once listening. 1 when it cannot start.
+    public static func run(_ name: String,
+                           make: (EventLoopGroup) throws -> (listen: SocketAddress, application: HTTPApplication, about: String)) async -> Int32 {
+        do {
+            let group = EventLoopGroup(threads: 1, name: name)
+            let made = try make(group)
+            let address = try HTTPServer(group: group, responder: made.application).listen(made.listen)
+            FileHandle.standardOutput.write(Data("switchboard-\(name) serving http://\(address)/ \(made.about)\n".utf8))
+            while true { try await Task.sleep(for: .seconds(3600)) }
+        } catch {
+            FileHandle.standardError.write(Data("switchboard-\(name): \(error)\n".utf8))
+            return 1
+        }
+    }
+}
+
 /// `--name value` pairs, each name one of `known`; a value not given falls back to an environment variable.
 public struct AppServerOptions {
     private var values: [String: String] = [:]

@@ -6,17 +6,10 @@ import Wire
 
 enum DropIn {
     static func main(_ argv: [String]) async -> Int32 {
-        do {
+        await AppServer.run("dropin") { group in
             let config = try Config(argv)
             let app = try DropInApp(config: config)
-            let group = EventLoopGroup(threads: 1, name: "dropin")
-            let server = HTTPServer(group: group, responder: app.application(group: group))
-            let address = try server.listen(config.listen)
-            print("switchboard-dropin serving http://\(address)/ for application \(config.application.id) on \(config.switchboard)")
-            while true { try await Task.sleep(for: .seconds(3600)) }
-        } catch {
-            FileHandle.standardError.write(Data("switchboard-dropin: \(error)\n".utf8))
-            return 1
+            return (config.listen, app.application(group: group), "for application \(config.application.id) on \(config.switchboard)")
         }
     }
 }

@@ -6,17 +6,10 @@ import Wire
 
 enum VideoServer {
     static func main(_ argv: [String]) async -> Int32 {
-        do {
+        await AppServer.run("video") { group in
             let config = try Config(argv)
-            let group = EventLoopGroup(threads: 1, name: "video")
             let app = VideoApp(config: config, client: HTTPClient(group: group))
-            let server = HTTPServer(group: group, responder: app.application())
-            let address = try server.listen(config.listen)
-            FileHandle.standardOutput.write(Data("switchboard-video serving http://\(address)/ for application \(config.application.id) on \(config.switchboard)\n".utf8))
-            while true { try await Task.sleep(for: .seconds(3600)) }
-        } catch {
-            FileHandle.standardError.write(Data("switchboard-video: \(error)\n".utf8))
-            return 1
+            return (config.listen, app.application(), "for application \(config.application.id) on \(config.switchboard)")
         }
     }
 }

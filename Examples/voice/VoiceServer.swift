@@ -6,17 +6,10 @@ import Wire
 
 enum VoiceServer {
     static func main(_ argv: [String]) async -> Int32 {
-        do {
+        await AppServer.run("voice") { group in
             let config = try Config(argv)
-            let group = EventLoopGroup(threads: 1, name: "voice")
             let app = VoiceApp(config: config, client: HTTPClient(group: group))
-            let server = HTTPServer(group: group, responder: app.application())
-            let address = try server.listen(config.listen)
-            app.say("switchboard-voice serving http://\(address)/ for application \(config.application.id) on \(config.switchboard)")
-            while true { try await Task.sleep(for: .seconds(3600)) }
-        } catch {
-            FileHandle.standardError.write(Data("switchboard-voice: \(error)\n".utf8))
-            return 1
+            return (config.listen, app.application(), "for application \(config.application.id) on \(config.switchboard)")
         }
     }
 }

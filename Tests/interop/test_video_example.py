@@ -99,24 +99,18 @@ def test_two_pages_and_an_sdk_client_chat_through_the_app_server(stack):
         alice, bob = new_page(browser), new_page(browser)
         for page in (alice, bob):
             page.goto(f"{server.http_url}/video/?app={video}")
-        # Alice creates the session and her token through the app server, and joins publishing.
+        # Alice creates the session through the app server; bob pastes its id. Each makes a token there and joins.
         alice.click("#create-session")
         wait_until(lambda: alice.input_value("#session-id"), timeout=10, what="session created")
         sid = alice.input_value("#session-id")
-        alice.fill("#token-data", "name=alice")
-        alice.click("#make-token")
-        wait_until(lambda: alice.input_value("#token"), timeout=10, what="alice's token")
-        alice.fill("#name", "alice")
-        alice.click("#join")
-        wait_for_log(alice, "publishing stream", timeout=15)
-        # Bob pastes the session id and makes his own token.
         bob.fill("#session-id", sid)
-        bob.fill("#token-data", "name=bob")
-        bob.click("#make-token")
-        wait_until(lambda: bob.input_value("#token"), timeout=10, what="bob's token")
-        bob.fill("#name", "bob")
-        bob.click("#join")
-        wait_for_log(bob, "publishing stream", timeout=15)
+        for page, name in ((alice, "alice"), (bob, "bob")):
+            page.fill("#token-data", f"name={name}")
+            page.click("#make-token")
+            wait_until(lambda: page.input_value("#token"), timeout=10, what=f"{name}'s token")
+            page.fill("#name", name)
+            page.click("#join")
+            wait_for_log(page, "publishing stream", timeout=15)
         # A Swift SDK client with a token from the same app server publishes a recording.
         token = requests.post(video + "/token", json={"sessionId": sid, "data": "name=sdk"}, timeout=10).json()["token"]
         sdk = client(server, "video", "join", sid, "--token", token, "--publish", str(RECORDING), "--name", "sdk",
