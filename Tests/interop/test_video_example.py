@@ -97,6 +97,11 @@ def test_two_pages_and_an_sdk_client_chat_through_the_app_server(stack):
     server, _, video = stack
     with chromium(extra_args=CHROMIUM_ARGS[3:]) as browser:
         alice, bob = new_page(browser), new_page(browser)
+        # Opened without ?app= on a server in production, the page says why it cannot make a session.
+        alice.goto(f"{server.http_url}/video/")
+        alice.click("#create-session")
+        alice.wait_for_selector("#alert:not([hidden])")
+        assert "no built-in app server" in alice.inner_text("#alert-text") and "?app=" in alice.inner_text("#alert-text")
         for page in (alice, bob):
             page.goto(f"{server.http_url}/video/?app={video}")
         # Alice creates the session through the app server; bob pastes its id. Each makes a token there and joins.

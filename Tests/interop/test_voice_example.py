@@ -146,6 +146,13 @@ def test_the_dialer_page_in_production_logs_in_through_switchboard_voice(stack):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
+            # Opened without ?app= on a server in production, the page says why it cannot log in.
+            lost = browser.new_context().new_page()
+            lost.goto(f"{s.base}/phone/")
+            lost.fill("#name", "erin")
+            lost.click("#login")
+            lost.wait_for_selector("#error:not([hidden])")
+            assert "no built-in app server" in lost.inner_text("#error"), lost.inner_text("#error")
             pages = {}
             for name in ("carol", "dan"):
                 page = browser.new_context(viewport={"width": 375, "height": 740}).new_page()

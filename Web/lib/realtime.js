@@ -353,6 +353,25 @@ function plainText(text, contentType) {
   return out.length > 200 ? `${out.slice(0, 200)}…` : out;
 }
 
+/**
+ * The page's app server: the one at `?app=URL` in the page's address, else the one a development server
+ * (`serve --dev`) has built in at `builtIn`. Returns `call(method, path, options)`, `api` at that server. A server
+ * in production has no built-in app server, and a page opened without `?app=` is told so instead of "No route".
+ */
+export function appServer(builtIn) {
+  const chosen = new URLSearchParams(location.search).get("app");
+  const base = (chosen || builtIn).replace(/\/$/, "");
+  return async (method, path, options) => {
+    try {
+      return await api(method, base + path, options);
+    } catch (e) {
+      if (chosen || e.status !== 404 || !e.message.startsWith("No route for ")) throw e;
+      throw Object.assign(new Error("This server has no built-in app server (it runs without --dev): "
+        + "open this page with ?app= and the address of your app server."), { status: 404, code: "no-app-server" });
+    }
+  };
+}
+
 /** A small fetch wrapper: JSON in and out; errors carry the status and a readable message. */
 export async function api(method, path, { token, body } = {}) {
   const headers = {};

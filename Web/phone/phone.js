@@ -5,11 +5,10 @@
 // controlled over the realtime gateway (docs/protocol.md, "Voice calls (call:*)"); their progress
 // comes as `leg:status:update` events of the call's conversation, and their audio goes through
 // rtc:* in that conversation (Web/lib/conversation-audio.js). No framework, no build step.
-import { Realtime, api } from "/web/lib/realtime.js";
+import { Realtime, api, appServer } from "/web/lib/realtime.js";
 import { ConversationAudio, openMicrophone } from "/web/lib/conversation-audio.js";
 
-const params = new URLSearchParams(location.search);
-const APP = (params.get("app") || "/phone/api").replace(/\/$/, "");
+const appApi = appServer("/phone/api");
 const $ = (id) => document.getElementById(id);
 const KEYS = [["1", ""], ["2", "ABC"], ["3", "DEF"], ["4", "GHI"], ["5", "JKL"], ["6", "MNO"],
               ["7", "PQRS"], ["8", "TUV"], ["9", "WXYZ"], ["*", ""], ["0", "+"], ["#", ""]];
@@ -136,7 +135,7 @@ $("login-form").addEventListener("submit", (ev) => {
     if (!name) return;
     $("login").disabled = true;
     try {
-      const reply = await api("POST", `${APP}/auth`, { body: { name } });
+      const reply = await appApi("POST", "/auth", { body: { name } });
       await logIn({ name: reply.name, jwt: reply.jwt });
     } finally {
       $("login").disabled = false;
@@ -181,7 +180,7 @@ async function logIn(user) {
 }
 
 async function renewToken() {
-  const reply = await api("POST", `${APP}/auth`, { body: { name: app.user.name } });
+  const reply = await appApi("POST", "/auth", { body: { name: app.user.name } });
   app.user = { name: reply.name, jwt: reply.jwt };
   sessionStorage.setItem("phone.user", JSON.stringify(app.user));
   return reply.jwt;
@@ -190,7 +189,7 @@ async function renewToken() {
 /** The app server's settings: the built-in test number, when there is one. */
 async function loadConfig() {
   try {
-    app.config = (await api("GET", `${APP}/config`)) || { test_number: null };
+    app.config = (await appApi("GET", "/config")) || { test_number: null };
   } catch {
     app.config = { test_number: null };  // an app server without the route
   }

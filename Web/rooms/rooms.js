@@ -4,11 +4,10 @@
 // switchboard-dropin when the page is opened with ?app=http://host:3000. Everything live goes
 // over the realtime gateway: conversation events and rtc:* media signaling
 // (docs/protocol.md, "Media (rtc:*)"). No framework, no build step.
-import { Realtime, api } from "/web/lib/realtime.js";
+import { Realtime, api, appServer } from "/web/lib/realtime.js";
 import { ConversationAudio } from "/web/lib/conversation-audio.js";
 
-const params = new URLSearchParams(location.search);
-const APP = (params.get("app") || "/rooms/api").replace(/\/$/, "");
+const appApi = appServer("/rooms/api");
 const $ = (id) => document.getElementById(id);
 
 const app = {
@@ -56,7 +55,7 @@ $("login-form").addEventListener("submit", (ev) => {
     if (!name) return;
     $("login").disabled = true;
     try {
-      const reply = await api("POST", `${APP}/auth`, { body: { name } });
+      const reply = await appApi("POST", "/auth", { body: { name } });
       await logIn({ name: reply.name, jwt: reply.jwt });
     } finally {
       $("login").disabled = false;
@@ -100,7 +99,7 @@ async function logIn(user) {
 }
 
 async function renewToken() {
-  const reply = await api("POST", `${APP}/auth`, { body: { name: app.user.name } });
+  const reply = await appApi("POST", "/auth", { body: { name: app.user.name } });
   app.user = { name: reply.name, jwt: reply.jwt };
   sessionStorage.setItem("rooms.user", JSON.stringify(app.user));
   return reply.jwt;
@@ -130,7 +129,7 @@ function setNetwork({ state, delay }) {
 // MARK: Room list
 
 async function loadRooms() {
-  const list = await api("GET", `${APP}/rooms`);
+  const list = await appApi("GET", "/rooms");
   const ul = $("rooms");
   ul.replaceChildren();
   for (const room of list) {
@@ -160,7 +159,7 @@ $("create-form").addEventListener("submit", (ev) => {
   guarded(async () => {
     const name = $("room-name").value.trim();
     if (!name) return;
-    const { id } = await api("POST", `${APP}/rooms`, { body: { display_name: name } });
+    const { id } = await appApi("POST", "/rooms", { body: { display_name: name } });
     $("modal").hidden = true;
     await loadRooms();
     await enterRoom(id, name);

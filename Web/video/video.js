@@ -2,13 +2,13 @@
 // gateway (docs/protocol.md, "Video sessions"). In a routed session: one publishing RTCPeerConnection to the
 // server, one per subscribed stream. In a relayed one the browsers connect to each other: the publisher makes a
 // peer connection per subscriber and the server only passes their offers, answers and candidates (video:relay).
-import { Realtime, api, rtcConfiguration } from "/web/lib/realtime.js";
+import { Realtime, appServer, rtcConfiguration } from "/web/lib/realtime.js";
 
 const $ = (id) => document.getElementById(id);
 // Sessions, tokens, live streams, captions and composed pages come from an app server: the development one
 // built into the server (`serve --dev`), or switchboard-video when the page is opened with ?app=http://host:3002.
 const params = new URLSearchParams(location.search);
-const APP = (params.get("app") || "/video/api").replace(/\/$/, "");
+const appApi = appServer("/video/api");
 
 const state = {
   rt: null,
@@ -104,7 +104,7 @@ function describe(err) {
 async function createSession() {
   clearError();
   try {
-    const s = await api("POST", `${APP}/session`, { body: { mediaMode: $("relayed").checked ? "relayed" : "routed" } });
+    const s = await appApi("POST", "/session", { body: { mediaMode: $("relayed").checked ? "relayed" : "routed" } });
     $("session-id").value = s.sessionId;
     log(`${s.mediaMode} session created ${s.sessionId.slice(0, 24)}…`);
   } catch (e) {
@@ -117,7 +117,7 @@ async function makeToken() {
   const sessionId = $("session-id").value.trim();
   if (!sessionId) { showError("Create or paste a session id first."); return; }
   try {
-    const t = await api("POST", `${APP}/token`, { body: { sessionId, role: $("role").value, data: $("token-data").value } });
+    const t = await appApi("POST", "/token", { body: { sessionId, role: $("role").value, data: $("token-data").value } });
     $("token").value = t.token;
     log(`token made (role ${t.role})`);
   } catch (e) {
@@ -130,7 +130,7 @@ async function makeToken() {
 async function goLive() {
   clearError();
   try {
-    state.live = await api("POST", `${APP}/broadcast`, { body: { sessionId: state.sessionId } });
+    state.live = await appApi("POST", "/broadcast", { body: { sessionId: state.sessionId } });
     refreshControls();
     log("live stream starting");
     $("live-url").href = state.live.hls;
@@ -163,7 +163,7 @@ async function stopLive() {
   video.load();
   $("live-tile").hidden = true;
   try {
-    await api("POST", `${APP}/broadcast/stop`, { body: { id: live.id } });
+    await appApi("POST", "/broadcast/stop", { body: { id: live.id } });
     log("live stream ended");
   } catch (e) {
     showError(`Could not stop the live stream: ${describe(e)}`);
@@ -175,7 +175,7 @@ async function stopLive() {
 async function startCaptions() {
   clearError();
   try {
-    state.captionsId = (await api("POST", `${APP}/captions`, { body: { sessionId: state.sessionId } })).captionsId;
+    state.captionsId = (await appApi("POST", "/captions", { body: { sessionId: state.sessionId } })).captionsId;
     log("live captions started");
   } catch (e) {
     showError(`Could not start captions: ${describe(e)}`);
@@ -189,7 +189,7 @@ async function stopCaptions() {
   state.captionsId = null;
   refreshControls();
   try {
-    await api("POST", `${APP}/captions/stop`, { body: { id } });
+    await appApi("POST", "/captions/stop", { body: { id } });
     log("live captions stopped");
   } catch (e) {
     showError(`Could not stop captions: ${describe(e)}`);
@@ -203,7 +203,7 @@ async function startRender() {
   const url = $("render-url").value.trim();
   if (!url) { showError("Give the address of a page to compose."); return; }
   try {
-    state.renderId = (await api("POST", `${APP}/render`, { body: { sessionId: state.sessionId, url } })).id;
+    state.renderId = (await appApi("POST", "/render", { body: { sessionId: state.sessionId, url } })).id;
     log("composing the page: its stream comes once it has loaded");
   } catch (e) {
     showError(`Could not compose the page: ${describe(e)}`);
@@ -217,7 +217,7 @@ async function stopRender() {
   state.renderId = null;
   refreshControls();
   try {
-    await api("POST", `${APP}/render/stop`, { body: { id } });
+    await appApi("POST", "/render/stop", { body: { id } });
     log("composed page stopped");
   } catch (e) {
     showError(`Could not stop the composed page: ${describe(e)}`);
