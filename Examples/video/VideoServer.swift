@@ -148,8 +148,9 @@ final class VideoApp: Sendable {
 
     static func body(_ req: HTTPRequest) throws -> JSONValue {
         if req.body.isEmpty { return .object([:]) }
-        guard case .object = try req.decode(JSONValue.self) else { throw APIError.badRequest("The body must be a JSON object.") }
-        return try req.decode(JSONValue.self)
+        let body = try req.decode(JSONValue.self)
+        guard case .object = body else { throw APIError.badRequest("The body must be a JSON object.") }
+        return body
     }
 
     static func sessionID(_ body: JSONValue) throws -> String {

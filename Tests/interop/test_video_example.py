@@ -88,6 +88,9 @@ def test_rooms_sessions_and_tokens_come_from_the_app_server(stack):
         r = requests.post(video + "/token", json=body, timeout=10)
         assert r.status_code == status and r.json()["title"] and "token" not in r.json(), (body, r.text)
     assert requests.post(video + "/session", json={"mediaMode": "p2p"}, timeout=10).status_code == 400
+    for raw in ("[1]", "{not json"):
+        r = requests.post(video + "/token", data=raw, headers={"Content-Type": "application/json"}, timeout=10)
+        assert r.status_code == 400 and r.json()["title"], (raw, r.text)
     # A relayed session cannot be broadcast: Switchboard's refusal comes back as the app server's 502 with the reason.
     r = requests.post(video + "/broadcast", json={"sessionId": relayed["sessionId"]}, timeout=10)
     assert r.status_code == 502 and "routed" in r.json()["detail"], r.text
