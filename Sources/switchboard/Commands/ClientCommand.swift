@@ -179,8 +179,12 @@ struct ClientCommand {
         guard let app = args["--app"] else { return (target, try args.require("--token")) }
         guard args["--token"] == nil else { throw CLIError("--app and --token: give one (the app server makes the token)") }
         guard let url = URL(string: app), url.scheme != nil else { throw CLIError("--app: not a URL") }
-        let room = try await VideoAppServer(url: url).room(target)
-        return (room.sessionID, room.token)
+        do {
+            let room = try await VideoAppServer(url: url).room(target)
+            return (room.sessionID, room.token)
+        } catch {
+            throw CLIError("the video app server at \(app): \(error)")
+        }
     }
 
     static func video(_ sessionID: String, token: String, args: Arguments, server: URL, seconds: Double?, printer: EventPrinter) async throws -> Int32 {
