@@ -127,8 +127,10 @@ final class VideoApp: Sendable {
     }
 
     /// The room's session, made on its first use. Two first requests at once may both make one: the first kept wins.
+    /// At most `maxRooms` rooms are kept (any caller may name a new one): one more is 503.
     func room(_ name: String) async throws -> String {
         if let id = rooms.withLock({ $0[name] }) { return id }
+        guard rooms.withLock({ $0.count }) < Self.maxRooms else { throw APIError.unavailable("This app server keeps at most \(Self.maxRooms) rooms.") }
         let made = try await createSession(relayed: false)
         return rooms.withLock { rooms in
             if let id = rooms[name] { return id }
@@ -136,6 +138,8 @@ final class VideoApp: Sendable {
             return made
         }
     }
+
+    static let maxRooms = 10_000
 
     /// 404 unless `sessionID` is a session of this application (a token for another would be refused on connect).
     func requireSession(_ sessionID: String) async throws {
