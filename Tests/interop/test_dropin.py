@@ -8,13 +8,14 @@ import asyncio
 import os
 import subprocess
 import tempfile
+import types
 
 import jwt as pyjwt
 import pytest
 import requests
 
 from conv_support import App, RealtimeClient, Server, binary, free_port, wait_until
-from rig import run_async
+from rig import client, client_lines, run_async
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +103,28 @@ def test_reference_ios_client_flow(stack):
         await rt.close()
 
     run_async(client(), 30)
+
+
+def test_swift_sdk_clients_drop_in_through_the_app_server(stack):
+    """The Swift SDK's rooms flow against the reference app server: each `switchboard client room join` logs in
+    through its `/auth`, finds the room by name in `/rooms` (the first one creates it) and joins; they hear each other."""
+    s, _, dropin, _ = stack
+    server = types.SimpleNamespace(http_url=s.base)
+    carol = client(server, "room", "join", "Standup", "--as", "carol", "--app", dropin, "--play", "tone:440", seconds=12)
+    wait_until(lambda: any(r["display_name"] == "Standup" for r in requests.get(dropin + "/rooms", timeout=5).json()),
+               timeout=15, what="the room created through the app server")
+    dave = client(server, "room", "join", "Standup", "--as", "dave", "--app", dropin, "--play", "tone:880", seconds=6)
+    a, b = client_lines(carol), client_lines(dave)
+    room = next(l["joined"] for l in a if "joined" in l)
+    assert next(l["joined"] for l in b if "joined" in l) == room
+    assert [r["id"] for r in requests.get(dropin + "/rooms", timeout=5).json() if r["display_name"] == "Standup"] == [room]
+    a_member = next(l["member"] for l in a if "joined" in l)
+    b_member = next(l["member"] for l in b if "joined" in l)
+    assert any(l.get("event") == "member:joined" and l.get("user") == "dave" for l in a), a
+    heard_by_dave = next(l for l in b if l.get("heard") == a_member)
+    heard_by_carol = next(l for l in a if l.get("heard") == b_member)
+    assert abs(heard_by_dave["frequency"] - 440) < 40 and heard_by_dave["frames"] > 50, heard_by_dave
+    assert abs(heard_by_carol["frequency"] - 880) < 60, heard_by_carol
 
 
 def test_switchboard_down_is_a_json_502(stack):

@@ -12,10 +12,12 @@ import tempfile
 import time
 
 import jwt as pyjwt
+import numpy as np
 import pytest
 import requests
 
 from conv_support import App, RealtimeClient, Server, binary, free_port, wait_until
+from media_support import dominant_frequency, wav_samples
 from rig import run_async
 
 LINKED = "15550123"
@@ -133,6 +135,42 @@ def test_the_tutorial_client_logs_in_calls_and_hangs_up(stack):
     assert statuses(out, callee_leg) == ["started", "ringing", "answered", "completed"]
     completed = [e for e in events(out) if e.get("uuid") == call_id and e.get("status") == "completed"][0]
     assert completed["direction"] == "inbound" and int(completed["duration"]) >= 0
+
+
+def test_swift_sdk_clients_call_each_other_through_the_app_server(stack, tmp_path):
+    """The Swift SDK's call flow against the reference app server: `switchboard client call --as NAME --app URL` logs in
+    through its `/auth`; the caller's `call:create` runs its answer route (talk, then connect to the app user), the
+    callee answers; both hear the other's tone and the caller hangs up; the event route logs every status."""
+    s, _, voice, out = stack
+    base = [binary("switchboard", "SWITCHBOARD_BIN"), "client", "call", "--server", s.base, "--app", voice, "--json"]
+    heard = {name: tmp_path / f"{name}.wav" for name in ("erin", "frank")}
+    erin = subprocess.Popen(base + ["--answer", "--as", "erin", "--play", "tone:660", "--record", str(heard["erin"]), "--seconds", "30"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = json.loads(erin.stdout.readline())
+        assert first["event"] == "waiting", first
+        frank = subprocess.run(base + ["erin", "--as", "frank", "--play", "tone:440", "--record", str(heard["frank"]), "--seconds", "8"],
+                               capture_output=True, text=True, timeout=60)
+        assert frank.returncode == 0, frank.stderr
+        f = [json.loads(l) for l in frank.stdout.splitlines() if l.strip()]
+        e = [first] + [json.loads(l) for l in erin.communicate(timeout=30)[0].splitlines() if l.strip()]
+    finally:
+        if erin.poll() is None:
+            erin.kill()
+            erin.wait()
+    call = next(l["call_id"] for l in f if l["event"] == "placed")
+    invite = next(l for l in e if l["event"] == "call:invite")
+    assert invite["from"] == "frank", invite
+    assert f[-1]["event"] == "call:hangup" and f[-1]["reason"] == "localHangup", f[-1]
+    assert e[-1]["event"] == "call:hangup" and e[-1]["reason"] == "remoteHangup", e[-1]
+    # Each recorded the other's tone (the caller first hears the answer route's talk: its last two seconds are erin).
+    for name, tone in (("erin", 440), ("frank", 660)):
+        samples, rate = wav_samples(heard[name])
+        tail = samples[-2 * rate:]
+        assert len(samples) > 3 * rate and np.abs(tail).mean() > 100, f"{name} heard silence"
+        assert abs(dominant_frequency(tail, rate) - tone) < 15, (name, dominant_frequency(tail, rate))
+    wait_until(lambda: "completed" in statuses(out, call), timeout=10, what="completed logged")
+    assert statuses(out, call) == ["started", "ringing", "answered", "completed"]
 
 
 def test_the_dialer_page_in_production_logs_in_through_switchboard_voice(stack):
