@@ -149,7 +149,7 @@ def test_swift_sdk_clients_call_each_other_through_the_app_server(stack, tmp_pat
     try:
         first = json.loads(erin.stdout.readline())
         assert first["event"] == "waiting", first
-        frank = subprocess.run(base + ["erin", "--as", "frank", "--play", "tone:440", "--record", str(heard["frank"]), "--seconds", "8"],
+        frank = subprocess.run(base + ["erin", "--as", "frank", "--play", "tone:440", "--record", str(heard["frank"]), "--seconds", "10"],
                                capture_output=True, text=True, timeout=60)
         assert frank.returncode == 0, frank.stderr
         f = [json.loads(l) for l in frank.stdout.splitlines() if l.strip()]
