@@ -186,4 +186,34 @@ struct LineTests {
         }
         #expect(fired == [1, 0], "the talking line's peer went silent once; the held one's never counts")
     }
+
+    /// Held weakly: what a closed line's handlers captured must be free to go (a call's leg holds its line, and the
+    /// line's handlers capture the leg: kept after close, the two kept each other, ~30 KiB a call).
+    final class Watch: @unchecked Sendable { weak var owner: AnyObject? }
+
+    @Test("a closed line drops its handlers and its leg's, and with them what they captured")
+    func closeLetsGo() async throws {
+        final class Owner: Sendable {}
+        let loop = EventLoop()
+        loop.startThread(name: "line-test")
+        defer { loop.stop() }
+        let pool = RTPPortPool(range: 42_100...42_199)
+        let watch = Watch()
+        let line = try await loop.submit { () throws -> PhoneLine in
+            let line = try PhoneLine(loop: loop, pool: pool, host: "127.0.0.1",
+                                     negotiated: NegotiatedAudio(remoteAddress: "127.0.0.1", remotePort: 9, codec: .pcmu, payloadType: 0,
+                                                                 telephoneEventPayloadType: 101, ptime: 20, direction: .sendrecv))
+            let owner = Owner()
+            watch.owner = owner
+            line.watchSilence(limit: 1_000_000_000) { _ = owner }
+            line.onDigit = { _ in _ = owner }
+            line.leg.onDTLSFailure = { _ in _ = owner }
+            line.listenForMachine(beep: false, beepTimeout: 45) { _ in _ = owner }
+            return line
+        }
+        #expect(watch.owner != nil)
+        try await loop.submit { line.close() }
+        #expect(watch.owner == nil, "a closed line still holds what its handlers captured")
+        #expect(pool.inUse == 0)
+    }
 }

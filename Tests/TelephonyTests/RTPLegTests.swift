@@ -84,6 +84,30 @@ struct RTPLegTests {
         #expect(pool.inUse == 0)
     }
 
+    final class Watch: @unchecked Sendable { weak var owner: AnyObject? }
+
+    @Test("a closed leg drops its handlers, and with them what they captured")
+    func closeLetsGo() async throws {
+        final class Owner: Sendable {}
+        let loop = EventLoop()
+        loop.startThread(name: "rtp-test")
+        defer { loop.stop() }
+        let pool = RTPPortPool(range: 41_000...41_999)
+        let watch = Watch()
+        let leg = try await loop.submit { () throws -> RTPLeg in
+            let leg = try RTPLeg(loop: loop, pool: pool, host: "127.0.0.1", negotiated: Self.negotiated(.pcmu, port: 9))
+            let owner = Owner()
+            watch.owner = owner
+            leg.onAudio = { _ in _ = owner }
+            leg.onDigit = { _ in _ = owner }
+            leg.onDTLSFailure = { _ in _ = owner }
+            return leg
+        }
+        #expect(watch.owner != nil)
+        try await loop.submit { leg.close() }
+        #expect(watch.owner == nil, "a closed leg still holds what its handlers captured")
+    }
+
     @Test("SDES-keyed legs: the tone crosses as SRTP; a leg with the wrong key decodes nothing and counts the failures")
     func srtp() async throws {
         let loop = EventLoop()

@@ -233,6 +233,10 @@ final class PhoneLine: MixerPort, SpeechListeningLine, @unchecked Sendable {
         closed = true
         onClose?()
         onClose = nil
+        // Handlers that capture the call's leg, which holds this line: dropped, or the two keep each other alive.
+        onSilentPeer = nil
+        listening = nil
+        speech.stop()
         PhoneLineCounters.lines.subtract(1, ordering: .relaxed)
         guard !handedOver else { return }
         PhoneLineCounters.arrived.add(leg.statistics.packetsReceived, ordering: .relaxed)

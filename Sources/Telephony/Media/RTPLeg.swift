@@ -215,6 +215,10 @@ public final class RTPLeg: Selectable, @unchecked Sendable {
         Glibc.close(rtcpFD)
         rtcp = nil
         pool.release(port)
+        // The handlers capture their owners (a call's leg, its line): kept, they would keep them alive.
+        onAudio = nil
+        onDigit = nil
+        onDTLSFailure = nil
     }
 
     /// Stops using this loop, sockets kept open (packets wait in them): call on the leg's loop, then
