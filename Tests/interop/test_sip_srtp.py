@@ -180,10 +180,13 @@ def test_a_call_held_and_resumed_by_the_phone_stays_srtp(tls_server, tmp_path, i
     """SDES keys across the phone's hold and resume, on a call the server placed and on one it received."""
     server, tls_port, ca, bundle = tls_server
     phone = srtp_phone(tmp_path, "carrier", bundle, ca, tone=660)
+    failed_before = metric(server, "switchboard_phone_srtp_failures_total")
     try:
         assert_heard_after_hold_and_resume(server, srtp_trunk(server, phone), phone, f"sip:{APP_NUMBER}@127.0.0.1:{tls_port};transport=tls",
                                            initiator)
-        assert metric(server, "switchboard_phone_srtp_failures_total") <= 1
+        # Keys kept across the hold: at most the few packets in flight while the re-INVITEs crossed fail (a loaded
+        # machine saw two); lost keys would fail every packet after the resume, about 50 a second.
+        assert metric(server, "switchboard_phone_srtp_failures_total") - failed_before <= 3
     finally:
         phone.stop()
 
