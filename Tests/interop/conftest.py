@@ -39,12 +39,36 @@ PEER_MEDIA = {
 }
 
 
-def group(name):
-    return "media-browsers" if name in BROWSER_MEDIA else "media-peers" if name in PEER_MEDIA else name
+# Tests that belong to another group than their file's.
+GROUP_OF_TEST = {
+    "test_video_sdk.py::test_vonage_sdk_experience_composer": "media-browsers",  # its render is a browser encoding video
+}
 
 
-# tryfirst: pytest-xdist reads the xdist_group marks in its own collection hook.
-@pytest.hookimpl(tryfirst=True)
+def group(nodeid):
+    """The group of a test, by its node id: `Tests/interop/test_x.py::test_y[param]`."""
+    path, _, test = nodeid.partition("::")
+    name = path.rsplit("/", 1)[-1]
+    explicit = GROUP_OF_TEST.get(name + "::" + test.split("[", 1)[0])
+    return explicit or ("media-browsers" if name in BROWSER_MEDIA else "media-peers" if name in PEER_MEDIA else name)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` with the groups above. pytest-xdist's own loadgroup renames each test after its
+    `xdist_group` mark, which pytest 9's node ids no longer allow: every test went to any worker. Here the
+    controller, which sees only node ids, takes each test's group from `group`; a group is one scope of
+    pytest-xdist's loadscope scheduling (one worker, in collection order: --no-loadscope-reorder)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return group(nodeid)
+
+    return GroupScheduling(config, log)
+
+
 def pytest_collection_modifyitems(items):
     def rank(item):
         name = item.path.name
@@ -52,11 +76,6 @@ def pytest_collection_modifyitems(items):
             return 0  # the largest groups first (make test keeps collection order: --no-loadscope-reorder)
         return 1 + (LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST))
     items.sort(key=rank)  # stable: the order within a file and among the rest is kept
-    for item in items:
-        # A test that names its group (one browser test in a file of peers) keeps it: xdist joins every group a test
-        # is marked with into one name of its own.
-        if not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(group(item.path.name)))
 
 
 @pytest.fixture(scope="session")

@@ -404,10 +404,16 @@ def test_rooms_pages_talk_through_turn(turn, turn_server, browser):
     frank.click("#refresh")
     frank.click('#rooms button:has-text("Through the relay")')
     frank.wait_for_selector("#room-view:not([hidden])")
+    def media_state(page):
+        return page.evaluate("""async () => ({inbound: await rooms.inbound(), outbound: rooms.media && await rooms.media.outbound(),
+            publishing: rooms.media && rooms.media.pub && rooms.media.pub.connectionState,
+            receiving: rooms.media && rooms.media.sub && rooms.media.sub.connectionState})""")
+
     for name, page in pages.items():
         (other,) = [n for n in pages if n != name]
         wait_until(lambda: page.evaluate("rooms.inbound()").get(other, {}).get("packetsReceived", 0) > 50, timeout=20,
-                   what=f"{name} hears {other} through TURN")
+                   what=lambda: f"{name} hears {other} through TURN: {name} {media_state(page)}, {other} {media_state(pages[other])}; "
+                                f"coturn: {open(turn['log']).read()[-2000:]}")
     # Two allocations per page (its publishing and its receiving peer connections), each with its login's credential.
     assert len(allocations(turn, ":SES-")) >= 4, open(turn["log"]).read()[-3000:]
     for page in pages.values():

@@ -454,7 +454,6 @@ def test_vonage_sdk_captions(server, vonage_app, app_video):
     assert seen == sorted([(status, started.captions_id, app_id, sid) for status in ("started", "started", "stopped", "stopped")]), hooks.events
 
 
-@pytest.mark.xdist_group("media-browsers")  # its render is a browser encoding video: not beside another one
 def test_vonage_sdk_experience_composer(server, app_video):
     """`start_experience_composer`, `get_…`, `list_…`, `stop_…` as an application: a page rendered into its session."""
     from video_support import serve_page
