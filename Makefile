@@ -6,11 +6,11 @@ FUZZ_SECONDS ?= 10
 TESTABLE := -c release -Xswiftc -enable-testing
 # The interop suite runs on this many pytest-xdist workers. Its files that keep real-time media flowing form two
 # groups, browsers and other peers, each run one file after another on one worker, beside each other and beside the
-# files that mostly wait (Tests/interop/conftest.py): two browsers encoding at once on 2 cores starve each other,
-# a browser beside aiortc peers or a back-off timer does not. Most of the suite waits on real time, so a third
-# worker took it from ~7.5 to ~5.5 minutes. A fourth (10.5–11 minutes to 9.5 now that the suite has grown) loads 2 cores
-# past what real-time audio and the mixed-room load test keep up with: three of their tests failed.
-INTEROP_WORKERS ?= 3
+# files that mostly wait (Tests/interop/conftest.py, whose scheduler makes the groups): two browsers encoding at once
+# on 2 cores starve each other, a browser beside aiortc peers or a back-off timer does not. Most of the suite waits on
+# real time (about 40 % of 2 cores busy with three workers): four take it from ~11.3 to ~9.6 minutes, the browser
+# group then the longest on its worker.
+INTEROP_WORKERS ?= 4
 INTEROP := .venv/bin/python -m pytest -q --durations=25 -n $(INTEROP_WORKERS) --dist loadgroup --no-loadscope-reorder Tests/interop
 # The bounded fuzz runs of `make test`, between the Swift tests and the interop suite: beside the interop suite they
 # overlapped its first media-heavy files, whose real-time encoders then fell short of their rates now and then.
