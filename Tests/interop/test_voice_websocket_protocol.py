@@ -147,7 +147,7 @@ async def _reply_at_once(server, bot):
                      if tone_strength(samples[i:i + rate // 10], rate, 900) > 20 and np.abs(samples[i:i + rate // 10]).max() > 1000)
     last_500 = max(i for i in range(0, len(samples) - rate // 10, rate // 10)
                    if tone_strength(samples[i:i + rate // 10], rate, 500) > 20 and np.abs(samples[i:i + rate // 10]).max() > 1000)
-    assert last_500 < first_900, "in the order sent"
+    assert last_500 <= first_900, "in the order sent"  # equal: the change falls inside one 100 ms window
     notified = bot.named("websocket:notify")
     print(f"heard 500 Hz {heard_500:.1f} s, 900 Hz {heard_900:.1f} s; notify {notified[0][0] - sent if notified else None} s after sending")
     assert len(notified) == 1 and notified[0][1]["payload"] == {"reply": "r1"}, bot.events
