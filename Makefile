@@ -2,8 +2,6 @@
 SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:$(PATH)
 FUZZ_SECONDS ?= 10
-# One optimized build serves the Swift tests (built with testability) and the live interop suite.
-TESTABLE := -c release -Xswiftc -enable-testing
 # The interop suite runs on this many pytest-xdist workers. Its files that keep real-time media flowing form two
 # groups, browsers and other peers, each run one file after another on one worker, beside each other and beside the
 # files that mostly wait (Tests/interop/conftest.py, whose scheduler makes the groups): two browsers encoding at once
@@ -12,12 +10,8 @@ TESTABLE := -c release -Xswiftc -enable-testing
 # loads the media groups past what their checks allow: a clean clone's run failed three of them (a Janus load
 # test's packet rate, a simulcast layer switch, a websocket bot's audio order).
 INTEROP_WORKERS ?= 3
-INTEROP := .venv/bin/python -m pytest -q --durations=25 -n $(INTEROP_WORKERS) --dist loadgroup --no-loadscope-reorder Tests/interop
-# The bounded fuzz runs of `make test`, between the Swift tests and the interop suite: beside the interop suite they
-# overlapped its first media-heavy files, whose real-time encoders then fell short of their rates now and then.
-# Unoptimized (FUZZ_QUICK=1): it builds in ~45 s instead of ~140 s; in runs this short the build is most of the cost.
-# scripts/fuzz runs one target per core at a time.
-FUZZ_SMOKE := export FUZZ_QUICK=1 && scripts/fuzz $(FUZZ_SECONDS) HTTPRequest WebSocketFrame && scripts/fuzz 3 STUN RTP RTCP SDP SDPAttribute SIP Jitter Playout Endpointer VideoRecording WAV MP3 OggOpus NCCODocument LayoutCSS
+# scripts/test runs the stages, and what can run beside them (its header says what and why).
+TESTS := INTEROP_WORKERS=$(INTEROP_WORKERS) FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/test
 
 .PHONY: run build release test unit interop fuzz bench setup setup-test setup-bench clean sanitize faults soak
 
@@ -39,23 +33,14 @@ release: setup
 run: release
 	.build/release/switchboard serve --dev
 
-# The engine's churn test measures the test process's resident memory: it runs in a process of its own, after the
-# others (with suites beside it, their allocations land in its windows).
-ALONE = EngineBookkeepingTests/churn
-SWIFT_TESTS = swift test $(TESTABLE) --skip-build --skip '$(ALONE)' && swift test $(TESTABLE) --skip-build --filter '$(ALONE)'
+unit:
+	@$(TESTS) unit
 
-unit: setup-test
-	swift build $(TESTABLE) --build-tests
-	$(SWIFT_TESTS)
+interop:
+	@$(TESTS) interop
 
-interop: setup-test release
-	$(INTEROP)
-
-test: setup-test
-	swift build $(TESTABLE) --build-tests
-	$(SWIFT_TESTS)
-	$(FUZZ_SMOKE)
-	$(INTEROP)
+test:
+	@$(TESTS)
 
 fuzz: setup-test
 	scripts/fuzz 300
