@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import socket
-import ssl
 import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import requests
@@ -134,66 +134,26 @@ def test_a_broadcast_whose_files_cannot_be_written_stops(tmp_path):
 
 
 class TLSFront:
-    """A TLS server (Python's ssl module, OpenSSL) on a loopback port handing each connection's plaintext to `target`:
-    FFmpeg's RTMP listener has no TLS of its own, so together they are an RTMPS server. It runs in a process of its
-    own (PyAV's listener holds the interpreter while it waits), counting the handshakes that completed."""
+    """`tls_front.py` in a process of its own: an RTMPS server's TLS in front of `target`'s RTMP, counting the
+    handshakes that completed."""
 
     def __init__(self, cert, key, target):
-        import multiprocessing
-        context = multiprocessing.get_context("fork")
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self._handshakes = context.Value("i", 0)
-        self.process = context.Process(target=TLSFront._serve, args=(self.listener, str(cert), str(key), target, self._handshakes),
-                                       daemon=True)
-        self.process.start()
-        self.listener.close()
+        self.process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("tls_front.py")), str(cert), str(key), str(target)],
+                                        stdout=subprocess.PIPE, text=True)
+        first = self.process.stdout.readline().split()
+        assert first[:1] == ["port"], f"tls_front.py did not start: {first}"
+        self.port = int(first[1])
+        self.handshakes = 0
+        threading.Thread(target=self._count, daemon=True).start()
 
-    @property
-    def handshakes(self):
-        return self._handshakes.value
-
-    @staticmethod
-    def _serve(listener, cert, key, target, handshakes):
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(cert, key)
-        while True:
-            raw, _ = listener.accept()
-            try:
-                conn = context.wrap_socket(raw, server_side=True)
-            except (ssl.SSLError, OSError):
-                raw.close()
-                continue
-            with handshakes.get_lock():
-                handshakes.value += 1
-            threading.Thread(target=TLSFront._relay, args=(conn, target), daemon=True).start()
-
-    @staticmethod
-    def _relay(tls, target):
-        """One thread per connection moves bytes both ways (an SSL socket is not read and written from two threads)."""
-        import select
-        try:
-            plain = socket.create_connection(("127.0.0.1", target))
-        except OSError:
-            tls.close()
-            return
-        try:
-            while True:
-                readable = [tls] if tls.pending() else select.select([tls, plain], [], [], 5)[0]
-                for source in readable:
-                    data = source.recv(65536)
-                    if not data:
-                        return
-                    (plain if source is tls else tls).sendall(data)
-        except OSError:
-            pass
-        finally:
-            tls.close()
-            plain.close()
+    def _count(self):
+        for line in self.process.stdout:
+            if line.strip() == "handshake":
+                self.handshakes += 1
 
     def close(self):
         self.process.kill()
-        self.process.join(5)
+        self.process.wait(5)
 
 
 def make_ca_and_certificate(directory):
@@ -215,7 +175,7 @@ def test_an_rtmps_server_must_have_a_certificate_the_server_trusts(tmp_path):
     ca, cert, key = make_ca_and_certificate(tmp_path)
     for trusted in (True, False):
         rtmp_port = free_port()
-        front = TLSFront(cert, key, rtmp_port)  # forked before the listener's thread starts
+        front = TLSFront(cert, key, rtmp_port)
         peer = RTMPPeer(rtmp_port)
         try:
             with publishing_session(settings=["--rtmps-ca", str(ca)] if trusted else []) as (server, ot, sid, _, _):
