@@ -94,7 +94,9 @@ def test_a_publisher_on_a_lossy_uplink_sends_audio_only_until_its_video_is_carri
             assert back[-1]["active"]
             wait_until(lambda: "videoEnabled quality" in received(bob, stream)[2], timeout=5, what="bob told the video is back")
             frames = received(bob, stream)[0]
-            wait_until(lambda: received(bob, stream)[0] > frames + 20, timeout=10, what="bob decoding alice again")
+            # About 20 frames a second once it comes; an encoder that has just had its link back can start slower.
+            wait_until(lambda: received(bob, stream)[0] > frames + 20, timeout=20,
+                       what=lambda: f"bob decoding alice again (from {frames} frames): {bob.evaluate('window.playground.stats()').get(stream)}")
         finally:
             if alice is not None:
                 alice.stop()
