@@ -108,6 +108,32 @@ struct VideoSessionTests {
         }
     }
 
+    @Test("what is pushed after connect returns and before the app asks for its events reaches the first events stream, after .connected")
+    func eventsBeforeTheFirstStream() async throws {
+        try await LiveServer.with { live in
+            let (sid, tokens) = try await videoSessionAndTokens(live, roles: [("publisher", "alice"), ("subscriber", "bob")])
+            let bob = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[1])
+            let alice = try await VideoSession.connect(to: live.url, sessionID: sid, token: tokens[0])
+            let published = try await alice.publish(name: "alice-cam", video: try IVFFileSource(path: fixtureIVF))
+            #expect(bob.streams.isEmpty && bob.connections.isEmpty)
+            // Time for the pushes to reach bob's session before he asks for a stream of them (they went to no one before).
+            try await Task.sleep(for: .seconds(1))
+            let bobEvents = Collector(bob.events())
+            #expect(await bobEvents.wait { events in
+                events.contains { if case .connectionCreated(let c) = $0 { c.id == alice.connectionID } else { false } }
+                    && events.contains { if case .streamCreated(let s) = $0 { s.id == published.id } else { false } }
+            })
+            if case .connected = bobEvents.all.first {} else { Issue.record("the first event is not .connected: \(bobEvents.all)") }
+            // A later stream starts from what happens after it.
+            let later = Collector(bob.events())
+            try await alice.unpublish(published.id)
+            #expect(await later.wait { $0.contains { if case .streamDestroyed(let s, _) = $0 { s.id == published.id } else { false } } })
+            #expect(!later.all.contains { if case .streamCreated = $0 { true } else { false } })
+            await alice.disconnect()
+            await bob.disconnect()
+        }
+    }
+
     @Test("a simulcast publisher: each subscriber gets the size it prefers, sizes no one takes pause at the publisher and resume when one is wanted")
     func simulcast() async throws {
         // Three sizes of one picture, given in any order: sent smallest first as q, h, f.

@@ -72,7 +72,8 @@ public final class VideoSession: Sendable {
     private let subscribers = Mutex<[String: Subscribed]>([:])
     /// The streams whose captions this client asked for (asked again after a reconnect).
     private let captioned = Mutex<Set<String>>([])
-    private let eventStreams = Mutex<[Int: AsyncStream<VideoEvent>.Continuation]>([:])
+    /// The app's event streams, and the events that came before the first was asked for.
+    private let eventStreams = Mutex<EventStreams>(EventStreams())
     private let relays = Mutex<[Task<Void, Never>]>([])
     /// Relay messages for a stream this client is publishing in a relayed session whose `video:publish` reply has
     /// not come yet (a subscriber can be announced first), kept until it has; bounded.
@@ -273,17 +274,37 @@ public final class VideoSession: Sendable {
         }
     }
 
-    private func emit(_ event: VideoEvent) {
-        eventStreams.withLock { for c in $0.values { c.yield(event) } }
+    struct EventStreams {
+        var streams: [Int: AsyncStream<VideoEvent>.Continuation] = [:]
+        /// Until the first `events()`: what was pushed after `connect` (a stream published while `connect` returned is
+        /// in neither `streams` nor a later stream), for that first stream; at most `earlyLimit`.
+        var early: [VideoEvent]? = []
+        static let earlyLimit = 256
     }
 
-    /// Everything that happens from now on; the first element is `.connected`.
+    private func emit(_ event: VideoEvent) {
+        eventStreams.withLock { s in
+            if s.early != nil {
+                if s.early!.count < EventStreams.earlyLimit { s.early!.append(event) }
+            } else {
+                for c in s.streams.values { c.yield(event) }
+            }
+        }
+    }
+
+    /// Everything that happens from now on; the first element is `.connected`. The first stream asked for also
+    /// begins with what happened since `connect` returned (up to 256 events): with `streams` and `connections`,
+    /// the app misses nothing.
     public func events() -> AsyncStream<VideoEvent> {
         let (stream, continuation) = AsyncStream<VideoEvent>.makeStream(bufferingPolicy: .unbounded)
         let id = nextStream.wrappingAdd(1, ordering: .relaxed).oldValue
         continuation.yield(.connected(connectionID: connectionID))
-        eventStreams.withLock { $0[id] = continuation }
-        continuation.removeOnTermination { [weak self] in _ = self?.eventStreams.withLock { $0.removeValue(forKey: id) } }
+        eventStreams.withLock { s in
+            for e in s.early ?? [] { continuation.yield(e) }
+            s.early = nil
+            s.streams[id] = continuation
+        }
+        continuation.removeOnTermination { [weak self] in _ = self?.eventStreams.withLock { $0.streams.removeValue(forKey: id) } }
         return stream
     }
 
@@ -585,8 +606,8 @@ public final class VideoSession: Sendable {
         session.shutdown(.closed, notify: false)
         for t in relays.withLock({ $0 }) { t.cancel() }
         let streams = eventStreams.withLock { s in
-            defer { s = [:] }
-            return Array(s.values)
+            defer { s.streams = [:] }
+            return Array(s.streams.values)
         }
         for c in streams { c.finish() }
     }
