@@ -276,19 +276,19 @@ public final class VideoSession: Sendable {
 
     struct EventStreams {
         var streams: [Int: AsyncStream<VideoEvent>.Continuation] = [:]
-        /// Until the first `events()`: what was pushed after `connect` (a stream published while `connect` returned is
-        /// in neither `streams` nor a later stream), for that first stream; at most `earlyLimit`.
-        var early: [VideoEvent]? = []
-        static let earlyLimit = 256
+        /// Until the first `events()` (nil after it): what was pushed since `connect` returned, for that first stream —
+        /// a stream published then is not in `streams`, and no stream asked for later would have it. At most `backlogLimit`.
+        var backlog: [VideoEvent]? = []
+        static let backlogLimit = 256
     }
 
     private func emit(_ event: VideoEvent) {
         eventStreams.withLock { s in
-            if s.early != nil {
-                if s.early!.count < EventStreams.earlyLimit { s.early!.append(event) }
-            } else {
-                for c in s.streams.values { c.yield(event) }
+            guard s.backlog == nil else {
+                if s.backlog!.count < EventStreams.backlogLimit { s.backlog!.append(event) }
+                return
             }
+            for c in s.streams.values { c.yield(event) }
         }
     }
 
@@ -300,8 +300,8 @@ public final class VideoSession: Sendable {
         let id = nextStream.wrappingAdd(1, ordering: .relaxed).oldValue
         continuation.yield(.connected(connectionID: connectionID))
         eventStreams.withLock { s in
-            for e in s.early ?? [] { continuation.yield(e) }
-            s.early = nil
+            for e in s.backlog ?? [] { continuation.yield(e) }
+            s.backlog = nil
             s.streams[id] = continuation
         }
         continuation.removeOnTermination { [weak self] in _ = self?.eventStreams.withLock { $0.streams.removeValue(forKey: id) } }
