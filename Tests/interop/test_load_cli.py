@@ -40,7 +40,10 @@ def test_udp_floor_reports_the_kernel_cost_per_datagram():
     for r in rows:
         assert r["datagrams_per_s"] > 1000
         assert 0 < r["sender_thread_us_per_datagram"] < 1000
-        assert r["received_percent"] > 50
+        # Unpaced, the receivers keep what their socket buffers hold while the sender floods: how much that is
+        # depends on how the machine schedules them (49 % was seen beside three test workers). The paced test
+        # below asserts that nothing is lost at a rate the receivers can take.
+        assert 0 < r["received_percent"] <= 100
 
 
 def test_paced_udp_floor_sends_bursts_at_the_given_rate():
