@@ -8,11 +8,13 @@ import random
 import re
 import time
 import uuid
+import warnings
 from pathlib import Path
 
 import jwt as pyjwt
 import pytest
 from cryptography.hazmat.primitives import serialization
+from jwt.warnings import InsecureKeyLengthWarning
 from vonage import Auth, HttpClientOptions, Vonage
 from vonage_application import ApplicationConfig
 from vonage_application.common import ApplicationUrl, Capabilities, Rtc, RtcWebhooks, Voice, VoiceUrl, VoiceWebhooks
@@ -100,6 +102,18 @@ def test_sdk_with_wrong_secret_is_refused(server, app, monkeypatch):
                  HttpClientOptions(api_host=f"127.0.0.1:{server.https_port}", max_retries=0))
     with pytest.raises(AuthenticationError):
         bad.application.list_applications()
+
+
+def test_the_video_sdk_signs_with_the_account_secret_without_a_key_length_warning(server):
+    # The OpenTok SDK signs each call's X-OPENTOK-AUTH token (HS256) with the account's secret; PyJWT warns on
+    # every one when the key is shorter than the hash (RFC 7518 3.2), as a 16-character secret was.
+    import opentok
+    a = server.account
+    client = opentok.Client(a["api_key"], a["api_secret"], api_url=server.http_url)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InsecureKeyLengthWarning)
+        session = client.create_session()
+        assert session.session_id and client.generate_token(session.session_id)
 
 
 # (b) tokens made elsewhere are accepted; ours verify elsewhere
@@ -432,6 +446,7 @@ def test_everything_survives_kill_9_and_rotation_keeps_the_old_secret(tmp_path):
 
         rotated = json.loads(s.cli("account", "rotate-secret", "--json").stdout)
         assert rotated["api_key"] == old["api_key"] and rotated["api_secret"] != old["api_secret"]
+        assert len(rotated["api_secret"]) == len(old["api_secret"]) == 44
         assert s.account["api_secret"] == rotated["api_secret"]
         for secret in (old["api_secret"], rotated["api_secret"]):
             assert s.request("GET", "/v2/applications", s.basic(secret=secret)).status_code == 200

@@ -77,10 +77,20 @@ public final class Accounts: Sendable {
         return account
     }
 
-    /// 16 characters from an unambiguous alphabet, like the secrets people are used to.
+    /// 44 characters from an unambiguous alphabet of 57: 256 bits. The secret is also the HS256 key of the
+    /// video API's `X-OPENTOK-AUTH` tokens, and RFC 7518 §3.2 asks for a key at least as long as the hash
+    /// (SDKs such as PyJWT warn on every token signed with less). Bytes that would favour the first letters
+    /// (228 and above) are drawn again.
     static func makeSecret() -> String {
         let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789")
-        return String(SecureRandom.bytes(16).map { alphabet[Int($0) % alphabet.count] })
+        let unbiased = 256 - 256 % alphabet.count
+        var secret = ""
+        while secret.count < 44 {
+            for byte in SecureRandom.bytes(64) where Int(byte) < unbiased && secret.count < 44 {
+                secret.append(alphabet[Int(byte) % alphabet.count])
+            }
+        }
+        return secret
     }
 
     /// The account as `account.json` holds it; nil when there is no file.
