@@ -176,7 +176,7 @@ class VideoPeer:
 
     def __init__(self, server, session_id: str, token: str):
         from websockets.sync.client import connect
-        self.ws = connect(server.ws_url + "/v1/realtime")
+        self.ws = connect(server.ws_url + "/v1/realtime").__enter__()  # kept open past this scope; close() ends it
         self.pushes: list[dict] = []
         self.next_cid = 1
         reply = self.request("video:connect", {"sessionId": session_id, "token": token})
