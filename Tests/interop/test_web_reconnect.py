@@ -269,10 +269,18 @@ def test_drop_and_restart_reconnect_with_exactly_one_new_socket(browser):
         session = alice.evaluate("rooms.rt.sessionID")
         assert sockets.count() == 1 and in_page(alice)["live"] == 1
 
-        # A: the TCP connection is cut. Exactly one new WebSocket, and the session resumes.
+        # A: the TCP connection is cut. Exactly one new WebSocket, and the session resumes. The first retry
+        # comes 250-500 ms after the drop, sooner than a loaded machine may poll the page twice, so what the
+        # network banner showed meanwhile is recorded in the page.
+        alice.evaluate("""() => {
+            const net = document.getElementById("net");
+            window.netShown = [];
+            new MutationObserver(() => { if (!net.hidden) netShown.push(net.textContent); })
+                .observe(net, { attributes: true, childList: true, characterData: true, subtree: true });
+        }""")
         assert proxy.drop_websockets() == 1
-        wait(lambda: rt_state(alice) == "reconnecting", 3, "alice notices the drop", alice)
-        assert alice.is_visible("#net") and "Reconnecting" in alice.inner_text("#net")
+        wait(lambda: any("Reconnecting" in t for t in alice.evaluate("netShown")), 3,
+             "alice's page shows that it is reconnecting", alice)
         screenshot(alice, "web-reconnecting")
         wait(lambda: rt_state(alice) == "connected", 10, "alice reconnected", alice)
         alice.wait_for_timeout(2000)  # nothing else may follow

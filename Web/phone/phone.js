@@ -6,9 +6,11 @@
 // comes as `leg:status:update` events of the call's conversation, and their audio goes through
 // rtc:* in that conversation (Web/lib/conversation-audio.js). No framework, no build step.
 import { Realtime, api, appServer } from "/web/lib/realtime.js";
+import { NamedLogin, announce, error, guarded } from "/web/lib/app-page.js";
 import { ConversationAudio, openMicrophone } from "/web/lib/conversation-audio.js";
 
 const appApi = appServer("/phone/api");
+const login = new NamedLogin(appApi, "phone.user");
 const $ = (id) => document.getElementById(id);
 const KEYS = [["1", ""], ["2", "ABC"], ["3", "DEF"], ["4", "GHI"], ["5", "JKL"], ["6", "MNO"],
               ["7", "PQRS"], ["8", "TUV"], ["9", "WXYZ"], ["*", ""], ["0", "+"], ["#", ""]];
@@ -16,7 +18,6 @@ const TERMINAL = new Set(["completed", "busy", "cancelled", "failed", "rejected"
 const RECENT_MAX = 10;
 
 const app = {
-  user: null,            // {name, jwt}
   rt: null,
   config: { test_number: null },
   call: null,            // {id, conversationID, direction, peer, state, answeredAt, hangupRequested}
@@ -35,27 +36,12 @@ window.phone = app;  // for tests and debugging
 function show(view) {
   for (const v of ["login-view", "dial-view", "incoming-view", "call-view"]) $(v).hidden = v !== view;
   $("logout").hidden = view === "login-view";
-  $("who").textContent = app.user ? app.user.name : "";
-}
-
-function error(message) {
-  $("error").textContent = message || "";
-  $("error").hidden = !message;
+  $("who").textContent = login.user ? login.user.name : "";
 }
 
 function micMessage(message) {
   $("mic-message").textContent = message || "";
   $("mic-message").hidden = !message;
-}
-
-async function guarded(fn) {
-  try { error(""); await fn(); } catch (e) { console.error(e); error(e.message || String(e)); }
-}
-
-/** Tells screen readers what changed (the assertive live region #announcer). */
-function announce(text) {
-  const el = $("announcer");
-  el.textContent = el.textContent === text ? `${text}\u00a0` : text;
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -128,26 +114,9 @@ $("test-number").addEventListener("click", () => {
 
 // MARK: Login
 
-$("login-form").addEventListener("submit", (ev) => {
-  ev.preventDefault();
-  guarded(async () => {
-    const name = $("name").value.trim();
-    if (!name) return;
-    $("login").disabled = true;
-    try {
-      const reply = await appApi("POST", "/auth", { body: { name } });
-      await logIn({ name: reply.name, jwt: reply.jwt });
-    } finally {
-      $("login").disabled = false;
-    }
-  });
-});
-
-async function logIn(user) {
-  app.user = user;
-  sessionStorage.setItem("phone.user", JSON.stringify(user));
+async function logIn() {
   if (app.rt) app.rt.close();
-  const rt = new Realtime(Realtime.defaultURL(), { token: renewToken });
+  const rt = new Realtime(Realtime.defaultURL(), { token: login.renew });
   app.rt = rt;
   rt.on("state", (m) => { if (app.rt === rt) setNetwork(m.body); });
   rt.on("reconnected", (m) => { if (app.rt === rt) reconnected(m.body); });
@@ -161,15 +130,8 @@ async function logIn(user) {
     if (app.media && m.body.conversation_id === app.media.conversationID) app.media.offer(m.body.offer, m.body.tracks);
   });
   try {
-    await rt.connect();
-    try {
-      await rt.login(user.jwt);
-    } catch (e) {
-      if (e.code !== "tokenExpired" && e.code !== "invalidToken") throw e;
-      await rt.login(await renewToken());  // a saved token from an earlier visit
-    }
+    await login.open(rt);
   } catch (e) {
-    rt.close();
     if (app.rt === rt) app.rt = null;
     throw e;
   }
@@ -177,13 +139,6 @@ async function logIn(user) {
   renderRecent();
   loadConfig();
   $("number").focus();
-}
-
-async function renewToken() {
-  const reply = await appApi("POST", "/auth", { body: { name: app.user.name } });
-  app.user = { name: reply.name, jwt: reply.jwt };
-  sessionStorage.setItem("phone.user", JSON.stringify(app.user));
-  return reply.jwt;
 }
 
 /** The app server's settings: the built-in test number, when there is one. */
@@ -200,11 +155,10 @@ async function loadConfig() {
 
 $("logout").addEventListener("click", () => guarded(async () => {
   if (app.call && app.call.state !== "ended") await hangUp();
-  sessionStorage.removeItem("phone.user");
   const rt = app.rt;
   app.rt = null;
   if (rt) await rt.logout();
-  app.user = null;
+  login.forget();
   micMessage("");
   $("net-message").hidden = true;
   show("login-view");
@@ -248,7 +202,7 @@ async function reconnected({ resumed }) {
   if (!resumed) {
     try {
       const page = await api("GET", `/v1/conversations/${call.conversationID}/events?event_type=leg:status:update&page_size=100`,
-        { token: app.user.jwt });
+        { token: login.user.jwt });
       for (const ev of page?._embedded?.events || []) legStatus({ ...ev.body, conversation_id: call.conversationID });
     } catch (e) {
       // No longer a member: the call ended while this page was away (a server restart ends every call).
@@ -624,7 +578,7 @@ app.stats = async () => ({
 
 // MARK: Recent calls
 
-function recentKey() { return `phone.recent.${app.user?.name || ""}`; }
+function recentKey() { return `phone.recent.${login.user?.name || ""}`; }
 
 function recentCalls() {
   try { return JSON.parse(localStorage.getItem(recentKey()) || "[]"); } catch { return []; }
@@ -668,9 +622,5 @@ function renderRecent() {
 // MARK: Start
 
 (async () => {
-  const saved = sessionStorage.getItem("phone.user");
-  if (saved) {
-    try { await logIn(JSON.parse(saved)); return; } catch { sessionStorage.removeItem("phone.user"); }
-  }
-  show("login-view");
+  if (!await login.start(logIn)) show("login-view");
 })();

@@ -6,12 +6,13 @@
 // (docs/protocol.md, "Media (rtc:*)"). No framework, no build step.
 import { Realtime, api, appServer } from "/web/lib/realtime.js";
 import { ConversationAudio } from "/web/lib/conversation-audio.js";
+import { NamedLogin, announce, error, guarded } from "/web/lib/app-page.js";
 
 const appApi = appServer("/rooms/api");
+const login = new NamedLogin(appApi, "rooms.user");
 const $ = (id) => document.getElementById(id);
 
 const app = {
-  user: null,          // {name, jwt}
   rt: null,
   room: null,          // {id, title, memberID}
   members: new Map(),  // member_id -> {id, name, muted, speaking}
@@ -27,49 +28,16 @@ window.rooms = app;  // for tests and debugging
 function show(view) {
   for (const v of ["login-view", "list-view", "room-view"]) $(v).hidden = v !== view;
   $("logout").hidden = view === "login-view";
-  $("who").textContent = app.user ? app.user.name : "";
-}
-
-function error(message) {
-  $("error").textContent = message || "";
-  $("error").hidden = !message;
-}
-
-async function guarded(fn) {
-  try { error(""); await fn(); } catch (e) { console.error(e); error(e.message || String(e)); }
-}
-
-/** Tells screen readers what changed (the polite live region #announcer). */
-function announce(text) {
-  const el = $("announcer");
-  // A repeated message is only announced again when the region's text actually changes.
-  el.textContent = el.textContent === text ? `${text}\u00a0` : text;
+  $("who").textContent = login.user ? login.user.name : "";
 }
 
 // MARK: Login
 
-$("login-form").addEventListener("submit", (ev) => {
-  ev.preventDefault();
-  guarded(async () => {
-    const name = $("name").value.trim();
-    if (!name) return;
-    $("login").disabled = true;
-    try {
-      const reply = await appApi("POST", "/auth", { body: { name } });
-      await logIn({ name: reply.name, jwt: reply.jwt });
-    } finally {
-      $("login").disabled = false;
-    }
-  });
-});
-
-async function logIn(user) {
-  app.user = user;
-  sessionStorage.setItem("rooms.user", JSON.stringify(user));
+async function logIn() {
   if (app.rt) app.rt.close();
   // The token provider: when the session ended with its token (close code 4001) or the server no
   // longer knows it, the client logs in again with a new one from the app server.
-  const rt = new Realtime(Realtime.defaultURL(), { token: renewToken });
+  const rt = new Realtime(Realtime.defaultURL(), { token: login.renew });
   app.rt = rt;
   rt.on("state", (m) => { if (app.rt === rt) setNetwork(m.body); });
   rt.on("reconnected", (m) => { if (app.rt === rt) reconnected(m.body); });
@@ -82,15 +50,8 @@ async function logIn(user) {
     if (app.room && msg.body.conversation_id === app.room.id) app.media?.offer(msg.body.offer, msg.body.tracks);
   });
   try {
-    await rt.connect();
-    try {
-      await rt.login(user.jwt);
-    } catch (e) {
-      if (e.code !== "tokenExpired" && e.code !== "invalidToken") throw e;
-      await rt.login(await renewToken());  // a saved token from an earlier visit
-    }
+    await login.open(rt);
   } catch (e) {
-    rt.close();
     if (app.rt === rt) app.rt = null;
     throw e;
   }
@@ -98,20 +59,12 @@ async function logIn(user) {
   await loadRooms();
 }
 
-async function renewToken() {
-  const reply = await appApi("POST", "/auth", { body: { name: app.user.name } });
-  app.user = { name: reply.name, jwt: reply.jwt };
-  sessionStorage.setItem("rooms.user", JSON.stringify(app.user));
-  return reply.jwt;
-}
-
 $("logout").addEventListener("click", () => guarded(async () => {
   if (app.room) await leaveRoom();
-  sessionStorage.removeItem("rooms.user");
   const rt = app.rt;
   app.rt = null;
   if (rt) await rt.logout();
-  app.user = null;
+  login.forget();
   show("login-view");
 }));
 
@@ -183,7 +136,7 @@ async function enterRoom(id, title) {
 }
 
 async function loadMembers() {
-  const page = await api("GET", `/v1/conversations/${app.room.id}/members?page_size=100`, { token: app.user.jwt });
+  const page = await api("GET", `/v1/conversations/${app.room.id}/members?page_size=100`, { token: login.user.jwt });
   for (const m of page._embedded.members) {
     if (m.state !== "JOINED") continue;
     const known = app.members.get(m.id);
@@ -392,7 +345,7 @@ async function leaveRoom() {
   app.room = null;
   closeMedia();
   try { await app.rt.request("rtc:unpublish", { conversation_id: room.id }); } catch {}
-  await api("PATCH", `/v1/conversations/${room.id}/members/me`, { token: app.user.jwt, body: { state: "left" } });
+  await api("PATCH", `/v1/conversations/${room.id}/members/me`, { token: login.user.jwt, body: { state: "left" } });
 }
 
 $("leave").addEventListener("click", () => guarded(async () => {
@@ -407,9 +360,5 @@ app.inbound = async () => (app.media ? app.media.inbound() : {});
 // MARK: Start
 
 (async () => {
-  const saved = sessionStorage.getItem("rooms.user");
-  if (saved) {
-    try { await logIn(JSON.parse(saved)); return; } catch { sessionStorage.removeItem("rooms.user"); }
-  }
-  show("login-view");
+  if (!await login.start(logIn)) show("login-view");
 })();
