@@ -171,5 +171,11 @@ enum Schema {
         Migration(version: 9, name: "sip trunk dtmf", sql: """
             ALTER TABLE sip_trunks ADD COLUMN dtmf TEXT NOT NULL DEFAULT 'rfc4733';
             """),
+        // Listing an application's users or conversations walks these in `seq` order instead of sorting all of them
+        // for every page.
+        Migration(version: 10, name: "users and conversations in order per application", sql: """
+            CREATE INDEX users_by_application ON users (application_id, seq);
+            CREATE INDEX conversations_by_application ON conversations (application_id, seq);
+            """),
     ]
 }
