@@ -44,7 +44,17 @@ enum Base64Codec {
 
     /// Decodes with optional trailing padding; `nil` on any byte outside the alphabet,
     /// padding in the middle, too much padding, or an impossible length.
+    ///
+    /// Callers in other modules reach this unspecialized, and reading a collection byte by byte through its
+    /// generic witnesses allocated on every byte (850 allocations a JWT); the decoding itself reads a buffer.
     static func decode(_ input: some Collection<UInt8>, table: [UInt8], skipWhitespace: Bool) -> [UInt8]? {
+        if let decoded = input.withContiguousStorageIfAvailable({ decodeBuffer($0, table: table, skipWhitespace: skipWhitespace) }) {
+            return decoded
+        }
+        return Array(input).withUnsafeBufferPointer { decodeBuffer($0, table: table, skipWhitespace: skipWhitespace) }
+    }
+
+    private static func decodeBuffer(_ input: UnsafeBufferPointer<UInt8>, table: [UInt8], skipWhitespace: Bool) -> [UInt8]? {
         var symbols: [UInt8] = []
         symbols.reserveCapacity(input.count)
         var padding = 0
