@@ -46,6 +46,26 @@ struct VideoHubTests {
                                   role: role, data: "name=\(role.rawValue)", ttl: ttl)
     }
 
+    @Test("the session observer is called as deep in the stack after a thousand connections as after the first")
+    func observerDepthStaysTheSame() throws {
+        // Each report once wrapped the observer in two more thunks: the thousandth was called ~0.8 MB deeper.
+        let depths = Mutex<[Int]>([])
+        hub.onSessionEvent { _ in
+            var marker = 0
+            let address = withUnsafeMutablePointer(to: &marker) { Int(bitPattern: $0) }
+            depths.withLock { $0.append(address) }
+        }
+        for n in 1...1_000 {
+            let client = ClientID(rawValue: UInt64(n))
+            _ = try hub.connect(client: client, sessionID: sessionID, token: token(.publisher))
+            hub.disconnect(client: client, reason: .clientDisconnected)
+        }
+        let seen = depths.withLock { $0 }
+        #expect(seen.count >= 2_000)
+        let deepening = abs(seen.last! - seen.first!)
+        #expect(deepening < 16 * 1024, "the observer's frame moved \(deepening) bytes")
+    }
+
     @Test("connections see each other and each other's streams; a moderator's force-mute reaches everyone; a closed connection takes its streams")
     func session() async throws {
         let (a, b) = (ClientID(rawValue: 1), ClientID(rawValue: 2))
