@@ -248,8 +248,8 @@ def proc_gauges(pid, last):
 def rest_worker(t: Target, stats: Stats, stop: threading.Event, index: int, pause: float):
     """Creates users and conversations, posts events and reads pages, as an application server would."""
     session = requests.Session()
-    admin = {"Authorization": "Bearer " + t.token()}
     while not stop.is_set():
+        admin = {"Authorization": "Bearer " + t.token()}  # tokens live an hour: one per round outlives no run
         name = f"rest-{index}-{uuid.uuid4().hex[:8]}"
         try:
             for kind, method, path, body, expect in (
@@ -325,9 +325,11 @@ async def realtime_client(t: Target, stats: Stats, stop: threading.Event, index:
     except (RuntimeError, requests.RequestException) as e:
         stats.error("rt.user", e)
         return
-    token = t.token(name)
-    user = {"Authorization": "Bearer " + token}
     while not stop.is_set():
+        # Tokens live an hour: new ones each cycle, so a run of any length keeps working.
+        admin = {"Authorization": "Bearer " + t.token()}
+        token = t.token(name)
+        user = {"Authorization": "Bearer " + token}
         cid = None
         try:
             r = await rest("conversation.create", "POST", "/v1/conversations", admin, (201,), {"name": f"rt-{name}-{uuid.uuid4().hex[:6]}"})
